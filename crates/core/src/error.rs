@@ -1,0 +1,78 @@
+//! One error type for the whole core, with a stable machine-readable code per variant.
+//!
+//! The code is the contract: the WASM layer forwards it as `CODE: message`, the TypeScript layer turns it
+//! into a typed error, and tests assert on it. Messages may be reworded; codes may not.
+
+use core::fmt;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// The text is not JSON (position and reason in the message).
+    JsonSyntax(String),
+    /// An object repeats a key (I-JSON §2.3).
+    JsonDuplicateKey(String),
+    /// A string holds an unpaired UTF-16 surrogate, raw or as a `\uXXXX` escape (I-JSON §2.1).
+    JsonLoneSurrogate,
+    /// A number that is not a finite IEEE-754 double, such as `1e400` (I-JSON §2.2).
+    JsonNumberRange(String),
+    /// Nesting deeper than [`crate::jcs::MAX_DEPTH`].
+    JsonTooDeep,
+    /// The input bytes are not UTF-8.
+    Utf8,
+    /// A fixed-size input had the wrong length: (what, expected, got).
+    Length(&'static str, usize, usize),
+    /// The signature does not verify under the strict policy (see `ed25519.rs`).
+    SignatureInvalid,
+    /// The public key bytes do not decode to a point, or the encoding is non-canonical.
+    PublicKeyInvalid,
+    /// AEAD open failed: wrong key, nonce, associated data, or tampered ciphertext/tag.
+    AeadOpenFailed,
+    /// X25519 produced the all-zero shared secret: the peer key has small order.
+    X25519LowOrder,
+}
+
+impl Error {
+    /// The stable code of this error.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::JsonSyntax(_) => "JSON_SYNTAX",
+            Error::JsonDuplicateKey(_) => "JSON_DUPLICATE_KEY",
+            Error::JsonLoneSurrogate => "JSON_LONE_SURROGATE",
+            Error::JsonNumberRange(_) => "JSON_NUMBER_RANGE",
+            Error::JsonTooDeep => "JSON_TOO_DEEP",
+            Error::Utf8 => "UTF8_INVALID",
+            Error::Length(..) => "BAD_LENGTH",
+            Error::SignatureInvalid => "SIGNATURE_INVALID",
+            Error::PublicKeyInvalid => "PUBLIC_KEY_INVALID",
+            Error::AeadOpenFailed => "AEAD_OPEN_FAILED",
+            Error::X25519LowOrder => "X25519_LOW_ORDER",
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::JsonSyntax(m) => write!(f, "not valid JSON: {m}"),
+            Error::JsonDuplicateKey(k) => write!(f, "duplicate object key {k:?} (I-JSON forbids repeated keys)"),
+            Error::JsonLoneSurrogate => write!(f, "string contains an unpaired UTF-16 surrogate (I-JSON forbids it)"),
+            Error::JsonNumberRange(m) => write!(f, "number is not a finite IEEE-754 double: {m}"),
+            Error::JsonTooDeep => write!(f, "JSON nesting is deeper than {}", crate::jcs::MAX_DEPTH),
+            Error::Utf8 => write!(f, "input is not valid UTF-8"),
+            Error::Length(what, want, got) => write!(f, "{what} must be {want} bytes, got {got}"),
+            Error::SignatureInvalid => write!(f, "signature does not verify (strict Ed25519)"),
+            Error::PublicKeyInvalid => write!(f, "public key is not a canonical Ed25519 point encoding"),
+            Error::AeadOpenFailed => write!(f, "decryption failed: ciphertext, tag, nonce, key or associated data do not match"),
+            Error::X25519LowOrder => write!(f, "X25519 shared secret is all zero: the peer public key has small order"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T> = core::result::Result<T, Error>;
+
+/// Checks that `bytes` has exactly `N` bytes and returns it as an array.
+pub(crate) fn fixed<const N: usize>(what: &'static str, bytes: &[u8]) -> Result<[u8; N]> {
+    bytes.try_into().map_err(|_| Error::Length(what, N, bytes.len()))
+}

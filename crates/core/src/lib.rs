@@ -1,0 +1,15 @@
+//! The performance-critical core of aigenora, in pure Rust: canonical JSON (RFC 8785), SHA-2, strict
+//! Ed25519 (RFC 8032), ChaCha20-Poly1305 / XChaCha20-Poly1305, X25519 and commit-reveal.
+//!
+//! Nothing here knows about WebAssembly; `aigenora-wasm` exposes it to JavaScript without adding logic.
+//! Every fallible function returns [`Error`], whose [`Error::code`] is stable across releases.
+
+pub mod aead;
+pub mod commit;
+pub mod ed25519;
+mod error;
+pub mod hash;
+pub mod jcs;
+pub mod x25519;
+
+pub use error::{Error, Result};
