@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds crates/wasm to WebAssembly and generates the JS bindings in bindings/node and bindings/web.
+#
+# Toolchain (../shared/TOOLCHAIN.md): rustup's wasm32 target when it is installed; otherwise Debian's
+# rustc-web with the standard library built from source (-Zbuild-std), since no rustup target can be
+# downloaded on these machines. wasm-bindgen-cli is built from crates.io at exactly the version of the
+# wasm-bindgen crate in Cargo.lock. Idempotent: a second run with nothing changed takes about a second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/toolchain.sh
+
+OUT_WASM=target/wasm/wasm32-unknown-unknown/release/aigenora_wasm.wasm
+STAMP=bindings/.build-stamp
+
+# Skip everything when the sources, the lock file and this script are unchanged since the last build.
+fingerprint() {
+  { git ls-files -s crates Cargo.toml Cargo.lock scripts/build-wasm.sh scripts/lib/toolchain.sh 2>/dev/null
+    find crates -name '*.rs' -o -name Cargo.toml | sort | xargs sha256sum; } | sha256sum | cut -c1-64
+}
+want=$(fingerprint)
+if [[ -f $STAMP && $(cat "$STAMP") == "$want" && -f bindings/node/aigenora_wasm_bg.wasm && -f bindings/web/aigenora_wasm_bg.wasm ]]; then
+  echo "build-wasm: up to date"
+  exit 0
+fi
+
+ensure_wasm_toolchain
+ensure_wasm_bindgen "$(wasm_bindgen_version)"
+
+echo "build-wasm: compiling crates/wasm for wasm32 ($WASM_TOOLCHAIN_KIND)"
+wasm_cargo build --release --target wasm32-unknown-unknown -p aigenora-wasm
+
+rm -rf bindings/node bindings/web
+wasm-bindgen --target nodejs --out-dir bindings/node "$OUT_WASM"
+wasm-bindgen --target web --out-dir bindings/web "$OUT_WASM"
+# The Node glue is CommonJS, but the package is "type": "module".
+echo '{ "type": "commonjs" }' > bindings/node/package.json
+echo "$want" > "$STAMP"
+echo "build-wasm: $(wc -c < bindings/web/aigenora_wasm_bg.wasm) bytes, $(gzip -9 -c bindings/web/aigenora_wasm_bg.wasm | wc -c) gzipped"

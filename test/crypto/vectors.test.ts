@@ -1,0 +1,62 @@
+// The project's own vectors (test-vectors/*.json), the same files cargo test reads, run against both
+// backends. Expected values in those files come from independent implementations (see each file's
+// `source`), never from this code.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { fromHex, getCrypto, toHex, type Crypto } from '../../ts/crypto/index.js';
+import { checks, errorCode, type VectorFile } from '../shared/vector-checks.js';
+
+const vectors = (name: string) => {
+  const doc = JSON.parse(readFileSync(new URL(`../../test-vectors/${name}`, import.meta.url), 'utf8'));
+  expect(typeof doc.source).toBe('string');
+  return (doc as VectorFile).cases;
+};
+const code = errorCode;
+
+describe.each(['wasm', 'js'])('%s backend', (name) => {
+  const c: Crypto = getCrypto(name);
+
+  it('reports its name', () => expect(c.backend).toBe(name));
+
+  for (const [file, check] of Object.entries(checks)) {
+    it(file, () => check(c, vectors(file)));
+  }
+
+  it('ed25519VerifyMany covers valid and invalid items', () => {
+    const items = vectors('ed25519.json').map((v) => ({ publicKey: fromHex(v.public_key), message: fromHex(v.message), signature: fromHex(v.signature) }));
+    const got = c.ed25519VerifyMany(items);
+    expect(got.filter(Boolean).length).toBeGreaterThan(3);
+    expect(got.filter((x) => !x).length).toBeGreaterThan(3);
+    expect(c.ed25519VerifyMany([])).toEqual([]);
+  });
+
+  it('commit refuses a lone surrogate instead of hashing U+FFFD', () => {
+    expect(code(() => c.commit('\ud800', 'n'))).toBe('JSON_LONE_SURROGATE');
+    expect(c.verifyReveal(c.commit('\ufffd', 'n'), '\ud800', 'n')).toBe(false);
+  });
+
+  it('jcs from JS values refuses what JSON.stringify would silently change', () => {
+    expect(new TextDecoder().decode(c.jcsValue({ b: [undefined, -0, new Date(0)], a: undefined, ['__proto__']: 1 }))).toBe(
+      '{"__proto__":1,"b":[null,0,"1970-01-01T00:00:00.000Z"]}',
+    );
+    expect(new TextDecoder().decode(c.jcsValue(JSON.parse('{"__proto__":1}')))).toBe('{"__proto__":1}');
+    expect(code(() => c.jcsValue([NaN]))).toBe('JSON_NUMBER_RANGE');
+    expect(code(() => c.jcsValue({ x: Infinity }))).toBe('JSON_NUMBER_RANGE');
+    expect(code(() => c.jcsValue({ x: 1n }))).toBe('JSON_UNSUPPORTED_VALUE');
+    expect(code(() => c.jcsValue(undefined))).toBe('JSON_UNSUPPORTED_VALUE');
+    expect(code(() => c.jcsValue({ s: 'a\udc00' }))).toBe('JSON_LONE_SURROGATE');
+    const cyclic: Record<string, unknown> = {};
+    cyclic['self'] = cyclic;
+    expect(code(() => c.jcsValue(cyclic))).toBe('JSON_TOO_DEEP');
+    let deep: unknown = 1;
+    for (let i = 0; i < 128; i++) deep = [deep];
+    expect(code(() => c.jcsValue(deep))).toBe('JSON_TOO_DEEP');
+    expect(toHex(c.jcsValueSha256({ b: 1, a: 'x' }))).toBe(toHex(c.sha256(new TextEncoder().encode('{"a":"x","b":1}'))));
+  });
+
+  it('jcs refuses raw lone surrogates in text', () => {
+    expect(code(() => c.jcs('"\ud800"'))).toBe('JSON_LONE_SURROGATE');
+    expect(code(() => c.jcs('{"\udc00":1}'))).toBe('JSON_LONE_SURROGATE');
+    expect(new TextDecoder().decode(c.jcs('"\ud83d\ude00"'))).toBe('"😀"');
+  });
+});

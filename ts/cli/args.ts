@@ -1,0 +1,56 @@
+/** Minimal argument parsing and the shape every CLI command takes. */
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+export type FlagKind = 'string' | 'boolean';
+
+export interface Args {
+  positional: string[];
+  flags: Record<string, string | boolean | undefined>;
+}
+
+export interface Output {
+  line(text: string): void;
+  json(value: unknown): void;
+}
+
+export interface Command {
+  name: string;
+  summary: string;
+  usage: string;
+  help: string;
+  flags: Record<string, FlagKind>;
+  /** Returns the exit status: 0 success, 1 a negative result (invalid, failed), 2 usage or I/O. */
+  run(args: Args, out: Output): number | Promise<number>;
+}
+
+export function parseArgs(argv: readonly string[], kinds: Record<string, FlagKind>): Args {
+  const args: Args = { positional: [], flags: {} };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      args.positional.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!a.startsWith('--') || a === '--') {
+      args.positional.push(a);
+      continue;
+    }
+    const eq = a.indexOf('=');
+    const name = a.slice(2, eq < 0 ? undefined : eq);
+    const kind = kinds[name];
+    if (!kind) throw new UsageError(`unknown option --${name}`);
+    if (kind === 'boolean') {
+      if (eq >= 0) throw new UsageError(`--${name} takes no value`);
+      args.flags[name] = true;
+    } else if (eq >= 0) args.flags[name] = a.slice(eq + 1);
+    else {
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`--${name} needs a value`);
+      args.flags[name] = v;
+    }
+  }
+  return args;
+}

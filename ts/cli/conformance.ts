@@ -1,0 +1,49 @@
+/** `aigenora conformance [PATH...] [--backend wasm|js|both]` */
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { getCrypto, isBackendName, type Crypto } from '../crypto/index.js';
+import { runConformance } from '../conformance/run.js';
+import { UsageError, type Command } from './args.js';
+
+export const DEFAULT_CORPUS = resolve(fileURLToPath(import.meta.url), '../../../../shared/conformance');
+
+export const conformance: Command = {
+  name: 'conformance',
+  summary: 'check both crypto backends against the public test-vector corpora',
+  usage: 'aigenora conformance [PATH...] [--backend wasm|js|both] [--json]',
+  help: `Walks each PATH (default: ../shared/conformance beside the project, when it exists), recognises
+Wycheproof (eddsa_verify, ChaCha20/XChaCha20-Poly1305 aead_test, xdh_comp), ed25519-speccheck,
+C2SP CCTV ed25519, sign.input, RFC 8032 and RFC 8439 JSON, RFC 8785 folders (input/, output/,
+optional invalid/) and the ES6 number file by content, and checks every case against the policy in
+../shared/conformance/README.md. With both backends, their outcomes must also agree.
+Exit status: 0 all passed, 1 a case failed or the backends disagreed, 2 a path is unreadable or a
+named file is in no known format.`,
+  flags: { backend: 'string', json: 'boolean' },
+  run(args, out) {
+    const which = (args.flags['backend'] as string | undefined) ?? 'both';
+    if (which !== 'both' && !isBackendName(which)) throw new UsageError(`--backend must be wasm, js or both, not ${JSON.stringify(which)}`);
+    const backends: Crypto[] = which === 'both' ? [getCrypto('wasm'), getCrypto('js')] : [getCrypto(which)];
+    let paths = args.positional;
+    if (paths.length === 0) {
+      if (!existsSync(DEFAULT_CORPUS)) throw new UsageError(`no PATH given and the default corpus ${DEFAULT_CORPUS} does not exist`);
+      paths = [DEFAULT_CORPUS];
+    }
+    const report = runConformance(paths.map((p) => resolve(p)), backends);
+    if (args.flags['json']) {
+      out.json(report);
+    } else {
+      for (const s of report.suites) {
+        const per = backends.map((b) => `${b.backend} ${s.passed[b.backend]}/${s.total}`).join('  ');
+        const ok = backends.every((b) => s.passed[b.backend] === s.total) && s.disagreements === 0;
+        out.line(`${ok ? 'ok  ' : 'FAIL'} ${s.path}  [${s.format}]  ${per}${s.disagreements ? `  disagreements ${s.disagreements}` : ''}`);
+        for (const f of ok ? [] : s.failures) out.line(`       ${f}`);
+      }
+      for (const e of report.errors) out.line(`ERR  ${e}`);
+      if (report.skipped.length) out.line(`skipped ${report.skipped.length} files in no test-vector format: ${report.skipped.join(', ')}`);
+      out.line(`${report.passed} passed, ${report.failed} failed`);
+    }
+    if (report.errors.length) return 2;
+    return report.failed > 0 ? 1 : 0;
+  },
+};

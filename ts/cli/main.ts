@@ -1,0 +1,59 @@
+/** The `aigenora` command line: dispatch, help, output and exit codes. */
+import { CryptoError } from '../crypto/errors.js';
+import { parseArgs, UsageError, type Command, type Output } from './args.js';
+import { conformance } from './conformance.js';
+import { demo } from './demo.js';
+
+const COMMANDS: Command[] = [demo, conformance];
+
+const stdout: Output = {
+  line: (t) => process.stdout.write(`${t}\n`),
+  json: (v) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`),
+};
+
+function usage(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+  return [
+    'usage: aigenora <command> [options]   (aigenora <command> --help for details)',
+    '',
+    ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    '',
+    'The crypto backend is wasm unless AIGENORA_CRYPTO=js.',
+  ].join('\n');
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${usage()}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const cmd = COMMANDS.find((c) => c.name === name);
+  if (!cmd) {
+    process.stderr.write(`aigenora: unknown command ${JSON.stringify(name)}\n\n${usage()}\n`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`usage: ${cmd.usage}\n\n${cmd.help}\n`);
+    return 0;
+  }
+  try {
+    return await cmd.run(parseArgs(rest, cmd.flags), stdout);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`aigenora ${cmd.name}: ${e.message}\nusage: ${cmd.usage}\n`);
+      return 2;
+    }
+    if (e instanceof CryptoError) {
+      process.stderr.write(`aigenora ${cmd.name}: ${e.message}\n`);
+      return e.code === 'WASM_UNAVAILABLE' ? 2 : 1;
+    }
+    throw e;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/ts/cli/main.ts')) {
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

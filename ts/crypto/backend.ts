@@ -1,0 +1,57 @@
+/**
+ * The one interface both crypto backends implement. `wasm` runs the Rust core (crates/core) compiled
+ * to WebAssembly; `js` is its pure-JS twin on @noble/*. They must give byte-identical results and the
+ * same error codes for every input: the shared vectors in test-vectors/ run against both.
+ *
+ * All binary inputs and outputs are Uint8Array. Functions that can fail throw CryptoError with a
+ * stable code (errors.ts); `ed25519Verify` and `verifyReveal` answer false instead of throwing.
+ */
+export type BackendName = 'wasm' | 'js';
+export type AeadCipher = 'chacha20-poly1305' | 'xchacha20-poly1305';
+
+export interface SignatureItem {
+  publicKey: Uint8Array;
+  message: Uint8Array;
+  signature: Uint8Array;
+}
+
+export interface Crypto {
+  readonly backend: BackendName;
+
+  sha256(data: Uint8Array): Uint8Array;
+  sha512(data: Uint8Array): Uint8Array;
+
+  /** RFC 8785 canonical UTF-8 bytes of JSON text, refusing what I-JSON forbids (duplicate keys, lone surrogates, non-finite numbers). */
+  jcs(text: string): Uint8Array;
+  /** SHA-256 of `jcs(text)`. */
+  jcsSha256(text: string): Uint8Array;
+  /** RFC 8785 bytes of a JS value, serialized as JSON.stringify would (toJSON, undefined members dropped), but NaN/±Infinity and bigint are refused. */
+  jcsValue(value: unknown): Uint8Array;
+  /** SHA-256 of `jcsValue(value)`. */
+  jcsValueSha256(value: unknown): Uint8Array;
+
+  /** Public key of the Ed25519 key pair with this 32-byte seed. */
+  ed25519PublicKey(seed: Uint8Array): Uint8Array;
+  /** Deterministic RFC 8032 signature (64 bytes). */
+  ed25519Sign(seed: Uint8Array, message: Uint8Array): Uint8Array;
+  /** Strict verification (policy in crates/core/src/ed25519.rs); false for anything that does not verify. */
+  ed25519Verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
+  /** Like ed25519Verify, but throws the reason: BAD_LENGTH, PUBLIC_KEY_INVALID or SIGNATURE_INVALID. */
+  ed25519Check(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): void;
+  /** Strict verification of each item on its own, in one call; one boolean per item. */
+  ed25519VerifyMany(items: readonly SignatureItem[]): boolean[];
+
+  /** ciphertext || 16-byte tag. Nonce: 12 bytes (chacha20-poly1305) or 24 (xchacha20-poly1305). */
+  aeadSeal(cipher: AeadCipher, key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad?: Uint8Array): Uint8Array;
+  /** The plaintext, or CryptoError AEAD_OPEN_FAILED. */
+  aeadOpen(cipher: AeadCipher, key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, aad?: Uint8Array): Uint8Array;
+
+  x25519PublicKey(privateKey: Uint8Array): Uint8Array;
+  /** Refuses (X25519_LOW_ORDER) the all-zero secret a small-order peer key yields. */
+  x25519SharedSecret(privateKey: Uint8Array, publicKey: Uint8Array): Uint8Array;
+
+  /** lowerhex(SHA-256(utf8(choice + ":" + nonce))). */
+  commit(choice: string, nonce: string): string;
+  /** Constant-time check that (choice, nonce) opens `commitment`. */
+  verifyReveal(commitment: string, choice: string, nonce: string): boolean;
+}

@@ -1,0 +1,48 @@
+/**
+ * Typed errors of the crypto layer. Each `code` is stable and identical across the `wasm` and `js`
+ * backends and the Rust core (crates/core/src/error.rs), so callers and tests branch on the code, never
+ * on the message.
+ */
+export const CRYPTO_ERROR_CODES = [
+  'JSON_SYNTAX',
+  'JSON_DUPLICATE_KEY',
+  'JSON_LONE_SURROGATE',
+  'JSON_NUMBER_RANGE',
+  'JSON_TOO_DEEP',
+  'JSON_UNSUPPORTED_VALUE',
+  'UTF8_INVALID',
+  'BAD_LENGTH',
+  'SIGNATURE_INVALID',
+  'PUBLIC_KEY_INVALID',
+  'AEAD_OPEN_FAILED',
+  'X25519_LOW_ORDER',
+  'WASM_UNAVAILABLE',
+] as const;
+
+export type CryptoErrorCode = (typeof CRYPTO_ERROR_CODES)[number];
+
+export class CryptoError extends Error {
+  override readonly name = 'CryptoError';
+  constructor(
+    readonly code: CryptoErrorCode,
+    message: string,
+  ) {
+    super(`${code}: ${message}`);
+  }
+}
+
+const KNOWN = new Set<string>(CRYPTO_ERROR_CODES);
+
+/** Turns an error thrown by the WASM layer (`"CODE: message"`) into a CryptoError. */
+export function fromWasmError(e: unknown): CryptoError {
+  const message = e instanceof Error ? e.message : String(e);
+  const sep = message.indexOf(': ');
+  const code = sep > 0 ? message.slice(0, sep) : '';
+  if (KNOWN.has(code)) return new CryptoError(code as CryptoErrorCode, message.slice(sep + 2));
+  // A trap (RuntimeError: unreachable) would land here; the core is written so that none can happen.
+  throw e;
+}
+
+export function badLength(what: string, want: number, got: number): CryptoError {
+  return new CryptoError('BAD_LENGTH', `${what} must be ${want} bytes, got ${got}`);
+}

@@ -1,0 +1,120 @@
+/**
+ * The pure-JS twin of the Rust core, on @noble/curves, @noble/hashes and @noble/ciphers.
+ *
+ * noble's own `ed25519.verify(..., { zip215: false })` rejects non-canonical encodings, S >= L and
+ * small-order A, but it uses the cofactored equation and lets small-order R through, so it accepts
+ * speccheck cases 2, 4 and 5. `check` below applies the project's strict policy itself with noble's
+ * point arithmetic: small-order R is refused and the equation is checked without the cofactor.
+ */
+import { chacha20poly1305, xchacha20poly1305 } from '@noble/ciphers/chacha.js';
+import { ed25519, x25519 } from '@noble/curves/ed25519.js';
+import { bytesToNumberLE } from '@noble/curves/utils.js';
+import { sha256, sha512 } from '@noble/hashes/sha2.js';
+import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
+import { concatBytes, toHex, utf8, bytesEqual } from './encoding.js';
+import { badLength, CryptoError } from './errors.js';
+import { canonicalizeText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
+
+const Point = ed25519.Point;
+const L = Point.Fn.ORDER;
+
+function len(what: string, bytes: Uint8Array, want: number): void {
+  if (bytes.length !== want) throw badLength(what, want, bytes.length);
+}
+
+function decode(bytes: Uint8Array): InstanceType<typeof Point> | undefined {
+  try {
+    // zip215=false: y < p, and x = 0 with the sign bit set is refused.
+    return Point.fromBytes(bytes, false);
+  } catch {
+    return undefined;
+  }
+}
+
+function check(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): void {
+  len('Ed25519 public key', publicKey, 32);
+  len('Ed25519 signature', signature, 64);
+  const A = decode(publicKey);
+  if (!A) throw new CryptoError('PUBLIC_KEY_INVALID', 'public key is not a canonical Ed25519 point encoding');
+  const invalid = () => new CryptoError('SIGNATURE_INVALID', 'signature does not verify (strict Ed25519)');
+  const rBytes = signature.subarray(0, 32);
+  const R = decode(rBytes);
+  const s = bytesToNumberLE(signature.subarray(32));
+  if (!R || s >= L || A.isSmallOrder() || R.isSmallOrder()) throw invalid();
+  const k = Point.Fn.create(bytesToNumberLE(sha512(concatBytes(rBytes, publicKey, message))));
+  // Cofactorless: [S]B == R + [k]A exactly, not after multiplying both sides by 8.
+  const SB = s === 0n ? Point.ZERO : Point.BASE.multiplyUnsafe(s);
+  if (!SB.equals(R.add(A.multiplyUnsafe(k)))) throw invalid();
+}
+
+function verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  try {
+    check(publicKey, message, signature);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function aead(cipher: AeadCipher, key: Uint8Array, nonce: Uint8Array, aad: Uint8Array) {
+  len('AEAD key', key, 32);
+  if (cipher === 'chacha20-poly1305') {
+    len('ChaCha20-Poly1305 nonce', nonce, 12);
+    return chacha20poly1305(key, nonce, aad);
+  }
+  len('XChaCha20-Poly1305 nonce', nonce, 24);
+  return xchacha20poly1305(key, nonce, aad);
+}
+
+const EMPTY = new Uint8Array(0);
+
+export const jsBackend: Crypto = {
+  backend: 'js',
+  sha256: (data) => sha256(data),
+  sha512: (data) => sha512(data),
+  jcs: (text) => utf8(canonicalizeText(text)),
+  jcsSha256: (text) => sha256(utf8(canonicalizeText(text))),
+  jcsValue: (value) => utf8(canonicalizeText(stringifyStrict(value))),
+  jcsValueSha256: (value) => sha256(utf8(canonicalizeText(stringifyStrict(value)))),
+
+  ed25519PublicKey(seed) {
+    len('Ed25519 seed', seed, 32);
+    return ed25519.getPublicKey(seed);
+  },
+  ed25519Sign(seed, message) {
+    len('Ed25519 seed', seed, 32);
+    return ed25519.sign(message, seed);
+  },
+  ed25519Verify: verify,
+  ed25519Check: check,
+  ed25519VerifyMany: (items: readonly SignatureItem[]) => items.map((it) => verify(it.publicKey, it.message, it.signature)),
+
+  aeadSeal: (cipher, key, nonce, plaintext, aad = EMPTY) => aead(cipher, key, nonce, aad).encrypt(plaintext),
+  aeadOpen(cipher, key, nonce, sealed, aad = EMPTY) {
+    const c = aead(cipher, key, nonce, aad);
+    try {
+      return c.decrypt(sealed);
+    } catch {
+      throw new CryptoError('AEAD_OPEN_FAILED', 'decryption failed: ciphertext, tag, nonce, key or associated data do not match');
+    }
+  },
+
+  x25519PublicKey(privateKey) {
+    len('X25519 private key', privateKey, 32);
+    return x25519.getPublicKey(privateKey);
+  },
+  x25519SharedSecret(privateKey, publicKey) {
+    len('X25519 private key', privateKey, 32);
+    len('X25519 public key', publicKey, 32);
+    try {
+      return x25519.getSharedSecret(privateKey, publicKey);
+    } catch {
+      // noble refuses the small-order u values before running the ladder; lengths were checked above.
+      throw new CryptoError('X25519_LOW_ORDER', 'X25519 shared secret is all zero: the peer public key has small order');
+    }
+  },
+
+  commit: (choice, nonce) => toHex(sha256(utf8(`${wellFormed(choice)}:${wellFormed(nonce)}`))),
+  verifyReveal: (commitment, choice, nonce) =>
+    isWellFormed(choice) && isWellFormed(nonce) && bytesEqual(utf8(toHex(sha256(utf8(`${choice}:${nonce}`)))), utf8(commitment)),
+};

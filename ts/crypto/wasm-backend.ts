@@ -1,0 +1,96 @@
+/**
+ * The `wasm` backend: the Rust core through the wasm-bindgen bindings. Both the Node build
+ * (bindings/node) and the browser build (bindings/web) export the same functions; the loaders in
+ * node.ts and browser.ts hand them to `wasmBackend`.
+ */
+import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
+import { fromWasmError } from './errors.js';
+import { isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
+
+/** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
+export interface WasmExports {
+  jcs_canonicalize(text: string): Uint8Array;
+  jcs_sha256(text: string): Uint8Array;
+  sha256(data: Uint8Array): Uint8Array;
+  sha512(data: Uint8Array): Uint8Array;
+  ed25519_public_key(seed: Uint8Array): Uint8Array;
+  ed25519_sign(seed: Uint8Array, message: Uint8Array): Uint8Array;
+  ed25519_verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): void;
+  ed25519_is_valid(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
+  ed25519_verify_many(publicKeys: Uint8Array, messages: Uint8Array, messageLengths: Uint32Array, signatures: Uint8Array): Uint8Array;
+  aead_seal(xchacha: boolean, key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
+  aead_open(xchacha: boolean, key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array;
+  x25519_shared_secret(privateKey: Uint8Array, publicKey: Uint8Array): Uint8Array;
+  x25519_public_key(privateKey: Uint8Array): Uint8Array;
+  commit_reveal_commit(choice: string, nonce: string): string;
+  commit_reveal_verify(commitment: string, choice: string, nonce: string): boolean;
+}
+
+const EMPTY = new Uint8Array(0);
+
+/** Runs `f`, converting the core's `"CODE: message"` exceptions into CryptoError. */
+function call<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw fromWasmError(e);
+  }
+}
+
+function packMany(items: readonly SignatureItem[]) {
+  const n = items.length;
+  const keys = new Uint8Array(n * 32);
+  const sigs = new Uint8Array(n * 64);
+  const lengths = new Uint32Array(n);
+  let total = 0;
+  for (let i = 0; i < n; i++) total += items[i]!.message.length;
+  const messages = new Uint8Array(total);
+  // Items of the wrong size are answered false here rather than failing the whole batch.
+  const wellSized = new Array<boolean>(n);
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const it = items[i]!;
+    wellSized[i] = it.publicKey.length === 32 && it.signature.length === 64;
+    if (wellSized[i]) {
+      keys.set(it.publicKey, i * 32);
+      sigs.set(it.signature, i * 64);
+    }
+    messages.set(it.message, at);
+    lengths[i] = it.message.length;
+    at += it.message.length;
+  }
+  return { keys, sigs, lengths, messages, wellSized };
+}
+
+export function wasmBackend(w: WasmExports): Crypto {
+  const xchacha = (c: AeadCipher) => c === 'xchacha20-poly1305';
+  return {
+    backend: 'wasm',
+    sha256: (data) => w.sha256(data),
+    sha512: (data) => w.sha512(data),
+    jcs: (text) => call(() => w.jcs_canonicalize(wellFormed(text))),
+    jcsSha256: (text) => call(() => w.jcs_sha256(wellFormed(text))),
+    // JSON.stringify escapes lone surrogates as \udXXX, which the core then refuses.
+    jcsValue: (value) => call(() => w.jcs_canonicalize(stringifyStrict(value))),
+    jcsValueSha256: (value) => call(() => w.jcs_sha256(stringifyStrict(value))),
+
+    ed25519PublicKey: (seed) => call(() => w.ed25519_public_key(seed)),
+    ed25519Sign: (seed, message) => call(() => w.ed25519_sign(seed, message)),
+    ed25519Verify: (publicKey, message, signature) => w.ed25519_is_valid(publicKey, message, signature),
+    ed25519Check: (publicKey, message, signature) => call(() => w.ed25519_verify(publicKey, message, signature)),
+    ed25519VerifyMany(items) {
+      const p = packMany(items);
+      const ok = call(() => w.ed25519_verify_many(p.keys, p.messages, p.lengths, p.sigs));
+      return p.wellSized.map((sized, i) => sized && ok[i] === 1);
+    },
+
+    aeadSeal: (cipher, key, nonce, plaintext, aad = EMPTY) => call(() => w.aead_seal(xchacha(cipher), key, nonce, plaintext, aad)),
+    aeadOpen: (cipher, key, nonce, sealed, aad = EMPTY) => call(() => w.aead_open(xchacha(cipher), key, nonce, sealed, aad)),
+
+    x25519PublicKey: (privateKey) => call(() => w.x25519_public_key(privateKey)),
+    x25519SharedSecret: (privateKey, publicKey) => call(() => w.x25519_shared_secret(privateKey, publicKey)),
+
+    commit: (choice, nonce) => w.commit_reveal_commit(wellFormed(choice), wellFormed(nonce)),
+    verifyReveal: (commitment, choice, nonce) => isWellFormed(choice) && isWellFormed(nonce) && w.commit_reveal_verify(commitment, choice, nonce),
+  };
+}

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Two cores: forks keep tests isolated without oversubscribing the machine.
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 60_000,
+  },
+});
