@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The one test command (README, .ci/run): installs what is missing, builds the WASM core, then runs
+# cargo's tests, the TypeScript type check, vitest on both backends, the headless-Chromium run and
+# `aigenora conformance` on ../shared/conformance (when present), and totals them on the last line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lib/toolchain.sh
+export NO_COLOR=1 FORCE_COLOR=0 CARGO_TERM_COLOR=never
+
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+step() { echo; echo "== $*"; }
+
+step "toolchain and build"
+ensure_node_modules
+ensure_chromium
+bash scripts/build-wasm.sh
+
+step "cargo test (Rust core, native)"
+cargo test --workspace --quiet 2>&1 | tee "$logs/cargo"
+
+step "tsc --noEmit"
+npx tsc --noEmit -p .
+
+step "vitest (both backends)"
+npx vitest run 2>&1 | tee "$logs/vitest"
+
+step "headless Chromium (web build, both backends)"
+npx tsx scripts/browser-test.ts 2>&1 | tee "$logs/browser"
+
+if [[ -d ../shared/conformance ]]; then
+  step "aigenora conformance ../shared/conformance --backend both"
+  node bin/aigenora.mjs conformance ../shared/conformance --backend both 2>&1 | tee "$logs/conformance"
+else
+  echo "(../shared/conformance is absent: conformance corpora skipped)" | tee "$logs/conformance"
+fi
+
+sum() { grep -Eo "$1" "$2" | grep -Eo '[0-9]+' | awk '{ s += $1 } END { print s + 0 }'; }
+passed=$(( $(sum '[0-9]+ passed;' "$logs/cargo") + $(sum 'Tests +[0-9]+ passed' "$logs/vitest") \
+  + $(sum '^browser: [0-9]+ passed' "$logs/browser") + $(sum "^[0-9]+ passed" "$logs/conformance") ))
+echo
+echo "all suites green (cargo, tsc, vitest, chromium, conformance)"
+echo "total: $passed passed, 0 failed"
