@@ -14,7 +14,8 @@ STAMP=bindings/.build-stamp
 
 # Skip everything when the sources, the lock file and this script are unchanged since the last build.
 fingerprint() {
-  { git ls-files -s crates Cargo.toml Cargo.lock scripts/build-wasm.sh scripts/lib/toolchain.sh 2>/dev/null
+  { git ls-files -s crates Cargo.toml Cargo.lock .cargo scripts/build-wasm.sh scripts/lib/toolchain.sh 2>/dev/null
+    cat .cargo/config.toml
     find crates -name '*.rs' -o -name Cargo.toml | sort | xargs sha256sum; } | sha256sum | cut -c1-64
 }
 want=$(fingerprint)

@@ -60,3 +60,18 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
     expect(new TextDecoder().decode(c.jcs('"\ud83d\ude00"'))).toBe('"😀"');
   });
 });
+
+describe.each(['wasm', 'js'])('%s backend key pairs', (name) => {
+  const c: Crypto = getCrypto(name);
+  it('sign exactly as ed25519Sign, and refuse use after dispose', () => {
+    for (const v of vectors('ed25519.json').filter((v) => v.valid && v.seed)) {
+      const kp = c.ed25519Keypair(fromHex(v.seed));
+      expect(toHex(kp.publicKey)).toBe(v.public_key);
+      expect(toHex(kp.sign(fromHex(v.message)))).toBe(v.signature);
+      kp.dispose();
+      expect(code(() => kp.sign(fromHex(v.message)))).toBe('KEY_DISPOSED');
+      kp.dispose();
+    }
+    expect(code(() => c.ed25519Keypair(new Uint8Array(31)))).toBe('BAD_LENGTH');
+  });
+});

@@ -15,6 +15,14 @@ export interface SignatureItem {
   signature: Uint8Array;
 }
 
+/** A key pair expanded once from its seed: signing many messages skips re-deriving the public key. */
+export interface Ed25519Keypair {
+  readonly publicKey: Uint8Array;
+  sign(message: Uint8Array): Uint8Array;
+  /** Wipes the secret (in WASM memory, or the JS copy); later calls throw KEY_DISPOSED. */
+  dispose(): void;
+}
+
 export interface Crypto {
   readonly backend: BackendName;
 
@@ -32,6 +40,8 @@ export interface Crypto {
 
   /** Public key of the Ed25519 key pair with this 32-byte seed. */
   ed25519PublicKey(seed: Uint8Array): Uint8Array;
+  /** The key pair for this 32-byte seed; prefer it to ed25519Sign when signing more than once. */
+  ed25519Keypair(seed: Uint8Array): Ed25519Keypair;
   /** Deterministic RFC 8032 signature (64 bytes). */
   ed25519Sign(seed: Uint8Array, message: Uint8Array): Uint8Array;
   /** Strict verification (policy in crates/core/src/ed25519.rs); false for anything that does not verify. */

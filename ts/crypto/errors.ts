@@ -16,6 +16,7 @@ export const CRYPTO_ERROR_CODES = [
   'PUBLIC_KEY_INVALID',
   'AEAD_OPEN_FAILED',
   'X25519_LOW_ORDER',
+  'KEY_DISPOSED',
   'WASM_UNAVAILABLE',
 ] as const;
 
@@ -45,4 +46,8 @@ export function fromWasmError(e: unknown): CryptoError {
 
 export function badLength(what: string, want: number, got: number): CryptoError {
   return new CryptoError('BAD_LENGTH', `${what} must be ${want} bytes, got ${got}`);
+}
+
+export function disposed(): CryptoError {
+  return new CryptoError('KEY_DISPOSED', 'this key pair was disposed');
 }

@@ -12,7 +12,7 @@ import { bytesToNumberLE } from '@noble/curves/utils.js';
 import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { concatBytes, toHex, utf8, bytesEqual } from './encoding.js';
-import { badLength, CryptoError } from './errors.js';
+import { badLength, CryptoError, disposed } from './errors.js';
 import { canonicalizeText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 
 const Point = ed25519.Point;
@@ -80,6 +80,23 @@ export const jsBackend: Crypto = {
   ed25519PublicKey(seed) {
     len('Ed25519 seed', seed, 32);
     return ed25519.getPublicKey(seed);
+  },
+  ed25519Keypair(seed) {
+    len('Ed25519 seed', seed, 32);
+    const secret = seed.slice();
+    const publicKey = ed25519.getPublicKey(secret);
+    let live = true;
+    return {
+      publicKey,
+      sign(message) {
+        if (!live) throw disposed();
+        return ed25519.sign(message, secret);
+      },
+      dispose() {
+        secret.fill(0);
+        live = false;
+      },
+    };
   },
   ed25519Sign(seed, message) {
     len('Ed25519 seed', seed, 32);

@@ -4,11 +4,18 @@
  * node.ts and browser.ts hand them to `wasmBackend`.
  */
 import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
-import { fromWasmError } from './errors.js';
+import { disposed, fromWasmError } from './errors.js';
 import { isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 
 /** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
+interface WasmKeypair {
+  public_key(): Uint8Array;
+  sign(message: Uint8Array): Uint8Array;
+  free(): void;
+}
+
 export interface WasmExports {
+  Ed25519Keypair: new (seed: Uint8Array) => WasmKeypair;
   jcs_canonicalize(text: string): Uint8Array;
   jcs_sha256(text: string): Uint8Array;
   sha256(data: Uint8Array): Uint8Array;
@@ -75,6 +82,21 @@ export function wasmBackend(w: WasmExports): Crypto {
     jcsValueSha256: (value) => call(() => w.jcs_sha256(stringifyStrict(value))),
 
     ed25519PublicKey: (seed) => call(() => w.ed25519_public_key(seed)),
+    ed25519Keypair(seed) {
+      let kp: WasmKeypair | undefined = call(() => new w.Ed25519Keypair(seed));
+      const publicKey = kp.public_key();
+      return {
+        publicKey,
+        sign(message) {
+          if (!kp) throw disposed();
+          return kp.sign(message);
+        },
+        dispose() {
+          kp?.free();
+          kp = undefined;
+        },
+      };
+    },
     ed25519Sign: (seed, message) => call(() => w.ed25519_sign(seed, message)),
     ed25519Verify: (publicKey, message, signature) => w.ed25519_is_valid(publicKey, message, signature),
     ed25519Check: (publicKey, message, signature) => call(() => w.ed25519_verify(publicKey, message, signature)),

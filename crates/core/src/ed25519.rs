@@ -13,7 +13,7 @@
 //! each item on its own.
 
 use crate::error::{fixed, Error, Result};
-use ed25519_dalek::{Signature, Signer, SigningKey, VerifyingKey};
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 
 pub const SEED_LEN: usize = 32;
 pub const PUBLIC_KEY_LEN: usize = 32;
@@ -27,8 +27,7 @@ pub fn public_key(seed: &[u8]) -> Result<[u8; 32]> {
 
 /// Deterministic RFC 8032 signature of `message` by the key pair derived from `seed`.
 pub fn sign(seed: &[u8], message: &[u8]) -> Result<[u8; 64]> {
-    let seed: [u8; 32] = fixed("Ed25519 seed", seed)?;
-    Ok(SigningKey::from_bytes(&seed).sign(message).to_bytes())
+    Ok(Keypair::from_seed(seed)?.sign(message))
 }
 
 /// Whether a point encoding is non-canonical: `y >= p` (the sign bit aside), or `x = 0` with the sign
@@ -46,6 +45,33 @@ fn is_non_canonical(enc: &[u8; 32]) -> bool {
     y_ge_p || (sign && (y_is_one || y_is_p_minus_one))
 }
 
+/// The canonical encodings of the eight points of small order. With non-canonical encodings already
+/// refused, a small-order `R` is exactly one of these, so `R` never needs decompressing (the equation
+/// below compares encodings): that saves a field square root per verification.
+pub(crate) const SMALL_ORDER_ENCODINGS: [[u8; 32]; 8] = [
+    hex32("0000000000000000000000000000000000000000000000000000000000000000"),
+    hex32("0000000000000000000000000000000000000000000000000000000000000080"),
+    hex32("0100000000000000000000000000000000000000000000000000000000000000"),
+    hex32("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+    hex32("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"),
+    hex32("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+    hex32("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"),
+    hex32("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+];
+
+const fn hex32(s: &str) -> [u8; 32] {
+    let b = s.as_bytes();
+    let mut out = [0u8; 32];
+    let mut i = 0;
+    while i < 32 {
+        let hi = (b[2 * i] as char).to_digit(16).expect("hex") as u8;
+        let lo = (b[2 * i + 1] as char).to_digit(16).expect("hex") as u8;
+        out[i] = hi << 4 | lo;
+        i += 1;
+    }
+    out
+}
+
 /// Strict verification (see the module docs). `Err(SignatureInvalid)` for a signature that does not
 /// verify, `Err(Length)` for inputs of the wrong size, `Err(PublicKeyInvalid)` for a key that is not a
 /// canonical point encoding.
@@ -56,11 +82,36 @@ pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()>
         return Err(Error::PublicKeyInvalid);
     }
     let r: &[u8; 32] = sig[..32].try_into().expect("64-byte signature has a 32-byte R");
-    if is_non_canonical(r) {
+    if is_non_canonical(r) || SMALL_ORDER_ENCODINGS.contains(r) {
         return Err(Error::SignatureInvalid);
     }
     let key = VerifyingKey::from_bytes(&pk).map_err(|_| Error::PublicKeyInvalid)?;
-    key.verify_strict(message, &Signature::from_bytes(&sig)).map_err(|_| Error::SignatureInvalid)
+    if key.is_weak() {
+        return Err(Error::SignatureInvalid);
+    }
+    // dalek's plain `verify` is the rest of the policy: it refuses S >= L and checks the cofactorless
+    // equation by comparing the encoding of [S]B - [k]A with R's bytes. (`verify_strict` would also
+    // decompress R only to test its order, which the byte check above has done.)
+    key.verify(message, &Signature::from_bytes(&sig)).map_err(|_| Error::SignatureInvalid)
+}
+
+/// An Ed25519 key pair expanded once from its seed, for signing many messages: signing from a bare
+/// seed must first derive the public key, a second scalar multiplication per signature.
+pub struct Keypair(SigningKey);
+
+impl Keypair {
+    pub fn from_seed(seed: &[u8]) -> Result<Self> {
+        let seed: [u8; 32] = fixed("Ed25519 seed", seed)?;
+        Ok(Keypair(SigningKey::from_bytes(&seed)))
+    }
+
+    pub fn public_key(&self) -> [u8; 32] {
+        self.0.verifying_key().to_bytes()
+    }
+
+    pub fn sign(&self, message: &[u8]) -> [u8; 64] {
+        self.0.sign(message).to_bytes()
+    }
 }
 
 /// `verify` as a boolean: true only for a signature that verifies. Malformed inputs are false.
@@ -78,4 +129,33 @@ pub struct Item<'a> {
 /// Verifies each item on its own under the strict policy; one boolean per item, in order.
 pub fn verify_many(items: &[Item<'_>]) -> Vec<bool> {
     items.iter().map(|it| is_valid(it.public_key, it.message, it.signature)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use curve25519_dalek::edwards::CompressedEdwardsY;
+
+    /// The hard-coded list is exactly the set of canonical small-order encodings.
+    #[test]
+    fn small_order_encodings_are_the_eight_small_order_points() {
+        let mut seen = std::collections::BTreeSet::new();
+        for enc in SMALL_ORDER_ENCODINGS {
+            assert!(!is_non_canonical(&enc));
+            let p = CompressedEdwardsY(enc).decompress().expect("decodes");
+            assert!(p.is_small_order());
+            assert_eq!(p.compress().to_bytes(), enc, "canonical");
+            seen.insert(enc);
+        }
+        assert_eq!(seen.len(), 8);
+    }
+
+    #[test]
+    fn keypair_signs_like_sign() {
+        let kp = Keypair::from_seed(&[9u8; 32]).unwrap();
+        assert_eq!(kp.public_key(), public_key(&[9u8; 32]).unwrap());
+        assert_eq!(kp.sign(b"m"), sign(&[9u8; 32], b"m").unwrap());
+        assert!(is_valid(&kp.public_key(), b"m", &kp.sign(b"m")));
+        assert_eq!(Keypair::from_seed(&[0u8; 31]).err(), Some(Error::Length("Ed25519 seed", 32, 31)));
+    }
 }
