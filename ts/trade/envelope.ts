@@ -1,0 +1,68 @@
+/**
+ * agent-trade/0.2 signed envelopes (seed 003 §1–2): body_hash, signing_input, object_id, creation and
+ * co-signing. Co-signatures are independent: each signs the same signing_input, so adding one never
+ * invalidates the others, and object_id does not depend on the signatures.
+ */
+import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
+import { concatBytes, toBase64Url, toHex, utf8 } from '../crypto/encoding.js';
+
+export const PROTOCOL = 'agent-trade/0.2';
+export const OBJECT_TYPES = ['LISTING_REF', 'DEAL', 'TRADE_EVENT', 'TRADE_RECEIPT'] as const;
+export type ObjectType = (typeof OBJECT_TYPES)[number];
+
+export interface EnvelopeSignature {
+  signer: string;
+  algorithm: 'Ed25519';
+  /** base64url, no padding: 86 characters. */
+  signature: string;
+  /** RFC 3339. */
+  issued_at: string;
+}
+
+export interface Envelope<B = Record<string, unknown>> {
+  protocol: string;
+  object_type: ObjectType;
+  body: B;
+  body_hash: string;
+  signatures: EnvelopeSignature[];
+}
+
+export function isObjectType(s: unknown): s is ObjectType {
+  return (OBJECT_TYPES as readonly unknown[]).includes(s);
+}
+
+/** `"sha256:" + lowerhex(SHA-256(JCS(body)))`. Throws CryptoError if the body is not I-JSON. */
+export function bodyHash(crypto: Crypto, body: unknown): string {
+  return `sha256:${toHex(crypto.jcsValueSha256(body))}`;
+}
+
+/** utf8(protocol) ‖ 0x00 ‖ utf8(object_type) ‖ 0x00 ‖ utf8(body_hash). */
+export function signingInput(protocol: string, objectType: string, hash: string): Uint8Array {
+  const zero = new Uint8Array(1);
+  return concatBytes(utf8(protocol), zero, utf8(objectType), zero, utf8(hash));
+}
+
+/** `"sha256:" + lowerhex(SHA-256(signing_input))`; the signatures are not part of it. */
+export function objectId(crypto: Crypto, env: Pick<Envelope, 'protocol' | 'object_type' | 'body_hash'>): string {
+  return `sha256:${toHex(crypto.sha256(signingInput(env.protocol, env.object_type, env.body_hash)))}`;
+}
+
+/** An unsigned envelope for `body` (sign it with addSignature before it is valid). */
+export function createEnvelope<B>(crypto: Crypto, objectType: ObjectType, body: B): Envelope<B> {
+  return { protocol: PROTOCOL, object_type: objectType, body, body_hash: bodyHash(crypto, body), signatures: [] };
+}
+
+/** RFC 3339 UTC to the second, the form the reference's vectors use. */
+export function nowRfc3339(date = new Date()): string {
+  return `${date.toISOString().slice(0, 19)}Z`;
+}
+
+/**
+ * A copy of `env` with one more signature by `signer`. The signature covers the envelope's own
+ * body_hash, so callers must check that hash first (verifyEnvelope does); `signEnvelope` in cli/
+ * refuses to sign a file whose body_hash is stale.
+ */
+export function addSignature<B>(env: Envelope<B>, keypair: Ed25519Keypair, signer: string, issuedAt = nowRfc3339()): Envelope<B> {
+  const signature = keypair.sign(signingInput(env.protocol, env.object_type, env.body_hash));
+  return { ...env, signatures: [...env.signatures, { signer, algorithm: 'Ed25519', signature: toBase64Url(signature), issued_at: issuedAt }] };
+}

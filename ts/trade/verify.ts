@@ -1,0 +1,123 @@
+/**
+ * Verification in the mandatory order of agent-trade/0.2 §3 (NOTES B2), returning the first failure
+ * with the reference's code. Skipping step 1 and checking only signatures would accept a body edited
+ * after signing (the reference's deal-tampered-body-keep-hash vector); the order is the defence.
+ *
+ * Untrusted text (seed 003 §5) passes a gate first: a size limit, then strict JSON (duplicate keys,
+ * lone surrogates and out-of-range numbers refused). A text that fails the gate is
+ * `fail:malformed_input`, an extension of the reference's seven codes for input it never parses.
+ */
+import type { Crypto } from '../crypto/backend.js';
+import { fromBase64Url } from '../crypto/encoding.js';
+import { CryptoError } from '../crypto/errors.js';
+import { bodyHash, isObjectType, objectId, PROTOCOL, signingInput, type Envelope } from './envelope.js';
+import { schemaError } from './schema.js';
+
+export const VERIFY_RESULTS = [
+  'valid',
+  'fail:protocol_version',
+  'fail:body_hash_mismatch',
+  'fail:object_id_mismatch',
+  'fail:schema_invalid',
+  'fail:unknown_signer',
+  'fail:signature_invalid',
+  'fail:malformed_input',
+] as const;
+export type VerifyResult = (typeof VERIFY_RESULTS)[number];
+
+/** Signer id → public key (32 bytes, or base64url as in the vectors' `identities`). */
+export type KeyMap = ReadonlyMap<string, Uint8Array> | Readonly<Record<string, { public_key: string }>>;
+
+export interface Verdict {
+  result: VerifyResult;
+  /** The recomputed object_id, once the body_hash has checked out. */
+  objectId?: string;
+  /** What failed, for people: a pointer and message, or the signer. */
+  detail?: string;
+}
+
+export interface VerifyOptions {
+  /** A declared object_id (step 2), e.g. from the reference that named this file. */
+  objectId?: string;
+  /** Largest text accepted, in UTF-8 bytes (default 1 MiB). */
+  maxBytes?: number;
+}
+
+export const DEFAULT_MAX_BYTES = 1 << 20;
+
+function lookup(keys: KeyMap, signer: string): Uint8Array | undefined {
+  if (keys instanceof Map) return keys.get(signer);
+  const rec = keys as Readonly<Record<string, { public_key: string }>>;
+  if (!Object.prototype.hasOwnProperty.call(rec, signer)) return undefined;
+  try {
+    return fromBase64Url(rec[signer]!.public_key);
+  } catch {
+    return new Uint8Array(0); // a malformed key never verifies
+  }
+}
+
+export type Parsed = { ok: true; value: unknown } | { ok: false; verdict: Verdict };
+
+const malformed = (detail: string): Parsed => ({ ok: false, verdict: { result: 'fail:malformed_input', detail } });
+
+/** Parses untrusted text through the gate: size first, then strict I-JSON, then JSON.parse. */
+export function parseUntrusted(crypto: Crypto, text: string | Uint8Array, maxBytes = DEFAULT_MAX_BYTES): Parsed {
+  const size = typeof text === 'string' ? new TextEncoder().encode(text).length : text.length;
+  if (size > maxBytes) return malformed(`input is ${size} bytes, over the ${maxBytes}-byte limit`);
+  let s: string;
+  try {
+    s = typeof text === 'string' ? text : new TextDecoder('utf-8', { fatal: true }).decode(text);
+  } catch {
+    return malformed('input is not UTF-8');
+  }
+  try {
+    crypto.jcs(s); // strict I-JSON check of the whole file
+  } catch (e) {
+    if (e instanceof CryptoError) return malformed(e.message);
+    throw e;
+  }
+  return { ok: true, value: JSON.parse(s) as unknown };
+}
+
+/** Verifies a parsed envelope (an object) or untrusted text/bytes. */
+export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opts: VerifyOptions = {}): Verdict {
+  let env = input;
+  if (typeof input === 'string' || input instanceof Uint8Array) {
+    const parsed = parseUntrusted(crypto, input, opts.maxBytes);
+    if (!parsed.ok) return parsed.verdict;
+    env = parsed.value;
+  }
+  const e = (typeof env === 'object' && env !== null && !Array.isArray(env) ? env : {}) as Partial<Envelope> & Record<string, unknown>;
+
+  // 0. exact protocol string, no migration
+  if (e.protocol !== PROTOCOL) return { result: 'fail:protocol_version', detail: `protocol is ${JSON.stringify(e.protocol)}, not ${PROTOCOL}` };
+
+  // 1. recompute body_hash from the body itself
+  let actual: string;
+  try {
+    actual = bodyHash(crypto, e.body);
+  } catch (err) {
+    if (!(err instanceof CryptoError)) throw err;
+    return { result: 'fail:body_hash_mismatch', detail: `body cannot be canonicalized: ${err.message}` };
+  }
+  if (actual !== e.body_hash) return { result: 'fail:body_hash_mismatch', detail: `body hashes to ${actual}, file says ${String(e.body_hash)}` };
+
+  // 2. object_id from the verified hash, against a declared one
+  const id = objectId(crypto, { protocol: PROTOCOL, object_type: String(e.object_type) as never, body_hash: actual });
+  if (opts.objectId !== undefined && opts.objectId !== id) return { result: 'fail:object_id_mismatch', objectId: id, detail: `declared ${opts.objectId}` };
+
+  // 3. the whole envelope against its object_type's schema
+  if (!isObjectType(e.object_type)) return { result: 'fail:schema_invalid', objectId: id, detail: `/object_type is not one of LISTING_REF, DEAL, TRADE_EVENT, TRADE_RECEIPT` };
+  const schema = schemaError(e.object_type, env);
+  if (schema) return { result: 'fail:schema_invalid', objectId: id, detail: schema };
+
+  // 4. every signature, in order, strictly, over the signing_input built from the verified hash
+  const input4 = signingInput(PROTOCOL, e.object_type, actual);
+  for (const [i, s] of (e.signatures ?? []).entries()) {
+    const pk = lookup(keys, s.signer);
+    if (!pk) return { result: 'fail:unknown_signer', objectId: id, detail: `signatures[${i}]: ${JSON.stringify(s.signer)} is not in the key map` };
+    if (!crypto.ed25519Verify(pk, input4, fromBase64Url(s.signature)))
+      return { result: 'fail:signature_invalid', objectId: id, detail: `signatures[${i}] by ${JSON.stringify(s.signer)} does not verify` };
+  }
+  return { result: 'valid', objectId: id };
+}
