@@ -3,8 +3,16 @@ import { CryptoError } from '../crypto/errors.js';
 import { parseArgs, UsageError, type Command, type Output } from './args.js';
 import { conformance } from './conformance.js';
 import { demo } from './demo.js';
+import { TRADE_COMMANDS } from './trade.js';
 
-const COMMANDS: Command[] = [demo, conformance];
+/** A command, or a group of subcommands (`aigenora trade verify …`). */
+type Entry = Command | { name: string; summary: string; subcommands: Command[] };
+
+const COMMANDS: Entry[] = [
+  demo,
+  conformance,
+  { name: 'trade', summary: 'agent-trade/0.2 envelopes: new, keygen, sign, verify, state, manifest', subcommands: TRADE_COMMANDS },
+];
 
 const stdout: Output = {
   line: (t) => process.stdout.write(`${t}\n`),
@@ -23,16 +31,30 @@ function usage(): string {
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
-  const [name, ...rest] = argv;
+  const [name, ...rest] = [...argv];
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${usage()}\n`);
     return name === undefined ? 2 : 0;
   }
-  const cmd = COMMANDS.find((c) => c.name === name);
-  if (!cmd) {
+  const entry = COMMANDS.find((c) => c.name === name);
+  if (!entry) {
     process.stderr.write(`aigenora: unknown command ${JSON.stringify(name)}\n\n${usage()}\n`);
     return 2;
   }
+  let cmd: Command;
+  let label = entry.name;
+  if ('subcommands' in entry) {
+    const sub = rest.shift();
+    const found = entry.subcommands.find((c) => c.name === sub);
+    if (!found) {
+      const list = entry.subcommands.map((c) => `  ${entry.name} ${c.name.padEnd(9)} ${c.summary}`).join('\n');
+      const known = sub === undefined || sub === '--help' || sub === '-h';
+      (known ? process.stdout : process.stderr).write(`${known ? '' : `aigenora ${entry.name}: unknown subcommand ${JSON.stringify(sub)}\n\n`}usage: aigenora ${entry.name} <subcommand> [options]\n\n${list}\n`);
+      return sub === '--help' || sub === '-h' ? 0 : 2;
+    }
+    cmd = found;
+    label = `${entry.name} ${found.name}`;
+  } else cmd = entry;
   if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`usage: ${cmd.usage}\n\n${cmd.help}\n`);
     return 0;
@@ -41,11 +63,11 @@ export async function main(argv: readonly string[]): Promise<number> {
     return await cmd.run(parseArgs(rest, cmd.flags), stdout);
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`aigenora ${cmd.name}: ${e.message}\nusage: ${cmd.usage}\n`);
+      process.stderr.write(`aigenora ${label}: ${e.message}\nusage: ${cmd.usage}\n`);
       return 2;
     }
     if (e instanceof CryptoError) {
-      process.stderr.write(`aigenora ${cmd.name}: ${e.message}\n`);
+      process.stderr.write(`aigenora ${label}: ${e.message}\n`);
       return e.code === 'WASM_UNAVAILABLE' ? 2 : 1;
     }
     throw e;

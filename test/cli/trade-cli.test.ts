@@ -1,0 +1,90 @@
+// The trade CLI end to end, as a user runs it: keygen → new → sign → co-sign → verify, tampering,
+// state folding and manifests, with exit codes and file modes.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'aigenora-trade-cli-'));
+const run = (...args: string[]) => {
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+};
+const TRADE_ID = '019ad3f0-6a2e-7c41-9d3b-5f0e8a7b6c21';
+
+describe('aigenora trade', () => {
+  it('round-trips keygen → new → sign → co-sign → verify, and catches tampering', () => {
+    const pub: Record<string, unknown> = {};
+    for (const who of ['agent_alice', 'agent_bob']) {
+      const r = run('trade', 'keygen', '--signer', who, '--out', `${who}.key`);
+      expect(r.code, r.err).toBe(0);
+      Object.assign(pub, JSON.parse(r.out));
+      expect(statSync(join(dir, `${who}.key`)).mode & 0o777).toBe(0o600);
+      expect(r.out).not.toMatch(/seed/);
+    }
+    expect(run('trade', 'keygen', '--signer', 'x', '--out', 'agent_alice.key').code).toBe(2); // no silent overwrite
+    writeFileSync(join(dir, 'keys.json'), JSON.stringify(pub));
+    writeFileSync(
+      join(dir, 'body.json'),
+      JSON.stringify({
+        buyer: 'agent_bob',
+        seller: 'agent_alice',
+        subject: { listing_ref: 'sha256:' + 'cd'.repeat(32), description: 'Ten recordings', quantity: 10, acceptance_conditions: ['FLAC'] },
+        settlement: { asset: 'iso4217:EUR', amount: '125.50', method: 'manual' },
+        fulfillment: { deadline: '2026-12-24T00:00:00Z', destination_ref: 'inbox', carrier_ref: 'email' },
+      }),
+    );
+    expect(run('trade', 'new', 'deal', '--body', 'body.json', '--out', 'deal.json').code).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'deal.json'), 'utf8')).body.trade_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    let v = run('trade', 'verify', 'deal.json', '--keys', 'keys.json');
+    expect([v.code, v.out.split('\n')[0]]).toEqual([1, 'fail:schema_invalid']); // no signature yet
+    expect(run('trade', 'sign', 'deal.json', '--key', 'agent_alice.key').code).toBe(0);
+    v = run('trade', 'verify', 'deal.json', '--keys', 'keys.json');
+    expect([v.code, v.out.split('\n')[0]]).toEqual([0, 'valid']);
+    expect(run('trade', 'sign', 'deal.json', '--key', 'agent_bob.key').code).toBe(0);
+    v = run('trade', 'verify', 'deal.json', '--keys', 'keys.json', '--json');
+    const verdict = JSON.parse(v.out);
+    expect(verdict.result).toBe('valid');
+    const env = JSON.parse(readFileSync(join(dir, 'deal.json'), 'utf8'));
+    expect(env.signatures.map((s: { signer: string }) => s.signer)).toEqual(['agent_alice', 'agent_bob']);
+    expect(run('trade', 'verify', 'deal.json', '--keys', 'keys.json', '--object-id', verdict.object_id).code).toBe(0);
+    expect(run('trade', 'verify', 'deal.json', '--keys', 'keys.json', '--object-id', 'sha256:' + '0'.repeat(64)).out).toMatch(/^fail:object_id_mismatch/);
+
+    writeFileSync(join(dir, 'only-alice.json'), JSON.stringify({ agent_alice: pub['agent_alice'] }));
+    expect(run('trade', 'verify', 'deal.json', '--keys', 'only-alice.json').out).toMatch(/^fail:unknown_signer/);
+    env.body.subject.quantity = 11;
+    writeFileSync(join(dir, 'tampered.json'), JSON.stringify(env));
+    v = run('trade', 'verify', 'tampered.json', '--keys', 'keys.json');
+    expect([v.code, v.out.split('\n')[0]]).toEqual([1, 'fail:body_hash_mismatch']);
+    expect(run('trade', 'sign', 'tampered.json', '--key', 'agent_bob.key').code).toBe(1); // never signs a stale hash
+    writeFileSync(join(dir, 'dup.json'), readFileSync(join(dir, 'deal.json'), 'utf8').replace('"buyer": "agent_bob"', '"buyer": "agent_bob", "buyer": "agent_eve"'));
+    expect(run('trade', 'verify', 'dup.json', '--keys', 'keys.json').out).toMatch(/^fail:malformed_input/);
+  });
+
+  it('folds verified events into a state and reports a refused transition', () => {
+    const events = ['DEAL_SIGNED', 'PAYMENT_REQUESTED', 'COMPLETED'];
+    events.forEach((type, i) => {
+      writeFileSync(join(dir, `b${i}.json`), JSON.stringify({ event_id: `e${i}`, trade_id: TRADE_ID, event_type: type, actor: 'agent_alice', occurred_at: '2026-12-01T00:00:00Z' }));
+      expect(run('trade', 'new', 'trade-event', '--body', `b${i}.json`, '--out', `e${i}.json`).code).toBe(0);
+      expect(run('trade', 'sign', `e${i}.json`, '--key', 'agent_alice.key').code).toBe(0);
+    });
+    expect(run('trade', 'sign', 'e0.json', '--key', 'agent_bob.key').code).toBe(1); // single-signer object
+    const ok = run('trade', 'state', 'e0.json', 'e1.json', '--keys', 'keys.json');
+    expect([ok.code, ok.out.trim()]).toEqual([0, `${TRADE_ID} PAYMENT_PENDING`]);
+    const bad = run('trade', 'state', 'e0.json', 'e1.json', 'e2.json', '--keys', 'keys.json', '--json');
+    expect(bad.code).toBe(1);
+    expect(JSON.parse(bad.out)).toMatchObject({ ok: false, state: 'PAYMENT_PENDING', rejected: 'e2.json' });
+  });
+
+  it('prints a manifest and usage errors with exit 2', () => {
+    const m = run('trade', 'manifest', '.', '--json');
+    expect(m.code).toBe(0);
+    expect(JSON.parse(m.out).catalog_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(run('trade', 'verify').code).toBe(2);
+    expect(run('trade', 'new', 'invoice', '--body', 'body.json').code).toBe(2);
+    expect(run('trade', 'verify', 'missing.json').err).toMatch(/aigenora trade verify: cannot read missing.json/);
+    expect(run('trade', '--help').code).toBe(0);
+  });
+});
