@@ -1,7 +1,7 @@
 // `npm run bench`: the crypto core side by side in one run — the wasm backend, the js backend,
 // node:crypto, libsodium-wrappers, @noble/* directly, and canonicalize + node:crypto for JCS — with
 // each case's ratio to the anchors, the issue's floors checked from the same run, the .wasm size and
-// its compile + instantiate time. Prints a Markdown table and writes bench/results/latest.md.
+// its compile + instantiate time. Prints a Markdown table and writes bench/results/crypto.md.
 import { chacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { ed25519 as nobleCurves, x25519 as nobleX25519 } from '@noble/curves/ed25519.js';
 import * as nobleEd from '@noble/ed25519';
@@ -14,29 +14,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import os from 'node:os';
-import { getCrypto, utf8, type Crypto } from '../ts/crypto/index.js';
+import { getCrypto, type Crypto } from '../ts/crypto/index.js';
+import { fmt, measure, MS } from './measure.js';
 
 nobleEd.hashes.sha512 = sha512;
 await sodium.ready;
 
-const MS = Number(process.env['BENCH_MS'] ?? 400);
 const wasm = getCrypto('wasm');
 const js = getCrypto('js');
-
-/** ops/s of `f`, after a warm-up, over about MS milliseconds; `per` = operations per call. */
-function measure(f: () => unknown, per = 1): number {
-  const warm = performance.now() + MS / 4;
-  while (performance.now() < warm) f();
-  let n = 0;
-  const t0 = performance.now();
-  let t = t0;
-  while (t - t0 < MS) {
-    for (let i = 0; i < 4; i++) f();
-    n += 4;
-    t = performance.now();
-  }
-  return (n * per * 1000) / (t - t0);
-}
 
 // ---------------------------------------------------------------- inputs
 const seed = new Uint8Array(32).fill(42);
@@ -181,10 +166,6 @@ for (const b of benches) {
   process.stderr.write(`  ${b.name}: ${Object.entries(row).map(([k, v]) => `${k} ${fmt(v!)}`).join(', ')}\n`);
 }
 
-function fmt(n: number): string {
-  return n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e4 ? `${(n / 1e3).toFixed(1)}k` : n >= 100 ? n.toFixed(0) : n.toFixed(1);
-}
-
 // .wasm size, and compile + instantiate time: V8 caches compiled modules per process, so each sample
 // is a fresh Node process timing WebAssembly.Module + Instance once (imports are stubs: nothing is
 // called while instantiating). Median of 7.
@@ -240,4 +221,4 @@ for (const [name, got, want] of floors) {
 }
 const report = `${lines.join('\n')}\n`;
 process.stdout.write(report);
-writeFileSync(new URL('results/latest.md', import.meta.url), report);
+writeFileSync(new URL('results/crypto.md', import.meta.url), report);
