@@ -12,10 +12,22 @@ import { CryptoError } from './errors.js';
 /** Deepest nesting of arrays/objects accepted, the same as the Rust core's. */
 export const MAX_DEPTH = 127;
 
-type Node = null | boolean | number | string | Node[] | Entries;
+/** A parsed JSON value. Objects keep their entries in order; numbers are doubles or, with `rawNumbers`, their literal text. */
+export type JsonNode = null | boolean | number | string | RawNumber | JsonNode[] | Entries;
+type Node = JsonNode;
+
 /** An object as its entries, so that a key such as "__proto__" stays an ordinary key. */
-class Entries {
-  constructor(readonly entries: [string, Node][]) {}
+export class Entries {
+  constructor(readonly entries: [string, JsonNode][]) {}
+}
+
+/** A number literal kept as written (after validation), for consumers that must not round it. */
+export class RawNumber {
+  constructor(readonly text: string) {}
+  /** Whether the literal is an integer (no fraction, no exponent), as Python's json reads it. */
+  get isInteger(): boolean {
+    return !/[.eE]/.test(this.text);
+  }
 }
 
 function syntax(msg: string, at: number): CryptoError {
@@ -29,7 +41,10 @@ const PLAIN = /[^"\\\u0000-\u001f\ud800-\udfff]*/y;
 
 class Parser {
   private i = 0;
-  constructor(private readonly s: string) {}
+  constructor(
+    private readonly s: string,
+    private readonly rawNumbers = false,
+  ) {}
 
   parseDocument(): Node {
     const v = this.value(0);
@@ -70,16 +85,18 @@ class Parser {
     return v;
   }
 
-  private number(): number {
+  private number(): number | RawNumber {
     NUMBER.lastIndex = this.i;
     const m = NUMBER.exec(this.s);
     if (!m) throw syntax('invalid number', this.i);
     const next = this.s[this.i + m[0].length];
     if (next !== undefined && /[0-9.eE+-]/.test(next)) throw syntax('invalid number', this.i);
     this.i += m[0].length;
+    // Raw integer literals are exact at any size; every other number must be a finite double.
+    if (this.rawNumbers && !/[.eE]/.test(m[0])) return new RawNumber(m[0]);
     const n = Number(m[0]);
     if (!Number.isFinite(n)) throw new CryptoError('JSON_NUMBER_RANGE', `${m[0].slice(0, 40)} is not a finite double`);
-    return n;
+    return this.rawNumbers ? new RawNumber(m[0]) : n;
   }
 
   private string(): string {
@@ -193,8 +210,17 @@ class Parser {
   }
 }
 
+/**
+ * Strict parse (the refusals listed at the top of this file) into a tree that keeps object entries in
+ * order and, with `rawNumbers`, number literals as written.
+ */
+export function parseJson(text: string, opts: { rawNumbers?: boolean } = {}): JsonNode {
+  return new Parser(text, opts.rawNumbers).parseDocument();
+}
+
 function write(node: Node, out: string[]): void {
-  if (node === null || typeof node === 'boolean') out.push(String(node));
+  if (node instanceof RawNumber) out.push(String(Number(node.text)));
+  else if (node === null || typeof node === 'boolean') out.push(String(node));
   else if (typeof node === 'number') out.push(String(node)); // ECMAScript Number::toString; -0 → "0"
   else if (typeof node === 'string') out.push(JSON.stringify(node));
   else if (Array.isArray(node)) {
