@@ -84,6 +84,7 @@ describe('message validation', () => {
 
   it('refuses an action two declared messages could answer', () => {
     const amb = new MessageValidator({
+      name: 'amb',
       messages: [
         { name: 'a', direction: 'both', fields: { action: { type: 'enum', values: ['go'], required: true } } },
         { name: 'b', direction: 'guest_to_host', fields: { action: { type: 'enum', values: ['go'], required: true } } },

@@ -32,8 +32,9 @@ describe('spec validation', () => {
     expect(validateSpec(fixtures.base)).toEqual([]);
   });
 
-  it.each(fixtures.cases.map((c: { name: string }) => [c.name, c]))('refuses %s', (_name, c) => {
-    const { set, code, pointer } = c as { set: [string, unknown][]; code: string; pointer: string };
+  type Broken = { name: string; set: [string, unknown][]; code: string; pointer: string };
+  it.each((fixtures.cases as Broken[]).map((c): [string, Broken] => [c.name, c]))('refuses %s', (_name, c) => {
+    const { set, code, pointer } = c;
     const errors = errorsOf(applySet(fixtures.base, set));
     expect(errors.map((e) => [e.code, e.pointer])).toContainEqual([code, pointer]);
     for (const e of errors) expect(e.message.length).toBeGreaterThan(10);

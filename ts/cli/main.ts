@@ -3,6 +3,7 @@ import { CryptoError } from '../crypto/errors.js';
 import { parseArgs, UsageError, type Command, type Output } from './args.js';
 import { conformance } from './conformance.js';
 import { demo } from './demo.js';
+import { protocolHash, protocolValidate, validateTop } from './protocol.js';
 import { TRADE_COMMANDS } from './trade.js';
 
 /** A command, or a group of subcommands (`aigenora trade verify …`). */
@@ -11,6 +12,8 @@ type Entry = Command | { name: string; summary: string; subcommands: Command[] }
 const COMMANDS: Entry[] = [
   demo,
   conformance,
+  validateTop,
+  { name: 'protocol', summary: 'spec.json contracts: hash, validate', subcommands: [protocolHash, protocolValidate] },
   { name: 'trade', summary: 'agent-trade/0.2 envelopes: new, keygen, sign, verify, state, manifest', subcommands: TRADE_COMMANDS },
 ];
 
