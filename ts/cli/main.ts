@@ -3,7 +3,8 @@ import { CryptoError } from '../crypto/errors.js';
 import { parseArgs, UsageError, type Command, type Output } from './args.js';
 import { conformance } from './conformance.js';
 import { demo } from './demo.js';
-import { protocolHash, protocolValidate, validateTop } from './protocol.js';
+import { init, protocolList, protocolPath } from './library.js';
+import { protocolCreate, protocolHash, protocolScaffold, protocolValidate, validateTop } from './protocol.js';
 import { TRADE_COMMANDS } from './trade.js';
 
 /** A command, or a group of subcommands (`aigenora trade verify …`). */
@@ -12,8 +13,13 @@ type Entry = Command | { name: string; summary: string; subcommands: Command[] }
 const COMMANDS: Entry[] = [
   demo,
   conformance,
+  init,
   validateTop,
-  { name: 'protocol', summary: 'spec.json contracts: hash, validate', subcommands: [protocolHash, protocolValidate] },
+  {
+    name: 'protocol',
+    summary: 'spec.json contracts: hash, validate, path, list, create, scaffold',
+    subcommands: [protocolHash, protocolValidate, protocolPath, protocolList, protocolCreate, protocolScaffold],
+  },
   { name: 'trade', summary: 'agent-trade/0.2 envelopes: new, keygen, sign, verify, state, manifest', subcommands: TRADE_COMMANDS },
 ];
 

@@ -1,5 +1,10 @@
 /** `aigenora protocol …` and `aigenora validate`: spec.json contracts from the shell. */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
+import { findHooksFile } from '../hooks/load.js';
+import { sidecarFor, SIDECAR, skeletonSource } from '../hooks/skeleton.js';
+import { builtinDir, BUILTINS, findBuiltin } from '../protocols/index.js';
 import { loadSpec, SpecLoadError, type LoadedSpec, type SpecIssue } from '../spec/index.js';
 import { UsageError, type Command, type Output } from './args.js';
 
@@ -67,3 +72,63 @@ with its JSON pointer and a stable code. Exit status: 0 valid (warnings allowed)
 
 /** `aigenora validate` is `aigenora protocol validate`. */
 export const validateTop: Command = { ...protocolValidate, name: 'validate', usage: 'aigenora validate <DIR|spec.json> [--json]' };
+
+/** Writes hooks.ts (a skeleton) and its sidecar for the spec in `dir`. */
+function writeSkeleton(l: LoadedSpec): string {
+  const text = skeletonSource(l.spec);
+  const file = join(l.dir, 'hooks.ts');
+  writeFileSync(file, text);
+  const sidecar = sidecarFor(getCrypto(), text, readFileSync(l.path), l.protocolId!, l.spec);
+  writeFileSync(join(l.dir, SIDECAR), JSON.stringify(sidecar));
+  return file;
+}
+
+export const protocolScaffold: Command = {
+  name: 'scaffold',
+  summary: 'generate a hooks.ts skeleton for a protocol directory',
+  usage: 'aigenora protocol scaffold <DIR> [--force] [--json]',
+  help: `Writes DIR/hooks.ts for the spec's flow mode: every hook throws AIGENORA_SKELETON_NOT_IMPLEMENTED until
+written, a doc comment lists the spec's constraints, and the module exports AIGENORA_SKELETON = true.
+Also writes the sidecar .aigenora-hooks.json. The engine refuses to load the skeleton until it is
+implemented (tests only: --allow-skeleton-hooks or AIGENORA_ALLOW_SKELETON_HOOKS=1). An existing
+hooks module is kept unless --force.`,
+  flags: { force: 'boolean', json: 'boolean' },
+  run(args, out) {
+    const l = load(one(args.positional, 'protocol directory'));
+    if (!l.ok) {
+      printIssues(out, l.issues);
+      return 1;
+    }
+    const existing = findHooksFile(l.dir);
+    if (existing && !args.flags['force']) throw new UsageError(`${existing} exists; pass --force to replace it with a skeleton`);
+    const file = writeSkeleton(l);
+    if (args.flags['json']) out.json({ hooks: file, sidecar: join(l.dir, SIDECAR), protocol_id: l.protocolId });
+    else out.line(`wrote ${file} and ${join(l.dir, SIDECAR)}: implement every hook, then delete the AIGENORA_SKELETON line`);
+    return 0;
+  },
+};
+
+export const protocolCreate: Command = {
+  name: 'create',
+  summary: 'start a new protocol directory from a built-in template',
+  usage: 'aigenora protocol create <DIR> --from <template> [--name NAME] [--json]',
+  help: `Copies the template's spec.json into DIR (a new or empty directory), renames it with --name, and writes a
+hooks.ts skeleton to implement. Templates: ${BUILTINS.map((b) => b.alias).join(', ')} (or their folder names).`,
+  flags: { from: 'string', name: 'string', json: 'boolean' },
+  run(args, out) {
+    const dir = one(args.positional, 'target directory');
+    const from = args.flags['from'];
+    const b = typeof from === 'string' ? findBuiltin(from) : undefined;
+    if (!b) throw new UsageError(`--from must name a template: ${BUILTINS.map((x) => x.alias).join(', ')}`);
+    if (existsSync(join(dir, 'spec.json'))) throw new UsageError(`${join(dir, 'spec.json')} exists; choose a new directory`);
+    mkdirSync(dir, { recursive: true });
+    const spec = JSON.parse(readFileSync(join(builtinDir(b), 'spec.json'), 'utf8')) as Record<string, unknown>;
+    if (typeof args.flags['name'] === 'string') spec['name'] = args.flags['name'];
+    writeFileSync(join(dir, 'spec.json'), `${JSON.stringify(spec, null, 2)}\n`);
+    const l = load(dir);
+    const file = writeSkeleton(l);
+    if (args.flags['json']) out.json({ dir, protocol_id: l.protocolId, hooks: file });
+    else out.line(`created ${dir} from ${b.alias} (protocol_id ${l.protocolId}); next: implement ${file}, then aigenora protocol validate ${dir}`);
+    return 0;
+  },
+};

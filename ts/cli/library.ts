@@ -1,0 +1,70 @@
+/** `aigenora init`, `protocol path`, `protocol list`: the local data directory and protocol library. */
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { getCrypto } from '../crypto/index.js';
+import { resolveDataDir } from '../library/data-dir.js';
+import { ensureIdentity } from '../library/identity.js';
+import { protocolsDir, readIndex, resolveProtocol, seedBuiltins } from '../library/library.js';
+import { UsageError, type Command } from './args.js';
+
+const dataDirOf = (flags: Record<string, unknown>) => resolveDataDir(flags['data-dir'] as string | undefined);
+
+export const init: Command = {
+  name: 'init',
+  summary: 'create the data directory, an Ed25519 identity and the built-in protocol library',
+  usage: 'aigenora init [--data-dir DIR] [--json]',
+  help: `Creates DIR (--data-dir, else $AIGENORA_DATA_DIR, $P2P_DATA_DIR or $AGENT_DIR, else ~/.aigenora) with mode 0700,
+an identity in key.json (mode 0600; an existing one is kept), and the built-in protocols under
+protocols/<8 hex>/<56 hex>/ with protocols/index.json. Running it again refreshes the built-ins.`,
+  flags: { 'data-dir': 'string', json: 'boolean' },
+  run(args, out) {
+    const dir = dataDirOf(args.flags);
+    const existed = existsSync(dir);
+    mkdirSync(protocolsDir(dir), { recursive: true });
+    if (!existed) chmodSync(dir, 0o700);
+    const c = getCrypto();
+    const id = ensureIdentity(c, dir);
+    const seeded = seedBuiltins(c, dir);
+    if (args.flags['json']) out.json({ data_dir: dir, public_key: id.publicKey, identity_created: id.created, protocols: seeded.map((e) => ({ alias: e.alias, protocol_id: e.protocol_id })) });
+    else {
+      out.line(`data dir   ${dir}`);
+      out.line(`identity   ${id.publicKey}${id.created ? ' (new)' : ''}`);
+      for (const e of seeded) out.line(`protocol   ${e.alias.padEnd(16)} ${e.protocol_id}`);
+    }
+    return 0;
+  },
+};
+
+export const protocolPath: Command = {
+  name: 'path',
+  summary: 'the directory of a protocol in the local library',
+  usage: 'aigenora protocol path <protocol_id|prefix|alias> [--data-dir DIR] [--json]',
+  help: 'Resolves an alias (rps-v1), a full protocol_id or an unambiguous prefix of 8+ hex digits.',
+  flags: { 'data-dir': 'string', json: 'boolean' },
+  run(args, out) {
+    if (args.positional.length !== 1) throw new UsageError('expected one protocol_id or alias');
+    const r = resolveProtocol(dataDirOf(args.flags), args.positional[0]!);
+    if ('error' in r) {
+      if (args.flags['json']) out.json({ ok: false, error: r.error });
+      else process.stderr.write(`${r.error}\n`);
+      return 1;
+    }
+    if (args.flags['json']) out.json({ ok: true, alias: r.entry.alias, protocol_id: r.entry.protocol_id, path: r.dir });
+    else out.line(r.dir);
+    return 0;
+  },
+};
+
+export const protocolList: Command = {
+  name: 'list',
+  summary: 'the protocols in the local library',
+  usage: 'aigenora protocol list [--data-dir DIR] [--json]',
+  help: 'One line per protocol: alias, protocol_id, name.',
+  flags: { 'data-dir': 'string', json: 'boolean' },
+  run(args, out) {
+    const index = readIndex(dataDirOf(args.flags));
+    if (args.flags['json']) out.json(index.protocols.map((p) => ({ alias: p.alias, protocol_id: p.protocol_id, name: p.name, type: p.type, path: p.path })));
+    else if (index.protocols.length === 0) out.line('no protocols (run: aigenora init)');
+    else for (const p of index.protocols) out.line(`${p.alias.padEnd(16)} ${p.protocol_id}  ${p.name}`);
+    return 0;
+  },
+};

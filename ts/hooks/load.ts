@@ -1,0 +1,64 @@
+/** Loading a protocol's local hooks module, refusing pristine skeletons and modules of the wrong flow mode. */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Crypto } from '../crypto/backend.js';
+import { flowMode, type Spec } from '../spec/types.js';
+import { checkPristine, skeletonBypassFromEnv } from './skeleton.js';
+import { HOOK_NAMES, type HookContext, type HooksByMode, type HooksModule } from './types.js';
+
+export const HOOK_FILES = ['hooks.ts', 'hooks.mts', 'hooks.js', 'hooks.mjs'];
+
+export type HooksErrorCode = 'HOOKS_MISSING' | 'HOOKS_SKELETON' | 'HOOKS_INVALID' | 'HOOKS_MODE_MISMATCH' | 'HOOKS_INCOMPLETE';
+
+export class HooksError extends Error {
+  override readonly name = 'HooksError';
+  constructor(
+    readonly code: HooksErrorCode,
+    message: string,
+    /** Hooks still to write, for HOOKS_SKELETON and HOOKS_INCOMPLETE. */
+    readonly pending: string[] = [],
+  ) {
+    super(`${code}: ${message}`);
+  }
+}
+
+export function findHooksFile(dir: string): string | undefined {
+  return HOOK_FILES.map((f) => join(dir, f)).find((p) => existsSync(p));
+}
+
+export interface LoadHooksOptions {
+  /** --allow-skeleton-hooks; AIGENORA_ALLOW_SKELETON_HOOKS=1 also allows it. */
+  allowSkeleton?: boolean;
+}
+
+/** Imports the hooks module beside spec.json after the skeleton checks. */
+export async function loadHooks<M extends Spec>(crypto: Crypto, dir: string, spec: M, opts: LoadHooksOptions = {}): Promise<HooksModule> {
+  const file = findHooksFile(dir);
+  if (!file) throw new HooksError('HOOKS_MISSING', `no hooks module (${HOOK_FILES.join(', ')}) in ${dir}; run: aigenora protocol scaffold ${dir}`);
+  const text = readFileSync(file, 'utf8');
+  const check = checkPristine(crypto, dir, text, spec);
+  if (check.pristine && !(opts.allowSkeleton || skeletonBypassFromEnv())) {
+    throw new HooksError(
+      'HOOKS_SKELETON',
+      `${file} is an unimplemented skeleton (${check.reasons.join('; ')}). Hooks still to write: ${check.pending.join(', ')}. ` +
+        'Implement them and delete the AIGENORA_SKELETON line (tests only: --allow-skeleton-hooks or AIGENORA_ALLOW_SKELETON_HOOKS=1).',
+      check.pending,
+    );
+  }
+  const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  const hooks = mod.default as Partial<HooksModule> | undefined;
+  if (!hooks || typeof hooks !== 'object' || typeof hooks.create !== 'function' || typeof hooks.mode !== 'string')
+    throw new HooksError('HOOKS_INVALID', `${file} must default-export defineHooks(mode, create) (an object {mode, create})`);
+  const mode = flowMode(spec);
+  if (hooks.mode !== mode) throw new HooksError('HOOKS_MODE_MISMATCH', `${file} implements ${hooks.mode} hooks but the spec's flow mode is ${mode}`);
+  return hooks as HooksModule;
+}
+
+/** Creates one session's hooks and checks that every required hook of the mode is a function. */
+export function instantiateHooks<M extends keyof HooksByMode>(module: HooksModule<M>, ctx: HookContext): HooksByMode[M] {
+  const h = module.create(ctx) as unknown as Record<string, unknown>;
+  const missing = HOOK_NAMES[module.mode].required.filter((n) => typeof h[n] !== 'function');
+  if (missing.length) throw new HooksError('HOOKS_INCOMPLETE', `the ${module.mode} hooks lack ${missing.join(', ')}`, missing);
+  return h as unknown as HooksByMode[M];
+}

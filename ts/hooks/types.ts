@@ -1,0 +1,201 @@
+/**
+ * The hook interface a protocol's local module implements, per flow mode, with the reference's hook
+ * names (NOTES A12). The engine owns ordering, validation, commit-reveal, timing and termination;
+ * hooks only decide moves and judge. Every message a hook receives has already passed the spec's
+ * validator, and every message it returns is validated before it is sent.
+ *
+ * A hooks module (`hooks.ts` or `hooks.js` beside spec.json) default-exports the result of
+ * `defineHooks(mode, factory)`: the factory runs once per session, so a host and a guest in one process
+ * never share state.
+ */
+import type { FlowMode } from '../spec/types.js';
+
+/** A protocol message: a JSON object with its `action`. */
+export type Message = { action: string } & Record<string, unknown>;
+
+export interface HookResult<M extends Message = Message> {
+  /** The message to send, or null/absent to send nothing. */
+  response?: M | null;
+  /** The session ends after this step, normally. */
+  completed?: boolean;
+  /** The session ends after this step, as aborted. */
+  abort?: boolean;
+}
+
+/** A hook may return a HookResult or, as in the reference, a bare message (treated as `response`). */
+export type HookReturn<M extends Message = Message> = HookResult<M> | M | null | undefined;
+type Maybe<T> = T | Promise<T>;
+
+export type Role = 'host' | 'guest';
+export type ControlMode = 'autonomous' | 'hybrid' | 'human';
+
+export interface DecisionConfig {
+  mode: 'auto' | 'manual';
+  control_mode: ControlMode;
+  timeout_seconds: number;
+  timeout_action: 'fallback' | 'abort';
+  require_explicit?: boolean;
+}
+
+/** What the engine hands a hooks factory when a session starts. */
+export interface HookContext {
+  role: Role;
+  /** Options after validation against spec.parameters (declared ones only drive rules). */
+  options: Readonly<Record<string, unknown>>;
+  /** Positional extra arguments (only when spec.decision.mode is manual). */
+  args: readonly string[];
+  stateDir: string;
+  decision: DecisionConfig | null;
+  /** A seeded source of randomness, so that `protocol test --seed N` is reproducible. */
+  random(): number;
+}
+
+export interface CommonHooks {
+  proto_init?(options: Readonly<Record<string, unknown>>, role: Role, args: readonly string[], stateDir: string, decision: DecisionConfig | null): Maybe<void>;
+  /** (display_name, comma-separated tags, invitation type, default options). */
+  proto_host_metadata?(): [string, string, string, Record<string, unknown>];
+  proto_display?(msg: Message, direction: 'sent' | 'received'): string | undefined;
+  supported_control_modes?(): ControlMode[];
+}
+
+/** session_loop and request_response: join → ready, then strict ping-pong (request_response: one request, one response). */
+export interface SessionLoopHooks extends CommonHooks {
+  proto_host_handle_join(msg: Message): Maybe<HookReturn>;
+  proto_host_handle(msg: Message): Maybe<HookReturn>;
+  proto_guest_join_message(): Maybe<Message | null | undefined>;
+  proto_guest_handle_ready(msg: Message): Maybe<HookReturn>;
+  proto_guest_first_action(): Maybe<HookReturn>;
+  proto_guest_handle(msg: Message): Maybe<HookReturn>;
+}
+export type RequestResponseHooks = SessionLoopHooks;
+
+/** free: both sides send chat/end at will; invalid peer messages are dropped. */
+export interface FreeHooks extends CommonHooks, HandshakeHooks {
+  proto_on_message(msg: Message): Maybe<void>;
+  proto_on_send(msg: Message): Maybe<void>;
+  proto_on_end(): Maybe<void>;
+}
+
+/** The value a side commits to in a round, as the spec's value field holds it. */
+export type RoundValue = string | number | boolean;
+
+/** What the engine keeps for a simultaneous_round session and hands to the round hooks. */
+export interface RoundState {
+  /** The validated round_result messages so far, oldest first. */
+  results: readonly Message[];
+  /** The latest round_result, or null before the first. */
+  last_result: Message | null;
+  /** The host's ready message (it carries the agreed settings). */
+  ready: Message | null;
+}
+
+/** The join/ready hooks every engine-driven mode may implement to add fields to the defaults. */
+export interface HandshakeHooks {
+  /** Guest: the join message (the engine sends {"action":"join"} if absent or empty). */
+  proto_guest_join_message?(): Maybe<Message | null | undefined>;
+  /** Host: the ready message for a validated join (the engine sends {"action":"ready"} if absent). */
+  proto_host_handle_join?(msg: Message): Maybe<HookReturn>;
+  /** Guest: the host's validated ready. */
+  proto_guest_handle_ready?(msg: Message): Maybe<HookReturn>;
+}
+
+/** simultaneous_round: the engine runs commit → commit → reveal → reveal; the hooks choose and judge. */
+export interface SimultaneousRoundHooks extends CommonHooks, HandshakeHooks {
+  proto_round_value(roundIndex: number, state: RoundState): Maybe<RoundValue>;
+  /** Host: the round_result message (response), and whether the game is over (completed). */
+  proto_round_judge(roundIndex: number, hostValue: RoundValue, guestValue: RoundValue, state: RoundState): Maybe<HookReturn>;
+  /** Side-effect-free judge the guest reruns when spec.shadow_judge is true: the round_result it expects. */
+  proto_round_judge_pure?(roundIndex: number, hostValue: RoundValue, guestValue: RoundValue, state: RoundState): Message;
+}
+
+export interface MentalPokerHooks extends CommonHooks {
+  proto_mp_deck_universe(): [number, number][];
+  proto_mp_initial_deal(state: Record<string, unknown>): { host: number; guest: number };
+  proto_mp_choose_action(state: Record<string, unknown>): Maybe<{ kind: 'play'; id_b: string; call_suit?: number } | { kind: 'draw' } | { kind: 'pass' }>;
+  proto_mp_legal_actions?(state: Record<string, unknown>): unknown[];
+  proto_mp_coerce_action?(state: Record<string, unknown>, decision: unknown): unknown;
+  proto_mp_apply_local_action?(state: Record<string, unknown>, action: unknown): void;
+  proto_mp_check_winner(state: Record<string, unknown>): Role | null;
+  proto_mp_validate_play(state: Record<string, unknown>, who: Role, play: Message): [boolean, string];
+}
+
+export interface RealtimeHooks extends CommonHooks {
+  proto_realtime_initial_state(): Record<string, unknown>;
+  proto_realtime_commands(state: Record<string, unknown>, targetTick: number): Maybe<unknown[]>;
+  proto_realtime_validate_commands(side: Role, commands: unknown[], state: Record<string, unknown>, targetTick: number): boolean;
+  proto_realtime_step(state: Record<string, unknown>, tick: number, commands: { host: unknown[]; guest: unknown[] }): { state: Record<string, unknown>; events: unknown[]; outcome: 'none' | Role | 'draw' };
+  proto_realtime_snapshot?(state: Record<string, unknown>, frame: unknown): unknown;
+  proto_realtime_audit_outcome?(frame: unknown): unknown;
+  proto_realtime_transport_update?(profile: unknown): void;
+}
+
+export interface GroupHooks extends CommonHooks {
+  proto_group_initial_state(members: string[]): Record<string, unknown>;
+  proto_group_member_joined(state: Record<string, unknown>, member: string): Record<string, unknown>;
+  proto_group_member_left(state: Record<string, unknown>, member: string, reason: string): Record<string, unknown>;
+  proto_group_handle(state: Record<string, unknown>, actor: string, action: Message): { state: Record<string, unknown>; events?: unknown[]; direct?: unknown[]; completed?: boolean; outcome?: unknown };
+  proto_group_view(state: Record<string, unknown>, viewer: string): unknown;
+  proto_group_peer_routes?(state: Record<string, unknown>, viewer: string): unknown;
+  proto_group_recovery_snapshot?(state: Record<string, unknown>): unknown;
+  proto_group_restore?(checkpoint: unknown, members: string[], newEpoch: number): Record<string, unknown>;
+  proto_group_on_leader_changed?(state: Record<string, unknown>, oldLeader: string, newLeader: string): void;
+}
+
+export interface HooksByMode {
+  session_loop: SessionLoopHooks;
+  request_response: RequestResponseHooks;
+  free: FreeHooks;
+  simultaneous_round: SimultaneousRoundHooks;
+  mental_poker: MentalPokerHooks;
+  authoritative_realtime: RealtimeHooks;
+  authoritative_group: GroupHooks;
+}
+
+export interface HooksModule<M extends FlowMode = FlowMode> {
+  mode: M;
+  create(ctx: HookContext): HooksByMode[M];
+}
+
+/** Declares a protocol's hooks for one flow mode; the type checker then knows every hook's shape. */
+export function defineHooks<M extends FlowMode>(mode: M, create: (ctx: HookContext) => HooksByMode[M]): HooksModule<M> {
+  return { mode, create };
+}
+
+/** The hooks each flow mode requires (a skeleton generates exactly these) and the optional ones. */
+export const HOOK_NAMES: Record<FlowMode, { required: string[]; optional: string[] }> = {
+  session_loop: {
+    required: ['proto_host_handle_join', 'proto_host_handle', 'proto_guest_join_message', 'proto_guest_handle_ready', 'proto_guest_first_action', 'proto_guest_handle'],
+    optional: ['proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+  },
+  request_response: {
+    required: ['proto_host_handle_join', 'proto_host_handle', 'proto_guest_join_message', 'proto_guest_handle_ready', 'proto_guest_first_action', 'proto_guest_handle'],
+    optional: ['proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+  },
+  free: {
+    required: ['proto_on_message', 'proto_on_send', 'proto_on_end'],
+    optional: ['proto_guest_join_message', 'proto_host_handle_join', 'proto_guest_handle_ready', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+  },
+  simultaneous_round: {
+    required: ['proto_round_value', 'proto_round_judge'],
+    optional: ['proto_round_judge_pure', 'proto_guest_join_message', 'proto_host_handle_join', 'proto_guest_handle_ready', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+  },
+  mental_poker: {
+    required: ['proto_mp_deck_universe', 'proto_mp_initial_deal', 'proto_mp_choose_action', 'proto_mp_check_winner', 'proto_mp_validate_play'],
+    optional: ['proto_mp_legal_actions', 'proto_mp_coerce_action', 'proto_mp_apply_local_action', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+  },
+  authoritative_realtime: {
+    required: ['proto_realtime_initial_state', 'proto_realtime_commands', 'proto_realtime_validate_commands', 'proto_realtime_step'],
+    optional: ['proto_realtime_snapshot', 'proto_realtime_audit_outcome', 'proto_realtime_transport_update', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+  },
+  authoritative_group: {
+    required: ['proto_group_initial_state', 'proto_group_member_joined', 'proto_group_member_left', 'proto_group_handle', 'proto_group_view'],
+    optional: ['proto_group_peer_routes', 'proto_group_recovery_snapshot', 'proto_group_restore', 'proto_group_on_leader_changed', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+  },
+};
+
+/** Normalises what a hook returned into a HookResult. */
+export function toHookResult(r: HookReturn): HookResult {
+  if (r === null || r === undefined) return {};
+  if ('action' in r && typeof (r as Message).action === 'string') return { response: r as Message };
+  return r as HookResult;
+}

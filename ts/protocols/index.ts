@@ -1,0 +1,100 @@
+/**
+ * The built-in protocols: each folder here holds a spec.json and its hooks.ts. `aigenora init` seeds
+ * them into the local library under their protocol_id; `protocol create --from <alias>` copies one.
+ */
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { STANDARD_BALANCE } from './hero-duel/hooks.js';
+
+export interface Profile {
+  description: string;
+  options: Record<string, unknown>;
+}
+
+export interface BuiltinProtocol {
+  alias: string;
+  /** Folder under ts/protocols. */
+  folder: string;
+  tags: string[];
+  capabilities: string[];
+  default_profile: string;
+  profiles: Record<string, Profile>;
+}
+
+export const BUILTIN_DIR = fileURLToPath(new URL('.', import.meta.url));
+
+export const BUILTINS: BuiltinProtocol[] = [
+  {
+    alias: 'rps-v1',
+    folder: 'rps',
+    tags: ['game', 'rps', 'commit-reveal', 'timing'],
+    capabilities: ['simultaneous_choice', 'commit_reveal', 'score_best_of', 'turn_timing'],
+    default_profile: 'standard',
+    profiles: {
+      quick: { description: 'single round', options: { best_of: 1, termination: 'first_to_win', round_delay_seconds: 0 } },
+      standard: { description: 'best of 3, first to 2', options: { best_of: 3, termination: 'first_to_win', round_delay_seconds: 0 } },
+      long: { description: 'best of 5, first to 3', options: { best_of: 5, termination: 'first_to_win', round_delay_seconds: 0 } },
+      marathon: { description: 'exactly 5 rounds, more wins takes it', options: { best_of: 5, termination: 'fixed_rounds', round_delay_seconds: 0 } },
+    },
+  },
+  {
+    alias: 'coin-flip-v1',
+    folder: 'coin-flip',
+    tags: ['game', 'coin-flip', 'commit-reveal'],
+    capabilities: ['simultaneous_choice', 'commit_reveal', 'score_best_of'],
+    default_profile: 'standard',
+    profiles: { single: { description: 'one flip', options: { best_of: 1 } }, standard: { description: 'best of 3', options: { best_of: 3 } } },
+  },
+  {
+    alias: 'guess-number-v1',
+    folder: 'guess-number',
+    tags: ['game', 'guess-number'],
+    capabilities: ['secret_number', 'bounded_integer_guess', 'higher_lower_hint'],
+    default_profile: 'standard',
+    profiles: {
+      easy: { description: 'range 1-50, 10 attempts', options: { range_min: 1, range_max: 50, max_attempts: 10 } },
+      standard: { description: 'range 1-100, 7 attempts', options: { range_min: 1, range_max: 100, max_attempts: 7 } },
+      hard: { description: 'range 1-200, 5 attempts', options: { range_min: 1, range_max: 200, max_attempts: 5 } },
+    },
+  },
+  {
+    alias: 'connect4-v1',
+    folder: 'connect-four',
+    tags: ['game', 'board', 'connect-four'],
+    capabilities: ['turn_based', 'board_state', 'win_check'],
+    default_profile: 'standard',
+    profiles: { standard: { description: '7 columns x 6 rows', options: { cols: 7, rows: 6 } }, small: { description: '5 x 4', options: { cols: 5, rows: 4 } } },
+  },
+  {
+    alias: 'human-chat-v1',
+    folder: 'human-chat',
+    tags: ['chat', 'human', 'p2p'],
+    capabilities: ['free_form_chat', 'seq_ordered'],
+    default_profile: 'standard',
+    profiles: { standard: { description: 'free-form two-way chat', options: {} } },
+  },
+  {
+    alias: 'qna-v1',
+    folder: 'qna',
+    tags: ['service', 'qna', 'request-response'],
+    capabilities: ['single_exchange', 'topic_knowledge_base'],
+    default_profile: 'standard',
+    profiles: { standard: { description: 'one question, any topic', options: {} } },
+  },
+  {
+    alias: 'hero-duel-v1',
+    folder: 'hero-duel',
+    tags: ['game', 'hero-duel', 'moba', 'balance'],
+    capabilities: ['hero_duel', 'declarative_balance', 'simultaneous_damage', 'skill_cooldown', 'shadow_judge'],
+    default_profile: 'standard',
+    profiles: { standard: { description: 'four heroes (warrior, mage, assassin, tank), 30-round cap', options: { max_rounds: 30, balance: STANDARD_BALANCE } } },
+  },
+];
+
+export function builtinDir(b: BuiltinProtocol): string {
+  return join(BUILTIN_DIR, b.folder);
+}
+
+export function findBuiltin(aliasOrFolder: string): BuiltinProtocol | undefined {
+  return BUILTINS.find((b) => b.alias === aliasOrFolder || b.folder === aliasOrFolder);
+}

@@ -1,0 +1,51 @@
+/**
+ * Shared scoring for the best-of-N simultaneous-round games (rock-paper-scissors, coin flip): the
+ * ready message's settings, win counting and termination. The judge functions are pure, so the host's
+ * judge and a guest's shadow check compute the same round_result from the same history.
+ */
+import type { HookContext, Message, RoundState, Role } from 'aigenora/hooks';
+
+export interface Settings {
+  best_of: number;
+  rounds_to_win: number;
+  termination: 'first_to_win' | 'fixed_rounds';
+}
+
+/** A cap on rounds when draws keep a first_to_win game going (each round is a fresh random draw). */
+export const DRAW_CAP_FACTOR = 5;
+
+export function settings(options: HookContext['options']): Settings {
+  const best_of = typeof options['best_of'] === 'number' ? options['best_of'] : 3;
+  const rounds_to_win = typeof options['rounds_to_win'] === 'number' ? options['rounds_to_win'] : Math.floor(best_of / 2) + 1;
+  const termination = options['termination'] === 'fixed_rounds' ? 'fixed_rounds' : 'first_to_win';
+  return { best_of, rounds_to_win, termination };
+}
+
+/** The settings the host announced, which both sides play by. */
+export function agreed(state: RoundState, fallback: Settings): Settings {
+  const r = state.ready;
+  if (!r) return fallback;
+  return {
+    best_of: r['best_of'] as number,
+    rounds_to_win: (r['rounds_to_win'] as number | undefined) ?? Math.floor((r['best_of'] as number) / 2) + 1,
+    termination: r['termination'] === 'fixed_rounds' ? 'fixed_rounds' : 'first_to_win',
+  };
+}
+
+/** The round_result after a round won by `winner` ('draw' for none). */
+export function scoreRound(
+  round: number,
+  winner: Role | 'draw',
+  state: RoundState,
+  s: Settings,
+  values: Record<string, unknown>,
+): Message & { game_over: boolean } {
+  const last = state.last_result;
+  const host_wins = ((last?.['host_wins'] as number | undefined) ?? 0) + (winner === 'host' ? 1 : 0);
+  const guest_wins = ((last?.['guest_wins'] as number | undefined) ?? 0) + (winner === 'guest' ? 1 : 0);
+  const played = round + 1;
+  const decided = s.termination === 'first_to_win' ? host_wins >= s.rounds_to_win || guest_wins >= s.rounds_to_win : played >= s.best_of;
+  const game_over = decided || played >= s.best_of * DRAW_CAP_FACTOR;
+  const game_winner = !game_over ? 'none' : host_wins > guest_wins ? 'host' : guest_wins > host_wins ? 'guest' : 'draw';
+  return { action: 'round_result', round, ...values, round_winner: winner, host_wins, guest_wins, game_over, game_winner };
+}
