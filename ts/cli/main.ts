@@ -4,7 +4,7 @@ import { parseArgs, UsageError, type Command, type Output } from './args.js';
 import { conformance } from './conformance.js';
 import { demo } from './demo.js';
 import { init, protocolList, protocolPath } from './library.js';
-import { protocolCreate, protocolHash, protocolScaffold, protocolValidate, validateTop } from './protocol.js';
+import { protocolCreate, protocolHash, protocolHooks, protocolScaffold, protocolValidate, validateTop } from './protocol.js';
 import { TRADE_COMMANDS } from './trade.js';
 
 /** A command, or a group of subcommands (`aigenora trade verify …`). */
@@ -17,8 +17,8 @@ const COMMANDS: Entry[] = [
   validateTop,
   {
     name: 'protocol',
-    summary: 'spec.json contracts: hash, validate, path, list, create, scaffold',
-    subcommands: [protocolHash, protocolValidate, protocolPath, protocolList, protocolCreate, protocolScaffold],
+    summary: 'spec.json contracts: hash, validate, path, list, create, scaffold, hooks',
+    subcommands: [protocolHash, protocolValidate, protocolPath, protocolList, protocolCreate, protocolScaffold, protocolHooks],
   },
   { name: 'trade', summary: 'agent-trade/0.2 envelopes: new, keygen, sign, verify, state, manifest', subcommands: TRADE_COMMANDS },
 ];

@@ -2,7 +2,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
-import { findHooksFile } from '../hooks/load.js';
+import { findHooksFile, HooksError, instantiateHooks, loadHooks } from '../hooks/load.js';
+import { HOOK_NAMES } from '../hooks/types.js';
+import { flowMode } from '../spec/types.js';
 import { sidecarFor, SIDECAR, skeletonSource } from '../hooks/skeleton.js';
 import { builtinDir, BUILTINS, findBuiltin } from '../protocols/index.js';
 import { loadSpec, SpecLoadError, type LoadedSpec, type SpecIssue } from '../spec/index.js';
@@ -73,10 +75,11 @@ with its JSON pointer and a stable code. Exit status: 0 valid (warnings allowed)
 /** `aigenora validate` is `aigenora protocol validate`. */
 export const validateTop: Command = { ...protocolValidate, name: 'validate', usage: 'aigenora validate <DIR|spec.json> [--json]' };
 
-/** Writes hooks.ts (a skeleton) and its sidecar for the spec in `dir`. */
+/** Writes hooks.mts (a skeleton) and its sidecar for the spec in `dir`. */
 function writeSkeleton(l: LoadedSpec): string {
   const text = skeletonSource(l.spec);
-  const file = join(l.dir, 'hooks.ts');
+  // .mts: an ES module wherever the directory is, with or without a package.json around it.
+  const file = join(l.dir, 'hooks.mts');
   writeFileSync(file, text);
   const sidecar = sidecarFor(getCrypto(), text, readFileSync(l.path), l.protocolId!, l.spec);
   writeFileSync(join(l.dir, SIDECAR), JSON.stringify(sidecar));
@@ -85,9 +88,9 @@ function writeSkeleton(l: LoadedSpec): string {
 
 export const protocolScaffold: Command = {
   name: 'scaffold',
-  summary: 'generate a hooks.ts skeleton for a protocol directory',
+  summary: 'generate a hooks.mts skeleton for a protocol directory',
   usage: 'aigenora protocol scaffold <DIR> [--force] [--json]',
-  help: `Writes DIR/hooks.ts for the spec's flow mode: every hook throws AIGENORA_SKELETON_NOT_IMPLEMENTED until
+  help: `Writes DIR/hooks.mts for the spec's flow mode: every hook throws AIGENORA_SKELETON_NOT_IMPLEMENTED until
 written, a doc comment lists the spec's constraints, and the module exports AIGENORA_SKELETON = true.
 Also writes the sidecar .aigenora-hooks.json. The engine refuses to load the skeleton until it is
 implemented (tests only: --allow-skeleton-hooks or AIGENORA_ALLOW_SKELETON_HOOKS=1). An existing
@@ -113,7 +116,7 @@ export const protocolCreate: Command = {
   summary: 'start a new protocol directory from a built-in template',
   usage: 'aigenora protocol create <DIR> --from <template> [--name NAME] [--json]',
   help: `Copies the template's spec.json into DIR (a new or empty directory), renames it with --name, and writes a
-hooks.ts skeleton to implement. Templates: ${BUILTINS.map((b) => b.alias).join(', ')} (or their folder names).`,
+hooks.mts skeleton to implement. Templates: ${BUILTINS.map((b) => b.alias).join(', ')} (or their folder names).`,
   flags: { from: 'string', name: 'string', json: 'boolean' },
   run(args, out) {
     const dir = one(args.positional, 'target directory');
@@ -130,5 +133,39 @@ hooks.ts skeleton to implement. Templates: ${BUILTINS.map((b) => b.alias).join('
     if (args.flags['json']) out.json({ dir, protocol_id: l.protocolId, hooks: file });
     else out.line(`created ${dir} from ${b.alias} (protocol_id ${l.protocolId}); next: implement ${file}, then aigenora protocol validate ${dir}`);
     return 0;
+  },
+};
+
+export const protocolHooks: Command = {
+  name: 'hooks',
+  summary: "load a protocol's hooks as a session would, and report what is implemented",
+  usage: 'aigenora protocol hooks <DIR> [--allow-skeleton-hooks] [--json]',
+  help: `Applies the checks the engine applies before a session: a pristine skeleton is refused with the hooks
+still to write (any of: sidecar hashes unchanged, the AIGENORA_SKELETON sentinel, a NOT_IMPLEMENTED
+marker, a legacy v005 banner), then the module must match the spec's flow mode and define every
+required hook. --allow-skeleton-hooks (or AIGENORA_ALLOW_SKELETON_HOOKS=1) bypasses the skeleton check,
+for tests only. Exit status 0 ready, 1 refused, 2 unreadable.`,
+  flags: { 'allow-skeleton-hooks': 'boolean', json: 'boolean' },
+  async run(args, out) {
+    const l = load(one(args.positional, 'protocol directory'));
+    if (!l.ok) {
+      printIssues(out, l.issues);
+      return 1;
+    }
+    const mode = flowMode(l.spec);
+    try {
+      const module = await loadHooks(getCrypto(), l.dir, l.spec, { allowSkeleton: args.flags['allow-skeleton-hooks'] === true });
+      const hooks = instantiateHooks(module, { role: 'host', options: {}, args: [], stateDir: l.dir, decision: null, random: Math.random }) as unknown as Record<string, unknown>;
+      const names = [...HOOK_NAMES[mode].required, ...HOOK_NAMES[mode].optional];
+      const implemented = names.filter((n) => typeof hooks[n] === 'function');
+      if (args.flags['json']) out.json({ ok: true, flow_mode: mode, implemented });
+      else out.line(`ready: ${mode} hooks (${implemented.join(', ')})`);
+      return 0;
+    } catch (e) {
+      if (!(e instanceof HooksError)) throw e;
+      if (args.flags['json']) out.json({ ok: false, code: e.code, message: e.message, pending: e.pending });
+      else out.line(`refused: ${e.message}`);
+      return 1;
+    }
   },
 };

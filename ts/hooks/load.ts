@@ -7,7 +7,8 @@ import { flowMode, type Spec } from '../spec/types.js';
 import { checkPristine, skeletonBypassFromEnv } from './skeleton.js';
 import { HOOK_NAMES, type HookContext, type HooksByMode, type HooksModule } from './types.js';
 
-export const HOOK_FILES = ['hooks.ts', 'hooks.mts', 'hooks.js', 'hooks.mjs'];
+/** .mts/.mjs first: they are ES modules wherever they live; .ts/.js only inside a "type": "module" package. */
+export const HOOK_FILES = ['hooks.mts', 'hooks.mjs', 'hooks.ts', 'hooks.js'];
 
 export type HooksErrorCode = 'HOOKS_MISSING' | 'HOOKS_SKELETON' | 'HOOKS_INVALID' | 'HOOKS_MODE_MISMATCH' | 'HOOKS_INCOMPLETE';
 

@@ -1,5 +1,5 @@
 /**
- * Hooks skeletons (NOTES A14): `protocol scaffold` (and fetch, later) writes a hooks.ts with a
+ * Hooks skeletons (NOTES A14): `protocol scaffold` (and fetch, later) writes a hooks.mts with a
  * module-level sentinel and one throwing body per hook of the spec's flow mode, plus the sidecar
  * `.aigenora-hooks.json`. Loading a pristine skeleton is refused, listing the hooks still to write.
  */
@@ -69,7 +69,7 @@ function constraints(spec: Spec): string[] {
   return lines;
 }
 
-/** The skeleton hooks.ts for a spec. */
+/** The skeleton hooks module (hooks.mts) for a spec. */
 export function skeletonSource(spec: Spec): string {
   const mode = flowMode(spec);
   const body = HOOK_NAMES[mode].required.map((name) => {

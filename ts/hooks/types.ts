@@ -4,7 +4,7 @@
  * hooks only decide moves and judge. Every message a hook receives has already passed the spec's
  * validator, and every message it returns is validated before it is sent.
  *
- * A hooks module (`hooks.ts` or `hooks.js` beside spec.json) default-exports the result of
+ * A hooks module (`hooks.mts`, or hooks.ts/.js/.mjs, beside spec.json) default-exports the result of
  * `defineHooks(mode, factory)`: the factory runs once per session, so a host and a guest in one process
  * never share state.
  */

@@ -49,7 +49,7 @@ function writeIndex(dataDir: string, index: LibraryIndex): void {
 }
 
 /**
- * Copies the built-in protocols into the library. The spec is copied byte for byte; hooks.ts is a
+ * Copies the built-in protocols into the library. The spec is copied byte for byte; hooks.mts is a
  * one-line module that re-exports the packaged hooks, which stay the package's own (trusted) code.
  * `protocol create --from <alias>` makes an editable copy instead.
  */
@@ -65,7 +65,7 @@ export function seedBuiltins(crypto: Crypto, dataDir: string): IndexEntry[] {
     mkdirSync(dest, { recursive: true });
     copyFileSync(join(src, 'spec.json'), join(dest, 'spec.json'));
     writeFileSync(
-      join(dest, 'hooks.ts'),
+      join(dest, 'hooks.mts'),
       `// Built-in hooks of ${b.alias}, shipped with aigenora. For an editable copy: aigenora protocol create <dir> --from ${b.alias}\nexport { default } from ${JSON.stringify(pathToFileURL(join(src, 'hooks.ts')).href)};\n`,
     );
     const s = loaded.spec;
@@ -84,7 +84,7 @@ export function seedBuiltins(crypto: Crypto, dataDir: string): IndexEntry[] {
       created_reason: `built-in (${flowMode(s)})`,
       default_profile: b.default_profile,
       profiles: b.profiles,
-      entrypoints: { host: 'aigenora host --protocol-dir', guest: 'aigenora join', hooks: 'hooks.ts' },
+      entrypoints: { host: 'aigenora host --protocol-dir', guest: 'aigenora join', hooks: 'hooks.mts' },
     });
   }
   const others = index.protocols.filter((p) => !entries.some((e) => e.alias === p.alias || e.protocol_id === p.protocol_id));

@@ -1,0 +1,183 @@
+// The built-in protocols: every spec validates, hashes to its reference id where it reuses the
+// reference's spec, and its hooks play complete games whose every message passes the spec.
+import { describe, expect, it } from 'vitest';
+import { getCrypto } from '../../ts/crypto/index.js';
+import type { HooksModule, Message } from '../../ts/hooks/types.js';
+import { builtinDir, BUILTINS } from '../../ts/protocols/index.js';
+import { loadSpec, validateOptions } from '../../ts/spec/index.js';
+import { loadBuiltinSpec, play } from './play.js';
+
+const REFERENCE_IDS: Record<string, string> = {
+  'rps-v1': '43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f',
+  'coin-flip-v1': '9e5df77c31b613dd16b015ed802d4d063d446c4e381382885683c89b7f5ee48f',
+  'guess-number-v1': '166570eff5c0864d31ccafb9d04ea5154184542085dfa401a9c3590f6831e8c8',
+  'connect4-v1': '5cd50a30977f690c81073e861c9fec9323b3bf359e703c886ff9b0153c1cb209',
+  'human-chat-v1': '59da01bc80d2ac385e0c9c642ad578ffa83b8fe273c4df21d80b2555437b8a31',
+  'hero-duel-v1': 'df2d0709aa159798680cfcb7106d4d3b0a8eee002b5644044dc0ed0b8d06092a',
+};
+
+const hooksOf = async (folder: string) => (await import(`../../ts/protocols/${folder}/hooks.ts`)).default as HooksModule;
+
+describe('built-in protocols', () => {
+  it.each(BUILTINS.map((b) => [b.alias, b]))('%s validates, and its profiles are valid options', (alias, b) => {
+    const l = loadSpec(getCrypto(), builtinDir(b));
+    expect(l.issues, alias).toEqual([]);
+    if (REFERENCE_IDS[alias]) expect(l.protocolId).toBe(REFERENCE_IDS[alias]);
+    for (const [name, p] of Object.entries(b.profiles)) expect(validateOptions(l.spec, p.options).issues, `${alias}/${name}`).toEqual([]);
+  });
+
+  const games = BUILTINS.filter((b) => b.folder !== 'human-chat');
+  it.each(games.flatMap((b) => Object.entries(b.profiles).map(([profile, p]) => [`${b.alias}/${profile}`, b, p.options] as const)))(
+    '%s plays to completion for 20 seeds with every message valid',
+    async (_name, b, options) => {
+      const spec = loadBuiltinSpec(b.folder);
+      const hooks = await hooksOf(b.folder);
+      for (let seed = 1; seed <= 20; seed++) {
+        const r = await play(spec, hooks, options, seed);
+        expect(r.outcome, `seed ${seed}`).toBe('completed');
+      }
+    },
+  );
+});
+
+describe('rock-paper-scissors', () => {
+  it('judges every pair by the spec win conditions', async () => {
+    const { winnerOf } = await import('../../ts/protocols/rps/hooks.js');
+    expect(winnerOf('rock', 'scissors')).toBe('host');
+    expect(winnerOf('rock', 'paper')).toBe('guest');
+    expect(winnerOf('paper', 'rock')).toBe('host');
+    expect(winnerOf('scissors', 'paper')).toBe('host');
+    expect(winnerOf('scissors', 'scissors')).toBe('draw');
+  });
+
+  it('ends first_to_win at rounds_to_win and fixed_rounds after best_of rounds', async () => {
+    const spec = loadBuiltinSpec('rps');
+    const hooks = await hooksOf('rps');
+    for (let seed = 1; seed <= 10; seed++) {
+      const first = await play(spec, hooks, { best_of: 5, termination: 'first_to_win' }, seed);
+      const last = first.frames.filter((f) => f.msg.action === 'round_result').at(-1)!.msg as Message;
+      expect(Math.max(last['host_wins'] as number, last['guest_wins'] as number)).toBe(3);
+      const fixed = await play(spec, hooks, { best_of: 5, termination: 'fixed_rounds' }, seed);
+      expect(fixed.frames.filter((f) => f.msg.action === 'round_result')).toHaveLength(5);
+    }
+  });
+});
+
+describe('coin flip', () => {
+  it('gives the round to the guest exactly when the choices match (rules.win_conditions)', async () => {
+    const { winnerOf } = await import('../../ts/protocols/coin-flip/hooks.js');
+    expect(winnerOf('heads', 'heads')).toBe('guest');
+    expect(winnerOf('heads', 'tails')).toBe('host');
+  });
+});
+
+describe('guess number', () => {
+  it('the bisecting guest always wins within log2 attempts, and hints match the revealed secret', async () => {
+    const spec = loadBuiltinSpec('guess-number');
+    const hooks = await hooksOf('guess-number');
+    for (let seed = 1; seed <= 30; seed++) {
+      const r = await play(spec, hooks, { range_min: 1, range_max: 100, max_attempts: 7 }, seed);
+      const over = r.frames.at(-1)!.msg as Message;
+      expect(over.action).toBe('game_over');
+      expect(over['winner']).toBe('guest');
+      expect(over['total_attempts']).toBeLessThanOrEqual(7);
+    }
+    const { hintsConsistent } = await import('../../ts/protocols/guess-number/hooks.js');
+    expect(hintsConsistent(42, [{ number: 50, result: 'lower' }, { number: 25, result: 'higher' }])).toBe(true);
+    expect(hintsConsistent(42, [{ number: 50, result: 'higher' }])).toBe(false);
+  });
+
+  it('the host wins when attempts run out', async () => {
+    const r = await play(loadBuiltinSpec('guess-number'), await hooksOf('guess-number'), { range_min: 1, range_max: 10000, max_attempts: 2 }, 3);
+    expect((r.frames.at(-1)!.msg as Message)['winner']).toBe('host');
+  });
+});
+
+describe('connect four', () => {
+  it('finds wins in rows, columns and both diagonals, and full boards', async () => {
+    const { Board } = await import('../../ts/protocols/connect-four/hooks.js');
+    const b = new Board(7, 6);
+    for (const c of [0, 1, 2]) b.drop(c, 'guest');
+    expect(b.wins(3, b.drop(3, 'guest'))).toBe(true);
+    const v = new Board(4, 4);
+    for (let i = 0; i < 3; i++) v.drop(2, 'host');
+    expect(v.wins(2, v.drop(2, 'host'))).toBe(true);
+    const d = new Board(4, 4);
+    d.drop(1, 'host');
+    d.drop(2, 'host');
+    d.drop(2, 'host');
+    for (let i = 0; i < 3; i++) d.drop(3, 'host');
+    d.drop(0, 'guest');
+    d.drop(1, 'guest');
+    d.drop(2, 'guest');
+    expect(d.wins(3, d.drop(3, 'guest'))).toBe(true);
+    const f = new Board(4, 4);
+    for (let c = 0; c < 4; c++) for (let r = 0; r < 4; r++) f.drop(c, (c + Math.floor(r / 2)) % 2 ? 'host' : 'guest');
+    expect(f.full()).toBe(true);
+    expect(f.landing(0)).toBe(-1);
+  });
+
+  it('takes a winning move, else blocks', async () => {
+    const { Board } = await import('../../ts/protocols/connect-four/hooks.js');
+    const b = new Board(7, 6);
+    for (const c of [0, 1, 2]) b.drop(c, 'guest');
+    expect(b.choose('host', () => 0)).toBe(3); // block
+    expect(b.choose('guest', () => 0)).toBe(3); // win
+  });
+});
+
+describe('hero duel', () => {
+  it('resolves skills only with mana and no cooldown, ticks cooldowns and regenerates mana', async () => {
+    const { judgeRound, STANDARD_BALANCE: B } = await import('../../ts/protocols/hero-duel/hooks.js');
+    const setup = { host: B['warrior']!, guest: B['mage']!, maxRounds: 30 };
+    const r0 = judgeRound(setup, 0, 'skill_b', 'ult', null);
+    expect(r0).toMatchObject({ host_damage_dealt: 70, guest_damage_dealt: 170, host_hp: 240 - 170, guest_hp: 150 - 70 });
+    expect(r0).toMatchObject({ host_mana: 80 - 35 + 15, guest_mana: 120 - 80 + 20, host_cd_b: 2, guest_cd_ult: 4, round_winner: 'guest', game_over: false, game_winner: 'none' });
+    // skill_b is still cooling down: a normal attack instead.
+    const r1 = judgeRound(setup, 1, 'skill_b', 'ult', r0);
+    expect(r1).toMatchObject({ host_damage_dealt: 24, guest_damage_dealt: 12, host_cd_b: 1, guest_cd_ult: 3 });
+    const r2 = judgeRound(setup, 2, 'normal', 'normal', r1);
+    expect(r2).toMatchObject({ host_cd_b: 0, guest_hp: 150 - 70 - 24 - 24 });
+  });
+
+  it('ends at 0 HP (draw when both fall) and at max_rounds by HP', async () => {
+    const { judgeRound, STANDARD_BALANCE: B } = await import('../../ts/protocols/hero-duel/hooks.js');
+    const glass = { ...B['mage']!, hp: 10 };
+    expect(judgeRound({ host: glass, guest: glass, maxRounds: 30 }, 0, 'normal', 'normal', null)).toMatchObject({ host_hp: 0, guest_hp: 0, game_over: true, game_winner: 'draw' });
+    expect(judgeRound({ host: B['tank']!, guest: B['mage']!, maxRounds: 1 }, 0, 'normal', 'normal', null)).toMatchObject({ game_over: true, game_winner: 'host' });
+  });
+
+  it('the guest shadow judge agrees with the host on whole games', async () => {
+    const spec = loadBuiltinSpec('hero-duel');
+    expect(spec.shadow_judge).toBe(true);
+    const { STANDARD_BALANCE } = await import('../../ts/protocols/hero-duel/hooks.js');
+    for (let seed = 1; seed <= 10; seed++) {
+      const r = await play(spec, await hooksOf('hero-duel'), { max_rounds: 30, balance: STANDARD_BALANCE }, seed);
+      expect(r.outcome).toBe('completed');
+    }
+  });
+});
+
+describe('ask aigenora (qna)', () => {
+  it('answers a known topic and reports an unknown one, whatever the question text says', async () => {
+    const spec = loadBuiltinSpec('qna');
+    const hooks = await hooksOf('qna');
+    const r = await play(spec, hooks, { topic: 'commit_reveal' });
+    expect(r.frames.at(-1)!.msg).toMatchObject({ action: 'answer', status: 'answered' });
+    const u = await play(spec, hooks, { topic: 'weather' });
+    expect(u.frames.at(-1)!.msg).toMatchObject({ action: 'answer', status: 'unknown_topic' });
+  });
+});
+
+describe('human chat', () => {
+  it('keeps the conversation and escapes terminal control characters in peer text', async () => {
+    const { displaySafe } = await import('../../ts/protocols/human-chat/hooks.js');
+    expect(displaySafe('hi\u001b[2Jthere\u202e')).toBe('hi\\u001b[2Jthere\\u202e');
+    const hooks = await hooksOf('human-chat');
+    const h = hooks.create({ role: 'host', options: {}, args: [], stateDir: '', decision: null, random: Math.random }) as unknown as Record<string, (...a: unknown[]) => unknown>;
+    h['proto_on_message']!({ action: 'chat', text: 'hello', seq: 1 });
+    h['proto_on_send']!({ action: 'chat', text: 'hi', seq: 1 });
+    expect(h['proto_display']!({ action: 'chat', text: 'x\u0007', seq: 2 }, 'received')).toBe('peer #2: x\\u0007');
+    expect((h['transcript']!() as { lines: unknown[] }).lines).toHaveLength(2);
+  });
+});
