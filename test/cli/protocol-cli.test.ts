@@ -1,0 +1,101 @@
+// The protocol library and contract commands end to end: init, list, path, hash, validate, create,
+// scaffold and the skeleton refusal, with exit codes, --json and file modes.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+const tmp = mkdtempSync(join(tmpdir(), 'aigenora-protocol-cli-'));
+const run = (args: string[], env: Record<string, string> = {}) => {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+};
+const data = join(tmp, 'agent');
+
+describe('aigenora init and the library', () => {
+  it('creates the data dir (0700), key.json (0600, reference layout) and the built-ins under their ids', () => {
+    const r = run(['init', '--json'], { AIGENORA_DATA_DIR: data });
+    expect(r.code, r.err).toBe(0);
+    const j = JSON.parse(r.out);
+    expect(j.public_key).toMatch(/^[0-9a-f]{64}$/);
+    expect(statSync(data).mode & 0o777).toBe(0o700);
+    expect(statSync(join(data, 'key.json')).mode & 0o777).toBe(0o600);
+    const key = JSON.parse(readFileSync(join(data, 'key.json'), 'utf8'));
+    expect(Object.keys(key).sort()).toEqual(['private_key', 'public_key']);
+    expect(key.public_key).toBe(j.public_key);
+    expect(r.out).not.toContain(key.private_key);
+    const index = JSON.parse(readFileSync(join(data, 'protocols', 'index.json'), 'utf8'));
+    expect(index).toMatchObject({ version: 2, layout: 'sha256-8-56' });
+    for (const p of index.protocols) {
+      expect(p.path).toBe(`${p.protocol_id.slice(0, 8)}/${p.protocol_id.slice(8)}`);
+      expect(existsSync(join(data, 'protocols', p.path, 'spec.json'))).toBe(true);
+      const hash = run(['protocol', 'hash', join(data, 'protocols', p.path)]);
+      expect(hash.out.trim(), p.alias).toBe(p.protocol_id);
+    }
+    // A second init keeps the identity.
+    expect(JSON.parse(run(['init', '--json', '--data-dir', data]).out).public_key).toBe(j.public_key);
+  });
+
+  it('lists and resolves protocols by alias or id prefix', () => {
+    expect(run(['protocol', 'list', '--data-dir', data]).out).toMatch(/^rps-v1 +43a80648/m);
+    const p = run(['protocol', 'path', '43a80648', '--data-dir', data]);
+    expect(p.out.trim()).toBe(join(data, 'protocols', '43a80648', '1a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f'));
+    expect(run(['protocol', 'path', 'rps-v1', '--data-dir', data]).out).toBe(p.out);
+    expect(run(['protocol', 'path', 'no-such', '--data-dir', data]).code).toBe(1);
+    const hooks = run(['protocol', 'hooks', p.out.trim()]);
+    expect([hooks.code, hooks.out]).toEqual([0, expect.stringMatching(/^ready: simultaneous_round hooks/)]);
+  });
+});
+
+describe('hash and validate', () => {
+  it('validate exits 0/1/2 and lists every error with its pointer', () => {
+    const bad = join(tmp, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ name: '', messages: [{ name: 'a', direction: 'up', fields: { action: { type: 'enum', values: ['a'] } } }] }));
+    const r = run(['validate', bad, '--json']);
+    expect(r.code).toBe(1);
+    const j = JSON.parse(r.out);
+    expect(j.ok).toBe(false);
+    expect(j.issues.map((i: { code: string; pointer: string }) => [i.code, i.pointer])).toEqual([
+      ['SPEC_NAME_MISSING', '/name'],
+      ['MESSAGE_DIRECTION_INVALID', '/messages/0/direction'],
+    ]);
+    expect(run(['protocol', 'validate', join(tmp, 'missing')]).code).toBe(2);
+    expect(run(['validate', 'ts/protocols/qna']).code).toBe(0);
+  });
+
+  it('hash warns about an unknown spec_version but still prints the id', () => {
+    const v2 = join(tmp, 'v2.json');
+    writeFileSync(v2, JSON.stringify({ name: 'x', spec_version: '2.0', messages: [] }));
+    const r = run(['protocol', 'hash', v2]);
+    expect(r.code).toBe(0);
+    expect(r.out.trim()).toMatch(/^[0-9a-f]{64}$/);
+    expect(r.err).toMatch(/warning: spec_version "2.0" is not supported/);
+    expect(run(['validate', v2]).code).toBe(1);
+  });
+});
+
+describe('create, scaffold and the skeleton refusal', () => {
+  it('refuses the generated skeleton until it is implemented', () => {
+    const dir = join(tmp, 'mine');
+    const created = run(['protocol', 'create', dir, '--from', 'connect4-v1', '--name', 'My Four', '--json']);
+    expect(created.code, created.err).toBe(0);
+    expect(JSON.parse(readFileSync(join(dir, 'spec.json'), 'utf8')).name).toBe('My Four');
+    const sidecar = JSON.parse(readFileSync(join(dir, '.aigenora-hooks.json'), 'utf8'));
+    expect(sidecar).toMatchObject({ generator_version: 'ts-v1', flow_mode: 'session_loop', protocol_id: JSON.parse(created.out).protocol_id });
+    const refused = run(['protocol', 'hooks', dir, '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.out)).toMatchObject({ ok: false, code: 'HOOKS_SKELETON', pending: expect.arrayContaining(['proto_host_handle', 'proto_guest_first_action']) });
+    expect(run(['protocol', 'hooks', dir, '--allow-skeleton-hooks']).code).toBe(0);
+    expect(run(['protocol', 'hooks', dir], { AIGENORA_ALLOW_SKELETON_HOOKS: '1' }).code).toBe(0);
+    // Writing the hooks (here: the built-in implementation) clears every rule.
+    writeFileSync(join(dir, 'hooks.mts'), `export { default } from ${JSON.stringify(new URL('../../ts/protocols/connect-four/hooks.ts', import.meta.url).href)};\n`);
+    expect(run(['protocol', 'hooks', dir]).code).toBe(0);
+    expect(run(['protocol', 'scaffold', dir]).code).toBe(2); // keeps the implemented module
+    expect(run(['protocol', 'scaffold', dir, '--force']).code).toBe(0);
+    expect(run(['protocol', 'hooks', dir]).code).toBe(1);
+    expect(run(['protocol', 'create', dir, '--from', 'rps-v1']).code).toBe(2);
+    expect(run(['protocol', 'create', join(tmp, 'x'), '--from', 'chess']).code).toBe(2);
+  });
+});
