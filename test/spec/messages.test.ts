@@ -94,3 +94,14 @@ describe('message validation', () => {
     expect(amb.check({ action: 'go' }, 'host_to_guest')).toEqual({ ok: true, message: 'a' });
   });
 });
+
+describe('generated schemas', () => {
+  it('of every built-in pass ajv meta-schema validation (skipped at run time for speed)', async () => {
+    const { BUILTINS, builtinDir } = await import('../../ts/protocols/index.js');
+    const { join } = await import('node:path');
+    for (const b of BUILTINS) {
+      const s = JSON.parse(readFileSync(join(builtinDir(b), 'spec.json'), 'utf8')) as Spec;
+      expect(() => new MessageValidator(s, true), b.alias).not.toThrow();
+    }
+  });
+});

@@ -29,8 +29,12 @@ export function pythonFloatRepr(x: number): string {
   return `${sign}${m}e${k < 0 ? '-' : '+'}${String(Math.abs(k)).padStart(2, '0')}`;
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+
 function codePointCompare(a: string, b: string): number {
-  // Python compares str by code point; JS `<` compares UTF-16 units, which differs only for astral characters.
+  // Python compares str by code point; JS `<` compares UTF-16 units, which differs only when a
+  // surrogate (an astral character) is involved, so the slow path runs only then.
+  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : a > b ? 1 : 0;
   const x = Array.from(a);
   const y = Array.from(b);
   for (let i = 0; i < Math.min(x.length, y.length); i++) {
