@@ -7,9 +7,9 @@
 # wasm-bindgen crate in Cargo.lock. Idempotent: a second run with nothing changed takes about a second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/toolchain.sh # also checks that /dev/null is the null device
 # Tools here (cargo's rustc probe among them) may read standard input; never let them see the caller's.
 exec </dev/null
-source scripts/lib/toolchain.sh
 
 OUT_WASM=target/wasm/wasm32-unknown-unknown/release/aigenora_wasm.wasm
 STAMP=bindings/.build-stamp

@@ -4,9 +4,9 @@
 # `aigenora conformance` on ../shared/conformance (when present), and totals them on the last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/toolchain.sh # also checks that /dev/null is the null device
 # Tools here (cargo's rustc probe among them) may read standard input; never let them see the caller's.
 exec </dev/null
-source scripts/lib/toolchain.sh
 export NO_COLOR=1 FORCE_COLOR=0 CARGO_TERM_COLOR=never
 
 logs=$(mktemp -d)

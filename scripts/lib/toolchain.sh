@@ -3,6 +3,21 @@
 
 export PATH="$HOME/.cargo/bin:$PATH"
 
+# /dev/null must be the null device. On this workplace it was once found replaced by a regular file
+# (a tool running as root renamed its output onto it), after which every "read from /dev/null" returned
+# old error text: cargo's rustc probe then compiled that text and failed. Repair it when we can.
+ensure_dev_null() {
+  [[ -c /dev/null ]] && return 0
+  if [[ $(id -u) -eq 0 ]]; then
+    echo "toolchain: /dev/null is not a character device; recreating it" >&2
+    rm -f /dev/null && mknod -m 666 /dev/null c 1 3
+  else
+    echo "toolchain: /dev/null is not a character device; ask an administrator to recreate it (mknod -m 666 /dev/null c 1 3)" >&2
+    return 1
+  fi
+}
+ensure_dev_null
+
 apt_install() {
   local missing=()
   for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

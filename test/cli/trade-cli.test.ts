@@ -37,6 +37,9 @@ describe('aigenora trade', () => {
       }),
     );
     expect(run('trade', 'new', 'deal', '--body', 'body.json', '--out', 'deal.json').code).toBe(0);
+    // Writing to a device writes through it; an atomic rename would have replaced /dev/null itself.
+    expect(run('trade', 'new', 'deal', '--body', 'body.json', '--out', '/dev/null').code).toBe(0);
+    expect(statSync('/dev/null').isCharacterDevice()).toBe(true);
     expect(JSON.parse(readFileSync(join(dir, 'deal.json'), 'utf8')).body.trade_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
     let v = run('trade', 'verify', 'deal.json', '--keys', 'keys.json');
     expect([v.code, v.out.split('\n')[0]]).toEqual([1, 'fail:schema_invalid']); // no signature yet

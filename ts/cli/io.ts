@@ -1,5 +1,5 @@
 /** File helpers for the CLI: strict JSON reading, atomic writes, secret files with mode 0600. */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { CryptoError } from '../crypto/errors.js';
 import { getCrypto } from '../crypto/index.js';
 import { UsageError } from './args.js';
@@ -24,8 +24,17 @@ export function readJson(path: string): unknown {
   return JSON.parse(text) as unknown;
 }
 
-/** Writes via a temporary file and rename, so a reader never sees half a file. */
+/**
+ * Writes via a temporary file and rename, so a reader never sees half a file. A path that exists and
+ * is not a regular file (/dev/null, /dev/stdout, a FIFO) is written in place: renaming onto it would
+ * replace the device itself.
+ */
 export function writeFileAtomic(path: string, data: string, mode = 0o644): void {
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (st && !st.isFile()) {
+    writeFileSync(path, data);
+    return;
+  }
   const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, 'w', mode);
   try {
