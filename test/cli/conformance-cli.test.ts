@@ -1,16 +1,16 @@
 // `aigenora conformance` exit codes and recognition, on small corpora made here.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../shared/tmp.js';
 
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
 const run = (...args: string[]) => {
   const r = spawnSync(process.execPath, [BIN, 'conformance', ...args], { encoding: 'utf8' });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
-const dir = mkdtempSync(join(tmpdir(), 'aigenora-conformance-'));
+const dir = tempDir('conformance');
 // RFC 8032 TEST 1, in the RFC 8032 JSON shape.
 const test1 = {
   name: '1',

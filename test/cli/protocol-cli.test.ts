@@ -1,13 +1,13 @@
 // The protocol library and contract commands end to end: init, list, path, hash, validate, create,
 // scaffold and the skeleton refusal, with exit codes, --json and file modes.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../shared/tmp.js';
 
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
-const tmp = mkdtempSync(join(tmpdir(), 'aigenora-protocol-cli-'));
+const tmp = tempDir('protocol-cli');
 const run = (args: string[], env: Record<string, string> = {}) => {
   const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
   return { code: r.status, out: r.stdout, err: r.stderr };

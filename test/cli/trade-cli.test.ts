@@ -1,13 +1,13 @@
 // The trade CLI end to end, as a user runs it: keygen → new → sign → co-sign → verify, tampering,
 // state folding and manifests, with exit codes and file modes.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { tempDir } from '../shared/tmp.js';
 
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
-const dir = mkdtempSync(join(tmpdir(), 'aigenora-trade-cli-'));
+const dir = tempDir('trade-cli');
 const run = (...args: string[]) => {
   const r = spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: 'utf8' });
   return { code: r.status, out: r.stdout, err: r.stderr };

@@ -1,17 +1,17 @@
 // Skeletons: generation per flow mode, the four detection rules, and loading refusals.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getCrypto, toHex, utf8 } from '../../ts/crypto/index.js';
 import { checkPristine, HOOK_NAMES, HooksError, instantiateHooks, LEGACY_BANNERS, loadHooks, NOT_IMPLEMENTED, sidecarFor, SIDECAR, skeletonBypassFromEnv, skeletonSource } from '../../ts/hooks/index.js';
 import { FLOW_MODES, type FlowMode, type Spec } from '../../ts/spec/index.js';
+import { tempDir } from '../shared/tmp.js';
 
 const c = getCrypto();
 const spec = (mode: FlowMode): Spec => ({ name: `t-${mode}`, flow: { mode }, messages: [{ name: 'join', direction: 'guest_to_host', fields: { action: { type: 'enum', values: ['join'], required: true } } }] }) as Spec;
 
 function protocolDir(mode: FlowMode, hooks?: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'aigenora-hooks-'));
+  const dir = tempDir('hooks');
   writeFileSync(join(dir, 'spec.json'), JSON.stringify(spec(mode)));
   if (hooks !== undefined) writeFileSync(join(dir, 'hooks.mts'), hooks);
   return dir;

@@ -1,6 +1,5 @@
 // Creating, co-signing and verifying envelopes; ids, amounts and manifests.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getCrypto, toBase64Url, utf8 } from '../../ts/crypto/index.js';
@@ -16,6 +15,7 @@ import {
   uuidv7,
   verifyEnvelope,
 } from '../../ts/trade/index.js';
+import { tempDir } from '../shared/tmp.js';
 
 const c = getCrypto('wasm');
 const alice = c.ed25519Keypair(new Uint8Array(32).fill(1));
@@ -92,7 +92,7 @@ describe('ids and amounts', () => {
 
 describe('catalog manifests', () => {
   it('sorts paths by bytes, uses forward slashes, and hashes the JCS of the manifest', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'aigenora-manifest-'));
+    const dir = tempDir('manifest');
     mkdirSync(join(dir, 'sub'));
     writeFileSync(join(dir, 'b.txt'), 'b');
     writeFileSync(join(dir, 'sub', 'a.txt'), 'a');
