@@ -1,0 +1,65 @@
+/** Host and guest in one process over the in-memory transport: `protocol test` and the engine's tests. */
+import { join } from 'node:path';
+import type { Crypto } from '../crypto/backend.js';
+import { toHex } from '../crypto/encoding.js';
+import type { HooksModule, Message, Role } from '../hooks/types.js';
+import type { Spec } from '../spec/types.js';
+import { sessionId } from './frame.js';
+import { runSession, type SessionResult } from './session.js';
+import { memoryPair, type MemoryOptions } from './transport.js';
+
+export interface LocalRun {
+  crypto: Crypto;
+  spec: Spec;
+  specText: string;
+  protocolId: string;
+  hooks: HooksModule;
+  /** Different hooks for one side, e.g. a cheating fixture. */
+  hostHooks?: HooksModule;
+  guestHooks?: HooksModule;
+  options?: Record<string, unknown>;
+  hostOptions?: Record<string, unknown>;
+  guestOptions?: Record<string, unknown>;
+  seed?: number;
+  outDir: string;
+  faults?: MemoryOptions;
+  timeoutMs?: number;
+  maxFrameBytes?: number;
+  chat?: { host?: string[]; guest?: string[] };
+  onMessage?: (from: Role, msg: Message) => void;
+}
+
+/** A deterministic PRNG (mulberry32) so that `--seed N` replays the same game. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; guest: SessionResult }> {
+  const c = r.crypto;
+  const seed = r.seed ?? 1;
+  const hostKey = c.ed25519Keypair(globalThis.crypto.getRandomValues(new Uint8Array(32)));
+  const guestKey = c.ed25519Keypair(globalThis.crypto.getRandomValues(new Uint8Array(32)));
+  const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(16)));
+  const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
+  const sid = sessionId(c, r.protocolId, hk, gk, nonce);
+  const [ht, gt] = memoryPair(r.faults);
+  const common = { crypto: c, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }) };
+  try {
+    const [host, guest] = await Promise.all([
+      // The host sees every frame once (its own sends and the guest's), so it alone reports them.
+      runSession({ ...common, ...(r.onMessage && { onMessage: r.onMessage }), role: 'host', hooks: r.hostHooks ?? r.hooks, options: r.hostOptions ?? r.options ?? {}, transport: ht, key: hostKey, stateDir: join(r.outDir, 'host'), random: seeded(seed * 2 + 1), chat: r.chat?.host ?? [] }),
+      runSession({ ...common, role: 'guest', hooks: r.guestHooks ?? r.hooks, options: r.guestOptions ?? r.options ?? {}, transport: gt, key: guestKey, stateDir: join(r.outDir, 'guest'), random: seeded(seed * 2 + 2), chat: r.chat?.guest ?? [] }),
+    ]);
+    return { host, guest };
+  } finally {
+    hostKey.dispose();
+    guestKey.dispose();
+  }
+}

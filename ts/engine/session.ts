@@ -1,0 +1,422 @@
+/**
+ * The session engine: runs one side of a two-party session from spec.flow, for session_loop,
+ * request_response, free and simultaneous_round (NOTES A11 wire sequences, engine-managed
+ * commit-reveal). The hooks decide moves and judge; the engine owns ordering, commit-reveal,
+ * validation, timing and termination.
+ *
+ * Every inbound line passes, in order: a size limit, strict JSON (duplicate keys refused), the signed
+ * frame envelope (session, sender, sequence, chain, signature), the spec's message validator, and only
+ * then a hook. A line failing a step never reaches a hook: the session ends with a typed reason naming
+ * the step (free mode drops invalid chat messages instead, as the reference does). Outgoing messages are
+ * validated too, so a hook cannot send what the spec does not declare.
+ */
+import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
+import { toHex, utf8 } from '../crypto/encoding.js';
+import { CryptoError } from '../crypto/errors.js';
+import { instantiateHooks } from '../hooks/load.js';
+import { toHookResult, type HookContext, type HookResult, type HooksModule, type Message, type Role, type RoundState, type RoundValue } from '../hooks/types.js';
+import { messageValidator } from '../spec/messages.js';
+import { flowMode, type Spec, type WireDirection } from '../spec/types.js';
+import { ChainReader, ChainWriter, type Frame } from './frame.js';
+import { SessionRecord } from './record.js';
+import type { Transport } from './transport.js';
+
+export const DEFAULT_MAX_FRAME_BYTES = 1 << 20;
+/** round_result fields a guest's shadow judge compares (NOTES A11). */
+export const SHADOW_FIELDS = [
+  'host_hp', 'guest_hp', 'host_mana', 'guest_mana', 'host_damage_dealt', 'guest_damage_dealt',
+  'host_cd_a', 'host_cd_b', 'host_cd_ult', 'guest_cd_a', 'guest_cd_b', 'guest_cd_ult',
+  'round_winner', 'game_over', 'game_winner',
+];
+
+export type EndReason =
+  | 'completed'
+  | 'request_response_complete'
+  | 'abort'
+  | 'peer_aborted'
+  | 'peer_disconnected'
+  | 'peer_timeout'
+  | 'frame_too_large'
+  | 'malformed_json'
+  | 'bad_envelope'
+  | 'bad_sequence'
+  | 'bad_chain'
+  | 'bad_signature'
+  | 'invalid_message'
+  | 'unexpected_message'
+  | 'commit_mismatch'
+  | 'balance_mismatch'
+  | 'hook_error'
+  | 'hook_invalid_message'
+  | 'receipt_mismatch';
+
+export interface SessionConfig {
+  crypto: Crypto;
+  role: Role;
+  spec: Spec;
+  specText: string;
+  protocolId: string;
+  hooks: HooksModule;
+  options: Record<string, unknown>;
+  transport: Transport;
+  key: Ed25519Keypair;
+  hostKey: string;
+  guestKey: string;
+  sid: string;
+  nonce: string;
+  stateDir: string;
+  /** Longest wait for the peer's next frame (default: decision.timeout_seconds, else 30 s). */
+  timeoutMs?: number;
+  maxFrameBytes?: number;
+  random?: () => number;
+  /** free mode: the lines this side says, in order, before it ends. */
+  chat?: readonly string[];
+  /** Called for every frame sent or accepted, for display. */
+  onMessage?: (from: Role, msg: Message) => void;
+}
+
+export interface SessionResult {
+  completed: boolean;
+  reason: EndReason;
+  detail?: string;
+  sid: string;
+  dir: string;
+  /** Path of proof.json when the peer was caught cheating. */
+  proof?: string;
+}
+
+class Abort extends Error {
+  constructor(
+    readonly reason: EndReason,
+    readonly step: string,
+    detail: string,
+    readonly proof?: Record<string, unknown>,
+  ) {
+    super(detail);
+  }
+}
+
+const other = (r: Role): Role => (r === 'host' ? 'guest' : 'host');
+const dirFrom = (r: Role): WireDirection => (r === 'host' ? 'host_to_guest' : 'guest_to_host');
+/** The value as the reference stringifies it for a commitment (Python str(): True/False for booleans). */
+export const commitText = (v: RoundValue) => (v === true ? 'True' : v === false ? 'False' : String(v));
+
+export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
+  const { crypto, role, spec, transport } = cfg;
+  const peer = other(role);
+  const mode = flowMode(spec);
+  const validator = messageValidator(cfg.protocolId, spec);
+  const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role }, cfg.specText);
+  const writer = new ChainWriter(crypto, cfg.sid, role, cfg.key);
+  const peerKey = Uint8Array.from(Buffer.from(role === 'host' ? cfg.guestKey : cfg.hostKey, 'hex'));
+  const reader = new ChainReader(crypto, cfg.sid, peer, peerKey);
+  const timeoutMs = cfg.timeoutMs ?? (spec.decision?.timeout_seconds ?? 30) * 1000;
+  const maxBytes = cfg.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
+  const random = cfg.random ?? Math.random;
+  /** Wire lines by sender and sequence, for proofs. */
+  const lines: Record<Role, string[]> = { host: [], guest: [] };
+  let peerEnded = false;
+  /** The ready frame's wire line (the agreed settings), for proofs. */
+  let readyLine = '';
+
+  const ctx: HookContext = { role, options: cfg.options, args: [], stateDir: cfg.stateDir, decision: null, random };
+  const hooks = instantiateHooks(cfg.hooks, ctx) as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>;
+
+  const proofOf = (kind: string, offender: Role, frames: string[], detail: Record<string, unknown>) => ({
+    v: 1, kind, sid: cfg.sid, protocol_id: cfg.protocolId, nonce: cfg.nonce, host_key: cfg.hostKey, guest_key: cfg.guestKey, offender, frames, detail,
+  });
+
+  async function hook(name: string, ...args: unknown[]): Promise<unknown> {
+    const f = hooks[name];
+    if (!f) return undefined;
+    try {
+      return await f(...args);
+    } catch (e) {
+      throw new Abort('hook_error', 'hooks', `${name} threw: ${(e as Error).message}`);
+    }
+  }
+
+  function send(msg: Message): void {
+    if (!msg.action.startsWith('_')) {
+      const check = validator.check(msg, dirFrom(role));
+      if (!check.ok) throw new Abort('hook_invalid_message', 'hooks', `this side's hooks produced a message the spec does not allow: ${JSON.stringify(check.errors)}`);
+    }
+    const { line } = writer.next(msg);
+    record.frame(line);
+    lines[role].push(line);
+    cfg.onMessage?.(role, msg);
+    try {
+      transport.send(line);
+    } catch {
+      throw new Abort('peer_disconnected', 'transport', 'the peer is gone');
+    }
+  }
+
+  /** The next frame from the peer, through every check; system frames are returned as is. */
+  async function recvFrame(): Promise<{ frame: Frame; line: string }> {
+    const r = await transport.recv(timeoutMs);
+    if (r.line === null) throw new Abort(r.timedOut ? 'peer_timeout' : 'peer_disconnected', 'transport', r.timedOut ? `no frame from the ${peer} within ${timeoutMs} ms` : `the ${peer} disconnected`);
+    const line = r.line;
+    if (utf8(line).length > maxBytes) throw new Abort('frame_too_large', 'size', `a frame of ${utf8(line).length} bytes exceeds the ${maxBytes}-byte limit`);
+    try {
+      crypto.jcs(line);
+    } catch (e) {
+      if (e instanceof CryptoError) throw new Abort('malformed_json', 'json', e.message);
+      throw e;
+    }
+    const a = reader.accept(JSON.parse(line));
+    if (!a.ok) throw new Abort(`bad_${a.step}` as EndReason, a.step, a.reason);
+    record.frame(line);
+    lines[peer].push(line);
+    if (a.frame.msg.action === '_abort') throw new Abort('peer_aborted', 'peer', `the ${peer} aborted: ${String(a.frame.msg['reason'])}`);
+    return { frame: a.frame, line };
+  }
+
+  /** The next protocol message from the peer, validated against the spec. */
+  async function recv(): Promise<Message> {
+    const { frame, line } = await recvFrame();
+    const msg = frame.msg;
+    if (msg.action.startsWith('_')) throw new Abort('unexpected_message', 'engine', `unexpected ${msg.action} during the protocol`);
+    const check = validator.check(msg, dirFrom(peer));
+    if (!check.ok) {
+      throw new Abort('invalid_message', 'spec', `the ${peer}'s ${msg.action} fails the spec: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
+        proofOf('invalid_message', peer, [line], { errors: check.errors }));
+    }
+    cfg.onMessage?.(peer, msg);
+    record.event('protocol_message', { direction: 'received', msg });
+    return msg;
+  }
+
+  async function handshake(): Promise<Message> {
+    if (role === 'guest') {
+      const join = ((await hook('proto_guest_join_message')) as Message | null | undefined) ?? { action: 'join' };
+      send(join);
+      const ready = await recv();
+      if (ready.action !== 'ready') throw new Abort('unexpected_message', 'engine', `expected ready, got ${ready.action}`);
+      readyLine = lines.host.at(-1)!;
+      const r = toHookResult((await hook('proto_guest_handle_ready', ready)) as never);
+      if (r.abort) throw new Abort('abort', 'hooks', 'the guest hooks aborted after ready');
+      record.event('peer_joined', {});
+      return ready;
+    }
+    const join = await recv();
+    if (join.action !== 'join') throw new Abort('unexpected_message', 'engine', `expected join, got ${join.action}`);
+    record.event('peer_joined', {});
+    const r = toHookResult((await hook('proto_host_handle_join', join)) as never);
+    if (r.abort) {
+      if (r.response) send(r.response);
+      throw new Abort('abort', 'hooks', 'the host hooks refused the join');
+    }
+    const ready = r.response ?? { action: 'ready' };
+    send(ready);
+    readyLine = lines.host.at(-1)!;
+    return ready;
+  }
+
+  function end(r: HookResult): EndReason | undefined {
+    if (r.abort) throw new Abort('abort', 'hooks', `the ${role} hooks aborted`);
+    return r.completed ? 'completed' : undefined;
+  }
+
+  async function sessionLoop(): Promise<EndReason> {
+    const rr = mode === 'request_response';
+    if (role === 'guest') {
+      let step = toHookResult((await hook('proto_guest_first_action')) as never);
+      for (;;) {
+        if (step.response) send(step.response);
+        if (step.abort) throw new Abort('abort', 'hooks', 'the guest hooks aborted');
+        if (step.completed || !step.response) return 'completed';
+        const reply = await recv();
+        step = toHookResult((await hook('proto_guest_handle', reply)) as never);
+        if (rr) {
+          if (step.abort) throw new Abort('abort', 'hooks', 'the guest hooks aborted');
+          return 'request_response_complete';
+        }
+        if (!step.response) return end(step) ?? 'completed';
+      }
+    }
+    for (;;) {
+      const msg = await recv();
+      const r = toHookResult((await hook('proto_host_handle', msg)) as never);
+      if (r.response) send(r.response);
+      if (rr) {
+        end(r);
+        return 'request_response_complete';
+      }
+      const e = end(r);
+      if (e) return e;
+      if (!r.response) return 'completed';
+    }
+  }
+
+  async function rounds(ready: Message): Promise<EndReason> {
+    const field = spec.flow!.round!.value_field;
+    let lastResultLine: string | undefined;
+    const state: RoundState & { results: Message[] } = { results: [], last_result: null, ready };
+    for (let round = 0; ; round++) {
+      const value = (await hook('proto_round_value', round, state)) as RoundValue;
+      const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(8)));
+      const hash = crypto.commit(commitText(value), nonce);
+      if (role === 'host') {
+        send({ action: 'commit', round, hash });
+        const gc = await recvExpect('commit', round);
+        send({ action: 'reveal', round, [field]: value, nonce });
+        const gr = await recvExpect('reveal', round);
+        const gv = gr.msg[field] as RoundValue;
+        if (!crypto.verifyReveal(gc.msg['hash'] as string, commitText(gv), gr.msg['nonce'] as string)) {
+          record.event('commit_mismatch_detected', { round, role: 'guest', expected: gc.msg['hash'], actual: crypto.commit(commitText(gv), gr.msg['nonce'] as string) });
+          send({ action: 'error', round, reason: 'commit_mismatch' });
+          throw new Abort('commit_mismatch', 'commit_reveal', `the guest's reveal in round ${round} does not match its commit`,
+            proofOf('commit_mismatch', 'guest', [gc.line, gr.line], { round, value_field: field }));
+        }
+        const r = toHookResult((await hook('proto_round_judge', round, value, gv, state)) as never);
+        if (!r.response) throw new Abort('hook_error', 'hooks', 'proto_round_judge returned no round_result');
+        send(r.response);
+        state.results.push(r.response);
+        state.last_result = r.response;
+        if (r.abort) throw new Abort('abort', 'hooks', 'the host hooks aborted');
+        if (r.completed) {
+          send({ action: 'end' });
+          return 'completed';
+        }
+        continue;
+      }
+      // guest: the host commits first; its first frame of a round may also be `end`.
+      const hc = await recvExpect('commit', round);
+      send({ action: 'commit', round, hash });
+      const hr = await recvExpect('reveal', round);
+      const hv = hr.msg[field] as RoundValue;
+      if (!crypto.verifyReveal(hc.msg['hash'] as string, commitText(hv), hr.msg['nonce'] as string)) {
+        record.event('commit_mismatch_detected', { round, role: 'host', expected: hc.msg['hash'], actual: crypto.commit(commitText(hv), hr.msg['nonce'] as string) });
+        throw new Abort('commit_mismatch', 'commit_reveal', `the host's reveal in round ${round} does not match its commit`,
+          proofOf('commit_mismatch', 'host', [hc.line, hr.line], { round, value_field: field }));
+      }
+      send({ action: 'reveal', round, [field]: value, nonce });
+      const res = await recvExpect('round_result', round);
+      const pure = hooks['proto_round_judge_pure'];
+      if (spec.shadow_judge === true && pure) {
+        const mine = pure(round, hv, value, state) as Message;
+        const mismatches = SHADOW_FIELDS.filter((f) => f in res.msg || f in mine).filter((f) => JSON.stringify(res.msg[f]) !== JSON.stringify(mine[f]))
+          .map((f) => ({ field: f, expected: mine[f], actual: res.msg[f] }));
+        if (mismatches.length) {
+          record.event('balance_mismatch_detected', { round, role: 'host', mismatches });
+          // Everything a third party needs to rejudge the round: the ready (setup), the previous result,
+          // both reveals and the disputed result, each signed by its sender.
+          const frames = [readyLine, ...(lastResultLine ? [lastResultLine] : []), hr.line, lines.guest.at(-1)!, res.line];
+          throw new Abort('balance_mismatch', 'shadow_judge', `the host's round_result for round ${round} differs from the guest's own judgement in ${mismatches.map((m) => m.field).join(', ')}`,
+            proofOf('balance_mismatch', 'host', frames, { round, mismatches, value_field: field }));
+        }
+      }
+      state.results.push(res.msg);
+      state.last_result = res.msg;
+      lastResultLine = res.line;
+      if (res.msg['game_over'] === true) {
+        const next = await recv();
+        if (next.action !== 'end') throw new Abort('unexpected_message', 'engine', `expected end after the last round, got ${next.action}`);
+        return 'completed';
+      }
+    }
+
+    async function recvExpect(action: string, round: number): Promise<{ msg: Message; line: string }> {
+      const before = lines[peer].length;
+      const msg = await recv();
+      if (msg.action === 'error') throw new Abort('peer_aborted', 'peer', `the ${peer} reported ${String(msg['reason'])}`);
+      if (msg.action !== action || msg['round'] !== round) throw new Abort('unexpected_message', 'engine', `expected ${action} of round ${round}, got ${msg.action}${msg['round'] !== undefined ? ` of round ${String(msg['round'])}` : ''}`);
+      return { msg, line: lines[peer][before]! };
+    }
+  }
+
+  async function free(): Promise<EndReason> {
+    let seq = 0;
+    const say = async () => {
+      for (const text of cfg.chat ?? []) {
+        const msg: Message = { action: 'chat', text, seq: ++seq };
+        await hook('proto_on_send', msg);
+        send(msg);
+      }
+      send({ action: 'end' });
+    };
+    const listen = async () => {
+      while (!peerEnded) {
+        const { frame, line } = await recvFrame();
+        const msg = frame.msg;
+        const check = validator.check(msg, dirFrom(peer));
+        if (!check.ok) {
+          // As the reference: an invalid peer message in free mode is dropped, not fatal.
+          record.event('message_dropped', { reason: check.errors.map((e) => e.code).join(','), line: line.slice(0, 200) });
+          continue;
+        }
+        cfg.onMessage?.(peer, msg);
+        if (msg.action === 'end') peerEnded = true;
+        else await hook('proto_on_message', msg);
+      }
+    };
+    await Promise.all([say(), listen()]);
+    await hook('proto_on_end');
+    return 'completed';
+  }
+
+  /** Both sides sign the chain heads they agree on: host first, then guest. */
+  async function exchangeReceipts(): Promise<Record<string, unknown>> {
+    const heads = () => {
+      const mine = { count: writer.count, head: writer.head };
+      const theirs = { count: reader.count, head: reader.head };
+      const [h, g] = role === 'host' ? [mine, theirs] : [theirs, mine];
+      return { action: '_receipt', host_count: h.count, host_head: h.head, guest_count: g.count, guest_head: g.head };
+    };
+    const mineReceipt = heads();
+    let peerFrame: Frame;
+    if (role === 'host') {
+      send(mineReceipt);
+      peerFrame = (await recvFrame()).frame;
+    } else {
+      peerFrame = (await recvFrame()).frame;
+      send(mineReceipt);
+    }
+    const expect = JSON.stringify(mineReceipt);
+    if (peerFrame.msg.action !== '_receipt' || JSON.stringify(peerFrame.msg) !== expect)
+      throw new Abort('receipt_mismatch', 'receipt', `the ${peer}'s receipt does not match this side's chain heads`);
+    const receipt = { v: 1, sid: cfg.sid, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, heads: mineReceipt, frames: { [role]: lines[role].at(-1), [peer]: lines[peer].at(-1) } };
+    record.writeJson('receipt.json', receipt);
+    return receipt;
+  }
+
+  record.event('session_started', { role, sid: cfg.sid, protocol_id: cfg.protocolId, mode });
+  record.snapshot('in_progress', { role, sid: cfg.sid });
+  try {
+    await hook('proto_init', cfg.options, role, [], cfg.stateDir, null);
+    const ready = await handshake();
+    let reason: EndReason;
+    if (mode === 'simultaneous_round') reason = await rounds(ready);
+    else if (mode === 'free') reason = await free();
+    else if (mode === 'session_loop' || mode === 'request_response') reason = await sessionLoop();
+    else throw new Abort('hook_error', 'engine', `flow mode ${mode} is not run by this engine yet`);
+    await exchangeReceipts();
+    record.event('session_ended', { completed: true, reason });
+    record.snapshot('ended', { role, sid: cfg.sid, completed: true, reason });
+    transport.close();
+    return { completed: true, reason, sid: cfg.sid, dir: cfg.stateDir };
+  } catch (e) {
+    if (!(e instanceof Abort)) throw e;
+    let proofPath: string | undefined;
+    if (e.proof) {
+      record.writeJson('proof.json', e.proof);
+      proofPath = `${cfg.stateDir}/proof.json`;
+    }
+    record.event('frame_rejected_or_aborted', { step: e.step, reason: e.reason, detail: e.message });
+    record.event('session_ended', { completed: false, reason: e.reason, step: e.step });
+    record.snapshot('aborted', { role, sid: cfg.sid, completed: false, reason: e.reason, step: e.step, detail: e.message });
+    // Tell the peer why, when the transport still works and the fault is not the peer's transport.
+    if (!['peer_disconnected', 'peer_aborted'].includes(e.reason)) {
+      try {
+        const { line } = writer.next({ action: '_abort', reason: e.reason });
+        record.frame(line);
+        transport.send(line);
+      } catch {
+        // the peer is gone already
+      }
+    }
+    transport.close();
+    return { completed: false, reason: e.reason, detail: e.message, sid: cfg.sid, dir: cfg.stateDir, ...(proofPath ? { proof: proofPath } : {}) };
+  }
+}
