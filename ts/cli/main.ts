@@ -86,6 +86,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
 }
 
+// A closed pipe (`aigenora … | head`) ends the command quietly instead of crashing on EPIPE.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/ts/cli/main.ts')) {
   main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;

@@ -22,6 +22,8 @@ export interface TranscriptCheck {
   frames: number;
   sid?: string;
   reason?: string;
+  /** A message the spec refuses, on which the session was then aborted (the chain is still intact). */
+  violation?: { frame: number; from: Role; codes: string[] };
 }
 
 const fail = (reason: string, frames = 0, sid?: string): TranscriptCheck => ({ ok: false, receipt: false, frames, reason, ...(sid ? { sid } : {}) });
@@ -61,6 +63,7 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
     guest: new ChainReader(crypto, sid, 'guest', fromHex(header.guest_key)),
   };
   const receipts: Partial<Record<Role, Message>> = {};
+  let violation: TranscriptCheck['violation'];
   let heads: Message | undefined;
   let n = 0;
   for (const line of lines.slice(1)) {
@@ -89,11 +92,19 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
     }
     if (msg.action === '_abort') continue;
     if (heads) return fail(`frame ${n} follows a receipt`, n, sid);
+    // The session stops at a refused message: nothing but an abort may follow it.
+    if (violation) return fail(`frame ${n} follows the refused frame ${violation.frame}`, n, sid);
     const check = validator.check(msg, from === 'host' ? 'host_to_guest' : 'guest_to_host');
-    if (!check.ok && spec.flow?.mode !== 'free') return fail(`frame ${n} (${from} ${msg.action}) fails the spec: ${check.errors.map((e) => e.code).join(', ')}`, n, sid);
+    // Free mode drops invalid chat messages and carries on, as the reference does.
+    if (!check.ok && spec.flow?.mode !== 'free') violation = { frame: n, from, codes: check.errors.map((e) => e.code) };
   }
   const receipt = !!(receipts.host && receipts.guest);
-  return { ok: true, receipt, frames: n, sid, ...(receipt ? {} : { reason: 'no complete receipt: the session did not end normally' }) };
+  if (receipt && violation) return fail(`receipts were signed over the refused frame ${violation.frame}`, n, sid);
+  return {
+    ok: true, receipt, frames: n, sid,
+    ...(violation && { violation }),
+    ...(receipt ? {} : { reason: violation ? `the ${violation.from} sent a message the spec refuses (frame ${violation.frame}); the session was aborted` : 'no complete receipt: the session did not end normally' }),
+  };
 }
 
 export function verifyTranscriptAt(crypto: Crypto, target: string, specPath?: string): TranscriptCheck {

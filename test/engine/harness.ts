@@ -1,0 +1,80 @@
+// A host engine against a hand-driven guest: the test plays the peer frame by frame, so it can send
+// what no well-behaved engine would (undeclared fields, forged or replayed frames, false reveals).
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { getCrypto, toHex } from '../../ts/crypto/index.js';
+import { ChainWriter, sessionId, type Frame } from '../../ts/engine/frame.js';
+import { runSession, type SessionResult } from '../../ts/engine/session.js';
+import { memoryPair, type Transport } from '../../ts/engine/transport.js';
+import type { HooksModule, Message, Role } from '../../ts/hooks/types.js';
+import { loadSpec } from '../../ts/spec/index.js';
+import { seeded } from '../../ts/engine/local.js';
+
+export const c = getCrypto();
+
+export function builtin(folder: string) {
+  const dir = new URL(`../../ts/protocols/${folder}`, import.meta.url).pathname;
+  const l = loadSpec(c, dir);
+  return { dir, spec: l.spec, specText: l.text, protocolId: l.protocolId! };
+}
+
+export async function hooksOf(folder: string): Promise<HooksModule> {
+  return (await import(`../../ts/protocols/${folder}/hooks.ts`)).default as HooksModule;
+}
+
+export interface RawPeer {
+  role: Role;
+  writer: ChainWriter;
+  transport: Transport;
+  /** Signs and sends a message as the next frame of this peer's chain. */
+  send(msg: Message): string;
+  sendRaw(line: string): void;
+  recv(timeoutMs?: number): Promise<Frame | null>;
+}
+
+/** Runs the engine for `engineRole` and lets `script` play the other side by hand. */
+export async function againstScript(
+  folder: string,
+  engineRole: Role,
+  script: (peer: RawPeer) => Promise<void>,
+  opts: { outDir: string; options?: Record<string, unknown>; timeoutMs?: number; maxFrameBytes?: number; hooks?: HooksModule } ,
+): Promise<{ result: SessionResult; dir: string }> {
+  const b = builtin(folder);
+  const hooks = opts.hooks ?? (await hooksOf(folder));
+  const engineKey = c.ed25519Keypair(new Uint8Array(32).fill(engineRole === 'host' ? 1 : 2));
+  const peerKey = c.ed25519Keypair(new Uint8Array(32).fill(engineRole === 'host' ? 2 : 1));
+  const peerRole: Role = engineRole === 'host' ? 'guest' : 'host';
+  const [hk, gk] = engineRole === 'host' ? [toHex(engineKey.publicKey), toHex(peerKey.publicKey)] : [toHex(peerKey.publicKey), toHex(engineKey.publicKey)];
+  const nonce = '00'.repeat(16);
+  const sid = sessionId(c, b.protocolId, hk, gk, nonce);
+  const [ht, gt] = memoryPair();
+  const [mine, theirs] = engineRole === 'host' ? [ht, gt] : [gt, ht];
+  const writer = new ChainWriter(c, sid, peerRole, peerKey);
+  const peer: RawPeer = {
+    role: peerRole,
+    writer,
+    transport: theirs,
+    send(msg) {
+      const { line } = writer.next(msg);
+      theirs.send(line);
+      return line;
+    },
+    sendRaw: (line) => theirs.send(line),
+    async recv(timeoutMs = 2000) {
+      const r = await theirs.recv(timeoutMs);
+      return r.line === null ? null : (JSON.parse(r.line) as Frame);
+    },
+  };
+  const dir = join(opts.outDir, engineRole);
+  const [result] = await Promise.all([
+    runSession({
+      crypto: c, role: engineRole, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks, options: opts.options ?? {},
+      transport: mine, key: engineKey, hostKey: hk, guestKey: gk, sid, nonce, stateDir: dir, random: seeded(5),
+      timeoutMs: opts.timeoutMs ?? 2000, ...(opts.maxFrameBytes !== undefined && { maxFrameBytes: opts.maxFrameBytes }),
+    }),
+    script(peer).catch(() => undefined),
+  ]);
+  return { result, dir };
+}
+
+export const readJson = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
