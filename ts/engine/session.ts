@@ -18,7 +18,7 @@ import { toHookResult, type HookContext, type HookResult, type HooksModule, type
 import { messageValidator } from '../spec/messages.js';
 import { flowMode, type Spec, type WireDirection } from '../spec/types.js';
 import { ChainReader, ChainWriter, type Frame } from './frame.js';
-import { SessionRecord } from './record.js';
+import { SessionRecord, type Durability } from './record.js';
 import type { Transport } from './transport.js';
 
 export const DEFAULT_MAX_FRAME_BYTES = 1 << 20;
@@ -71,6 +71,8 @@ export interface SessionConfig {
   random?: () => number;
   /** free mode: the lines this side says, in order, before it ends. */
   chat?: readonly string[];
+  /** "process" (default): each frame is written before the next step; "fsync": also forced to disk. */
+  durability?: Durability;
   /** Called for every frame sent or accepted, for display. */
   onMessage?: (from: Role, msg: Message) => void;
 }
@@ -106,7 +108,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   const peer = other(role);
   const mode = flowMode(spec);
   const validator = messageValidator(cfg.protocolId, spec);
-  const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role }, cfg.specText);
+  const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role }, cfg.specText, cfg.durability);
   const writer = new ChainWriter(crypto, cfg.sid, role, cfg.key);
   const peerKey = Uint8Array.from(Buffer.from(role === 'host' ? cfg.guestKey : cfg.hostKey, 'hex'));
   const reader = new ChainReader(crypto, cfg.sid, peer, peerKey);
@@ -394,6 +396,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     await exchangeReceipts();
     record.event('session_ended', { completed: true, reason });
     record.snapshot('ended', { role, sid: cfg.sid, completed: true, reason });
+    record.close();
     transport.close();
     return { completed: true, reason, sid: cfg.sid, dir: cfg.stateDir };
   } catch (e) {
@@ -416,6 +419,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
         // the peer is gone already
       }
     }
+    record.close();
     transport.close();
     return { completed: false, reason: e.reason, detail: e.message, sid: cfg.sid, dir: cfg.stateDir, ...(proofPath ? { proof: proofPath } : {}) };
   }
