@@ -40,3 +40,24 @@ describe('built-ins through the engine', () => {
     expect(spawnSync(process.execPath, [BIN, 'receipt', 'verify', `${out}/nope`], { encoding: 'utf8' }).status).toBe(2);
   });
 });
+
+describe('observability while a session runs', () => {
+  it('session events --follow streams events until session_ended (over a transport that delays every frame)', async () => {
+    const { spawn } = await import('node:child_process');
+    const out = tempDir('follow');
+    const b = builtin('guess-number');
+    const run = runLocal({ crypto: c, ...b, hooks: await hooksOf('guess-number'), outDir: out, faults: { delayMs: 25 } });
+    await new Promise((r) => setTimeout(r, 50));
+    const child = spawn(process.execPath, [BIN, 'session', 'events', `${out}/host`, '--follow', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+    const [r, code] = await Promise.all([run, new Promise<number | null>((res) => child.on('close', res))]);
+    expect(r.host.completed).toBe(true);
+    expect(code).toBe(0);
+    const types = text.trim().split('\n').map((l) => JSON.parse(l).type);
+    expect(types[0]).toBe('session_started');
+    expect(types.at(-1)).toBe('session_ended');
+    const snap = spawnSync(process.execPath, [BIN, 'session', 'snapshot', `${out}/guest`, '--json'], { encoding: 'utf8' });
+    expect(JSON.parse(snap.stdout)).toMatchObject({ phase: 'ended', completed: true });
+  });
+});

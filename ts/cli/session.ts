@@ -143,3 +143,72 @@ beside proof.json. Exit 0 when proven, 1 when not, 2 for usage errors.`,
     return r.proven ? 0 : 1;
   },
 };
+
+function sessionDir(target: string): string {
+  if (!existsSync(target)) throw new UsageError(`${target} does not exist`);
+  return target;
+}
+
+/** Prints a file's lines, then (with --follow) new lines as they are appended, until the session ends. */
+async function follow(path: string, onLine: (line: string) => boolean, followOn: boolean): Promise<void> {
+  let offset = 0;
+  let ended = false;
+  const drain = () => {
+    if (!existsSync(path)) return;
+    const text = readFileSync(path, 'utf8');
+    const fresh = text.slice(offset);
+    const lastNl = fresh.lastIndexOf('\n');
+    if (lastNl < 0) return;
+    for (const line of fresh.slice(0, lastNl).split('\n')) if (line) ended = onLine(line) || ended;
+    offset += lastNl + 1;
+  };
+  drain();
+  while (followOn && !ended) {
+    await new Promise((r) => setTimeout(r, 200));
+    drain();
+  }
+}
+
+export const sessionEvents: Command = {
+  name: 'events',
+  summary: "a session's events.jsonl",
+  usage: 'aigenora session events <SESSION_DIR> [--follow] [--json]',
+  help: 'One event per line (time, type, data); --follow keeps printing new events until session_ended.',
+  flags: { follow: 'boolean', json: 'boolean' },
+  async run(args, out) {
+    if (args.positional.length !== 1) throw new UsageError('expected a session directory');
+    const dir = sessionDir(args.positional[0]!);
+    await follow(join(dir, 'events.jsonl'), (line) => {
+      const e = JSON.parse(line) as { ts: string; type: string; data?: unknown };
+      if (args.flags['json']) out.line(line);
+      else out.line(`${e.ts} ${e.type}${e.data ? ` ${JSON.stringify(e.data)}` : ''}`);
+      return e.type === 'session_ended';
+    }, args.flags['follow'] === true);
+    return 0;
+  },
+};
+
+export const sessionSnapshot: Command = {
+  name: 'snapshot',
+  summary: "a session's snapshot.json (its phase)",
+  usage: 'aigenora session snapshot <SESSION_DIR> [--follow] [--json]',
+  help: 'Prints the phase (in_progress, ended, aborted) and details; --follow prints each change until the session ends.',
+  flags: { follow: 'boolean', json: 'boolean' },
+  async run(args, out) {
+    if (args.positional.length !== 1) throw new UsageError('expected a session directory');
+    const path = join(sessionDir(args.positional[0]!), 'snapshot.json');
+    let last = '';
+    for (;;) {
+      const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
+      if (text && text !== last) {
+        last = text;
+        const s = JSON.parse(text) as Record<string, unknown>;
+        if (args.flags['json']) out.line(JSON.stringify(s));
+        else out.line(`${String(s['phase'])}${s['reason'] ? ` (${String(s['reason'])})` : ''} ${String(s['updated_at'] ?? '')}`);
+        if (s['phase'] !== 'in_progress') return 0;
+      }
+      if (!args.flags['follow']) return text ? 0 : 1;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  },
+};

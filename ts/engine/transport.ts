@@ -17,7 +17,24 @@ export type Fault = (line: string, n: number) => string[] | 'disconnect';
 class Pipe {
   private queue: string[] = [];
   private waiting: ((v: string | null) => void) | undefined;
+  /** Lines sent but not yet delivered (a delay is in effect). */
+  private inFlight = 0;
+  ending = false;
   closed = false;
+  /** Sends a line after `delayMs`; a graceful close waits for it, as a socket flushes what it accepted. */
+  later(line: string, delayMs: number): void {
+    this.inFlight++;
+    setTimeout(() => {
+      this.inFlight--;
+      this.push(line);
+      if (this.ending && this.inFlight === 0) this.end();
+    }, delayMs);
+  }
+  /** Ends once everything in flight is delivered. */
+  finish(): void {
+    if (this.inFlight === 0) this.end();
+    else this.ending = true;
+  }
   push(line: string): void {
     if (this.closed) return;
     if (this.waiting) {
@@ -64,7 +81,7 @@ export function memoryPair(opts: MemoryOptions = {}): [Transport, Transport] {
     let n = 0;
     return {
       send(line) {
-        if (outbox.closed) throw new Error('transport closed');
+        if (outbox.closed || outbox.ending) throw new Error('transport closed');
         const out = fault ? fault(line, n++) : [line];
         if (out === 'disconnect') {
           outbox.end();
@@ -72,13 +89,14 @@ export function memoryPair(opts: MemoryOptions = {}): [Transport, Transport] {
           return;
         }
         for (const l of out) {
-          if (opts.delayMs) setTimeout(() => outbox.push(l), opts.delayMs);
+          if (opts.delayMs) outbox.later(l, opts.delayMs);
           else outbox.push(l);
         }
       },
       recv: (timeoutMs) => inbox.take(timeoutMs),
       close() {
-        outbox.end();
+        // Graceful: what was already sent is still delivered; the peer then sees the end.
+        outbox.finish();
         inbox.end();
       },
     };
