@@ -69,7 +69,7 @@ export async function againstScript(
   const [result] = await Promise.all([
     runSession({
       crypto: c, role: engineRole, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks, options: opts.options ?? {},
-      transport: mine, key: engineKey, hostKey: hk, guestKey: gk, sid, nonce, stateDir: dir, random: seeded(5),
+      transport: mine, key: engineKey, hostKey: hk, guestKey: gk, sid, nonce, stateDir: dir, random: seeded(5), controlMode: 'autonomous',
       timeoutMs: opts.timeoutMs ?? 2000, ...(opts.maxFrameBytes !== undefined && { maxFrameBytes: opts.maxFrameBytes }),
     }),
     script(peer).catch(() => undefined),

@@ -5,7 +5,7 @@ import { conformance } from './conformance.js';
 import { demo } from './demo.js';
 import { init, protocolList, protocolPath } from './library.js';
 import { protocolCreate, protocolHash, protocolHooks, protocolScaffold, protocolValidate, validateTop } from './protocol.js';
-import { proofVerify, protocolTest, receiptVerify, sessionEvents, sessionSnapshot } from './session.js';
+import { proofVerify, protocolTest, receiptVerify, sessionDecide, sessionEvents, sessionSnapshot } from './session.js';
 import { TRADE_COMMANDS } from './trade.js';
 
 /** A command, or a group of subcommands (`aigenora trade verify …`). */
@@ -21,7 +21,7 @@ const COMMANDS: Entry[] = [
     summary: 'spec.json contracts: hash, validate, path, list, create, scaffold, hooks, test',
     subcommands: [protocolHash, protocolValidate, protocolPath, protocolList, protocolCreate, protocolScaffold, protocolHooks, protocolTest],
   },
-  { name: 'session', summary: 'inspect a session: events, snapshot', subcommands: [sessionEvents, sessionSnapshot] },
+  { name: 'session', summary: 'a session: events, snapshot, decide', subcommands: [sessionEvents, sessionSnapshot, sessionDecide] },
   { name: 'receipt', summary: "recheck a session's transcript and receipt offline", subcommands: [receiptVerify] },
   { name: 'proof', summary: 'check a cheat proof without either party', subcommands: [proofVerify] },
   { name: 'trade', summary: 'agent-trade/0.2 envelopes: new, keygen, sign, verify, state, manifest', subcommands: TRADE_COMMANDS },

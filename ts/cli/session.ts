@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
 import { runLocal } from '../engine/local.js';
 import { verifyProof, verifyTranscriptAt, type Proof } from '../engine/verify.js';
+import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
 import { HooksError, loadHooks } from '../hooks/load.js';
 import type { Message, Role } from '../hooks/types.js';
 import { loadSpec, SpecLoadError, validateOptions } from '../spec/index.js';
@@ -210,5 +211,53 @@ export const sessionSnapshot: Command = {
       if (!args.flags['follow']) return text ? 0 : 1;
       await new Promise((r) => setTimeout(r, 200));
     }
+  },
+};
+
+export const sessionDecide: Command = {
+  name: 'decide',
+  summary: "submit a decision for a session's open decision window",
+  usage: 'aigenora session decide <SESSION_DIR> (--value V | --message JSON) [--match-key K --match-value N] [--origin NAME] [--json]',
+  help: `Appends a decision to SESSION_DIR/decision/decisions.jsonl for the engine to consume (hybrid and human
+control modes). Without --match-key/--match-value it answers the window open now (decision/state.json).
+simultaneous_round windows take --value (a round's value, e.g. rock); session_loop windows take --message,
+the whole next message. An invalid decision is rejected by the engine (local_decision_rejected) and the
+window stays open. Exit 0 when written, 1 when no window is open, 2 for usage errors.`,
+  flags: { value: 'string', message: 'string', 'match-key': 'string', 'match-value': 'string', origin: 'string', json: 'boolean' },
+  run(args, out) {
+    if (args.positional.length !== 1) throw new UsageError('expected a session directory');
+    const dir = sessionDir(args.positional[0]!);
+    let key = args.flags['match-key'] as string | undefined;
+    let value = args.flags['match-value'] === undefined ? undefined : Number(args.flags['match-value']);
+    if (key === undefined || value === undefined) {
+      const statePath = join(dir, 'decision', 'state.json');
+      const w = existsSync(statePath) ? (JSON.parse(readFileSync(statePath, 'utf8')) as Partial<Window>) : {};
+      if (!w.match_key) {
+        out.line('no decision window is open; pass --match-key and --match-value');
+        return 1;
+      }
+      key = w.match_key;
+      value = w.match_value!;
+    }
+    if (!Number.isInteger(value)) throw new UsageError('--match-value must be an integer');
+    const rec: DecisionRecord = { match_key: key, match_value: value, _meta: { decision_id: `cli:${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, origin: (args.flags['origin'] as string | undefined) ?? 'cli' } };
+    if (typeof args.flags['value'] === 'string') {
+      const v = args.flags['value'];
+      try {
+        rec.value = JSON.parse(v);
+      } catch {
+        rec.value = v;
+      }
+    } else if (typeof args.flags['message'] === 'string') {
+      try {
+        rec.message = JSON.parse(args.flags['message']) as Record<string, unknown>;
+      } catch {
+        throw new UsageError('--message must be a JSON object');
+      }
+    } else throw new UsageError('give --value or --message');
+    appendDecision(dir, rec);
+    if (args.flags['json']) out.json(rec);
+    else out.line(`decision ${rec._meta!.decision_id} for ${key} ${value} written`);
+    return 0;
   },
 };

@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
-import type { HooksModule, Message, Role } from '../hooks/types.js';
+import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
 import { sessionId } from './frame.js';
 import { runSession, type SessionResult } from './session.js';
@@ -27,6 +27,11 @@ export interface LocalRun {
   maxFrameBytes?: number;
   chat?: { host?: string[]; guest?: string[] };
   onMessage?: (from: Role, msg: Message) => void;
+  /** Control mode of each side (default autonomous: no decision windows). */
+  hostControl?: ControlMode;
+  guestControl?: ControlMode;
+  minThinkMs?: number;
+  decisionTimeoutMs?: number;
 }
 
 /** A deterministic PRNG (mulberry32) so that `--seed N` replays the same game. */
@@ -50,12 +55,12 @@ export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; gues
   const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
   const sid = sessionId(c, r.protocolId, hk, gk, nonce);
   const [ht, gt] = memoryPair(r.faults);
-  const common = { crypto: c, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }) };
+  const common = { crypto: c, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }), ...(r.minThinkMs !== undefined && { minThinkMs: r.minThinkMs }), ...(r.decisionTimeoutMs !== undefined && { decisionTimeoutMs: r.decisionTimeoutMs }) };
   try {
     const [host, guest] = await Promise.all([
       // The host sees every frame once (its own sends and the guest's), so it alone reports them.
-      runSession({ ...common, ...(r.onMessage && { onMessage: r.onMessage }), role: 'host', hooks: r.hostHooks ?? r.hooks, options: r.hostOptions ?? r.options ?? {}, transport: ht, key: hostKey, stateDir: join(r.outDir, 'host'), random: seeded(seed * 2 + 1), chat: r.chat?.host ?? [] }),
-      runSession({ ...common, role: 'guest', hooks: r.guestHooks ?? r.hooks, options: r.guestOptions ?? r.options ?? {}, transport: gt, key: guestKey, stateDir: join(r.outDir, 'guest'), random: seeded(seed * 2 + 2), chat: r.chat?.guest ?? [] }),
+      runSession({ ...common, ...(r.onMessage && { onMessage: r.onMessage }), role: 'host', controlMode: r.hostControl ?? 'autonomous', hooks: r.hostHooks ?? r.hooks, options: r.hostOptions ?? r.options ?? {}, transport: ht, key: hostKey, stateDir: join(r.outDir, 'host'), random: seeded(seed * 2 + 1), chat: r.chat?.host ?? [] }),
+      runSession({ ...common, role: 'guest', controlMode: r.guestControl ?? 'autonomous', hooks: r.guestHooks ?? r.hooks, options: r.guestOptions ?? r.options ?? {}, transport: gt, key: guestKey, stateDir: join(r.outDir, 'guest'), random: seeded(seed * 2 + 2), chat: r.chat?.guest ?? [] }),
     ]);
     return { host, guest };
   } finally {

@@ -14,11 +14,12 @@ import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { toHex, utf8 } from '../crypto/encoding.js';
 import { CryptoError } from '../crypto/errors.js';
 import { instantiateHooks } from '../hooks/load.js';
-import { toHookResult, type HookContext, type HookResult, type HooksModule, type Message, type Role, type RoundState, type RoundValue } from '../hooks/types.js';
+import { toHookResult, type ControlMode, type HookContext, type HookResult, type HooksModule, type Message, type Role, type RoundState, type RoundValue } from '../hooks/types.js';
 import { messageValidator } from '../spec/messages.js';
 import { flowMode, type Spec, type WireDirection } from '../spec/types.js';
 import { ChainReader, ChainWriter, type Frame } from './frame.js';
 import { SessionRecord, type Durability } from './record.js';
+import { DecisionBus, decisionConfig, type DecisionRecord, type Window } from './decision.js';
 import type { Transport } from './transport.js';
 
 export const DEFAULT_MAX_FRAME_BYTES = 1 << 20;
@@ -48,7 +49,9 @@ export type EndReason =
   | 'balance_mismatch'
   | 'hook_error'
   | 'hook_invalid_message'
-  | 'receipt_mismatch';
+  | 'receipt_mismatch'
+  | 'decision_timeout'
+  | 'control_mode_unsupported';
 
 export interface SessionConfig {
   crypto: Crypto;
@@ -71,6 +74,11 @@ export interface SessionConfig {
   random?: () => number;
   /** free mode: the lines this side says, in order, before it ends. */
   chat?: readonly string[];
+  /** Who decides this side's moves (NOTES A13): autonomous, hybrid (the default) or human. */
+  controlMode?: ControlMode;
+  /** Overrides, mostly for tests: the hybrid/human hold (timing.min_think_seconds) and the human deadline (decision.timeout_seconds). */
+  minThinkMs?: number;
+  decisionTimeoutMs?: number;
   /** "process" (default): each frame is written before the next step; "fsync": also forced to disk. */
   durability?: Durability;
   /** Called for every frame sent or accepted, for display. */
@@ -121,8 +129,16 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   /** The ready frame's wire line (the agreed settings), for proofs. */
   let readyLine = '';
 
-  const ctx: HookContext = { role, options: cfg.options, args: [], stateDir: cfg.stateDir, decision: null, random };
+  const controlMode: ControlMode = cfg.controlMode ?? 'hybrid';
+  const decision = decisionConfig(spec, controlMode);
+  const ctx: HookContext = { role, options: cfg.options, args: [], stateDir: cfg.stateDir, decision, random };
   const hooks = instantiateHooks(cfg.hooks, ctx) as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>;
+  const bus = controlMode === 'autonomous' ? undefined : new DecisionBus(crypto, cfg.stateDir, `${role}:${cfg.sid.slice(0, 8)}`);
+  const timingOn = spec.timing?.mode !== 'none';
+  const optSeconds = (k: string) => (typeof cfg.options[k] === 'number' ? (cfg.options[k] as number) : undefined);
+  const minThinkMs = cfg.minThinkMs ?? (timingOn ? (optSeconds('min_think_seconds') ?? spec.timing?.min_think_seconds ?? 0) * 1000 : 0);
+  const decisionTimeoutMs = cfg.decisionTimeoutMs ?? (decision?.timeout_seconds ?? 120) * 1000;
+  let windows = 0;
 
   const proofOf = (kind: string, offender: Role, frames: string[], detail: Record<string, unknown>) => ({
     v: 1, kind, sid: cfg.sid, protocol_id: cfg.protocolId, nonce: cfg.nonce, host_key: cfg.hostKey, guest_key: cfg.guestKey, offender, frames, detail,
@@ -189,6 +205,59 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     return msg;
   }
 
+  /**
+   * A decision window for one of this side's moves (hybrid and human control). The hooks' move is the
+   * default; a local decision replaces it. Hybrid waits min_think and then plays the default; human
+   * waits until the decision deadline, then applies timeout_action.
+   */
+  async function decide<T>(expects: 'value' | 'message', key: string, value: number, def: T, check: (r: DecisionRecord) => string | undefined, take: (r: DecisionRecord) => T): Promise<T> {
+    if (!bus || !decision) return def;
+    const now = Date.now();
+    const human = controlMode === 'human';
+    const w: Window = {
+      window_id: `${key}:${value}:${++windows}`,
+      match_key: key,
+      match_value: value,
+      expects,
+      opened_at: new Date(now).toISOString(),
+      release_at: new Date(now + minThinkMs).toISOString(),
+      deadline_at: human ? new Date(now + decisionTimeoutMs).toISOString() : null,
+    };
+    bus.publish(w);
+    record.event('local_decision_window_started', { ...w });
+    record.snapshot('action_submitted', { role, sid: cfg.sid, timing: { match_key: key, match_value: value, release_at: w.release_at, deadline_at: w.deadline_at, phase: 'deciding' } });
+    const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }));
+    bus.publish(null);
+    record.snapshot('in_progress', { role, sid: cfg.sid });
+    if (got) {
+      // A decision is held until the window's release time (timing.min_think_seconds).
+      const hold = now + minThinkMs - Date.now();
+      if (hold > 0) await new Promise((r) => setTimeout(r, hold));
+      record.event('local_decision_consumed', { match_key: key, match_value: value, decision_id: bus.idOf(got, 0) });
+      return take(got);
+    }
+    if (human && decision.timeout_action === 'abort') throw new Abort('decision_timeout', 'decision', `no decision for ${key} ${value} within ${decisionTimeoutMs} ms`);
+    record.event('local_decision_fallback', { match_key: key, match_value: value });
+    return def;
+  }
+
+  const checkMessage = (r: DecisionRecord): string | undefined => {
+    if (!r.message || typeof r.message['action'] !== 'string') return 'a decision for this move is {"message": {...}}';
+    const v = validator.check(r.message, dirFrom(role));
+    return v.ok ? undefined : v.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ');
+  };
+
+  /** The hooks' step for a turn, possibly replaced by a local decision (session_loop, request_response). */
+  let turns = 0;
+  async function turn(step: HookResult): Promise<HookResult> {
+    if (!step.response || step.abort) return step;
+    const n = turns++;
+    const decided = await decide('message', 'turn', n, step, checkMessage, (r) => ({ ...step, response: r.message as Message }));
+    // Hooks that keep state about their own moves learn that a person chose differently.
+    if (decided !== step) await hook('proto_on_decision', decided.response, step.response);
+    return decided;
+  }
+
   async function handshake(): Promise<Message> {
     if (role === 'guest') {
       const join = ((await hook('proto_guest_join_message')) as Message | null | undefined) ?? { action: 'join' };
@@ -223,13 +292,13 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   async function sessionLoop(): Promise<EndReason> {
     const rr = mode === 'request_response';
     if (role === 'guest') {
-      let step = toHookResult((await hook('proto_guest_first_action')) as never);
+      let step = await turn(toHookResult((await hook('proto_guest_first_action')) as never));
       for (;;) {
         if (step.response) send(step.response);
         if (step.abort) throw new Abort('abort', 'hooks', 'the guest hooks aborted');
         if (step.completed || !step.response) return 'completed';
         const reply = await recv();
-        step = toHookResult((await hook('proto_guest_handle', reply)) as never);
+        step = await turn(toHookResult((await hook('proto_guest_handle', reply)) as never));
         if (rr) {
           if (step.abort) throw new Abort('abort', 'hooks', 'the guest hooks aborted');
           return 'request_response_complete';
@@ -239,7 +308,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     }
     for (;;) {
       const msg = await recv();
-      const r = toHookResult((await hook('proto_host_handle', msg)) as never);
+      const r = await turn(toHookResult((await hook('proto_host_handle', msg)) as never));
       if (r.response) send(r.response);
       if (rr) {
         end(r);
@@ -256,7 +325,12 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     let lastResultLine: string | undefined;
     const state: RoundState & { results: Message[] } = { results: [], last_result: null, ready };
     for (let round = 0; ; round++) {
-      const value = (await hook('proto_round_value', round, state)) as RoundValue;
+      const suggested = (await hook('proto_round_value', round, state)) as RoundValue;
+      const checkValue = (r: DecisionRecord): string | undefined => {
+        const v = validator.check({ action: 'reveal', round, [field]: r.value, nonce: '0'.repeat(16) }, dirFrom(role));
+        return v.ok ? undefined : `not a valid ${field}: ${v.errors.map((e) => e.code).join(', ')}`;
+      };
+      const value = await decide('value', 'round', round, suggested, checkValue, (r) => r.value as RoundValue);
       const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(8)));
       const hash = crypto.commit(commitText(value), nonce);
       if (role === 'host') {
@@ -386,7 +460,9 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   record.event('session_started', { role, sid: cfg.sid, protocol_id: cfg.protocolId, mode });
   record.snapshot('in_progress', { role, sid: cfg.sid });
   try {
-    await hook('proto_init', cfg.options, role, [], cfg.stateDir, null);
+    const supported = ((await hook('supported_control_modes')) as ControlMode[] | undefined) ?? ['autonomous', 'hybrid'];
+    if (!supported.includes(controlMode)) throw new Abort('control_mode_unsupported', 'hooks', `these hooks support ${supported.join(', ')}, not ${controlMode}`);
+    await hook('proto_init', cfg.options, role, [], cfg.stateDir, decision);
     const ready = await handshake();
     let reason: EndReason;
     if (mode === 'simultaneous_round') reason = await rounds(ready);

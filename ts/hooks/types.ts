@@ -51,6 +51,8 @@ export interface HookContext {
 }
 
 export interface CommonHooks {
+  /** A local decision replaced the message the hooks suggested (hybrid/human control): resync any state about own moves. */
+  proto_on_decision?(decided: Message, suggested: Message): Maybe<void>;
   proto_init?(options: Readonly<Record<string, unknown>>, role: Role, args: readonly string[], stateDir: string, decision: DecisionConfig | null): Maybe<void>;
   /** (display_name, comma-separated tags, invitation type, default options). */
   proto_host_metadata?(): [string, string, string, Record<string, unknown>];
@@ -165,7 +167,7 @@ export function defineHooks<M extends FlowMode>(mode: M, create: (ctx: HookConte
 export const HOOK_NAMES: Record<FlowMode, { required: string[]; optional: string[] }> = {
   session_loop: {
     required: ['proto_host_handle_join', 'proto_host_handle', 'proto_guest_join_message', 'proto_guest_handle_ready', 'proto_guest_first_action', 'proto_guest_handle'],
-    optional: ['proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+    optional: ['proto_on_decision', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
   },
   request_response: {
     required: ['proto_host_handle_join', 'proto_host_handle', 'proto_guest_join_message', 'proto_guest_handle_ready', 'proto_guest_first_action', 'proto_guest_handle'],

@@ -22,6 +22,8 @@ const hooks: HooksModule<'simultaneous_round'> = {
     return {
       proto_guest_join_message: () => ({ action: 'join', best_of: mine.best_of }),
       proto_host_handle_join: () => ({ action: 'ready', best_of: mine.best_of, rounds_to_win: mine.rounds_to_win }),
+      // A person may choose any round's value through `aigenora session decide`.
+      supported_control_modes: () => ['autonomous', 'hybrid', 'human'],
       proto_round_value: () => (ctx.random() < 0.5 ? 'heads' : 'tails'),
       proto_round_judge_pure: judge,
       proto_round_judge(round, h, g, state) {

@@ -27,9 +27,11 @@ const hooks: HooksModule<'session_loop'> = {
     let attempt = 0;
     let allowed = maxAttempts;
     const history: { number: number; result: string }[] = [];
+    let lastGuess = 0;
     const nextGuess = (): Message => {
       attempt += 1;
-      return { action: 'guess', attempt, number: Math.floor((lo + hi) / 2) };
+      lastGuess = Math.floor((lo + hi) / 2);
+      return { action: 'guess', attempt, number: lastGuess };
     };
     return {
       proto_guest_join_message: () => ({ action: 'join', max_attempts: maxAttempts }),
@@ -52,6 +54,13 @@ const hooks: HooksModule<'session_loop'> = {
         return null;
       },
       proto_guest_first_action: () => nextGuess(),
+      supported_control_modes: () => ['autonomous', 'hybrid', 'human'],
+      // A person guessed instead: bisect from their number.
+      proto_on_decision(decided) {
+        if (decided.action !== 'guess') return;
+        lastGuess = decided['number'] as number;
+        attempt = decided['attempt'] as number;
+      },
       proto_guest_handle(msg) {
         if (msg.action === 'game_over') {
           // The revealed secret must agree with every hint; a host that lied is caught here.
@@ -59,7 +68,7 @@ const hooks: HooksModule<'session_loop'> = {
           return { completed: true };
         }
         if (msg.action !== 'hint') return { abort: true };
-        const guessed = Math.floor((lo + hi) / 2);
+        const guessed = lastGuess;
         history.push({ number: guessed, result: msg['result'] as string });
         if (msg['result'] === 'higher') lo = guessed + 1;
         else if (msg['result'] === 'lower') hi = guessed - 1;

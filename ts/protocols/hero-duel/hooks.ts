@@ -134,6 +134,8 @@ const hooks: HooksModule<'simultaneous_round'> = {
       proto_guest_handle_ready(msg) {
         return msg['host_hero'] as string in heroes && msg['guest_hero'] === myHero ? null : { abort: true };
       },
+      // A person may choose any round's value through `aigenora session decide`.
+      supported_control_modes: () => ['autonomous', 'hybrid', 'human'],
       proto_round_value(_round, state) {
         const setup = setupOf(state);
         const who = ctx.role;

@@ -21,6 +21,8 @@ const hooks: HooksModule<'simultaneous_round'> = {
     return {
       proto_guest_join_message: () => ({ action: 'join', best_of: mine.best_of }),
       proto_host_handle_join: () => ({ action: 'ready', ...mine, round_delay_seconds: roundDelay }),
+      // A person may choose any round's value through `aigenora session decide`.
+      supported_control_modes: () => ['autonomous', 'hybrid', 'human'],
       proto_round_value: () => CHOICES[Math.floor(ctx.random() * 3)]!,
       proto_round_judge_pure: judge,
       proto_round_judge(round, h, g, state) {

@@ -1,0 +1,100 @@
+// Local decisions (NOTES A13): human control waits for `session decide` and aborts on its deadline,
+// hybrid falls back to the hooks after its window, invalid decisions are rejected, and an explicit
+// origin beats a script's.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { appendDecision, decisionConfig } from '../../ts/engine/decision.js';
+import { runLocal } from '../../ts/engine/local.js';
+import type { Frame } from '../../ts/engine/frame.js';
+import { tempDir } from '../shared/tmp.js';
+import { builtin, c, hooksOf } from './harness.js';
+
+const events = (dir: string) => readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
+const reveals = (dir: string, from: string) =>
+  readFileSync(join(dir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as Frame).filter((f) => f.from === from && f.msg.action === 'reveal').map((f) => f.msg['choice']);
+
+/** Answers every decision window of `dir` by calling `answer(window)` once per window. */
+function autopilot(dir: string, answer: (w: { match_key: string; match_value: number }) => void): () => void {
+  const seen = new Set<string>();
+  const timer = setInterval(() => {
+    const p = join(dir, 'decision', 'state.json');
+    if (!existsSync(p)) return;
+    let w: { window_id?: string; match_key: string; match_value: number };
+    try {
+      w = JSON.parse(readFileSync(p, 'utf8'));
+    } catch {
+      return;
+    }
+    if (!w.window_id || seen.has(w.window_id)) return;
+    seen.add(w.window_id);
+    answer(w);
+  }, 10);
+  return () => clearInterval(timer);
+}
+
+describe('decision config per control mode', () => {
+  it('follows NOTES A13', () => {
+    const spec = builtin('rps').spec;
+    expect(decisionConfig(spec, 'autonomous')).toBeNull();
+    expect(decisionConfig(spec, 'human')).toEqual({ mode: 'manual', control_mode: 'human', timeout_seconds: 120, timeout_action: 'abort', require_explicit: true });
+    expect(decisionConfig(spec, 'hybrid')).toEqual({ mode: 'auto', control_mode: 'hybrid', timeout_seconds: 120, timeout_action: 'fallback' });
+  });
+});
+
+describe('decisions in a session', () => {
+  it('a human guest plays the values it decides; an invalid one is rejected; explicit beats a script', async () => {
+    const out = tempDir('decide');
+    const guestDir = join(out, 'guest');
+    const stop = autopilot(guestDir, (w) => {
+      appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'lizard', _meta: { origin: 'cli' } });
+      appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'scissors', _meta: { origin: 'script_runner' } });
+      appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'rock', _meta: { origin: 'web' } });
+    });
+    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 5000, minThinkMs: 0 });
+    stop();
+    expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
+    expect(new Set(reveals(guestDir, 'guest'))).toEqual(new Set(['rock']));
+    const ev = events(guestDir).map((e) => e.type);
+    expect(ev).toContain('local_decision_window_started');
+    expect(ev).toContain('local_decision_consumed');
+    const consumed = readFileSync(join(guestDir, 'decision', 'consumed.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(consumed.filter((x) => x.reason === 'superseded').length).toBeGreaterThan(0);
+  });
+
+  it('a human who never decides: the session ends with decision_timeout', async () => {
+    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: tempDir('decide'), guestControl: 'human', decisionTimeoutMs: 150, minThinkMs: 0 });
+    expect(r.guest).toMatchObject({ completed: false, reason: 'decision_timeout' });
+    expect(r.host.completed).toBe(false);
+  });
+
+  it('hybrid falls back to the hooks after its window', async () => {
+    const r = await runLocal({ crypto: c, ...builtin('coin-flip'), hooks: await hooksOf('coin-flip'), options: { best_of: 1 }, outDir: tempDir('decide'), guestControl: 'hybrid', minThinkMs: 30 });
+    expect(r.guest.completed).toBe(true);
+    expect(events(r.guest.dir).map((e) => e.type)).toContain('local_decision_fallback');
+  });
+
+  it('session_loop turns take a whole message, checked against the spec', async () => {
+    const out = tempDir('decide');
+    const guestDir = join(out, 'guest');
+    let sent = 0;
+    const stop = autopilot(guestDir, (w) => {
+      const valid = () => appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, message: { action: 'guess', attempt: w.match_value + 1, number: 1 + w.match_value } });
+      if (sent++ > 0) return valid();
+      appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, message: { action: 'guess', attempt: 1, number: 'fifty' } });
+      setTimeout(valid, 100);
+    });
+    const r = await runLocal({ crypto: c, ...builtin('guess-number'), hooks: await hooksOf('guess-number'), options: { range_min: 1, range_max: 3, max_attempts: 3 }, outDir: out, guestControl: 'hybrid', minThinkMs: 300 });
+    stop();
+    expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
+    expect(events(guestDir).some((e) => e.type === 'local_decision_rejected')).toBe(true);
+    // The person guessed 1, 2, 3 in turn, and the hooks kept track.
+    const guesses = readFileSync(join(guestDir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as Frame).filter((f) => f.msg.action === 'guess').map((f) => f.msg['number']);
+    expect(guesses[0]).toBe(1);
+  });
+
+  it('hooks that do not support a control mode refuse it', async () => {
+    const r = await runLocal({ crypto: c, ...builtin('connect-four'), hooks: await hooksOf('connect-four'), outDir: tempDir('decide'), guestControl: 'human', decisionTimeoutMs: 200 });
+    expect(r.guest).toMatchObject({ completed: false, reason: 'control_mode_unsupported' });
+  });
+});
