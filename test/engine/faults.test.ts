@@ -19,9 +19,16 @@ async function joinGuessNumber(peer: RawPeer) {
   await peer.recv();
 }
 
+/** Runs both sides; whatever happened, each side's transcript up to that point must verify. */
 async function local(folder: string, extra: Partial<Parameters<typeof runLocal>[0]> = {}) {
   const b = builtin(folder);
-  return runLocal({ crypto: c, ...b, hooks: await hooksOf(folder), outDir: tempDir('engine'), timeoutMs: 2000, ...extra });
+  const r = await runLocal({ crypto: c, ...b, hooks: await hooksOf(folder), outDir: tempDir('engine'), timeoutMs: 2000, ...extra });
+  for (const side of [r.host, r.guest]) {
+    const v = verifyTranscriptAt(c, side.dir);
+    expect(v.ok, `${side.dir}: ${v.reason ?? ''}`).toBe(true);
+    expect(v.receipt).toBe(side.completed);
+  }
+  return r;
 }
 
 describe('a well-behaved session', () => {
@@ -67,6 +74,18 @@ describe('faults on the wire', () => {
     expect(ended(r.host.dir).data).toMatchObject({ completed: false, reason: 'peer_disconnected' });
   });
 
+  it('a dropped frame', async () => {
+    const r = await local('guess-number', { faults: { guestToHost: (line, n) => (n === 2 ? [] : [line]) }, timeoutMs: 300 });
+    // The host never sees guess 2 and times out waiting for it; the guest waits for an answer.
+    expect(r.host.completed).toBe(false);
+    expect(['peer_timeout', 'bad_sequence']).toContain(r.host.reason);
+  });
+
+  it('a dropped frame followed by another: the gap in the sequence is caught', async () => {
+    const r = await local('human-chat', { chat: { host: ['a'], guest: ['1', '2', '3'] }, faults: { guestToHost: (line, n) => (n === 1 ? [] : [line]) } });
+    expect(r.host).toMatchObject({ completed: false, reason: 'bad_sequence' });
+  });
+
   it('malformed JSON', async () => {
     const r = await local('guess-number', { faults: { guestToHost: (line, n) => (n === 1 ? [line.slice(0, -3)] : [line]) } });
     expect(r.host).toMatchObject({ completed: false, reason: 'malformed_json' });
@@ -107,6 +126,14 @@ describe('faults on the wire', () => {
       peer.sendRaw(forger.next({ action: 'join' }).line);
     }, { outDir: out });
     expect(result.reason).toBe('bad_signature');
+  });
+});
+
+describe('free mode', () => {
+  it('/quit ends the chat like end', async () => {
+    const r = await local('human-chat', { chat: { host: ['hi', '/quit', 'never sent'], guest: ['yo'] } });
+    expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
+    expect(readFileSync(join(r.guest.dir, 'transcript.jsonl'), 'utf8')).not.toContain('never sent');
   });
 });
 

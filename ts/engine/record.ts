@@ -23,19 +23,11 @@ export interface TranscriptHeader {
 /** What a written frame survives: the process dying (write(2) done), or the machine dying (fsync too). */
 export type Durability = 'process' | 'fsync';
 
-function appendLine(path: string, line: string): void {
-  const fd = openSync(path, 'a', 0o600);
-  try {
-    writeSync(fd, `${line}\n`);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 export class SessionRecord {
   readonly transcript: string;
   readonly events: string;
   private readonly fd: number;
+  private readonly eventsFd: number;
   constructor(
     readonly dir: string,
     header: TranscriptHeader,
@@ -48,6 +40,7 @@ export class SessionRecord {
     writeFileSync(join(dir, 'spec.json'), specText);
     writeFileSync(this.transcript, `${JSON.stringify(header)}\n`, { mode: 0o600 });
     this.fd = openSync(this.transcript, 'a');
+    this.eventsFd = openSync(this.events, 'a', 0o600);
   }
 
   /** Appends a frame's line; it is in the file (and with "fsync" on disk) when this returns. */
@@ -57,15 +50,17 @@ export class SessionRecord {
   }
 
   event(type: string, data?: Record<string, unknown>): void {
-    appendLine(this.events, JSON.stringify({ ts: new Date().toISOString(), type, ...(data ? { data } : {}) }));
+    writeSync(this.eventsFd, `${JSON.stringify({ ts: new Date().toISOString(), type, ...(data ? { data } : {}) })}\n`);
   }
 
   close(): void {
-    try {
-      fsyncSync(this.fd);
-      closeSync(this.fd);
-    } catch {
-      // already closed
+    for (const fd of [this.fd, this.eventsFd]) {
+      try {
+        fsyncSync(fd);
+        closeSync(fd);
+      } catch {
+        // already closed
+      }
     }
   }
 

@@ -163,6 +163,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     record.frame(line);
     lines[role].push(line);
     cfg.onMessage?.(role, msg);
+    if (!msg.action.startsWith('_')) record.event('protocol_message', { direction: 'sent', msg });
     try {
       transport.send(line);
     } catch {
@@ -350,15 +351,19 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
         send(r.response);
         state.results.push(r.response);
         state.last_result = r.response;
-        if (r.abort) throw new Abort('abort', 'hooks', 'the host hooks aborted');
+        if (r.abort) {
+          send({ action: 'end' });
+          throw new Abort('abort', 'hooks', 'the host hooks aborted');
+        }
         if (r.completed) {
           send({ action: 'end' });
           return 'completed';
         }
         continue;
       }
-      // guest: the host commits first; its first frame of a round may also be `end`.
-      const hc = await recvExpect('commit', round);
+      // guest: the host commits first; its first frame of a round may also be `end` (NOTES A11).
+      const hc = await recvExpect('commit', round, true);
+      if (!hc) return 'completed';
       send({ action: 'commit', round, hash });
       const hr = await recvExpect('reveal', round);
       const hv = hr.msg[field] as RoundValue;
@@ -393,9 +398,12 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       }
     }
 
-    async function recvExpect(action: string, round: number): Promise<{ msg: Message; line: string }> {
+    async function recvExpect(action: string, round: number): Promise<{ msg: Message; line: string }>;
+    async function recvExpect(action: string, round: number, endOk: true): Promise<{ msg: Message; line: string } | undefined>;
+    async function recvExpect(action: string, round: number, endOk = false): Promise<{ msg: Message; line: string } | undefined> {
       const before = lines[peer].length;
       const msg = await recv();
+      if (endOk && msg.action === 'end') return undefined;
       if (msg.action === 'error') throw new Abort('peer_aborted', 'peer', `the ${peer} reported ${String(msg['reason'])}`);
       if (msg.action !== action || msg['round'] !== round) throw new Abort('unexpected_message', 'engine', `expected ${action} of round ${round}, got ${msg.action}${msg['round'] !== undefined ? ` of round ${String(msg['round'])}` : ''}`);
       return { msg, line: lines[peer][before]! };
@@ -406,6 +414,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     let seq = 0;
     const say = async () => {
       for (const text of cfg.chat ?? []) {
+        if (text.trim() === '/quit') break; // as the reference: typing /quit ends the chat
         const msg: Message = { action: 'chat', text, seq: ++seq };
         await hook('proto_on_send', msg);
         send(msg);
@@ -482,7 +491,8 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       record.writeJson('proof.json', e.proof);
       proofPath = `${cfg.stateDir}/proof.json`;
     }
-    record.event('frame_rejected_or_aborted', { step: e.step, reason: e.reason, detail: e.message });
+    const onTheWire = ['size', 'json', 'envelope', 'sequence', 'chain', 'signature', 'spec'].includes(e.step);
+    record.event(onTheWire ? 'frame_rejected' : 'session_aborting', { step: e.step, reason: e.reason, detail: e.message });
     record.event('session_ended', { completed: false, reason: e.reason, step: e.step });
     record.snapshot('aborted', { role, sid: cfg.sid, completed: false, reason: e.reason, step: e.step, detail: e.message });
     // Tell the peer why, when the transport still works and the fault is not the peer's transport.
