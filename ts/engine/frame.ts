@@ -8,7 +8,8 @@
  * `prev` is the hash of its previous frame (a genesis hash for the first), so a replayed, dropped,
  * reordered or re-signed frame is caught, and both sides may send at once (free mode). `sig` is the
  * sender's Ed25519 signature over "aigenora-frame/1\n" + JCS(frame without sig); a frame's hash is
- * SHA-256 of JCS(frame with sig). Every message is therefore attributable to its sender and checkable
+ * SHA-256 of those signed bytes followed by the 64 signature bytes, so neither side canonicalizes a
+ * frame twice. Every message is therefore attributable to its sender and checkable
  * afterwards by anyone holding the transcript.
  */
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
@@ -33,11 +34,15 @@ export function genesis(crypto: Crypto, sid: string, from: Role): string {
 
 export function signingBytes(crypto: Crypto, f: Omit<Frame, 'sig'>): Uint8Array {
   const { v, sid, from, seq, prev, msg } = f;
-  return concatBytes(SIGN_PREFIX, crypto.jcsValue({ v, sid, from, seq, prev, msg }));
+  // Plain JSON.stringify (no refusing replacer): every msg here either came from strict JSON text or
+  // passed the spec's validator, so it holds no NaN, Infinity or bigint; the strict JCS pass still
+  // refuses duplicate keys and lone surrogates.
+  return concatBytes(SIGN_PREFIX, crypto.jcs(JSON.stringify({ v, sid, from, seq, prev, msg })));
 }
 
-export function frameHash(crypto: Crypto, f: Frame): string {
-  return toHex(crypto.jcsValueSha256(f));
+/** SHA-256(signing bytes || signature bytes): the link the next frame's `prev` names. */
+export function frameHash(crypto: Crypto, signed: Uint8Array, sig: Uint8Array): string {
+  return toHex(crypto.sha256(concatBytes(signed, sig)));
 }
 
 /** The sending half of a chain. */
@@ -58,9 +63,11 @@ export class ChainWriter {
   /** Signs the next frame and advances the chain; returns the frame and its wire line. */
   next(msg: Message): { frame: Frame; line: string } {
     const unsigned = { v: 1 as const, sid: this.sid, from: this.from, seq: this.seq, prev: this.head, msg };
-    const frame: Frame = { ...unsigned, sig: toHex(this.key.sign(signingBytes(this.crypto, unsigned))) };
+    const signed = signingBytes(this.crypto, unsigned);
+    const sig = this.key.sign(signed);
+    const frame: Frame = { ...unsigned, sig: toHex(sig) };
     this.seq += 1;
-    this.head = frameHash(this.crypto, frame);
+    this.head = frameHash(this.crypto, signed, sig);
     return { frame, line: JSON.stringify(frame) };
   }
 }
@@ -97,10 +104,12 @@ export class ChainReader {
     if (f.from !== this.from) return { ok: false, step: 'envelope', reason: `frame claims to be from ${String(f.from)}, not the peer (${this.from})` };
     if (f.seq !== this.seq) return { ok: false, step: 'sequence', reason: `expected frame ${this.seq} of ${this.from}, got ${f.seq} (replayed, dropped or reordered)` };
     if (!HEX64.test(f.prev) || f.prev !== this.head) return { ok: false, step: 'chain', reason: 'prev does not match the hash of the previous frame' };
-    if (!HEX128.test(f.sig) || !this.crypto.ed25519Verify(this.publicKey, signingBytes(this.crypto, f as Frame), fromHex(f.sig)))
-      return { ok: false, step: 'signature', reason: `signature does not verify under ${this.from}'s key` };
+    if (!HEX128.test(f.sig)) return { ok: false, step: 'signature', reason: 'sig must be 128 lowercase hex' };
+    const signed = signingBytes(this.crypto, f as Frame);
+    const sig = fromHex(f.sig);
+    if (!this.crypto.ed25519Verify(this.publicKey, signed, sig)) return { ok: false, step: 'signature', reason: `signature does not verify under ${this.from}'s key` };
     this.seq += 1;
-    this.head = frameHash(this.crypto, f as Frame);
+    this.head = frameHash(this.crypto, signed, sig);
     return { ok: true, frame: f as Frame };
   }
 }
