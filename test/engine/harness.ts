@@ -46,7 +46,7 @@ export async function againstScript(
   const peerRole: Role = engineRole === 'host' ? 'guest' : 'host';
   const [hk, gk] = engineRole === 'host' ? [toHex(engineKey.publicKey), toHex(peerKey.publicKey)] : [toHex(peerKey.publicKey), toHex(engineKey.publicKey)];
   const nonce = '00'.repeat(16);
-  const sid = sessionId(c, b.protocolId, hk, gk, nonce);
+  const sid = sessionId(c, 'local', b.protocolId, hk, gk, nonce);
   const [ht, gt] = memoryPair();
   const [mine, theirs] = engineRole === 'host' ? [ht, gt] : [gt, ht];
   const writer = new ChainWriter(c, sid, peerRole, peerKey);
@@ -69,7 +69,7 @@ export async function againstScript(
   const [result] = await Promise.all([
     runSession({
       crypto: c, role: engineRole, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks, options: opts.options ?? {},
-      transport: mine, key: engineKey, hostKey: hk, guestKey: gk, sid, nonce, stateDir: dir, random: seeded(5), controlMode: 'autonomous',
+      transport: mine, key: engineKey, hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, stateDir: dir, random: seeded(5), controlMode: 'autonomous',
       timeoutMs: opts.timeoutMs ?? 2000, ...(opts.maxFrameBytes !== undefined && { maxFrameBytes: opts.maxFrameBytes }),
     }),
     script(peer).catch(() => undefined),

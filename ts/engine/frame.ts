@@ -114,7 +114,14 @@ export class ChainReader {
   }
 }
 
-/** Session id for a pair of keys and a protocol: SHA-256 over their colon-joined values and a nonce. */
-export function sessionId(crypto: Crypto, protocolId: string, hostKey: string, guestKey: string, nonce: string): string {
-  return toHex(crypto.sha256(utf8(`aigenora-session/1:${protocolId}:${hostKey}:${guestKey}:${nonce}`)));
+/**
+ * session_id as the reference computes it (NOTES A7): SHA-256 of the session canonical
+ * `post_id:host_pub:guest_pub:protocol_id:nonce`, the string both sides sign in the handshake.
+ */
+export function sessionCanonical(postId: string, protocolId: string, hostKey: string, guestKey: string, nonce: string): string {
+  return `${postId}:${hostKey}:${guestKey}:${protocolId}:${nonce}`;
+}
+
+export function sessionId(crypto: Crypto, postId: string, protocolId: string, hostKey: string, guestKey: string, nonce: string): string {
+  return toHex(crypto.sha256(utf8(sessionCanonical(postId, protocolId, hostKey, guestKey, nonce))));
 }

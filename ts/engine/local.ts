@@ -53,9 +53,10 @@ export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; gues
   const guestKey = c.ed25519Keypair(globalThis.crypto.getRandomValues(new Uint8Array(32)));
   const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(16)));
   const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
-  const sid = sessionId(c, r.protocolId, hk, gk, nonce);
+  const postId = 'local';
+  const sid = sessionId(c, postId, r.protocolId, hk, gk, nonce);
   const [ht, gt] = memoryPair(r.faults);
-  const common = { crypto: c, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }), ...(r.minThinkMs !== undefined && { minThinkMs: r.minThinkMs }), ...(r.decisionTimeoutMs !== undefined && { decisionTimeoutMs: r.decisionTimeoutMs }) };
+  const common = { crypto: c, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, postId, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }), ...(r.minThinkMs !== undefined && { minThinkMs: r.minThinkMs }), ...(r.decisionTimeoutMs !== undefined && { decisionTimeoutMs: r.decisionTimeoutMs }) };
   try {
     const [host, guest] = await Promise.all([
       // The host sees every frame once (its own sends and the guest's), so it alone reports them.

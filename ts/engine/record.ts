@@ -12,6 +12,8 @@ import { join } from 'node:path';
 export interface TranscriptHeader {
   _transcript: 1;
   sid: string;
+  /** The invitation id the session was made from ("local" for in-process runs). */
+  post_id: string;
   protocol_id: string;
   host_key: string;
   guest_key: string;

@@ -66,6 +66,7 @@ export interface SessionConfig {
   hostKey: string;
   guestKey: string;
   sid: string;
+  postId: string;
   nonce: string;
   stateDir: string;
   /** Longest wait for the peer's next frame (default: decision.timeout_seconds, else 30 s). */
@@ -116,7 +117,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   const peer = other(role);
   const mode = flowMode(spec);
   const validator = messageValidator(cfg.protocolId, spec);
-  const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role }, cfg.specText, cfg.durability);
+  const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, post_id: cfg.postId, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role }, cfg.specText, cfg.durability);
   const writer = new ChainWriter(crypto, cfg.sid, role, cfg.key);
   const peerKey = Uint8Array.from(Buffer.from(role === 'host' ? cfg.guestKey : cfg.hostKey, 'hex'));
   const reader = new ChainReader(crypto, cfg.sid, peer, peerKey);
@@ -141,7 +142,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   let windows = 0;
 
   const proofOf = (kind: string, offender: Role, frames: string[], detail: Record<string, unknown>) => ({
-    v: 1, kind, sid: cfg.sid, protocol_id: cfg.protocolId, nonce: cfg.nonce, host_key: cfg.hostKey, guest_key: cfg.guestKey, offender, frames, detail,
+    v: 1, kind, sid: cfg.sid, post_id: cfg.postId, protocol_id: cfg.protocolId, nonce: cfg.nonce, host_key: cfg.hostKey, guest_key: cfg.guestKey, offender, frames, detail,
   });
 
   async function hook(name: string, ...args: unknown[]): Promise<unknown> {

@@ -47,7 +47,7 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
     return fail('the first line is not a transcript header');
   }
   if (header._transcript !== 1) return fail('the first line is not a transcript header');
-  const sid = sessionId(crypto, header.protocol_id, header.host_key, header.guest_key, header.nonce);
+  const sid = sessionId(crypto, header.post_id ?? '', header.protocol_id, header.host_key, header.guest_key, header.nonce);
   if (sid !== header.sid) return fail('the header session id does not match its keys, protocol and nonce');
   let pid: string;
   try {
@@ -119,6 +119,7 @@ export interface Proof {
   v: 1;
   kind: 'commit_mismatch' | 'invalid_message' | 'balance_mismatch';
   sid: string;
+  post_id: string;
   protocol_id: string;
   nonce: string;
   host_key: string;
@@ -140,7 +141,7 @@ export interface ProofCheck {
  */
 export function verifyProof(crypto: Crypto, proof: Proof, specText: string, hooks?: HooksModule): ProofCheck {
   const no = (reason: string): ProofCheck => ({ proven: false, reason });
-  const sid = sessionId(crypto, proof.protocol_id, proof.host_key, proof.guest_key, proof.nonce);
+  const sid = sessionId(crypto, proof.post_id ?? '', proof.protocol_id, proof.host_key, proof.guest_key, proof.nonce);
   if (sid !== proof.sid) return no('the session id does not match the keys, protocol and nonce');
   if (protocolId(crypto, specText) !== proof.protocol_id) return no('spec.json is not the protocol of this session');
   const spec = JSON.parse(specText) as Spec;
