@@ -6,6 +6,7 @@ import { demo } from './demo.js';
 import { init, protocolList, protocolPath } from './library.js';
 import { protocolCreate, protocolHash, protocolHooks, protocolScaffold, protocolValidate, validateTop } from './protocol.js';
 import { proofVerify, protocolTest, receiptVerify, sessionDecide, sessionEvents, sessionSnapshot } from './session.js';
+import { hostCommand, joinCommand } from './net.js';
 import { TRADE_COMMANDS } from './trade.js';
 
 /** A command, or a group of subcommands (`aigenora trade verify …`). */
@@ -15,6 +16,8 @@ const COMMANDS: Entry[] = [
   demo,
   conformance,
   init,
+  hostCommand,
+  joinCommand,
   validateTop,
   {
     name: 'protocol',

@@ -1,0 +1,174 @@
+/** `aigenora host` and `aigenora join`: two agents, two processes, one network session. */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { getCrypto } from '../crypto/index.js';
+import { verifyTranscriptAt } from '../engine/verify.js';
+import type { SessionResult } from '../engine/session.js';
+import { HooksError, loadHooks } from '../hooks/load.js';
+import type { ControlMode, Message, Role } from '../hooks/types.js';
+import { resolveDataDir } from '../library/data-dir.js';
+import { IdentityError, loadIdentity } from '../library/identity.js';
+import { resolveProtocol } from '../library/library.js';
+import { InvitationRefused, parseInvitation } from '../net/invitation.js';
+import { HandshakeError, host, join as joinSession, type Protocol } from '../net/session.js';
+import { loadSpec, validateOptions } from '../spec/index.js';
+import { UsageError, type Command, type Output } from './args.js';
+
+const CONTROL = ['autonomous', 'hybrid', 'human'];
+
+async function protocolFrom(dataDir: string, flags: Record<string, unknown>, expectId?: string): Promise<Protocol> {
+  let dir: string;
+  if (typeof flags['protocol-dir'] === 'string') dir = flags['protocol-dir'];
+  else {
+    const ref = (flags['protocol'] as string | undefined) ?? expectId;
+    if (!ref) throw new UsageError('give --protocol-dir DIR or --protocol ALIAS');
+    const r = resolveProtocol(dataDir, ref);
+    if ('error' in r) throw new UsageError(r.error);
+    dir = r.dir;
+  }
+  const c = getCrypto();
+  const l = loadSpec(c, dir);
+  if (!l.ok || !l.protocolId) throw new UsageError(`${dir}: ${l.issues.map((i) => `${i.code} at ${i.pointer}`).join('; ')}`);
+  if (expectId && l.protocolId !== expectId) throw new UsageError(`${dir} is protocol ${l.protocolId}, the invitation names ${expectId}`);
+  try {
+    return { spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks: await loadHooks(c, l.dir, l.spec, { allowSkeleton: flags['allow-skeleton-hooks'] === true }) };
+  } catch (e) {
+    if (e instanceof HooksError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function identity(dataDir: string): Uint8Array {
+  try {
+    return loadIdentity(getCrypto(), dataDir).seed;
+  } catch (e) {
+    if (e instanceof IdentityError) throw new UsageError(`${e.message} (data dir ${dataDir})`);
+    throw e;
+  }
+}
+
+function progress(out: Output, quiet: boolean, me: Role) {
+  return (from: Role, msg: Message) => {
+    if (quiet || msg.action.startsWith('_')) return;
+    const who = from === me ? 'me  ' : 'peer';
+    if (msg.action === 'round_result')
+      out.line(`round ${String(msg['round'])}: host ${String(msg['host_choice'] ?? msg['host_move'] ?? '')} vs guest ${String(msg['guest_choice'] ?? msg['guest_move'] ?? '')} → ${String(msg['round_winner'])} (host ${String(msg['host_wins'] ?? msg['host_hp'] ?? '')}, guest ${String(msg['guest_wins'] ?? msg['guest_hp'] ?? '')})`);
+    else if (!['commit', 'reveal'].includes(msg.action)) out.line(`${who} ${msg.action}`);
+  };
+}
+
+function report(out: Output, json: boolean, r: SessionResult, extra: Record<string, unknown>): number {
+  const c = getCrypto();
+  const v = verifyTranscriptAt(c, r.dir);
+  const last = existsSync(join(r.dir, 'transcript.jsonl'))
+    ? readFileSync(join(r.dir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { msg: Message }).map((f) => f.msg).filter((m) => !m.action.startsWith('_'))
+    : [];
+  const final = [...last].reverse().find((m) => typeof m['game_winner'] === 'string' || typeof m['winner'] === 'string');
+  const winner = final ? String(final['game_winner'] ?? final['winner']) : undefined;
+  if (json) out.json({ ...extra, completed: r.completed, reason: r.reason, detail: r.detail, winner, session_id: r.sid, dir: r.dir, receipt: v });
+  else {
+    out.line(r.completed ? `session completed${winner ? `: winner ${winner}` : ''}` : `session ended: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`);
+    out.line(`transcript ${join(r.dir, 'transcript.jsonl')}`);
+    out.line(v.ok && v.receipt ? `receipt verified offline: ${v.frames} frames signed by both sides` : `receipt: ${v.reason ?? 'not verified'}`);
+  }
+  return r.completed && v.ok && v.receipt ? 0 : 1;
+}
+
+export const hostCommand: Command = {
+  name: 'host',
+  summary: 'publish an invitation and serve one session over the network',
+  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--data-dir DIR] [--json]',
+  help: `Starts a libp2p node (TCP and WebSockets, Noise, Yamux) whose identity is this agent's key, prints a signed
+invitation (one line, "aigenora1.…"; also written to --invitation-file), and serves the first guest that
+completes the handshake; later guests are refused. Prints the exchange, the outcome and the transcript.
+--listen takes multiaddrs (comma-separated; default 127.0.0.1 on a free TCP and WebSocket port).`,
+  flags: { 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', json: 'boolean' },
+  async run(args, out) {
+    const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
+    const protocol = await protocolFrom(dataDir, args.flags);
+    let options: Record<string, unknown> = {};
+    if (typeof args.flags['options'] === 'string') {
+      try {
+        options = JSON.parse(args.flags['options']) as Record<string, unknown>;
+      } catch {
+        throw new UsageError('--options must be a JSON object');
+      }
+    }
+    const errors = validateOptions(protocol.spec, options).issues.filter((i) => i.severity === 'error');
+    if (errors.length) throw new UsageError(errors.map((e) => `${e.code} at ${e.pointer}: ${e.message}`).join('; '));
+    const control = (args.flags['control-mode'] as string | undefined) ?? 'autonomous';
+    if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
+    const ttl = args.flags['invitation-ttl-minutes'] === undefined ? 30 : Number(args.flags['invitation-ttl-minutes']);
+    if (!(ttl > 0)) throw new UsageError('--invitation-ttl-minutes must be positive');
+    const json = args.flags['json'] === true;
+    const timeoutSeconds = args.flags['timeout-seconds'] === undefined ? undefined : Number(args.flags['timeout-seconds']);
+    const h = await host({
+      crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), controlMode: control as ControlMode, ttlMinutes: ttl,
+      ...(typeof args.flags['listen'] === 'string' && { listen: args.flags['listen'].split(',') }),
+      ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
+      onMessage: progress(out, json, 'host'),
+      onEvent: (type, data) => !json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`),
+    });
+    if (typeof args.flags['invitation-file'] === 'string') writeFileSync(args.flags['invitation-file'], `${h.text}\n`);
+    if (json) process.stderr.write(`${h.text}\n`);
+    else {
+      out.line(h.text);
+      out.line(`waiting for a guest on ${h.invitation.ticket.addrs.join(' ')} (invitation expires ${h.invitation.expires_at})`);
+    }
+    try {
+      const r = await h.done;
+      return report(out, json, r, { role: 'host', invitation: h.text });
+    } finally {
+      await h.stop();
+    }
+  },
+};
+
+export const joinCommand: Command = {
+  name: 'join',
+  summary: "join the session an invitation offers",
+  usage: 'aigenora join <INVITATION | @FILE> [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--json]',
+  help: `Checks the invitation (both host signatures, expiry, transport), resolves its protocol_id in the local library
+(or --protocol-dir, which must hash to the same id), connects to the host's key, runs the session handshake
+and the protocol, then prints the outcome, where the transcript is, and the offline receipt check.`,
+  flags: { 'protocol-dir': 'string', 'data-dir': 'string', 'control-mode': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', json: 'boolean' },
+  async run(args, out) {
+    if (args.positional.length !== 1) throw new UsageError('expected one invitation (or @file)');
+    const raw = args.positional[0]!;
+    const text = raw.startsWith('@') ? readFileSync(raw.slice(1), 'utf8') : raw;
+    const c = getCrypto();
+    let inv;
+    try {
+      inv = parseInvitation(c, text);
+    } catch (e) {
+      if (e instanceof InvitationRefused) {
+        out.line(`refused: ${e.message}`);
+        return 1;
+      }
+      throw e;
+    }
+    const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
+    const protocol = await protocolFrom(dataDir, args.flags, inv.protocol_id);
+    const json = args.flags['json'] === true;
+    const control = (args.flags['control-mode'] as string | undefined) ?? 'autonomous';
+    if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
+    const timeoutSeconds = args.flags['timeout-seconds'] === undefined ? undefined : Number(args.flags['timeout-seconds']);
+    if (!json) out.line(`joining ${inv.ticket.peer_id} (protocol ${inv.protocol_id.slice(0, 8)}…)`);
+    try {
+      const r = await joinSession({
+        crypto: c, seed: identity(dataDir), protocol, options: {}, sessionsDir: join(dataDir, 'sessions'), invitation: inv, controlMode: control as ControlMode,
+        ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
+        onMessage: progress(out, json, 'guest'),
+        onEvent: (type) => !json && out.line(`(${type})`),
+      });
+      return report(out, json, r, { role: 'guest' });
+    } catch (e) {
+      if (e instanceof HandshakeError) {
+        if (json) out.json({ completed: false, reason: e.code, detail: e.message });
+        else out.line(`refused: ${e.message}`);
+        return 1;
+      }
+      throw e;
+    }
+  },
+};

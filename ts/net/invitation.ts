@@ -1,0 +1,130 @@
+/**
+ * Invitations (NOTES A8): what a host hands to a guest out of band. It names the host's public key, the
+ * protocol_id, the invitation type and options, the transport ticket (libp2p peer id and addresses) and
+ * an expiry, and carries two host signatures: the reference's four-line transport binding
+ * (public_key / transport / ticket / protocol_id), and one over the whole invitation, so that the
+ * options, type and expiry cannot be altered either. It travels as one copy-pasteable string
+ * ("aigenora1." + base64url(JCS(invitation))) or as JSON.
+ */
+import type { Crypto } from '../crypto/backend.js';
+import { fromBase64Url, fromHex, fromUtf8, toBase64Url, toHex, utf8 } from '../crypto/encoding.js';
+
+export const INVITATION_PREFIX = 'aigenora1.';
+export const TRANSPORT = 'libp2p';
+
+export interface Ticket {
+  peer_id: string;
+  addrs: string[];
+}
+
+export interface Invitation {
+  v: 1;
+  post_id: string;
+  host_public_key: string;
+  protocol_id: string;
+  type: 'supply' | 'demand' | 'chat';
+  options: Record<string, unknown>;
+  host_control_mode: string;
+  transport: typeof TRANSPORT;
+  ticket: Ticket;
+  expires_at: string;
+  transport_binding_signature: string;
+  signature: string;
+}
+
+export type InvitationError =
+  | 'INVITATION_MALFORMED'
+  | 'INVITATION_UNSIGNED'
+  | 'INVITATION_BAD_SIGNATURE'
+  | 'INVITATION_EXPIRED'
+  | 'INVITATION_TRANSPORT';
+
+export class InvitationRefused extends Error {
+  override readonly name = 'InvitationRefused';
+  constructor(
+    readonly code: InvitationError,
+    message: string,
+  ) {
+    super(`${code}: ${message}`);
+  }
+}
+
+export const ticketString = (t: Ticket) => `${t.peer_id}@${t.addrs.join(',')}`;
+
+/** The reference's transport binding canonical: four lines, no trailing newline. */
+export function bindingCanonical(publicKey: string, ticket: Ticket, protocolId: string): string {
+  return [`public_key:${publicKey}`, `transport:${TRANSPORT}`, `iroh_ticket:${ticketString(ticket)}`, `protocol_id:${protocolId}`].join('\n');
+}
+
+
+function signedBytes(crypto: Crypto, inv: Omit<Invitation, 'signature'>): Uint8Array {
+  const { ...rest } = inv as Partial<Invitation>;
+  delete rest.signature;
+  const canon = crypto.jcsValue(rest);
+  const prefix = utf8('aigenora-invitation/1\n');
+  const out = new Uint8Array(prefix.length + canon.length);
+  out.set(prefix);
+  out.set(canon, prefix.length);
+  return out;
+}
+
+export interface NewInvitation {
+  host: { publicKey: Uint8Array; sign(m: Uint8Array): Uint8Array };
+  protocolId: string;
+  ticket: Ticket;
+  options?: Record<string, unknown>;
+  type?: Invitation['type'];
+  controlMode?: string;
+  ttlMinutes?: number;
+  now?: Date;
+}
+
+export function createInvitation(crypto: Crypto, n: NewInvitation): Invitation {
+  const pk = toHex(n.host.publicKey);
+  const expires = new Date((n.now ?? new Date()).getTime() + (n.ttlMinutes ?? 30) * 60_000);
+  const unsigned: Omit<Invitation, 'signature'> = {
+    v: 1,
+    post_id: toHex(globalThis.crypto.getRandomValues(new Uint8Array(8))),
+    host_public_key: pk,
+    protocol_id: n.protocolId,
+    type: n.type ?? 'supply',
+    options: n.options ?? {},
+    host_control_mode: n.controlMode ?? 'autonomous',
+    transport: TRANSPORT,
+    ticket: n.ticket,
+    expires_at: expires.toISOString(),
+    transport_binding_signature: toHex(n.host.sign(utf8(bindingCanonical(pk, n.ticket, n.protocolId)))),
+  };
+  return { ...unsigned, signature: toHex(n.host.sign(signedBytes(crypto, unsigned))) };
+}
+
+export function encodeInvitation(crypto: Crypto, inv: Invitation): string {
+  return INVITATION_PREFIX + toBase64Url(crypto.jcsValue(inv));
+}
+
+/** Parses the string or JSON form, and checks both signatures and the expiry. */
+export function parseInvitation(crypto: Crypto, text: string, now = new Date()): Invitation {
+  const t = text.trim();
+  let json: string;
+  try {
+    json = t.startsWith(INVITATION_PREFIX) ? fromUtf8(fromBase64Url(t.slice(INVITATION_PREFIX.length))) : t;
+    crypto.jcs(json);
+  } catch {
+    throw new InvitationRefused('INVITATION_MALFORMED', 'not an aigenora invitation (aigenora1.… or its JSON form)');
+  }
+  const inv = JSON.parse(json) as Partial<Invitation>;
+  const hex64 = /^[0-9a-f]{64}$/;
+  if (inv.v !== 1 || typeof inv.host_public_key !== 'string' || !hex64.test(inv.host_public_key) || typeof inv.protocol_id !== 'string' || !inv.ticket || !Array.isArray(inv.ticket.addrs) || typeof inv.ticket.peer_id !== 'string' || typeof inv.expires_at !== 'string')
+    throw new InvitationRefused('INVITATION_MALFORMED', 'an invitation needs v, host_public_key, protocol_id, ticket {peer_id, addrs} and expires_at');
+  if (inv.transport !== TRANSPORT) throw new InvitationRefused('INVITATION_TRANSPORT', `transport ${String(inv.transport)} is not supported (only ${TRANSPORT})`);
+  if (typeof inv.transport_binding_signature !== 'string' || typeof inv.signature !== 'string')
+    throw new InvitationRefused('INVITATION_UNSIGNED', 'the invitation is not signed by its host (possible man in the middle)');
+  const pk = fromHex(inv.host_public_key);
+  const sigOk = (sig: string, msg: Uint8Array) => /^[0-9a-f]{128}$/.test(sig) && crypto.ed25519Verify(pk, msg, fromHex(sig));
+  if (!sigOk(inv.transport_binding_signature, utf8(bindingCanonical(inv.host_public_key, inv.ticket, inv.protocol_id))))
+    throw new InvitationRefused('INVITATION_BAD_SIGNATURE', 'the transport binding signature does not verify under the host key');
+  if (!sigOk(inv.signature, signedBytes(crypto, inv as Invitation))) throw new InvitationRefused('INVITATION_BAD_SIGNATURE', 'the invitation was altered after the host signed it');
+  const expires = Date.parse(inv.expires_at);
+  if (!Number.isFinite(expires) || expires <= now.getTime()) throw new InvitationRefused('INVITATION_EXPIRED', `the invitation expired at ${inv.expires_at}`);
+  return inv as Invitation;
+}

@@ -1,0 +1,160 @@
+/**
+ * The engine's Transport over a libp2p stream: one compact JSON object per line ("\n"-terminated,
+ * empty lines skipped), a maximum frame size (8 MiB by default; a longer line is handed to the engine
+ * as is, which refuses it and closes), and the reference's heartbeat (NOTES A7): {"_sys":"ping"} /
+ * {"_sys":"pong"} lines that are answered here and never reach the protocol. Silence beyond the
+ * heartbeat timeout reports peer_unresponsive (again every timeout), recovery peer_resumed; the
+ * heartbeat never disconnects by itself.
+ */
+import type { Transport } from '../engine/transport.js';
+
+export const DEFAULT_MAX_LINE_BYTES = 8 << 20;
+
+/** The slice of a libp2p v3 stream this module uses. */
+export interface ByteStream extends AsyncIterable<Uint8Array | { subarray(): Uint8Array }> {
+  send(data: Uint8Array): boolean;
+  close(): Promise<void>;
+  abort?(err: Error): void;
+}
+
+export interface LineTransportOptions {
+  maxLineBytes?: number;
+  heartbeatIntervalMs?: number;
+  heartbeatTimeoutMs?: number;
+  onEvent?: (type: 'peer_unresponsive' | 'peer_resumed', data: Record<string, unknown>) => void;
+}
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+export class LineTransport implements Transport {
+  private lines: string[] = [];
+  private waiter: (() => void) | undefined;
+  private ended = false;
+  private lastHeard = Date.now();
+  private unresponsive = false;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly stream: ByteStream,
+    private readonly opts: LineTransportOptions = {},
+  ) {
+    void this.pump();
+    const interval = opts.heartbeatIntervalMs ?? 10_000;
+    const timeout = opts.heartbeatTimeoutMs ?? interval * 3;
+    if (interval > 0) {
+      let probe = 0;
+      let lastReport = 0;
+      this.timer = setInterval(() => {
+        if (this.ended) return;
+        this.write({ _sys: 'ping', probe_id: `p${++probe}`, ts: Date.now() / 1000 });
+        const silent = Date.now() - this.lastHeard;
+        if (silent > timeout && Date.now() - lastReport >= timeout) {
+          this.unresponsive = true;
+          lastReport = Date.now();
+          opts.onEvent?.('peer_unresponsive', { silent_ms: silent });
+        }
+      }, interval);
+      this.timer.unref?.();
+    }
+  }
+
+  private write(obj: unknown): void {
+    try {
+      this.stream.send(enc.encode(`${JSON.stringify(obj)}\n`));
+    } catch {
+      this.finish();
+    }
+  }
+
+  private heard(): void {
+    this.lastHeard = Date.now();
+    if (this.unresponsive) {
+      this.unresponsive = false;
+      this.opts.onEvent?.('peer_resumed', {});
+    }
+  }
+
+  private deliver(line: string): void {
+    this.heard();
+    if (line.startsWith('{"_sys"')) {
+      try {
+        const m = JSON.parse(line) as { _sys?: string; probe_id?: string };
+        if (m._sys === 'ping') this.write({ _sys: 'pong', probe_id: String(m.probe_id ?? '').slice(0, 64) });
+        return;
+      } catch {
+        // not a heartbeat after all: the engine will judge it
+      }
+    }
+    this.lines.push(line);
+    this.wake();
+  }
+
+  private wake(): void {
+    const w = this.waiter;
+    this.waiter = undefined;
+    w?.();
+  }
+
+  private finish(): void {
+    this.ended = true;
+    if (this.timer) clearInterval(this.timer);
+    this.wake();
+  }
+
+  private async pump(): Promise<void> {
+    const max = this.opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+    let buf = '';
+    try {
+      for await (const chunk of this.stream) {
+        const bytes = chunk instanceof Uint8Array ? chunk : chunk.subarray();
+        buf += dec.decode(bytes, { stream: true });
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl);
+          buf = buf.slice(nl + 1);
+          if (line.trim()) this.deliver(line);
+        }
+        if (enc.encode(buf).length > max) {
+          // Hand the oversize frame over: the engine refuses it with frame_too_large and ends.
+          this.deliver(buf);
+          buf = '';
+          break;
+        }
+      }
+    } catch {
+      // a reset stream is a disconnect
+    }
+    this.finish();
+  }
+
+  send(line: string): void {
+    if (this.ended) throw new Error('transport closed');
+    if (!this.stream.send(enc.encode(`${line}\n`))) {
+      // libp2p buffers what it cannot send yet; frames are small, so no need to wait for drain here.
+    }
+  }
+
+  async recv(timeoutMs: number): Promise<{ line: string } | { line: null; timedOut: boolean }> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const line = this.lines.shift();
+      if (line !== undefined) return { line };
+      if (this.ended) return { line: null, timedOut: false };
+      const left = deadline - Date.now();
+      if (left <= 0) return { line: null, timedOut: true };
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, left);
+        this.waiter = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    }
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    void this.stream.close().catch(() => undefined);
+  }
+}
