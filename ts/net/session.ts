@@ -101,6 +101,7 @@ export async function host(o: NetSessionOptions & { listen?: string[]; ttlMinute
       t.close();
       return;
     }
+    let mine = false;
     try {
       const init = await next(t, o.timeoutMs ?? 30_000);
       const guestKey = init['guest_public_key'];
@@ -109,8 +110,13 @@ export async function host(o: NetSessionOptions & { listen?: string[]; ttlMinute
         throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_init with guest_public_key and session_nonce');
       const remote = peerKeyHex((connection as { remotePeer?: { publicKey?: { raw: Uint8Array } } } | undefined)?.remotePeer ?? {});
       if (remote && remote !== guestKey) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the guest_public_key is not the key its connection is authenticated with');
-      if (paired) throw new HandshakeError('HANDSHAKE_REFUSED', 'invitation already paired');
+      if (paired) {
+        t.send(JSON.stringify({ _session_refused: true, reason: 'invitation already paired' }));
+        t.close();
+        return;
+      }
       paired = true;
+      mine = true;
       const canonical = sessionCanonical(invitation.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
       const hostSignature = toHex(key.sign(utf8(canonical)));
       t.send(JSON.stringify({ _session_proof: true, host_public_key: hostKey, host_signature: hostSignature, protocol_id: o.protocol.protocolId, host_control_mode: o.controlMode ?? 'autonomous' }));
@@ -128,9 +134,11 @@ export async function host(o: NetSessionOptions & { listen?: string[]; ttlMinute
       settle(result);
     } catch (e) {
       t.close();
-      if (e instanceof HandshakeError && !paired) {
+      if (e instanceof HandshakeError) {
         o.onEvent?.('handshake_failed', { code: e.code, message: e.message });
-        return; // keep waiting for a proper guest
+        if (!mine) return; // keep waiting for a proper guest
+        paired = false; // the guest that claimed the invitation failed its handshake: let another try
+        return;
       }
       fail(e);
     }

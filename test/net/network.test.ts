@@ -1,0 +1,190 @@
+// Network sessions over libp2p on loopback: in-process for the handshake and refusals, and as two real
+// processes (the CLI) for crashes. Everything binds to 127.0.0.1 only.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import '../../ts/net/polyfill.js';
+import { multiaddr } from '@multiformats/multiaddr';
+import { verifyTranscriptAt } from '../../ts/engine/verify.js';
+import { parseInvitation } from '../../ts/net/invitation.js';
+import { LineTransport, type ByteStream } from '../../ts/net/line-transport.js';
+import { createNode, SESSION_PROTOCOL } from '../../ts/net/node.js';
+import { HandshakeError, host, join as joinSession, type Protocol } from '../../ts/net/session.js';
+import { tempDir } from '../shared/tmp.js';
+import { builtin, c, hooksOf } from '../engine/harness.js';
+
+const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+const seed = (n: number) => new Uint8Array(32).fill(n);
+
+async function protocol(folder: string): Promise<Protocol> {
+  const b = builtin(folder);
+  return { spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf(folder) };
+}
+
+describe('in-process network sessions', () => {
+  it('complete over libp2p, with both transcripts verifiable and the handshake recorded', async () => {
+    const p = await protocol('rps');
+    const out = tempDir('net');
+    const h = await host({ crypto: c, seed: seed(11), protocol: p, options: { best_of: 3 }, sessionsDir: join(out, 'h') });
+    try {
+      const g = await joinSession({ crypto: c, seed: seed(12), protocol: p, options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text) });
+      const hr = await h.done;
+      expect([g.completed, hr.completed]).toEqual([true, true]);
+      expect(g.sid).toBe(hr.sid);
+      for (const dir of [g.dir, hr.dir]) {
+        expect(verifyTranscriptAt(c, dir)).toMatchObject({ ok: true, receipt: true });
+        const hs = JSON.parse(readFileSync(join(dir, 'handshake.json'), 'utf8'));
+        expect(hs.canonical.split(':')).toHaveLength(5);
+        expect(c.sha256(new TextEncoder().encode(hs.canonical))).toEqual(Uint8Array.from(Buffer.from(hr.sid, 'hex')));
+      }
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('two guests racing for one invitation: one plays, the other is refused', async () => {
+    const p = await protocol('coin-flip');
+    const out = tempDir('net');
+    const h = await host({ crypto: c, seed: seed(21), protocol: p, options: { best_of: 1 }, sessionsDir: join(out, 'h') });
+    try {
+      const inv = parseInvitation(c, h.text);
+      const outcomes = await Promise.allSettled([
+        joinSession({ crypto: c, seed: seed(22), protocol: p, options: {}, sessionsDir: join(out, 'g1'), invitation: inv }),
+        joinSession({ crypto: c, seed: seed(23), protocol: p, options: {}, sessionsDir: join(out, 'g2'), invitation: inv }),
+      ]);
+      const played = outcomes.filter((o) => o.status === 'fulfilled' && o.value.completed);
+      const refused = outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof HandshakeError && o.reason.code === 'HANDSHAKE_REFUSED');
+      expect([played.length, refused.length]).toEqual([1, 1]);
+      expect((await h.done).completed).toBe(true);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a client that claims another key, or sends garbage or an oversize line, is dropped and the host keeps waiting', async () => {
+    const p = await protocol('guess-number');
+    const out = tempDir('net');
+    const events: string[] = [];
+    const h = await host({ crypto: c, seed: seed(31), protocol: p, options: {}, sessionsDir: join(out, 'h'), onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`) });
+    try {
+      const evil = await createNode(seed(32), []);
+      const addr = multiaddr(h.invitation.ticket.addrs[0]!);
+      const talk = async (line: string) => {
+        const s = (await evil.dialProtocol(addr, SESSION_PROTOCOL)) as unknown as ByteStream;
+        const t = new LineTransport(s, { heartbeatIntervalMs: 0 });
+        t.send(line);
+        await t.recv(300);
+        t.close();
+      };
+      await talk(JSON.stringify({ _session_init: true, guest_public_key: '77'.repeat(32), session_nonce: '00'.repeat(8), guest_control_mode: 'autonomous' }));
+      await talk('this is not json');
+      await talk(`{"_session_init":true,"pad":"${'x'.repeat(9 << 20)}"}`);
+      await evil.stop();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(events).toContain('handshake_failed:HANDSHAKE_KEY_MISMATCH');
+      expect(events).toContain('handshake_failed:HANDSHAKE_INVALID');
+      // A real guest is still served.
+      const g = await joinSession({ crypto: c, seed: seed(33), protocol: p, options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text) });
+      expect(g.completed).toBe(true);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a guest refuses a host that runs another protocol than the invitation names', async () => {
+    const out = tempDir('net');
+    const h = await host({ crypto: c, seed: seed(41), protocol: await protocol('guess-number'), options: {}, sessionsDir: join(out, 'h') });
+    try {
+      await expect(joinSession({ crypto: c, seed: seed(42), protocol: await protocol('rps'), options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text) })).rejects.toMatchObject({
+        code: 'HANDSHAKE_PROTOCOL_MISMATCH',
+      });
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a stalled peer: heartbeats report it unresponsive, then the wait times out', async () => {
+    const p = await protocol('guess-number');
+    const out = tempDir('net');
+    const events: string[] = [];
+    const h = await host({ crypto: c, seed: seed(51), protocol: p, options: {}, sessionsDir: join(out, 'h'), heartbeatIntervalMs: 100, timeoutMs: 1200, onEvent: (t) => events.push(t) });
+    try {
+      // The guest completes the handshake by hand, then never speaks (nor answers pings).
+      const evil = await createNode(seed(52), []);
+      const s = (await evil.dialProtocol(multiaddr(h.invitation.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream;
+      const { sessionCanonical, sessionId } = await import('../../ts/engine/frame.js');
+      const { toHex, utf8 } = await import('../../ts/crypto/index.js');
+      const gk = c.ed25519Keypair(seed(52));
+      const guestKey = toHex(gk.publicKey);
+      const inv = h.invitation;
+      const raw = { send: (l: string) => s.send(utf8(`${l}\n`)) };
+      raw.send(JSON.stringify({ _session_init: true, guest_public_key: guestKey, session_nonce: '11'.repeat(8), guest_control_mode: 'autonomous' }));
+      await new Promise((r) => setTimeout(r, 200));
+      const canonical = sessionCanonical(inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, '11'.repeat(8));
+      raw.send(JSON.stringify({ _session_ready: true, session_id: sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, '11'.repeat(8)), guest_signature: toHex(gk.sign(utf8(canonical))) }));
+      const r = await h.done;
+      expect(r).toMatchObject({ completed: false, reason: 'peer_timeout' });
+      expect(events).toContain('peer_unresponsive');
+      expect(verifyTranscriptAt(c, r.dir).ok).toBe(true);
+      await evil.stop();
+    } finally {
+      await h.stop();
+    }
+  });
+});
+
+/** Starts `aigenora host` in a child process and waits for its invitation. */
+async function hostProcess(dataDir: string, args: string[]): Promise<{ child: ChildProcess; invitation: string; output: () => string }> {
+  const file = join(dataDir, 'invitation.txt');
+  const child = spawn(process.execPath, [BIN, 'host', '--data-dir', dataDir, '--invitation-file', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!existsSync(file)) throw new Error(`host did not start: ${text}`);
+  return { child, invitation: readFileSync(file, 'utf8').trim(), output: () => text };
+}
+
+const exited = (p: ChildProcess) => new Promise<number | null>((r) => (p.exitCode !== null ? r(p.exitCode) : p.on('exit', (code) => r(code))));
+const sessionDirOf = (dataDir: string, role: string) => {
+  const base = join(dataDir, 'sessions');
+  const sid = readdirSync(base)[0]!;
+  return join(base, sid, role);
+};
+
+describe('two processes', () => {
+  const init = (dir: string) => expect(spawnSync(process.execPath, [BIN, 'init', '--data-dir', dir], { encoding: 'utf8' }).status).toBe(0);
+
+  it('a guest killed with SIGKILL mid-game: the host reports peer_disconnected and its transcript verifies', async () => {
+    const out = tempDir('proc');
+    init(join(out, 'alice'));
+    init(join(out, 'bob'));
+    // hybrid control with RPS timing holds each of the guest's moves for min_think (1 s).
+    const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--json']);
+    const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--control-mode', 'hybrid'], { stdio: 'ignore' });
+    await new Promise((r) => setTimeout(r, 3500));
+    g.kill('SIGKILL');
+    const code = await exited(h.child);
+    expect(code).toBe(1);
+    const report = JSON.parse(h.output().slice(h.output().indexOf('{')));
+    expect(report).toMatchObject({ completed: false, reason: 'peer_disconnected' });
+    expect(verifyTranscriptAt(c, sessionDirOf(join(out, 'alice'), 'host'))).toMatchObject({ ok: true, receipt: false });
+    expect(verifyTranscriptAt(c, sessionDirOf(join(out, 'bob'), 'guest')).ok).toBe(true);
+  }, 30_000);
+
+  it('a host killed mid-game: the guest reports peer_disconnected and its transcript verifies', async () => {
+    const out = tempDir('proc');
+    init(join(out, 'alice'));
+    init(join(out, 'bob'));
+    const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--control-mode', 'hybrid']);
+    const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    g.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+    await new Promise((r) => setTimeout(r, 3500));
+    h.child.kill('SIGKILL');
+    expect(await exited(g)).toBe(1);
+    expect(JSON.parse(text)).toMatchObject({ completed: false, reason: 'peer_disconnected' });
+    expect(verifyTranscriptAt(c, sessionDirOf(join(out, 'bob'), 'guest'))).toMatchObject({ ok: true, receipt: false });
+  }, 30_000);
+});
