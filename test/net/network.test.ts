@@ -187,4 +187,29 @@ describe('two processes', () => {
     expect(JSON.parse(text)).toMatchObject({ completed: false, reason: 'peer_disconnected' });
     expect(verifyTranscriptAt(c, sessionDirOf(join(out, 'bob'), 'guest'))).toMatchObject({ ok: true, receipt: false });
   }, 30_000);
+
+  it('session list shows a running session and session abort ends it on both sides', async () => {
+    const out = tempDir('proc');
+    init(join(out, 'alice'));
+    init(join(out, 'bob'));
+    const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--json']);
+    const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--control-mode', 'hybrid', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    g.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+    await new Promise((r) => setTimeout(r, 2500));
+    const list = spawnSync(process.execPath, [BIN, 'session', 'list', '--data-dir', join(out, 'alice'), '--json'], { encoding: 'utf8' });
+    const rows = JSON.parse(list.stdout);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ role: 'host' });
+    expect(['in_progress', 'action_submitted']).toContain(rows[0].phase);
+    expect(spawnSync(process.execPath, [BIN, 'session', 'abort', rows[0].dir], { encoding: 'utf8' }).status).toBe(0);
+    expect(await exited(h.child)).toBe(1);
+    expect(JSON.parse(h.output().slice(h.output().indexOf('{')))).toMatchObject({ completed: false, reason: 'local_abort' });
+    expect(await exited(g)).toBe(1);
+    const guest = JSON.parse(text);
+    expect(guest.completed).toBe(false);
+    expect(guest.reason).toBe('peer_aborted');
+    const after = JSON.parse(spawnSync(process.execPath, [BIN, 'session', 'list', '--data-dir', join(out, 'alice'), '--json'], { encoding: 'utf8' }).stdout);
+    expect(after[0]).toMatchObject({ phase: 'aborted', reason: 'local_abort' });
+  }, 30_000);
 });

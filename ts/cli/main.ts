@@ -5,7 +5,7 @@ import { conformance } from './conformance.js';
 import { demo } from './demo.js';
 import { init, protocolList, protocolPath } from './library.js';
 import { protocolCreate, protocolHash, protocolHooks, protocolScaffold, protocolValidate, validateTop } from './protocol.js';
-import { proofVerify, protocolTest, receiptVerify, sessionDecide, sessionEvents, sessionSnapshot } from './session.js';
+import { proofVerify, protocolTest, receiptVerify, sessionAbort, sessionDecide, sessionEvents, sessionList, sessionSnapshot } from './session.js';
 import { hostCommand, joinCommand } from './net.js';
 import { TRADE_COMMANDS } from './trade.js';
 
@@ -24,7 +24,7 @@ const COMMANDS: Entry[] = [
     summary: 'spec.json contracts: hash, validate, path, list, create, scaffold, hooks, test',
     subcommands: [protocolHash, protocolValidate, protocolPath, protocolList, protocolCreate, protocolScaffold, protocolHooks, protocolTest],
   },
-  { name: 'session', summary: 'a session: events, snapshot, decide', subcommands: [sessionEvents, sessionSnapshot, sessionDecide] },
+  { name: 'session', summary: 'sessions: list, events, snapshot, decide, abort', subcommands: [sessionList, sessionEvents, sessionSnapshot, sessionDecide, sessionAbort] },
   { name: 'receipt', summary: "recheck a session's transcript and receipt offline", subcommands: [receiptVerify] },
   { name: 'proof', summary: 'check a cheat proof without either party', subcommands: [proofVerify] },
   { name: 'trade', summary: 'agent-trade/0.2 envelopes: new, keygen, sign, verify, state, manifest', subcommands: TRADE_COMMANDS },

@@ -1,5 +1,6 @@
 /** `aigenora protocol test`, `receipt verify`, `proof verify`: sessions, run locally and checked offline. */
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolveDataDir } from '../library/data-dir.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
@@ -258,6 +259,46 @@ window stays open. Exit 0 when written, 1 when no window is open, 2 for usage er
     appendDecision(dir, rec);
     if (args.flags['json']) out.json(rec);
     else out.line(`decision ${rec._meta!.decision_id} for ${key} ${value} written`);
+    return 0;
+  },
+};
+
+export const sessionList: Command = {
+  name: 'list',
+  summary: 'the sessions under a data directory, running and finished',
+  usage: 'aigenora session list [--data-dir DIR] [--json]',
+  help: 'One line per session side: session id (prefix), role, phase, reason, directory.',
+  flags: { 'data-dir': 'string', json: 'boolean' },
+  run(args, out) {
+    const base = join(resolveDataDir(args.flags['data-dir'] as string | undefined), 'sessions');
+    const rows: Record<string, unknown>[] = [];
+    for (const sid of existsSync(base) ? readdirSync(base).sort() : []) {
+      for (const role of ['host', 'guest']) {
+        const dir = join(base, sid, role);
+        const snap = join(dir, 'snapshot.json');
+        if (!existsSync(snap)) continue;
+        const s = JSON.parse(readFileSync(snap, 'utf8')) as Record<string, unknown>;
+        rows.push({ session: String(s['sid'] ?? sid), role, phase: s['phase'], reason: s['reason'] ?? null, updated_at: s['updated_at'], dir });
+      }
+    }
+    if (args.flags['json']) out.json(rows);
+    else if (!rows.length) out.line(`no sessions under ${base}`);
+    else for (const r of rows) out.line(`${String(r['session']).slice(0, 16)}  ${String(r['role']).padEnd(5)}  ${String(r['phase']).padEnd(11)} ${r['reason'] ? String(r['reason']).padEnd(18) : ''.padEnd(18)} ${String(r['dir'])}`);
+    return 0;
+  },
+};
+
+export const sessionAbort: Command = {
+  name: 'abort',
+  summary: 'ask a running session to abort',
+  usage: 'aigenora session abort <SESSION_DIR>',
+  help: 'Leaves an abort request the running engine picks up within 200 ms: it tells the peer, writes its transcript and ends with reason local_abort.',
+  flags: {},
+  run(args, out) {
+    if (args.positional.length !== 1) throw new UsageError('expected a session directory');
+    const dir = sessionDir(args.positional[0]!);
+    writeFileSync(join(dir, 'abort.request'), `${new Date().toISOString()}\n`);
+    out.line(`abort requested for ${dir}`);
     return 0;
   },
 };

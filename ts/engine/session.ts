@@ -11,6 +11,8 @@
  * validated too, so a hook cannot send what the spec does not declare.
  */
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { toHex, utf8 } from '../crypto/encoding.js';
 import { CryptoError } from '../crypto/errors.js';
 import { instantiateHooks } from '../hooks/load.js';
@@ -51,7 +53,8 @@ export type EndReason =
   | 'hook_invalid_message'
   | 'receipt_mismatch'
   | 'decision_timeout'
-  | 'control_mode_unsupported';
+  | 'control_mode_unsupported'
+  | 'local_abort';
 
 export interface SessionConfig {
   crypto: Crypto;
@@ -175,6 +178,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   /** The next frame from the peer, through every check; system frames are returned as is. */
   async function recvFrame(): Promise<{ frame: Frame; line: string }> {
     const r = await transport.recv(timeoutMs);
+    if (localAbort) throw new Abort('local_abort', 'local', 'aborted by `aigenora session abort`');
     if (r.line === null) throw new Abort(r.timedOut ? 'peer_timeout' : 'peer_disconnected', 'transport', r.timedOut ? `no frame from the ${peer} within ${timeoutMs} ms` : `the ${peer} disconnected`);
     const line = r.line;
     if (utf8(line).length > maxBytes) throw new Abort('frame_too_large', 'size', `a frame of ${utf8(line).length} bytes exceeds the ${maxBytes}-byte limit`);
@@ -467,6 +471,23 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     return receipt;
   }
 
+  // `aigenora session abort <dir>` leaves abort.request here; the session then ends at its next step.
+  let localAbort = false;
+  const abortWatch = setInterval(() => {
+    if (!localAbort && existsSync(join(cfg.stateDir, 'abort.request'))) {
+      localAbort = true;
+      // Tell the peer first, then close, which also wakes a pending receive.
+      try {
+        const { line } = writer.next({ action: '_abort', reason: 'local_abort' });
+        record.frame(line);
+        transport.send(line);
+      } catch {
+        // the peer is gone already
+      }
+      transport.close();
+    }
+  }, 200);
+  abortWatch.unref?.();
   record.event('session_started', { role, sid: cfg.sid, protocol_id: cfg.protocolId, mode });
   record.snapshot('in_progress', { role, sid: cfg.sid });
   try {
@@ -482,11 +503,29 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     await exchangeReceipts();
     record.event('session_ended', { completed: true, reason });
     record.snapshot('ended', { role, sid: cfg.sid, completed: true, reason });
+    clearInterval(abortWatch);
     record.close();
     transport.close();
     return { completed: true, reason, sid: cfg.sid, dir: cfg.stateDir };
-  } catch (e) {
-    if (!(e instanceof Abort)) throw e;
+  } catch (caught) {
+    if (!(caught instanceof Abort)) throw caught;
+    let e = caught;
+    // A peer that aborted while this side was busy (deciding, say) is seen as a closed connection on
+    // the next send; its _abort frame may still be waiting to be read, and is the better reason.
+    if (e.reason === 'peer_disconnected') {
+      try {
+        const r = await transport.recv(0);
+        if (r.line !== null) {
+          const a = reader.accept(JSON.parse(r.line));
+          if (a.ok && a.frame.msg.action === '_abort') {
+            record.frame(r.line);
+            e = new Abort('peer_aborted', 'peer', `the ${peer} aborted: ${String(a.frame.msg['reason'])}`);
+          }
+        }
+      } catch {
+        // nothing readable: a plain disconnect
+      }
+    }
     let proofPath: string | undefined;
     if (e.proof) {
       record.writeJson('proof.json', e.proof);
@@ -497,7 +536,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     record.event('session_ended', { completed: false, reason: e.reason, step: e.step });
     record.snapshot('aborted', { role, sid: cfg.sid, completed: false, reason: e.reason, step: e.step, detail: e.message });
     // Tell the peer why, when the transport still works and the fault is not the peer's transport.
-    if (!['peer_disconnected', 'peer_aborted'].includes(e.reason)) {
+    if (!['peer_disconnected', 'peer_aborted', 'local_abort'].includes(e.reason)) {
       try {
         const { line } = writer.next({ action: '_abort', reason: e.reason });
         record.frame(line);
@@ -506,6 +545,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
         // the peer is gone already
       }
     }
+    clearInterval(abortWatch);
     record.close();
     transport.close();
     return { completed: false, reason: e.reason, detail: e.message, sid: cfg.sid, dir: cfg.stateDir, ...(proofPath ? { proof: proofPath } : {}) };
