@@ -212,4 +212,64 @@ describe('two processes', () => {
     const after = JSON.parse(spawnSync(process.execPath, [BIN, 'session', 'list', '--data-dir', join(out, 'alice'), '--json'], { encoding: 'utf8' }).stdout);
     expect(after[0]).toMatchObject({ phase: 'aborted', reason: 'local_abort' });
   }, 30_000);
+
+  it('--daemon serves several guests with one invitation, each in its own session', async () => {
+    const out = tempDir('proc');
+    for (const who of ['alice', 'bob', 'carol']) init(join(out, who));
+    const h = await hostProcess(join(out, 'alice'), ['--protocol', 'coin-flip-v1', '--options', '{"best_of":1}', '--daemon', '--json']);
+    for (const who of ['bob', 'carol']) {
+      const g = spawnSync(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, who), '--json'], { encoding: 'utf8', timeout: 20_000 });
+      expect(g.status, g.stdout + g.stderr).toBe(0);
+    }
+    h.child.kill('SIGTERM');
+    expect(await exited(h.child)).toBe(0);
+    expect(readdirSync(join(out, 'alice', 'sessions'))).toHaveLength(2);
+  }, 40_000);
+});
+
+/** Two network namespaces joined by a veth pair, made (and removed) by the test itself. */
+function netnsAvailable(): boolean {
+  if (process.getuid?.() !== 0) return false;
+  const r = spawnSync('ip', ['netns', 'add', 'aigenora-probe'], { encoding: 'utf8' });
+  if (r.status !== 0) return false;
+  spawnSync('ip', ['netns', 'del', 'aigenora-probe']);
+  return true;
+}
+
+describe.runIf(netnsAvailable())('across network namespaces', () => {
+  it('a host in one namespace and a guest in another play over a veth link', async () => {
+    const tag = Math.random().toString(36).slice(2, 7);
+    const [nh, ng] = [`aig-h-${tag}`, `aig-g-${tag}`];
+    const ip = (...a: string[]) => {
+      const r = spawnSync('ip', a, { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`ip ${a.join(' ')}: ${r.stderr}`);
+    };
+    const out = tempDir('netns');
+    try {
+      ip('netns', 'add', nh);
+      ip('netns', 'add', ng);
+      ip('link', 'add', `vh-${tag}`, 'type', 'veth', 'peer', 'name', `vg-${tag}`);
+      ip('link', 'set', `vh-${tag}`, 'netns', nh);
+      ip('link', 'set', `vg-${tag}`, 'netns', ng);
+      ip('-n', nh, 'addr', 'add', '10.77.0.1/24', 'dev', `vh-${tag}`);
+      ip('-n', ng, 'addr', 'add', '10.77.0.2/24', 'dev', `vg-${tag}`);
+      for (const [ns, dev] of [[nh, `vh-${tag}`], [ng, `vg-${tag}`]] as const) {
+        ip('-n', ns, 'link', 'set', dev, 'up');
+        ip('-n', ns, 'link', 'set', 'lo', 'up');
+      }
+      for (const who of ['alice', 'bob']) expect(spawnSync(process.execPath, [BIN, 'init', '--data-dir', join(out, who)]).status).toBe(0);
+      const file = join(out, 'inv.txt');
+      const host = spawn('ip', ['netns', 'exec', nh, process.execPath, BIN, 'host', '--protocol', 'rps-v1', '--options', '{"best_of":3}', '--listen', '/ip4/10.77.0.1/tcp/0,/ip4/10.77.0.1/tcp/0/ws', '--data-dir', join(out, 'alice'), '--invitation-file', file, '--json'], { stdio: 'ignore' });
+      for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
+      const inv = readFileSync(file, 'utf8').trim();
+      expect(parseInvitation(c, inv).ticket.addrs.every((a) => a.startsWith('/ip4/10.77.0.1/'))).toBe(true);
+      const g = spawnSync('ip', ['netns', 'exec', ng, process.execPath, BIN, 'join', inv, '--data-dir', join(out, 'bob'), '--json'], { encoding: 'utf8', timeout: 30_000 });
+      expect(g.status, g.stdout + g.stderr).toBe(0);
+      expect(JSON.parse(g.stdout)).toMatchObject({ completed: true });
+      expect(await exited(host)).toBe(0);
+    } finally {
+      spawnSync('ip', ['netns', 'del', nh]);
+      spawnSync('ip', ['netns', 'del', ng]);
+    }
+  }, 60_000);
 });

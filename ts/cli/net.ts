@@ -80,9 +80,11 @@ export const hostCommand: Command = {
   usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--data-dir DIR] [--json]',
   help: `Starts a libp2p node (TCP and WebSockets, Noise, Yamux) whose identity is this agent's key, prints a signed
 invitation (one line, "aigenora1.…"; also written to --invitation-file), and serves the first guest that
-completes the handshake; later guests are refused. Prints the exchange, the outcome and the transcript.
+completes the handshake; later guests are refused (with --daemon, every guest is served, each in its own
+session, until the invitation expires or the process is interrupted). Prints the exchange, the outcome and
+the transcript.
 --listen takes multiaddrs (comma-separated; default 127.0.0.1 on a free TCP and WebSocket port).`,
-  flags: { 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', json: 'boolean' },
+  flags: { 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', daemon: 'boolean', json: 'boolean' },
   async run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const protocol = await protocolFrom(dataDir, args.flags);
@@ -102,8 +104,14 @@ completes the handshake; later guests are refused. Prints the exchange, the outc
     if (!(ttl > 0)) throw new UsageError('--invitation-ttl-minutes must be positive');
     const json = args.flags['json'] === true;
     const timeoutSeconds = args.flags['timeout-seconds'] === undefined ? undefined : Number(args.flags['timeout-seconds']);
+    const daemon = args.flags['daemon'] === true;
+    let served = 0;
     const h = await host({
-      crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), controlMode: control as ControlMode, ttlMinutes: ttl,
+      crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), controlMode: control as ControlMode, ttlMinutes: ttl, daemon,
+      onSession: (r) => {
+        served++;
+        report(out, json, r, { role: 'host', session: served });
+      },
       ...(typeof args.flags['listen'] === 'string' && { listen: args.flags['listen'].split(',') }),
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       onMessage: progress(out, json, 'host'),
@@ -116,6 +124,20 @@ completes the handshake; later guests are refused. Prints the exchange, the outc
       out.line(`waiting for a guest on ${h.invitation.ticket.addrs.join(' ')} (invitation expires ${h.invitation.expires_at})`);
     }
     try {
+      if (daemon) {
+        // Serve until the invitation expires or the process is told to stop.
+        await new Promise<void>((resolve) => {
+          const left = Date.parse(h.invitation.expires_at) - Date.now();
+          const t = setTimeout(resolve, left);
+          for (const sig of ['SIGINT', 'SIGTERM'] as const)
+            process.once(sig, () => {
+              clearTimeout(t);
+              resolve();
+            });
+        });
+        if (!json) out.line(`served ${served} session(s)`);
+        return 0;
+      }
       const r = await h.done;
       return report(out, json, r, { role: 'host', invitation: h.text });
     } finally {

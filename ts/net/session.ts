@@ -78,7 +78,16 @@ export interface HostHandle {
 }
 
 /** Starts a node, publishes an invitation and serves one session: the first guest to finish the handshake. */
-export async function host(o: NetSessionOptions & { listen?: string[]; ttlMinutes?: number; type?: Invitation['type'] }): Promise<HostHandle> {
+export async function host(
+  o: NetSessionOptions & {
+    listen?: string[];
+    ttlMinutes?: number;
+    type?: Invitation['type'];
+    /** Serve every guest that presents the invitation until it expires, each in its own session. */
+    daemon?: boolean;
+    onSession?: (r: SessionResult) => void;
+  },
+): Promise<HostHandle> {
   const c = o.crypto;
   const key = c.ed25519Keypair(o.seed);
   const node = await createNode(o.seed, o.listen);
@@ -95,7 +104,7 @@ export async function host(o: NetSessionOptions & { listen?: string[]; ttlMinute
   await node.handle(SESSION_PROTOCOL, async (stream: unknown, connection?: { remotePeer?: { publicKey?: { raw: Uint8Array } } }) => {
     const s = stream as ByteStream & { remotePeer?: unknown };
     const t = new LineTransport(s, { heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
-    if (paired) {
+    if (paired && !o.daemon) {
       // A second guest racing for the same invitation is told so and let go.
       t.send(JSON.stringify({ _session_refused: true, reason: 'invitation already paired' }));
       t.close();
@@ -110,8 +119,13 @@ export async function host(o: NetSessionOptions & { listen?: string[]; ttlMinute
         throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_init with guest_public_key and session_nonce');
       const remote = peerKeyHex((connection as { remotePeer?: { publicKey?: { raw: Uint8Array } } } | undefined)?.remotePeer ?? {});
       if (remote && remote !== guestKey) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the guest_public_key is not the key its connection is authenticated with');
-      if (paired) {
+      if (paired && !o.daemon) {
         t.send(JSON.stringify({ _session_refused: true, reason: 'invitation already paired' }));
+        t.close();
+        return;
+      }
+      if (o.daemon && Date.parse(invitation.expires_at) <= Date.now()) {
+        t.send(JSON.stringify({ _session_refused: true, reason: 'invitation expired' }));
         t.close();
         return;
       }
@@ -131,7 +145,8 @@ export async function host(o: NetSessionOptions & { listen?: string[]; ttlMinute
         transport: t, key, hostKey, guestKey, sid, postId: invitation.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
         ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
       });
-      settle(result);
+      if (o.daemon) o.onSession?.(result);
+      else settle(result);
     } catch (e) {
       t.close();
       if (e instanceof HandshakeError) {
