@@ -104,6 +104,36 @@ describe('in-process network sessions', () => {
     }
   });
 
+  it('a client that completes the handshake and then forges a frame is refused with bad_signature', async () => {
+    const p = await protocol('guess-number');
+    const out = tempDir('net');
+    const h = await host({ crypto: c, seed: seed(61), protocol: p, options: {}, sessionsDir: join(out, 'h'), timeoutMs: 2000 });
+    try {
+      const evil = await createNode(seed(62), []);
+      const s = (await evil.dialProtocol(multiaddr(h.invitation.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream;
+      const t = new LineTransport(s, { heartbeatIntervalMs: 0 });
+      const { ChainWriter, sessionCanonical, sessionId } = await import('../../ts/engine/frame.js');
+      const { toHex, utf8 } = await import('../../ts/crypto/index.js');
+      const gk = c.ed25519Keypair(seed(62));
+      const guestKey = toHex(gk.publicKey);
+      const inv = h.invitation;
+      const nonce = '22'.repeat(8);
+      t.send(JSON.stringify({ _session_init: true, guest_public_key: guestKey, session_nonce: nonce, guest_control_mode: 'autonomous' }));
+      await t.recv(1000); // _session_proof
+      const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
+      t.send(JSON.stringify({ _session_ready: true, session_id: sid, guest_signature: toHex(gk.sign(utf8(sessionCanonical(inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce)))) }));
+      // The join frame, signed by some other key than the one the handshake bound.
+      const forger = new ChainWriter(c, sid, 'guest', c.ed25519Keypair(seed(63)));
+      t.send(forger.next({ action: 'join' }).line);
+      const r = await h.done;
+      expect(r).toMatchObject({ completed: false, reason: 'bad_signature' });
+      expect(verifyTranscriptAt(c, r.dir)).toMatchObject({ ok: true, receipt: false });
+      await evil.stop();
+    } finally {
+      await h.stop();
+    }
+  });
+
   it('a stalled peer: heartbeats report it unresponsive, then the wait times out', async () => {
     const p = await protocol('guess-number');
     const out = tempDir('net');

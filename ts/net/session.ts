@@ -140,6 +140,7 @@ export async function host(
       if (!sigOk(c, guestKey, ready['guest_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the guest signature over the session canonical does not verify');
       const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'host');
       saveHandshake(dir, { canonical, session_id: sid, host_signature: hostSignature, guest_signature: ready['guest_signature'] });
+      o.onEvent?.('connected', { session_id: sid, guest_public_key: guestKey });
       const result = await runSession({
         crypto: c, role: 'host', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: o.options,
         transport: t, key, hostKey, guestKey, sid, postId: invitation.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
@@ -211,6 +212,7 @@ export async function join(o: NetSessionOptions & { invitation: Invitation }): P
     t.send(JSON.stringify({ _session_ready: true, session_id: sid, guest_signature: guestSignature }));
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
     saveHandshake(dir, { canonical, session_id: sid, host_signature: proof['host_signature'], guest_signature: guestSignature });
+    o.onEvent?.('connected', { session_id: sid, host_public_key: inv.host_public_key });
     return await runSession({
       crypto: c, role: 'guest', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: inv.options,
       transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
