@@ -13,17 +13,8 @@ export interface Played {
   outcome: 'completed' | 'aborted';
 }
 
-/** A deterministic PRNG (mulberry32), as `protocol test --seed` will use. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seeded } from '../../ts/engine/local.js';
+import { seeded } from '../../ts/engine/local.js';
 
 export function loadBuiltinSpec(folder: string): Spec {
   return JSON.parse(readFileSync(join(new URL('../../ts/protocols/', import.meta.url).pathname, folder, 'spec.json'), 'utf8')) as Spec;

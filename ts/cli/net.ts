@@ -11,8 +11,9 @@ import { IdentityError, loadIdentity } from '../library/identity.js';
 import { resolveProtocol } from '../library/library.js';
 import { InvitationRefused, parseInvitation } from '../net/invitation.js';
 import { HandshakeError, host, join as joinSession, type Protocol } from '../net/session.js';
-import { loadSpec, validateOptions } from '../spec/index.js';
+import { loadSpec } from '../spec/index.js';
 import { UsageError, type Command, type Output } from './args.js';
+import { optionsFromFlag, reportOptionErrors } from './options.js';
 
 const CONTROL = ['autonomous', 'hybrid', 'human'];
 
@@ -88,16 +89,8 @@ the transcript.
   async run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const protocol = await protocolFrom(dataDir, args.flags);
-    let options: Record<string, unknown> = {};
-    if (typeof args.flags['options'] === 'string') {
-      try {
-        options = JSON.parse(args.flags['options']) as Record<string, unknown>;
-      } catch {
-        throw new UsageError('--options must be a JSON object');
-      }
-    }
-    const errors = validateOptions(protocol.spec, options).issues.filter((i) => i.severity === 'error');
-    if (errors.length) throw new UsageError(errors.map((e) => `${e.code} at ${e.pointer}: ${e.message}`).join('; '));
+    const { options, errors } = optionsFromFlag(args.flags['options'], protocol.spec);
+    if (errors.length) return reportOptionErrors(out, errors);
     const control = (args.flags['control-mode'] as string | undefined) ?? 'autonomous';
     if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
     const ttl = args.flags['invitation-ttl-minutes'] === undefined ? 30 : Number(args.flags['invitation-ttl-minutes']);

@@ -9,8 +9,9 @@ import { verifyProof, verifyTranscriptAt, type Proof } from '../engine/verify.js
 import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
 import { HooksError, loadHooks } from '../hooks/load.js';
 import type { Message, Role } from '../hooks/types.js';
-import { loadSpec, SpecLoadError, validateOptions } from '../spec/index.js';
+import { loadSpec, SpecLoadError } from '../spec/index.js';
 import { UsageError, type Command } from './args.js';
+import { optionsFromFlag, reportOptionErrors } from './options.js';
 
 function compact(msg: Message): string {
   const { action, ...rest } = msg;
@@ -44,20 +45,8 @@ and both receipts verify, 1 otherwise, 2 for usage errors.`,
       for (const i of l.issues) out.line(`${i.severity} ${i.code} at ${i.pointer || '/'}: ${i.message}`);
       return 1;
     }
-    let options: Record<string, unknown> = {};
-    if (typeof args.flags['options'] === 'string') {
-      try {
-        options = JSON.parse(args.flags['options']) as Record<string, unknown>;
-      } catch {
-        throw new UsageError('--options must be a JSON object');
-      }
-      const v = validateOptions(l.spec, options);
-      const errors = v.issues.filter((i) => i.severity === 'error');
-      if (errors.length) {
-        for (const e of errors) out.line(`error ${e.code} at ${e.pointer}: ${e.message}`);
-        return 1;
-      }
-    }
+    const { options, errors } = optionsFromFlag(args.flags['options'], l.spec);
+    if (errors.length) return reportOptionErrors(out, errors);
     const seed = args.flags['seed'] === undefined ? 1 : Number(args.flags['seed']);
     if (!Number.isInteger(seed)) throw new UsageError('--seed must be an integer');
     const c = getCrypto();
