@@ -4,6 +4,7 @@
 // signing, transcripts, timing and faults) is ts/engine's job.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { seeded } from '../../ts/engine/local.js';
 import { instantiateHooks } from '../../ts/hooks/load.js';
 import { toHookResult, type HookContext, type HooksModule, type Message, type RoundState, type SessionLoopHooks, type SimultaneousRoundHooks } from '../../ts/hooks/types.js';
 import { MessageValidator, type Spec } from '../../ts/spec/index.js';
@@ -12,9 +13,6 @@ export interface Played {
   frames: { from: 'host' | 'guest'; msg: Message }[];
   outcome: 'completed' | 'aborted';
 }
-
-export { seeded } from '../../ts/engine/local.js';
-import { seeded } from '../../ts/engine/local.js';
 
 export function loadBuiltinSpec(folder: string): Spec {
   return JSON.parse(readFileSync(join(new URL('../../ts/protocols/', import.meta.url).pathname, folder, 'spec.json'), 'utf8')) as Spec;
