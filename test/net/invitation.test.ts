@@ -1,7 +1,7 @@
 // Invitations: round trip, and refusal of unsigned, altered, expired and foreign-transport ones.
 import { describe, expect, it } from 'vitest';
 import { fromBase64Url, getCrypto, toBase64Url, utf8 } from '../../ts/crypto/index.js';
-import { createInvitation, encodeInvitation, INVITATION_PREFIX, InvitationRefused, parseInvitation, type Invitation } from '../../ts/net/invitation.js';
+import { createInvitation, encodeInvitation, INVITATION_PREFIX, InvitationRefused, parseInvitation } from '../../ts/net/invitation.js';
 
 const c = getCrypto();
 const hostKey = c.ed25519Keypair(new Uint8Array(32).fill(5));

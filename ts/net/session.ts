@@ -10,7 +10,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import type { Libp2p } from 'libp2p';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
-import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
+import type { Crypto } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { sessionCanonical, sessionId } from '../engine/frame.js';
 import { runSession, type SessionResult } from '../engine/session.js';

@@ -244,8 +244,3 @@ pub fn canonicalize(text: &str) -> Result<Vec<u8>> {
 pub fn canonicalize_bytes(bytes: &[u8]) -> Result<Vec<u8>> {
     canonicalize(std::str::from_utf8(bytes).map_err(|_| Error::Utf8)?)
 }
-
-/// Checks `text` the way [`canonicalize`] does (strict I-JSON), without producing output.
-pub fn validate(text: &str) -> Result<()> {
-    canonicalize(text).map(|_| ())
-}
