@@ -176,6 +176,21 @@ async function hostProcess(dataDir: string, args: string[]): Promise<{ child: Ch
   return { child, invitation: readFileSync(file, 'utf8').trim(), output: () => text };
 }
 
+/** Waits until a side's transcript holds at least `n` frames (the game is under way), at most 20 s. */
+async function waitForFrames(dataDir: string, role: string, n: number): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const base = join(dataDir, 'sessions');
+    if (existsSync(base)) {
+      for (const sid of readdirSync(base)) {
+        const t = join(base, sid, role, 'transcript.jsonl');
+        if (existsSync(t) && readFileSync(t, 'utf8').trim().split('\n').length > n) return;
+      }
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`no ${role} session with ${n} frames under ${dataDir}`);
+}
+
 const exited = (p: ChildProcess) => new Promise<number | null>((r) => (p.exitCode !== null ? r(p.exitCode) : p.on('exit', (code) => r(code))));
 const sessionDirOf = (dataDir: string, role: string) => {
   const base = join(dataDir, 'sessions');
@@ -193,7 +208,7 @@ describe('two processes', () => {
     // hybrid control with RPS timing holds each of the guest's moves for min_think (1 s).
     const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--json']);
     const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--control-mode', 'hybrid'], { stdio: 'ignore' });
-    await new Promise((r) => setTimeout(r, 3500));
+    await waitForFrames(join(out, 'alice'), 'host', 6);
     g.kill('SIGKILL');
     const code = await exited(h.child);
     expect(code).toBe(1);
@@ -211,7 +226,7 @@ describe('two processes', () => {
     const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     g.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-    await new Promise((r) => setTimeout(r, 3500));
+    await waitForFrames(join(out, 'bob'), 'guest', 6);
     h.child.kill('SIGKILL');
     expect(await exited(g)).toBe(1);
     expect(JSON.parse(text)).toMatchObject({ completed: false, reason: 'peer_disconnected' });
@@ -226,7 +241,7 @@ describe('two processes', () => {
     const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--control-mode', 'hybrid', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     g.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-    await new Promise((r) => setTimeout(r, 2500));
+    await waitForFrames(join(out, 'alice'), 'host', 4);
     const list = spawnSync(process.execPath, [BIN, 'session', 'list', '--data-dir', join(out, 'alice'), '--json'], { encoding: 'utf8' });
     const rows = JSON.parse(list.stdout);
     expect(rows).toHaveLength(1);
