@@ -56,6 +56,7 @@ describe('decisions in a session', () => {
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
     expect(new Set(reveals(guestDir, 'guest'))).toEqual(new Set(['rock']));
     const ev = events(guestDir).map((e) => e.type);
+    expect(ev.filter((e) => e === 'local_decision_window_started').length).toBeGreaterThanOrEqual(2);
     expect(ev).toContain('local_decision_window_started');
     expect(ev).toContain('local_decision_consumed');
     const consumed = readFileSync(join(guestDir, 'decision', 'consumed.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
@@ -96,5 +97,23 @@ describe('decisions in a session', () => {
   it('hooks that do not support a control mode refuse it', async () => {
     const r = await runLocal({ crypto: c, ...builtin('connect-four'), hooks: await hooksOf('connect-four'), outDir: tempDir('decide'), guestControl: 'human', decisionTimeoutMs: 200 });
     expect(r.guest).toMatchObject({ completed: false, reason: 'control_mode_unsupported' });
+  });
+});
+
+describe('the decision window in snapshot.json', () => {
+  it('carries the timing window (ISO and epoch) while a human decides', async () => {
+    const out = tempDir('decide');
+    const guestDir = join(out, 'guest');
+    let seen: Record<string, unknown> | undefined;
+    const stop = autopilot(guestDir, (w) => {
+      seen ??= JSON.parse(readFileSync(join(guestDir, 'snapshot.json'), 'utf8'));
+      appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'paper' });
+    });
+    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 1 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 3000, minThinkMs: 0 });
+    stop();
+    expect(r.guest.completed).toBe(true);
+    expect(seen).toMatchObject({ phase: 'action_submitted', timing: { match_key: 'round', match_value: 0, phase: 'deciding' } });
+    const t = (seen as { timing: Record<string, number> }).timing;
+    expect(t['deadline_at_epoch']! * 1000).toBeCloseTo(Date.parse(String(t['deadline_at'])), -1);
   });
 });

@@ -231,7 +231,20 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     };
     bus.publish(w);
     record.event('local_decision_window_started', { ...w });
-    record.snapshot('action_submitted', { role, sid: cfg.sid, timing: { match_key: key, match_value: value, release_at: w.release_at, deadline_at: w.deadline_at, phase: 'deciding' } });
+    record.snapshot('action_submitted', {
+      role,
+      sid: cfg.sid,
+      // NOTES A10: the window as ISO times and as Unix epoch seconds.
+      timing: {
+        match_key: key,
+        match_value: value,
+        release_at: w.release_at,
+        deadline_at: w.deadline_at,
+        release_at_epoch: (now + minThinkMs) / 1000,
+        deadline_at_epoch: human ? (now + decisionTimeoutMs) / 1000 : null,
+        phase: 'deciding',
+      },
+    });
     const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }));
     bus.publish(null);
     record.snapshot('in_progress', { role, sid: cfg.sid });
