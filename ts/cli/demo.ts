@@ -1,9 +1,11 @@
 /**
- * `aigenora demo`: the README's main command for now. Builds a small agent-trade-like document,
+ * `aigenora demo`: the small crypto demo (the README's main command is the network demo). Builds a
+ * small agent-trade-like document,
  * canonicalizes it (RFC 8785), hashes and signs it with each backend, verifies every signature with
  * both backends, and shows that a one-character change is caught.
  */
-import { getCrypto, toBase64Url, toHex, utf8, type Crypto } from '../crypto/index.js';
+import { getCrypto, toBase64Url, type Crypto } from '../crypto/index.js';
+import { bodyHash, signingInput as tradeSigningInput } from '../trade/envelope.js';
 import type { Command } from './args.js';
 
 const SAMPLE = {
@@ -22,10 +24,8 @@ const SAMPLE = {
 const DEMO_SEED = Uint8Array.from({ length: 32 }, (_, i) => i + 1);
 
 function signingInput(c: Crypto, doc: typeof SAMPLE): { canonical: string; bodyHash: string; input: Uint8Array } {
-  const canonical = new TextDecoder().decode(c.jcsValue(doc.body));
-  const bodyHash = `sha256:${toHex(c.sha256(utf8(canonical)))}`;
-  // protocol ‖ 0x00 ‖ object_type ‖ 0x00 ‖ body_hash (agent-trade/0.2 §2)
-  return { canonical, bodyHash, input: utf8(`${doc.protocol}\u0000${doc.object_type}\u0000${bodyHash}`) };
+  const hash = bodyHash(c, doc.body);
+  return { canonical: new TextDecoder().decode(c.jcsValue(doc.body)), bodyHash: hash, input: tradeSigningInput(doc.protocol, doc.object_type, hash) };
 }
 
 export const demo: Command = {

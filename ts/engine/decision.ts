@@ -63,7 +63,7 @@ export class DecisionBus {
     mkdirSync(this.dir, { recursive: true });
   }
 
-  idOf(r: DecisionRecord, lineNo: number): string {
+  private idOf(r: DecisionRecord, lineNo: number): string {
     if (r._meta?.decision_id) return r._meta.decision_id;
     const sorted = JSON.stringify(r, Object.keys(r).sort());
     return `legacy:${lineNo}:${toHex(this.crypto.sha256(utf8(sorted))).slice(0, 16)}`;
@@ -103,7 +103,7 @@ export class DecisionBus {
    * Waits for a decision until `until` (ms since epoch), polling. `accept` checks a candidate and
    * returns why it is refused (it is then marked rejected and the wait goes on).
    */
-  async wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void): Promise<DecisionRecord | undefined> {
+  async wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void): Promise<{ id: string; rec: DecisionRecord } | undefined> {
     for (;;) {
       const cands = this.candidates(w).sort((a, b) => priority(b.rec) - priority(a.rec) || b.line - a.line);
       for (const [i, c] of cands.entries()) {
@@ -115,7 +115,7 @@ export class DecisionBus {
         }
         this.mark(c.id, w, 'consumed');
         for (const loser of cands.slice(i + 1)) this.mark(loser.id, w, 'superseded');
-        return c.rec;
+        return { id: c.id, rec: c.rec };
       }
       if (Date.now() >= until) return undefined;
       await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, until - Date.now()))));

@@ -45,20 +45,26 @@ export function frameHash(crypto: Crypto, signed: Uint8Array, sig: Uint8Array): 
   return toHex(crypto.sha256(concatBytes(signed, sig)));
 }
 
-/** The sending half of a chain. */
-export class ChainWriter {
-  private seq = 0;
+/** One sender's chain position: how many frames so far, and the hash the next one must name. */
+abstract class Chain {
+  protected seq = 0;
   head: string;
   constructor(
-    private readonly crypto: Crypto,
+    protected readonly crypto: Crypto,
     readonly sid: string,
     readonly from: Role,
-    private readonly key: Ed25519Keypair,
   ) {
     this.head = genesis(crypto, sid, from);
   }
   get count(): number {
     return this.seq;
+  }
+}
+
+/** The sending half of a chain. */
+export class ChainWriter extends Chain {
+  constructor(crypto: Crypto, sid: string, from: Role, private readonly key: Ed25519Keypair) {
+    super(crypto, sid, from);
   }
   /** Signs the next frame and advances the chain; returns the frame and its wire line. */
   next(msg: Message): { frame: Frame; line: string } {
@@ -78,19 +84,9 @@ const HEX64 = /^[0-9a-f]{64}$/;
 const HEX128 = /^[0-9a-f]{128}$/;
 
 /** The receiving half: checks each frame of one sender in order. */
-export class ChainReader {
-  private seq = 0;
-  head: string;
-  constructor(
-    private readonly crypto: Crypto,
-    readonly sid: string,
-    readonly from: Role,
-    private readonly publicKey: Uint8Array,
-  ) {
-    this.head = genesis(crypto, sid, from);
-  }
-  get count(): number {
-    return this.seq;
+export class ChainReader extends Chain {
+  constructor(crypto: Crypto, sid: string, from: Role, private readonly publicKey: Uint8Array) {
+    super(crypto, sid, from);
   }
   /** Checks a parsed object as the next frame; advances only when it is accepted. */
   accept(x: unknown): { ok: true; frame: Frame } | ({ ok: false } & EnvelopeFailure) {

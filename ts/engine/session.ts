@@ -13,7 +13,7 @@
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { toHex, utf8 } from '../crypto/encoding.js';
+import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { CryptoError } from '../crypto/errors.js';
 import { instantiateHooks } from '../hooks/load.js';
 import { toHookResult, type ControlMode, type HookContext, type HookResult, type HooksModule, type Message, type Role, type RoundState, type RoundValue } from '../hooks/types.js';
@@ -122,7 +122,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   const validator = messageValidator(cfg.protocolId, spec);
   const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, post_id: cfg.postId, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role }, cfg.specText, cfg.durability);
   const writer = new ChainWriter(crypto, cfg.sid, role, cfg.key);
-  const peerKey = Uint8Array.from(Buffer.from(role === 'host' ? cfg.guestKey : cfg.hostKey, 'hex'));
+  const peerKey = fromHex(role === 'host' ? cfg.guestKey : cfg.hostKey);
   const reader = new ChainReader(crypto, cfg.sid, peer, peerKey);
   const timeoutMs = cfg.timeoutMs ?? (spec.decision?.timeout_seconds ?? 30) * 1000;
   const maxBytes = cfg.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
@@ -252,8 +252,8 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       // A decision is held until the window's release time (timing.min_think_seconds).
       const hold = now + minThinkMs - Date.now();
       if (hold > 0) await new Promise((r) => setTimeout(r, hold));
-      record.event('local_decision_consumed', { match_key: key, match_value: value, decision_id: bus.idOf(got, 0) });
-      return take(got);
+      record.event('local_decision_consumed', { match_key: key, match_value: value, decision_id: got.id });
+      return take(got.rec);
     }
     if (human && decision.timeout_action === 'abort') throw new Abort('decision_timeout', 'decision', `no decision for ${key} ${value} within ${decisionTimeoutMs} ms`);
     record.event('local_decision_fallback', { match_key: key, match_value: value });

@@ -9,6 +9,7 @@ import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
 import { tcp } from '@libp2p/tcp';
 import { webSockets } from '@libp2p/websockets';
 import { createLibp2p, type Libp2p } from 'libp2p';
+import { toHex } from '../crypto/encoding.js';
 
 export const SESSION_PROTOCOL = '/aigenora/session/1.0.0';
 
@@ -25,5 +26,5 @@ export async function createNode(seed: Uint8Array, listen: string[] = ['/ip4/127
 /** The raw 32-byte Ed25519 public key behind a libp2p peer id, as lowercase hex. */
 export function peerKeyHex(peer: { publicKey?: { raw: Uint8Array } }): string | undefined {
   const raw = peer.publicKey?.raw;
-  return raw ? Buffer.from(raw).toString('hex') : undefined;
+  return raw ? toHex(raw) : undefined;
 }
