@@ -4,7 +4,6 @@
  * else the AIGENORA_CRYPTO environment variable.
  */
 import type { BackendName, Crypto } from './backend.js';
-import { toHex } from './encoding.js';
 import { CryptoError } from './errors.js';
 import { jsBackend } from './js-backend.js';
 import { loadWasmNode } from './node.js';
@@ -23,9 +22,4 @@ export function isBackendName(s: string): s is BackendName {
 export function getCrypto(name: string = process.env['AIGENORA_CRYPTO'] || 'wasm'): Crypto {
   if (!isBackendName(name)) throw new CryptoError('WASM_UNAVAILABLE', `unknown crypto backend ${JSON.stringify(name)}; use wasm or js`);
   return name === 'js' ? jsBackend : loadWasmNode();
-}
-
-/** `"sha256:" + lowerhex(SHA-256(data))`, the form of agent-trade's body_hash and object_id. */
-export function sha256Prefixed(crypto: Crypto, data: Uint8Array): string {
-  return `sha256:${toHex(crypto.sha256(data))}`;
 }
