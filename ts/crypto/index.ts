@@ -1,25 +1,28 @@
 /**
  * Crypto for Node: one interface (backend.ts), two interchangeable backends. `wasm` (the default) is
- * the Rust core; `js` is the pure-JS twin. The choice is made once at start-up, from the argument or
- * else the AIGENORA_CRYPTO environment variable.
+ * the Rust core; `js` is the pure-JS twin. Bundlers and browsers get browser.ts instead (package.json
+ * "browser" condition), which has the same exports.
  */
-import type { BackendName, Crypto } from './backend.js';
-import { CryptoError } from './errors.js';
+import type { Crypto } from './backend.js';
+import { backendName } from './common.js';
 import { jsBackend } from './js-backend.js';
 import { loadWasmNode } from './node.js';
 
-export type { AeadCipher, BackendName, Crypto, SignatureItem } from './backend.js';
-export { CryptoError, type CryptoErrorCode, CRYPTO_ERROR_CODES } from './errors.js';
-export * from './encoding.js';
-export { jsBackend } from './js-backend.js';
+export * from './common.js';
 
-export const BACKENDS: readonly BackendName[] = ['wasm', 'js'];
-
-export function isBackendName(s: string): s is BackendName {
-  return (BACKENDS as readonly string[]).includes(s);
+/**
+ * The backend, synchronously: Node loads the WASM core from the package with no fetch. The default is
+ * `wasm`, or the AIGENORA_CRYPTO environment variable.
+ */
+export function getCrypto(name: string = process.env['AIGENORA_CRYPTO'] || 'wasm'): Crypto {
+  return backendName(name) === 'js' ? jsBackend : loadWasmNode();
 }
 
-export function getCrypto(name: string = process.env['AIGENORA_CRYPTO'] || 'wasm'): Crypto {
-  if (!isBackendName(name)) throw new CryptoError('WASM_UNAVAILABLE', `unknown crypto backend ${JSON.stringify(name)}; use wasm or js`);
-  return name === 'js' ? jsBackend : loadWasmNode();
+/**
+ * The same as getCrypto, as a promise: code written against createCrypto runs unchanged in Node and in
+ * a browser. `wasmUrl` is used by the browser entry only.
+ */
+export async function createCrypto(name: string = process.env['AIGENORA_CRYPTO'] || 'wasm', wasmUrl?: string | URL): Promise<Crypto> {
+  void wasmUrl;
+  return getCrypto(name);
 }

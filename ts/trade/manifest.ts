@@ -4,8 +4,6 @@
  * "sha256:" + lowerhex(SHA-256(JCS(manifest))). The spec does not say how each file's `sha256` is
  * written; it is lowercase hex here (the key already names the algorithm), as README says.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { toHex, utf8 } from '../crypto/encoding.js';
 
@@ -20,26 +18,12 @@ function compareBytes(a: string, b: string): number {
   return x.length - y.length;
 }
 
-/** A manifest from (path, content) pairs; paths are normalised to '/' and sorted by bytes. */
+/** A manifest from (path, content) pairs with '/'-separated paths, sorted by their bytes. */
 export function buildManifest(crypto: Crypto, files: Iterable<{ path: string; content: Uint8Array }>): Manifest {
-  const out = [...files].map((f) => ({ path: f.path.split(sep).join('/'), sha256: toHex(crypto.sha256(f.content)) }));
+  const out = [...files].map((f) => ({ path: f.path, sha256: toHex(crypto.sha256(f.content)) }));
   out.sort((a, b) => compareBytes(a.path, b.path));
   for (let i = 1; i < out.length; i++) if (out[i]!.path === out[i - 1]!.path) throw new Error(`duplicate path ${out[i]!.path}`);
   return { files: out };
-}
-
-/** Every regular file under `dir` (symbolic links are not followed). */
-export function manifestOfDirectory(crypto: Crypto, dir: string): Manifest {
-  const files: { path: string; content: Uint8Array }[] = [];
-  const walk = (d: string) => {
-    for (const ent of readdirSync(d, { withFileTypes: true })) {
-      const p = join(d, ent.name);
-      if (ent.isDirectory()) walk(p);
-      else if (ent.isFile()) files.push({ path: relative(dir, p), content: readFileSync(p) });
-    }
-  };
-  walk(dir);
-  return buildManifest(crypto, files);
 }
 
 export function catalogHash(crypto: Crypto, manifest: Manifest): string {

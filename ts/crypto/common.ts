@@ -1,0 +1,22 @@
+/**
+ * What the Node entry (index.ts) and the browser entry (browser.ts) share: the interface, errors,
+ * encodings, the pure-JS backend and backend names. Nothing here touches Node or the DOM.
+ */
+import type { BackendName } from './backend.js';
+import { CryptoError } from './errors.js';
+
+export type { AeadCipher, BackendName, Crypto, Ed25519Keypair, SignatureItem } from './backend.js';
+export { CryptoError, type CryptoErrorCode, CRYPTO_ERROR_CODES } from './errors.js';
+export * from './encoding.js';
+export { jsBackend } from './js-backend.js';
+
+export const BACKENDS: readonly BackendName[] = ['wasm', 'js'];
+
+export function isBackendName(s: string): s is BackendName {
+  return (BACKENDS as readonly string[]).includes(s);
+}
+
+export function backendName(name: string): BackendName {
+  if (!isBackendName(name)) throw new CryptoError('WASM_UNAVAILABLE', `unknown crypto backend ${JSON.stringify(name)}; use wasm or js`);
+  return name;
+}
