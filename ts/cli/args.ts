@@ -12,13 +12,19 @@ export interface Args {
 }
 
 export interface Output {
+  /** A line of the command's result (stdout). */
   line(text: string): void;
+  /** The command's result as JSON (stdout). */
   json(value: unknown): void;
+  /** Why the command refused or failed (stderr), so that stdout carries only results. */
+  error(text: string): void;
 }
 
 export interface Command {
   name: string;
-  summary: string;
+  /** One line for listings; the command table in main.ts has the copy shown before the module loads. */
+  summary?: string;
+  /** Every option the command accepts appears here (a test checks it against `flags`). */
   usage: string;
   help: string;
   flags: Record<string, FlagKind>;

@@ -30,7 +30,6 @@ function signingInput(c: Crypto, doc: typeof SAMPLE): { canonical: string; bodyH
 
 export const demo: Command = {
   name: 'demo',
-  summary: 'sign, canonicalize and verify a sample document with both crypto backends',
   usage: 'aigenora demo [--json]',
   help: 'Runs the sample end to end on the wasm and js backends and checks that they agree byte for byte.',
   flags: { json: 'boolean' },

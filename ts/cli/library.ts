@@ -10,7 +10,6 @@ const dataDirOf = (flags: Record<string, unknown>) => resolveDataDir(flags['data
 
 export const init: Command = {
   name: 'init',
-  summary: 'create the data directory, an Ed25519 identity and the built-in protocol library',
   usage: 'aigenora init [--data-dir DIR] [--json]',
   help: `Creates DIR (--data-dir, else $AIGENORA_DATA_DIR, $P2P_DATA_DIR or $AGENT_DIR, else ~/.aigenora) with mode 0700,
 an identity in key.json (mode 0600; an existing one is kept), and the built-in protocols under
@@ -36,7 +35,6 @@ protocols/<8 hex>/<56 hex>/ with protocols/index.json. Running it again refreshe
 
 export const protocolPath: Command = {
   name: 'path',
-  summary: 'the directory of a protocol in the local library',
   usage: 'aigenora protocol path <protocol_id|prefix|alias> [--data-dir DIR] [--json]',
   help: 'Resolves an alias (rps-v1), a full protocol_id or an unambiguous prefix of 8+ hex digits.',
   flags: { 'data-dir': 'string', json: 'boolean' },
@@ -45,7 +43,7 @@ export const protocolPath: Command = {
     const r = resolveProtocol(dataDirOf(args.flags), args.positional[0]!);
     if ('error' in r) {
       if (args.flags['json']) out.json({ ok: false, error: r.error });
-      else process.stderr.write(`${r.error}\n`);
+      else out.error(r.error);
       return 1;
     }
     if (args.flags['json']) out.json({ ok: true, alias: r.entry.alias, protocol_id: r.entry.protocol_id, path: r.dir });
@@ -56,7 +54,6 @@ export const protocolPath: Command = {
 
 export const protocolList: Command = {
   name: 'list',
-  summary: 'the protocols in the local library',
   usage: 'aigenora protocol list [--data-dir DIR] [--json]',
   help: 'One line per protocol: alias, protocol_id, name.',
   flags: { 'data-dir': 'string', json: 'boolean' },

@@ -1,39 +1,87 @@
-/** The `aigenora` command line: dispatch, help, output and exit codes. */
-import { CryptoError } from '../crypto/errors.js';
+/**
+ * The `aigenora` command line: dispatch, help, output, exit codes and the one error boundary.
+ *
+ * Each command's module is imported only when that command runs, so `--help` and `--version` load
+ * nothing but this file and args.ts (libp2p alone takes most of a second to load).
+ */
+import { readFileSync } from 'node:fs';
 import { parseArgs, UsageError, type Command, type Output } from './args.js';
-import { conformance } from './conformance.js';
-import { demo } from './demo.js';
-import { init, protocolList, protocolPath } from './library.js';
-import { protocolCreate, protocolHash, protocolHooks, protocolScaffold, protocolValidate, validateTop } from './protocol.js';
-import { proofVerify, protocolTest, receiptVerify, sessionAbort, sessionDecide, sessionEvents, sessionList, sessionSnapshot } from './session.js';
-import { hostCommand, joinCommand } from './net.js';
-import { TRADE_COMMANDS } from './trade.js';
+
+interface Lazy {
+  name: string;
+  summary: string;
+  load(): Promise<Command>;
+}
 
 /** A command, or a group of subcommands (`aigenora trade verify …`). */
-type Entry = Command | { name: string; summary: string; subcommands: Command[] };
+type Entry = Lazy | { name: string; summary: string; subcommands: Lazy[] };
 
-const COMMANDS: Entry[] = [
-  demo,
-  conformance,
-  init,
-  hostCommand,
-  joinCommand,
-  validateTop,
+const lazy = (name: string, summary: string, load: () => Promise<Command>): Lazy => ({ name, summary, load });
+
+const protocolCli = () => import('./protocol.js');
+const libraryCli = () => import('./library.js');
+const sessionCli = () => import('./session.js');
+const netCli = () => import('./net.js');
+const tradeCli = () => import('./trade.js');
+
+export const COMMANDS: Entry[] = [
+  lazy('demo', 'sign, canonicalize and verify a sample document with both crypto backends', async () => (await import('./demo.js')).demo),
+  lazy('conformance', 'check both crypto backends against the public test-vector corpora', async () => (await import('./conformance.js')).conformance),
+  lazy('init', 'create the data directory, an Ed25519 identity and the built-in protocol library', async () => (await libraryCli()).init),
+  lazy('host', 'publish an invitation and serve one session over the network', async () => (await netCli()).hostCommand),
+  lazy('join', 'join the session an invitation offers', async () => (await netCli()).joinCommand),
+  lazy('validate', 'check a spec.json against every rule; lists all problems', async () => (await protocolCli()).validateTop),
   {
     name: 'protocol',
     summary: 'spec.json contracts: hash, validate, path, list, create, scaffold, hooks, test',
-    subcommands: [protocolHash, protocolValidate, protocolPath, protocolList, protocolCreate, protocolScaffold, protocolHooks, protocolTest],
+    subcommands: [
+      lazy('hash', 'print the protocol_id of a spec.json', async () => (await protocolCli()).protocolHash),
+      lazy('validate', 'check a spec.json against every rule; lists all problems', async () => (await protocolCli()).protocolValidate),
+      lazy('path', 'the directory of a protocol in the local library', async () => (await libraryCli()).protocolPath),
+      lazy('list', 'the protocols in the local library', async () => (await libraryCli()).protocolList),
+      lazy('create', 'start a new protocol directory from a built-in template', async () => (await protocolCli()).protocolCreate),
+      lazy('scaffold', 'generate a hooks.mts skeleton for a protocol directory', async () => (await protocolCli()).protocolScaffold),
+      lazy('hooks', "load a protocol's hooks as a session would, and report what is implemented", async () => (await protocolCli()).protocolHooks),
+      lazy('test', "play a protocol's hooks against themselves over the in-memory transport", async () => (await sessionCli()).protocolTest),
+    ],
   },
-  { name: 'session', summary: 'sessions: list, events, snapshot, decide, abort', subcommands: [sessionList, sessionEvents, sessionSnapshot, sessionDecide, sessionAbort] },
-  { name: 'receipt', summary: "recheck a session's transcript and receipt offline", subcommands: [receiptVerify] },
-  { name: 'proof', summary: 'check a cheat proof without either party', subcommands: [proofVerify] },
-  { name: 'trade', summary: 'agent-trade/0.2 envelopes: new, keygen, sign, verify, state, manifest', subcommands: TRADE_COMMANDS },
+  {
+    name: 'session',
+    summary: 'sessions: list, events, snapshot, decide, abort',
+    subcommands: [
+      lazy('list', 'the sessions under a data directory, running and finished', async () => (await sessionCli()).sessionList),
+      lazy('events', "a session's events.jsonl", async () => (await sessionCli()).sessionEvents),
+      lazy('snapshot', "a session's snapshot.json (its phase)", async () => (await sessionCli()).sessionSnapshot),
+      lazy('decide', "submit a decision for a session's open decision window", async () => (await sessionCli()).sessionDecide),
+      lazy('abort', 'ask a running session to abort', async () => (await sessionCli()).sessionAbort),
+    ],
+  },
+  { name: 'receipt', summary: "recheck a session's transcript and receipt offline", subcommands: [lazy('verify', "recheck a session's transcript and receipt offline", async () => (await sessionCli()).receiptVerify)] },
+  { name: 'proof', summary: 'check a cheat proof without either party', subcommands: [lazy('verify', 'check a cheat proof without either party', async () => (await sessionCli()).proofVerify)] },
+  {
+    name: 'trade',
+    summary: 'agent-trade/0.2 envelopes: new, keygen, sign, verify, state, manifest',
+    subcommands: [
+      lazy('new', 'create an unsigned envelope from a body', async () => (await tradeCli()).tradeNew),
+      lazy('keygen', 'create an Ed25519 signing key file (mode 0600)', async () => (await tradeCli()).tradeKeygen),
+      lazy('sign', 'add a signature to an envelope (co-signing keeps earlier ones valid)', async () => (await tradeCli()).tradeSign),
+      lazy('verify', 'verify an envelope in the order of the spec; prints valid or fail:<code>', async () => (await tradeCli()).tradeVerify),
+      lazy('state', "fold verified TRADE_EVENTs into the trade's state", async () => (await tradeCli()).tradeState),
+      lazy('manifest', 'the catalog manifest of a folder and its catalog_hash', async () => (await tradeCli()).tradeManifest),
+    ],
+  },
 ];
 
-const stdout: Output = {
+const output: Output = {
   line: (t) => process.stdout.write(`${t}\n`),
   json: (v) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`),
+  error: (t) => process.stderr.write(`${t}\n`),
 };
+
+export function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));
@@ -42,62 +90,92 @@ function usage(): string {
     '',
     ...COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
-    'The crypto backend is wasm unless AIGENORA_CRYPTO=js.',
+    'aigenora --version prints the version. The crypto backend is wasm unless AIGENORA_CRYPTO=js;',
+    'AIGENORA_DEBUG=1 adds the stack to an internal error.',
   ].join('\n');
+}
+
+function groupUsage(name: string, subcommands: Lazy[]): string {
+  const width = Math.max(...subcommands.map((c) => c.name.length));
+  return `usage: aigenora ${name} <subcommand> [options]\n\n${subcommands.map((c) => `  ${name} ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}\n`;
+}
+
+const isHelp = (a: string | undefined) => a === '--help' || a === '-h' || a === 'help';
+
+/** One line for any error: its own message when it carries a code (or is a usage error), else "internal error". */
+export function describeError(e: unknown): { message: string; status: number } {
+  if (e instanceof UsageError) return { message: e.message, status: 2 };
+  const err = e instanceof Error ? e : new Error(String(e));
+  const code = (err as { code?: unknown }).code;
+  const first = err.message.split('\n')[0] ?? '';
+  if (typeof code === 'string' && code !== '') {
+    if (code === 'WASM_UNAVAILABLE') return { message: first, status: 2 };
+    return { message: first.includes(code) ? first : `${code}: ${first}`, status: 1 };
+  }
+  return { message: `internal error: ${first || err.name}${process.env['AIGENORA_DEBUG'] === '1' ? '' : ' (AIGENORA_DEBUG=1 shows the stack)'}`, status: 1 };
+}
+
+function reportError(label: string, e: unknown, cmd?: Command): number {
+  const { message, status } = describeError(e);
+  process.stderr.write(`aigenora${label ? ` ${label}` : ''}: ${message}\n`);
+  if (e instanceof UsageError && cmd) process.stderr.write(`usage: ${cmd.usage}\n`);
+  if (process.env['AIGENORA_DEBUG'] === '1' && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+  return status;
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = [...argv];
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+  if (name === undefined || isHelp(name)) {
     process.stdout.write(`${usage()}\n`);
-    return name === undefined ? 2 : 0;
+    return 0;
+  }
+  if (name === '--version' || name === '-V' || name === 'version') {
+    process.stdout.write(`aigenora ${version()}\n`);
+    return 0;
   }
   const entry = COMMANDS.find((c) => c.name === name);
   if (!entry) {
     process.stderr.write(`aigenora: unknown command ${JSON.stringify(name)}\n\n${usage()}\n`);
     return 2;
   }
-  let cmd: Command;
+  let found: Lazy;
   let label = entry.name;
   if ('subcommands' in entry) {
     const sub = rest.shift();
-    const found = entry.subcommands.find((c) => c.name === sub);
-    if (!found) {
-      const list = entry.subcommands.map((c) => `  ${entry.name} ${c.name.padEnd(9)} ${c.summary}`).join('\n');
-      const known = sub === undefined || sub === '--help' || sub === '-h';
-      (known ? process.stdout : process.stderr).write(`${known ? '' : `aigenora ${entry.name}: unknown subcommand ${JSON.stringify(sub)}\n\n`}usage: aigenora ${entry.name} <subcommand> [options]\n\n${list}\n`);
-      return sub === '--help' || sub === '-h' ? 0 : 2;
+    if (sub === undefined || isHelp(sub)) {
+      process.stdout.write(groupUsage(entry.name, entry.subcommands));
+      return 0;
     }
-    cmd = found;
-    label = `${entry.name} ${found.name}`;
-  } else cmd = entry;
-  if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`usage: ${cmd.usage}\n\n${cmd.help}\n`);
-    return 0;
-  }
-  try {
-    return await cmd.run(parseArgs(rest, cmd.flags), stdout);
-  } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`aigenora ${label}: ${e.message}\nusage: ${cmd.usage}\n`);
+    const hit = entry.subcommands.find((c) => c.name === sub);
+    if (!hit) {
+      process.stderr.write(`aigenora ${entry.name}: unknown subcommand ${JSON.stringify(sub)}\n\n${groupUsage(entry.name, entry.subcommands)}`);
       return 2;
     }
-    if (e instanceof CryptoError) {
-      process.stderr.write(`aigenora ${label}: ${e.message}\n`);
-      return e.code === 'WASM_UNAVAILABLE' ? 2 : 1;
+    found = hit;
+    label = `${entry.name} ${hit.name}`;
+  } else found = entry;
+  let cmd: Command | undefined;
+  try {
+    cmd = await found.load();
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(`usage: ${cmd.usage}\n\n${found.summary}.\n\n${cmd.help}\n`);
+      return 0;
     }
-    throw e;
+    return await cmd.run(parseArgs(rest, cmd.flags), output);
+  } catch (e) {
+    return reportError(label, e, cmd);
   }
 }
 
-// A closed pipe (`aigenora … | head`) ends the command quietly instead of crashing on EPIPE.
-process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code === 'EPIPE') process.exit(0);
-  throw e;
-});
-
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/ts/cli/main.ts')) {
-  main(process.argv.slice(2)).then((code) => {
-    process.exitCode = code;
+/**
+ * Errors that escape a command's own handling (a socket event, a timer) still end in one line and
+ * exit 1 rather than a stack trace; a closed stdout (`aigenora … | head`) ends the command quietly.
+ */
+export function installProcessGuards(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+    process.exit(reportError('', e));
   });
+  process.on('uncaughtException', (e) => process.exit(reportError('', e)));
+  process.on('unhandledRejection', (e) => process.exit(reportError('', e)));
 }

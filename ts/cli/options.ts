@@ -17,6 +17,6 @@ export function optionsFromFlag(flag: unknown, spec: Spec): { options: Record<st
 }
 
 export function reportOptionErrors(out: Output, errors: SpecIssue[]): number {
-  for (const e of errors) out.line(`error ${e.code} at ${e.pointer || '/'}: ${e.message}`);
+  for (const e of errors) out.error(`error ${e.code} at ${e.pointer || '/'}: ${e.message}`);
   return 1;
 }

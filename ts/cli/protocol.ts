@@ -8,7 +8,7 @@ import { flowMode } from '../spec/types.js';
 import { sidecarFor, SIDECAR, skeletonSource } from '../hooks/skeleton.js';
 import { builtinDir, BUILTINS, findBuiltin } from '../protocols/index.js';
 import { loadSpec, SpecLoadError, type LoadedSpec, type SpecIssue } from '../spec/index.js';
-import { UsageError, type Command, type Output } from './args.js';
+import { UsageError, type Command } from './args.js';
 
 function load(target: string, allowUnknownVersion = false): LoadedSpec {
   try {
@@ -19,8 +19,9 @@ function load(target: string, allowUnknownVersion = false): LoadedSpec {
   }
 }
 
-function printIssues(out: Output, issues: SpecIssue[]): void {
-  for (const i of issues) out.line(`${i.severity === 'error' ? 'error' : 'warning'} ${i.code} at ${i.pointer || '/'}: ${i.message}`);
+/** The problems of a spec: the result of `validate` (stdout), a refusal elsewhere (stderr). */
+function printIssues(write: (line: string) => void, issues: SpecIssue[]): void {
+  for (const i of issues) write(`${i.severity === 'error' ? 'error' : 'warning'} ${i.code} at ${i.pointer || '/'}: ${i.message}`);
 }
 
 function one(positional: string[], what: string): string {
@@ -30,7 +31,6 @@ function one(positional: string[], what: string): string {
 
 export const protocolHash: Command = {
   name: 'hash',
-  summary: 'print the protocol_id of a spec.json',
   usage: 'aigenora protocol hash <spec.json|DIR> [--json]',
   help: `protocol_id = SHA-256 of the contract subset (messages, flow, rules, choices, commit_reveal,
 parameters without defaults, timing) serialised as the reference implementation does. An unknown
@@ -40,12 +40,12 @@ spec_version only warns here; every other command refuses it.`,
     const l = load(one(args.positional, 'spec.json or protocol directory'), true);
     if (!l.protocolId) {
       if (args.flags['json']) out.json({ path: l.path, ok: false, issues: l.issues });
-      else printIssues(out, l.issues);
+      else printIssues(out.error, l.issues);
       return 1;
     }
     if (args.flags['json']) out.json({ path: l.path, protocol_id: l.protocolId, warnings: l.issues.filter((i) => i.code === 'SPEC_VERSION_UNSUPPORTED') });
     else {
-      for (const w of l.issues.filter((i) => i.code === 'SPEC_VERSION_UNSUPPORTED')) process.stderr.write(`warning: ${w.message}\n`);
+      for (const w of l.issues.filter((i) => i.code === 'SPEC_VERSION_UNSUPPORTED')) out.error(`warning: ${w.message}`);
       out.line(l.protocolId);
     }
     return 0;
@@ -54,7 +54,6 @@ spec_version only warns here; every other command refuses it.`,
 
 export const protocolValidate: Command = {
   name: 'validate',
-  summary: 'check a spec.json against every rule; lists all problems',
   usage: 'aigenora protocol validate <DIR|spec.json> [--json]',
   help: `Checks strict JSON, required name and messages, message names, directions and fields, every field
 type and its limits, parameters and table columns, the flow mode and its configuration, exchanges
@@ -65,7 +64,7 @@ with its JSON pointer and a stable code. Exit status: 0 valid (warnings allowed)
     const l = load(one(args.positional, 'protocol directory or spec.json'));
     if (args.flags['json']) out.json({ path: l.path, ok: l.ok, protocol_id: l.protocolId, name: l.ok ? l.spec.name : undefined, issues: l.issues });
     else {
-      printIssues(out, l.issues);
+      printIssues(out.line, l.issues);
       out.line(l.ok ? `valid: ${l.spec.name} (${l.protocolId})` : `invalid: ${l.issues.filter((i) => i.severity === 'error').length} error(s) in ${l.path}`);
     }
     return l.ok ? 0 : 1;
@@ -88,7 +87,6 @@ function writeSkeleton(l: LoadedSpec): string {
 
 export const protocolScaffold: Command = {
   name: 'scaffold',
-  summary: 'generate a hooks.mts skeleton for a protocol directory',
   usage: 'aigenora protocol scaffold <DIR> [--force] [--json]',
   help: `Writes DIR/hooks.mts for the spec's flow mode: every hook throws AIGENORA_SKELETON_NOT_IMPLEMENTED until
 written, a doc comment lists the spec's constraints, and the module exports AIGENORA_SKELETON = true.
@@ -99,7 +97,7 @@ hooks module is kept unless --force.`,
   run(args, out) {
     const l = load(one(args.positional, 'protocol directory'));
     if (!l.ok) {
-      printIssues(out, l.issues);
+      printIssues(out.error, l.issues);
       return 1;
     }
     const existing = findHooksFile(l.dir);
@@ -113,7 +111,6 @@ hooks module is kept unless --force.`,
 
 export const protocolCreate: Command = {
   name: 'create',
-  summary: 'start a new protocol directory from a built-in template',
   usage: 'aigenora protocol create <DIR> --from <template> [--name NAME] [--json]',
   help: `Copies the template's spec.json into DIR (a new or empty directory), renames it with --name, and writes a
 hooks.mts skeleton to implement. Templates: ${BUILTINS.map((b) => b.alias).join(', ')} (or their folder names).`,
@@ -138,7 +135,6 @@ hooks.mts skeleton to implement. Templates: ${BUILTINS.map((b) => b.alias).join(
 
 export const protocolHooks: Command = {
   name: 'hooks',
-  summary: "load a protocol's hooks as a session would, and report what is implemented",
   usage: 'aigenora protocol hooks <DIR> [--allow-skeleton-hooks] [--json]',
   help: `Applies the checks the engine applies before a session: a pristine skeleton is refused with the hooks
 still to write (any of: sidecar hashes unchanged, the AIGENORA_SKELETON sentinel, a NOT_IMPLEMENTED
@@ -149,7 +145,7 @@ for tests only. Exit status 0 ready, 1 refused, 2 unreadable.`,
   async run(args, out) {
     const l = load(one(args.positional, 'protocol directory'));
     if (!l.ok) {
-      printIssues(out, l.issues);
+      printIssues(out.error, l.issues);
       return 1;
     }
     const mode = flowMode(l.spec);
@@ -164,7 +160,7 @@ for tests only. Exit status 0 ready, 1 refused, 2 unreadable.`,
     } catch (e) {
       if (!(e instanceof HooksError)) throw e;
       if (args.flags['json']) out.json({ ok: false, code: e.code, message: e.message, pending: e.pending });
-      else out.line(`refused: ${e.message}`);
+      else out.error(`refused: ${e.message}`);
       return 1;
     }
   },

@@ -64,14 +64,13 @@ function readKeyFile(path: string): KeyFile {
   return doc as KeyFile;
 }
 
-const tradeNew: Command = {
+export const tradeNew: Command = {
   name: 'new',
-  summary: 'create an unsigned envelope from a body',
-  usage: 'aigenora trade new <LISTING_REF|DEAL|TRADE_EVENT|TRADE_RECEIPT> --body FILE [--catalog DIR] [--out FILE]',
+  usage: 'aigenora trade new <LISTING_REF|DEAL|TRADE_EVENT|TRADE_RECEIPT> --body FILE [--catalog DIR] [--out FILE] [--json]',
   help: `Computes body_hash (RFC 8785 + SHA-256) and writes {protocol, object_type, body, body_hash, signatures: []}.
 A DEAL body without trade_id gets a fresh UUID v7; a LISTING_REF body without catalog_hash gets the
 hash of --catalog DIR's manifest. Sign it with \`aigenora trade sign\`.`,
-  flags: { body: 'string', catalog: 'string', out: 'string' },
+  flags: { body: 'string', catalog: 'string', out: 'string', json: 'boolean' },
   run(args, out) {
     const type = objectTypeArg(one(args, 'object type'));
     const body = readJson(needString(args.flags, 'body'));
@@ -81,19 +80,21 @@ hash of --catalog DIR's manifest. Sign it with \`aigenora trade sign\`.`,
     if (type === 'DEAL' && b['trade_id'] === undefined) b['trade_id'] = uuidv7();
     if (type === 'LISTING_REF' && b['catalog_hash'] === undefined && typeof args.flags['catalog'] === 'string')
       b['catalog_hash'] = catalogHash(c, manifestOfDirectory(c, args.flags['catalog']));
-    const text = `${JSON.stringify(createEnvelope(c, type, b), null, 2)}\n`;
-    if (typeof args.flags['out'] === 'string') writeFileAtomic(args.flags['out'], text);
-    else out.line(text.trimEnd());
+    const envelope = createEnvelope(c, type, b);
+    const text = `${JSON.stringify(envelope, null, 2)}\n`;
+    const path = args.flags['out'];
+    if (typeof path === 'string') writeFileAtomic(path, text);
+    if (args.flags['json']) out.json({ ...(typeof path === 'string' ? { out: path } : { envelope }), object_type: type, body_hash: envelope.body_hash });
+    else if (typeof path !== 'string') out.line(text.trimEnd());
     return EXIT_OK;
   },
 };
 
-const tradeKeygen: Command = {
+export const tradeKeygen: Command = {
   name: 'keygen',
-  summary: 'create an Ed25519 signing key file (mode 0600)',
-  usage: 'aigenora trade keygen --signer ID --out KEYFILE [--force]',
+  usage: 'aigenora trade keygen --signer ID --out KEYFILE [--force] [--json]',
   help: 'Writes {"signer", "public_key", "seed"} (base64url) readable only by you, and prints the key map entry to share.',
-  flags: { signer: 'string', out: 'string', force: 'boolean' },
+  flags: { signer: 'string', out: 'string', force: 'boolean', json: 'boolean' },
   run(args, out) {
     const signer = needString(args.flags, 'signer');
     const path = needString(args.flags, 'out');
@@ -103,19 +104,20 @@ const tradeKeygen: Command = {
     writeSecretFile(path, `${JSON.stringify({ signer, public_key: publicKey, seed: toBase64Url(seed) }, null, 2)}\n`, args.flags['force'] === true);
     seed.fill(0);
     kp.dispose();
-    out.line(JSON.stringify({ [signer]: { public_key: publicKey } }));
+    const entry = { [signer]: { public_key: publicKey } };
+    if (args.flags['json']) out.json({ key_file: path, signer, public_key: publicKey, keys_entry: entry });
+    else out.line(JSON.stringify(entry));
     return EXIT_OK;
   },
 };
 
-const tradeSign: Command = {
+export const tradeSign: Command = {
   name: 'sign',
-  summary: 'add a signature to an envelope (co-signing keeps earlier ones valid)',
-  usage: 'aigenora trade sign FILE --key KEYFILE [--signer ID] [--issued-at RFC3339] [--out FILE]',
+  usage: 'aigenora trade sign FILE --key KEYFILE [--signer ID] [--issued-at RFC3339] [--out FILE] [--json]',
   help: `Signs signing_input = protocol 0x00 object_type 0x00 body_hash and appends the signature; FILE is
 rewritten in place (atomically) unless --out is given. Refuses a file whose body_hash does not match its
 body, so a signature can never endorse a body other than the one shown.`,
-  flags: { key: 'string', signer: 'string', 'issued-at': 'string', out: 'string' },
+  flags: { key: 'string', signer: 'string', 'issued-at': 'string', out: 'string', json: 'boolean' },
   run(args, out) {
     const file = one(args, 'envelope FILE');
     const env = readJson(file) as Envelope;
@@ -129,15 +131,17 @@ body, so a signature can never endorse a body other than the one shown.`,
     const placeholder = { signer, algorithm: 'Ed25519' as const, signature: 'A'.repeat(86), issued_at: issuedAt };
     const pre = verifyEnvelope(c, { ...env, signatures: [...(Array.isArray(env.signatures) ? env.signatures : []), placeholder] }, {});
     if (pre.result !== 'fail:unknown_signer') {
-      out.line(pre.result);
-      process.stderr.write(`refusing to sign ${file}: ${pre.detail ?? pre.result}\n`);
+      if (args.flags['json']) out.json({ signed: false, result: pre.result, detail: pre.detail ?? null });
+      out.error(`refusing to sign ${file}: ${pre.result}${pre.detail ? ` (${pre.detail})` : ''}`);
       return EXIT_INVALID;
     }
     const kp = c.ed25519Keypair(fromBase64Url(key.seed));
     try {
       if (toBase64Url(kp.publicKey) !== key.public_key) throw new UsageError('the key file public_key does not match its seed');
       const signed = addSignature(env, kp, signer, issuedAt);
-      writeFileAtomic((args.flags['out'] as string | undefined) ?? file, `${JSON.stringify(signed, null, 2)}\n`);
+      const dest = (args.flags['out'] as string | undefined) ?? file;
+      writeFileAtomic(dest, `${JSON.stringify(signed, null, 2)}\n`);
+      if (args.flags['json']) out.json({ signed: true, out: dest, signer, signatures: signed.signatures.length });
     } finally {
       kp.dispose();
     }
@@ -145,9 +149,8 @@ body, so a signature can never endorse a body other than the one shown.`,
   },
 };
 
-const tradeVerify: Command = {
+export const tradeVerify: Command = {
   name: 'verify',
-  summary: 'verify an envelope in the order of the spec; prints valid or fail:<code>',
   usage: 'aigenora trade verify FILE [--keys KEYS.json] [--object-id ID] [--json]',
   help: `Checks, in order: protocol, body_hash, object_id (with --object-id), the JSON Schema of its object type,
 then each signature strictly against KEYS.json ({"<agentId>": {"public_key": "<base64url>"}}).
@@ -171,9 +174,8 @@ is too large or not strict JSON) or valid. Exit status 0 only for valid.`,
   },
 };
 
-const tradeState: Command = {
+export const tradeState: Command = {
   name: 'state',
-  summary: "fold verified TRADE_EVENTs into the trade's state",
   usage: 'aigenora trade state EVENT_FILE... --keys KEYS.json [--json]',
   help: `Verifies each TRADE_EVENT (all must be valid and of one trade_id), then applies their event types in the
 order given. Prints the final state, or the first refused transition and why; exit 1 on any failure.`,
@@ -211,9 +213,8 @@ order given. Prints the final state, or the first refused transition and why; ex
   },
 };
 
-const tradeManifest: Command = {
+export const tradeManifest: Command = {
   name: 'manifest',
-  summary: 'the catalog manifest of a folder and its catalog_hash',
   usage: 'aigenora trade manifest DIR [--json]',
   help: 'Lists every file under DIR as {path, sha256} (paths relative with "/", sorted by bytes) and prints catalog_hash = sha256 of its JCS.',
   flags: { json: 'boolean' },
@@ -231,5 +232,3 @@ const tradeManifest: Command = {
     return EXIT_OK;
   },
 };
-
-export const TRADE_COMMANDS: Command[] = [tradeNew, tradeKeygen, tradeSign, tradeVerify, tradeState, tradeManifest];
