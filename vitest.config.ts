@@ -7,5 +7,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 60_000,
+    // Removing a temporary project with its node_modules can take seconds on a loaded machine.
+    hookTimeout: 120_000,
   },
 });

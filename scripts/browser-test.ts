@@ -3,11 +3,8 @@
 // that a tool downloads). Prints one line per backend and vector file, then `N passed, N failed`.
 import { build } from 'esbuild';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromium } from 'playwright-core';
+import { launchChromium, serveStatic } from './lib/chromium.js';
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const root = new URL('..', import.meta.url);
 
 const bundle = await build({
@@ -19,33 +16,19 @@ const bundle = await build({
   write: false,
   logLevel: 'warning',
 });
-const files: Record<string, [string, Uint8Array | string]> = {
+const server = await serveStatic(undefined, {
   '/': ['text/html', '<!doctype html><meta charset="utf-8"><title>aigenora browser tests</title><script type="module" src="/entry.js"></script>'],
   '/entry.js': ['text/javascript', bundle.outputFiles[0]!.contents],
   '/aigenora_wasm_bg.wasm': ['application/wasm', readFileSync(new URL('bindings/web/aigenora_wasm_bg.wasm', root))],
-};
-const server = createServer((req, res) => {
-  const f = files[req.url ?? ''];
-  if (!f) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { 'content-type': f[0] }).end(f[1]);
 });
-await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-const { port } = server.address() as AddressInfo;
-
-const browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-});
+const browser = await launchChromium();
 let failed = 0;
 let passed = 0;
 try {
   const page = await browser.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(String(e)));
-  await page.goto(`http://127.0.0.1:${port}/`);
+  await page.goto(`${server.url}/`);
   await page.waitForFunction(() => '__results' in window, undefined, { timeout: 30_000 });
   const results = await page.evaluate(() => (window as unknown as { __results: Promise<{ backend: string; file: string; cases: number; error?: string }[]> }).__results);
   const version = browser.version();
@@ -64,7 +47,7 @@ try {
   }
 } finally {
   await browser.close();
-  server.close();
+  await server.close();
 }
 console.log(`browser: ${passed} passed, ${failed} failed`);
 process.exitCode = failed > 0 ? 1 : 0;

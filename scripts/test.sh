@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The one test command (README, .ci/run): installs what is missing, builds the WASM core, then runs
-# cargo's tests, the TypeScript type check, vitest on both backends, the headless-Chromium run and
+# The one test command (README, .ci/run): installs what is missing, builds the package (the WASM core
+# and dist/), then runs cargo's tests, the TypeScript type check, vitest on both backends (the package
+# test among them installs the packed tarball into a temporary project), the headless-Chromium run and
 # `aigenora conformance` on ../shared/conformance (when present), and totals them on the last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,7 @@ step() { echo; echo "== $*"; }
 step "toolchain and build"
 ensure_node_modules
 ensure_chromium
-bash scripts/build-wasm.sh
+bash scripts/build.sh
 
 step "cargo test (Rust core, native)"
 cargo test --workspace --quiet 2>&1 | tee "$logs/cargo"
@@ -37,7 +38,7 @@ else
   echo "(../shared/conformance is absent: conformance corpora skipped)" | tee "$logs/conformance"
 fi
 
-sum() { grep -Eo "$1" "$2" | grep -Eo '[0-9]+' | awk '{ s += $1 } END { print s + 0 }'; }
+sum() { { grep -Eo "$1" "$2" || true; } | { grep -Eo '[0-9]+' || true; } | awk '{ s += $1 } END { print s + 0 }'; }
 passed=$(( $(sum '[0-9]+ passed;' "$logs/cargo") + $(sum 'Tests +[0-9]+ passed' "$logs/vitest") \
   + $(sum '^browser: [0-9]+ passed' "$logs/browser") + $(sum "^[0-9]+ passed" "$logs/conformance") ))
 echo

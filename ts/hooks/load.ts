@@ -47,13 +47,30 @@ export async function loadHooks<M extends Spec>(crypto: Crypto, dir: string, spe
       check.pending,
     );
   }
-  const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  const mod = await importHooksModule(file);
   const hooks = mod.default as Partial<HooksModule> | undefined;
   if (!hooks || typeof hooks !== 'object' || typeof hooks.create !== 'function' || typeof hooks.mode !== 'string')
     throw new HooksError('HOOKS_INVALID', `${file} must default-export defineHooks(mode, create) (an object {mode, create})`);
   const mode = flowMode(spec);
   if (hooks.mode !== mode) throw new HooksError('HOOKS_MODE_MISMATCH', `${file} implements ${hooks.mode} hooks but the spec's flow mode is ${mode}`);
   return hooks as HooksModule;
+}
+
+/**
+ * Plain Node (20) cannot import TypeScript. A .mjs/.js module is imported as is; a .ts/.mts one (or a
+ * module that re-exports one) goes through tsx's loader, the package's one dependency for that purpose,
+ * loaded only when such a file is met. A runtime that already handles TypeScript (tsx, vitest) never
+ * reaches the fallback.
+ */
+async function importHooksModule(file: string): Promise<{ default?: unknown }> {
+  const url = pathToFileURL(file).href;
+  try {
+    return (await import(url)) as { default?: unknown };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw e;
+  }
+  const { tsImport } = await import('tsx/esm/api');
+  return (await tsImport(url, import.meta.url)) as { default?: unknown };
 }
 
 /** Creates one session's hooks and checks that every required hook of the mode is a function. */

@@ -3,10 +3,11 @@
  * `<first 8 hex>/<remaining 56 hex>/spec.json` of its protocol_id (layout "sha256-8-56"), with an
  * index.json of aliases and profiles in the reference's format (NOTES A3).
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Crypto } from '../crypto/backend.js';
+import { findHooksFile } from '../hooks/load.js';
 import { builtinDir, BUILTINS, type Profile } from '../protocols/index.js';
 import { loadSpec } from '../spec/load.js';
 import { flowMode } from '../spec/types.js';
@@ -49,10 +50,12 @@ function writeIndex(dataDir: string, index: LibraryIndex): void {
 }
 
 /**
- * Copies the built-in protocols into the library. The spec is copied byte for byte; hooks.mts is a
+ * Copies the built-in protocols into the library. The spec is copied byte for byte; hooks.mjs is a
  * one-line module that re-exports the packaged hooks, which stay the package's own (trusted) code.
  * `protocol create --from <alias>` makes an editable copy instead.
  */
+const WRAPPER_MARK = '// Built-in hooks of';
+
 export function seedBuiltins(crypto: Crypto, dataDir: string): IndexEntry[] {
   const index = readIndex(dataDir);
   const entries: IndexEntry[] = [];
@@ -64,9 +67,14 @@ export function seedBuiltins(crypto: Crypto, dataDir: string): IndexEntry[] {
     const dest = join(protocolsDir(dataDir), rel);
     mkdirSync(dest, { recursive: true });
     copyFileSync(join(src, 'spec.json'), join(dest, 'spec.json'));
+    const hooks = findHooksFile(src);
+    if (!hooks) throw new Error(`built-in ${b.alias} has no hooks module in ${src}`);
+    // A wrapper from an earlier version of the package, of ours, would shadow hooks.mjs (.mts loads first).
+    const stale = join(dest, 'hooks.mts');
+    if (existsSync(stale) && readFileSync(stale, 'utf8').startsWith(WRAPPER_MARK)) rmSync(stale);
     writeFileSync(
-      join(dest, 'hooks.mts'),
-      `// Built-in hooks of ${b.alias}, shipped with aigenora. For an editable copy: aigenora protocol create <dir> --from ${b.alias}\nexport { default } from ${JSON.stringify(pathToFileURL(join(src, 'hooks.ts')).href)};\n`,
+      join(dest, 'hooks.mjs'),
+      `${WRAPPER_MARK} ${b.alias}, shipped with aigenora. For an editable copy: aigenora protocol create <dir> --from ${b.alias}\nexport { default } from ${JSON.stringify(pathToFileURL(hooks).href)};\n`,
     );
     const s = loaded.spec;
     entries.push({
@@ -84,7 +92,7 @@ export function seedBuiltins(crypto: Crypto, dataDir: string): IndexEntry[] {
       created_reason: `built-in (${flowMode(s)})`,
       default_profile: b.default_profile,
       profiles: b.profiles,
-      entrypoints: { host: 'aigenora host --protocol-dir', guest: 'aigenora join', hooks: 'hooks.mts' },
+      entrypoints: { host: 'aigenora host --protocol-dir', guest: 'aigenora join', hooks: 'hooks.mjs' },
     });
   }
   const others = index.protocols.filter((p) => !entries.some((e) => e.alias === p.alias || e.protocol_id === p.protocol_id));

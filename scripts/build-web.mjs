@@ -1,0 +1,18 @@
+// The self-contained browser module: aigenora/crypto (browser entry) with @noble/* inlined, for a
+// <script type="module"> page without a bundler or an import map. It sits two folders below the
+// package root like dist/crypto/browser.js, so its `new URL('../../bindings/web/…wasm', import.meta.url)`
+// still names the web build of the WASM core.
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: ['dist/crypto/browser.js'],
+  outfile: 'dist/web/aigenora-crypto.js',
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  minify: true,
+  sourcemap: true,
+  external: ['*.wasm'],
+  logLevel: 'warning',
+});
