@@ -1,12 +1,13 @@
 // Every built-in protocol runs end to end through the engine (signed frames, transcripts, receipts)
 // for several seeds, and `aigenora protocol test` passes for each from the CLI.
 import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../ts/engine/local.js';
 import { verifyTranscriptAt } from '../../ts/engine/verify.js';
 import { BUILTINS, builtinDir } from '../../ts/protocols/index.js';
 import { tempDir } from '../shared/tmp.js';
-import { builtin, c, hooksOf } from './harness.js';
+import { bendingHeroDuelHost, builtin, c, hooksOf } from './harness.js';
 
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
 
@@ -29,7 +30,7 @@ describe('built-ins through the engine', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true });
   });
 
-  it('receipt verify and proof verify work from the CLI', () => {
+  it('receipt verify works from the CLI: 0 for a verified copy, 1 for a wrong spec or a bad receipt.json, 2 for no path', () => {
     const out = tempDir('cli-receipt');
     const t = spawnSync(process.execPath, [BIN, 'protocol', 'test', builtinDir(BUILTINS[0]!), '--quiet', '--out', out], { encoding: 'utf8' });
     expect(t.status).toBe(0);
@@ -37,7 +38,41 @@ describe('built-ins through the engine', () => {
     expect([v.status, v.stdout]).toEqual([0, expect.stringMatching(/^verified: \d+ frames/)]);
     const bad = spawnSync(process.execPath, [BIN, 'receipt', 'verify', `${out}/guest`, '--spec', `${builtinDir(BUILTINS[1]!)}/spec.json`], { encoding: 'utf8' });
     expect(bad.status).toBe(1);
+    writeFileSync(`${out}/guest/receipt.json`, 'garbage');
+    const garbage = spawnSync(process.execPath, [BIN, 'receipt', 'verify', `${out}/guest`], { encoding: 'utf8' });
+    expect([garbage.status, garbage.stdout]).toEqual([1, expect.stringMatching(/^not verified: receipt\.json/)]);
     expect(spawnSync(process.execPath, [BIN, 'receipt', 'verify', `${out}/nope`], { encoding: 'utf8' }).status).toBe(2);
+  });
+
+  it('proof verify works from the CLI, and refuses another protocol\'s rules', async () => {
+    // A host that bends hero-duel numbers: the guest's shadow judge writes a balance_mismatch proof.
+    const honest = await hooksOf('hero-duel');
+    const cheat = await bendingHeroDuelHost(0, (res) => ({ ...res, guest_hp: 1 }));
+    const r = await runLocal({ crypto: c, ...builtin('hero-duel'), hooks: honest, hostHooks: cheat, options: { max_rounds: 30 }, outDir: tempDir('cli-proof') });
+    expect(r.guest.reason).toBe('balance_mismatch');
+    const proof = r.guest.proof!;
+    const run = (...a: string[]) => spawnSync(process.execPath, [BIN, 'proof', 'verify', proof, ...a], { encoding: 'utf8' });
+    const dir = (folder: string) => new URL(`../../ts/protocols/${folder}`, import.meta.url).pathname;
+    const without = run();
+    expect([without.status, without.stdout]).toEqual([1, expect.stringMatching(/^not proven \(balance_mismatch, offender host\): .*--protocol-dir/)]);
+    const proven = run('--protocol-dir', dir('hero-duel'));
+    expect([proven.status, proven.stdout]).toEqual([0, expect.stringMatching(/^proven \(balance_mismatch, offender host\)/)]);
+    // rps has a pure judge too, and would "prove" something: its dir is refused before its hooks load.
+    const rps = run('--protocol-dir', dir('rps'));
+    expect(rps.status).toBe(2);
+    expect(rps.stdout).toBe('');
+    expect(rps.stderr).toMatch(/holds protocol [0-9a-f]{64}; the proof is about [0-9a-f]{64}/);
+    expect(rps.stderr).not.toMatch(/\n\s+at /);
+    // Tampered and garbage proofs: not proven (1), one line, never a stack trace.
+    const p = JSON.parse(readFileSync(proof, 'utf8')) as { frames: string[] };
+    const edits = ['garbage', '', 'null', '[]', '{}', JSON.stringify({ ...p, frames: [] }), JSON.stringify({ ...p, frames: [null] }), JSON.stringify({ ...p, frames: p.frames.map((f) => f.replace('"guest_hp":1', '"guest_hp":2')) }), JSON.stringify({ ...p, offender: 'guest' })];
+    for (const edit of edits) {
+      writeFileSync(proof, edit);
+      const e = run('--protocol-dir', dir('hero-duel'));
+      expect([e.status, e.stderr], edit.slice(0, 60)).toEqual([edit.startsWith('{"v"') ? 1 : expect.any(Number), expect.not.stringMatching(/\n\s+at /)]);
+      if (edit.startsWith('{"v"')) expect(e.stdout).toMatch(/^not proven/);
+      expect(e.status).not.toBe(0);
+    }
   });
 });
 

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../ts/engine/local.js';
 import { reorderAt } from '../../ts/engine/transport.js';
 import { verifyProof, verifyTranscriptAt, type Proof } from '../../ts/engine/verify.js';
-import type { HooksModule, Message, SimultaneousRoundHooks } from '../../ts/hooks/types.js';
+import type { HooksModule, Message } from '../../ts/hooks/types.js';
 import { tempDir } from '../shared/tmp.js';
-import { againstScript, builtin, c, hooksOf, readJson, type RawPeer } from './harness.js';
+import { againstScript, bendingHeroDuelHost, builtin, c, hooksOf, readJson, type RawPeer } from './harness.js';
 
 const ended = (dir: string) =>
   readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'session_ended').at(-1);
@@ -47,12 +47,12 @@ describe('a well-behaved session', () => {
     const text = readFileSync(join(r.host.dir, 'transcript.jsonl'), 'utf8');
     const spec = readFileSync(join(r.host.dir, 'spec.json'), 'utf8');
     const { verifyTranscript } = await import('../../ts/engine/verify.js');
-    expect(verifyTranscript(c, text, spec)).toMatchObject({ ok: true, receipt: true });
+    expect(verifyTranscript(c, text, spec, readFileSync(join(r.host.dir, 'receipt.json'), 'utf8'))).toMatchObject({ ok: true, receipt: true });
     const positions = Array.from({ length: 150 }, (_, i) => Math.floor((i * text.length) / 150)).filter((p) => text[p] !== '\n');
     for (const p of positions) {
       const code = text.charCodeAt(p);
       const changed = text.slice(0, p) + String.fromCharCode(code === 0x61 ? 0x62 : 0x61) + text.slice(p + 1);
-      const v = verifyTranscript(c, changed, spec);
+      const v = verifyTranscript(c, changed, spec, readFileSync(join(r.host.dir, 'receipt.json'), 'utf8'));
       expect(v.ok && v.receipt, `byte ${p}`).toBe(false);
     }
   });
@@ -92,7 +92,7 @@ describe('faults on the wire', () => {
   });
 
   it('duplicate keys are malformed JSON too', async () => {
-    const r = await local('guess-number', { faults: { guestToHost: (line, n) => (n === 1 ? [line.replace('{"v":1', '{"v":1,"v":1')] : [line]) } });
+    const r = await local('guess-number', { faults: { guestToHost: (line, n) => (n === 1 ? [line.replace(/^\{"v":(\d+)/, '{"v":$1,"v":$1')] : [line]) } });
     expect(r.host.reason).toBe('malformed_json');
   });
 
@@ -228,14 +228,7 @@ describe('cheating is caught and proven', () => {
 
   it('a host that bends hero-duel numbers is caught by the shadow judge', async () => {
     const honest = await hooksOf('hero-duel');
-    const cheat: HooksModule = { mode: 'simultaneous_round', create: (ctx) => {
-      const h = honest.create(ctx) as SimultaneousRoundHooks;
-      return { ...h, async proto_round_judge(r, hv, gv, s) {
-        const out = (await h.proto_round_judge(r, hv, gv, s)) as { response: Message; completed: boolean };
-        if (r === 1) out.response = { ...out.response, host_hp: (out.response['host_hp'] as number) + 40 };
-        return out;
-      } };
-    } };
+    const cheat = await bendingHeroDuelHost(1, (res) => ({ ...res, host_hp: (res['host_hp'] as number) + 40 }));
     const r = await local('hero-duel', { hostHooks: cheat, options: { max_rounds: 30 } });
     expect(r.guest).toMatchObject({ completed: false, reason: 'balance_mismatch' });
     expect(r.host.completed).toBe(false);
@@ -243,8 +236,47 @@ describe('cheating is caught and proven', () => {
     expect(proof).toMatchObject({ kind: 'balance_mismatch', offender: 'host' });
     const spec = readFileSync(join(r.guest.dir, 'spec.json'), 'utf8');
     expect(verifyProof(c, proof, spec)).toMatchObject({ proven: false }); // needs the protocol's judge
-    expect(verifyProof(c, proof, spec, honest)).toMatchObject({ proven: true });
+    expect(verifyProof(c, proof, spec, { hooks: honest, protocolId: proof.protocol_id })).toMatchObject({ proven: true });
+    // Another protocol's rules are refused, whatever its hooks would say.
+    const rps = { hooks: await hooksOf('rps'), protocolId: builtin('rps').protocolId };
+    expect(verifyProof(c, proof, spec, rps)).toMatchObject({ proven: false, reason: expect.stringMatching(/is not the proof's/) });
+    // The host alone judges: the same frames do not prove anything against the guest.
+    expect(verifyProof(c, { ...proof, offender: 'guest' }, spec, { hooks: honest, protocolId: proof.protocol_id }).proven).toBe(false);
     expect(readFileSync(join(r.guest.dir, 'events.jsonl'), 'utf8')).toContain('balance_mismatch_detected');
+  });
+});
+
+describe('malformed proofs are not proven, and never throw', () => {
+  type P = Record<string, unknown>;
+  it.each<[string, (p: P) => unknown]>([
+    ['null', () => null],
+    ['an array', () => []],
+    ['a string', () => 'proof'],
+    ['an empty object', () => ({})],
+    ['frames of null', (p) => ({ ...p, frames: [null] })],
+    ['no frames', (p) => ({ ...p, frames: [] })],
+    ['a frame that is not JSON', (p) => ({ ...p, frames: ['{'] })],
+    ['a frame that is JSON null', (p) => ({ ...p, frames: ['null'] })],
+    ['a frame with a short sig', (p) => ({ ...p, frames: ['{"v":2,"sid":"x","from":"host","seq":0,"prev":"","ack":"","msg":{"action":"x"},"sig":"ab"}'] })],
+    ['an unknown kind', (p) => ({ ...p, kind: 'lies' })],
+    ['an extra field', (p) => ({ ...p, extra: true })],
+    ['a missing field', (p) => ({ ...p, detail: undefined })],
+  ])('%s', async (_name, edit) => {
+    const out = tempDir('engine');
+    const { dir } = await againstScript('rps', 'host', async (peer) => {
+      peer.send({ action: 'join', best_of: 3 });
+      await peer.recv();
+      await peer.recv();
+      peer.send({ action: 'commit', round: 0, hash: c.commit('rock', '00112233445566ff') });
+      await peer.recv();
+      peer.send({ action: 'reveal', round: 0, choice: 'paper', nonce: '00112233445566ff' });
+      await peer.recv();
+    }, { outDir: out, options: { best_of: 3 } });
+    const proof = readJson(join(dir, 'proof.json')) as Record<string, unknown>;
+    const spec = readFileSync(join(dir, 'spec.json'), 'utf8');
+    expect(verifyProof(c, proof, spec).proven).toBe(true);
+    expect(verifyProof(c, JSON.parse(JSON.stringify(edit(proof)) ?? 'null'), spec)).toMatchObject({ proven: false, reason: expect.any(String) });
+    expect(verifyProof(c, proof, 'not json').proven).toBe(false);
   });
 });
 

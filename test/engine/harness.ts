@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getCrypto, toHex } from '../../ts/crypto/index.js';
-import { ChainWriter, sessionId, type Frame } from '../../ts/engine/frame.js';
+import { ChainWriter, genesis, hashOf, sessionId, type Frame } from '../../ts/engine/frame.js';
 import { runSession, type SessionResult } from '../../ts/engine/session.js';
 import { memoryPair, type Transport } from '../../ts/engine/transport.js';
-import type { HooksModule, Message, Role } from '../../ts/hooks/types.js';
+import type { HooksModule, Message, Role, SimultaneousRoundHooks } from '../../ts/hooks/types.js';
 import { loadSpec } from '../../ts/spec/index.js';
 import { seeded } from '../../ts/engine/local.js';
 
@@ -50,19 +50,24 @@ export async function againstScript(
   const [ht, gt] = memoryPair();
   const [mine, theirs] = engineRole === 'host' ? [ht, gt] : [gt, ht];
   const writer = new ChainWriter(c, sid, peerRole, peerKey);
+  // What the scripted peer acknowledges: the engine's latest frame it has read.
+  let ack = genesis(c, sid, engineRole);
   const peer: RawPeer = {
     role: peerRole,
     writer,
     transport: theirs,
     send(msg) {
-      const { line } = writer.next(msg);
+      const { line } = writer.next(msg, ack);
       theirs.send(line);
       return line;
     },
     sendRaw: (line) => theirs.send(line),
     async recv(timeoutMs = 2000) {
       const r = await theirs.recv(timeoutMs);
-      return r.line === null ? null : (JSON.parse(r.line) as Frame);
+      if (r.line === null) return null;
+      const f = JSON.parse(r.line) as Frame;
+      ack = hashOf(c, f);
+      return f;
     },
   };
   const dir = join(opts.outDir, engineRole);
@@ -78,3 +83,16 @@ export async function againstScript(
 }
 
 export const readJson = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
+
+/** hero-duel hooks whose host bends its round_result of round `round` with `bend`: the shadow judge catches it. */
+export async function bendingHeroDuelHost(round: number, bend: (result: Message) => Message): Promise<HooksModule> {
+  const honest = await hooksOf('hero-duel');
+  return { mode: 'simultaneous_round', create: (ctx) => {
+    const h = honest.create(ctx) as SimultaneousRoundHooks;
+    return { ...h, async proto_round_judge(r, hv, gv, s) {
+      const out = (await h.proto_round_judge(r, hv, gv, s)) as { response: Message; completed: boolean };
+      if (r === round) out.response = bend(out.response);
+      return out;
+    } };
+  } };
+}

@@ -5,11 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
 import { runLocal } from '../engine/local.js';
-import { verifyProof, verifyTranscriptAt, type Proof } from '../engine/verify.js';
+import { readEvidence } from '../engine/files.js';
+import { MAX_PROOF_BYTES, verifyProof, verifyTranscriptAt, type Proof, type ProofProtocol } from '../engine/verify.js';
 import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
 import { HooksError, loadHooks } from '../hooks/load.js';
 import type { Message, Role } from '../hooks/types.js';
 import { loadSpec, SpecLoadError } from '../spec/index.js';
+import { MAX_SPEC_BYTES } from '../spec/check.js';
 import { UsageError, type Command } from './args.js';
 import { optionsFromFlag, reportOptionErrors } from './options.js';
 
@@ -90,8 +92,11 @@ export const receiptVerify: Command = {
   summary: "recheck a session's transcript and receipt offline",
   usage: 'aigenora receipt verify <SESSION_DIR|transcript.jsonl> [--spec spec.json] [--json]',
   help: `Checks the session id against the keys, protocol and nonce in the header; that spec.json (beside the
-transcript, or --spec) hashes to the session's protocol_id; every frame's sequence, chain and signature; every
-message against the spec; and that both sides signed receipts over the same final chain heads.
+transcript, or --spec) is a valid spec hashing to the session's protocol_id; every frame's sequence, chain,
+signature and acknowledgement (each frame names the latest frame its sender had accepted from the peer, so
+the order between the two parties is fixed); every message against the spec; the flow mode's message
+sequence replayed over the transcript; that both sides signed receipts over the same final chain heads;
+and that receipt.json beside the transcript holds exactly those receipts.
 Exit 0 when all of it verifies, 1 otherwise, 2 for a missing path.`,
   flags: { spec: 'string', json: 'boolean' },
   run(args, out) {
@@ -112,25 +117,46 @@ export const proofVerify: Command = {
   usage: 'aigenora proof verify <proof.json> [--spec spec.json] [--protocol-dir DIR] [--json]',
   help: `Checks that every frame in the proof is signed by its sender for that session, and that the claim follows
 from the signed frames: a reveal that does not open its commit, a message the spec refuses, or (with the
-protocol's hooks, --protocol-dir) a round_result that differs from the rules. spec.json defaults to the one
-beside proof.json. Exit 0 when proven, 1 when not, 2 for usage errors.`,
+protocol's hooks, --protocol-dir) a round_result that differs from the rules. --protocol-dir must hold the
+proof's own protocol (the same protocol_id), else it is refused before its hooks are loaded. spec.json
+defaults to the one beside proof.json. Exit 0 when proven, 1 when not, 2 for usage errors.`,
   flags: { spec: 'string', 'protocol-dir': 'string', json: 'boolean' },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected one proof.json');
     const path = args.positional[0]!;
-    if (!existsSync(path)) throw new UsageError(`${path} does not exist`);
+    const proofFile = readEvidence(path, MAX_PROOF_BYTES);
+    if (!proofFile.ok) throw new UsageError(proofFile.reason);
     const specPath = (args.flags['spec'] as string | undefined) ?? join(path, '..', 'spec.json');
-    if (!existsSync(specPath)) throw new UsageError(`no spec.json at ${specPath}; pass --spec`);
-    const proof = JSON.parse(readFileSync(path, 'utf8')) as Proof;
+    const specFile = readEvidence(specPath, MAX_SPEC_BYTES);
+    if (!specFile.ok) throw new UsageError(args.flags['spec'] === undefined ? `${specFile.reason}; pass --spec` : specFile.reason);
     const c = getCrypto();
-    let hooks;
-    if (typeof args.flags['protocol-dir'] === 'string') {
-      const l = loadOr2(args.flags['protocol-dir']);
-      hooks = await loadHooks(c, l.dir, l.spec);
+    let proof: unknown;
+    try {
+      c.jcs(proofFile.text);
+      proof = JSON.parse(proofFile.text) as unknown;
+    } catch {
+      proof = undefined;
     }
-    const r = verifyProof(c, proof, readFileSync(specPath, 'utf8'), hooks);
-    if (args.flags['json']) out.json({ kind: proof.kind, offender: proof.offender, ...r });
-    else out.line(`${r.proven ? 'proven' : 'not proven'} (${proof.kind}, offender ${proof.offender}): ${r.reason}`);
+    const claim = (typeof proof === 'object' && proof !== null ? proof : {}) as Partial<Proof>;
+    let protocol: ProofProtocol | undefined;
+    if (typeof args.flags['protocol-dir'] === 'string') {
+      const dir = args.flags['protocol-dir'];
+      const l = loadOr2(dir);
+      if (!l.ok || !l.protocolId) throw new UsageError(`--protocol-dir ${dir} does not hold a valid spec`);
+      // Checked before the hooks are loaded: another protocol's code never runs for this proof.
+      if (l.protocolId !== claim.protocol_id) throw new UsageError(`--protocol-dir ${dir} holds protocol ${l.protocolId}; the proof is about ${String(claim.protocol_id)}`);
+      try {
+        protocol = { hooks: await loadHooks(c, l.dir, l.spec), protocolId: l.protocolId };
+      } catch (e) {
+        if (e instanceof HooksError) throw new UsageError(`--protocol-dir ${dir}: ${e.message}`);
+        throw e;
+      }
+    }
+    const r = proof === undefined ? { proven: false, reason: `${path} is not strict JSON` } : verifyProof(c, proof, specFile.text, protocol);
+    const kind = typeof claim.kind === 'string' ? claim.kind : '?';
+    const offender = typeof claim.offender === 'string' ? claim.offender : '?';
+    if (args.flags['json']) out.json({ kind, offender, ...r });
+    else out.line(`${r.proven ? 'proven' : 'not proven'} (${kind}, offender ${offender}): ${r.reason}`);
     return r.proven ? 0 : 1;
   },
 };
@@ -280,14 +306,16 @@ export const sessionList: Command = {
 export const sessionAbort: Command = {
   name: 'abort',
   summary: 'ask a running session to abort',
-  usage: 'aigenora session abort <SESSION_DIR>',
+  usage: 'aigenora session abort <SESSION_DIR> [--json]',
   help: 'Leaves an abort request the running engine picks up within 200 ms: it tells the peer, writes its transcript and ends with reason local_abort.',
-  flags: {},
+  flags: { json: 'boolean' },
   run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory');
     const dir = sessionDir(args.positional[0]!);
-    writeFileSync(join(dir, 'abort.request'), `${new Date().toISOString()}\n`);
-    out.line(`abort requested for ${dir}`);
+    const requestedAt = new Date().toISOString();
+    writeFileSync(join(dir, 'abort.request'), `${requestedAt}\n`);
+    if (args.flags['json']) out.json({ session_dir: dir, abort_requested_at: requestedAt });
+    else out.line(`abort requested for ${dir}`);
     return 0;
   },
 };

@@ -16,6 +16,7 @@ import type { Crypto } from '../crypto/backend.js';
 import { toHex, utf8 } from '../crypto/encoding.js';
 import type { ControlMode, DecisionConfig } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
+import { systemClock, type Clock } from './clock.js';
 
 export const CONTROL_MODES: ControlMode[] = ['autonomous', 'hybrid', 'human'];
 
@@ -100,10 +101,11 @@ export class DecisionBus {
   }
 
   /**
-   * Waits for a decision until `until` (ms since epoch), polling. `accept` checks a candidate and
-   * returns why it is refused (it is then marked rejected and the wait goes on).
+   * Waits for a decision until `until` (ms since epoch on `clock`), polling the file every 50 ms of
+   * real time. `accept` checks a candidate and returns why it is refused (it is then marked rejected
+   * and the wait goes on).
    */
-  async wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void): Promise<{ id: string; rec: DecisionRecord } | undefined> {
+  async wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void, clock: Clock = systemClock): Promise<{ id: string; rec: DecisionRecord } | undefined> {
     for (;;) {
       const cands = this.candidates(w).sort((a, b) => priority(b.rec) - priority(a.rec) || b.line - a.line);
       for (const [i, c] of cands.entries()) {
@@ -117,8 +119,8 @@ export class DecisionBus {
         for (const loser of cands.slice(i + 1)) this.mark(loser.id, w, 'superseded');
         return { id: c.id, rec: c.rec };
       }
-      if (Date.now() >= until) return undefined;
-      await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, until - Date.now()))));
+      if (clock.now() >= until) return undefined;
+      await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, until - clock.now()))));
     }
   }
 }

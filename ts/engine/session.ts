@@ -5,10 +5,11 @@
  * validation, timing and termination.
  *
  * Every inbound line passes, in order: a size limit, strict JSON (duplicate keys refused), the signed
- * frame envelope (session, sender, sequence, chain, signature), the spec's message validator, and only
- * then a hook. A line failing a step never reaches a hook: the session ends with a typed reason naming
- * the step (free mode drops invalid chat messages instead, as the reference does). Outgoing messages are
- * validated too, so a hook cannot send what the spec does not declare.
+ * frame envelope (session, sender, sequence, chain, acknowledgement, signature), the spec's message
+ * validator, the mode's message sequence (flow.ts), and only then a hook. A line failing a step never
+ * reaches a hook: the session ends with a typed reason naming the step (free mode drops invalid chat
+ * messages instead, as the reference does). Outgoing messages pass the validator and the sequence too,
+ * so a hook cannot send what the spec or the flow does not allow.
  */
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { existsSync } from 'node:fs';
@@ -19,10 +20,14 @@ import { instantiateHooks } from '../hooks/load.js';
 import { toHookResult, type ControlMode, type HookContext, type HookResult, type HooksModule, type Message, type Role, type RoundState, type RoundValue } from '../hooks/types.js';
 import { messageValidator } from '../spec/messages.js';
 import { flowMode, type Spec, type WireDirection } from '../spec/types.js';
+import { systemClock, type Clock } from './clock.js';
 import { ChainReader, ChainWriter, type Frame } from './frame.js';
+import { commitText, FlowReplay } from './flow.js';
 import { SessionRecord, type Durability } from './record.js';
 import { DecisionBus, decisionConfig, type DecisionRecord, type Window } from './decision.js';
 import type { Transport } from './transport.js';
+
+export { commitText };
 
 export const DEFAULT_MAX_FRAME_BYTES = 1 << 20;
 /** round_result fields a guest's shadow judge compares (NOTES A11). */
@@ -44,6 +49,7 @@ export type EndReason =
   | 'bad_envelope'
   | 'bad_sequence'
   | 'bad_chain'
+  | 'bad_ack'
   | 'bad_signature'
   | 'invalid_message'
   | 'unexpected_message'
@@ -87,6 +93,8 @@ export interface SessionConfig {
   durability?: Durability;
   /** Called for every frame sent or accepted, for display. */
   onMessage?: (from: Role, msg: Message) => void;
+  /** The clock decision windows run on (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface SessionResult {
@@ -112,8 +120,6 @@ class Abort extends Error {
 
 const other = (r: Role): Role => (r === 'host' ? 'guest' : 'host');
 const dirFrom = (r: Role): WireDirection => (r === 'host' ? 'host_to_guest' : 'guest_to_host');
-/** The value as the reference stringifies it for a commitment (Python str(): True/False for booleans). */
-export const commitText = (v: RoundValue) => (v === true ? 'True' : v === false ? 'False' : String(v));
 
 export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   const { crypto, role, spec, transport } = cfg;
@@ -123,7 +129,12 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, post_id: cfg.postId, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role }, cfg.specText, cfg.durability);
   const writer = new ChainWriter(crypto, cfg.sid, role, cfg.key);
   const peerKey = fromHex(role === 'host' ? cfg.guestKey : cfg.hostKey);
-  const reader = new ChainReader(crypto, cfg.sid, peer, peerKey);
+  // The peer's acks name this side's frames.
+  const reader = new ChainReader(crypto, cfg.sid, peer, peerKey, writer);
+  const flow = new FlowReplay(crypto, spec);
+  const clock = cfg.clock ?? systemClock;
+  /** Set once the session is ending: nothing more is sent (free mode's sender may still be running). */
+  let stopped = false;
   const timeoutMs = cfg.timeoutMs ?? (spec.decision?.timeout_seconds ?? 30) * 1000;
   const maxBytes = cfg.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
   const random = cfg.random ?? Math.random;
@@ -159,11 +170,15 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   }
 
   function send(msg: Message): void {
+    if (localAbort) throw new Abort('local_abort', 'local', 'aborted by `aigenora session abort`');
+    if (stopped) throw new Abort('local_abort', 'local', 'the session is ending');
     if (!msg.action.startsWith('_')) {
       const check = validator.check(msg, dirFrom(role));
       if (!check.ok) throw new Abort('hook_invalid_message', 'hooks', `this side's hooks produced a message the spec does not allow: ${JSON.stringify(check.errors)}`);
+      const step = flow.next(role, msg);
+      if (!step.ok) throw new Abort('hook_invalid_message', 'flow', `this side's hooks produced a message out of the ${mode} sequence: ${step.reason}`);
     }
-    const { line } = writer.next(msg);
+    const { line } = writer.next(msg, reader.head);
     record.frame(line);
     lines[role].push(line);
     cfg.onMessage?.(role, msg);
@@ -175,8 +190,8 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     }
   }
 
-  /** The next frame from the peer, through every check; system frames are returned as is. */
-  async function recvFrame(): Promise<{ frame: Frame; line: string }> {
+  /** The next frame from the peer, through every check; a receipt only when `receipt` says one is due. */
+  async function recvFrame(receipt = false): Promise<{ frame: Frame; line: string }> {
     const r = await transport.recv(timeoutMs);
     if (localAbort) throw new Abort('local_abort', 'local', 'aborted by `aigenora session abort`');
     if (r.line === null) throw new Abort(r.timedOut ? 'peer_timeout' : 'peer_disconnected', 'transport', r.timedOut ? `no frame from the ${peer} within ${timeoutMs} ms` : `the ${peer} disconnected`);
@@ -192,20 +207,28 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     if (!a.ok) throw new Abort(`bad_${a.step}` as EndReason, a.step, a.reason);
     record.frame(line);
     lines[peer].push(line);
-    if (a.frame.msg.action === '_abort') throw new Abort('peer_aborted', 'peer', `the ${peer} aborted: ${String(a.frame.msg['reason'])}`);
+    const action = a.frame.msg.action;
+    if (action === '_abort') throw new Abort('peer_aborted', 'peer', `the ${peer} aborted: ${String(a.frame.msg['reason'])}`);
+    if (action.startsWith('_') && !(receipt && action === '_receipt')) throw new Abort('unexpected_message', 'engine', `unexpected ${action} during the protocol`);
     return { frame: a.frame, line };
+  }
+
+  /** Feeds a peer's message to the mode's sequence; one out of sequence ends the session. */
+  function inFlow(msg: Message): void {
+    const step = flow.next(peer, msg);
+    if (!step.ok) throw new Abort('unexpected_message', 'flow', step.reason);
   }
 
   /** The next protocol message from the peer, validated against the spec. */
   async function recv(): Promise<Message> {
     const { frame, line } = await recvFrame();
     const msg = frame.msg;
-    if (msg.action.startsWith('_')) throw new Abort('unexpected_message', 'engine', `unexpected ${msg.action} during the protocol`);
     const check = validator.check(msg, dirFrom(peer));
     if (!check.ok) {
       throw new Abort('invalid_message', 'spec', `the ${peer}'s ${msg.action} fails the spec: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
         proofOf('invalid_message', peer, [line], { errors: check.errors }));
     }
+    inFlow(msg);
     cfg.onMessage?.(peer, msg);
     record.event('protocol_message', { direction: 'received', msg });
     return msg;
@@ -218,7 +241,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
    */
   async function decide<T>(expects: 'value' | 'message', key: string, value: number, def: T, check: (r: DecisionRecord) => string | undefined, take: (r: DecisionRecord) => T): Promise<T> {
     if (!bus || !decision) return def;
-    const now = Date.now();
+    const now = clock.now();
     const human = controlMode === 'human';
     const w: Window = {
       window_id: `${key}:${value}:${++windows}`,
@@ -245,13 +268,13 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
         phase: 'deciding',
       },
     });
-    const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }));
+    const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }), clock);
     bus.publish(null);
     record.snapshot('in_progress', { role, sid: cfg.sid });
     if (got) {
       // A decision is held until the window's release time (timing.min_think_seconds).
-      const hold = now + minThinkMs - Date.now();
-      if (hold > 0) await new Promise((r) => setTimeout(r, hold));
+      const hold = now + minThinkMs - clock.now();
+      if (hold > 0) await clock.sleep(hold);
       record.event('local_decision_consumed', { match_key: key, match_value: value, decision_id: got.id });
       return take(got.rec);
     }
@@ -449,6 +472,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
           record.event('message_dropped', { reason: check.errors.map((e) => e.code).join(','), line: line.slice(0, 200) });
           continue;
         }
+        inFlow(msg);
         cfg.onMessage?.(peer, msg);
         if (msg.action === 'end') peerEnded = true;
         else await hook('proto_on_message', msg);
@@ -467,17 +491,19 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       const [h, g] = role === 'host' ? [mine, theirs] : [theirs, mine];
       return { action: '_receipt', host_count: h.count, host_head: h.head, guest_count: g.count, guest_head: g.head };
     };
+    if (!flow.complete) throw new Abort('hook_error', 'flow', `the ${role} hooks ended the session before the ${mode} sequence was complete`);
     const mineReceipt = heads();
     let peerFrame: Frame;
     if (role === 'host') {
       send(mineReceipt);
-      peerFrame = (await recvFrame()).frame;
+      peerFrame = (await recvFrame(true)).frame;
     } else {
-      peerFrame = (await recvFrame()).frame;
+      peerFrame = (await recvFrame(true)).frame;
       send(mineReceipt);
     }
-    const expect = JSON.stringify(mineReceipt);
-    if (peerFrame.msg.action !== '_receipt' || JSON.stringify(peerFrame.msg) !== expect)
+    // Compared canonically, as the verifier does: key order is not part of what was signed.
+    const canonical = (m: unknown) => toHex(crypto.jcs(JSON.stringify(m)));
+    if (peerFrame.msg.action !== '_receipt' || canonical(peerFrame.msg) !== canonical(mineReceipt))
       throw new Abort('receipt_mismatch', 'receipt', `the ${peer}'s receipt does not match this side's chain heads`);
     const receipt = { v: 1, sid: cfg.sid, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, heads: mineReceipt, frames: { [role]: lines[role].at(-1), [peer]: lines[peer].at(-1) } };
     record.writeJson('receipt.json', receipt);
@@ -491,7 +517,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       localAbort = true;
       // Tell the peer first, then close, which also wakes a pending receive.
       try {
-        const { line } = writer.next({ action: '_abort', reason: 'local_abort' });
+        const { line } = writer.next({ action: '_abort', reason: 'local_abort' }, reader.head);
         record.frame(line);
         transport.send(line);
       } catch {
@@ -522,6 +548,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     return { completed: true, reason, sid: cfg.sid, dir: cfg.stateDir };
   } catch (caught) {
     if (!(caught instanceof Abort)) throw caught;
+    stopped = true;
     let e = caught;
     // A peer that aborted while this side was busy (deciding, say) is seen as a closed connection on
     // the next send; its _abort frame may still be waiting to be read, and is the better reason.
@@ -551,7 +578,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     // Tell the peer why, when the transport still works and the fault is not the peer's transport.
     if (!['peer_disconnected', 'peer_aborted', 'local_abort'].includes(e.reason)) {
       try {
-        const { line } = writer.next({ action: '_abort', reason: e.reason });
+        const { line } = writer.next({ action: '_abort', reason: e.reason }, reader.head);
         record.frame(line);
         transport.send(line);
       } catch {

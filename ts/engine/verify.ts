@@ -1,118 +1,232 @@
 /**
  * Offline checks a third party can run with nothing but the files: a session's transcript and receipt
- * (`aigenora receipt verify`), and a cheat proof (`aigenora proof verify`).
+ * (`aigenora receipt verify`), and a cheat proof (`aigenora proof verify`). Everything read here may
+ * have been written by an attacker: every failure is a result, never an exception.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { lstatSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { fromHex } from '../crypto/encoding.js';
 import type { HooksModule, Message, Role } from '../hooks/types.js';
 import { instantiateHooks } from '../hooks/load.js';
-import { MessageValidator } from '../spec/messages.js';
-import { protocolId } from '../spec/protocol-id.js';
+import { checkSpecText, MAX_SPEC_BYTES } from '../spec/check.js';
+import { messageValidator, type MessageValidator } from '../spec/messages.js';
 import type { Spec } from '../spec/types.js';
-import { ChainReader, sessionId, signingBytes, type Frame } from './frame.js';
+import { ChainReader, FRAME_VERSION, sessionId, signingBytes, type Frame } from './frame.js';
+import { readEvidence } from './files.js';
+import { commitText, FlowReplay } from './flow.js';
 import type { TranscriptHeader } from './record.js';
-import { commitText, SHADOW_FIELDS } from './session.js';
+import { SHADOW_FIELDS } from './session.js';
 
 export interface TranscriptCheck {
+  /** The transcript is authentic and consistently ordered (a party may still have misbehaved: see `violation`). */
   ok: boolean;
-  /** Both sides signed matching receipts over the final chain heads. */
+  /** Both sides signed matching receipts over the final chain heads, the flow was complete, and receipt.json matches. */
   receipt: boolean;
   frames: number;
   sid?: string;
   reason?: string;
-  /** A message the spec refuses, on which the session was then aborted (the chain is still intact). */
-  violation?: { frame: number; from: Role; codes: string[] };
+  /** A message the spec or the flow refuses, on which the session was then aborted (the chains are still intact). */
+  violation?: { frame: number; from: Role; codes: string[]; reason?: string };
 }
 
-const fail = (reason: string, frames = 0, sid?: string): TranscriptCheck => ({ ok: false, receipt: false, frames, reason, ...(sid ? { sid } : {}) });
+/** Largest transcript, receipt.json and proof.json read. */
+export const MAX_TRANSCRIPT_BYTES = 256 << 20;
+export const MAX_RECEIPT_BYTES = 1 << 20;
+export const MAX_PROOF_BYTES = 16 << 20;
 
-/** Resolves a session directory or a transcript path to (transcript, spec.json). */
-export function transcriptPaths(target: string): { transcript: string; spec: string } {
-  const transcript = statSync(target).isDirectory() ? join(target, 'transcript.jsonl') : target;
-  return { transcript, spec: join(dirname(transcript), 'spec.json') };
+const fail = (reason: string, frames = 0, sid?: string): TranscriptCheck => ({ ok: false, receipt: false, frames, reason, ...(sid ? { sid } : {}) });
+const other = (r: Role): Role => (r === 'host' ? 'guest' : 'host');
+const HEX64 = /^[0-9a-f]{64}$/;
+const HEADER_KEYS = '_transcript,guest_key,host_key,nonce,post_id,protocol_id,role,sid';
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** Strict JSON (duplicate keys, lone surrogates, out-of-range numbers refused), or undefined. */
+function strictParse(crypto: Crypto, text: string): { value: unknown } | undefined {
+  try {
+    crypto.jcs(text);
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Canonical (JCS) text of a parsed JSON value, for comparing two values for equality. */
+function canonical(crypto: Crypto, value: unknown): string {
+  return new TextDecoder().decode(crypto.jcs(JSON.stringify(value)));
+}
+
+function parseHeader(crypto: Crypto, line: string | undefined): TranscriptHeader | string {
+  const p = line === undefined ? undefined : strictParse(crypto, line);
+  const h = p?.value;
+  if (!isObject(h) || h['_transcript'] !== 1) return 'the first line is not a transcript header';
+  if (Object.keys(h).sort().join(',') !== HEADER_KEYS) return `a transcript header has exactly ${HEADER_KEYS.split(',').join(', ')}`;
+  for (const k of ['sid', 'post_id', 'protocol_id', 'host_key', 'guest_key', 'nonce']) if (typeof h[k] !== 'string') return `the header's ${k} is not a string`;
+  if (!HEX64.test(h['host_key'] as string) || !HEX64.test(h['guest_key'] as string)) return 'the header\'s keys are not 64 lowercase hex';
+  if (h['role'] !== 'host' && h['role'] !== 'guest') return 'the header\'s role is neither host nor guest';
+  return h as unknown as TranscriptHeader;
+}
+
+/** Resolves a session directory or a transcript path to (transcript, spec.json, receipt.json). */
+export function transcriptPaths(target: string): { transcript: string; spec: string; receipt: string } {
+  let dir = false;
+  try {
+    dir = statSync(target).isDirectory();
+  } catch {
+    // reported when the transcript is read
+  }
+  const transcript = dir ? join(target, 'transcript.jsonl') : target;
+  return { transcript, spec: join(dirname(transcript), 'spec.json'), receipt: join(dirname(transcript), 'receipt.json') };
 }
 
 /**
- * Rechecks a whole transcript: the header's session id, the spec's protocol_id, both signed chains
- * frame by frame, every protocol message against the spec, and the two receipts.
+ * Rechecks a whole transcript: the header's session id; that spec.json is a valid spec hashing to the
+ * session's protocol_id; both signed chains frame by frame, and the acknowledgements that tie them into
+ * one causal order (each frame names the latest frame its sender had accepted from the peer, which must
+ * come before it; the frames of the side that wrote this copy name exactly the peer's latest one); every
+ * protocol message against the spec; the mode's message sequence replayed over the transcript; the two
+ * receipts over the final chain heads; and receipt.json (`null`: none) against those receipts.
  */
-export function verifyTranscript(crypto: Crypto, transcriptText: string, specText: string): TranscriptCheck {
+export function verifyTranscript(crypto: Crypto, transcriptText: string, specText: string, receiptText: string | null): TranscriptCheck {
   const lines = transcriptText.split('\n').filter((l) => l.length > 0);
-  let header: TranscriptHeader;
-  try {
-    header = JSON.parse(lines[0] ?? '') as TranscriptHeader;
-  } catch {
-    return fail('the first line is not a transcript header');
-  }
-  if (header._transcript !== 1) return fail('the first line is not a transcript header');
-  const sid = sessionId(crypto, header.post_id ?? '', header.protocol_id, header.host_key, header.guest_key, header.nonce);
+  const header = parseHeader(crypto, lines[0]);
+  if (typeof header === 'string') return fail(header);
+  const sid = sessionId(crypto, header.post_id, header.protocol_id, header.host_key, header.guest_key, header.nonce);
   if (sid !== header.sid) return fail('the header session id does not match its keys, protocol and nonce');
-  let pid: string;
+  let checked;
   try {
-    pid = protocolId(crypto, specText);
-  } catch {
-    return fail('spec.json is not strict JSON', 0, sid);
+    checked = checkSpecText(crypto, specText);
+  } catch (e) {
+    return fail(`spec.json cannot be checked: ${(e as Error).message}`, 0, sid);
   }
-  if (pid !== header.protocol_id) return fail(`spec.json hashes to ${pid}, the session used ${header.protocol_id}`, 0, sid);
-  const spec = JSON.parse(specText) as Spec;
-  const validator = new MessageValidator(spec);
-  const readers: Record<Role, ChainReader> = {
-    host: new ChainReader(crypto, sid, 'host', fromHex(header.host_key)),
-    guest: new ChainReader(crypto, sid, 'guest', fromHex(header.guest_key)),
-  };
-  const receipts: Partial<Record<Role, Message>> = {};
+  if (!checked.protocolId) return fail('spec.json is not strict JSON', 0, sid);
+  if (checked.protocolId !== header.protocol_id) return fail(`spec.json hashes to ${checked.protocolId}, the session used ${header.protocol_id}`, 0, sid);
+  if (!checked.ok) return fail(`spec.json is not a valid spec: ${checked.issues.filter((i) => i.severity === 'error').map((i) => i.code).join(', ')}`, 0, sid);
+  const spec: Spec = checked.spec;
+  let validator: MessageValidator;
+  let flow: FlowReplay;
+  try {
+    validator = messageValidator(checked.protocolId, spec);
+    flow = new FlowReplay(crypto, spec);
+  } catch (e) {
+    return fail(`spec.json cannot be used: ${(e as Error).message}`, 0, sid);
+  }
+  const free = flow.mode === 'free';
+  const keys = { host: fromHex(header.host_key), guest: fromHex(header.guest_key) };
+  // Each reader's acks point into the other reader: a frame may only acknowledge what precedes it.
+  const readers = {} as Record<Role, ChainReader>;
+  readers.host = new ChainReader(crypto, sid, 'host', keys.host, { from: 'guest', indexOf: (h) => readers.guest.indexOf(h) });
+  readers.guest = new ChainReader(crypto, sid, 'guest', keys.guest, { from: 'host', indexOf: (h) => readers.host.indexOf(h) });
+  const writer = header.role;
+  const receipts: Partial<Record<Role, { msg: Message; line: string }>> = {};
+  let heads: string | undefined;
   let violation: TranscriptCheck['violation'];
-  let heads: Message | undefined;
+  let aborted = false;
   let n = 0;
+  const refuse = (from: Role, codes: string[], reason: string) => {
+    violation = { frame: n, from, codes, reason };
+    flow.halt();
+  };
   for (const line of lines.slice(1)) {
     n++;
-    let obj: Partial<Frame>;
-    try {
-      crypto.jcs(line);
-      obj = JSON.parse(line) as Partial<Frame>;
-    } catch {
-      return fail(`line ${n + 1} is not strict JSON`, n, sid);
-    }
-    const from = obj.from === 'host' || obj.from === 'guest' ? obj.from : undefined;
+    const parsed = strictParse(crypto, line);
+    if (!parsed) return fail(`line ${n + 1} is not strict JSON`, n, sid);
+    const obj = parsed.value;
+    const from = isObject(obj) && (obj['from'] === 'host' || obj['from'] === 'guest') ? obj['from'] : undefined;
     if (!from) return fail(`frame ${n} names no sender`, n, sid);
+    if (aborted) return fail(`frame ${n} follows an abort`, n, sid);
+    if (receipts.host && receipts.guest) return fail(`frame ${n} follows both receipts`, n, sid);
     const before = { host_count: readers.host.count, host_head: readers.host.head, guest_count: readers.guest.count, guest_head: readers.guest.head };
     const a = readers[from].accept(obj);
     if (!a.ok) return fail(`frame ${n} (${from}): ${a.step}: ${a.reason}`, n, sid);
+    if (from === writer && a.acks !== readers[other(from)].count - 1)
+      return fail(`frame ${n} was written by the ${writer} but does not acknowledge the ${other(from)}'s latest frame before it`, n, sid);
     const msg = a.frame.msg;
-    if (msg.action === '_receipt') {
-      const claimed = JSON.stringify({ host_count: msg['host_count'], host_head: msg['host_head'], guest_count: msg['guest_count'], guest_head: msg['guest_head'] });
-      // Each receipt covers the chains as they stood before the first receipt.
-      heads ??= { action: '_receipt', ...before } as Message;
-      const want = JSON.stringify({ host_count: heads['host_count'], host_head: heads['host_head'], guest_count: heads['guest_count'], guest_head: heads['guest_head'] });
-      if (claimed !== want) return fail(`the ${from}'s receipt does not match the chain heads`, n, sid);
-      receipts[from] = msg;
+    if (msg.action === '_abort') {
+      aborted = true;
       continue;
     }
-    if (msg.action === '_abort') continue;
-    if (heads) return fail(`frame ${n} follows a receipt`, n, sid);
-    // The session stops at a refused message: nothing but an abort may follow it.
-    if (violation) return fail(`frame ${n} follows the refused frame ${violation.frame}`, n, sid);
+    if (msg.action === '_receipt') {
+      if (violation) return fail(`frame ${n} follows the refused frame ${violation.frame}`, n, sid);
+      if (receipts[from]) refuse(from, ['RECEIPT_REPEATED'], `the ${from} signed a second receipt`);
+      else if (!flow.complete) refuse(from, ['RECEIPT_EARLY'], `the ${from} signed a receipt before the ${flow.mode} sequence was complete`);
+      else {
+        // Each receipt covers the chains as they stood before the first receipt.
+        heads ??= canonical(crypto, { action: '_receipt', ...before });
+        if (canonical(crypto, msg) !== heads) refuse(from, ['RECEIPT_HEADS'], `the ${from}'s receipt does not match the chain heads`);
+        else receipts[from] = { msg, line };
+      }
+      continue;
+    }
+    if (msg.action.startsWith('_')) {
+      if (violation) return fail(`frame ${n} follows the refused frame ${violation.frame}`, n, sid);
+      refuse(from, ['MESSAGE_SYSTEM_UNKNOWN'], `${msg.action} is not a frame the engine sends`);
+      continue;
+    }
+    if (receipts.host || receipts.guest) {
+      if (violation) return fail(`frame ${n} follows the refused frame ${violation.frame}`, n, sid);
+      refuse(from, ['FLOW_AFTER_RECEIPT'], `the ${from}'s ${msg.action} follows a receipt`);
+      continue;
+    }
     const check = validator.check(msg, from === 'host' ? 'host_to_guest' : 'guest_to_host');
-    // Free mode drops invalid chat messages and carries on, as the reference does.
-    if (!check.ok && spec.flow?.mode !== 'free') violation = { frame: n, from, codes: check.errors.map((e) => e.code) };
+    if (!check.ok) {
+      if (violation) return fail(`frame ${n} follows the refused frame ${violation.frame}`, n, sid);
+      // Free mode drops invalid chat messages and carries on, as the reference does.
+      if (!free) refuse(from, check.errors.map((e) => e.code), `the ${from}'s ${msg.action} fails the spec`);
+      continue;
+    }
+    const hadMismatch = flow.mismatch;
+    const step = flow.next(from, msg);
+    if (!step.ok) {
+      if (violation) return fail(`frame ${n} follows the refused frame ${violation.frame}: ${step.reason}`, n, sid);
+      refuse(from, ['FLOW_SEQUENCE'], step.reason);
+      continue;
+    }
+    if (flow.mismatch && !hadMismatch) {
+      violation = { frame: n, from, codes: ['COMMIT_MISMATCH'], reason: `the ${from}'s reveal in round ${flow.mismatch.round} does not open its commit` };
+    }
   }
-  const receipt = !!(receipts.host && receipts.guest);
+  let receipt = !!(receipts.host && receipts.guest);
+  let reason: string | undefined;
   if (receipt && violation) return fail(`receipts were signed over the refused frame ${violation.frame}`, n, sid);
-  return {
-    ok: true, receipt, frames: n, sid,
-    ...(violation && { violation }),
-    ...(receipt ? {} : { reason: violation ? `the ${violation.from} sent a message the spec refuses (frame ${violation.frame}); the session was aborted` : 'no complete receipt: the session did not end normally' }),
-  };
+  if (receiptText !== null) {
+    if (!receipt) return fail('receipt.json is beside a transcript that does not hold both receipts', n, sid);
+    const expected = {
+      v: 1, sid, protocol_id: header.protocol_id, host_key: header.host_key, guest_key: header.guest_key,
+      heads: receipts.host!.msg, frames: { host: receipts.host!.line, guest: receipts.guest!.line },
+    };
+    const got = strictParse(crypto, receiptText);
+    if (!got) return fail('receipt.json is not strict JSON', n, sid);
+    if (canonical(crypto, got.value) !== canonical(crypto, expected)) return fail('receipt.json does not match the receipts in the transcript', n, sid);
+  } else if (receipt) {
+    receipt = false;
+    reason = 'receipt.json is missing: the transcript holds both receipts, but there is no receipt file to check';
+  }
+  if (!receipt && !reason)
+    reason = violation ? `the ${violation.from} sent a message the ${violation.codes[0]?.startsWith('FLOW') || violation.codes[0]?.startsWith('RECEIPT') ? 'flow' : 'spec'} refuses (frame ${violation.frame}${violation.reason ? `: ${violation.reason}` : ''}); the session was aborted` : 'no complete receipt: the session did not end normally';
+  return { ok: true, receipt, frames: n, sid, ...(violation && { violation }), ...(reason ? { reason } : {}) };
 }
 
+/** verifyTranscript over files: a session directory or transcript path, spec.json and receipt.json beside it. */
 export function verifyTranscriptAt(crypto: Crypto, target: string, specPath?: string): TranscriptCheck {
   const p = transcriptPaths(target);
-  const spec = specPath ?? p.spec;
-  if (!existsSync(p.transcript)) return fail(`no transcript at ${p.transcript}`);
-  if (!existsSync(spec)) return fail(`no spec.json at ${spec}; pass --spec`);
-  return verifyTranscript(crypto, readFileSync(p.transcript, 'utf8'), readFileSync(spec, 'utf8'));
+  const transcript = readEvidence(p.transcript, MAX_TRANSCRIPT_BYTES);
+  if (!transcript.ok) return fail(transcript.reason);
+  const spec = readEvidence(specPath ?? p.spec, MAX_SPEC_BYTES);
+  if (!spec.ok) return fail(specPath ? spec.reason : `${spec.reason}; pass --spec`);
+  let receipt: string | null = null;
+  let exists = true;
+  try {
+    lstatSync(p.receipt);
+  } catch {
+    exists = false;
+  }
+  if (exists) {
+    const r = readEvidence(p.receipt, MAX_RECEIPT_BYTES);
+    if (!r.ok) return fail(r.reason);
+    receipt = r.text;
+  }
+  return verifyTranscript(crypto, transcript.text, spec.text, receipt);
 }
 
 export interface Proof {
@@ -134,56 +248,115 @@ export interface ProofCheck {
   reason: string;
 }
 
+/** A protocol's rules for rejudging a balance mismatch: its hooks and the protocol_id they belong to. */
+export interface ProofProtocol {
+  hooks: HooksModule;
+  protocolId: string;
+}
+
+const PROOF_KINDS = ['commit_mismatch', 'invalid_message', 'balance_mismatch'];
+const PROOF_KEYS = 'detail,frames,guest_key,host_key,kind,nonce,offender,post_id,protocol_id,sid,v';
+/** A proof names a handful of frames; more is not a proof this engine writes. */
+const MAX_PROOF_FRAMES = 64;
+
+/** The shape of a proof, or why it is not one. */
+function proofShape(proof: unknown): Proof | string {
+  if (!isObject(proof)) return 'proof.json is not a JSON object';
+  if (Object.keys(proof).sort().join(',') !== PROOF_KEYS) return `a proof has exactly ${PROOF_KEYS.split(',').join(', ')}`;
+  if (proof['v'] !== 1) return 'proof version is not 1';
+  if (!PROOF_KINDS.includes(proof['kind'] as string)) return `kind is not one of ${PROOF_KINDS.join(', ')}`;
+  for (const k of ['sid', 'post_id', 'protocol_id', 'nonce', 'host_key', 'guest_key']) if (typeof proof[k] !== 'string') return `${k} is not a string`;
+  if (!HEX64.test(proof['host_key'] as string) || !HEX64.test(proof['guest_key'] as string)) return 'the keys are not 64 lowercase hex';
+  if (proof['offender'] !== 'host' && proof['offender'] !== 'guest') return 'offender is neither host nor guest';
+  const frames = proof['frames'];
+  if (!Array.isArray(frames) || frames.length === 0 || frames.length > MAX_PROOF_FRAMES || !frames.every((f) => typeof f === 'string')) return `frames is not a list of 1 to ${MAX_PROOF_FRAMES} frame lines`;
+  if (!isObject(proof['detail'])) return 'detail is not an object';
+  return proof as unknown as Proof;
+}
+
 /**
- * Checks a cheat proof without either party: every frame must carry a valid signature of its sender
- * for this session, and the claim must follow from the signed frames alone (for a balance mismatch,
- * with the protocol's own pure judge).
+ * Checks a cheat proof without either party: every frame must be a well-formed frame carrying a valid
+ * signature of its sender for this session, and the claim must follow from the signed frames alone
+ * (for a balance mismatch, with the protocol's own pure judge, which must be the proof's protocol).
  */
-export function verifyProof(crypto: Crypto, proof: Proof, specText: string, hooks?: HooksModule): ProofCheck {
+export function verifyProof(crypto: Crypto, input: unknown, specText: string, protocol?: ProofProtocol): ProofCheck {
   const no = (reason: string): ProofCheck => ({ proven: false, reason });
-  const sid = sessionId(crypto, proof.post_id ?? '', proof.protocol_id, proof.host_key, proof.guest_key, proof.nonce);
+  const proof = proofShape(input);
+  if (typeof proof === 'string') return no(proof);
+  const sid = sessionId(crypto, proof.post_id, proof.protocol_id, proof.host_key, proof.guest_key, proof.nonce);
   if (sid !== proof.sid) return no('the session id does not match the keys, protocol and nonce');
-  if (protocolId(crypto, specText) !== proof.protocol_id) return no('spec.json is not the protocol of this session');
-  const spec = JSON.parse(specText) as Spec;
+  if (protocol && protocol.protocolId !== proof.protocol_id) return no(`the protocol given (${protocol.protocolId}) is not the proof's (${proof.protocol_id})`);
+  let checked;
+  try {
+    checked = checkSpecText(crypto, specText);
+  } catch (e) {
+    return no(`spec.json cannot be checked: ${(e as Error).message}`);
+  }
+  if (checked.protocolId !== proof.protocol_id) return no('spec.json is not the protocol of this session');
+  if (!checked.ok) return no('spec.json is not a valid spec');
+  const spec = checked.spec;
   const keys: Record<Role, Uint8Array> = { host: fromHex(proof.host_key), guest: fromHex(proof.guest_key) };
   const frames: Frame[] = [];
-  for (const line of proof.frames) {
-    const f = JSON.parse(line) as Frame;
-    if (f.sid !== sid || (f.from !== 'host' && f.from !== 'guest')) return no('a frame belongs to another session');
-    if (!crypto.ed25519Verify(keys[f.from], signingBytes(crypto, f), fromHex(f.sig))) return no(`a frame is not signed by the ${f.from}`);
-    frames.push(f);
+  for (const [i, line] of proof.frames.entries()) {
+    const p = strictParse(crypto, line);
+    const f = p?.value;
+    if (!isObject(f) || Object.keys(f).sort().join(',') !== 'ack,from,msg,prev,seq,sid,sig,v' || f['v'] !== FRAME_VERSION) return no(`frame ${i} is not a frame`);
+    if (f['sid'] !== sid || (f['from'] !== 'host' && f['from'] !== 'guest')) return no(`frame ${i} belongs to another session`);
+    if (typeof f['seq'] !== 'number' || typeof f['prev'] !== 'string' || typeof f['ack'] !== 'string' || !isObject(f['msg']) || typeof f['msg']['action'] !== 'string' || typeof f['sig'] !== 'string' || !/^[0-9a-f]{128}$/.test(f['sig']))
+      return no(`frame ${i} has fields of the wrong types`);
+    const frame = f as unknown as Frame;
+    if (!crypto.ed25519Verify(keys[frame.from], signingBytes(crypto, frame), fromHex(frame.sig))) return no(`frame ${i} is not signed by the ${frame.from}`);
+    frames.push(frame);
   }
+  try {
+    return judge(crypto, proof, spec, frames, protocol?.hooks);
+  } catch (e) {
+    return no(`the claim cannot be checked: ${(e as Error).message}`);
+  }
+}
+
+function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks: HooksModule | undefined): ProofCheck {
+  const no = (reason: string): ProofCheck => ({ proven: false, reason });
   const byOffender = frames.filter((f) => f.from === proof.offender);
   if (proof.kind === 'commit_mismatch') {
-    const field = spec.flow?.round?.value_field ?? 'value';
+    const field = spec.flow?.round?.value_field || 'value';
     const [commit, reveal] = byOffender;
     if (!commit || !reveal || commit.msg.action !== 'commit' || reveal.msg.action !== 'reveal' || commit.msg['round'] !== reveal.msg['round'] || commit.seq >= reveal.seq)
       return no('a commit mismatch needs the offender\'s commit and later reveal of the same round');
-    const ok = crypto.verifyReveal(commit.msg['hash'] as string, commitText(reveal.msg[field] as never), reveal.msg['nonce'] as string);
-    return ok ? no('the reveal matches the commit') : { proven: true, reason: `the ${proof.offender}'s reveal in round ${String(reveal.msg['round'])} does not open its commit` };
+    if (typeof commit.msg['hash'] !== 'string' || typeof reveal.msg['nonce'] !== 'string') return no('the commit or the reveal lacks its hash or nonce');
+    let opens: boolean;
+    try {
+      opens = crypto.verifyReveal(commit.msg['hash'], commitText(reveal.msg[field] as never), reveal.msg['nonce']);
+    } catch {
+      return no('the commit is not a commitment hash');
+    }
+    return opens ? no('the reveal matches the commit') : { proven: true, reason: `the ${proof.offender}'s reveal in round ${String(reveal.msg['round'])} does not open its commit` };
   }
   if (proof.kind === 'invalid_message') {
     const f = byOffender[0];
     if (!f) return no('no frame by the offender');
-    const check = new MessageValidator(spec).check(f.msg, f.from === 'host' ? 'host_to_guest' : 'guest_to_host');
+    const check = messageValidator(proof.protocol_id, spec).check(f.msg, f.from === 'host' ? 'host_to_guest' : 'guest_to_host');
     return check.ok ? no('the message is valid') : { proven: true, reason: `the ${proof.offender} signed a ${f.msg.action} the spec refuses: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}` };
   }
   // balance_mismatch: rejudge the round with the protocol's pure judge from the signed frames.
+  if (proof.offender !== 'host') return no('only the host judges rounds: a balance mismatch names the host');
   if (!hooks) return no('a balance mismatch is checked with the protocol\'s hooks: pass --protocol-dir');
   const ready = frames.find((f) => f.from === 'host' && f.msg.action === 'ready');
   const results = frames.filter((f) => f.from === 'host' && f.msg.action === 'round_result');
   const disputed = results.at(-1);
   const previous = results.length > 1 ? results.at(-2)!.msg : null;
-  const field = spec.flow?.round?.value_field ?? 'value';
+  const field = spec.flow?.round?.value_field || 'value';
   const hostReveal = frames.find((f) => f.from === 'host' && f.msg.action === 'reveal');
   const guestReveal = frames.find((f) => f.from === 'guest' && f.msg.action === 'reveal');
   if (!ready || !disputed || !hostReveal || !guestReveal) return no('a balance mismatch needs the ready, both reveals and the disputed round_result');
   const h = instantiateHooks(hooks, { role: 'guest', options: {}, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as Record<string, (...a: unknown[]) => unknown>;
   const pure = h['proto_round_judge_pure'];
-  if (!pure) return no('the protocol has no pure judge');
-  const round = disputed.msg['round'] as number;
+  if (typeof pure !== 'function') return no('the protocol has no pure judge');
+  const round = disputed.msg['round'];
+  if (typeof round !== 'number') return no('the disputed round_result names no round');
   const state = { results: previous ? [previous] : [], last_result: previous, ready: ready.msg };
-  const expected = pure(round, hostReveal.msg[field], guestReveal.msg[field], state) as Message;
+  const expected = pure(round, hostReveal.msg[field], guestReveal.msg[field], state);
+  if (!isObject(expected)) return no('the pure judge returned no round_result');
   const diff = SHADOW_FIELDS.filter((k) => JSON.stringify(expected[k]) !== JSON.stringify(disputed.msg[k]));
   return diff.length ? { proven: true, reason: `the host's round ${round} result differs from the rules in ${diff.join(', ')}` } : no('the round_result follows the rules');
 }
