@@ -22,7 +22,7 @@ async function joinGuessNumber(peer: RawPeer) {
 /** Runs both sides; whatever happened, each side's transcript up to that point must verify. */
 async function local(folder: string, extra: Partial<Parameters<typeof runLocal>[0]> = {}) {
   const b = builtin(folder);
-  const r = await runLocal({ crypto: c, ...b, hooks: await hooksOf(folder), outDir: tempDir('engine'), timeoutMs: 2000, ...extra });
+  const r = await runLocal({ crypto: c, ...b, hooks: await hooksOf(folder), outDir: tempDir('engine'), timeoutMs: 10_000, ...extra });
   for (const side of [r.host, r.guest]) {
     const v = verifyTranscriptAt(c, side.dir);
     expect(v.ok, `${side.dir}: ${v.reason ?? ''}`).toBe(true);

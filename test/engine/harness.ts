@@ -6,6 +6,7 @@ import { getCrypto, toHex } from '../../ts/crypto/index.js';
 import { ChainWriter, genesis, hashOf, sessionId, type Frame } from '../../ts/engine/frame.js';
 import { runSession, type SessionResult } from '../../ts/engine/session.js';
 import { memoryPair, type Transport } from '../../ts/engine/transport.js';
+import type { Clock } from '../../ts/engine/clock.js';
 import type { HooksModule, Message, Role, SimultaneousRoundHooks } from '../../ts/hooks/types.js';
 import { loadSpec } from '../../ts/spec/index.js';
 import { seeded } from '../../ts/engine/local.js';
@@ -62,7 +63,7 @@ export async function againstScript(
       return line;
     },
     sendRaw: (line) => theirs.send(line),
-    async recv(timeoutMs = 2000) {
+    async recv(timeoutMs = 10_000) {
       const r = await theirs.recv(timeoutMs);
       if (r.line === null) return null;
       const f = JSON.parse(r.line) as Frame;
@@ -75,7 +76,7 @@ export async function againstScript(
     runSession({
       crypto: c, role: engineRole, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks, options: opts.options ?? {},
       transport: mine, key: engineKey, hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, stateDir: dir, random: seeded(5), controlMode: 'autonomous',
-      timeoutMs: opts.timeoutMs ?? 2000, ...(opts.maxFrameBytes !== undefined && { maxFrameBytes: opts.maxFrameBytes }),
+      timeoutMs: opts.timeoutMs ?? 10_000, ...(opts.maxFrameBytes !== undefined && { maxFrameBytes: opts.maxFrameBytes }),
     }),
     script(peer).catch(() => undefined),
   ]);
@@ -95,4 +96,35 @@ export async function bendingHeroDuelHost(round: number, bend: (result: Message)
       return out;
     } };
   } };
+}
+
+/**
+ * A clock that moves only when the test says so: a decision window closes on `advance`, never
+ * because a loaded machine was slow.
+ */
+export class ManualClock implements Clock {
+  private t = Date.now();
+  private sleepers: { at: number; wake: () => void }[] = [];
+  now(): number {
+    return this.t;
+  }
+  sleep(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((wake) => this.sleepers.push({ at: this.t + ms, wake }));
+  }
+  advance(ms: number): void {
+    this.t += ms;
+    const due = this.sleepers.filter((s) => s.at <= this.t);
+    this.sleepers = this.sleepers.filter((s) => s.at > this.t);
+    for (const s of due) s.wake();
+  }
+}
+
+/** Polls until `cond` holds (the limit only keeps a broken test from hanging; it is not a timing assumption). */
+export async function until(cond: () => boolean, what: string, limitMs = 30_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`still waiting for ${what} after ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }

@@ -4,6 +4,7 @@ import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
 import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
+import type { Clock } from './clock.js';
 import { sessionId } from './frame.js';
 import { runSession, type SessionResult } from './session.js';
 import { memoryPair, type MemoryOptions } from './transport.js';
@@ -32,6 +33,8 @@ export interface LocalRun {
   guestControl?: ControlMode;
   minThinkMs?: number;
   decisionTimeoutMs?: number;
+  /** The clock both sides' decision windows run on (tests pass a virtual one). */
+  clock?: Clock;
 }
 
 /** A deterministic PRNG (mulberry32) so that `--seed N` replays the same game. */
@@ -56,7 +59,7 @@ export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; gues
   const postId = 'local';
   const sid = sessionId(c, postId, r.protocolId, hk, gk, nonce);
   const [ht, gt] = memoryPair(r.faults);
-  const common = { crypto: c, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, postId, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }), ...(r.minThinkMs !== undefined && { minThinkMs: r.minThinkMs }), ...(r.decisionTimeoutMs !== undefined && { decisionTimeoutMs: r.decisionTimeoutMs }) };
+  const common = { crypto: c, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, postId, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }), ...(r.minThinkMs !== undefined && { minThinkMs: r.minThinkMs }), ...(r.decisionTimeoutMs !== undefined && { decisionTimeoutMs: r.decisionTimeoutMs }), ...(r.clock && { clock: r.clock }) };
   try {
     const [host, guest] = await Promise.all([
       // The host sees every frame once (its own sends and the guest's), so it alone reports them.
