@@ -1,7 +1,8 @@
 // Local decisions (NOTES A13): human control waits for `session decide` and aborts on its deadline,
 // hybrid falls back to the hooks after its window, invalid decisions are rejected, and an explicit
 // origin beats a script's.
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appendDecision, decisionConfig } from '../../ts/engine/decision.js';
@@ -160,5 +161,61 @@ describe('the decision window in snapshot.json', () => {
     const t = (seen as { timing: Record<string, number> }).timing;
     expect(Math.round(t['deadline_at_epoch']! * 1000)).toBe(Date.parse(String(t['deadline_at'])));
     expect(Math.round(t['deadline_at_epoch']! * 1000)).toBe(clock.now() + 3000);
+  });
+});
+
+describe('aigenora session decide, end to end', () => {
+  const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+  /** Runs the CLI without blocking this process's event loop (the session keeps running meanwhile). */
+  const cli = (...args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (status) => resolve({ status, stdout, stderr }));
+    });
+
+  it('answers the open window of a running session: an invalid value is rejected, the next one is played', async () => {
+    const out = tempDir('decide-cli');
+    const guestDir = join(out, 'guest');
+    const stop = autopilot(guestDir, async () => {
+      const bad = await cli('session', 'decide', guestDir, '--value', 'lizard');
+      expect([bad.status, bad.stdout]).toEqual([0, expect.stringMatching(/^decision cli:\S+ for round 0 written/)]);
+      await until(() => events(guestDir).some((e) => e.type === 'local_decision_rejected'), 'the rejection of lizard');
+      const good = await cli('session', 'decide', guestDir, '--value', 'paper', '--json');
+      expect(good.status).toBe(0);
+      expect(JSON.parse(good.stdout)).toMatchObject({ match_key: 'round', match_value: 0, value: 'paper', _meta: { origin: 'cli' } });
+    });
+    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 1 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 1000, minThinkMs: 0, clock: new ManualClock() });
+    await stop();
+    expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
+    expect(reveals(guestDir, 'guest')).toEqual(['paper']);
+    expect(marked(guestDir, 'rejected')).toHaveLength(1);
+    expect(marked(guestDir, 'consumed')).toHaveLength(1);
+  });
+
+  it('without an open window it exits 1; bad arguments exit 2; never a stack trace', async () => {
+    const dir = tempDir('decide-cli');
+    const none = await cli('session', 'decide', dir, '--value', 'rock');
+    expect([none.status, none.stdout]).toEqual([1, expect.stringMatching(/no decision window is open/)]);
+    mkdirSync(join(dir, 'decision'));
+    for (const garbage of ['garbage', 'null', '[]', '{"match_key":"round"}']) {
+      writeFileSync(join(dir, 'decision', 'state.json'), garbage);
+      const r = await cli('session', 'decide', dir, '--value', 'rock');
+      expect([r.status, r.stderr], garbage).toEqual([1, expect.not.stringMatching(/\n\s+at /)]);
+    }
+    const usage = [
+      ['session', 'decide', join(dir, 'missing'), '--value', 'rock'],
+      ['session', 'decide', dir, '--match-key', 'round', '--match-value', 'x', '--value', 'rock'],
+      ['session', 'decide', dir, '--match-key', 'turn', '--match-value', '0', '--message', 'not json'],
+      ['session', 'decide', dir, '--match-key', 'round', '--match-value', '0'],
+    ];
+    for (const args of usage) {
+      const r = await cli(...args);
+      expect([r.status, r.stderr], args.join(' ')).toEqual([2, expect.not.stringMatching(/\n\s+at /)]);
+    }
+    expect(existsSync(join(dir, 'decision', 'decisions.jsonl'))).toBe(false);
   });
 });

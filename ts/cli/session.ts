@@ -1,12 +1,12 @@
 /** `aigenora protocol test`, `receipt verify`, `proof verify`: sessions, run locally and checked offline. */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { resolveDataDir } from '../library/data-dir.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
 import { runLocal } from '../engine/local.js';
 import { readEvidence } from '../engine/files.js';
-import { MAX_PROOF_BYTES, verifyProof, verifyTranscriptAt, type Proof, type ProofProtocol } from '../engine/verify.js';
+import { MAX_PROOF_BYTES, MAX_TRANSCRIPT_BYTES, verifyProof, verifyTranscriptAt, type Proof, type ProofProtocol } from '../engine/verify.js';
 import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
 import { HooksError, loadHooks } from '../hooks/load.js';
 import type { Message, Role } from '../hooks/types.js';
@@ -166,13 +166,33 @@ function sessionDir(target: string): string {
   return target;
 }
 
+/** A session file's JSON object, or undefined when it is missing, unreadable or not an object. */
+function readObject(path: string): Record<string, unknown> | undefined {
+  const r = readEvidence(path, STATE_FILE_BYTES);
+  return r.ok ? parseObject(r.text) : undefined;
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** snapshot.json and decision/state.json are small; anything larger is not one the engine wrote. */
+const STATE_FILE_BYTES = 1 << 20;
+
 /** Prints a file's lines, then (with --follow) new lines as they are appended, until the session ends. */
 async function follow(path: string, onLine: (line: string) => boolean, followOn: boolean): Promise<void> {
   let offset = 0;
   let ended = false;
   const drain = () => {
     if (!existsSync(path)) return;
-    const text = readFileSync(path, 'utf8');
+    const r = readEvidence(path, MAX_TRANSCRIPT_BYTES);
+    if (!r.ok) throw new UsageError(r.reason);
+    const text = r.text;
     const fresh = text.slice(offset);
     const lastNl = fresh.lastIndexOf('\n');
     if (lastNl < 0) return;
@@ -196,10 +216,14 @@ export const sessionEvents: Command = {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory');
     const dir = sessionDir(args.positional[0]!);
     await follow(join(dir, 'events.jsonl'), (line) => {
-      const e = JSON.parse(line) as { ts: string; type: string; data?: unknown };
+      const e = parseObject(line);
+      if (!e) {
+        out.error(`skipped a line of events.jsonl that is not a JSON object: ${line.slice(0, 80)}`);
+        return false;
+      }
       if (args.flags['json']) out.line(line);
-      else out.line(`${e.ts} ${e.type}${e.data ? ` ${JSON.stringify(e.data)}` : ''}`);
-      return e.type === 'session_ended';
+      else out.line(`${String(e['ts'])} ${String(e['type'])}${e['data'] ? ` ${JSON.stringify(e['data'])}` : ''}`);
+      return e['type'] === 'session_ended';
     }, args.flags['follow'] === true);
     return 0;
   },
@@ -216,10 +240,16 @@ export const sessionSnapshot: Command = {
     const path = join(sessionDir(args.positional[0]!), 'snapshot.json');
     let last = '';
     for (;;) {
-      const text = existsSync(path) ? readFileSync(path, 'utf8') : '';
+      const r = existsSync(path) ? readEvidence(path, STATE_FILE_BYTES) : undefined;
+      if (r && !r.ok) throw new UsageError(r.reason);
+      const text = r?.text ?? '';
       if (text && text !== last) {
         last = text;
-        const s = JSON.parse(text) as Record<string, unknown>;
+        const s = parseObject(text);
+        if (!s) {
+          out.error(`${path} is not a JSON object`);
+          return 1;
+        }
         if (args.flags['json']) out.line(JSON.stringify(s));
         else out.line(`${String(s['phase'])}${s['reason'] ? ` (${String(s['reason'])})` : ''} ${String(s['updated_at'] ?? '')}`);
         if (s['phase'] !== 'in_progress') return 0;
@@ -246,14 +276,13 @@ window stays open. Exit 0 when written, 1 when no window is open, 2 for usage er
     let key = args.flags['match-key'] as string | undefined;
     let value = args.flags['match-value'] === undefined ? undefined : Number(args.flags['match-value']);
     if (key === undefined || value === undefined) {
-      const statePath = join(dir, 'decision', 'state.json');
-      const w = existsSync(statePath) ? (JSON.parse(readFileSync(statePath, 'utf8')) as Partial<Window>) : {};
-      if (!w.match_key) {
+      const w = (readObject(join(dir, 'decision', 'state.json')) ?? {}) as Partial<Window>;
+      if (typeof w.match_key !== 'string' || typeof w.match_value !== 'number') {
         out.line('no decision window is open; pass --match-key and --match-value');
         return 1;
       }
       key = w.match_key;
-      value = w.match_value!;
+      value = w.match_value;
     }
     if (!Number.isInteger(value)) throw new UsageError('--match-value must be an integer');
     const rec: DecisionRecord = { match_key: key, match_value: value, _meta: { decision_id: `cli:${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, origin: (args.flags['origin'] as string | undefined) ?? 'cli' } };
@@ -292,7 +321,7 @@ export const sessionList: Command = {
         const dir = join(base, sid, role);
         const snap = join(dir, 'snapshot.json');
         if (!existsSync(snap)) continue;
-        const s = JSON.parse(readFileSync(snap, 'utf8')) as Record<string, unknown>;
+        const s = readObject(snap) ?? { phase: 'unreadable' };
         rows.push({ session: String(s['sid'] ?? sid), role, phase: s['phase'], reason: s['reason'] ?? null, updated_at: s['updated_at'], dir });
       }
     }
