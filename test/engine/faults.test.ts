@@ -289,6 +289,14 @@ describe('faulty local hooks', () => {
     expect(r.guest).toMatchObject({ completed: false, reason: 'peer_aborted' });
   });
 
+  it('a guest whose hooks send nothing cannot end the session as completed', async () => {
+    const honest = await hooksOf('guess-number');
+    const mute: HooksModule = { mode: honest.mode, create: (ctx) => ({ ...(honest.create(ctx) as object), proto_guest_first_action: () => null }) as never };
+    const r = await local('guess-number', { guestHooks: mute });
+    expect(r.guest).toMatchObject({ completed: false, reason: 'hook_error', detail: expect.stringMatching(/before the session_loop sequence was complete/) });
+    expect(r.host).toMatchObject({ completed: false, reason: 'peer_aborted' });
+  });
+
   it('a hook that returns an undeclared message is stopped before it is sent', async () => {
     const honest = await hooksOf('guess-number');
     const chatty: HooksModule = { mode: honest.mode, create: (ctx) => ({ ...(honest.create(ctx) as object), proto_host_handle: () => ({ action: 'hint', attempt: 1, result: 'warmer', attempts_used: 1 }) }) as never };

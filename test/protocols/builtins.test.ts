@@ -40,6 +40,38 @@ describe('built-in protocols', () => {
   );
 });
 
+describe('the test driver counts only real completions', () => {
+  /** guess-number hooks with one of the guest's hooks replaced. */
+  const withGuest = async (name: string, f: (...a: unknown[]) => unknown): Promise<HooksModule> => {
+    const honest = await hooksOf('guess-number');
+    return { mode: honest.mode, create: (ctx) => {
+      const h = honest.create(ctx) as unknown as Record<string, unknown>;
+      return (ctx.role === 'guest' ? { ...h, [name]: f } : h) as never;
+    } };
+  };
+  const options = { range_min: 1, range_max: 100, max_attempts: 7 };
+
+  it('a guest that sends nothing has stalled', async () => {
+    const r = await play(loadBuiltinSpec('guess-number'), await withGuest('proto_guest_first_action', () => null), options);
+    expect(r.outcome).toBe('stalled');
+  });
+
+  it('a guest that stops answering mid-game has stalled', async () => {
+    const r = await play(loadBuiltinSpec('guess-number'), await withGuest('proto_guest_handle', () => null), options);
+    expect(r.outcome).toBe('stalled');
+    expect(r.frames.filter((f) => f.from === 'guest')).toHaveLength(2);
+  });
+
+  it('a qna guest that refuses the answer aborted', async () => {
+    const honest = await hooksOf('qna');
+    const picky: HooksModule = { mode: honest.mode, create: (ctx) => {
+      const h = honest.create(ctx) as unknown as Record<string, unknown>;
+      return (ctx.role === 'guest' ? { ...h, proto_guest_handle: () => ({ abort: true }) } : h) as never;
+    } };
+    expect((await play(loadBuiltinSpec('qna'), picky, { topic: 'commit_reveal' })).outcome).toBe('aborted');
+  });
+});
+
 describe('rock-paper-scissors', () => {
   it('judges every pair by the spec win conditions', async () => {
     const { winnerOf } = await import('../../ts/protocols/rps/hooks.js');
