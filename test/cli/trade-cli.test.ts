@@ -1,7 +1,7 @@
 // The trade CLI end to end, as a user runs it: keygen → new → sign → co-sign → verify, tampering,
 // state folding and manifests, with exit codes and file modes.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDir } from '../shared/tmp.js';
@@ -87,7 +87,49 @@ describe('aigenora trade', () => {
     expect(JSON.parse(m.out).catalog_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(run('trade', 'verify').code).toBe(2);
     expect(run('trade', 'new', 'invoice', '--body', 'body.json').code).toBe(2);
-    expect(run('trade', 'verify', 'missing.json').err).toMatch(/aigenora trade verify: cannot read missing.json/);
+    const missing = run('trade', 'verify', 'missing.json');
+    expect(missing).toMatchObject({ code: 2, err: 'aigenora trade verify: FILE_NOT_FOUND: envelope missing.json does not exist\n' });
     expect(run('trade', '--help').code).toBe(0);
+  });
+
+  it('verifies the bytes of a file: invalid UTF-8 is malformed input, not a lossy decode that verifies', () => {
+    const good = readFileSync(join(dir, 'deal.json'));
+    expect(run('trade', 'verify', 'deal.json', '--keys', 'keys.json').code).toBe(0);
+    // Replace one ASCII byte inside a string value of the body with a lone continuation byte.
+    const text = good.toString('utf8');
+    const at = text.indexOf('Ten recordings') + 3;
+    const bad = Buffer.from(good);
+    bad[at] = 0x80;
+    writeFileSync(join(dir, 'deal-bad-utf8.json'), bad);
+    const r = run('trade', 'verify', 'deal-bad-utf8.json', '--keys', 'keys.json', '--json');
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.out)).toMatchObject({ result: 'fail:malformed_input' });
+    const big = join(dir, 'big.json');
+    writeFileSync(big, Buffer.alloc((1 << 20) + 10, 0x20));
+    expect(JSON.parse(run('trade', 'verify', 'big.json', '--json').out)).toMatchObject({ result: 'fail:malformed_input' });
+  });
+
+  it('refuses a key file others can read, without changing any mode', () => {
+    writeFileSync(join(dir, 'open.key'), readFileSync(join(dir, 'agent_alice.key')));
+    chmodSync(join(dir, 'open.key'), 0o644);
+    symlinkSync(join(dir, 'open.key'), join(dir, 'link.key'));
+    for (const key of ['open.key', 'link.key']) {
+      const r = run('trade', 'sign', 'deal.json', '--key', key, '--out', 'never.json');
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/FILE_PERMISSIONS: key file .* is accessible by others \(mode 0644\); run: chmod 600/);
+    }
+    expect(statSync(join(dir, 'open.key')).mode & 0o777).toBe(0o644);
+    expect(lstatSync(join(dir, 'link.key')).isSymbolicLink()).toBe(true);
+    expect(readdirSync(dir)).not.toContain('never.json');
+  });
+
+  it('writes atomically: no temporary files left behind, and a directory as --out is refused', () => {
+    expect(run('trade', 'sign', 'deal.json', '--key', 'agent_alice.key', '--out', 'again.json').code).toBe(0);
+    expect(run('trade', 'new', 'deal', '--body', 'body.json', '--out', 'deal2.json').code).toBe(0);
+    mkdirSync(join(dir, 'outdir'), { recursive: true });
+    const r = run('trade', 'new', 'deal', '--body', 'body.json', '--out', 'outdir');
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/FILE_NOT_REGULAR: .*outdir is a directory/);
+    expect(readdirSync(dir).filter((f) => f.includes('.tmp'))).toEqual([]);
   });
 });

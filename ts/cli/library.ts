@@ -1,9 +1,8 @@
 /** `aigenora init`, `protocol path`, `protocol list`: the local data directory and protocol library. */
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { getCrypto } from '../crypto/index.js';
-import { resolveDataDir } from '../library/data-dir.js';
+import { prepareDataDir, resolveDataDir } from '../library/data-dir.js';
 import { ensureIdentity } from '../library/identity.js';
-import { protocolsDir, readIndex, resolveProtocol, seedBuiltins } from '../library/library.js';
+import { readIndex, resolveProtocol, seedBuiltins } from '../library/library.js';
 import { UsageError, type Command } from './args.js';
 
 const dataDirOf = (flags: Record<string, unknown>) => resolveDataDir(flags['data-dir'] as string | undefined);
@@ -11,23 +10,33 @@ const dataDirOf = (flags: Record<string, unknown>) => resolveDataDir(flags['data
 export const init: Command = {
   name: 'init',
   usage: 'aigenora init [--data-dir DIR] [--json]',
-  help: `Creates DIR (--data-dir, else $AIGENORA_DATA_DIR, $P2P_DATA_DIR or $AGENT_DIR, else ~/.aigenora) with mode 0700,
-an identity in key.json (mode 0600; an existing one is kept), and the built-in protocols under
-protocols/<8 hex>/<56 hex>/ with protocols/index.json. Running it again refreshes the built-ins.`,
+  help: `Creates DIR (--data-dir, else $AIGENORA_DATA_DIR, $P2P_DATA_DIR or $AGENT_DIR, else ~/.aigenora) with mode 0700
+(an existing one is narrowed to 0700), an identity in key.json (mode 0600; an existing one is kept, an
+empty one left by a full disk is replaced, anything else that is not an identity is refused), and the
+built-in protocols under protocols/<8 hex>/<56 hex>/ with protocols/index.json. Running it again refreshes
+the built-ins; an index.json that cannot be read is rebuilt from the protocol directories.`,
   flags: { 'data-dir': 'string', json: 'boolean' },
   run(args, out) {
     const dir = dataDirOf(args.flags);
-    const existed = existsSync(dir);
-    mkdirSync(protocolsDir(dir), { recursive: true });
-    if (!existed) chmodSync(dir, 0o700);
+    const prepared = prepareDataDir(dir);
     const c = getCrypto();
     const id = ensureIdentity(c, dir);
-    const seeded = seedBuiltins(c, dir);
-    if (args.flags['json']) out.json({ data_dir: dir, public_key: id.publicKey, identity_created: id.created, protocols: seeded.map((e) => ({ alias: e.alias, protocol_id: e.protocol_id })) });
+    const { entries, rebuilt } = seedBuiltins(c, dir);
+    if (args.flags['json'])
+      out.json({
+        data_dir: dir,
+        public_key: id.publicKey,
+        identity_created: id.created,
+        identity_repaired: id.repaired,
+        data_dir_narrowed: prepared.narrowed,
+        index_rebuilt: rebuilt,
+        protocols: entries.map((e) => ({ alias: e.alias, protocol_id: e.protocol_id })),
+      });
     else {
-      out.line(`data dir   ${dir}`);
-      out.line(`identity   ${id.publicKey}${id.created ? ' (new)' : ''}`);
-      for (const e of seeded) out.line(`protocol   ${e.alias.padEnd(16)} ${e.protocol_id}`);
+      out.line(`data dir   ${dir}${prepared.narrowed ? ' (mode narrowed to 0700)' : ''}`);
+      out.line(`identity   ${id.publicKey}${id.repaired ? ' (new: key.json was empty)' : id.created ? ' (new)' : ''}`);
+      if (rebuilt) out.line('library    index.json could not be read and was rebuilt from the protocol directories');
+      for (const e of entries) out.line(`protocol   ${e.alias.padEnd(16)} ${e.protocol_id}`);
     }
     return 0;
   },

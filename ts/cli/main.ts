@@ -5,6 +5,7 @@
  * nothing but this file and args.ts (libp2p alone takes most of a second to load).
  */
 import { readFileSync } from 'node:fs';
+import { FileError } from '../files/read.js';
 import { parseArgs, UsageError, type Command, type Output } from './args.js';
 
 interface Lazy {
@@ -105,6 +106,9 @@ const isHelp = (a: string | undefined) => a === '--help' || a === '-h' || a === 
 /** One line for any error: its own message when it carries a code (or is a usage error), else "internal error". */
 export function describeError(e: unknown): { message: string; status: number } {
   if (e instanceof UsageError) return { message: e.message, status: 2 };
+  // A path that is missing or not a file is a usage mistake; a file that is too large, not UTF-8 or
+  // open to others is bad input.
+  if (e instanceof FileError) return { message: e.message, status: ['FILE_TOO_LARGE', 'FILE_NOT_UTF8', 'FILE_PERMISSIONS'].includes(e.code) ? 1 : 2 };
   const err = e instanceof Error ? e : new Error(String(e));
   const code = (err as { code?: unknown }).code;
   const first = err.message.split('\n')[0] ?? '';

@@ -1,10 +1,12 @@
 /** `aigenora trade …`: agent-trade/0.2 envelopes from the shell. */
 import { statSync } from 'node:fs';
 import { fromBase64Url, getCrypto, toBase64Url } from '../crypto/index.js';
+import { checkSecretFile, FileError, readBytes } from '../files/index.js';
 import {
   addSignature,
   catalogHash,
   createEnvelope,
+  DEFAULT_MAX_BYTES,
   foldEvents,
   isObjectType,
   manifestOfDirectory,
@@ -15,9 +17,10 @@ import {
   type Envelope,
   type KeyMap,
   type ObjectType,
+  type Verdict,
 } from '../trade/index.js';
 import { UsageError, type Command } from './args.js';
-import { readJson, readText, writeFileAtomic, writeSecretFile } from './io.js';
+import { readJson, writeFileAtomic, writeSecretFile } from './io.js';
 
 const EXIT_OK = 0;
 const EXIT_INVALID = 1;
@@ -57,11 +60,25 @@ interface KeyFile {
 }
 
 function readKeyFile(path: string): KeyFile {
-  const mode = statSync(path).mode & 0o077;
-  if (mode !== 0) process.stderr.write(`warning: ${path} is readable by others (mode ${(statSync(path).mode & 0o777).toString(8)}); chmod 600 it\n`);
-  const doc = readJson(path) as Partial<KeyFile> | null;
+  checkSecretFile(path);
+  const doc = readJson(path, 'key file') as Partial<KeyFile> | null;
   if (typeof doc?.seed !== 'string' || typeof doc.public_key !== 'string') throw new UsageError(`${path}: expected {"signer", "public_key", "seed"} (base64url)`);
   return doc as KeyFile;
+}
+
+/**
+ * Verifies a file's bytes, not a decoding of them: the verifier's own gate then refuses invalid UTF-8,
+ * and a file over its size limit is refused without being read whole.
+ */
+function verifyFile(file: string, keys: KeyMap, opts: { objectId?: string } = {}): Verdict {
+  let bytes: Uint8Array;
+  try {
+    bytes = readBytes(file, { maxBytes: DEFAULT_MAX_BYTES, what: 'envelope' });
+  } catch (e) {
+    if (e instanceof FileError && e.code === 'FILE_TOO_LARGE') return { result: 'fail:malformed_input', detail: e.message };
+    throw e;
+  }
+  return verifyEnvelope(getCrypto(), bytes, keys, opts);
 }
 
 export const tradeNew: Command = {
@@ -161,9 +178,8 @@ is too large or not strict JSON) or valid. Exit status 0 only for valid.`,
   run(args, out) {
     const file = one(args, 'envelope FILE');
     const keys = typeof args.flags['keys'] === 'string' ? readKeyMap(args.flags['keys']) : {};
-    const text = readText(file);
     const oid = args.flags['object-id'];
-    const v = verifyEnvelope(getCrypto(), text, keys, typeof oid === 'string' ? { objectId: oid } : {});
+    const v = verifyFile(file, keys, typeof oid === 'string' ? { objectId: oid } : {});
     if (args.flags['json']) out.json({ file, result: v.result, object_id: v.objectId, detail: v.detail });
     else {
       out.line(v.result);
@@ -183,13 +199,11 @@ order given. Prints the final state, or the first refused transition and why; ex
   run(args, out) {
     if (args.positional.length === 0) throw new UsageError('expected at least one EVENT_FILE');
     const keys = readKeyMap(needString(args.flags, 'keys'));
-    const c = getCrypto();
     const types: string[] = [];
     let tradeId: unknown;
     for (const file of args.positional) {
-      const text = readText(file);
-      const v = verifyEnvelope(c, text, keys);
-      const env = v.result === 'valid' ? (JSON.parse(text) as Envelope) : undefined;
+      const v = verifyFile(file, keys);
+      const env = v.result === 'valid' ? (readJson(file) as Envelope) : undefined;
       const problem =
         v.result !== 'valid' ? `${v.result} (${v.detail ?? ''})` : env!.object_type !== 'TRADE_EVENT' ? `is a ${env!.object_type}, not a TRADE_EVENT` : undefined;
       if (problem) {

@@ -1,8 +1,9 @@
 /** Loading a protocol's local hooks module, refusing pristine skeletons and modules of the wrong flow mode. */
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { join, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Crypto } from '../crypto/backend.js';
+import { readText } from '../files/read.js';
 import { flowMode, type Spec } from '../spec/types.js';
 import { checkPristine, skeletonBypassFromEnv } from './skeleton.js';
 import { HOOK_NAMES, type HookContext, type HooksByMode, type HooksModule } from './types.js';
@@ -10,7 +11,7 @@ import { HOOK_NAMES, type HookContext, type HooksByMode, type HooksModule } from
 /** .mts/.mjs first: they are ES modules wherever they live; .ts/.js only inside a "type": "module" package. */
 export const HOOK_FILES = ['hooks.mts', 'hooks.mjs', 'hooks.ts', 'hooks.js'];
 
-export type HooksErrorCode = 'HOOKS_MISSING' | 'HOOKS_SKELETON' | 'HOOKS_INVALID' | 'HOOKS_MODE_MISMATCH' | 'HOOKS_INCOMPLETE';
+export type HooksErrorCode = 'HOOKS_MISSING' | 'HOOKS_SKELETON' | 'HOOKS_INVALID' | 'HOOKS_MODE_MISMATCH' | 'HOOKS_INCOMPLETE' | 'HOOKS_OUTSIDE';
 
 export class HooksError extends Error {
   override readonly name = 'HooksError';
@@ -31,13 +32,23 @@ export function findHooksFile(dir: string): string | undefined {
 export interface LoadHooksOptions {
   /** --allow-skeleton-hooks; AIGENORA_ALLOW_SKELETON_HOOKS=1 also allows it. */
   allowSkeleton?: boolean;
+  /** A hooks file that resolves (through symbolic links) outside its protocol directory; AIGENORA_ALLOW_OUTSIDE_HOOKS=1 also allows it. */
+  allowOutside?: boolean;
 }
+
+/** Hooks modules larger than this are refused before they are read. */
+export const MAX_HOOKS_BYTES = 4 << 20;
 
 /** Imports the hooks module beside spec.json after the skeleton checks. */
 export async function loadHooks<M extends Spec>(crypto: Crypto, dir: string, spec: M, opts: LoadHooksOptions = {}): Promise<HooksModule> {
   const file = findHooksFile(dir);
   if (!file) throw new HooksError('HOOKS_MISSING', `no hooks module (${HOOK_FILES.join(', ')}) in ${dir}; run: aigenora protocol scaffold ${dir}`);
-  const text = readFileSync(file, 'utf8');
+  // The code that runs is the code the protocol directory holds: a link to elsewhere is refused.
+  const realDir = realpathSync(dir);
+  const realFile = realpathSync(file);
+  if (!realFile.startsWith(realDir + sep) && !(opts.allowOutside || process.env['AIGENORA_ALLOW_OUTSIDE_HOOKS'] === '1'))
+    throw new HooksError('HOOKS_OUTSIDE', `${file} resolves to ${realFile}, outside the protocol directory ${realDir}; copy it in (or, knowingly, AIGENORA_ALLOW_OUTSIDE_HOOKS=1)`);
+  const text = readText(file, { maxBytes: MAX_HOOKS_BYTES, what: 'hooks module' });
   const check = checkPristine(crypto, dir, text, spec);
   if (check.pristine && !(opts.allowSkeleton || skeletonBypassFromEnv())) {
     throw new HooksError(

@@ -3,10 +3,11 @@
  * {"public_key": 64 hex, "private_key": 64 hex (the 32-byte seed)}, file mode 0600. The private key is
  * never printed, logged or sent.
  */
-import { chmodSync, closeSync, existsSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { fromHex, toHex } from '../crypto/encoding.js';
+import { checkSecretFile, createFileAtomic, readText, writeFileAtomic } from '../files/index.js';
 
 export interface Identity {
   publicKey: string;
@@ -26,37 +27,51 @@ export class IdentityError extends Error {
 
 export const keyPath = (dataDir: string) => join(dataDir, 'key.json');
 
-/** Creates key.json (0600) unless it exists; returns the public key and whether it was created. */
-export function ensureIdentity(crypto: Crypto, dataDir: string): { publicKey: string; created: boolean } {
-  const path = keyPath(dataDir);
-  if (existsSync(path)) return { publicKey: loadIdentity(crypto, dataDir).publicKey, created: false };
+function newKeyFile(crypto: Crypto): { publicKey: string; text: string } {
   const seed = globalThis.crypto.getRandomValues(new Uint8Array(32));
-  const publicKey = toHex(crypto.ed25519PublicKey(seed));
-  const fd = openSync(path, 'wx', 0o600);
   try {
-    writeSync(fd, `${JSON.stringify({ public_key: publicKey, private_key: toHex(seed) }, null, 2)}\n`);
+    const publicKey = toHex(crypto.ed25519PublicKey(seed));
+    return { publicKey, text: `${JSON.stringify({ public_key: publicKey, private_key: toHex(seed) }, null, 2)}\n` };
   } finally {
-    closeSync(fd);
     seed.fill(0);
   }
-  chmodSync(path, 0o600); // in case the umask widened it
-  return { publicKey, created: true };
+}
+
+/**
+ * Creates key.json (0600, written whole or not at all) unless it exists. An empty key.json (left by a
+ * full disk before writes were atomic) holds no identity and is replaced; any other content that is not
+ * an identity is someone's file and is refused with the fix spelled out, never overwritten.
+ */
+export function ensureIdentity(crypto: Crypto, dataDir: string): { publicKey: string; created: boolean; repaired: boolean } {
+  const path = keyPath(dataDir);
+  const st = statSync(path, { throwIfNoEntry: false });
+  if (st?.isFile() && st.size === 0) {
+    const k = newKeyFile(crypto);
+    writeFileAtomic(path, k.text, 0o600);
+    return { publicKey: k.publicKey, created: true, repaired: true };
+  }
+  if (st) return { publicKey: loadIdentity(crypto, dataDir).publicKey, created: false, repaired: false };
+  const k = newKeyFile(crypto);
+  createFileAtomic(path, k.text, 0o600);
+  return { publicKey: k.publicKey, created: true, repaired: false };
 }
 
 export function loadIdentity(crypto: Crypto, dataDir: string): Identity {
   const path = keyPath(dataDir);
-  if (!existsSync(path)) throw new IdentityError('IDENTITY_MISSING', `no identity at ${path}; run: aigenora init`);
-  if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
-  let doc: { public_key?: unknown; peer_id?: unknown; private_key?: unknown };
+  if (!statSync(path, { throwIfNoEntry: false })) throw new IdentityError('IDENTITY_MISSING', `no identity at ${path}; run: aigenora init`);
+  checkSecretFile(path, 'identity');
+  const fix = `move it away (mv ${path} ${path}.bak) and run aigenora init for a new identity`;
+  let doc: { public_key?: unknown; peer_id?: unknown; private_key?: unknown } | null;
   try {
-    doc = JSON.parse(readFileSync(path, 'utf8'));
-  } catch {
-    throw new IdentityError('IDENTITY_INVALID', `${path} is not JSON`);
+    doc = JSON.parse(readText(path, { maxBytes: 64 << 10, what: 'identity' }));
+  } catch (e) {
+    if (e instanceof SyntaxError) throw new IdentityError('IDENTITY_INVALID', `${path} is not JSON; ${fix}`);
+    throw e;
   }
-  const pub = (doc.public_key ?? doc.peer_id) as unknown;
-  if (typeof doc.private_key !== 'string' || !/^[0-9a-f]{64}$/.test(doc.private_key) || typeof pub !== 'string')
-    throw new IdentityError('IDENTITY_INVALID', `${path} must hold {"public_key", "private_key"} as 64 lowercase hex each`);
+  const pub = (doc?.public_key ?? doc?.peer_id) as unknown;
+  if (typeof doc?.private_key !== 'string' || !/^[0-9a-f]{64}$/.test(doc.private_key) || typeof pub !== 'string')
+    throw new IdentityError('IDENTITY_INVALID', `${path} must hold {"public_key", "private_key"} as 64 lowercase hex each; ${fix}`);
   const seed = fromHex(doc.private_key);
-  if (toHex(crypto.ed25519PublicKey(seed)) !== pub) throw new IdentityError('IDENTITY_INVALID', `${path}: public_key does not match private_key`);
+  if (toHex(crypto.ed25519PublicKey(seed)) !== pub) throw new IdentityError('IDENTITY_INVALID', `${path}: public_key does not match private_key; ${fix}`);
   return { publicKey: pub, seed };
 }

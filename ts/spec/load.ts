@@ -1,7 +1,8 @@
 /** Loading a spec from a file or a protocol directory: size limit, strict UTF-8, then checkSpecText. */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
+import { decodeUtf8, FileError, readBytes } from '../files/read.js';
 import { checkSpecText, MAX_SPEC_BYTES, SpecLoadError, type LoadedSpec } from './check.js';
 import type { Spec } from './types.js';
 import type { ValidateOptions } from './validate.js';
@@ -20,16 +21,16 @@ export function specPath(target: string): { path: string; dir: string } {
 
 export function loadSpec(crypto: Crypto, target: string, opts: ValidateOptions = {}): LoadedSpec {
   const { path, dir } = specPath(target);
-  let bytes: Buffer;
+  let bytes: Uint8Array;
   try {
-    bytes = readFileSync(path);
+    bytes = readBytes(path, { maxBytes: MAX_SPEC_BYTES, what: 'spec' });
   } catch (e) {
-    throw new SpecLoadError('SPEC_UNREADABLE', `cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    if (!(e instanceof FileError)) throw e;
+    throw new SpecLoadError(e.code === 'FILE_TOO_LARGE' ? 'SPEC_TOO_LARGE' : 'SPEC_UNREADABLE', e.message.slice(e.code.length + 2));
   }
-  if (bytes.length > MAX_SPEC_BYTES) throw new SpecLoadError('SPEC_TOO_LARGE', `${path} is ${bytes.length} bytes; the limit is ${MAX_SPEC_BYTES}`);
   let text: string;
   try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    text = decodeUtf8(bytes, path);
   } catch {
     return { path, dir, text: '', spec: {} as Spec, issues: [{ pointer: '', code: 'SPEC_JSON_INVALID', message: `${path} is not UTF-8`, severity: 'error' }], ok: false };
   }
