@@ -244,7 +244,12 @@ function checkColumns(issues: Issues, at: string, cols: unknown): void {
     for (const key of Object.keys(c)) if (!['type', 'required', 'description', ...allowed].includes(key)) issues.error(`${cat}/${key}`, 'TABLE_COLUMNS_INVALID', `"${key}" does not apply to a ${String(c['type'])} column`);
     if (c['type'] === 'object') checkColumns(issues, `${cat}/fields`, c['fields']);
     if (c['type'] === 'enum') checkValues(issues, `${cat}/values`, c['values']);
-    if (c['type'] === 'integer' && isInt(c['min']) && isInt(c['max']) && c['min'] > c['max']) issues.error(`${cat}/min`, 'TABLE_COLUMNS_INVALID', 'min is above max');
+    if (c['type'] === 'integer') {
+      // A limit that is not an integer would be silently ignored when rows are checked.
+      for (const k of ['min', 'max']) if (c[k] !== undefined && !isInt(c[k])) issues.error(`${cat}/${k}`, 'TABLE_COLUMNS_INVALID', `${k} must be an integer`);
+      if (isInt(c['min']) && isInt(c['max']) && c['min'] > c['max']) issues.error(`${cat}/min`, 'TABLE_COLUMNS_INVALID', 'min is above max');
+    }
+    if (c['required'] !== undefined && typeof c['required'] !== 'boolean') issues.error(`${cat}/required`, 'TABLE_COLUMNS_INVALID', 'required must be true or false');
   }
 }
 
