@@ -317,6 +317,44 @@ def jcs():
     err("empty", "not JSON", "", "JSON_SYNTAX")
     err("depth-128", "nesting deeper than 127", "[" * 128 + "]" * 128, "JSON_TOO_DEEP")
     err("depth-128-objects", "nesting deeper than 127, objects", '{"a":' * 128 + "1" + "}" * 128, "JSON_TOO_DEEP")
+    # Which error a text with several faults gets: the first one met reading it from the left, as a
+    # streaming parser meets it. An object's keys are checked for repeats when its '}' is read; a
+    # number is complete where the JSON number grammar stops taking characters, and is range-checked there.
+    order = "reading order: the first fault met from the left"
+    err("truncation-before-duplicate-check", order + ": the text ends before the '}' where repeated keys are found", '{"a":1,"a":2', "JSON_SYNTAX")
+    err("bad-value-before-duplicate-check", order + ": the bad value comes before the '}'", '{"a":1,"a":x}', "JSON_SYNTAX")
+    err("number-range-before-duplicate-check", order, '{"a":1,"a":1e400}', "JSON_NUMBER_RANGE")
+    err("duplicate-before-trailing-garbage", order, '{"a":1,"a":2} x', "JSON_DUPLICATE_KEY")
+    err("inner-duplicate-before-outer-fault", order + ": the inner object closes first", '{"x":{"a":1,"a":2},"y":1e400}', "JSON_DUPLICATE_KEY")
+    err("inner-fault-before-outer-duplicate", order, '{"a":{"b":1e400},"a":1}', "JSON_NUMBER_RANGE")
+    err("duplicate-in-array-before-garbage", order, '[{"a":1,"a":2},x]', "JSON_DUPLICATE_KEY")
+    err("lone-surrogate-before-duplicate-check", order, '{"a":"\\udc00","a":1}', "JSON_LONE_SURROGATE")
+    err("depth-before-duplicate-check", order, '{"a":1,"a":' + "[" * 200, "JSON_TOO_DEEP")
+    err("duplicate-unsorted", "a key repeated after the keys stopped arriving in order", '{"b":1,"a":2,"c":3,"b":4}', "JSON_DUPLICATE_KEY")
+    err("duplicate-escaped-unsorted", "the repeat is written escaped, out of order", '{"b":1,"a\\n":2,"c":3,"a\\u000a":4}', "JSON_DUPLICATE_KEY")
+    err("duplicate-in-large-unsorted-object", "200 keys in descending order, then the first again",
+        "{" + ",".join(f'"k{i:03}":{i}' for i in range(199, -1, -1)) + ',"k199":0}', "JSON_DUPLICATE_KEY")
+    ok("escaped-keys-sort-by-their-characters", hm + ": keys compare as characters, not as their escapes (\\n is U+000A, before 'A')",
+       '{"A":1,"\\n":2,"\\"":3,"\\\\":4,"\\u001f":5,"\\u0000":6}', '{"\\u0000":6,"\\n":2,"\\u001f":5,"\\"":3,"A":1,"\\\\":4}')
+    err("number-range-then-dot", order + ": 1e400 is a complete number when '.' follows it", "[1e400.]", "JSON_NUMBER_RANGE")
+    err("number-range-then-e", order + ": 1.5e400 is complete when a second 'e' follows", "[1.5e400e]", "JSON_NUMBER_RANGE")
+    err("number-range-then-sign", order, "[1e400-1]", "JSON_NUMBER_RANGE")
+    err("number-range-then-garbage", order, "[" + "9" * 400 + ",x]", "JSON_NUMBER_RANGE")
+    err("long-integer-then-dot", "a fraction needs a digit: the number is malformed before it is complete", "[" + "9" * 400 + ".]", "JSON_SYNTAX")
+    err("long-integer-then-e", "an exponent needs a digit", "[" + "9" * 400 + "e]", "JSON_SYNTAX")
+    err("leading-zero-then-range", "the second digit after a leading 0 is met before the exponent", "[01e400]", "JSON_SYNTAX")
+    err("fraction-without-digit", "not JSON", "[1.e5]", "JSON_SYNTAX")
+    err("high-surrogate-at-end-of-text", "the text ends inside the string before the pair can be completed", '"\\ud800', "JSON_SYNTAX")
+    err("high-surrogate-then-backslash-at-end", "the text ends inside the escape that would complete the pair", '"\\ud800\\', "JSON_SYNTAX")
+    err("high-surrogate-then-short-escape", "the escape after a high surrogate is malformed", '"\\ud800\\u12"', "JSON_SYNTAX")
+    err("high-surrogate-then-other-escape", "I-JSON section 2.1: a high surrogate followed by \\n", '"\\ud800\\n"', "JSON_LONE_SURROGATE")
+    err("high-surrogate-then-invalid-escape", "a high surrogate followed by a backslash that does not start \\u", '"\\ud800\\x"', "JSON_LONE_SURROGATE")
+    err("high-surrogate-then-high", "I-JSON section 2.1", '"\\ud800\\ud800"', "JSON_LONE_SURROGATE")
+    err("high-surrogate-then-control-char", order + ": the unpaired surrogate before the raw U+0001", '"\\ud800\u0001"', "JSON_LONE_SURROGATE")
+    err("control-char-then-lone-surrogate", order + ": the raw U+0001 before the unpaired surrogate", '"\u0001\\ud800"', "JSON_SYNTAX")
+    err("lone-surrogate-before-syntax", order, '["\\udc00" x', "JSON_LONE_SURROGATE")
+    err("syntax-before-lone-surrogate", order, '[x "\\udc00"]', "JSON_SYNTAX")
+    err("depth-before-duplicate", order, '{"a":' + "[" * 200 + "]" * 200 + ',"a":1}', "JSON_TOO_DEEP")
     write("jcs.json", {"description": "RFC 8785 canonicalization from JSON text. `output` is the exact canonical text (compare its UTF-8 bytes); `error` is the stable code for text that is not I-JSON.",
                        "source": "scripts/vectors/gen.py: RFC 8785 sections 3.2.2, 3.2.3 and Appendix B, and hand-made cases whose outputs were written by hand from the ECMAScript Number/JSON.stringify rules",
                        "cases": cases})

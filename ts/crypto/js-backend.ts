@@ -13,7 +13,7 @@ import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { concatBytes, toHex, utf8, bytesEqual } from './encoding.js';
 import { badLength, CryptoError, disposed } from './errors.js';
-import { canonicalizeText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
+import { canonicalBytes, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 
 const Point = ed25519.Point;
 const L = Point.Fn.ORDER;
@@ -72,10 +72,10 @@ export const jsBackend: Crypto = {
   backend: 'js',
   sha256: (data) => sha256(data),
   sha512: (data) => sha512(data),
-  jcs: (text) => utf8(canonicalizeText(text)),
-  jcsSha256: (text) => sha256(utf8(canonicalizeText(text))),
-  jcsValue: (value) => utf8(canonicalizeText(stringifyStrict(value))),
-  jcsValueSha256: (value) => sha256(utf8(canonicalizeText(stringifyStrict(value)))),
+  jcs: (text) => canonicalBytes(text),
+  jcsSha256: (text) => sha256(canonicalBytes(text)),
+  jcsValue: (value) => canonicalBytes(stringifyStrict(value)),
+  jcsValueSha256: (value) => sha256(canonicalBytes(stringifyStrict(value))),
 
   ed25519PublicKey(seed) {
     len('Ed25519 seed', seed, 32);

@@ -5,7 +5,7 @@
  */
 import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { disposed, fromWasmError } from './errors.js';
-import { isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
+import { checkText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 
 /** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
 interface WasmKeypair {
@@ -75,11 +75,12 @@ export function wasmBackend(w: WasmExports): Crypto {
     backend: 'wasm',
     sha256: (data) => w.sha256(data),
     sha512: (data) => w.sha512(data),
-    jcs: (text) => call(() => w.jcs_canonicalize(wellFormed(text))),
-    jcsSha256: (text) => call(() => w.jcs_sha256(wellFormed(text))),
+    // Size and well-formedness are checked before the text is copied into WebAssembly memory.
+    jcs: (text) => call(() => w.jcs_canonicalize(checkText(text))),
+    jcsSha256: (text) => call(() => w.jcs_sha256(checkText(text))),
     // JSON.stringify escapes lone surrogates as \udXXX, which the core then refuses.
-    jcsValue: (value) => call(() => w.jcs_canonicalize(stringifyStrict(value))),
-    jcsValueSha256: (value) => call(() => w.jcs_sha256(stringifyStrict(value))),
+    jcsValue: (value) => call(() => w.jcs_canonicalize(checkText(stringifyStrict(value)))),
+    jcsValueSha256: (value) => call(() => w.jcs_sha256(checkText(stringifyStrict(value)))),
 
     ed25519PublicKey: (seed) => call(() => w.ed25519_public_key(seed)),
     ed25519Keypair(seed) {

@@ -17,6 +17,10 @@ pub enum Error {
     JsonNumberRange(String),
     /// Nesting deeper than [`crate::jcs::MAX_DEPTH`].
     JsonTooDeep,
+    /// A JSON text longer than [`crate::jcs::MAX_INPUT_BYTES`] (its length in bytes).
+    JsonTooLarge(usize),
+    /// An allocation failed (in WebAssembly: the instance's 4 GiB are used up). Nothing was produced.
+    OutOfMemory,
     /// The input bytes are not UTF-8.
     Utf8,
     /// A fixed-size input had the wrong length: (what, expected, got).
@@ -40,6 +44,8 @@ impl Error {
             Error::JsonLoneSurrogate => "JSON_LONE_SURROGATE",
             Error::JsonNumberRange(_) => "JSON_NUMBER_RANGE",
             Error::JsonTooDeep => "JSON_TOO_DEEP",
+            Error::JsonTooLarge(_) => "JSON_TOO_LARGE",
+            Error::OutOfMemory => "OUT_OF_MEMORY",
             Error::Utf8 => "UTF8_INVALID",
             Error::Length(..) => "BAD_LENGTH",
             Error::SignatureInvalid => "SIGNATURE_INVALID",
@@ -58,6 +64,8 @@ impl fmt::Display for Error {
             Error::JsonLoneSurrogate => write!(f, "string contains an unpaired UTF-16 surrogate (I-JSON forbids it)"),
             Error::JsonNumberRange(m) => write!(f, "number is not a finite IEEE-754 double: {m}"),
             Error::JsonTooDeep => write!(f, "JSON nesting is deeper than {}", crate::jcs::MAX_DEPTH),
+            Error::JsonTooLarge(n) => write!(f, "JSON text of {n} bytes is over the {}-byte limit", crate::jcs::MAX_INPUT_BYTES),
+            Error::OutOfMemory => write!(f, "out of memory"),
             Error::Utf8 => write!(f, "input is not valid UTF-8"),
             Error::Length(what, want, got) => write!(f, "{what} must be {want} bytes, got {got}"),
             Error::SignatureInvalid => write!(f, "signature does not verify (strict Ed25519)"),
