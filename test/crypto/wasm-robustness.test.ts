@@ -1,8 +1,10 @@
 // No input may panic the WASM instance: feed every kind of bad input to one instance, check each is a
 // typed CryptoError (never a RuntimeError trap), then show the same instance still signs and verifies.
 import { describe, expect, it } from 'vitest';
+import { createRequire } from 'node:module';
 import { CryptoError, getCrypto, utf8 } from '../../ts/crypto/index.js';
 import { loadWasmNode } from '../../ts/crypto/node.js';
+import { wasmBackend, type WasmExports } from '../../ts/crypto/wasm-backend.js';
 
 const wasm = loadWasmNode();
 const seed = new Uint8Array(32).fill(7);
@@ -68,5 +70,35 @@ describe('wasm instance under bad input', () => {
     expect(wasm.ed25519Verify(pk, msg, sig)).toBe(true);
     expect(wasm.ed25519Verify(pk, utf8('still alivE'), sig)).toBe(false);
     expect(wasm.ed25519Sign(seed, msg)).toEqual(sig);
+  });
+});
+
+describe('a trap in the WASM instance', () => {
+  // A trap cannot be caused on purpose through the core (that is the point); one that escapes anyway,
+  // such as the bindings failing to copy an argument into exhausted memory, is simulated here.
+  const real = createRequire(import.meta.url)('../../bindings/node/aigenora_wasm.js') as WasmExports;
+  const trapping = (): WasmExports => ({
+    ...real,
+    jcs_canonicalize: () => {
+      throw new WebAssembly.RuntimeError('unreachable');
+    },
+  });
+
+  it('is a typed WASM_TRAP, and the instance is not called again', () => {
+    const w = trapping();
+    const c = wasmBackend(w);
+    expect(c.sha256(msg)).toEqual(wasm.sha256(msg));
+    expect(typed(() => c.jcs('[0]'))).toBe('WASM_TRAP');
+    let calls = 0;
+    w.sha256 = (d) => (calls++, real.sha256(d));
+    for (const f of [() => c.sha256(msg), () => c.ed25519Verify(pk, msg, sig), () => c.jcs('1'), () => c.ed25519Sign(seed, msg), () => c.verifyReveal('00', 'a', 'b')]) {
+      expect(typed(f)).toBe('WASM_TRAP');
+    }
+    expect(calls).toBe(0);
+  });
+
+  it('leaves other instances alone', () => {
+    expect(typed(() => wasmBackend(trapping()).jcs('1'))).toBe('WASM_TRAP');
+    expect(wasm.jcs('1')).toEqual(utf8('1'));
   });
 });

@@ -20,6 +20,7 @@ export const CRYPTO_ERROR_CODES = [
   'OUT_OF_MEMORY',
   'KEY_DISPOSED',
   'WASM_UNAVAILABLE',
+  'WASM_TRAP',
 ] as const;
 
 export type CryptoErrorCode = (typeof CRYPTO_ERROR_CODES)[number];
@@ -42,7 +43,7 @@ export function fromWasmError(e: unknown): CryptoError {
   const sep = message.indexOf(': ');
   const code = sep > 0 ? message.slice(0, sep) : '';
   if (KNOWN.has(code)) return new CryptoError(code as CryptoErrorCode, message.slice(sep + 2));
-  // A trap (RuntimeError: unreachable) would land here; the core is written so that none can happen.
+  // Not the core's: a JS error from the bindings' glue, such as a TypeError for a wrong argument.
   throw e;
 }
 

@@ -2,9 +2,15 @@
  * The `wasm` backend: the Rust core through the wasm-bindgen bindings. Both the Node build
  * (bindings/node) and the browser build (bindings/web) export the same functions; the loaders in
  * node.ts and browser.ts hand them to `wasmBackend`.
+ *
+ * The core returns errors and never panics, and canonical JSON allocates fallibly (OUT_OF_MEMORY).
+ * What is left is an allocation it does not control failing, such as the copy of an argument into
+ * WebAssembly memory when the instance's 4 GiB are used up: Rust aborts, which WebAssembly reports as
+ * a RuntimeError trap. A trap leaves the instance's stack and allocator in an unknown state, so it
+ * becomes WASM_TRAP for that call and for every later one on this instance.
  */
 import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
-import { disposed, fromWasmError } from './errors.js';
+import { CryptoError, disposed, fromWasmError } from './errors.js';
 import { checkText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 
 /** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
@@ -35,15 +41,6 @@ export interface WasmExports {
 
 const EMPTY = new Uint8Array(0);
 
-/** Runs `f`, converting the core's `"CODE: message"` exceptions into CryptoError. */
-function call<T>(f: () => T): T {
-  try {
-    return f();
-  } catch (e) {
-    throw fromWasmError(e);
-  }
-}
-
 function packMany(items: readonly SignatureItem[]) {
   const n = items.length;
   const keys = new Uint8Array(n * 32);
@@ -71,10 +68,27 @@ function packMany(items: readonly SignatureItem[]) {
 
 export function wasmBackend(w: WasmExports): Crypto {
   const xchacha = (c: AeadCipher) => c === 'xchacha20-poly1305';
+  let trap: string | undefined;
+
+  /** Runs `f` on the instance, converting the core's `"CODE: message"` exceptions and traps into CryptoError. */
+  function call<T>(f: () => T): T {
+    if (trap !== undefined) throw new CryptoError('WASM_TRAP', `the WASM instance trapped earlier (${trap}) and is no longer used; restart the process or use the js backend`);
+    try {
+      return f();
+    } catch (e) {
+      if (e instanceof CryptoError) throw e;
+      if (e instanceof WebAssembly.RuntimeError) {
+        trap = e.message;
+        throw new CryptoError('WASM_TRAP', `the WASM instance trapped (${trap}; most likely its memory is exhausted); it is no longer used`);
+      }
+      throw fromWasmError(e);
+    }
+  }
+
   return {
     backend: 'wasm',
-    sha256: (data) => w.sha256(data),
-    sha512: (data) => w.sha512(data),
+    sha256: (data) => call(() => w.sha256(data)),
+    sha512: (data) => call(() => w.sha512(data)),
     // Size and well-formedness are checked before the text is copied into WebAssembly memory.
     jcs: (text) => call(() => w.jcs_canonicalize(checkText(text))),
     jcsSha256: (text) => call(() => w.jcs_sha256(checkText(text))),
@@ -85,21 +99,21 @@ export function wasmBackend(w: WasmExports): Crypto {
     ed25519PublicKey: (seed) => call(() => w.ed25519_public_key(seed)),
     ed25519Keypair(seed) {
       let kp: WasmKeypair | undefined = call(() => new w.Ed25519Keypair(seed));
-      const publicKey = kp.public_key();
+      const publicKey = call(() => kp!.public_key());
       return {
         publicKey,
         sign(message) {
           if (!kp) throw disposed();
-          return kp.sign(message);
+          return call(() => kp!.sign(message));
         },
         dispose() {
-          kp?.free();
+          if (kp && trap === undefined) kp.free();
           kp = undefined;
         },
       };
     },
     ed25519Sign: (seed, message) => call(() => w.ed25519_sign(seed, message)),
-    ed25519Verify: (publicKey, message, signature) => w.ed25519_is_valid(publicKey, message, signature),
+    ed25519Verify: (publicKey, message, signature) => call(() => w.ed25519_is_valid(publicKey, message, signature)),
     ed25519Check: (publicKey, message, signature) => call(() => w.ed25519_verify(publicKey, message, signature)),
     ed25519VerifyMany(items) {
       const p = packMany(items);
@@ -113,7 +127,7 @@ export function wasmBackend(w: WasmExports): Crypto {
     x25519PublicKey: (privateKey) => call(() => w.x25519_public_key(privateKey)),
     x25519SharedSecret: (privateKey, publicKey) => call(() => w.x25519_shared_secret(privateKey, publicKey)),
 
-    commit: (choice, nonce) => w.commit_reveal_commit(wellFormed(choice), wellFormed(nonce)),
-    verifyReveal: (commitment, choice, nonce) => isWellFormed(choice) && isWellFormed(nonce) && w.commit_reveal_verify(commitment, choice, nonce),
+    commit: (choice, nonce) => call(() => w.commit_reveal_commit(wellFormed(choice), wellFormed(nonce))),
+    verifyReveal: (commitment, choice, nonce) => isWellFormed(choice) && isWellFormed(nonce) && call(() => w.commit_reveal_verify(commitment, choice, nonce)),
   };
 }
