@@ -16,10 +16,17 @@ pub fn vectors(name: &str) -> Vec<Value> {
     doc["cases"].as_array().unwrap().clone()
 }
 
-/// `../shared/conformance/<rel>` when that folder exists (it does on developer machines and in CI).
-pub fn conformance(rel: &str) -> Option<PathBuf> {
+/// `../shared/conformance/<rel>`, which must exist: a corpus test that cannot find its corpus fails
+/// rather than passing with nothing checked. `AIGENORA_SKIP_CORPORA=1` skips them instead, as ignored
+/// tests (build.rs).
+pub fn conformance(rel: &str) -> PathBuf {
     let p = repo_root().join("../shared/conformance").join(rel);
-    p.exists().then_some(p)
+    assert!(
+        p.exists(),
+        "../shared/conformance/{rel} is absent, so this corpus test cannot check anything; \
+         put the corpora there, or set AIGENORA_SKIP_CORPORA=1 to skip these tests (reported as ignored)"
+    );
+    p
 }
 
 pub fn hex(s: &str) -> Vec<u8> {
