@@ -1,11 +1,11 @@
 /** `aigenora protocol test`, `receipt verify`, `proof verify`: sessions, run locally and checked offline. */
 import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { resolveDataDir } from '../library/data-dir.js';
+import { FileError, readText } from '../files/index.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
 import { runLocal } from '../engine/local.js';
-import { readEvidence } from '../engine/files.js';
 import { MAX_PROOF_BYTES, MAX_TRANSCRIPT_BYTES, verifyProof, verifyTranscriptAt, type Proof, type ProofProtocol } from '../engine/verify.js';
 import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
 import { HooksError, loadHooks } from '../hooks/load.js';
@@ -124,16 +124,15 @@ defaults to the one beside proof.json. Exit 0 when proven, 1 when not, 2 for usa
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected one proof.json');
     const path = args.positional[0]!;
-    const proofFile = readEvidence(path, MAX_PROOF_BYTES);
-    if (!proofFile.ok) throw new UsageError(proofFile.reason);
+    const proofText = readText(path, { maxBytes: MAX_PROOF_BYTES, what: 'the proof' });
     const specPath = (args.flags['spec'] as string | undefined) ?? join(path, '..', 'spec.json');
-    const specFile = readEvidence(specPath, MAX_SPEC_BYTES);
-    if (!specFile.ok) throw new UsageError(args.flags['spec'] === undefined ? `${specFile.reason}; pass --spec` : specFile.reason);
+    if (args.flags['spec'] === undefined && !existsSync(specPath)) throw new UsageError(`no spec.json at ${specPath}; pass --spec`);
+    const specText = readText(specPath, { maxBytes: MAX_SPEC_BYTES, what: 'spec.json' });
     const c = getCrypto();
     let proof: unknown;
     try {
-      c.jcs(proofFile.text);
-      proof = JSON.parse(proofFile.text) as unknown;
+      c.jcs(proofText);
+      proof = JSON.parse(proofText) as unknown;
     } catch {
       proof = undefined;
     }
@@ -152,7 +151,7 @@ defaults to the one beside proof.json. Exit 0 when proven, 1 when not, 2 for usa
         throw e;
       }
     }
-    const r = proof === undefined ? { proven: false, reason: `${path} is not strict JSON` } : verifyProof(c, proof, specFile.text, protocol);
+    const r = proof === undefined ? { proven: false, reason: `${path} is not strict JSON` } : verifyProof(c, proof, specText, protocol);
     const kind = typeof claim.kind === 'string' ? claim.kind : '?';
     const offender = typeof claim.offender === 'string' ? claim.offender : '?';
     if (args.flags['json']) out.json({ kind, offender, ...r });
@@ -168,8 +167,12 @@ function sessionDir(target: string): string {
 
 /** A session file's JSON object, or undefined when it is missing, unreadable or not an object. */
 function readObject(path: string): Record<string, unknown> | undefined {
-  const r = readEvidence(path, STATE_FILE_BYTES);
-  return r.ok ? parseObject(r.text) : undefined;
+  try {
+    return parseObject(readText(path, { maxBytes: STATE_FILE_BYTES }));
+  } catch (e) {
+    if (e instanceof FileError) return undefined;
+    throw e;
+  }
 }
 
 function parseObject(text: string): Record<string, unknown> | undefined {
@@ -190,9 +193,7 @@ async function follow(path: string, onLine: (line: string) => boolean, followOn:
   let ended = false;
   const drain = () => {
     if (!existsSync(path)) return;
-    const r = readEvidence(path, MAX_TRANSCRIPT_BYTES);
-    if (!r.ok) throw new UsageError(r.reason);
-    const text = r.text;
+    const text = readText(path, { maxBytes: MAX_TRANSCRIPT_BYTES, what: 'events.jsonl' });
     const fresh = text.slice(offset);
     const lastNl = fresh.lastIndexOf('\n');
     if (lastNl < 0) return;
@@ -240,9 +241,7 @@ export const sessionSnapshot: Command = {
     const path = join(sessionDir(args.positional[0]!), 'snapshot.json');
     let last = '';
     for (;;) {
-      const r = existsSync(path) ? readEvidence(path, STATE_FILE_BYTES) : undefined;
-      if (r && !r.ok) throw new UsageError(r.reason);
-      const text = r?.text ?? '';
+      const text = existsSync(path) ? readText(path, { maxBytes: STATE_FILE_BYTES, what: 'snapshot.json' }) : '';
       if (text && text !== last) {
         last = text;
         const s = parseObject(text);

@@ -9,11 +9,11 @@ import type { Crypto } from '../crypto/backend.js';
 import { fromHex } from '../crypto/encoding.js';
 import type { HooksModule, Message, Role } from '../hooks/types.js';
 import { instantiateHooks } from '../hooks/load.js';
+import { FileError, readText } from '../files/index.js';
 import { checkSpecText, MAX_SPEC_BYTES } from '../spec/check.js';
 import { messageValidator, type MessageValidator } from '../spec/messages.js';
 import type { Spec } from '../spec/types.js';
 import { ChainReader, FRAME_VERSION, sessionId, signingBytes, type Frame } from './frame.js';
-import { readEvidence } from './files.js';
 import { commitText, FlowReplay } from './flow.js';
 import type { TranscriptHeader } from './record.js';
 import { SHADOW_FIELDS } from './session.js';
@@ -207,12 +207,22 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
   return { ok: true, receipt, frames: n, sid, ...(violation && { violation }), ...(reason ? { reason } : {}) };
 }
 
+/** A file's text, or why it cannot be read (missing, not a regular file, over `maxBytes`, not UTF-8). */
+function readEvidence(path: string, maxBytes: number, what: string): { ok: true; text: string } | { ok: false; reason: string } {
+  try {
+    return { ok: true, text: readText(path, { maxBytes, what }) };
+  } catch (e) {
+    if (e instanceof FileError) return { ok: false, reason: e.message };
+    throw e;
+  }
+}
+
 /** verifyTranscript over files: a session directory or transcript path, spec.json and receipt.json beside it. */
 export function verifyTranscriptAt(crypto: Crypto, target: string, specPath?: string): TranscriptCheck {
   const p = transcriptPaths(target);
-  const transcript = readEvidence(p.transcript, MAX_TRANSCRIPT_BYTES);
+  const transcript = readEvidence(p.transcript, MAX_TRANSCRIPT_BYTES, 'the transcript');
   if (!transcript.ok) return fail(transcript.reason);
-  const spec = readEvidence(specPath ?? p.spec, MAX_SPEC_BYTES);
+  const spec = readEvidence(specPath ?? p.spec, MAX_SPEC_BYTES, 'spec.json');
   if (!spec.ok) return fail(specPath ? spec.reason : `${spec.reason}; pass --spec`);
   let receipt: string | null = null;
   let exists = true;
@@ -222,7 +232,7 @@ export function verifyTranscriptAt(crypto: Crypto, target: string, specPath?: st
     exists = false;
   }
   if (exists) {
-    const r = readEvidence(p.receipt, MAX_RECEIPT_BYTES);
+    const r = readEvidence(p.receipt, MAX_RECEIPT_BYTES, 'receipt.json');
     if (!r.ok) return fail(r.reason);
     receipt = r.text;
   }
