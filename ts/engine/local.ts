@@ -35,6 +35,8 @@ export interface LocalRun {
   decisionTimeoutMs?: number;
   /** The clock both sides' decision windows run on (tests pass a virtual one). */
   clock?: Clock;
+  /** 32-byte key seeds (default: random), for tests that play an attacker holding one side's key. */
+  keySeeds?: { host: Uint8Array; guest: Uint8Array };
 }
 
 /** A deterministic PRNG (mulberry32) so that `--seed N` replays the same game. */
@@ -52,8 +54,8 @@ export function seeded(seed: number): () => number {
 export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; guest: SessionResult }> {
   const c = r.crypto;
   const seed = r.seed ?? 1;
-  const hostKey = c.ed25519Keypair(globalThis.crypto.getRandomValues(new Uint8Array(32)));
-  const guestKey = c.ed25519Keypair(globalThis.crypto.getRandomValues(new Uint8Array(32)));
+  const hostKey = c.ed25519Keypair(r.keySeeds?.host ?? globalThis.crypto.getRandomValues(new Uint8Array(32)));
+  const guestKey = c.ed25519Keypair(r.keySeeds?.guest ?? globalThis.crypto.getRandomValues(new Uint8Array(32)));
   const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(16)));
   const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
   const postId = 'local';
