@@ -1,13 +1,14 @@
 // Every built-in protocol runs end to end through the engine (signed frames, transcripts, receipts)
 // for several seeds, and `aigenora protocol test` passes for each from the CLI.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../ts/engine/local.js';
 import { verifyTranscriptAt } from '../../ts/engine/verify.js';
 import { BUILTINS, builtinDir } from '../../ts/protocols/index.js';
 import { tempDir } from '../shared/tmp.js';
-import { bendingHeroDuelHost, builtin, c, hooksOf } from './harness.js';
+import { appendDecision } from '../../ts/engine/decision.js';
+import { bendingHeroDuelHost, builtin, c, hooksOf, ManualClock, until } from './harness.js';
 
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
 
@@ -77,21 +78,28 @@ describe('built-ins through the engine', () => {
 });
 
 describe('observability while a session runs', () => {
-  it('session events --follow streams events until session_ended (over a transport that delays every frame)', async () => {
+  it('session events --follow streams events until session_ended, including those written after it started', async () => {
     const { spawn } = await import('node:child_process');
     const out = tempDir('follow');
-    const b = builtin('guess-number');
-    const run = runLocal({ crypto: c, ...b, hooks: await hooksOf('guess-number'), outDir: out, faults: { delayMs: 25 } });
-    await new Promise((r) => setTimeout(r, 50));
+    const guestDir = `${out}/guest`;
+    // The guest decides as a human on a virtual clock: the session waits at its first window until the
+    // test answers, which it does only once the follower has printed what was there when it started.
+    const run = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 1 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 1000, minThinkMs: 0, clock: new ManualClock() });
+    await until(() => existsSync(`${guestDir}/decision/state.json`) && readFileSync(`${guestDir}/decision/state.json`, 'utf8').includes('window_id'), 'the guest\'s decision window');
     const child = spawn(process.execPath, [BIN, 'session', 'events', `${out}/host`, '--follow', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
-    const [r, code] = await Promise.all([run, new Promise<number | null>((res) => child.on('close', res))]);
+    const closed = new Promise<number | null>((res) => child.on('close', res));
+    await until(() => text.includes('session_started'), 'the follower\'s first lines');
+    const before = text.trim().split('\n').length;
+    appendDecision(guestDir, { match_key: 'round', match_value: 0, value: 'rock' });
+    const [r, code] = await Promise.all([run, closed]);
     expect(r.host.completed).toBe(true);
     expect(code).toBe(0);
     const types = text.trim().split('\n').map((l) => JSON.parse(l).type);
     expect(types[0]).toBe('session_started');
     expect(types.at(-1)).toBe('session_ended');
+    expect(types.length).toBeGreaterThan(before);
     const snap = spawnSync(process.execPath, [BIN, 'session', 'snapshot', `${out}/guest`, '--json'], { encoding: 'utf8' });
     expect(JSON.parse(snap.stdout)).toMatchObject({ phase: 'ended', completed: true });
   });
