@@ -1,8 +1,10 @@
-// `aigenora conformance` exit codes and recognition, on small corpora made here.
+// `aigenora conformance` exit codes, recognition and counting, on small corpora made here, and on
+// the real corpus when it is present (reported as skipped when it is not).
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_CORPUS } from '../../ts/cli/conformance.js';
 import { tempDir } from '../shared/tmp.js';
 
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
@@ -10,7 +12,13 @@ const run = (...args: string[]) => {
   const r = spawnSync(process.execPath, [BIN, 'conformance', ...args], { encoding: 'utf8' });
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
+const last = (out: string) => out.trim().split('\n').at(-1);
 const dir = tempDir('conformance');
+const folder = (name: string) => {
+  const d = join(dir, name);
+  mkdirSync(d, { recursive: true });
+  return d;
+};
 // RFC 8032 TEST 1, in the RFC 8032 JSON shape.
 const test1 = {
   name: '1',
@@ -19,14 +27,29 @@ const test1 = {
   message: '',
   signature: 'e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe24655141438e7a100b',
 };
+// The same vector as a line of sign.input: seed||pk : pk : message : signature||message :
+const test1Line = `${test1.secretKey}${test1.publicKey}:${test1.publicKey}::${test1.signature}:\n`;
 
 describe('aigenora conformance', () => {
-  it('passes a good file on both backends and prints the closing line', () => {
+  it('passes a good file on both backends and counts its case once', () => {
     writeFileSync(join(dir, 'good.json'), JSON.stringify([test1]));
     const r = run(join(dir, 'good.json'));
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(/\[rfc8032 ed25519\] {2}wasm 1\/1 {2}js 1\/1/);
-    expect(r.out.trim().split('\n').at(-1)).toBe('2 passed, 0 failed');
+    expect(r.out).toMatch(/\[rfc8032 ed25519\] {2}1 cases {2}wasm 1\/1 {2}js 1\/1/);
+    expect(last(r.out)).toBe('1 passed, 0 failed');
+    expect(last(run(join(dir, 'good.json'), '--backend', 'js').out)).toBe('1 passed, 0 failed');
+  });
+
+  it('counts a case two files hold once, whatever their formats', () => {
+    const d = folder('twice');
+    writeFileSync(join(d, 'a.json'), JSON.stringify([test1]));
+    writeFileSync(join(d, 'b.json'), JSON.stringify([test1]));
+    writeFileSync(join(d, 'c.txt'), test1Line);
+    const r = run(d);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/b\.json {2}\[rfc8032 ed25519\] {2}1 cases {2}wasm 0\/0 {2}js 0\/0 {2}\(all repeat cases counted before\)/);
+    expect(r.out).toMatch(/c\.txt {2}\[ed25519 sign\.input\] {2}1 cases .*\(all repeat/);
+    expect(last(r.out)).toBe('1 passed, 0 failed');
   });
 
   it('exits 1 when a case fails its expectation', () => {
@@ -34,7 +57,7 @@ describe('aigenora conformance', () => {
     const r = run(join(dir, 'bad.json'), '--backend', 'js');
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^FAIL /m);
-    expect(r.out.trim().split('\n').at(-1)).toBe('0 passed, 1 failed');
+    expect(last(r.out)).toBe('0 passed, 1 failed');
   });
 
   it('checks an RFC 8785 folder, including invalid/ inputs that must be refused', () => {
@@ -45,7 +68,8 @@ describe('aigenora conformance', () => {
     writeFileSync(join(f, 'invalid', 'dup.json'), '{"a": 1, "a": 2}');
     const r = run(f);
     expect(r.code, r.out).toBe(0);
-    expect(r.out).toMatch(/\[rfc8785 testdata\] {2}wasm 2\/2 {2}js 2\/2/);
+    expect(r.out).toMatch(/\[rfc8785 testdata\] {2}2 cases {2}wasm 2\/2 {2}js 2\/2/);
+    expect(last(r.out)).toBe('2 passed, 0 failed');
   });
 
   it('exits 2 for an unreadable path or a named file in no known format', () => {
@@ -55,5 +79,75 @@ describe('aigenora conformance', () => {
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/not a test-vector format/);
     expect(run('--backend', 'rust').code).toBe(2);
+  });
+
+  it('exits 2 when a folder holds no test vectors at all', () => {
+    const r = run(folder('empty'));
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/^ERR {2}no test-vector file found in /m);
+    const docs = folder('only-docs');
+    writeFileSync(join(docs, 'README.md'), '# nothing here\n');
+    expect(run(docs).code).toBe(2);
+  });
+
+  it('exits 2 for a file under a folder that is in no known format, while still running the rest', () => {
+    const d = folder('stray');
+    writeFileSync(join(d, 'good.json'), JSON.stringify([test1]));
+    writeFileSync(join(d, 'notes.json'), '{"hello": "world"}');
+    writeFileSync(join(d, 'LICENSE'), 'MIT');
+    const r = run(d);
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/^ERR {2}.*stray\/notes\.json: not a test-vector format this command knows$/m);
+    expect(r.out).toMatch(/^ok {3}.*good\.json/m);
+    expect(r.out).toMatch(/^skip 1 documentation files$/m);
+  });
+
+  it('holds a corpus folder to the files and case counts its README gives', () => {
+    // A corpus folder whose RFC 8032 file lost four of its five vectors and whose other files are gone.
+    const c = folder('corpus');
+    mkdirSync(join(c, 'rfc8032'));
+    writeFileSync(join(c, 'rfc8032', 'ed25519.json'), JSON.stringify([test1]));
+    const r = run(c);
+    expect(r.code).toBe(2);
+    expect(r.out).toMatch(/^ERR {2}.*corpus\/rfc8032\/ed25519\.json: 1 cases \[rfc8032 ed25519\]; the corpus has 5 \[rfc8032 ed25519\] there$/m);
+    expect(r.out).toMatch(/^ERR {2}.*corpus\/wycheproof\/testvectors_v1\/ed25519_test\.json: missing from the corpus$/m);
+    // Files the corpus lists as not vectors are skipped with the reason, unless named.
+    mkdirSync(join(c, 'rin-reference'));
+    writeFileSync(join(c, 'rin-reference', 'x.json'), '{}');
+    expect(run(c).out).toMatch(/^skip .*corpus\/rin-reference: vectors of rin\.host\/v2, not of the crypto backends$/m);
+    expect(run(join(c, 'rin-reference', 'x.json')).code).toBe(2);
+  });
+
+  it.skipIf(!existsSync(DEFAULT_CORPUS))('passes the real corpus with every file at the count its README gives', () => {
+    const r = spawnSync(process.execPath, [BIN, 'conformance', '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    expect(r.status, r.stdout.slice(-2000)).toBe(0);
+    const report = JSON.parse(r.stdout) as { suites: { path: string; total: number; repeated: number; failed: number }[]; errors: string[]; passed: number; failed: number };
+    // The counts of ../shared/conformance/README.md's table (cases.txt repeats cases.json; the seven
+    // sample lines of the ES6 file's README are the eighth file).
+    const readme: Record<string, number> = {
+      'wycheproof/testvectors_v1/ed25519_test.json': 151,
+      'wycheproof/testvectors_v1/chacha20_poly1305_test.json': 325,
+      'wycheproof/testvectors_v1/xchacha20_poly1305_test.json': 315,
+      'wycheproof/testvectors_v1/x25519_test.json': 518,
+      'ed25519-speccheck/cases.json': 12,
+      'ed25519-speccheck/cases.txt': 12,
+      'cctv-ed25519/ed25519vectors.json': 914,
+      'rfc8032/ed25519.json': 5,
+      'noble-ed25519/vectors.txt': 1024,
+      'rfc8439/chacha20_poly1305_aead.json': 2,
+      'json-canonicalization/testdata': 6,
+      'json-canonicalization/es6numbers/es6testfile_first10000.txt': 10_000,
+      'json-canonicalization/es6numbers/readme_sample_lines.txt': 7,
+    };
+    const got = Object.fromEntries(report.suites.map((s) => [s.path.replace(/^.*shared\/conformance\//, ''), s.total]));
+    expect(got).toEqual(readme);
+    expect(report.errors).toEqual([]);
+    expect(report.failed).toBe(0);
+    const speccheckText = report.suites.find((s) => s.path.endsWith('cases.txt'))!;
+    expect(speccheckText.repeated).toBe(12);
+    // Each distinct case once: the files' cases less those repeated from an earlier file.
+    const distinct = report.suites.reduce((n, s) => n + s.total - s.repeated, 0);
+    expect(report.passed).toBe(distinct);
+    expect(distinct).toBeLessThan(13_291 - 12);
   });
 });

@@ -2,7 +2,9 @@
  * Recognises the public conformance corpora by their content (not their names) and turns each into
  * cases with the expectation the project's policy sets for them (../shared/conformance/README.md).
  * Each case reports an observable `outcome` so that the two backends can also be compared with each
- * other, not only with the expectation.
+ * other, not only with the expectation, and has a `key` naming its inputs and expectation whatever
+ * the file's format, so that a case two files share (speccheck's cases.json and cases.txt, RFC 8032's
+ * vectors inside sign.input) is counted once.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,6 +14,8 @@ import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 
 export interface Case {
   id: string;
+  /** The operation, its inputs and its expectation, in lowercase hex: equal keys are the same case. */
+  key: string;
   /** Runs the case; `ok` is whether the outcome meets the expectation. */
   run(c: Crypto): { ok: boolean; outcome: string };
 }
@@ -37,12 +41,16 @@ function attempt(f: () => Uint8Array | boolean | void): string {
 function verifyCase(id: string, pk: string, msg: Uint8Array, sig: string, expected: boolean): Case {
   return {
     id,
+    key: `ed25519-verify ${pk} ${toHex(msg)} ${sig} ${expected}`.toLowerCase(),
     run(c) {
       const v = c.ed25519Verify(fromHex(pk), msg, fromHex(sig));
       return { ok: v === expected, outcome: String(v) };
     },
   };
 }
+
+const aeadKey = (cipher: AeadCipher, key: string, iv: string, aad: string, msg: string, sealed: string, valid: boolean) =>
+  `${cipher} ${key} ${iv} ${aad} ${msg} ${sealed} ${valid}`.toLowerCase();
 
 const groups = (doc: Json): [Json, Json][] => doc.testGroups.flatMap((g: Json) => g.tests.map((t: Json) => [g, t]));
 
@@ -59,6 +67,7 @@ function wycheproofAead(doc: Json): Suite {
     format: `wycheproof aead_test ${doc.algorithm}`,
     cases: groups(doc).map(([, t]) => ({
       id: `tcId ${t.tcId}`,
+      key: aeadKey(cipher, t.key, t.iv, t.aad, t.msg, t.ct + t.tag, t.result === 'valid'),
       run(c: Crypto) {
         const [key, iv, aad, msg] = [t.key, t.iv, t.aad, t.msg].map(fromHex) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
         const opened = attempt(() => c.aeadOpen(cipher, key, iv, fromHex(t.ct + t.tag), aad));
@@ -75,6 +84,7 @@ function wycheproofXdh(doc: Json): Suite {
     format: 'wycheproof xdh_comp',
     cases: groups(doc).map(([, t]) => ({
       id: `tcId ${t.tcId}`,
+      key: `x25519 ${t.private} ${t.public} ${t.shared} ${t.result}`.toLowerCase(),
       run(c: Crypto) {
         const out = attempt(() => c.x25519SharedSecret(fromHex(t.private), fromHex(t.public)));
         // Policy (crates/core/src/x25519.rs): an all-zero secret from a small-order key is refused;
@@ -122,6 +132,7 @@ function cctv(items: Json[]): Suite {
 function signatureCase(id: string, seed: string, pk: string, msg: string, sig: string): Case {
   return {
     id,
+    key: `ed25519-sign ${seed} ${pk} ${msg} ${sig}`.toLowerCase(),
     run(c) {
       const derived = attempt(() => c.ed25519PublicKey(fromHex(seed)));
       const signed = attempt(() => c.ed25519Sign(fromHex(seed), fromHex(msg)));
@@ -153,6 +164,7 @@ function rfc8439(doc: Json): Suite {
     format: 'rfc8439 aead',
     cases: doc.tests.map((t: Json) => ({
       id: t.id ?? t.section,
+      key: aeadKey('chacha20-poly1305', t.key, t.nonce, t.aad, t.plaintext, t.ciphertext + t.tag, true),
       run(c: Crypto) {
         const [key, nonce, aad, pt] = [t.key, t.nonce, t.aad, t.plaintext].map(fromHex) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
         const sealed = attempt(() => c.aeadSeal('chacha20-poly1305', key, nonce, pt, aad));
@@ -176,6 +188,7 @@ function es6Numbers(text: string): Suite | undefined {
       const input = `[${view.getFloat64(0).toExponential()}]`;
       return {
         id: bits,
+        key: `es6-number ${bits.padStart(16, '0')} ${want}`.toLowerCase(),
         run(c: Crypto) {
           const out = attempt(() => c.jcs(input));
           return { ok: out === toHex(utf8(`[${want}]`)), outcome: out };
@@ -193,6 +206,7 @@ export function rfc8785Folder(dir: string): Suite {
     const want = toHex(new Uint8Array(readFileSync(join(dir, 'output', name))));
     cases.push({
       id: name,
+      key: `jcs ${toHex(utf8(input))} ${want}`,
       run(c) {
         const out = attempt(() => c.jcs(input));
         return { ok: out === want, outcome: out };
@@ -204,6 +218,7 @@ export function rfc8785Folder(dir: string): Suite {
       const input = readFileSync(join(dir, 'invalid', name), 'utf8');
       cases.push({
         id: `invalid/${name}`,
+        key: `jcs ${toHex(utf8(input))} refused`,
         run(c) {
           const out = attempt(() => c.jcs(input));
           return { ok: out.startsWith('error:'), outcome: out };
