@@ -22,11 +22,12 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
     it(file, () => check(c, vectors(file)));
   }
 
-  it('ed25519VerifyMany covers valid and invalid items', () => {
-    const items = vectors('ed25519.json').map((v) => ({ publicKey: fromHex(v.public_key), message: fromHex(v.message), signature: fromHex(v.signature) }));
-    const got = c.ed25519VerifyMany(items);
-    expect(got.filter(Boolean).length).toBeGreaterThan(3);
-    expect(got.filter((x) => !x).length).toBeGreaterThan(3);
+  it('ed25519VerifyMany gives each item the verdict its vector states', () => {
+    const cases = vectors('ed25519.json').filter((v) => v.name !== 'short-seed-sign');
+    const items = cases.map((v) => ({ publicKey: fromHex(v.public_key), message: fromHex(v.message), signature: fromHex(v.signature) }));
+    expect(c.ed25519VerifyMany(items)).toEqual(cases.map((v) => v.valid));
+    expect(cases.filter((v) => v.valid).length).toBeGreaterThan(3);
+    expect(cases.filter((v) => !v.valid).length).toBeGreaterThan(3);
     expect(c.ed25519VerifyMany([])).toEqual([]);
   });
 
