@@ -76,6 +76,64 @@ describe('hash and validate', () => {
   });
 });
 
+describe('validate a message', () => {
+  const rps = 'ts/protocols/rps';
+  const reveal = { action: 'reveal', round: 1, choice: 'rock', nonce: '0123456789abcdef' };
+  const check = (msg: string, ...flags: string[]) => {
+    const r = run(['validate', rps, msg, '--json', ...flags]);
+    return { code: r.code, err: r.err, out: r.out ? JSON.parse(r.out) : undefined };
+  };
+
+  it('exits 0 for a valid message, naming the declared message it matched', () => {
+    expect(check(JSON.stringify(reveal), '--direction', 'guest_to_host')).toMatchObject({ code: 0, out: { ok: true, message: 'reveal' } });
+    const plain = run(['validate', rps, JSON.stringify(reveal)]);
+    expect([plain.code, plain.out]).toEqual([0, 'valid: message "reveal" of Rock-Paper-Scissors\n']);
+  });
+
+  it('exits 1 with each problem, its pointer and code, judging numbers as written', () => {
+    const r = check('{"action":"reveal","round":1.0,"choice":"lizard","nonce":"0123456789abcdef","x":1}', '--direction', 'guest_to_host');
+    expect(r.code).toBe(1);
+    expect(r.out.errors.map((e: { code: string; pointer: string }) => [e.code, e.pointer]).sort()).toEqual([
+      ['FIELD_RANGE', '/choice'],
+      ['FIELD_TYPE', '/round'],
+      ['FIELD_UNDECLARED', '/x'],
+    ]);
+    const text = run(['validate', rps, '{"action":"reveal","round":1e0,"choice":"rock","nonce":"0123456789abcdef"}']);
+    expect([text.code, text.out]).toEqual([1, expect.stringMatching(/^error FIELD_TYPE at \/round: .*\ninvalid: 1 error\(s\)\n$/)]);
+    expect(check('{"action":"join","best_of":3}', '--direction', 'host_to_guest').out.errors[0].code).toBe('MESSAGE_ACTION_UNKNOWN');
+    expect(check('{"action":"join","best_of":3}', '--direction', 'guest_to_host').code).toBe(0);
+    expect(check('{"action":"reveal","action":"reveal"}').out.errors[0].code).toBe('MESSAGE_NOT_JSON');
+    expect(check('{"action":').out.errors[0].code).toBe('MESSAGE_NOT_JSON');
+    expect(check('[1]').out.errors[0].code).toBe('MESSAGE_NOT_OBJECT');
+  });
+
+  it('--message picks the declared message by name, as the reference does', () => {
+    const { action: _, ...bare } = reveal;
+    expect(check(JSON.stringify(bare), '--message', 'reveal').out.errors.map((e: { code: string; pointer: string }) => [e.code, e.pointer])).toEqual([['FIELD_REQUIRED', '/action']]);
+    expect(check(JSON.stringify(reveal), '--message', 'reveal')).toMatchObject({ code: 0, out: { message: 'reveal' } });
+    expect(check(JSON.stringify(reveal), '--message', 'nope').out.errors[0].code).toBe('MESSAGE_ACTION_UNKNOWN');
+  });
+
+  it('exits 2, with one line on stderr, for usage mistakes and a spec that is not valid', () => {
+    for (const args of [
+      ['validate', rps, '{}', '--direction', 'up'],
+      ['validate', rps, '--message', 'reveal'],
+      ['validate', rps, '{}', '{}'],
+      ['validate', join(tmp, 'missing'), '{}'],
+    ]) {
+      const r = run(args);
+      expect(r.code, args.join(' ')).toBe(2);
+      expect(r.out).toBe('');
+      expect(r.err).toMatch(/\S/);
+    }
+    const bad = join(tmp, 'bad-for-message.json');
+    writeFileSync(bad, JSON.stringify({ name: '', messages: [] }));
+    const r = run(['validate', bad, '{"action":"x"}']);
+    expect([r.code, r.out]).toEqual([2, '']);
+    expect(r.err).toMatch(/SPEC_NAME_MISSING/);
+  });
+});
+
 describe('create, scaffold and the skeleton refusal', () => {
   it('refuses the generated skeleton until it is implemented', () => {
     const dir = join(tmp, 'mine');

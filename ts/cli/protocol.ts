@@ -7,8 +7,8 @@ import { HOOK_NAMES } from '../hooks/types.js';
 import { flowMode } from '../spec/types.js';
 import { sidecarFor, SIDECAR, skeletonSource } from '../hooks/skeleton.js';
 import { builtinDir, BUILTINS, findBuiltin } from '../protocols/index.js';
-import { loadSpec, SpecLoadError, type LoadedSpec, type SpecIssue } from '../spec/index.js';
-import { UsageError, type Command } from './args.js';
+import { loadSpec, messageValidator, SpecLoadError, type LoadedSpec, type SpecIssue, type WireDirection } from '../spec/index.js';
+import { UsageError, type Args, type Command, type Output } from './args.js';
 
 function load(target: string, allowUnknownVersion = false): LoadedSpec {
   try {
@@ -52,16 +52,44 @@ spec_version only warns here; every other command refuses it.`,
   },
 };
 
+const DIRECTIONS = ['host_to_guest', 'guest_to_host'] as const;
+
+/** Checks one message against a valid spec: exit 0 valid, 1 invalid (every problem with its pointer and code). */
+function validateMessage(l: LoadedSpec, text: string, flags: Args['flags'], out: Output): number {
+  const direction = flags['direction'];
+  if (direction !== undefined && !(DIRECTIONS as readonly unknown[]).includes(direction)) throw new UsageError(`--direction must be ${DIRECTIONS.join(' or ')}`);
+  const name = typeof flags['message'] === 'string' ? flags['message'] : undefined;
+  if (!l.ok) {
+    out.error(`cannot check a message against an invalid spec (${l.path}):`);
+    printIssues(out.error, l.issues);
+    return 2;
+  }
+  const r = messageValidator(l.protocolId!, l.spec, l.text).checkText(text, direction as WireDirection | undefined, name);
+  if (flags['json']) out.json(r.ok ? { ok: true, protocol_id: l.protocolId, message: r.message } : { ok: false, protocol_id: l.protocolId, errors: r.errors });
+  else if (r.ok) out.line(`valid: message "${r.message}" of ${l.spec.name}`);
+  else {
+    for (const e of r.errors) out.line(`error ${e.code} at ${e.pointer}: ${e.message}`);
+    out.line(`invalid: ${r.errors.length} error(s)`);
+  }
+  return r.ok ? 0 : 1;
+}
+
 export const protocolValidate: Command = {
   name: 'validate',
-  usage: 'aigenora protocol validate <DIR|spec.json> [--json]',
-  help: `Checks strict JSON, required name and messages, message names, directions and fields, every field
-type and its limits, parameters and table columns, the flow mode and its configuration, exchanges
-against declared messages, timing, decision, shadow_judge and spec_version. Each problem is printed
-with its JSON pointer and a stable code. Exit status: 0 valid (warnings allowed), 1 invalid, 2 unreadable.`,
-  flags: { json: 'boolean' },
+  usage: "aigenora protocol validate <DIR|spec.json> ['<message-json>'] [--direction host_to_guest|guest_to_host] [--message NAME] [--json]",
+  help: `With a spec alone: checks strict JSON, required name and messages, message names, directions and
+fields, every field type and its limits, parameters and table columns, the flow mode and its
+configuration, exchanges against declared messages, timing, decision, shadow_judge and spec_version.
+With a message too: checks that message (JSON text) as a peer's message would be checked, on its
+numbers as written (1.0 is not an integer): matched by its action and --direction (any direction when
+absent), or by --message NAME. Each problem is printed with its JSON pointer and a stable code. Exit
+status: 0 valid (warnings allowed), 1 invalid, 2 unreadable or usage.`,
+  flags: { direction: 'string', message: 'string', json: 'boolean' },
   run(args, out) {
-    const l = load(one(args.positional, 'protocol directory or spec.json'));
+    if (args.positional.length < 1 || args.positional.length > 2) throw new UsageError('expected a protocol directory or spec.json, and optionally a message');
+    const l = load(args.positional[0]!);
+    if (args.positional.length === 2) return validateMessage(l, args.positional[1]!, args.flags, out);
+    if (args.flags['direction'] !== undefined || args.flags['message'] !== undefined) throw new UsageError('--direction and --message need a message to check');
     if (args.flags['json']) out.json({ path: l.path, ok: l.ok, protocol_id: l.protocolId, name: l.ok ? l.spec.name : undefined, issues: l.issues });
     else {
       printIssues(out.line, l.issues);
@@ -72,7 +100,11 @@ with its JSON pointer and a stable code. Exit status: 0 valid (warnings allowed)
 };
 
 /** `aigenora validate` is `aigenora protocol validate`. */
-export const validateTop: Command = { ...protocolValidate, name: 'validate', usage: 'aigenora validate <DIR|spec.json> [--json]' };
+export const validateTop: Command = {
+  ...protocolValidate,
+  name: 'validate',
+  usage: "aigenora validate <DIR|spec.json> ['<message-json>'] [--direction host_to_guest|guest_to_host] [--message NAME] [--json]",
+};
 
 /** Writes hooks.mts (a skeleton) and its sidecar for the spec in `dir`. */
 function writeSkeleton(l: LoadedSpec): string {

@@ -45,12 +45,6 @@ export interface MessageError {
  */
 export type MessageCheck = { ok: true; message: string; value: Record<string, unknown> } | { ok: false; errors: MessageError[] };
 
-/** Which declared message to check against: by direction (any when absent) and, optionally, by name instead of action. */
-export interface MessageSelect {
-  direction?: WireDirection | undefined;
-  name?: string | undefined;
-}
-
 /** An exact integer bound, as a decimal string (spec limits may lie beyond doubles). */
 type Bound = string;
 
