@@ -2,6 +2,7 @@
 // and the peer_unresponsive / peer_resumed events (without ever disconnecting).
 import { describe, expect, it } from 'vitest';
 import { LineTransport, type ByteStream } from '../../ts/net/line-transport.js';
+import { until } from './helpers.js';
 
 /** A stream whose incoming chunks the test pushes, recording what the transport sends. */
 function fakeStream() {
@@ -23,15 +24,16 @@ function fakeStream() {
       }
     },
   };
-  const push = (s: string) => {
-    queue.push(new TextEncoder().encode(s));
+  const pushBytes = (b: Uint8Array) => {
+    queue.push(b);
     wake?.();
   };
+  const push = (s: string) => pushBytes(new TextEncoder().encode(s));
   const end = () => {
     closed = true;
     wake?.();
   };
-  return { stream, sent, push, end };
+  return { stream, sent, push, pushBytes, end };
 }
 
 describe('LineTransport', () => {
@@ -56,15 +58,29 @@ describe('LineTransport', () => {
     expect(await t.recv(100)).toEqual({ line: null, timedOut: false });
   });
 
+  it('cuts lines on bytes, a character split across chunks included, under a limit that can be raised', async () => {
+    const f = fakeStream();
+    const t = new LineTransport(f.stream, { heartbeatIntervalMs: 0, maxLineBytes: 16 });
+    const line = new TextEncoder().encode('{"a":"é€"}\n');
+    for (const b of line) f.pushBytes(Uint8Array.of(b));
+    expect(await t.recv(500)).toEqual({ line: '{"a":"é€"}' });
+    t.setMaxLineBytes(64);
+    f.push(`{"b":"${'x'.repeat(40)}"}\n`);
+    expect(await t.recv(500)).toEqual({ line: `{"b":"${'x'.repeat(40)}"}` });
+    // A complete line over the limit is handed over as it is, and reading stops.
+    f.push(`${'y'.repeat(80)}\n{"c":1}\n`);
+    expect((await t.recv(500)).line).toBe('y'.repeat(80));
+    expect(await t.recv(100)).toEqual({ line: null, timedOut: false });
+  });
+
   it('answers pings, never delivers _sys lines, and reports silence and recovery', async () => {
     const f = fakeStream();
     const events: string[] = [];
     const t = new LineTransport(f.stream, { heartbeatIntervalMs: 20, heartbeatTimeoutMs: 60, onEvent: (e) => events.push(e) });
     f.push('{"_sys":"ping","probe_id":"p7","ts":1}\n');
-    await new Promise((r) => setTimeout(r, 150));
-    expect(f.sent).toContain('{"_sys":"pong","probe_id":"p7"}\n');
-    expect(f.sent.some((l) => l.startsWith('{"_sys":"ping"'))).toBe(true);
-    expect(events).toContain('peer_unresponsive');
+    await until(() => f.sent.includes('{"_sys":"pong","probe_id":"p7"}\n'), 'the pong');
+    await until(() => f.sent.some((l) => l.startsWith('{"_sys":"ping"')), 'a ping of its own');
+    await until(() => events.includes('peer_unresponsive'), 'peer_unresponsive');
     f.push('{"_sys":"pong","probe_id":"p1"}\n{"v":1}\n');
     expect(await t.recv(500)).toEqual({ line: '{"v":1}' });
     expect(events.at(-1)).toBe('peer_resumed');

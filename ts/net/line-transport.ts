@@ -1,7 +1,8 @@
 /**
  * The engine's Transport over a libp2p stream: one compact JSON object per line ("\n"-terminated,
- * empty lines skipped), a maximum frame size (8 MiB by default; a longer line is handed to the engine
- * as is, which refuses it and closes), and the reference's heartbeat (NOTES A7): {"_sys":"ping"} /
+ * empty lines skipped), a maximum frame size (8 MiB by default, lowered while a peer is not yet
+ * authenticated; a longer line is handed over as it is, to be refused, and reading stops), and the
+ * reference's heartbeat (NOTES A7): {"_sys":"ping"} /
  * {"_sys":"pong"} lines that are answered here and never reach the protocol. Silence beyond the
  * heartbeat timeout reports peer_unresponsive (again every timeout), recovery peer_resumed; the
  * heartbeat never disconnects by itself.
@@ -26,6 +27,18 @@ export interface LineTransportOptions {
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+const NEWLINE = 10;
+
+function concat(parts: Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0]!;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
 
 export class LineTransport implements Transport {
   private lines: string[] = [];
@@ -34,11 +47,13 @@ export class LineTransport implements Transport {
   private lastHeard = Date.now();
   private unresponsive = false;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private maxLine: number;
 
   constructor(
     private readonly stream: ByteStream,
     private readonly opts: LineTransportOptions = {},
   ) {
+    this.maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
     void this.pump();
     const interval = opts.heartbeatIntervalMs ?? 10_000;
     const timeout = opts.heartbeatTimeoutMs ?? interval * 3;
@@ -102,23 +117,39 @@ export class LineTransport implements Transport {
     this.wake();
   }
 
+  /** Changes the line limit from the next byte read (the host raises it once the guest is authenticated). */
+  setMaxLineBytes(n: number): void {
+    this.maxLine = n;
+  }
+
+  // Lines are cut on bytes, so the cost stays linear in what arrives however it is chunked.
   private async pump(): Promise<void> {
-    const max = this.opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-    let buf = '';
+    let parts: Uint8Array[] = [];
+    let size = 0;
     try {
-      for await (const chunk of this.stream) {
+      reading: for await (const chunk of this.stream) {
         const bytes = chunk instanceof Uint8Array ? chunk : chunk.subarray();
-        buf += dec.decode(bytes, { stream: true });
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          if (line.trim()) this.deliver(line);
+        let start = 0;
+        for (let nl = bytes.indexOf(NEWLINE); nl >= 0; nl = bytes.indexOf(NEWLINE, start)) {
+          const piece = bytes.subarray(start, nl);
+          const line = size === 0 ? piece : concat([...parts, piece], size + piece.length);
+          parts = [];
+          size = 0;
+          start = nl + 1;
+          if (line.length > this.maxLine) {
+            // Hand the oversize frame over: it is refused (frame_too_large, or a failed handshake).
+            this.deliver(dec.decode(line));
+            break reading;
+          }
+          const text = dec.decode(line);
+          if (text.trim()) this.deliver(text);
         }
-        if (enc.encode(buf).length > max) {
-          // Hand the oversize frame over: the engine refuses it with frame_too_large and ends.
-          this.deliver(buf);
-          buf = '';
+        if (start < bytes.length) {
+          parts.push(bytes.slice(start));
+          size += bytes.length - start;
+        }
+        if (size > this.maxLine) {
+          this.deliver(dec.decode(concat(parts, size)));
           break;
         }
       }
@@ -128,10 +159,15 @@ export class LineTransport implements Transport {
     this.finish();
   }
 
+  /** Throws when the stream is gone (the engine reads that as a disconnect). */
   send(line: string): void {
     if (this.ended) throw new Error('transport closed');
-    if (!this.stream.send(enc.encode(`${line}\n`))) {
+    try {
       // libp2p buffers what it cannot send yet; frames are small, so no need to wait for drain here.
+      this.stream.send(enc.encode(`${line}\n`));
+    } catch {
+      this.finish();
+      throw new Error('transport closed');
     }
   }
 
