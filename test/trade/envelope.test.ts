@@ -47,6 +47,19 @@ describe('envelopes', () => {
     expect(verifyEnvelope(getCrypto('js'), JSON.stringify(two), keys)).toEqual(verdict);
   });
 
+  it('a signature spelled in non-canonical base64url (spare bits set) does not verify, on either backend', () => {
+    const one = addSignature(createEnvelope(c, 'DEAL', dealBody()), alice, 'alice');
+    const sig = one.signatures[0]!.signature;
+    // 64 bytes in 86 characters: the last character carries 2 spare bits, which canonical base64url leaves 0.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const last = alphabet.indexOf(sig.at(-1)!);
+    expect(last & 0b11).toBe(0);
+    const twin = { ...one, signatures: [{ ...one.signatures[0]!, signature: sig.slice(0, -1) + alphabet[last | 1] }] };
+    expect(Buffer.from(twin.signatures[0]!.signature, 'base64url')).toEqual(Buffer.from(sig, 'base64url'));
+    for (const b of [c, getCrypto('js')]) expect(verifyEnvelope(b, twin, keys).result).toBe('fail:signature_invalid');
+    expect(verifyEnvelope(c, one, keys).result).toBe('valid');
+  });
+
   it('refuses oversize and non-UTF-8 text before parsing', () => {
     const env = addSignature(createEnvelope(c, 'DEAL', dealBody()), alice, 'alice');
     const text = JSON.stringify(env);

@@ -22,11 +22,16 @@ export function toBase64Url(bytes: Uint8Array): string {
   return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
+/**
+ * Strict: unpadded base64url in its one canonical spelling. The spare low bits of the last character
+ * must be zero, or two different strings would decode to the same key or signature.
+ */
 export function fromBase64Url(s: string): Uint8Array {
   if (!/^[A-Za-z0-9_-]*$/.test(s) || s.length % 4 === 1) throw new TypeError('not base64url without padding');
   const bin = atob(s.replace(/-/g, '+').replace(/_/g, '/'));
   const out = new Uint8Array(bin.length);
   for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  if (toBase64Url(out) !== s) throw new TypeError('not the canonical base64url spelling (spare bits set)');
   return out;
 }
 

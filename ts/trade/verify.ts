@@ -56,6 +56,15 @@ function lookup(keys: KeyMap, signer: string): Uint8Array | undefined {
   }
 }
 
+/** The signature's bytes; a spelling that is not canonical base64url never verifies. */
+function signatureBytes(text: string): Uint8Array {
+  try {
+    return fromBase64Url(text);
+  } catch {
+    return new Uint8Array(0);
+  }
+}
+
 export type Parsed = { ok: true; value: unknown } | { ok: false; verdict: Verdict };
 
 const malformed = (detail: string): Parsed => ({ ok: false, verdict: { result: 'fail:malformed_input', detail } });
@@ -116,7 +125,7 @@ export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opt
   for (const [i, s] of (e.signatures ?? []).entries()) {
     const pk = lookup(keys, s.signer);
     if (!pk) return { result: 'fail:unknown_signer', objectId: id, detail: `signatures[${i}]: ${JSON.stringify(s.signer)} is not in the key map` };
-    if (!crypto.ed25519Verify(pk, input4, fromBase64Url(s.signature)))
+    if (!crypto.ed25519Verify(pk, input4, signatureBytes(s.signature)))
       return { result: 'fail:signature_invalid', objectId: id, detail: `signatures[${i}] by ${JSON.stringify(s.signer)} does not verify` };
   }
   return { result: 'valid', objectId: id };
