@@ -1,7 +1,10 @@
 /**
- * libp2p 3 calls Promise.withResolvers (Node 22+); this project runs on Node 20, so the standard
- * method is supplied when missing. Import this module before libp2p.
+ * libp2p 3 targets Node 22: it calls Promise.withResolvers and dials WebSockets with the global
+ * WebSocket, neither of which Node 20 has. This project runs on Node 20, so both are supplied when
+ * missing (WebSocket by the `ws` package). Import this module before libp2p.
  */
+import { NodeWebSocket } from './websocket.js';
+
 declare global {
   interface PromiseConstructor {
     withResolvers?: unknown;
@@ -22,6 +25,10 @@ if (typeof Promise.withResolvers !== 'function') {
       return { promise, resolve, reject };
     },
   });
+}
+
+if (typeof globalThis.WebSocket !== 'function') {
+  Object.defineProperty(globalThis, 'WebSocket', { configurable: true, writable: true, value: NodeWebSocket });
 }
 
 export {};
