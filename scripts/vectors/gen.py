@@ -121,6 +121,11 @@ def ed25519():
     assert ed.equal(ed.mul(8 * s, ed.G), ed.mul(8, ed.add(ed.decompress(R), ed.mul(k, Ap))))
     bad("cofactored-only", "holds only in the cofactored equation [8][S]B = [8]R + [8][k]A: strict rejects",
         public_key=h(Ap_b), signature=h(R + int.to_bytes(s, 32, "little")))
+    y_off = next(y for y in range(2, 100) if ed.recover_x(y, 0) is None)
+    A_off = int.to_bytes(y_off, 32, "little")
+    bad("off-curve-A", f"A encodes y = {y_off}, for which no x is on the curve", error="PUBLIC_KEY_INVALID", public_key=h(A_off), signature=h(sig))
+    bad("off-curve-A-small-order-R", "the key is judged before the signature: an off-curve A with R = identity, S = 0",
+        error="PUBLIC_KEY_INVALID", public_key=h(A_off), signature=h(ident + zero_s))
     bad("short-key", "31-byte public key", error="BAD_LENGTH", public_key=h(A[:31]), signature=h(sig))
     bad("long-signature", "65-byte signature", error="BAD_LENGTH", signature=h(sig + b"\x00"))
     bad("short-seed-sign", "signing with a 31-byte seed", error="BAD_LENGTH", seed=h(seed[:31]), signature=h(sig))

@@ -78,15 +78,14 @@ const fn hex32(s: &str) -> [u8; 32] {
 pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
     let pk: [u8; 32] = fixed("Ed25519 public key", public_key)?;
     let sig: [u8; 64] = fixed("Ed25519 signature", signature)?;
+    // The key is judged whole before the signature, so that a bad key is PUBLIC_KEY_INVALID whatever
+    // the signature holds (the js backend decodes A first too).
     if is_non_canonical(&pk) {
         return Err(Error::PublicKeyInvalid);
     }
-    let r: &[u8; 32] = sig[..32].try_into().expect("64-byte signature has a 32-byte R");
-    if is_non_canonical(r) || SMALL_ORDER_ENCODINGS.contains(r) {
-        return Err(Error::SignatureInvalid);
-    }
     let key = VerifyingKey::from_bytes(&pk).map_err(|_| Error::PublicKeyInvalid)?;
-    if key.is_weak() {
+    let r: &[u8; 32] = sig[..32].try_into().expect("64-byte signature has a 32-byte R");
+    if is_non_canonical(r) || SMALL_ORDER_ENCODINGS.contains(r) || key.is_weak() {
         return Err(Error::SignatureInvalid);
     }
     // dalek's plain `verify` is the rest of the policy: it refuses S >= L and checks the cofactorless
