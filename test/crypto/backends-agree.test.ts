@@ -1,7 +1,9 @@
 // Differential check of the two backends on pseudo-random inputs the fixed vectors do not cover:
-// they must produce the same bytes and the same verdicts.
-import { describe, expect, it } from 'vitest';
-import { getCrypto, toHex } from '../../ts/crypto/index.js';
+// they must produce the same bytes, the same verdicts and the same error codes. (Canonical JSON has
+// its own property-based tests in jcs-fuzz.test.ts.)
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CryptoError, fromHex, getCrypto, toHex, type Crypto } from '../../ts/crypto/index.js';
 
 const wasm = getCrypto('wasm');
 const js = getCrypto('js');
@@ -69,5 +71,87 @@ describe('wasm and js backends agree', () => {
       expect(toHex(js.jcs(text))).toBe(toHex(wasm.jcs(text)));
       expect(toHex(wasm.jcs(text))).toBe(toHex(wasm.jcsValue(v)));
     }
+  });
+});
+
+describe('wasm and js backends agree on every result and error code', () => {
+  const RUNS = Number(process.env['AIGENORA_FUZZ_RUNS'] ?? 1000);
+  let tried = 0;
+  afterAll(() => console.log(`backends-agree fuzz: ${tried} inputs, 0 failures`));
+
+  // Encodings that sit on the edges of the policies: zero, all ones, the identity and other
+  // small-order Ed25519 points, non-canonical y, small-order X25519 u-coordinates.
+  const edges = [
+    '00'.repeat(32),
+    'ff'.repeat(32),
+    `01${'00'.repeat(31)}`,
+    `ec${'ff'.repeat(30)}7f`,
+    `ed${'ff'.repeat(30)}7f`,
+    'c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a',
+    '26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05',
+    'e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800',
+    '5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157',
+  ].map(fromHex);
+  const sized = fc.constantFrom(0, 1, 12, 16, 24, 31, 32, 33, 63, 64, 65).chain((n) => fc.uint8Array({ minLength: n, maxLength: n }));
+  const bytes = fc.oneof(sized, fc.uint8Array({ maxLength: 80 }), fc.constantFrom(...edges), fc.constantFrom(...edges).map((e) => Uint8Array.from([...e, ...e])));
+  const cipher = fc.constantFrom('chacha20-poly1305', 'xchacha20-poly1305') as fc.Arbitrary<'chacha20-poly1305' | 'xchacha20-poly1305'>;
+
+  function outcome(f: () => unknown): string {
+    try {
+      const r = f();
+      return r instanceof Uint8Array ? toHex(r) : JSON.stringify(r);
+    } catch (e) {
+      if (e instanceof CryptoError) return e.code;
+      throw new Error(`untyped ${String(e)}`);
+    }
+  }
+  const same = (f: (c: Crypto) => unknown) => {
+    tried++;
+    expect(outcome(() => f(js))).toBe(outcome(() => f(wasm)));
+  };
+
+  it('for inputs of any length and edge encodings', () => {
+    fc.assert(
+      fc.property(bytes, bytes, bytes, bytes, cipher, (a, b, d, e, ci) => {
+        same((c) => c.ed25519PublicKey(a));
+        same((c) => c.ed25519Sign(a, b));
+        same((c) => c.ed25519Keypair(a).sign(b));
+        same((c) => c.ed25519Verify(a, b, d));
+        same((c) => c.ed25519Check(a, b, d));
+        same((c) => c.ed25519VerifyMany([{ publicKey: a, message: b, signature: d }, { publicKey: d, message: e, signature: a }]));
+        same((c) => c.aeadSeal(ci, a, b, d, e));
+        same((c) => c.aeadOpen(ci, a, b, d, e));
+        same((c) => c.x25519PublicKey(a));
+        same((c) => c.x25519SharedSecret(a, b));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('for signatures near a valid one, under keys near a valid one', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ maxLength: 100 }), fc.array(fc.tuple(fc.nat(95), fc.integer({ min: 1, max: 255 })), { maxLength: 2 }), (seed, msg, flips) => {
+        const pk = wasm.ed25519PublicKey(seed);
+        const both = Uint8Array.from([...pk, ...wasm.ed25519Sign(seed, msg)]);
+        for (const [at, x] of flips) both[at]! ^= x;
+        same((c) => c.ed25519Check(both.subarray(0, 32), msg, both.subarray(32)));
+        same((c) => c.ed25519VerifyMany([{ publicKey: both.subarray(0, 32), message: msg, signature: both.subarray(32) }]));
+      }),
+      // A full verification in JS takes about a millisecond.
+      { numRuns: Math.ceil(RUNS / 4) },
+    );
+  });
+
+  it('for sealed messages with a byte changed', () => {
+    fc.assert(
+      fc.property(cipher, fc.uint8Array({ maxLength: 200 }), fc.uint8Array({ maxLength: 20 }), fc.nat(), fc.integer({ min: 0, max: 255 }), (ci, pt, aad, at, x) => {
+        const key = new Uint8Array(32).fill(3);
+        const nonce = new Uint8Array(ci === 'chacha20-poly1305' ? 12 : 24).fill(5);
+        const sealed = wasm.aeadSeal(ci, key, nonce, pt, aad);
+        sealed[at % sealed.length]! ^= x;
+        same((c) => c.aeadOpen(ci, key, nonce, sealed, aad));
+      }),
+      { numRuns: RUNS },
+    );
   });
 });
