@@ -101,7 +101,7 @@ describe('sizes as Python prints the numbers', () => {
         const r = v.checkText(`{"action":"m","j":[${literal}]}`);
         expect(r.ok).toBe(true);
         // String(x) of an integral double is an integer literal: exact, so a bigint beyond 2^53 - 1.
-        const expected = /[.eE]/.test(literal) ? x : Number.isSafeInteger(x) ? x : BigInt(literal);
+        const expected = /[.eE]/.test(literal) ? Number(literal) : Number.isSafeInteger(x) ? x + 0 : BigInt(literal);
         if (r.ok) expect((r.value['j'] as unknown[])[0]).toBe(expected);
       }),
       { numRuns: RUNS },
