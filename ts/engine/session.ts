@@ -29,7 +29,8 @@ import type { Transport } from './transport.js';
 
 export { commitText };
 
-export const DEFAULT_MAX_FRAME_BYTES = 1 << 20;
+/** The line transport's limit: a frame must have room for what a spec allows (a 1 MiB `json` field and the envelope). */
+export const DEFAULT_MAX_FRAME_BYTES = 8 << 20;
 /** round_result fields a guest's shadow judge compares (NOTES A11). */
 export const SHADOW_FIELDS = [
   'host_hp', 'guest_hp', 'host_mana', 'guest_mana', 'host_damage_dealt', 'guest_damage_dealt',
@@ -125,7 +126,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   const { crypto, role, spec, transport } = cfg;
   const peer = other(role);
   const mode = flowMode(spec);
-  const validator = messageValidator(cfg.protocolId, spec);
+  const validator = messageValidator(cfg.protocolId, spec, cfg.specText);
   const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, post_id: cfg.postId, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role }, cfg.specText, cfg.durability);
   const writer = new ChainWriter(crypto, cfg.sid, role, cfg.key);
   const peerKey = fromHex(role === 'host' ? cfg.guestKey : cfg.hostKey);
@@ -223,7 +224,8 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   async function recv(): Promise<Message> {
     const { frame, line } = await recvFrame();
     const msg = frame.msg;
-    const check = validator.check(msg, dirFrom(peer));
+    // On the numbers as the peer wrote them (1.0 is not an integer), as the reference reads them.
+    const check = validator.checkText(line, dirFrom(peer), undefined, 'msg');
     if (!check.ok) {
       throw new Abort('invalid_message', 'spec', `the ${peer}'s ${msg.action} fails the spec: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
         proofOf('invalid_message', peer, [line], { errors: check.errors }));
@@ -466,7 +468,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       while (!peerEnded) {
         const { frame, line } = await recvFrame();
         const msg = frame.msg;
-        const check = validator.check(msg, dirFrom(peer));
+        const check = validator.checkText(line, dirFrom(peer), undefined, 'msg');
         if (!check.ok) {
           // As the reference: an invalid peer message in free mode is dropped, not fatal.
           record.event('message_dropped', { reason: check.errors.map((e) => e.code).join(','), line: line.slice(0, 200) });

@@ -351,14 +351,16 @@ export class MessageValidator {
   }
 }
 
-const cache = new Map<string, MessageValidator>();
+const cache = new Map<string, { v: MessageValidator; exact: boolean }>();
 
-/** The compiled validators of a protocol, compiled once per protocol_id (with exact bounds when `specText` is given). */
+/**
+ * The compiled validators of a protocol, compiled once per protocol_id; with `specText`, integer bounds
+ * are read exactly as written (a validator compiled without it is replaced by one compiled with it).
+ */
 export function messageValidator(protocolId: string, spec: Pick<Spec, 'messages'>, specText?: string): MessageValidator {
-  let v = cache.get(protocolId);
-  if (!v) {
-    v = new MessageValidator(spec, specText === undefined ? {} : { specText });
-    cache.set(protocolId, v);
-  }
+  const hit = cache.get(protocolId);
+  if (hit && (hit.exact || specText === undefined)) return hit.v;
+  const v = new MessageValidator(spec, specText === undefined ? {} : { specText });
+  cache.set(protocolId, { v, exact: specText !== undefined });
   return v;
 }
