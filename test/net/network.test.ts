@@ -10,17 +10,10 @@ import { verifyTranscriptAt } from '../../ts/engine/verify.js';
 import { parseInvitation } from '../../ts/net/invitation.js';
 import { LineTransport, type ByteStream } from '../../ts/net/line-transport.js';
 import { createNode, SESSION_PROTOCOL } from '../../ts/net/node.js';
-import { HandshakeError, host, join as joinSession, type Protocol } from '../../ts/net/session.js';
+import { HandshakeError, host, join as joinSession } from '../../ts/net/session.js';
 import { tempDir } from '../shared/tmp.js';
-import { builtin, c, hooksOf } from '../engine/harness.js';
-
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
-const seed = (n: number) => new Uint8Array(32).fill(n);
-
-async function protocol(folder: string): Promise<Protocol> {
-  const b = builtin(folder);
-  return { spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf(folder) };
-}
+import { c } from '../engine/harness.js';
+import { BIN, hostProcess, protocol, seed, signedInit, until } from './helpers.js';
 
 describe('in-process network sessions', () => {
   it('complete over libp2p, with both transcripts verifiable and the handshake recorded', async () => {
@@ -68,7 +61,7 @@ describe('in-process network sessions', () => {
     const events: string[] = [];
     const h = await host({ crypto: c, seed: seed(31), protocol: p, options: {}, sessionsDir: join(out, 'h'), onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`) });
     try {
-      const evil = await createNode(seed(32), []);
+      const evil = await createNode(seed(32));
       const addr = multiaddr(h.invitation.ticket.addrs[0]!);
       const talk = async (line: string) => {
         const s = (await evil.dialProtocol(addr, SESSION_PROTOCOL)) as unknown as ByteStream;
@@ -81,12 +74,77 @@ describe('in-process network sessions', () => {
       await talk('this is not json');
       await talk(`{"_session_init":true,"pad":"${'x'.repeat(9 << 20)}"}`);
       await evil.stop();
-      await new Promise((r) => setTimeout(r, 100));
-      expect(events).toContain('handshake_failed:HANDSHAKE_KEY_MISMATCH');
-      expect(events).toContain('handshake_failed:HANDSHAKE_INVALID');
+      await until(() => events.includes('handshake_failed:HANDSHAKE_KEY_MISMATCH') && events.filter((e) => e === 'handshake_failed:HANDSHAKE_INVALID').length === 2, 'the host to report all three failed handshakes');
       // A real guest is still served.
       const g = await joinSession({ crypto: c, seed: seed(33), protocol: p, options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text) });
       expect(g.completed).toBe(true);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a guest joins over WebSocket alone (Node 20 has no global WebSocket)', async () => {
+    const p = await protocol('coin-flip');
+    const out = tempDir('net');
+    const h = await host({ crypto: c, seed: seed(71), protocol: p, options: { best_of: 1 }, sessionsDir: join(out, 'h'), listen: ['/ip4/127.0.0.1/tcp/0/ws'] });
+    try {
+      expect(h.invitation.ticket.addrs.every((a) => a.includes('/ws/'))).toBe(true);
+      const g = await joinSession({ crypto: c, seed: seed(72), protocol: p, options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text) });
+      expect(g.completed).toBe(true);
+      expect((await h.done).completed).toBe(true);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('an invitation that expires before any guest ends the host with INVITATION_EXPIRED', async () => {
+    const out = tempDir('net');
+    const h = await host({ crypto: c, seed: seed(73), protocol: await protocol('coin-flip'), options: { best_of: 1 }, sessionsDir: join(out, 'h'), ttlMinutes: 0.01 });
+    try {
+      await expect(h.done).rejects.toMatchObject({ name: 'HostError', code: 'INVITATION_EXPIRED' });
+      // and a guest that comes later is told so
+      const late = createInvitationCopy(h.text);
+      await expect(joinSession({ crypto: c, seed: seed(74), protocol: await protocol('coin-flip'), options: {}, sessionsDir: join(out, 'g'), invitation: late })).rejects.toMatchObject({ code: 'HANDSHAKE_REFUSED', message: expect.stringContaining('invitation expired') });
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('the handshake has its own deadline of seconds: a silent stream is closed long before the session timeout', async () => {
+    const out = tempDir('net');
+    const events: string[] = [];
+    const h = await host({ crypto: c, seed: seed(75), protocol: await protocol('coin-flip'), options: { best_of: 1 }, sessionsDir: join(out, 'h'), timeoutMs: 60_000, handshakeTimeoutMs: 500, onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`) });
+    try {
+      const evil = await createNode(seed(76));
+      const t = new LineTransport((await evil.dialProtocol(multiaddr(h.invitation.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream, { heartbeatIntervalMs: 0 });
+      // The host ends the stream (line null, not timed out) well within this wait.
+      expect(await t.recv(15_000)).toEqual({ line: null, timedOut: false });
+      expect(events).toContain('handshake_failed:HANDSHAKE_TIMEOUT');
+      await evil.stop();
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('a peer that knows IP:port and the peer id but not the invitation cannot take the slot', async () => {
+    const p = await protocol('coin-flip');
+    const out = tempDir('net');
+    const events: string[] = [];
+    const h = await host({ crypto: c, seed: seed(81), protocol: p, options: { best_of: 1 }, sessionsDir: join(out, 'h'), onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`) });
+    try {
+      const inv = h.invitation;
+      const squatters = await Promise.all([82, 83].map((n) => createNode(seed(n))));
+      const streams = await Promise.all(squatters.map(async (n) => new LineTransport((await n.dialProtocol(multiaddr(inv.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream, { heartbeatIntervalMs: 0 })));
+      // One sends a well-formed init without a signature, the other signs a guessed post_id; both then stay.
+      const unsigned = JSON.parse(signedInit(inv, seed(82), '33'.repeat(8)).line) as Record<string, unknown>;
+      delete unsigned['guest_signature'];
+      streams[0]!.send(JSON.stringify(unsigned));
+      streams[1]!.send(signedInit(inv, seed(83), '44'.repeat(8), '00'.repeat(8)).line);
+      await until(() => events.filter((e) => e === 'handshake_failed:HANDSHAKE_BAD_SIGNATURE').length === 2, 'both squatters to be refused');
+      const g = await joinSession({ crypto: c, seed: seed(84), protocol: p, options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text) });
+      expect(g.completed).toBe(true);
+      expect((await h.done).completed).toBe(true);
+      await Promise.all(squatters.map((n) => n.stop()));
     } finally {
       await h.stop();
     }
@@ -109,19 +167,17 @@ describe('in-process network sessions', () => {
     const out = tempDir('net');
     const h = await host({ crypto: c, seed: seed(61), protocol: p, options: {}, sessionsDir: join(out, 'h'), timeoutMs: 2000 });
     try {
-      const evil = await createNode(seed(62), []);
+      const evil = await createNode(seed(62));
       const s = (await evil.dialProtocol(multiaddr(h.invitation.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream;
       const t = new LineTransport(s, { heartbeatIntervalMs: 0 });
-      const { ChainWriter, sessionCanonical, sessionId } = await import('../../ts/engine/frame.js');
-      const { toHex, utf8 } = await import('../../ts/crypto/index.js');
-      const gk = c.ed25519Keypair(seed(62));
-      const guestKey = toHex(gk.publicKey);
+      const { ChainWriter, sessionId } = await import('../../ts/engine/frame.js');
       const inv = h.invitation;
       const nonce = '22'.repeat(8);
-      t.send(JSON.stringify({ _session_init: true, guest_public_key: guestKey, session_nonce: nonce, guest_control_mode: 'autonomous' }));
-      await t.recv(1000); // _session_proof
-      const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
-      t.send(JSON.stringify({ _session_ready: true, session_id: sid, guest_signature: toHex(gk.sign(utf8(sessionCanonical(inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce)))) }));
+      const init = signedInit(inv, seed(62), nonce);
+      t.send(init.line);
+      expect(JSON.parse((await t.recv(5000)).line ?? '{}')).toMatchObject({ _session_proof: true });
+      const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, init.guestKey, nonce);
+      t.send(JSON.stringify({ _session_ready: true, session_id: sid, guest_signature: init.sig }));
       // The join frame, signed by some other key than the one the handshake bound.
       const forger = new ChainWriter(c, sid, 'guest', c.ed25519Keypair(seed(63)));
       t.send(forger.next({ action: 'join' }).line);
@@ -141,18 +197,16 @@ describe('in-process network sessions', () => {
     const h = await host({ crypto: c, seed: seed(51), protocol: p, options: {}, sessionsDir: join(out, 'h'), heartbeatIntervalMs: 100, timeoutMs: 1200, onEvent: (t) => events.push(t) });
     try {
       // The guest completes the handshake by hand, then never speaks (nor answers pings).
-      const evil = await createNode(seed(52), []);
+      const evil = await createNode(seed(52));
       const s = (await evil.dialProtocol(multiaddr(h.invitation.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream;
-      const { sessionCanonical, sessionId } = await import('../../ts/engine/frame.js');
-      const { toHex, utf8 } = await import('../../ts/crypto/index.js');
-      const gk = c.ed25519Keypair(seed(52));
-      const guestKey = toHex(gk.publicKey);
+      const { sessionId } = await import('../../ts/engine/frame.js');
+      const { utf8 } = await import('../../ts/crypto/index.js');
       const inv = h.invitation;
+      const init = signedInit(inv, seed(52), '11'.repeat(8));
       const raw = { send: (l: string) => s.send(utf8(`${l}\n`)) };
-      raw.send(JSON.stringify({ _session_init: true, guest_public_key: guestKey, session_nonce: '11'.repeat(8), guest_control_mode: 'autonomous' }));
-      await new Promise((r) => setTimeout(r, 200));
-      const canonical = sessionCanonical(inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, '11'.repeat(8));
-      raw.send(JSON.stringify({ _session_ready: true, session_id: sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, '11'.repeat(8)), guest_signature: toHex(gk.sign(utf8(canonical))) }));
+      // Both handshake lines at once: the host reads the second after sending its proof.
+      raw.send(init.line);
+      raw.send(JSON.stringify({ _session_ready: true, session_id: sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, init.guestKey, '11'.repeat(8)), guest_signature: init.sig }));
       const r = await h.done;
       expect(r).toMatchObject({ completed: false, reason: 'peer_timeout' });
       expect(events).toContain('peer_unresponsive');
@@ -163,18 +217,6 @@ describe('in-process network sessions', () => {
     }
   });
 });
-
-/** Starts `aigenora host` in a child process and waits for its invitation. */
-async function hostProcess(dataDir: string, args: string[]): Promise<{ child: ChildProcess; invitation: string; output: () => string }> {
-  const file = join(dataDir, 'invitation.txt');
-  const child = spawn(process.execPath, [BIN, 'host', '--data-dir', dataDir, '--invitation-file', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-  for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
-  if (!existsSync(file)) throw new Error(`host did not start: ${text}`);
-  return { child, invitation: readFileSync(file, 'utf8').trim(), output: () => text };
-}
 
 /** Waits until a side's transcript holds at least `n` frames (the game is under way), at most 20 s. */
 async function waitForFrames(dataDir: string, role: string, n: number): Promise<void> {
@@ -190,6 +232,9 @@ async function waitForFrames(dataDir: string, role: string, n: number): Promise<
   }
   throw new Error(`no ${role} session with ${n} frames under ${dataDir}`);
 }
+
+/** The invitation behind a host's text, parsed as of its creation (it may have expired since). */
+const createInvitationCopy = (text: string) => parseInvitation(c, text, new Date(Date.now() - 60_000));
 
 const exited = (p: ChildProcess) => new Promise<number | null>((r) => (p.exitCode !== null ? r(p.exitCode) : p.on('exit', (code) => r(code))));
 const sessionDirOf = (dataDir: string, role: string) => {
@@ -256,6 +301,29 @@ describe('two processes', () => {
     expect(guest.reason).toBe('peer_aborted');
     const after = JSON.parse(spawnSync(process.execPath, [BIN, 'session', 'list', '--data-dir', join(out, 'alice'), '--json'], { encoding: 'utf8' }).stdout);
     expect(after[0]).toMatchObject({ phase: 'aborted', reason: 'local_abort' });
+  }, 30_000);
+
+  it('host options that cannot work are refused in one line before anything listens', () => {
+    const out = tempDir('proc');
+    init(join(out, 'alice'));
+    for (const bad of [['--listen', 'garbage'], ['--listen', '/ip4/127.0.0.1/tcp/0,nonsense'], ['--invitation-ttl-minutes', '1e12'], ['--invitation-ttl-minutes', '0'], ['--timeout-seconds', 'abc'], ['--handshake-timeout-seconds', '-1']]) {
+      const r = spawnSync(process.execPath, [BIN, 'host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), ...bad], { encoding: 'utf8', timeout: 30_000 });
+      expect(r.status, `${bad.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stderr.trim().split('\n')[0]).toContain(bad[0]);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+      expect(r.stdout).toBe('');
+    }
+  }, 120_000);
+
+  it('aigenora host ends with a clear message when its invitation expires and no guest came', async () => {
+    const out = tempDir('proc');
+    init(join(out, 'alice'));
+    const h = await hostProcess(join(out, 'alice'), ['--protocol', 'coin-flip-v1', '--invitation-ttl-minutes', '0.02', '--json']);
+    expect(await exited(h.child)).toBe(1);
+    const report = JSON.parse(h.output().slice(h.output().indexOf('{')));
+    expect(report).toMatchObject({ completed: false, reason: 'INVITATION_EXPIRED' });
+    expect(report.detail).toContain('expired');
+    expect(h.output()).not.toMatch(/\n\s+at /);
   }, 30_000);
 
   it('--daemon serves several guests with one invitation, each in its own session', async () => {

@@ -5,7 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { hardenWebSocketServer, NodeWebSocket, WS_MAX_PAYLOAD, type WsServerLike } from '../../ts/net/websocket.js';
-import { until, wsFrame, wsUpgraded } from './helpers.js';
+import { SocketGuard } from '../../ts/net/guard.js';
+import { createNode } from '../../ts/net/node.js';
+import { portOf, seed, until, wsFrame, wsUpgraded } from './helpers.js';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -67,5 +69,18 @@ describe('hardened WebSockets', () => {
     expect(new Uint8Array(got[0] as ArrayBuffer)).toEqual(Uint8Array.of(1, 2, 3));
     expect(() => ws.close(1006)).not.toThrow();
     await until(() => closed, 'the client to close');
+  });
+
+  it('a listening libp2p node (the host\'s) survives bad frames on its WebSocket port', async () => {
+    const node = await createNode(seed(91), { listen: ['/ip4/127.0.0.1/tcp/0/ws'], guard: new SocketGuard({ deadlineMs: 5_000 }) });
+    closers.push(async () => node.stop());
+    const port = portOf({ ticket: { addrs: node.getMultiaddrs().map(String) } } as never, 'ws');
+    for (const bad of [wsFrame({ opcode: 2, rsv: 3, payload: Uint8Array.of(0x55) }), wsFrame({ opcode: 0xb }), Buffer.from('not a frame at all')]) {
+      const c = await wsUpgraded(port, '127.0.0.2');
+      expect(c.upgraded).toBe(true);
+      c.socket.write(bad);
+      await until(() => c.closed, 'the node to close the socket');
+    }
+    expect(node.status).toBe('started');
   });
 });

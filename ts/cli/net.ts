@@ -1,5 +1,5 @@
 /** `aigenora host` and `aigenora join`: two agents, two processes, one network session. */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
 import { verifyTranscriptAt } from '../engine/verify.js';
@@ -9,13 +9,39 @@ import type { ControlMode, Message, Role } from '../hooks/types.js';
 import { resolveDataDir } from '../library/data-dir.js';
 import { IdentityError, loadIdentity } from '../library/identity.js';
 import { resolveProtocol } from '../library/library.js';
-import { InvitationRefused, parseInvitation } from '../net/invitation.js';
-import { HandshakeError, host, join as joinSession, type Protocol } from '../net/session.js';
+import { parseInvitation } from '../net/invitation.js';
+import { multiaddr } from '@multiformats/multiaddr';
+import { HandshakeError, host, HostError, join as joinSession, type Protocol } from '../net/session.js';
 import { loadSpec } from '../spec/index.js';
 import { UsageError, type Command, type Output } from './args.js';
+import { readText, writeFileAtomic } from './io.js';
 import { optionsFromFlag, reportOptionErrors } from './options.js';
 
 const CONTROL = ['autonomous', 'hybrid', 'human'];
+/** A week: an invitation is a short-lived offer, and its expiry must stay a valid date. */
+const MAX_TTL_MINUTES = 7 * 24 * 60;
+/** An invitation is about 1.5 KB; a file much larger is not one. */
+const MAX_INVITATION_BYTES = 64 << 10;
+
+function seconds(flags: Record<string, unknown>, name: string): number | undefined {
+  if (flags[name] === undefined) return undefined;
+  const n = Number(flags[name]);
+  if (!(n > 0 && n <= 86_400)) throw new UsageError(`--${name} must be a number of seconds, above 0 and at most 86400`);
+  return n;
+}
+
+function listenAddrs(flag: unknown): string[] | undefined {
+  if (typeof flag !== 'string') return undefined;
+  const addrs = flag.split(',').map((a) => a.trim());
+  for (const a of addrs) {
+    try {
+      multiaddr(a);
+    } catch {
+      throw new UsageError(`--listen: ${JSON.stringify(a)} is not a multiaddr (e.g. /ip4/127.0.0.1/tcp/0 or /ip4/127.0.0.1/tcp/0/ws)`);
+    }
+  }
+  return addrs;
+}
 
 async function protocolFrom(dataDir: string, flags: Record<string, unknown>, expectId?: string): Promise<Protocol> {
   let dir: string;
@@ -78,14 +104,17 @@ function report(out: Output, json: boolean, r: SessionResult, extra: Record<stri
 export const hostCommand: Command = {
   name: 'host',
   summary: 'publish an invitation and serve one session over the network',
-  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--data-dir DIR] [--json]',
+  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
   help: `Starts a libp2p node (TCP and WebSockets, Noise, Yamux) whose identity is this agent's key, prints a signed
 invitation (one line, "aigenora1.…"; also written to --invitation-file), and serves the first guest that
 completes the handshake; later guests are refused (with --daemon, every guest is served, each in its own
 session, until the invitation expires or the process is interrupted). Prints the exchange, the outcome and
-the transcript.
---listen takes multiaddrs (comma-separated; default 127.0.0.1 on a free TCP and WebSocket port).`,
-  flags: { 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', daemon: 'boolean', json: 'boolean' },
+the transcript. If the invitation expires before a guest completes the handshake, the host ends with
+INVITATION_EXPIRED (exit 1).
+--listen takes multiaddrs (comma-separated; default 127.0.0.1 on a free TCP and WebSocket port).
+--handshake-timeout-seconds (default 10): a connection that has not completed Noise and the session
+handshake by then is closed; --timeout-seconds is the wait for each frame once the session runs.`,
+  flags: { 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', json: 'boolean' },
   async run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const protocol = await protocolFrom(dataDir, args.flags);
@@ -94,9 +123,11 @@ the transcript.
     const control = (args.flags['control-mode'] as string | undefined) ?? 'autonomous';
     if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
     const ttl = args.flags['invitation-ttl-minutes'] === undefined ? 30 : Number(args.flags['invitation-ttl-minutes']);
-    if (!(ttl > 0)) throw new UsageError('--invitation-ttl-minutes must be positive');
+    if (!(ttl > 0 && ttl <= MAX_TTL_MINUTES)) throw new UsageError(`--invitation-ttl-minutes must be above 0 and at most ${MAX_TTL_MINUTES}`);
     const json = args.flags['json'] === true;
-    const timeoutSeconds = args.flags['timeout-seconds'] === undefined ? undefined : Number(args.flags['timeout-seconds']);
+    const timeoutSeconds = seconds(args.flags, 'timeout-seconds');
+    const handshakeSeconds = seconds(args.flags, 'handshake-timeout-seconds');
+    const listen = listenAddrs(args.flags['listen']);
     const daemon = args.flags['daemon'] === true;
     let served = 0;
     const h = await host({
@@ -105,33 +136,41 @@ the transcript.
         served++;
         report(out, json, r, { role: 'host', session: served });
       },
-      ...(typeof args.flags['listen'] === 'string' && { listen: args.flags['listen'].split(',') }),
+      ...(listen && { listen }),
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
+      ...(handshakeSeconds !== undefined && { handshakeTimeoutMs: handshakeSeconds * 1000 }),
       onMessage: progress(out, json, 'host'),
       onEvent: (type, data) => !json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`),
     });
-    if (typeof args.flags['invitation-file'] === 'string') writeFileSync(args.flags['invitation-file'], `${h.text}\n`);
-    if (json) process.stderr.write(`${h.text}\n`);
-    else {
-      out.line(h.text);
-      out.line(`waiting for a guest on ${h.invitation.ticket.addrs.join(' ')} (invitation expires ${h.invitation.expires_at})`);
-    }
     try {
+      if (typeof args.flags['invitation-file'] === 'string') writeFileAtomic(args.flags['invitation-file'], `${h.text}\n`);
+      if (json) process.stderr.write(`${h.text}\n`);
+      else {
+        out.line(h.text);
+        out.line(`waiting for a guest on ${h.invitation.ticket.addrs.join(' ')} (invitation expires ${h.invitation.expires_at})`);
+      }
       if (daemon) {
-        // Serve until the invitation expires or the process is told to stop.
-        await new Promise<void>((resolve) => {
-          const left = Date.parse(h.invitation.expires_at) - Date.now();
-          const t = setTimeout(resolve, left);
-          for (const sig of ['SIGINT', 'SIGTERM'] as const)
-            process.once(sig, () => {
-              clearTimeout(t);
-              resolve();
-            });
+        // Serve until the invitation expires (then let running sessions finish) or the process is told to stop.
+        const why = await new Promise<'expired' | 'signal'>((resolve) => {
+          void h.expired.then(() => resolve('expired'));
+          for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => resolve('signal'));
         });
+        if (why === 'expired') {
+          if (!json) out.line(`invitation expired at ${h.invitation.expires_at}; no new guests`);
+          await h.idle();
+        }
         if (!json) out.line(`served ${served} session(s)`);
         return 0;
       }
-      const r = await h.done;
+      let r;
+      try {
+        r = await h.done;
+      } catch (e) {
+        if (!(e instanceof HostError)) throw e;
+        if (json) out.json({ role: 'host', completed: false, reason: e.code, detail: e.message, invitation: h.text });
+        else out.line(`host ended: ${e.message}`);
+        return 1;
+      }
       return report(out, json, r, { role: 'host', invitation: h.text });
     } finally {
       await h.stop();
@@ -142,7 +181,7 @@ the transcript.
 export const joinCommand: Command = {
   name: 'join',
   summary: "join the session an invitation offers",
-  usage: 'aigenora join <INVITATION | @FILE> [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--json]',
+  usage: 'aigenora join <INVITATION | @FILE> [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--allow-skeleton-hooks] [--json]',
   help: `Checks the invitation (both host signatures, expiry, transport), resolves its protocol_id in the local library
 (or --protocol-dir, which must hash to the same id), connects to the host's key, runs the session handshake
 and the protocol, then prints the outcome, where the transcript is, and the offline receipt check.`,
@@ -150,24 +189,16 @@ and the protocol, then prints the outcome, where the transcript is, and the offl
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected one invitation (or @file)');
     const raw = args.positional[0]!;
-    const text = raw.startsWith('@') ? readFileSync(raw.slice(1), 'utf8') : raw;
+    const text = raw.startsWith('@') ? readText(raw.slice(1), 'invitation file', MAX_INVITATION_BYTES) : raw;
     const c = getCrypto();
-    let inv;
-    try {
-      inv = parseInvitation(c, text);
-    } catch (e) {
-      if (e instanceof InvitationRefused) {
-        out.line(`refused: ${e.message}`);
-        return 1;
-      }
-      throw e;
-    }
+    // A refused invitation (InvitationRefused, with its code) ends at the CLI's error boundary.
+    const inv = parseInvitation(c, text);
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const protocol = await protocolFrom(dataDir, args.flags, inv.protocol_id);
     const json = args.flags['json'] === true;
     const control = (args.flags['control-mode'] as string | undefined) ?? 'autonomous';
     if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
-    const timeoutSeconds = args.flags['timeout-seconds'] === undefined ? undefined : Number(args.flags['timeout-seconds']);
+    const timeoutSeconds = seconds(args.flags, 'timeout-seconds');
     if (!json) out.line(`joining ${inv.ticket.peer_id} (protocol ${inv.protocol_id.slice(0, 8)}…)`);
     try {
       const r = await joinSession({

@@ -112,9 +112,12 @@ export function parseInvitation(crypto: Crypto, text: string, now = new Date()):
   } catch {
     throw new InvitationRefused('INVITATION_MALFORMED', 'not an aigenora invitation (aigenora1.… or its JSON form)');
   }
-  const inv = JSON.parse(json) as Partial<Invitation>;
+  const parsed = JSON.parse(json) as unknown;
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(parsed)) throw new InvitationRefused('INVITATION_MALFORMED', 'an invitation is a JSON object');
+  const inv = parsed as Partial<Invitation>;
   const hex64 = /^[0-9a-f]{64}$/;
-  if (inv.v !== 1 || typeof inv.host_public_key !== 'string' || !hex64.test(inv.host_public_key) || typeof inv.protocol_id !== 'string' || !inv.ticket || !Array.isArray(inv.ticket.addrs) || typeof inv.ticket.peer_id !== 'string' || typeof inv.expires_at !== 'string')
+  if (inv.v !== 1 || typeof inv.host_public_key !== 'string' || !hex64.test(inv.host_public_key) || typeof inv.protocol_id !== 'string' || !isObject(inv.ticket) || !Array.isArray(inv.ticket.addrs) || !inv.ticket.addrs.every((a) => typeof a === 'string') || typeof inv.ticket.peer_id !== 'string' || typeof inv.expires_at !== 'string' || (inv.options !== undefined && !isObject(inv.options)))
     throw new InvitationRefused('INVITATION_MALFORMED', 'an invitation needs v, host_public_key, protocol_id, ticket {peer_id, addrs} and expires_at');
   if (inv.transport !== TRANSPORT) throw new InvitationRefused('INVITATION_TRANSPORT', `transport ${String(inv.transport)} is not supported (only ${TRANSPORT})`);
   if (typeof inv.transport_binding_signature !== 'string' || typeof inv.signature !== 'string')

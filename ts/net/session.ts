@@ -3,10 +3,13 @@
  * Before the engine starts, the session handshake of NOTES A7 binds the session to both keys:
  * `_session_init` (guest key, nonce) → `_session_proof` (host key, its signature over the session
  * canonical, protocol_id) → `_session_ready` (session_id, the guest's signature over the same canonical).
+ * Beyond A7, `_session_init` already carries the guest's signature: the guest can compute the
+ * canonical from the invitation, and the host then gives its single slot only to a peer that holds
+ * the invitation, not to anyone who found the port.
  */
 import './polyfill.js';
 import { peerIdFromString } from '@libp2p/peer-id';
-import { multiaddr } from '@multiformats/multiaddr';
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { Libp2p } from 'libp2p';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
@@ -17,8 +20,9 @@ import { runSession, type SessionResult } from '../engine/session.js';
 import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
 import { createInvitation, encodeInvitation, type Invitation } from './invitation.js';
-import { LineTransport, type ByteStream } from './line-transport.js';
-import { createNode, peerKeyHex, SESSION_PROTOCOL } from './node.js';
+import { SocketGuard, type GuardLimits } from './guard.js';
+import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
+import { createNode, DEFAULT_LISTEN, ipAndPort, peerKeyHex, SESSION_PROTOCOL } from './node.js';
 
 export interface Protocol {
   spec: Spec;
@@ -50,13 +54,41 @@ export class HandshakeError extends Error {
   }
 }
 
+/** The host's own end: its invitation expired before any guest completed the handshake. */
+export class HostError extends Error {
+  override readonly name = 'HostError';
+  constructor(
+    readonly code: 'INVITATION_EXPIRED',
+    message: string,
+  ) {
+    super(`${code}: ${message}`);
+  }
+}
+
+/** Handshake lines are well under 1 KiB; a peer that is not yet authenticated gets no more than this. */
+export const HANDSHAKE_MAX_LINE_BYTES = 64 << 10;
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
+export const DEFAULT_MAX_SESSIONS = 8;
+
 async function next(t: LineTransport, timeoutMs: number): Promise<Record<string, unknown>> {
   const r = await t.recv(timeoutMs);
   if (r.line === null) throw new HandshakeError('HANDSHAKE_TIMEOUT', r.timedOut ? 'the peer said nothing during the handshake' : 'the peer left during the handshake');
+  let v: unknown;
   try {
-    return JSON.parse(r.line) as Record<string, unknown>;
+    v = JSON.parse(r.line);
   } catch {
     throw new HandshakeError('HANDSHAKE_INVALID', 'a handshake line is not JSON');
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new HandshakeError('HANDSHAKE_INVALID', 'a handshake line is not a JSON object');
+  return v as Record<string, unknown>;
+}
+
+/** Sends a handshake line; a peer that is already gone fails the handshake. */
+function say(t: LineTransport, msg: Record<string, unknown>): void {
+  try {
+    t.send(JSON.stringify(msg));
+  } catch {
+    throw new HandshakeError('HANDSHAKE_TIMEOUT', 'the peer left during the handshake');
   }
 }
 
@@ -68,16 +100,45 @@ function saveHandshake(dir: string, record: Record<string, unknown>): void {
   writeFileSync(joinPath(dir, 'handshake.json'), `${JSON.stringify(record, null, 2)}\n`);
 }
 
+/** Calls `fn` at `when` (epoch ms), however far away (setTimeout alone overflows past 24.8 days). */
+function at(when: number, fn: () => void): { clear(): void } {
+  let timer: ReturnType<typeof setTimeout>;
+  const arm = () => {
+    const left = when - Date.now();
+    timer = left > 0 ? setTimeout(arm, Math.min(left, 2 ** 31 - 1)) : setTimeout(fn, 0);
+  };
+  arm();
+  return { clear: () => clearTimeout(timer) };
+}
+
 export interface HostHandle {
   invitation: Invitation;
   text: string;
   node: Libp2p;
-  /** Resolves when the session (with the first guest) ends. */
+  guard: SocketGuard;
+  /**
+   * Without `daemon`: the session with the guest, or a HostError INVITATION_EXPIRED when the
+   * invitation expires before a guest completes the handshake. With `daemon`: never settles.
+   */
   done: Promise<SessionResult>;
+  /** Resolves when the invitation expires (from then on every guest is refused). */
+  expired: Promise<void>;
+  /** Sessions running or being set up now. */
+  active(): number;
+  /** Resolves once no session is running or being set up. */
+  idle(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** Starts a node, publishes an invitation and serves one session: the first guest to finish the handshake. */
+type Connection = { remotePeer?: { publicKey?: { raw: Uint8Array } }; remoteAddr?: Multiaddr };
+
+/**
+ * Starts a node, publishes an invitation and serves one session: the first guest whose signed
+ * `_session_init` arrives (with `daemon`, every guest until the invitation expires, at most
+ * `maxSessions` at a time). The `_session_init` must be signed by the key the connection is
+ * authenticated with, over the session canonical, which names the invitation's post_id: a peer that
+ * only knows IP:port cannot take the slot. Each step of the handshake has `handshakeTimeoutMs`.
+ */
 export async function host(
   o: NetSessionOptions & {
     listen?: string[];
@@ -85,86 +146,157 @@ export async function host(
     type?: Invitation['type'];
     /** Serve every guest that presents the invitation until it expires, each in its own session. */
     daemon?: boolean;
+    /** With `daemon`: sessions at once; more guests are refused as busy. */
+    maxSessions?: number;
+    /** Each handshake step, and (for the socket guard) accept to authenticated session. */
+    handshakeTimeoutMs?: number;
+    guardLimits?: Partial<Omit<GuardLimits, 'deadlineMs'>>;
     onSession?: (r: SessionResult) => void;
   },
 ): Promise<HostHandle> {
   const c = o.crypto;
+  const handshakeMs = o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
+  const maxSessions = o.daemon ? (o.maxSessions ?? DEFAULT_MAX_SESSIONS) : 1;
+  const guard = new SocketGuard({ ...o.guardLimits, deadlineMs: handshakeMs });
   const key = c.ed25519Keypair(o.seed);
-  const node = await createNode(o.seed, o.listen);
+  let node: Libp2p;
+  try {
+    node = await createNode(o.seed, { listen: o.listen ?? DEFAULT_LISTEN, guard });
+  } catch (e) {
+    key.dispose();
+    throw e;
+  }
   const ticket = { peer_id: node.peerId.toString(), addrs: node.getMultiaddrs().map(String) };
   const invitation = createInvitation(c, { host: key, protocolId: o.protocol.protocolId, ticket, options: o.options, ttlMinutes: o.ttlMinutes ?? 30, controlMode: o.controlMode ?? 'autonomous', ...(o.type && { type: o.type }) });
   const hostKey = toHex(key.publicKey);
-  let paired = false;
+  const emit = (type: string, data: Record<string, unknown>) => {
+    try {
+      o.onEvent?.(type, data);
+    } catch {
+      // a reporting callback must not end the host
+    }
+  };
+
   let settle!: (r: SessionResult) => void;
   let fail!: (e: unknown) => void;
   const done = new Promise<SessionResult>((a, b) => {
     settle = a;
     fail = b;
   });
-  await node.handle(SESSION_PROTOCOL, async (stream: unknown, connection?: { remotePeer?: { publicKey?: { raw: Uint8Array } } }) => {
-    const s = stream as ByteStream & { remotePeer?: unknown };
-    const t = new LineTransport(s, { heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
-    if (paired && !o.daemon) {
-      // A second guest racing for the same invitation is told so and let go.
-      t.send(JSON.stringify({ _session_refused: true, reason: 'invitation already paired' }));
-      t.close();
-      return;
+  done.catch(() => undefined); // with `daemon` nobody awaits it
+
+  // The slot: claimed by a signed _session_init, released if that guest's handshake fails; without
+  // `daemon`, kept once a session has started.
+  let claimed = 0;
+  let startedOnce = false;
+  let isExpired = false;
+  let idleWaiters: (() => void)[] = [];
+  const release = () => {
+    claimed--;
+    if (claimed === 0) {
+      for (const w of idleWaiters) w();
+      idleWaiters = [];
     }
+    if (!o.daemon && !startedOnce && isExpired) fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${invitation.expires_at} before a guest completed the handshake`));
+  };
+  const unavailable = (): string | undefined => {
+    if (isExpired) return 'invitation expired';
+    if (!o.daemon && (startedOnce || claimed > 0)) return 'invitation already paired';
+    if (claimed >= maxSessions) return 'host busy';
+    return undefined;
+  };
+
+  let expire!: () => void;
+  const expired = new Promise<void>((resolve) => (expire = resolve));
+  const expiry = at(Date.parse(invitation.expires_at), () => {
+    isExpired = true;
+    expire();
+    if (!o.daemon && !startedOnce && claimed === 0) fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${invitation.expires_at} and no guest joined`));
+  });
+
+  const serve = async (stream: unknown, connection: Connection | undefined): Promise<void> => {
+    const t = new LineTransport(stream as ByteStream, { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: emit });
+    const refuse = (reason: string) => {
+      try {
+        t.send(JSON.stringify({ _session_refused: true, reason }));
+      } catch {
+        // already gone
+      }
+      t.close();
+    };
     let mine = false;
+    let started = false;
     try {
-      const init = await next(t, o.timeoutMs ?? 30_000);
+      const no = unavailable();
+      if (no) return refuse(no);
+      const init = await next(t, handshakeMs);
       const guestKey = init['guest_public_key'];
       const nonce = init['session_nonce'];
       if (init['_session_init'] !== true || typeof guestKey !== 'string' || !/^[0-9a-f]{64}$/.test(guestKey) || typeof nonce !== 'string' || !/^[0-9a-f]{16,64}$/.test(nonce))
-        throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_init with guest_public_key and session_nonce');
-      const remote = peerKeyHex((connection as { remotePeer?: { publicKey?: { raw: Uint8Array } } } | undefined)?.remotePeer ?? {});
-      if (remote && remote !== guestKey) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the guest_public_key is not the key its connection is authenticated with');
-      if (paired && !o.daemon) {
-        t.send(JSON.stringify({ _session_refused: true, reason: 'invitation already paired' }));
-        t.close();
-        return;
-      }
-      if (o.daemon && Date.parse(invitation.expires_at) <= Date.now()) {
-        t.send(JSON.stringify({ _session_refused: true, reason: 'invitation expired' }));
-        t.close();
-        return;
-      }
-      paired = true;
-      mine = true;
+        throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_init with guest_public_key, session_nonce and guest_signature');
+      if (peerKeyHex(connection?.remotePeer ?? {}) !== guestKey) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the guest_public_key is not the key its connection is authenticated with');
       const canonical = sessionCanonical(invitation.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
+      if (!sigOk(c, guestKey, init['guest_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the _session_init is not signed over this invitation\'s session canonical');
+      const now = unavailable();
+      if (now) return refuse(now);
+      claimed++;
+      mine = true;
       const hostSignature = toHex(key.sign(utf8(canonical)));
-      t.send(JSON.stringify({ _session_proof: true, host_public_key: hostKey, host_signature: hostSignature, protocol_id: o.protocol.protocolId, host_control_mode: o.controlMode ?? 'autonomous' }));
-      const ready = await next(t, o.timeoutMs ?? 30_000);
+      say(t, { _session_proof: true, host_public_key: hostKey, host_signature: hostSignature, protocol_id: o.protocol.protocolId, host_control_mode: o.controlMode ?? 'autonomous' });
+      const ready = await next(t, handshakeMs);
       const sid = sessionId(c, invitation.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
       if (ready['_session_ready'] !== true || ready['session_id'] !== sid) throw new HandshakeError('HANDSHAKE_INVALID', 'the guest\'s session_id does not match');
       if (!sigOk(c, guestKey, ready['guest_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the guest signature over the session canonical does not verify');
+      started = true;
+      startedOnce = true;
+      const endpoint = connection?.remoteAddr && ipAndPort(connection.remoteAddr);
+      if (endpoint) guard.authenticate(endpoint.address, endpoint.port);
+      t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
       const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'host');
       saveHandshake(dir, { canonical, session_id: sid, host_signature: hostSignature, guest_signature: ready['guest_signature'] });
-      o.onEvent?.('connected', { session_id: sid, guest_public_key: guestKey });
+      emit('connected', { session_id: sid, guest_public_key: guestKey });
       const result = await runSession({
         crypto: c, role: 'host', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: o.options,
         transport: t, key, hostKey, guestKey, sid, postId: invitation.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
         ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
       });
-      if (o.daemon) o.onSession?.(result);
-      else settle(result);
+      if (!o.daemon) settle(result);
+      else {
+        try {
+          o.onSession?.(result);
+        } catch (e) {
+          emit('session_failed', { message: (e as Error).message });
+        }
+      }
     } catch (e) {
       t.close();
-      if (e instanceof HandshakeError) {
-        o.onEvent?.('handshake_failed', { code: e.code, message: e.message });
-        if (!mine) return; // keep waiting for a proper guest
-        paired = false; // the guest that claimed the invitation failed its handshake: let another try
-        return;
-      }
-      fail(e);
+      if (!started) {
+        // Whatever went wrong before the session started came from the peer (or its going away).
+        const he = e instanceof HandshakeError ? e : new HandshakeError('HANDSHAKE_INVALID', (e as Error)?.message ?? String(e));
+        emit('handshake_failed', { code: he.code, message: he.message });
+      } else if (o.daemon) emit('session_failed', { message: (e as Error)?.message ?? String(e) });
+      else fail(e);
+    } finally {
+      if (mine && (o.daemon || !started)) release();
     }
-  }, { runOnLimitedConnection: false });
+  };
+
+  await node.handle(SESSION_PROTOCOL, (stream: unknown, connection?: unknown) => serve(stream, connection as Connection | undefined), { runOnLimitedConnection: false, maxInboundStreams: 2 });
+  let stopped = false;
   return {
     invitation,
     text: encodeInvitation(c, invitation),
     node,
+    guard,
     done,
+    expired,
+    active: () => claimed,
+    idle: () => (claimed === 0 ? Promise.resolve() : new Promise<void>((r) => idleWaiters.push(r))),
     stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      expiry.clear();
+      guard.close();
       key.dispose();
       await node.stop();
     },
@@ -172,44 +304,52 @@ export async function host(
 }
 
 /** Joins the session an invitation offers (already parsed and verified by parseInvitation). */
-export async function join(o: NetSessionOptions & { invitation: Invitation }): Promise<SessionResult> {
+export async function join(o: NetSessionOptions & { invitation: Invitation; handshakeTimeoutMs?: number }): Promise<SessionResult> {
   const c = o.crypto;
   const inv = o.invitation;
-  const key = c.ed25519Keypair(o.seed);
-  const guestKey = toHex(key.publicKey);
+  const handshakeMs = o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
   // The ticket's peer id must be the invitation's host key: libp2p's Noise handshake then proves the
   // connection reaches the holder of that key.
-  const expected = peerIdFromString(inv.ticket.peer_id);
-  if (peerKeyHex(expected as never) !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not the invitation host key');
-  const node = await createNode(o.seed, []);
+  let expected;
   try {
+    expected = peerIdFromString(inv.ticket.peer_id);
+  } catch {
+    throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not a libp2p peer id');
+  }
+  if (peerKeyHex(expected as never) !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not the invitation host key');
+  const key = c.ed25519Keypair(o.seed);
+  const guestKey = toHex(key.publicKey);
+  let node: Libp2p | undefined;
+  try {
+    node = await createNode(o.seed);
     let stream: unknown;
-    let lastError: unknown;
+    const failures: string[] = [];
     for (const a of inv.ticket.addrs) {
       try {
         const addr = a.includes('/p2p/') ? a : `${a}/p2p/${inv.ticket.peer_id}`;
         stream = await node.dialProtocol(multiaddr(addr), SESSION_PROTOCOL);
         break;
       } catch (e) {
-        lastError = e;
+        failures.push(`${a}: ${(e as Error)?.message ?? String(e)}`);
       }
     }
-    if (!stream) throw new HandshakeError('HANDSHAKE_TIMEOUT', `cannot reach the host: ${(lastError as Error)?.message ?? 'no address'}`);
+    if (!stream) throw new HandshakeError('HANDSHAKE_TIMEOUT', `cannot reach the host (${failures.join('; ') || 'no address'})`);
     const conn = node.getConnections(expected)[0];
     if (!conn || peerKeyHex(conn.remotePeer as never) !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the connected peer is not the invitation host');
-    const t = new LineTransport(stream as ByteStream, { heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
+    const t = new LineTransport(stream as ByteStream, { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
     const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(8)));
-    t.send(JSON.stringify({ _session_init: true, guest_public_key: guestKey, session_nonce: nonce, guest_control_mode: o.controlMode ?? 'autonomous' }));
-    const proof = await next(t, o.timeoutMs ?? 30_000);
-    if (proof['_session_refused'] === true) throw new HandshakeError('HANDSHAKE_REFUSED', String(proof['reason'] ?? 'refused'));
+    const canonical = sessionCanonical(inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
+    const guestSignature = toHex(key.sign(utf8(canonical)));
+    say(t, { _session_init: true, guest_public_key: guestKey, session_nonce: nonce, guest_control_mode: o.controlMode ?? 'autonomous', guest_signature: guestSignature });
+    const proof = await next(t, handshakeMs);
+    if (proof['_session_refused'] === true) throw new HandshakeError('HANDSHAKE_REFUSED', String(proof['reason'] ?? 'refused').slice(0, 200));
     if (proof['_session_proof'] !== true) throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_proof');
     if (proof['host_public_key'] !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the host key differs from the invitation');
     if (proof['protocol_id'] !== inv.protocol_id || inv.protocol_id !== o.protocol.protocolId) throw new HandshakeError('HANDSHAKE_PROTOCOL_MISMATCH', 'the host runs another protocol than the invitation names');
-    const canonical = sessionCanonical(inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
     if (!sigOk(c, inv.host_public_key, proof['host_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the host signature over the session canonical does not verify');
     const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
-    const guestSignature = toHex(key.sign(utf8(canonical)));
-    t.send(JSON.stringify({ _session_ready: true, session_id: sid, guest_signature: guestSignature }));
+    say(t, { _session_ready: true, session_id: sid, guest_signature: guestSignature });
+    t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
     saveHandshake(dir, { canonical, session_id: sid, host_signature: proof['host_signature'], guest_signature: guestSignature });
     o.onEvent?.('connected', { session_id: sid, host_public_key: inv.host_public_key });
@@ -220,6 +360,6 @@ export async function join(o: NetSessionOptions & { invitation: Invitation }): P
     });
   } finally {
     key.dispose();
-    await node.stop();
+    await node?.stop();
   }
 }
