@@ -23,13 +23,22 @@ export interface Ed25519Keypair {
   dispose(): void;
 }
 
+/**
+ * A wasm backend whose instance trapped (WebAssembly memory exhausted by an allocation the core does
+ * not control) throws WASM_TRAP from then on, from every method, ed25519Verify and verifyReveal included.
+ */
 export interface Crypto {
   readonly backend: BackendName;
 
   sha256(data: Uint8Array): Uint8Array;
   sha512(data: Uint8Array): Uint8Array;
 
-  /** RFC 8785 canonical UTF-8 bytes of JSON text, refusing what I-JSON forbids (duplicate keys, lone surrogates, non-finite numbers). */
+  /**
+   * RFC 8785 canonical UTF-8 bytes of JSON text, refusing what I-JSON forbids (duplicate keys, lone
+   * surrogates, non-finite numbers), nesting deeper than 127 and texts over 64 MiB of UTF-8. Memory is
+   * bounded by the text's size (ts/crypto/jcs.ts, crates/core/src/jcs.rs); the order in which faults
+   * are reported is the same on both backends.
+   */
   jcs(text: string): Uint8Array;
   /** SHA-256 of `jcs(text)`. */
   jcsSha256(text: string): Uint8Array;
