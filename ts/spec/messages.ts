@@ -66,7 +66,8 @@ const compareTo = (bound: Bound) => {
  */
 export function makeAjv(metaValidate = false): Ajv2020 {
   // optimize: false skips ajv's code-simplification passes: compile time halves, validation stays >10M/s.
-  const ajv = new Ajv2020({ strict: true, allErrors: true, validateSchema: metaValidate, meta: metaValidate, code: { optimize: false } });
+  // verbose: errors carry the keyword's schema value, which the messages quote (only refusals pay for it).
+  const ajv = new Ajv2020({ strict: true, allErrors: true, verbose: true, validateSchema: metaValidate, meta: metaValidate, code: { optimize: false } });
   // A JSON integer by its literal (wire.ts): ajv's own `integer` would take 1.0, and refuse a bigint.
   ajv.addKeyword({ keyword: 'wireInteger', schemaType: 'boolean', validate: (_: boolean, data: unknown) => isWireInteger(data), errors: false });
   for (const [keyword, ok] of [['wireMinimum', (c: number) => c >= 0], ['wireMaximum', (c: number) => c <= 0]] as const)
