@@ -67,6 +67,12 @@ describe('LineTransport', () => {
     t.setMaxLineBytes(64);
     f.push(`{"b":"${'x'.repeat(40)}"}\n`);
     expect(await t.recv(500)).toEqual({ line: `{"b":"${'x'.repeat(40)}"}` });
+    // Many one-byte chunks make one line.
+    t.setMaxLineBytes(1 << 20);
+    const long = `{"c":"${'z'.repeat(50_000)}"}`;
+    for (const b of new TextEncoder().encode(`${long}\n`)) f.pushBytes(Uint8Array.of(b));
+    expect(await t.recv(5000)).toEqual({ line: long });
+    t.setMaxLineBytes(64);
     // A complete line over the limit is handed over as it is, and reading stops.
     f.push(`${'y'.repeat(80)}\n{"c":1}\n`);
     expect((await t.recv(500)).line).toBe('y'.repeat(80));

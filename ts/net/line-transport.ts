@@ -29,15 +29,28 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 const NEWLINE = 10;
 
-function concat(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0]!;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
+/** The unterminated tail of the stream: one growing buffer, so many tiny chunks cost no more than one. */
+class Tail {
+  private buf = new Uint8Array(256);
+  size = 0;
+  append(bytes: Uint8Array): void {
+    if (this.size + bytes.length > this.buf.length) {
+      const next = new Uint8Array(Math.max(this.buf.length * 2, this.size + bytes.length));
+      next.set(this.buf.subarray(0, this.size));
+      this.buf = next;
+    }
+    this.buf.set(bytes, this.size);
+    this.size += bytes.length;
   }
-  return out;
+  /** The tail plus `rest`, and the tail emptied. */
+  take(rest: Uint8Array = new Uint8Array()): Uint8Array {
+    if (this.size === 0) return rest;
+    this.append(rest);
+    const out = this.buf.slice(0, this.size);
+    this.size = 0;
+    if (this.buf.length > 1 << 16) this.buf = new Uint8Array(256);
+    return out;
+  }
 }
 
 export class LineTransport implements Transport {
@@ -124,17 +137,14 @@ export class LineTransport implements Transport {
 
   // Lines are cut on bytes, so the cost stays linear in what arrives however it is chunked.
   private async pump(): Promise<void> {
-    let parts: Uint8Array[] = [];
-    let size = 0;
+    const tail = new Tail();
     try {
       reading: for await (const chunk of this.stream) {
         const bytes = chunk instanceof Uint8Array ? chunk : chunk.subarray();
         let start = 0;
         for (let nl = bytes.indexOf(NEWLINE); nl >= 0; nl = bytes.indexOf(NEWLINE, start)) {
           const piece = bytes.subarray(start, nl);
-          const line = size === 0 ? piece : concat([...parts, piece], size + piece.length);
-          parts = [];
-          size = 0;
+          const line = tail.take(piece);
           start = nl + 1;
           if (line.length > this.maxLine) {
             // Hand the oversize frame over: it is refused (frame_too_large, or a failed handshake).
@@ -144,12 +154,9 @@ export class LineTransport implements Transport {
           const text = dec.decode(line);
           if (text.trim()) this.deliver(text);
         }
-        if (start < bytes.length) {
-          parts.push(bytes.slice(start));
-          size += bytes.length - start;
-        }
-        if (size > this.maxLine) {
-          this.deliver(dec.decode(concat(parts, size)));
+        if (start < bytes.length) tail.append(bytes.subarray(start));
+        if (tail.size > this.maxLine) {
+          this.deliver(dec.decode(tail.take()));
           break;
         }
       }
