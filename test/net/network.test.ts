@@ -25,6 +25,8 @@ describe('in-process network sessions', () => {
       const hr = await h.done;
       expect([g.completed, hr.completed]).toEqual([true, true]);
       expect(g.sid).toBe(hr.sid);
+      // The guest's socket left the guard's deadline when its session started.
+      expect(h.guard.stats()).toMatchObject({ authenticated: 1, expired: 0 });
       for (const dir of [g.dir, hr.dir]) {
         expect(verifyTranscriptAt(c, dir)).toMatchObject({ ok: true, receipt: true });
         const hs = JSON.parse(readFileSync(join(dir, 'handshake.json'), 'utf8'));
@@ -92,6 +94,7 @@ describe('in-process network sessions', () => {
       const g = await joinSession({ crypto: c, seed: seed(72), protocol: p, options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text) });
       expect(g.completed).toBe(true);
       expect((await h.done).completed).toBe(true);
+      expect(h.guard.stats()).toMatchObject({ authenticated: 1, expired: 0 });
     } finally {
       await h.stop();
     }

@@ -167,7 +167,14 @@ export async function host(
     throw e;
   }
   const ticket = { peer_id: node.peerId.toString(), addrs: node.getMultiaddrs().map(String) };
-  const invitation = createInvitation(c, { host: key, protocolId: o.protocol.protocolId, ticket, options: o.options, ttlMinutes: o.ttlMinutes ?? 30, controlMode: o.controlMode ?? 'autonomous', ...(o.type && { type: o.type }) });
+  let invitation: Invitation;
+  try {
+    invitation = createInvitation(c, { host: key, protocolId: o.protocol.protocolId, ticket, options: o.options, ttlMinutes: o.ttlMinutes ?? 30, controlMode: o.controlMode ?? 'autonomous', ...(o.type && { type: o.type }) });
+  } catch (e) {
+    key.dispose();
+    await node.stop();
+    throw e;
+  }
   const hostKey = toHex(key.publicKey);
   const emit = (type: string, data: Record<string, unknown>) => {
     try {
@@ -250,7 +257,8 @@ export async function host(
       started = true;
       startedOnce = true;
       const endpoint = connection?.remoteAddr && ipAndPort(connection.remoteAddr);
-      if (endpoint) guard.authenticate(endpoint.address, endpoint.port);
+      if (!endpoint || !guard.authenticate(endpoint.address, endpoint.port))
+        emit('warning', { message: `no guarded socket matches ${String(connection?.remoteAddr)}: the handshake deadline may end this session` });
       t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
       const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'host');
       saveHandshake(dir, { canonical, session_id: sid, host_signature: hostSignature, guest_signature: ready['guest_signature'] });
