@@ -147,7 +147,7 @@ impl<'de> Visitor<'de> for Value<'_> {
         self.0.put(&digits[at..])
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> core::result::Result<(), E> {
-        if v >= 0 || v < -(1 << 53) {
+        if !(-(1 << 53)..0).contains(&v) {
             return self.visit_f64(v as f64);
         }
         self.0.put::<E>(b"-")?;
