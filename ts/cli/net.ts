@@ -103,7 +103,6 @@ function report(out: Output, json: boolean, r: SessionResult, extra: Record<stri
 
 export const hostCommand: Command = {
   name: 'host',
-  summary: 'publish an invitation and serve one session over the network',
   usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
   help: `Starts a libp2p node (TCP and WebSockets, Noise, Yamux) whose identity is this agent's key, prints a signed
 invitation (one line, "aigenora1.…"; also written to --invitation-file), and serves the first guest that
@@ -180,7 +179,6 @@ handshake by then is closed; --timeout-seconds is the wait for each frame once t
 
 export const joinCommand: Command = {
   name: 'join',
-  summary: "join the session an invitation offers",
   usage: 'aigenora join <INVITATION | @FILE> [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--allow-skeleton-hooks] [--json]',
   help: `Checks the invitation (both host signatures, expiry, transport), resolves its protocol_id in the local library
 (or --protocol-dir, which must hash to the same id), connects to the host's key, runs the session handshake

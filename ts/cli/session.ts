@@ -32,7 +32,6 @@ function loadOr2(target: string) {
 
 export const protocolTest: Command = {
   name: 'test',
-  summary: "play a protocol's hooks against themselves over the in-memory transport",
   usage: 'aigenora protocol test <DIR> [--options JSON] [--seed N] [--out DIR] [--allow-skeleton-hooks] [--quiet] [--json]',
   help: `Runs a host and a guest in one process with the protocol's hooks: handshake, the flow mode's loop, signed
 hash-chained frames, transcripts and the receipt exchange; prints the exchange and the outcome, then
@@ -89,7 +88,6 @@ and both receipts verify, 1 otherwise, 2 for usage errors.`,
 
 export const receiptVerify: Command = {
   name: 'verify',
-  summary: "recheck a session's transcript and receipt offline",
   usage: 'aigenora receipt verify <SESSION_DIR|transcript.jsonl> [--spec spec.json] [--json]',
   help: `Checks the session id against the keys, protocol and nonce in the header; that spec.json (beside the
 transcript, or --spec) is a valid spec hashing to the session's protocol_id; every frame's sequence, chain,
@@ -113,7 +111,6 @@ Exit 0 when all of it verifies, 1 otherwise, 2 for a missing path.`,
 
 export const proofVerify: Command = {
   name: 'verify',
-  summary: 'check a cheat proof without either party',
   usage: 'aigenora proof verify <proof.json> [--spec spec.json] [--protocol-dir DIR] [--json]',
   help: `Checks that every frame in the proof is signed by its sender for that session, and that the claim follows
 from the signed frames: a reveal that does not open its commit, a message the spec refuses, or (with the
@@ -209,7 +206,6 @@ async function follow(path: string, onLine: (line: string) => boolean, followOn:
 
 export const sessionEvents: Command = {
   name: 'events',
-  summary: "a session's events.jsonl",
   usage: 'aigenora session events <SESSION_DIR> [--follow] [--json]',
   help: 'One event per line (time, type, data); --follow keeps printing new events until session_ended.',
   flags: { follow: 'boolean', json: 'boolean' },
@@ -232,7 +228,6 @@ export const sessionEvents: Command = {
 
 export const sessionSnapshot: Command = {
   name: 'snapshot',
-  summary: "a session's snapshot.json (its phase)",
   usage: 'aigenora session snapshot <SESSION_DIR> [--follow] [--json]',
   help: 'Prints the phase (in_progress, ended, aborted) and details; --follow prints each change until the session ends.',
   flags: { follow: 'boolean', json: 'boolean' },
@@ -261,7 +256,6 @@ export const sessionSnapshot: Command = {
 
 export const sessionDecide: Command = {
   name: 'decide',
-  summary: "submit a decision for a session's open decision window",
   usage: 'aigenora session decide <SESSION_DIR> (--value V | --message JSON) [--match-key K --match-value N] [--origin NAME] [--json]',
   help: `Appends a decision to SESSION_DIR/decision/decisions.jsonl for the engine to consume (hybrid and human
 control modes). Without --match-key/--match-value it answers the window open now (decision/state.json).
@@ -308,7 +302,6 @@ window stays open. Exit 0 when written, 1 when no window is open, 2 for usage er
 
 export const sessionList: Command = {
   name: 'list',
-  summary: 'the sessions under a data directory, running and finished',
   usage: 'aigenora session list [--data-dir DIR] [--json]',
   help: 'One line per session side: session id (prefix), role, phase, reason, directory.',
   flags: { 'data-dir': 'string', json: 'boolean' },
@@ -333,7 +326,6 @@ export const sessionList: Command = {
 
 export const sessionAbort: Command = {
   name: 'abort',
-  summary: 'ask a running session to abort',
   usage: 'aigenora session abort <SESSION_DIR> [--json]',
   help: 'Leaves an abort request the running engine picks up within 200 ms: it tells the peer, writes its transcript and ends with reason local_abort.',
   flags: { json: 'boolean' },
