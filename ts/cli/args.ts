@@ -22,8 +22,6 @@ export interface Output {
 
 export interface Command {
   name: string;
-  /** One line for listings; the command table in main.ts has the copy shown before the module loads. */
-  summary?: string;
   /** Every option the command accepts appears here (a test checks it against `flags`). */
   usage: string;
   help: string;

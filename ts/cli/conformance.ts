@@ -10,7 +10,6 @@ export const DEFAULT_CORPUS = resolve(fileURLToPath(import.meta.url), '../../../
 
 export const conformance: Command = {
   name: 'conformance',
-  summary: 'check both crypto backends against the public test-vector corpora',
   usage: 'aigenora conformance [PATH...] [--backend wasm|js|both] [--json]',
   help: `Walks each PATH (default: ../shared/conformance beside the project, when it exists), recognises
 Wycheproof (eddsa_verify, ChaCha20/XChaCha20-Poly1305 aead_test, xdh_comp), ed25519-speccheck,
