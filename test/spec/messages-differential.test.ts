@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseJson } from '../../ts/crypto/jcs.js';
 import { MessageValidator, type Spec, type WireDirection } from '../../ts/spec/index.js';
 
 interface VectorSpec {
@@ -57,6 +58,14 @@ function run(v: Vectors): Tally {
   const t: Tally = { agree: {}, disagree: [], policy: {} };
   for (const c of v.cases) {
     const r = validators[c.spec]!.checkText(c.text, c.direction ?? undefined, c.message ?? undefined);
+    // checkText reads plain texts with JSON.parse: the lossless path must give the same verdict.
+    let lossless = false;
+    try {
+      lossless = validators[c.spec]!.checkNode(parseJson(c.text, { rawNumbers: true }), c.direction ?? undefined, c.message ?? undefined).ok;
+    } catch {
+      lossless = false;
+    }
+    if (lossless !== r.ok) t.disagree.push({ class: c.class, spec: v.specs[c.spec]!.name, text: c.text.slice(0, 160), direction: c.direction, reference: c.reference.valid, ours: r.ok, why: 'the JSON.parse shortcut and the lossless path disagree' });
     if (c.class.startsWith('policy-')) {
       const p = (t.policy[c.class] ??= { refused: 0, referenceAccepted: 0 });
       if (!r.ok && r.errors[0]!.code === 'MESSAGE_NOT_JSON') p.refused++;

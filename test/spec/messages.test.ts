@@ -95,6 +95,41 @@ describe('message validation', () => {
   });
 });
 
+describe('message text from the wire', () => {
+  const v = new MessageValidator(spec({ i: { type: 'integer' }, j: { type: 'json' }, t: { type: 'text' } }));
+  const codesOf = (text: string) => {
+    const r = v.checkText(text);
+    return r.ok ? [] : r.errors.map((e) => [e.code, e.pointer]);
+  };
+
+  it('refuses what strict JSON refuses, however deep it hides', () => {
+    expect(codesOf('{"action":"m","j":{"a":1,"b":{"c":1,"c":2}}}')).toEqual([['MESSAGE_NOT_JSON', '/']]);
+    expect(codesOf('{"action":"m","t":"\\ud800"}')).toEqual([['MESSAGE_NOT_JSON', '/']]);
+    expect(codesOf(`{"action":"m","j":${'['.repeat(127)}${']'.repeat(127)}}`)).toEqual([['MESSAGE_NOT_JSON', '/']]);
+    expect(codesOf(`{"action":"m","j":${'['.repeat(126)}${']'.repeat(126)}}`)).toEqual([]);
+    expect(codesOf('{"action":"m","i":01}')).toEqual([['MESSAGE_NOT_JSON', '/']]);
+    expect(codesOf('{"action":"m"} x')).toEqual([['MESSAGE_NOT_JSON', '/']]);
+  });
+
+  it('hands on exact values: -0 is the integer 0, a paired surrogate escape is its character, __proto__ an ordinary key', () => {
+    const r = v.checkText('{"action":"m","i":-0,"t":"\\ud83d\\ude00","j":{"__proto__":[1.5,12345678901234567890]}}');
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(Object.is(r.value['i'], 0)).toBe(true);
+    expect(r.value['t']).toBe('😀');
+    const j = r.value['j'] as Record<string, unknown>;
+    expect(Object.keys(j)).toEqual(['__proto__']);
+    expect(j['__proto__']).toEqual([1.5, 12345678901234567890n]);
+  });
+
+  it('checks the member of a frame that holds the message', () => {
+    expect(v.checkText('{"seq":1,"msg":{"action":"m","i":2}}', undefined, undefined, 'msg').ok).toBe(true);
+    expect(v.checkText('{"seq":1,"msg":{"action":"m","i":2.0}}', undefined, undefined, 'msg').ok).toBe(false);
+    expect(v.checkText('{"seq":1.5,"msg":{"action":"m","i":2}}', undefined, undefined, 'msg').ok).toBe(true);
+    expect(v.checkText('{"seq":1}', undefined, undefined, 'msg').ok).toBe(false);
+  });
+});
+
 describe('generated schemas', () => {
   it('of every built-in pass ajv meta-schema validation (skipped at run time for speed)', async () => {
     const { BUILTINS, builtinDir } = await import('../../ts/protocols/index.js');

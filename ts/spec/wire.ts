@@ -136,3 +136,59 @@ export function pyJsonLength(v: unknown): number {
   }
   throw new CryptoError('JSON_UNSUPPORTED_VALUE', `a ${typeof v} has no JSON form`);
 }
+
+const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
+
+/**
+ * A quick pass over JSON text that tells whether JSON.parse reads it exactly as the strict lossless
+ * parser would: every number an integer literal of at most 15 digits other than `-0` (so the double
+ * is the integer), no escaped surrogate, nesting within `maxDepth`. Returns the number of object
+ * members the text holds, which the parsed value must match (a repeated key would leave one fewer),
+ * or -1 when only the lossless parser can judge the text.
+ */
+export function plainMembers(s: string, maxDepth: number): number {
+  let members = 0;
+  let depth = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 0x22) {
+      // To the closing quote: native searches, then escapes one by one only where there are any.
+      for (i++; ; ) {
+        const q = s.indexOf('"', i);
+        if (q < 0) return -1;
+        const e = s.indexOf('\\', i);
+        if (e < 0 || e > q) {
+          i = q;
+          break;
+        }
+        // \uD800–\uDFFF: a surrogate escape, paired or not.
+        if (s.charCodeAt(e + 1) === 0x75 && (s.charCodeAt(e + 2) | 0x20) === 0x64 && /[89a-fA-F]/.test(s[e + 3] ?? '')) return -1;
+        i = e + 2;
+      }
+    } else if (c === 0x3a) members++;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > maxDepth) return -1;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+    else if (c === 0x2d || isDigit(c)) {
+      const start = c === 0x2d ? i + 1 : i;
+      let j = start;
+      while (isDigit(s.charCodeAt(j))) j++;
+      const next = s.charCodeAt(j);
+      if (j === start || j - start > 15 || next === 0x2e || next === 0x65 || next === 0x45) return -1;
+      if (c === 0x2d && j - start === 1 && s.charCodeAt(start) === 0x30) return -1;
+      i = j - 1;
+    }
+  }
+  return members;
+}
+
+/** The number of object members in a parsed value. */
+export function countMembers(v: unknown): number {
+  if (Array.isArray(v)) return v.reduce<number>((n, x) => n + countMembers(x), 0);
+  if (typeof v === 'object' && v !== null) {
+    let n = 0;
+    for (const k in v) n += 1 + countMembers((v as Record<string, unknown>)[k]);
+    return n;
+  }
+  return 0;
+}
