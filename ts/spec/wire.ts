@@ -83,15 +83,6 @@ export function untag(v: unknown): unknown {
   return v;
 }
 
-/**
- * Whether a checked value is a JSON integer: a safe-integer number, a bigint, or — for values built
- * in JS rather than read from the wire — an integral number JSON.stringify writes without an exponent
- * (|x| < 1e21), since that text is what the peer will read.
- */
-export function isWireInteger(v: unknown): boolean {
-  return typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v) && Math.abs(v) < 1e21);
-}
-
 /** The text Python prints for a number of a checked value (str() and json.dumps agree on numbers). */
 function numberText(v: number | bigint | WireFloat): string {
   if (v instanceof WireFloat) return pythonFloatRepr(v.value);
