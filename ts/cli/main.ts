@@ -31,13 +31,13 @@ export const COMMANDS: Entry[] = [
   lazy('init', 'create the data directory, an Ed25519 identity and the built-in protocol library', async () => (await libraryCli()).init),
   lazy('host', 'publish an invitation and serve one session over the network', async () => (await netCli()).hostCommand),
   lazy('join', 'join the session an invitation offers', async () => (await netCli()).joinCommand),
-  lazy('validate', 'check a spec.json against every rule; lists all problems', async () => (await protocolCli()).validateTop),
+  lazy('validate', 'check a spec.json against every rule, or a message against a spec', async () => (await protocolCli()).validateTop),
   {
     name: 'protocol',
     summary: 'spec.json contracts: hash, validate, path, list, create, scaffold, hooks, test',
     subcommands: [
       lazy('hash', 'print the protocol_id of a spec.json', async () => (await protocolCli()).protocolHash),
-      lazy('validate', 'check a spec.json against every rule; lists all problems', async () => (await protocolCli()).protocolValidate),
+      lazy('validate', 'check a spec.json against every rule, or a message against a spec', async () => (await protocolCli()).protocolValidate),
       lazy('path', 'the directory of a protocol in the local library', async () => (await libraryCli()).protocolPath),
       lazy('list', 'the protocols in the local library', async () => (await libraryCli()).protocolList),
       lazy('create', 'start a new protocol directory from a built-in template', async () => (await protocolCli()).protocolCreate),
