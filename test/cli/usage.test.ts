@@ -1,7 +1,7 @@
 // The CLI's contract with a careless user: every option a command accepts is in its usage line, every
 // command can answer in JSON, and mistakes end in one line on stderr with exit 1 or 2, never a stack.
 import { spawn } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Command } from '../../ts/cli/args.js';
@@ -83,6 +83,18 @@ describe('mistakes end in one line', () => {
       expect(r.err).toMatch(/\S/);
       expect(r.out).toBe('');
     } else expect(r.out).toMatch(/\S/);
+  });
+
+  it('a host whose sessions cannot be written refuses before it publishes an invitation', async () => {
+    const data = join(dir, 'host-data');
+    expect((await cli(['init', '--data-dir', data])).status).toBe(0);
+    writeFileSync(join(data, 'sessions'), 'a file where the sessions directory goes\n');
+    const invitation = join(dir, 'never-published.txt');
+    const r = await cli(['host', '--protocol', 'rps-v1', '--data-dir', data, '--invitation-file', invitation, '--listen', '/ip4/127.0.0.1/tcp/0']);
+    expect(r.status).toBe(2);
+    expect(r.err).toMatch(/^aigenora host: FILE_WRITE_FAILED: cannot create the sessions directory .*sessions/);
+    expect(r.out).toBe('');
+    expect(existsSync(invitation)).toBe(false);
   });
 
   it('an internal error is one line, with the stack only under AIGENORA_DEBUG=1', async () => {

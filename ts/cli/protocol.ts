@@ -1,7 +1,7 @@
 /** `aigenora protocol …` and `aigenora validate`: spec.json contracts from the shell. */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { getCrypto } from '../crypto/index.js';
+import { getCrypto, utf8 } from '../crypto/index.js';
 import { findHooksFile, HooksError, instantiateHooks, loadHooks } from '../hooks/load.js';
 import { HOOK_NAMES } from '../hooks/types.js';
 import { flowMode } from '../spec/types.js';
@@ -9,6 +9,7 @@ import { sidecarFor, SIDECAR, skeletonSource } from '../hooks/skeleton.js';
 import { builtinDir, BUILTINS, findBuiltin } from '../protocols/index.js';
 import { loadSpec, messageValidator, SpecLoadError, type LoadedSpec, type SpecIssue, type WireDirection } from '../spec/index.js';
 import { UsageError, type Args, type Command, type Output } from './args.js';
+import { writeFileAtomic } from './io.js';
 
 function load(target: string, allowUnknownVersion = false): LoadedSpec {
   try {
@@ -111,9 +112,10 @@ function writeSkeleton(l: LoadedSpec): string {
   const text = skeletonSource(l.spec);
   // .mts: an ES module wherever the directory is, with or without a package.json around it.
   const file = join(l.dir, 'hooks.mts');
-  writeFileSync(file, text);
-  const sidecar = sidecarFor(getCrypto(), text, readFileSync(l.path), l.protocolId!, l.spec);
-  writeFileSync(join(l.dir, SIDECAR), JSON.stringify(sidecar));
+  writeFileAtomic(file, text);
+  // The bytes that were read and checked (strict UTF-8 round-trips), not a second read of the path.
+  const sidecar = sidecarFor(getCrypto(), text, utf8(l.text), l.protocolId!, l.spec);
+  writeFileAtomic(join(l.dir, SIDECAR), JSON.stringify(sidecar));
   return file;
 }
 
@@ -156,7 +158,7 @@ hooks.mts skeleton to implement. Templates: ${BUILTINS.map((b) => b.alias).join(
     mkdirSync(dir, { recursive: true });
     const spec = JSON.parse(readFileSync(join(builtinDir(b), 'spec.json'), 'utf8')) as Record<string, unknown>;
     if (typeof args.flags['name'] === 'string') spec['name'] = args.flags['name'];
-    writeFileSync(join(dir, 'spec.json'), `${JSON.stringify(spec, null, 2)}\n`);
+    writeFileAtomic(join(dir, 'spec.json'), `${JSON.stringify(spec, null, 2)}\n`);
     const l = load(dir);
     const file = writeSkeleton(l);
     if (args.flags['json']) out.json({ dir, protocol_id: l.protocolId, hooks: file });

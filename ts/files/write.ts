@@ -3,7 +3,7 @@
  * goes to a temporary file beside the target, is forced to disk, then renamed (or hard-linked, to
  * create without replacing) into place; the temporary file is removed whatever happens.
  */
-import { closeSync, fsyncSync, linkSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { FileError } from './read.js';
 
@@ -95,4 +95,24 @@ export function checkSecretFile(path: string, what = 'key file'): void {
   const mode = st.mode & 0o777;
   if ((mode & 0o077) !== 0)
     throw new FileError('FILE_PERMISSIONS', path, `${what} ${path} is accessible by others (mode ${mode.toString(8).padStart(4, '0')}); run: chmod 600 ${path}`);
+}
+
+/**
+ * Makes `dir` (0700) and proves it can take a file, so that a command fails before it makes promises
+ * (an invitation published, a peer dialled) rather than when it first has to write.
+ */
+export function ensureWritableDir(dir: string, what = 'directory'): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    throw new FileError('FILE_WRITE_FAILED', dir, `cannot create the ${what} ${dir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  const probe = tempBeside(join(dir, 'probe'));
+  try {
+    writeFileSync(probe, '', { flag: 'wx', mode: 0o600 });
+  } catch (e) {
+    throw new FileError('FILE_WRITE_FAILED', dir, `cannot write in the ${what} ${dir} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  } finally {
+    rmSync(probe, { force: true });
+  }
 }

@@ -12,6 +12,7 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { Libp2p } from 'libp2p';
 import { writeFileSync, mkdirSync } from 'node:fs';
+import { ensureWritableDir } from '../files/write.js';
 import { join as joinPath } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
@@ -155,6 +156,8 @@ export async function host(
   },
 ): Promise<HostHandle> {
   const c = o.crypto;
+  // A guest who arrives must find a place for its session: check before the invitation is published.
+  ensureWritableDir(o.sessionsDir, 'sessions directory');
   const handshakeMs = o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
   const maxSessions = o.daemon ? (o.maxSessions ?? DEFAULT_MAX_SESSIONS) : 1;
   const guard = new SocketGuard({ ...o.guardLimits, deadlineMs: handshakeMs });
@@ -315,6 +318,7 @@ export async function host(
 export async function join(o: NetSessionOptions & { invitation: Invitation; handshakeTimeoutMs?: number }): Promise<SessionResult> {
   const c = o.crypto;
   const inv = o.invitation;
+  ensureWritableDir(o.sessionsDir, 'sessions directory');
   const handshakeMs = o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
   // The ticket's peer id must be the invitation's host key: libp2p's Noise handshake then proves the
   // connection reaches the holder of that key.
