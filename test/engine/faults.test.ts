@@ -305,4 +305,34 @@ describe('faulty local hooks', () => {
     expect(existsSync(join(r.host.dir, 'proof.json'))).toBe(false);
     expect(readFileSync(join(r.guest.dir, 'transcript.jsonl'), 'utf8')).not.toContain('warmer');
   });
+
+  it('an integer beyond 2^53 is refused from a peer (no hook sees it rounded, no proof) and from our own hooks', async () => {
+    const out = tempDir('engine');
+    const seen: unknown[] = [];
+    const honest = await hooksOf('guess-number');
+    const watching: HooksModule = {
+      mode: honest.mode,
+      create: (ctx) => {
+        const h = honest.create(ctx) as unknown as Record<string, (...a: unknown[]) => unknown>;
+        return { ...h, proto_host_handle: (m: Message, ...rest: unknown[]) => (seen.push(m['number']), h['proto_host_handle']!(m, ...rest)) } as never;
+      },
+    };
+    const { result, dir } = await againstScript('guess-number', 'host', async (peer) => {
+      await joinGuessNumber(peer);
+      // Signed over RFC 8785, where this number is the double 2^53; the line carries 2^53 + 1.
+      const line = peer.sign({ action: 'guess', attempt: 1, number: 2 ** 53 });
+      expect(line).toContain('"number":9007199254740992');
+      peer.sendRaw(line.replace('"number":9007199254740992', '"number":9007199254740993'));
+      await peer.recv(2000);
+    }, { outDir: out, hooks: watching });
+    expect(result).toMatchObject({ completed: false, reason: 'invalid_message' });
+    expect(result.detail).toMatch(/\/number = 9007199254740993, an integer beyond 2\^53 - 1/);
+    expect(seen).toEqual([]);
+    expect(existsSync(join(dir, 'proof.json'))).toBe(false);
+
+    const big: HooksModule = { mode: honest.mode, create: (ctx) => ({ ...(honest.create(ctx) as object), proto_guest_first_action: () => ({ action: 'guess', attempt: 1, number: 2 ** 53 + 2 }) }) as never };
+    const r = await local('guess-number', { guestHooks: big });
+    expect(r.guest, JSON.stringify([r.host, r.guest])).toMatchObject({ completed: false, reason: "hook_invalid_message" });
+    expect(r.guest.detail).toMatch(/\/number = 9007199254740994, an integer beyond 2\^53 - 1/);
+  });
 });

@@ -29,6 +29,8 @@ export interface RawPeer {
   transport: Transport;
   /** Signs and sends a message as the next frame of this peer's chain. */
   send(msg: Message): string;
+  /** Signs a message as the next frame of this peer's chain without sending it (to send it altered). */
+  sign(msg: Message): string;
   sendRaw(line: string): void;
   recv(timeoutMs?: number): Promise<Frame | null>;
 }
@@ -62,6 +64,7 @@ export async function againstScript(
       theirs.send(line);
       return line;
     },
+    sign: (msg) => writer.next(msg, ack).line,
     sendRaw: (line) => theirs.send(line),
     async recv(timeoutMs = 10_000) {
       const r = await theirs.recv(timeoutMs);

@@ -171,3 +171,22 @@ export function sessionCanonical(postId: string, protocolId: string, hostKey: st
 export function sessionId(crypto: Crypto, postId: string, protocolId: string, hostKey: string, guestKey: string, nonce: string): string {
   return toHex(crypto.sha256(utf8(sessionCanonical(postId, protocolId, hostKey, guestKey, nonce))));
 }
+
+/**
+ * The first integer beyond ±(2^53 − 1) in a message, as a JSON pointer and its digits. Frames are signed
+ * over RFC 8785, whose numbers are IEEE doubles: 2^53 + 1 is signed as 2^53 (its literal would be
+ * unsigned text anyone could change), and 10^21 is written 1e+21 where the reference's commitments read
+ * its digits. So the engine refuses such integers both ways, rather than sign, commit to or act on a
+ * value the two sides would read differently. The validator gives them as bigint (exact); a hook's own
+ * message holds them as numbers.
+ */
+export function unsignableInteger(value: unknown, at = ''): { pointer: string; digits: string } | undefined {
+  if (typeof value === 'bigint') return { pointer: at || '/', digits: value.toString() };
+  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) return { pointer: at || '/', digits: BigInt(value).toString() };
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    const hit = unsignableInteger(v, `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+    if (hit) return hit;
+  }
+  return undefined;
+}

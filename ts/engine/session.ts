@@ -21,7 +21,7 @@ import { toHookResult, type ControlMode, type HookContext, type HookResult, type
 import { messageValidator } from '../spec/messages.js';
 import { flowMode, type Spec, type WireDirection } from '../spec/types.js';
 import { systemClock, type Clock } from './clock.js';
-import { ChainReader, ChainWriter, type Frame } from './frame.js';
+import { ChainReader, ChainWriter, unsignableInteger, type Frame } from './frame.js';
 import { commitText, FlowReplay } from './flow.js';
 import { SessionRecord, type Durability } from './record.js';
 import { DecisionBus, decisionConfig, type DecisionRecord, type Window } from './decision.js';
@@ -108,6 +108,8 @@ export interface SessionResult {
   proof?: string;
 }
 
+const UNSIGNABLE = 'an integer beyond 2^53 - 1, which signed frames (RFC 8785: numbers are doubles) cannot carry exactly';
+
 class Abort extends Error {
   constructor(
     readonly reason: EndReason,
@@ -176,6 +178,8 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     if (!msg.action.startsWith('_')) {
       const check = validator.check(msg, dirFrom(role));
       if (!check.ok) throw new Abort('hook_invalid_message', 'hooks', `this side's hooks produced a message the spec does not allow: ${JSON.stringify(check.errors)}`);
+      const big = unsignableInteger(msg);
+      if (big) throw new Abort('hook_invalid_message', 'hooks', `this side's hooks produced ${big.pointer} = ${big.digits}, ${UNSIGNABLE}`);
       const step = flow.next(role, msg);
       if (!step.ok) throw new Abort('hook_invalid_message', 'flow', `this side's hooks produced a message out of the ${mode} sequence: ${step.reason}`);
     }
@@ -230,6 +234,9 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       throw new Abort('invalid_message', 'spec', `the ${peer}'s ${msg.action} fails the spec: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
         proofOf('invalid_message', peer, [line], { errors: check.errors }));
     }
+    // Valid by the spec, but not something a signature binds: no proof (it is no cheat), no hook sees it.
+    const big = unsignableInteger(check.value);
+    if (big) throw new Abort('invalid_message', 'spec', `the ${peer}'s ${msg.action} carries ${big.pointer} = ${big.digits}, ${UNSIGNABLE}`);
     inFlow(msg);
     cfg.onMessage?.(peer, msg);
     record.event('protocol_message', { direction: 'received', msg });
@@ -469,9 +476,9 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
         const { frame, line } = await recvFrame();
         const msg = frame.msg;
         const check = validator.checkText(line, dirFrom(peer), undefined, 'msg');
-        if (!check.ok) {
+        if (!check.ok || unsignableInteger(check.value)) {
           // As the reference: an invalid peer message in free mode is dropped, not fatal.
-          record.event('message_dropped', { reason: check.errors.map((e) => e.code).join(','), line: line.slice(0, 200) });
+          record.event('message_dropped', { reason: check.ok ? 'INTEGER_UNSIGNABLE' : check.errors.map((e) => e.code).join(','), line: line.slice(0, 200) });
           continue;
         }
         inFlow(msg);
