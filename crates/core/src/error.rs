@@ -33,6 +33,10 @@ pub enum Error {
     AeadOpenFailed,
     /// X25519 produced the all-zero shared secret: the peer key has small order.
     X25519LowOrder,
+    /// A card's rank or suit index is not an integer in 0..=255.
+    DeckCardRange,
+    /// A deck blob (its length in bytes) is too short to hold a nonce and a tag.
+    DeckBlobTooShort(usize),
 }
 
 impl Error {
@@ -52,6 +56,8 @@ impl Error {
             Error::PublicKeyInvalid => "PUBLIC_KEY_INVALID",
             Error::AeadOpenFailed => "AEAD_OPEN_FAILED",
             Error::X25519LowOrder => "X25519_LOW_ORDER",
+            Error::DeckCardRange => "DECK_CARD_RANGE",
+            Error::DeckBlobTooShort(_) => "DECK_BLOB_TOO_SHORT",
         }
     }
 }
@@ -72,6 +78,8 @@ impl fmt::Display for Error {
             Error::PublicKeyInvalid => write!(f, "public key is not a canonical Ed25519 point encoding"),
             Error::AeadOpenFailed => write!(f, "decryption failed: ciphertext, tag, nonce, key or associated data do not match"),
             Error::X25519LowOrder => write!(f, "X25519 shared secret is all zero: the peer public key has small order"),
+            Error::DeckCardRange => write!(f, "card indices must fit one byte each"),
+            Error::DeckBlobTooShort(n) => write!(f, "blob too short to contain nonce + tag ({n} bytes, at least {} needed)", crate::deck::MIN_BLOB_LEN),
         }
     }
 }

@@ -1,11 +1,13 @@
 //! The performance-critical core of aigenora, in pure Rust: canonical JSON (RFC 8785), SHA-2, strict
-//! Ed25519 (RFC 8032), ChaCha20-Poly1305 / XChaCha20-Poly1305, X25519 and commit-reveal.
+//! Ed25519 (RFC 8032), ChaCha20-Poly1305 / XChaCha20-Poly1305, X25519, commit-reveal and the
+//! mental-poker deck layers.
 //!
 //! Nothing here knows about WebAssembly; `aigenora-wasm` exposes it to JavaScript without adding logic.
 //! Every fallible function returns [`Error`], whose [`Error::code`] is stable across releases.
 
 pub mod aead;
 pub mod commit;
+pub mod deck;
 pub mod ed25519;
 mod error;
 pub mod hash;
