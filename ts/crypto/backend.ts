@@ -6,6 +6,8 @@
  * All binary inputs and outputs are Uint8Array. Functions that can fail throw CryptoError with a
  * stable code (errors.ts); `ed25519Verify` and `verifyReveal` answer false instead of throwing.
  */
+import type { Deck } from './deck.js';
+
 export type BackendName = 'wasm' | 'js';
 export type AeadCipher = 'chacha20-poly1305' | 'xchacha20-poly1305';
 
@@ -73,4 +75,7 @@ export interface Crypto {
   commit(choice: string, nonce: string): string;
   /** Constant-time check that (choice, nonce) opens `commitment`. */
   verifyReveal(commitment: string, choice: string, nonce: string): boolean;
+
+  /** The mental-poker deck layers and play check (deck.ts). */
+  readonly deck: Deck;
 }

@@ -8,6 +8,8 @@ import { CryptoError } from './errors.js';
 export type { AeadCipher, BackendName, Crypto, Ed25519Keypair, SignatureItem } from './backend.js';
 export { CryptoError, type CryptoErrorCode, CRYPTO_ERROR_CODES } from './errors.js';
 export * from './encoding.js';
+export type { Deck, PlayCheck, PlayRejection, PlayVerdict } from './deck.js';
+export { BLOB_A_LEN, BLOB_B_LEN, CARD_LEN, MIN_BLOB_LEN, PAD_LEN, PLAINTEXT_LEN, PLAY_REJECTIONS } from './deck.js';
 export { jsBackend } from './js-backend.js';
 
 export const BACKENDS: readonly BackendName[] = ['wasm', 'js'];

@@ -14,6 +14,7 @@ import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { concatBytes, toHex, utf8, bytesEqual } from './encoding.js';
 import { badLength, CryptoError, disposed } from './errors.js';
 import { canonicalBytes, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
+import { jsDeck } from './js-deck.js';
 
 const Point = ed25519.Point;
 const L = Point.Fn.ORDER;
@@ -134,4 +135,6 @@ export const jsBackend: Crypto = {
   commit: (choice, nonce) => toHex(sha256(utf8(`${wellFormed(choice)}:${wellFormed(nonce)}`))),
   verifyReveal: (commitment, choice, nonce) =>
     isWellFormed(choice) && isWellFormed(nonce) && bytesEqual(utf8(toHex(sha256(utf8(`${choice}:${nonce}`)))), utf8(commitment)),
+
+  deck: jsDeck,
 };

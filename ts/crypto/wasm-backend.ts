@@ -10,7 +10,8 @@
  * becomes WASM_TRAP for that call and for every later one on this instance.
  */
 import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
-import { CryptoError, disposed, fromWasmError } from './errors.js';
+import { checkPlayIds, isPlayRejection, type Deck } from './deck.js';
+import { badLength, CryptoError, disposed, fromWasmError } from './errors.js';
 import { checkText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 
 /** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
@@ -37,6 +38,13 @@ export interface WasmExports {
   x25519_public_key(privateKey: Uint8Array): Uint8Array;
   commit_reveal_commit(choice: string, nonce: string): string;
   commit_reveal_verify(commitment: string, choice: string, nonce: string): boolean;
+  deck_encode_card(rank: number, suit: number): Uint8Array;
+  deck_pack_inner(card: Uint8Array, pad: Uint8Array): Uint8Array;
+  deck_seal_inner(kInner: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array): Uint8Array;
+  deck_seal_outer(kOuter: Uint8Array, nonce: Uint8Array, blobA: Uint8Array): Uint8Array;
+  deck_open_layer(key: Uint8Array, blob: Uint8Array): Uint8Array;
+  deck_brute_force_open(blob: Uint8Array, candidates: Uint8Array): number | undefined;
+  deck_validate_play(hand: string[], played: string[], idB: string, declaredCard: Uint8Array, kInner: Uint8Array, kOuter: Uint8Array, blobB: Uint8Array): string | undefined;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -129,5 +137,32 @@ export function wasmBackend(w: WasmExports): Crypto {
 
     commit: (choice, nonce) => call(() => w.commit_reveal_commit(wellFormed(choice), wellFormed(nonce))),
     verifyReveal: (commitment, choice, nonce) => isWellFormed(choice) && isWellFormed(nonce) && call(() => w.commit_reveal_verify(commitment, choice, nonce)),
+
+    deck: wasmDeck(w, call),
+  };
+}
+
+function wasmDeck(w: WasmExports, call: <T>(f: () => T) => T): Deck {
+  return {
+    encodeCard: (rank, suit) => call(() => w.deck_encode_card(rank, suit)),
+    packInner: (card, pad) => call(() => w.deck_pack_inner(card, pad)),
+    sealInner: (kInner, nonce, plaintext) => call(() => w.deck_seal_inner(kInner, nonce, plaintext)),
+    sealOuter: (kOuter, nonce, blobA) => call(() => w.deck_seal_outer(kOuter, nonce, blobA)),
+    openLayer: (key, blob) => call(() => w.deck_open_layer(key, blob)),
+    bruteForceOpen(blob, candidates) {
+      // Each key is checked here: packed back to back, a 31- and a 33-byte key would pass as two of 32.
+      for (const k of candidates) if (k.length !== 32) throw badLength('candidate key', 32, k.length);
+      const packed = new Uint8Array(candidates.length * 32);
+      candidates.forEach((k, i) => packed.set(k, i * 32));
+      const index = call(() => w.deck_brute_force_open(blob, packed));
+      return index === undefined ? null : { index, plaintext: call(() => w.deck_open_layer(candidates[index]!, blob)) };
+    },
+    validatePlay(c) {
+      checkPlayIds(c);
+      const reason = call(() => w.deck_validate_play([...c.hand], [...c.played], c.idB, c.declaredCard, c.kInner, c.kOuter, c.blobB));
+      if (reason === undefined) return { ok: true, reason: null };
+      if (!isPlayRejection(reason)) throw new Error(`the WASM core answered an unknown play rejection ${JSON.stringify(reason)}`);
+      return { ok: false, reason };
+    },
   };
 }
