@@ -1,7 +1,7 @@
 // `aigenora conformance` exit codes, recognition and counting, on small corpora made here, and on
 // the real corpus when it is present (reported as skipped when it is not).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CORPUS } from '../../ts/cli/conformance.js';
@@ -30,7 +30,23 @@ const test1 = {
 // The same vector as a line of sign.input: seed||pk : pk : message : signature||message :
 const test1Line = `${test1.secretKey}${test1.publicKey}:${test1.publicKey}::${test1.signature}:\n`;
 
+const DECK = join(DEFAULT_CORPUS, 'aigenora-reference', 'aigenora-mp-deck-vectors.json');
+
 describe('aigenora conformance', () => {
+  it.skipIf(!existsSync(DECK) && process.env['AIGENORA_SKIP_CORPORA'] === '1')('checks the mental-poker deck vectors, and fails a case whose blob was altered', () => {
+    if (!existsSync(DECK)) throw new Error(`${DECK} is absent; set AIGENORA_SKIP_CORPORA=1 to skip`);
+    const good = run(DECK);
+    expect(good.code, good.err).toBe(0);
+    expect(good.out).toMatch(/\[aigenora-mp-deck-vectors\/1\] {2}20 cases {2}wasm 20\/20 {2}js 20\/20/);
+    const doc = JSON.parse(readFileSync(DECK, 'utf8')) as { cases: { kind: string; blob_b?: string }[] };
+    const layer = doc.cases.find((c) => c.kind === 'layers')!;
+    layer.blob_b = `${layer.blob_b!.slice(0, -2)}${layer.blob_b!.endsWith('00') ? '01' : '00'}`;
+    writeFileSync(join(dir, 'deck-altered.json'), JSON.stringify(doc));
+    const bad = run(join(dir, 'deck-altered.json'));
+    expect(bad.code).toBe(1);
+    expect(bad.out).toMatch(/wasm 19\/20 {2}js 19\/20/);
+  });
+
   it('passes a good file on both backends and counts its case once', () => {
     writeFileSync(join(dir, 'good.json'), JSON.stringify([test1]));
     const r = run(join(dir, 'good.json'));
@@ -138,6 +154,8 @@ describe('aigenora conformance', () => {
       'json-canonicalization/testdata': 6,
       'json-canonicalization/es6numbers/es6testfile_first10000.txt': 10_000,
       'json-canonicalization/es6numbers/readme_sample_lines.txt': 7,
+      // aigenora-reference/README.md: 10 layers, 2 encode_card, 6 validate_play, 2 brute_force_open.
+      'aigenora-reference/aigenora-mp-deck-vectors.json': 20,
     };
     const got = Object.fromEntries(report.suites.map((s) => [s.path.replace(/^.*shared\/conformance\//, ''), s.total]));
     expect(got).toEqual(readme);

@@ -28,11 +28,18 @@ export const KNOWN_VECTORS: readonly KnownVectors[] = [
   { path: 'json-canonicalization/es6numbers/es6testfile_first10000.txt', format: 'es6 number serialisation', cases: 10_000 },
   // Seven lines quoted in upstream's README, all also among the first 10,000.
   { path: 'json-canonicalization/es6numbers/readme_sample_lines.txt', format: 'es6 number serialisation', cases: 7 },
+  { path: 'aigenora-reference/aigenora-mp-deck-vectors.json', format: 'aigenora-mp-deck-vectors/1', cases: 20 },
 ];
 
 /** Files and folders (ending in /) of the corpus that are not test vectors for this command. */
 export const NOT_VECTORS: readonly { path: string; why: string }[] = [
-  { path: 'aigenora-reference/', why: 'vectors of the Aigenora protocol layers, not of the crypto backends' },
+  { path: 'aigenora-reference/aigenora-mp-ot-vectors.json', why: 'mental-poker oblivious transfer: a protocol layer this command does not check yet' },
+  { path: 'aigenora-reference/aigenora-mp-receipt-vectors.json', why: 'mental-poker transcript receipts: a protocol layer this command does not check yet' },
+  { path: 'aigenora-reference/aigenora-mp-audit-vectors.json', why: 'mental-poker audits: a protocol layer this command does not check yet' },
+  { path: 'aigenora-reference/aigenora-box-vectors.json', why: 'the offline box: a protocol layer this command does not check yet' },
+  { path: 'aigenora-reference/aigenora-group-vectors.json', why: 'authoritative_group: a protocol layer this command does not check yet' },
+  { path: 'aigenora-reference/aigenora-pow-vectors.json', why: 'proof of work: a protocol layer this command does not check yet' },
+  { path: 'aigenora-reference/aigenora-rt-hash-vectors.json', why: 'authoritative_realtime hashes: a protocol layer this command does not check yet' },
   { path: 'rin-reference/', why: 'vectors of rin.host/v2, not of the crypto backends' },
   { path: 'wycheproof/schemas/', why: 'JSON schemas of the Wycheproof files' },
   { path: 'ed25519-speccheck/expected_outcomes.json', why: "upstream's tables of other libraries' verdicts; the expectation here is the policy in the corpus README" },

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { AeadCipher, Crypto } from '../crypto/backend.js';
 import { CryptoError } from '../crypto/errors.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
+import { DECK_FORMAT, deckSuite } from './mp-deck.js';
 
 export interface Case {
   id: string;
@@ -251,6 +252,7 @@ export function recognise(path: string): Suite | undefined {
     if (doc.schema.startsWith('xdh_comp') && doc.testGroups.every((g: Json) => g.curve === 'curve25519')) return wycheproofXdh(doc);
     return undefined;
   }
+  if (doc && doc.format === DECK_FORMAT && Array.isArray(doc.cases)) return deckSuite(doc);
   if (isArrayOf(doc, ['message', 'pub_key', 'signature'])) return speccheck(doc);
   if (isArrayOf(doc, ['number', 'key', 'sig', 'msg'])) return cctv(doc);
   if (isArrayOf(doc, ['secretKey', 'publicKey', 'message', 'signature'])) return rfc8032(doc);
