@@ -5,6 +5,7 @@
  * verify as the same text). Every refusal is a FileError with a stable code and a one-line message.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { concatBytes } from '../crypto/encoding.js';
 
 export type FileErrorCode =
   | 'FILE_NOT_FOUND'
@@ -21,9 +22,10 @@ export class FileError extends Error {
   constructor(
     readonly code: FileErrorCode,
     readonly path: string,
-    message: string,
+    /** The message without its code, for callers that wrap it in an error of their own. */
+    readonly detail: string,
   ) {
-    super(`${code}: ${message}`);
+    super(`${code}: ${detail}`);
   }
 }
 
@@ -76,13 +78,7 @@ export function readBytes(path: string, opts: ReadOptions): Uint8Array {
       if (total > opts.maxBytes) throw new FileError('FILE_TOO_LARGE', path, `${name} is over the limit of ${opts.maxBytes} bytes`);
       chunks.push(Uint8Array.prototype.slice.call(chunk, 0, n));
     }
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const c of chunks) {
-      out.set(c, at);
-      at += c.length;
-    }
-    return out;
+    return concatBytes(...chunks);
   } finally {
     closeSync(fd);
   }

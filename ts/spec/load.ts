@@ -26,7 +26,7 @@ export function loadSpec(crypto: Crypto, target: string, opts: ValidateOptions =
     bytes = readBytes(path, { maxBytes: MAX_SPEC_BYTES, what: 'spec' });
   } catch (e) {
     if (!(e instanceof FileError)) throw e;
-    throw new SpecLoadError(e.code === 'FILE_TOO_LARGE' ? 'SPEC_TOO_LARGE' : 'SPEC_UNREADABLE', e.message.slice(e.code.length + 2));
+    throw new SpecLoadError(e.code === 'FILE_TOO_LARGE' ? 'SPEC_TOO_LARGE' : 'SPEC_UNREADABLE', e.detail);
   }
   let text: string;
   try {
