@@ -1,6 +1,6 @@
 /** `aigenora trade …`: agent-trade/0.2 envelopes from the shell. */
 import { statSync } from 'node:fs';
-import { fromBase64Url, getCrypto, toBase64Url } from '../crypto/index.js';
+import { fromBase64Url, fromUtf8, getCrypto, toBase64Url } from '../crypto/index.js';
 import { checkSecretFile, FileError, readBytes } from '../files/index.js';
 import {
   addSignature,
@@ -68,9 +68,10 @@ function readKeyFile(path: string): KeyFile {
 
 /**
  * Verifies a file's bytes, not a decoding of them: the verifier's own gate then refuses invalid UTF-8,
- * and a file over its size limit is refused without being read whole.
+ * and a file over its size limit is refused without being read whole. A valid envelope comes back
+ * parsed from those same bytes, so what is used is exactly what was verified.
  */
-function verifyFile(file: string, keys: KeyMap, opts: { objectId?: string } = {}): Verdict {
+function verifyFile(file: string, keys: KeyMap, opts: { objectId?: string } = {}): Verdict & { envelope?: Envelope } {
   let bytes: Uint8Array;
   try {
     bytes = readBytes(file, { maxBytes: DEFAULT_MAX_BYTES, what: 'envelope' });
@@ -78,7 +79,8 @@ function verifyFile(file: string, keys: KeyMap, opts: { objectId?: string } = {}
     if (e instanceof FileError && e.code === 'FILE_TOO_LARGE') return { result: 'fail:malformed_input', detail: e.message };
     throw e;
   }
-  return verifyEnvelope(getCrypto(), bytes, keys, opts);
+  const v = verifyEnvelope(getCrypto(), bytes, keys, opts);
+  return v.result === 'valid' ? { ...v, envelope: JSON.parse(fromUtf8(bytes)) as Envelope } : v;
 }
 
 export const tradeNew: Command = {
@@ -203,7 +205,7 @@ order given. Prints the final state, or the first refused transition and why; ex
     let tradeId: unknown;
     for (const file of args.positional) {
       const v = verifyFile(file, keys);
-      const env = v.result === 'valid' ? (readJson(file) as Envelope) : undefined;
+      const env = v.envelope;
       const problem =
         v.result !== 'valid' ? `${v.result} (${v.detail ?? ''})` : env!.object_type !== 'TRADE_EVENT' ? `is a ${env!.object_type}, not a TRADE_EVENT` : undefined;
       if (problem) {
