@@ -11,7 +11,7 @@ import { FileError, readText, writeFileAtomic } from '../files/index.js';
 import { findHooksFile } from '../hooks/load.js';
 import { builtinDir, BUILTINS, type Profile } from '../protocols/index.js';
 import { loadSpec } from '../spec/load.js';
-import { flowMode } from '../spec/types.js';
+import { flowMode, type Spec } from '../spec/types.js';
 
 export interface IndexEntry {
   alias: string;
@@ -74,7 +74,7 @@ export function readIndex(dataDir: string): LibraryIndex {
     const entry = e as Partial<IndexEntry> | null;
     if (typeof entry?.alias !== 'string' || typeof entry.protocol_id !== 'string' || !/^[0-9a-f]{64}$/.test(entry.protocol_id))
       throw new LibraryError('LIBRARY_INDEX_INVALID', `${p}: entry ${i} lacks an alias or a protocol_id; ${fix}`);
-    if (typeof entry.path !== 'string' || !STORAGE.test(entry.path) || entry.path !== storagePath(entry.protocol_id))
+    if (entry.path !== storagePath(entry.protocol_id))
       throw new LibraryError('LIBRARY_INDEX_INVALID', `${p}: entry ${entry.alias} has path ${JSON.stringify(entry.path)}, not its own storage path ${storagePath(entry.protocol_id)}; ${fix}`);
   }
   return doc as LibraryIndex;
@@ -82,6 +82,32 @@ export function readIndex(dataDir: string): LibraryIndex {
 
 function writeIndex(dataDir: string, index: LibraryIndex): void {
   writeFileAtomic(join(protocolsDir(dataDir), 'index.json'), `${JSON.stringify(index, null, 2)}\n`);
+}
+
+/** An index entry for a spec stored at its protocol_id's path; `extra` holds what only its origin knows. */
+function indexEntry(
+  spec: Spec,
+  protocolId: string,
+  extra: Pick<IndexEntry, 'alias' | 'family' | 'tags' | 'capabilities' | 'created_reason' | 'default_profile' | 'profiles'>,
+): IndexEntry {
+  // Keys in the reference's order (NOTES A3), as index.json is read by people and by the reference.
+  return {
+    alias: extra.alias,
+    name: spec.name,
+    description: spec.description ?? '',
+    type: spec.type ?? 'game',
+    family: extra.family,
+    tags: extra.tags,
+    capabilities: extra.capabilities,
+    status: 'active',
+    protocol_id: protocolId,
+    path: storagePath(protocolId),
+    parent_protocol_id: null,
+    created_reason: extra.created_reason,
+    default_profile: extra.default_profile,
+    profiles: extra.profiles,
+    entrypoints: { host: 'aigenora host --protocol-dir', guest: 'aigenora join', hooks: 'hooks.mjs' },
+  };
 }
 
 /** Entries for the protocol directories on disk whose spec hashes to their directory's name. */
@@ -100,37 +126,31 @@ function recoverEntries(crypto: Crypto, dataDir: string): IndexEntry[] {
         continue;
       }
       if (!loaded.ok || loaded.protocolId !== `${head.name}${tail.name}`) continue;
-      const s = loaded.spec;
-      out.push({
-        alias: loaded.protocolId.slice(0, 8),
-        name: s.name,
-        description: s.description ?? '',
-        type: s.type ?? 'game',
-        family: s.family ?? '',
-        tags: [],
-        capabilities: [],
-        status: 'active',
-        protocol_id: loaded.protocolId,
-        path: rel,
-        parent_protocol_id: null,
-        created_reason: 'recovered by aigenora init from the protocol directories',
-        default_profile: 'standard',
-        profiles: {},
-        entrypoints: { host: 'aigenora host --protocol-dir', guest: 'aigenora join', hooks: 'hooks.mjs' },
-      });
+      out.push(
+        indexEntry(loaded.spec, loaded.protocolId, {
+          alias: loaded.protocolId.slice(0, 8),
+          family: loaded.spec.family ?? '',
+          tags: [],
+          capabilities: [],
+          created_reason: 'recovered by aigenora init from the protocol directories',
+          default_profile: 'standard',
+          profiles: {},
+        }),
+      );
     }
   }
   return out;
 }
 
+/** How the hooks wrappers seedBuiltins writes begin, so that it knows one of its own when it meets one. */
+const WRAPPER_MARK = '// Built-in hooks of';
+
 /**
  * Copies the built-in protocols into the library. The spec is copied byte for byte; hooks.mjs is a
  * one-line module that re-exports the packaged hooks, which stay the package's own (trusted) code.
- * `protocol create --from <alias>` makes an editable copy instead.
+ * `protocol create --from <alias>` makes an editable copy instead. An index.json that cannot be read is
+ * rebuilt (`rebuilt`), keeping every protocol whose directory checks out.
  */
-const WRAPPER_MARK = '// Built-in hooks of';
-
-/** Also rebuilds an invalid index.json (`rebuilt`), keeping every protocol whose directory checks out. */
 export function seedBuiltins(crypto: Crypto, dataDir: string): { entries: IndexEntry[]; rebuilt: boolean } {
   let index: LibraryIndex;
   let rebuilt = false;
@@ -160,23 +180,17 @@ export function seedBuiltins(crypto: Crypto, dataDir: string): { entries: IndexE
       `${WRAPPER_MARK} ${b.alias}, shipped with aigenora. For an editable copy: aigenora protocol create <dir> --from ${b.alias}\nexport { default } from ${JSON.stringify(pathToFileURL(hooks).href)};\n`,
     );
     const s = loaded.spec;
-    entries.push({
-      alias: b.alias,
-      name: s.name,
-      description: s.description ?? '',
-      type: s.type ?? 'game',
-      family: s.family ?? b.folder,
-      tags: b.tags,
-      capabilities: b.capabilities,
-      status: 'active',
-      protocol_id: loaded.protocolId,
-      path: rel,
-      parent_protocol_id: null,
-      created_reason: `built-in (${flowMode(s)})`,
-      default_profile: b.default_profile,
-      profiles: b.profiles,
-      entrypoints: { host: 'aigenora host --protocol-dir', guest: 'aigenora join', hooks: 'hooks.mjs' },
-    });
+    entries.push(
+      indexEntry(s, loaded.protocolId, {
+        alias: b.alias,
+        family: s.family ?? b.folder,
+        tags: b.tags,
+        capabilities: b.capabilities,
+        created_reason: `built-in (${flowMode(s)})`,
+        default_profile: b.default_profile,
+        profiles: b.profiles,
+      }),
+    );
   }
   const others = index.protocols.filter((p) => !entries.some((e) => e.alias === p.alias || e.protocol_id === p.protocol_id));
   writeIndex(dataDir, { version: 2, layout: 'sha256-8-56', protocols: [...entries, ...others] });
