@@ -110,15 +110,82 @@ export interface SimultaneousRoundHooks extends CommonHooks, HandshakeHooks {
   proto_round_judge_pure?(roundIndex: number, hostValue: RoundValue, guestValue: RoundValue, state: RoundState): Message;
 }
 
+/** A card as the deck universe lists it: [rank_index, suit_index], each 0..255 (one byte on the wire). */
+export type MentalPokerCard = readonly [rank: number, suit: number];
+
+/**
+ * The deck ledger both sides keep in step, in id-B space ("0".."N-1", the Guest's shuffled positions),
+ * never card faces. The engine moves cards stock → hand (deal, draw) and hand → played (a verified
+ * play); hooks only read it.
+ */
+export interface MentalPokerDeckView {
+  /** id-Bs not yet dealt or drawn. Draws take the lowest-index one, so no order is needed here. */
+  readonly stock: ReadonlySet<string>;
+  /** id-Bs played by either side so far (the nullifier set). */
+  readonly played: ReadonlySet<string>;
+  /** The id-Bs a side holds now: its own hand, or the peer's (whose faces stay hidden). */
+  hand_of(who: Role): ReadonlySet<string>;
+}
+
+/**
+ * What the mental_poker engine hands the hooks (the reference's injected `_mp_*` keys): live read-only
+ * views of the local side's private knowledge, updated by the engine between hook calls.
+ */
+export interface MentalPokerState {
+  readonly _mp_role: Role;
+  /** The local hand as id-Bs (the same set as `_mp_deck_view.hand_of(_mp_role)`). */
+  readonly _mp_hand: ReadonlySet<string>;
+  /**
+   * The local hand's faces, id-B → [rank, suit], in the order the cards were acquired (dealt, then
+   * drawn), as the reference's dict keeps them: a strategy breaking ties by first-seen relies on it.
+   * A played card leaves it when the play is applied.
+   */
+  readonly _mp_hand_cards: ReadonlyMap<string, MentalPokerCard>;
+  readonly _mp_deck_view: MentalPokerDeckView;
+  /** Set (true) once two consecutive passes ended the play loop; check_winner then applies the tie-break. */
+  readonly _mp_stalled?: boolean;
+}
+
+/** A local turn's action. `call_suit` only with a play that declares a suit (a Crazy Eights 8). */
+export type MentalPokerAction = { kind: 'play'; id_b: string; call_suit?: number } | { kind: 'draw' } | { kind: 'pass' };
+
+/** One legal action for the local side as shown to a person choosing (never the peer's hidden cards). */
+export type MentalPokerLegalAction = { kind: 'play'; id_b: string; rank: number; suit: number; call_suit_required?: boolean } | { kind: 'draw' } | { kind: 'pass' };
+
+/** A peer's mp_play after the spec's validator and the engine's cryptographic play check passed. */
+export type MentalPokerPlay = Message & { action: 'mp_play'; id_b: string; rank: number; suit: number; k_inner: string; k_outer: string; call_suit?: number };
+
+/** A game's result: a winner, a draw (e.g. equal Briscola points), or null (no winner: a stalled tie). */
+export type MentalPokerOutcome = Role | 'draw' | null;
+
+/**
+ * mental_poker (NOTES A16). The engine owns every mp_* message, the deck, the OTs and the audit; hooks
+ * hold the game's own state (e.g. the card to follow, the current trick) and are called in this order:
+ * - `proto_mp_deck_universe` (Host at setup, both sides at the audit): index i is the card labelled h-i.
+ * - `proto_mp_initial_deal` on both sides before the deal (views not injected yet: a plan from options).
+ * - each local turn: `proto_mp_legal_actions`, then EITHER `proto_mp_choose_action` (autonomous; it
+ *   records its own play in the hooks' state before returning) OR, for an explicit person's decision,
+ *   `proto_mp_coerce_action` (throws an Error whose message says why a decision is refused) followed by
+ *   `proto_mp_apply_local_action` — never both paths for one turn.
+ * - each peer play that passed the cryptographic check: `proto_mp_validate_play` once, before the deck
+ *   view moves the card to `played`; [true, ''] means the hooks recorded the play, [false, reason]
+ *   makes the engine send `{"action":"error","reason":"rule_rejected"}` and abort.
+ * - after every turn (play, draw or pass, either side), with `_mp_stalled` set after a second
+ *   consecutive pass: `proto_mp_check_winner` exactly once (it may advance game state, e.g. resolve a
+ *   trick). A non-null result ends the play loop; so does a stall or two empty hands, with null.
+ * The session result is `{completed: true, outcome, metadata}` with `outcome` the check_winner value
+ * (or null) and `metadata` the 4-element `proto_host_metadata()` array (the Host reads it after
+ * proto_init, the Guest at the end).
+ */
 export interface MentalPokerHooks extends CommonHooks {
-  proto_mp_deck_universe(): [number, number][];
-  proto_mp_initial_deal(state: Record<string, unknown>): { host: number; guest: number };
-  proto_mp_choose_action(state: Record<string, unknown>): Maybe<{ kind: 'play'; id_b: string; call_suit?: number } | { kind: 'draw' } | { kind: 'pass' }>;
-  proto_mp_legal_actions?(state: Record<string, unknown>): unknown[];
-  proto_mp_coerce_action?(state: Record<string, unknown>, decision: unknown): unknown;
-  proto_mp_apply_local_action?(state: Record<string, unknown>, action: unknown): void;
-  proto_mp_check_winner(state: Record<string, unknown>): Role | null;
-  proto_mp_validate_play(state: Record<string, unknown>, who: Role, play: Message): [boolean, string];
+  proto_mp_deck_universe(): MentalPokerCard[];
+  proto_mp_initial_deal(state: Partial<MentalPokerState>): { host: number; guest: number };
+  proto_mp_choose_action(state: MentalPokerState): Maybe<MentalPokerAction>;
+  proto_mp_legal_actions?(state: MentalPokerState): MentalPokerLegalAction[];
+  proto_mp_coerce_action?(state: MentalPokerState, decision: unknown): MentalPokerAction;
+  proto_mp_apply_local_action?(state: MentalPokerState, action: MentalPokerAction): void;
+  proto_mp_check_winner(state: MentalPokerState): MentalPokerOutcome;
+  proto_mp_validate_play(state: MentalPokerState, who: Role, play: MentalPokerPlay): [ok: boolean, reason: string];
 }
 
 export interface RealtimeHooks extends CommonHooks {
