@@ -1,0 +1,186 @@
+/**
+ * Blind-RSA token oblivious transfer for mental poker. Both backends implement `Ot`
+ * (crates/core/src/ot.rs through WASM, and its twin js-ot.ts on BigInt and @noble/*) with the same
+ * results and error codes.
+ *
+ * The Sender holds a per-game RSA-2048 key (e = 65537). For each label it computes
+ * h = FDH(context), token = h^d mod n, key = HKDF(I2OSP(token, 256) ‖ context) and publishes
+ * sealed = nonce ‖ ChaCha20-Poly1305(key, payload, AAD = context). The Receiver fetches one label's
+ * payload without revealing which: z = h·r^e mod n, the Sender answers y = z^d mod n, and
+ * token = y·r⁻¹ mod n. After the game the tokens and the witnesses (ot_id, label, r) are disclosed and
+ * checked by `checkToken` / `openSealed` / `checkWitness`.
+ *
+ * Big integers are big-endian Uint8Arrays. Operands of operations (n, z, y, r, token) are exactly 256
+ * bytes, the width of the wire's 512 hex characters (`intToHex` / `intFromHex` convert). The two
+ * verdict functions, `checkToken` and `checkWitness`, take any length and answer false for a value out
+ * of range, as the reference does. A modulus must be 256 bytes with its top bit set and odd
+ * (OT_MODULUS_INVALID). Nothing here draws randomness except `generateKey`, `randomUnit` and the
+ * blinding secret a key gets when it is made or imported; nonces and r are the caller's.
+ */
+import { CryptoError } from './errors.js';
+
+/** Bytes of a 2048-bit integer on the wire and at this interface. */
+export const RSA_BYTES = 256;
+export const RSA_E = 65537;
+export const OT_NONCE_LEN = 12;
+/** Sender role byte of the context: the Host's tables use 1, the Guest's 2. */
+export const ROLE_HOST = 1;
+export const ROLE_GUEST = 2;
+/** Payload type byte of the context: k_inner (the Host's per-card key) 1, k_outer (the Guest's) 2. */
+export const PAYLOAD_K_INNER = 1;
+export const PAYLOAD_K_OUTER = 2;
+export type SenderRole = typeof ROLE_HOST | typeof ROLE_GUEST;
+export type PayloadType = typeof PAYLOAD_K_INNER | typeof PAYLOAD_K_OUTER;
+
+/**
+ * What the context binds. protocolId is what the reference puts there: the spec's `name`
+ * ("Crazy Eights"), not its protocol_id hash. Strings must be well-formed UTF-16
+ * (JSON_LONE_SURROGATE); role and type must be 1 or 2 (OT_CONTEXT_INVALID).
+ */
+export interface OtContextInput {
+  protocolId: string;
+  sessionId: string;
+  senderRole: SenderRole;
+  payloadType: PayloadType;
+  label: string;
+}
+
+/** A decoded `rsa_pub`: e is always 65537; n is 256 bytes, 2048 bits, odd. */
+export interface RsaPublicKey {
+  readonly e: typeof RSA_E;
+  readonly n: Uint8Array;
+}
+
+/**
+ * The numbers of an RSA private key under their JWK names, big-endian, any length (leading zeros
+ * allowed). dp = d mod (p−1), dq = d mod (q−1), qi = q⁻¹ mod p. Secret: never log or send.
+ */
+export interface RsaKeyParts {
+  n: Uint8Array;
+  e: typeof RSA_E;
+  d: Uint8Array;
+  p: Uint8Array;
+  q: Uint8Array;
+  dp: Uint8Array;
+  dq: Uint8Array;
+  qi: Uint8Array;
+}
+
+/**
+ * A Sender's RSA-2048 private key. In the wasm backend it lives in WASM memory until `dispose`, which
+ * wipes it; after that every method throws KEY_DISPOSED.
+ */
+export interface RsaKey {
+  /** The modulus, 256 bytes. */
+  readonly n: Uint8Array;
+  /** The wire `rsa_pub` string, `{"e":65537,"n":"<512 lowercase hex>"}`. */
+  readonly rsaPub: string;
+  /**
+   * x^d mod n through CRT, with a blinding factor derived from a per-key secret and x (so the result
+   * is deterministic). x must be 256 bytes and below n (OT_INT_RANGE). The Sender's answer y to a
+   * request z, and a label's token from its h.
+   */
+  privateOp(x: Uint8Array): Uint8Array;
+  /** A label's token: FDH(context)^d mod n. */
+  token(context: Uint8Array): Uint8Array;
+  /** One sealed-table entry in one call: the token and nonce ‖ AEAD(tokenKey(token, context), payload, AAD = context). */
+  sealLabel(context: Uint8Array, payload: Uint8Array, nonce: Uint8Array): { token: Uint8Array; sealed: Uint8Array };
+  /** The key's numbers (each n-, d- or p-sized big-endian, zero-padded). Secret. */
+  exportParts(): RsaKeyParts;
+  dispose(): void;
+}
+
+export interface Ot {
+  /**
+   * `aigenora.mp.v1` ‖ u32be(len) protocolId ‖ u32be(len) sessionId ‖ role byte ‖ type byte ‖ u32be(len)
+   * label, strings in UTF-8.
+   */
+  context(input: OtContextInput): Uint8Array;
+  /**
+   * Full-domain hash into Z_n*: the first candidate (counter = 0, 1, …) with 0 < h < n and
+   * gcd(h, n) = 1, and that counter.
+   */
+  fdh(n: Uint8Array, context: Uint8Array): { h: Uint8Array; counter: number };
+  /** Candidate `counter` of the FDH: MGF1-SHA256(context ‖ u32be(counter), 256 bytes), before any check. */
+  fdhCandidate(context: Uint8Array, counter: number): Uint8Array;
+
+  /**
+   * A fresh RSA-2048 key, e = 65537. Made by the platform (WebCrypto) where it has one, which is much
+   * faster than the core; `{ via: 'backend' }` asks the backend's own generator (the bench compares
+   * them). OT_KEYGEN_FAILED when the chosen generator is unavailable.
+   */
+  generateKey(options?: { via?: 'platform' | 'backend' }): Promise<RsaKey>;
+  /**
+   * A key from its numbers. OT_KEY_INVALID unless e = 65537, n is a valid modulus, p·q = n and
+   * dp, dq, qi, d agree with p and q (a trial x^(de) = x is made).
+   */
+  importKey(parts: RsaKeyParts): RsaKey;
+
+  /** HKDF-SHA256 (no salt, info `aigenora.mp.tokenkey.v1`, 32 bytes) of token(256 bytes) ‖ context. */
+  tokenKey(token: Uint8Array, context: Uint8Array): Uint8Array;
+  /** nonce(12) ‖ ChaCha20-Poly1305(tokenKey, payload, AAD = context). tokenKey 32 bytes. */
+  sealPayload(tokenKey: Uint8Array, nonce: Uint8Array, payload: Uint8Array, context: Uint8Array): Uint8Array;
+  /** The payload, or AEAD_OPEN_FAILED (also for sealed bytes too short to hold a nonce and a tag). */
+  openPayload(tokenKey: Uint8Array, sealed: Uint8Array, context: Uint8Array): Uint8Array;
+  /** openPayload(tokenKey(token, context), sealed, context): the audit's and the Receiver's opening. */
+  openSealed(token: Uint8Array, context: Uint8Array, sealed: Uint8Array): Uint8Array;
+
+  /** A uniform r with 1 ≤ r < n and gcd(r, n) = 1 (the Receiver's blinding value), from the platform's CSPRNG. */
+  randomUnit(n: Uint8Array): Uint8Array;
+  /** The request z = FDH(context)·r^e mod n. r: 256 bytes, 1 ≤ r < n (OT_INT_RANGE), gcd(r, n) = 1 (OT_NOT_UNIT). */
+  blind(n: Uint8Array, context: Uint8Array, r: Uint8Array): Uint8Array;
+  /** token = y·r⁻¹ mod n. y: 256 bytes below n (OT_INT_RANGE); r as for blind. */
+  unblind(n: Uint8Array, y: Uint8Array, r: Uint8Array): Uint8Array;
+
+  /** Witness check: 1 ≤ r < n, gcd(r, n) = 1 and z == FDH(context)·r^e mod n. z and r of any length. */
+  checkWitness(n: Uint8Array, context: Uint8Array, z: Uint8Array, r: Uint8Array): boolean;
+  /** Token check: 1 ≤ token < n and token^e ≡ FDH(context) mod n. token of any length. */
+  checkToken(n: Uint8Array, context: Uint8Array, token: Uint8Array): boolean;
+
+  /** The wire `rsa_pub` JSON string for a valid modulus. */
+  encodeRsaPub(n: Uint8Array): string;
+  /**
+   * The wire `rsa_pub` (the JSON string, or the object already parsed, as the transcript holds it).
+   * Accepted as the reference does: e as the number 65537 (65537.0 too) or the string "65537"; n as
+   * hex of either case, padded or not. Refused, where the reference is looser: other keys, other
+   * spellings of e, and n with anything but hex digits (OT_RSA_PUB_MALFORMED). Then, in the
+   * reference's order: e ≠ 65537 (OT_RSA_PUB_EXPONENT), n not exactly 2048 bits, or even
+   * (OT_MODULUS_INVALID), with the reference's messages.
+   */
+  decodeRsaPub(wire: string | object): RsaPublicKey;
+}
+
+/** 512 lowercase hex characters of a 256-byte integer, as the wire writes z, y, r and tokens. */
+export function intToHex(x: Uint8Array): string {
+  if (x.length !== RSA_BYTES) throw intEncoding(`an integer at this interface is ${RSA_BYTES} bytes, got ${x.length}`);
+  let s = '';
+  for (let i = 0; i < x.length; i++) s += x[i]!.toString(16).padStart(2, '0');
+  return s;
+}
+
+/**
+ * 256 bytes from hex of either case, 1 to 512 digits (shorter is zero-padded on the left). The wire
+ * writes exactly 512 lowercase digits; `isWireInt` says whether a text is in that form.
+ */
+export function intFromHex(hex: string): Uint8Array {
+  if (!/^[0-9a-fA-F]{1,512}$/.test(hex)) throw intEncoding(`not 1 to 512 hex digits (${hex.length} characters)`);
+  const padded = hex.padStart(2 * RSA_BYTES, '0');
+  const out = new Uint8Array(RSA_BYTES);
+  for (let i = 0; i < RSA_BYTES; i++) out[i] = parseInt(padded.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
+export function isWireInt(hex: string): boolean {
+  return /^[0-9a-f]{512}$/.test(hex);
+}
+
+export const intEncoding = (m: string) => new CryptoError('OT_INT_ENCODING', m);
+export const contextInvalid = (m: string) => new CryptoError('OT_CONTEXT_INVALID', m);
+export const modulusInvalid = (m: string) => new CryptoError('OT_MODULUS_INVALID', m);
+export const intRange = (what: string) => new CryptoError('OT_INT_RANGE', `${what} must be a ${RSA_BYTES}-byte integer below n${what === 'r' ? ' and at least 1' : ''}`);
+export const notUnit = () => new CryptoError('OT_NOT_UNIT', 'r shares a factor with n');
+export const keyInvalid = (m: string) => new CryptoError('OT_KEY_INVALID', m);
+export const keygenFailed = (m: string) => new CryptoError('OT_KEYGEN_FAILED', m);
+export const rsaPubMalformed = (m: string) => new CryptoError('OT_RSA_PUB_MALFORMED', m);
+export const rsaPubExponent = (e: string) => new CryptoError('OT_RSA_PUB_EXPONENT', `RSA public exponent must be 65537, got ${e}`);
+export const fdhExhausted = () => new CryptoError('OT_FDH_EXHAUSTED', 'no FDH candidate below n in 2^32 tries');
