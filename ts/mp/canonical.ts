@@ -1,0 +1,150 @@
+/**
+ * The reference's canonical JSON for mental-poker transcripts: Python's
+ * `json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` after its payload check.
+ *
+ * - keys sorted by Unicode code point (Python's string order), not by UTF-16 unit as JS sorts;
+ * - no spaces; non-ASCII written raw as UTF-8, U+2028/U+2029 and DEL included;
+ * - `\"`, `\\`, the short escapes `\b \f \n \r \t`, every other control character as lowercase `\u00xx`;
+ * - integers as plain decimal of any size. A 2048-bit value must arrive as a bigint: a number beyond
+ *   ±(2^53 − 1) may already have been rounded, so it is refused rather than written wrong.
+ *
+ * The reference checks the whole payload before writing any of it, so a payload with several faults is
+ * refused for the first one met by that check (floats, bytes/sets, non-string keys, unsupported types,
+ * in document order); an unpaired surrogate is only met when writing, as in the reference, where UTF-8
+ * encoding fails after the check.
+ *
+ * What JS cannot express is settled here as strictly as possible: a whole-valued double (Python's
+ * `327654.0`) is indistinguishable from an integer and written as one; -0 can only come from a float and
+ * is refused as one; `undefined` (which JSON.stringify would drop) is refused.
+ */
+import { MpError } from './errors.js';
+
+/** A value the canonical JSON writes: objects are plain objects, integers numbers (safe) or bigints. */
+export type JsonValue = null | boolean | number | bigint | string | readonly JsonValue[] | JsonObject;
+export interface JsonObject {
+  readonly [key: string]: JsonValue;
+}
+
+/** Deepest nesting of arrays and objects accepted (the reference's own limit is Python's recursion limit). */
+export const MAX_JSON_DEPTH = 127;
+
+const FLOAT = 'transcript payload must not contain float (non-deterministic)';
+const BYTES = 'transcript payload must not contain bytes/set (non-JSON)';
+const KEYS = 'transcript payload dict keys must be str';
+const NOT_DICT = 'transcript payload must be a dict';
+
+function isPlainObject(v: object): boolean {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+function typeName(v: unknown): string {
+  if (v === undefined) return 'undefined';
+  if (typeof v !== 'object' || v === null) return typeof v;
+  const ctor = (v as { constructor?: { name?: unknown } }).constructor;
+  return typeof ctor?.name === 'string' && ctor.name ? ctor.name : 'object';
+}
+
+/** The reference's payload check (`_validate_payload`), plus the refusals only JS needs. */
+function check(v: unknown, depth: number): void {
+  if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint') return;
+  if (typeof v === 'number') {
+    if (!Number.isInteger(v) || Object.is(v, -0)) throw new MpError('MP_JSON_FLOAT', FLOAT);
+    if (!Number.isSafeInteger(v)) throw new MpError('MP_JSON_UNSAFE_INTEGER', `integer ${v} is beyond 2^53 - 1 as a number; give it as a bigint`);
+    return;
+  }
+  if (typeof v !== 'object') throw new MpError('MP_JSON_UNSUPPORTED', `transcript payload unsupported type: ${typeName(v)}`);
+  if (v instanceof Set || v instanceof ArrayBuffer || ArrayBuffer.isView(v)) throw new MpError('MP_JSON_BYTES_OR_SET', BYTES);
+  if (depth >= MAX_JSON_DEPTH) throw new MpError('MP_JSON_TOO_DEEP', `nesting deeper than ${MAX_JSON_DEPTH}`);
+  if (Array.isArray(v)) {
+    for (const item of v) check(item, depth + 1);
+    return;
+  }
+  if (v instanceof Map) {
+    // A Map is the one JS mapping whose keys can be other than strings, as Python's dict's can.
+    for (const k of v.keys()) if (typeof k !== 'string') throw new MpError('MP_JSON_KEY_NOT_STRING', KEYS);
+    throw new MpError('MP_JSON_UNSUPPORTED', 'transcript payload unsupported type: Map');
+  }
+  if (!isPlainObject(v)) throw new MpError('MP_JSON_UNSUPPORTED', `transcript payload unsupported type: ${typeName(v)}`);
+  if (Object.getOwnPropertySymbols(v).length > 0) throw new MpError('MP_JSON_KEY_NOT_STRING', KEYS);
+  for (const k of Object.keys(v)) check((v as Record<string, unknown>)[k], depth + 1);
+}
+
+/**
+ * Orders strings by code point. UTF-16 order differs only where a surrogate (a code point above
+ * U+FFFF) meets a unit in U+E000..U+FFFF: the surrogate sorts first in UTF-16 but last by code point.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Whether `s` has an unpaired UTF-16 surrogate (and so no UTF-8 form). */
+export function hasLoneSurrogate(s: string): boolean {
+  return LONE.test(s);
+}
+const SHORT: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+function quote(s: string): string {
+  if (hasLoneSurrogate(s)) throw new MpError('MP_JSON_LONE_SURROGATE', 'a string contains an unpaired UTF-16 surrogate, which UTF-8 cannot encode');
+  return `"${s.replace(/[\x00-\x1f"\\]/g, (c) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+}
+
+function write(v: unknown, out: string[]): void {
+  if (v === null) out.push('null');
+  else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
+  else if (typeof v === 'number' || typeof v === 'bigint') out.push(v.toString());
+  else if (typeof v === 'string') out.push(quote(v));
+  else if (Array.isArray(v)) {
+    out.push('[');
+    v.forEach((item, i) => {
+      if (i > 0) out.push(',');
+      write(item, out);
+    });
+    out.push(']');
+  } else {
+    const o = v as Record<string, unknown>;
+    out.push('{');
+    Object.keys(o)
+      .sort(compareCodePoints)
+      .forEach((k, i) => {
+        if (i > 0) out.push(',');
+        out.push(quote(k), ':');
+        write(o[k], out);
+      });
+    out.push('}');
+  }
+}
+
+/** Canonical JSON text of any JSON value (not only an object), or MpError. */
+export function canonicalJson(value: unknown): string {
+  check(value, 0);
+  const out: string[] = [];
+  write(value, out);
+  return out.join('');
+}
+
+/**
+ * The canonical UTF-8 bytes of a transcript payload: an object (undefined stands for none and gives
+ * `{}`), checked as the reference's `Transcript.append` does.
+ */
+export function canonicalPayload(payload: unknown): Uint8Array {
+  const p = payload === undefined ? {} : payload;
+  // The reference's payload is a dict; a Map is let through to the key check, as a dict with int keys is.
+  if (typeof p !== 'object' || p === null || Array.isArray(p) || (!(p instanceof Map) && !isPlainObject(p))) {
+    throw new MpError('MP_JSON_NOT_OBJECT', NOT_DICT);
+  }
+  return new TextEncoder().encode(canonicalJson(p));
+}
