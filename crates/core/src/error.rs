@@ -37,6 +37,24 @@ pub enum Error {
     DeckCardRange,
     /// A deck blob (its length in bytes) is too short to hold a nonce and a tag.
     DeckBlobTooShort(usize),
+    /// An OT context's sender role or payload type is not 1 or 2.
+    OtContextInvalid(&'static str),
+    /// An RSA modulus that is not 2048 bits and odd (or, as bytes, not 256 of them).
+    OtModulusInvalid(String),
+    /// An integer operand (named) outside the range the operation takes.
+    OtIntRange(&'static str),
+    /// The blinding value r shares a factor with n.
+    OtNotUnit,
+    /// RSA key numbers that do not make a consistent RSA-2048 key with e = 65537.
+    OtKeyInvalid(String),
+    /// Key generation failed.
+    OtKeygenFailed(String),
+    /// An `rsa_pub` that is not the JSON object {"e", "n"} with an integer e and hex n.
+    OtRsaPubMalformed(String),
+    /// An `rsa_pub` whose exponent is not 65537 (the exponent as written).
+    OtRsaPubExponent(String),
+    /// No FDH candidate was accepted for any 32-bit counter.
+    OtFdhExhausted,
 }
 
 impl Error {
@@ -58,6 +76,15 @@ impl Error {
             Error::X25519LowOrder => "X25519_LOW_ORDER",
             Error::DeckCardRange => "DECK_CARD_RANGE",
             Error::DeckBlobTooShort(_) => "DECK_BLOB_TOO_SHORT",
+            Error::OtContextInvalid(_) => "OT_CONTEXT_INVALID",
+            Error::OtModulusInvalid(_) => "OT_MODULUS_INVALID",
+            Error::OtIntRange(_) => "OT_INT_RANGE",
+            Error::OtNotUnit => "OT_NOT_UNIT",
+            Error::OtKeyInvalid(_) => "OT_KEY_INVALID",
+            Error::OtKeygenFailed(_) => "OT_KEYGEN_FAILED",
+            Error::OtRsaPubMalformed(_) => "OT_RSA_PUB_MALFORMED",
+            Error::OtRsaPubExponent(_) => "OT_RSA_PUB_EXPONENT",
+            Error::OtFdhExhausted => "OT_FDH_EXHAUSTED",
         }
     }
 }
@@ -80,6 +107,13 @@ impl fmt::Display for Error {
             Error::X25519LowOrder => write!(f, "X25519 shared secret is all zero: the peer public key has small order"),
             Error::DeckCardRange => write!(f, "card indices must fit one byte each"),
             Error::DeckBlobTooShort(n) => write!(f, "blob too short to contain nonce + tag ({n} bytes, at least {} needed)", crate::deck::MIN_BLOB_LEN),
+            Error::OtContextInvalid(what) => write!(f, "{what} must be 1 or 2"),
+            Error::OtModulusInvalid(m) | Error::OtKeyInvalid(m) | Error::OtRsaPubMalformed(m) => write!(f, "{m}"),
+            Error::OtIntRange(what) => write!(f, "{what} must be a {}-byte integer below n{}", crate::ot::RSA_BYTES, if *what == "r" { " and at least 1" } else { "" }),
+            Error::OtNotUnit => write!(f, "r shares a factor with n"),
+            Error::OtKeygenFailed(m) => write!(f, "RSA key generation failed: {m}"),
+            Error::OtRsaPubExponent(e) => write!(f, "RSA public exponent must be 65537, got {e}"),
+            Error::OtFdhExhausted => write!(f, "no FDH candidate below n in 2^32 tries"),
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod ed25519;
 mod error;
 pub mod hash;
 pub mod jcs;
+pub mod ot;
 pub mod x25519;
 
 pub use error::{Error, Result};

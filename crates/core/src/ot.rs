@@ -1,0 +1,535 @@
+//! Blind-RSA token oblivious transfer for mental poker, as the reference defines it (engine/ot.py).
+//!
+//! A Sender with a per-game RSA-2048 key (e = 65537) seals each label's payload under a key derived
+//! from token = FDH(context)^d mod n. A Receiver obtains one token without revealing which label:
+//! it sends z = FDH(context)·r^e, gets y = z^d and computes token = y·r⁻¹. After the game, tokens and
+//! witnesses (label, r) are disclosed and checked with the public key alone.
+//!
+//! The arithmetic is RustCrypto's: `rsa` (hazmat raw private operation: CRT with base, exponent and
+//! modulus blinding plus a fault check; key generation and key validation) over `crypto-bigint`
+//! (constant-time Montgomery arithmetic) for the public-key side. Nothing here draws randomness:
+//! nonces, r and the key-generation seed are the caller's. The blinding of the private operation is
+//! drawn from a ChaCha20 stream seeded by SHA-256(per-key secret ‖ input), so the answer is
+//! deterministic while the blinding factors stay unpredictable to anyone without the key.
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use crate::aead::{self, Cipher, KEY_LEN, NONCE_LEN};
+use crate::error::{fixed, Error, Result};
+use chacha20::rand_core::{Rng, SeedableRng};
+use chacha20::ChaCha20Rng;
+use crypto_bigint::modular::{BoxedMontyForm, BoxedMontyParams};
+use crypto_bigint::{BoxedUint, Gcd, Odd};
+use hkdf::Hkdf;
+use rsa::traits::{PrivateKeyParts, PublicKeyParts};
+use sha2::{Digest, Sha256};
+use zeroize::Zeroizing;
+
+/// Bytes of a 2048-bit integer (the wire's 512 hex characters).
+pub const RSA_BYTES: usize = 256;
+pub const RSA_BITS: u32 = 2048;
+pub const RSA_E: u64 = 65537;
+pub const ROLE_HOST: u8 = 1;
+pub const ROLE_GUEST: u8 = 2;
+pub const PAYLOAD_K_INNER: u8 = 1;
+pub const PAYLOAD_K_OUTER: u8 = 2;
+pub const TOKEN_KEY_LEN: usize = 32;
+
+const CONTEXT_MAGIC: &[u8] = b"aigenora.mp.v1";
+const TOKEN_KEY_INFO: &[u8] = b"aigenora.mp.tokenkey.v1";
+const E_BITS: u32 = 17;
+
+pub type Int = [u8; RSA_BYTES];
+
+fn push_str(out: &mut Vec<u8>, s: &str) {
+    // Strings of the context are labels and ids; a length beyond u32 cannot be built on our targets,
+    // and saturating keeps this total rather than panicking.
+    out.extend_from_slice(&u32::try_from(s.len()).unwrap_or(u32::MAX).to_be_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+/// `aigenora.mp.v1` ‖ u32be(len) protocol_id ‖ u32be(len) session_id ‖ role ‖ type ‖ u32be(len) label.
+/// The role and the payload type must each be 1 or 2.
+pub fn context(protocol_id: &str, session_id: &str, sender_role: u8, payload_type: u8, label: &str) -> Result<Vec<u8>> {
+    if !matches!(sender_role, ROLE_HOST | ROLE_GUEST) {
+        return Err(Error::OtContextInvalid("sender role"));
+    }
+    if !matches!(payload_type, PAYLOAD_K_INNER | PAYLOAD_K_OUTER) {
+        return Err(Error::OtContextInvalid("payload type"));
+    }
+    let mut out = Vec::with_capacity(CONTEXT_MAGIC.len() + 14 + protocol_id.len() + session_id.len() + label.len());
+    out.extend_from_slice(CONTEXT_MAGIC);
+    push_str(&mut out, protocol_id);
+    push_str(&mut out, session_id);
+    out.push(sender_role);
+    out.push(payload_type);
+    push_str(&mut out, label);
+    Ok(out)
+}
+
+/// Bit length of a big-endian integer.
+fn bit_len(bytes: &[u8]) -> usize {
+    match bytes.iter().position(|&b| b != 0) {
+        Some(i) => (bytes.len() - i) * 8 - bytes.get(i).map_or(0, |b| b.leading_zeros() as usize),
+        None => 0,
+    }
+}
+
+fn odd_modulus_message() -> String {
+    "RSA modulus must be an odd integer > 1".to_owned()
+}
+
+/// A checked RSA-2048 modulus with its Montgomery parameters.
+#[derive(Clone, Debug)]
+pub struct Modulus {
+    n: Odd<BoxedUint>,
+    params: BoxedMontyParams,
+    bytes: Int,
+}
+
+impl Modulus {
+    /// 256 big-endian bytes, exactly 2048 bits, odd.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Modulus> {
+        let b: Int = bytes
+            .try_into()
+            .map_err(|_| Error::OtModulusInvalid(format!("RSA modulus must be {RSA_BYTES} bytes, got {}", bytes.len())))?;
+        let bits = bit_len(&b);
+        if bits != RSA_BITS as usize {
+            return Err(Error::OtModulusInvalid(format!("RSA modulus must be 2048-bit, got {bits}")));
+        }
+        let odd = BoxedUint::from_be_slice(&b, RSA_BITS).ok().and_then(|x| Odd::new(x).into_option());
+        let n = odd.ok_or_else(|| Error::OtModulusInvalid(odd_modulus_message()))?;
+        Ok(Modulus { params: BoxedMontyParams::new(n.clone()), n, bytes: b })
+    }
+
+    pub fn bytes(&self) -> &Int {
+        &self.bytes
+    }
+
+    fn n(&self) -> &BoxedUint {
+        self.n.as_ref()
+    }
+
+    /// A value of any width, or `None` unless it is below n.
+    fn below_n(&self, bytes: &[u8]) -> Option<BoxedUint> {
+        let start = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len());
+        let significant = bytes.get(start..)?;
+        let pad = RSA_BYTES.checked_sub(significant.len())?;
+        let mut buf = [0u8; RSA_BYTES];
+        buf.get_mut(pad..)?.copy_from_slice(significant);
+        let x = BoxedUint::from_be_slice(&buf, RSA_BITS).ok()?;
+        (x < *self.n()).then_some(x)
+    }
+
+    /// An operand of an operation: exactly 256 bytes (`Length`) and below n (`OtIntRange`).
+    fn operand(&self, what: &'static str, bytes: &[u8]) -> Result<BoxedUint> {
+        let _: Int = fixed(what, bytes)?;
+        self.below_n(bytes).ok_or(Error::OtIntRange(what))
+    }
+
+    /// r for blinding: 256 bytes, 1 ≤ r < n, and a unit mod n.
+    fn unit(&self, r: &[u8]) -> Result<BoxedUint> {
+        let r = self.operand("r", r)?;
+        if r.is_zero().into() {
+            return Err(Error::OtIntRange("r"));
+        }
+        if !self.is_unit(&r) {
+            return Err(Error::OtNotUnit);
+        }
+        Ok(r)
+    }
+
+    fn is_unit(&self, x: &BoxedUint) -> bool {
+        x.gcd(self.n()).is_one().into()
+    }
+
+    fn monty(&self, x: BoxedUint) -> BoxedMontyForm {
+        BoxedMontyForm::new(x, &self.params)
+    }
+
+    fn pow_e(&self, x: &BoxedUint) -> BoxedMontyForm {
+        self.monty(x.clone()).pow_bounded_exp(&BoxedUint::from(RSA_E), E_BITS)
+    }
+}
+
+fn to_int(x: &BoxedUint) -> Int {
+    let bytes = x.to_be_bytes();
+    let mut out = [0u8; RSA_BYTES];
+    // Every value here is reduced mod n, so it has at most 256 significant bytes; the copy takes the
+    // low 256 bytes whatever the storage width.
+    let take = bytes.len().min(RSA_BYTES);
+    if let (Some(dst), Some(src)) = (out.get_mut(RSA_BYTES - take..), bytes.get(bytes.len() - take..)) {
+        dst.copy_from_slice(src);
+    }
+    out
+}
+
+/// MGF1-SHA256 of `seed`, 256 bytes.
+fn mgf1(seed: &[u8]) -> Int {
+    let mut out = [0u8; RSA_BYTES];
+    for (i, chunk) in (0u32..).zip(out.chunks_exact_mut(32)) {
+        chunk.copy_from_slice(&Sha256::new().chain_update(seed).chain_update(i.to_be_bytes()).finalize());
+    }
+    out
+}
+
+/// FDH candidate `counter`: MGF1-SHA256(context ‖ u32be(counter)), before any check.
+pub fn fdh_candidate(context: &[u8], counter: u32) -> Int {
+    let mut seed = Vec::with_capacity(context.len() + 4);
+    seed.extend_from_slice(context);
+    seed.extend_from_slice(&counter.to_be_bytes());
+    mgf1(&seed)
+}
+
+fn fdh_int(m: &Modulus, context: &[u8]) -> Result<(BoxedUint, u32)> {
+    for counter in 0..=u32::MAX {
+        let c = fdh_candidate(context, counter);
+        if let Some(h) = m.below_n(&c) {
+            // h is public (anyone can compute it), so the variable-time gcd is fine.
+            if !bool::from(h.is_zero()) && bool::from(h.gcd_vartime(m.n()).is_one()) {
+                return Ok((h, counter));
+            }
+        }
+    }
+    Err(Error::OtFdhExhausted)
+}
+
+/// The first candidate h with 0 < h < n and gcd(h, n) = 1, and its counter.
+pub fn fdh(m: &Modulus, context: &[u8]) -> Result<(Int, u32)> {
+    fdh_int(m, context).map(|(h, c)| (to_int(&h), c))
+}
+
+/// HKDF-SHA256 (no salt, info `aigenora.mp.tokenkey.v1`) of I2OSP(token, 256) ‖ context.
+pub fn token_key(token: &[u8], context: &[u8]) -> Result<[u8; TOKEN_KEY_LEN]> {
+    let token: Int = fixed("token", token)?;
+    let mut ikm = Zeroizing::new(Vec::with_capacity(RSA_BYTES + context.len()));
+    ikm.extend_from_slice(&token);
+    ikm.extend_from_slice(context);
+    let mut okm = [0u8; TOKEN_KEY_LEN];
+    // 32 bytes is far below HKDF-SHA256's 8160-byte limit.
+    Hkdf::<Sha256>::new(None, &ikm)
+        .expand(TOKEN_KEY_INFO, &mut okm)
+        .map_err(|_| Error::Length("HKDF output", TOKEN_KEY_LEN, TOKEN_KEY_LEN))?;
+    Ok(okm)
+}
+
+/// nonce ‖ ChaCha20-Poly1305(key, payload, AAD = context).
+pub fn seal_payload(key: &[u8], nonce: &[u8], payload: &[u8], context: &[u8]) -> Result<Vec<u8>> {
+    let _: [u8; KEY_LEN] = fixed("token key", key)?;
+    let n: [u8; NONCE_LEN] = fixed("sealed payload nonce", nonce)?;
+    let mut out = Vec::with_capacity(NONCE_LEN + payload.len() + aead::TAG_LEN);
+    out.extend_from_slice(&n);
+    out.extend_from_slice(&aead::seal(Cipher::ChaCha20Poly1305, key, &n, payload, context)?);
+    Ok(out)
+}
+
+/// The payload of nonce ‖ ciphertext; `AeadOpenFailed` for anything that does not authenticate,
+/// including sealed bytes too short for a nonce and a tag (the reference fails those the same way).
+pub fn open_payload(key: &[u8], sealed: &[u8], context: &[u8]) -> Result<Vec<u8>> {
+    let _: [u8; KEY_LEN] = fixed("token key", key)?;
+    if sealed.len() < NONCE_LEN + aead::TAG_LEN {
+        return Err(Error::AeadOpenFailed);
+    }
+    let (nonce, ct) = sealed.split_at(NONCE_LEN);
+    aead::open(Cipher::ChaCha20Poly1305, key, nonce, ct, context)
+}
+
+/// `open_payload(token_key(token, context), sealed, context)`.
+pub fn open_sealed(token: &[u8], context: &[u8], sealed: &[u8]) -> Result<Vec<u8>> {
+    let key = Zeroizing::new(token_key(token, context)?);
+    open_payload(&*key, sealed, context)
+}
+
+/// Whether r (256 bytes) is a valid blinding value: 1 ≤ r < n and gcd(r, n) = 1.
+pub fn is_unit(m: &Modulus, r: &[u8]) -> bool {
+    m.unit(r).is_ok()
+}
+
+/// z = FDH(context)·r^e mod n.
+pub fn blind(m: &Modulus, context: &[u8], r: &[u8]) -> Result<Int> {
+    let r = m.unit(r)?;
+    let (h, _) = fdh_int(m, context)?;
+    Ok(to_int(&(m.monty(h) * m.pow_e(&r)).retrieve()))
+}
+
+/// token = y·r⁻¹ mod n.
+pub fn unblind(m: &Modulus, y: &[u8], r: &[u8]) -> Result<Int> {
+    let y = m.operand("y", y)?;
+    let r = m.unit(r)?;
+    let r_inv = m.monty(r).invert().into_option().ok_or(Error::OtNotUnit)?;
+    Ok(to_int(&(m.monty(y) * r_inv).retrieve()))
+}
+
+/// The post-game witness check: 1 ≤ r < n, gcd(r, n) = 1 and z == FDH(context)·r^e mod n. z and r may
+/// have any width; out of range is false.
+pub fn check_witness(m: &Modulus, context: &[u8], z: &[u8], r: &[u8]) -> Result<bool> {
+    let (h, _) = fdh_int(m, context)?;
+    let Some(r) = m.below_n(r).filter(|r| !bool::from(r.is_zero()) && m.is_unit(r)) else {
+        return Ok(false);
+    };
+    let Some(z) = m.below_n(z) else {
+        return Ok(false);
+    };
+    Ok((m.monty(h) * m.pow_e(&r)).retrieve() == z)
+}
+
+/// The token check: 1 ≤ token < n and token^e ≡ FDH(context) mod n. Any width; out of range is false.
+pub fn check_token(m: &Modulus, context: &[u8], token: &[u8]) -> Result<bool> {
+    let Some(t) = m.below_n(token).filter(|t| !bool::from(t.is_zero())) else {
+        return Ok(false);
+    };
+    let (h, _) = fdh_int(m, context)?;
+    Ok(m.pow_e(&t).retrieve() == h)
+}
+
+fn lower_hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        for nibble in [b >> 4, b & 15] {
+            s.push(char::from(DIGITS.get(usize::from(nibble)).copied().unwrap_or(b'0')));
+        }
+    }
+    s
+}
+
+/// The wire `rsa_pub`: `{"e":65537,"n":"<512 lowercase hex>"}`.
+pub fn encode_rsa_pub(m: &Modulus) -> String {
+    format!(r#"{{"e":65537,"n":"{}"}}"#, lower_hex(&m.bytes))
+}
+
+fn malformed(m: &str) -> Error {
+    Error::OtRsaPubMalformed(m.to_owned())
+}
+
+/// Whether e is 65537, and e as the reference's message shows it.
+fn rsa_pub_exponent(v: &serde_json::Value) -> Result<(bool, String)> {
+    use serde_json::Value;
+    match v {
+        Value::Number(x) => {
+            if let Some(u) = x.as_u64() {
+                Ok((u == RSA_E, u.to_string()))
+            } else if let Some(i) = x.as_i64() {
+                Ok((false, i.to_string()))
+            } else {
+                match x.as_f64() {
+                    // An integral double (65537.0, 6.5537e4): the reference's int() takes it.
+                    Some(f) if f.is_finite() && f.fract() == 0.0 => Ok((f == RSA_E as f64, format!("{f:.0}"))),
+                    _ => Err(malformed("rsa_pub e must be an integer")),
+                }
+            }
+        }
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            let digits = s.trim_start_matches('0');
+            let shown = if digits.is_empty() { "0" } else { digits };
+            Ok((shown == "65537", shown.to_owned()))
+        }
+        _ => Err(malformed("rsa_pub e must be the number 65537 or the string \"65537\"")),
+    }
+}
+
+/// Decodes the wire `rsa_pub` (JSON text). Accepted as the reference does: e as the number 65537 (an
+/// integral double too) or a decimal string of it, n as hex digits of either case, padded or not.
+/// Refused where the reference is looser: other keys, other spellings of e, anything but hex digits
+/// in n (`OtRsaPubMalformed`). Then, in the reference's order, e ≠ 65537 (`OtRsaPubExponent`), n not
+/// exactly 2048 bits, n even (`OtModulusInvalid`, the reference's messages).
+pub fn decode_rsa_pub(text: &str) -> Result<Modulus> {
+    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| Error::OtRsaPubMalformed(format!("rsa_pub is not JSON: {e}")))?;
+    let obj = v.as_object().ok_or_else(|| malformed("rsa_pub must be a JSON object"))?;
+    let (Some(e), Some(n), 2) = (obj.get("e"), obj.get("n"), obj.len()) else {
+        return Err(malformed("rsa_pub must have exactly the keys e and n"));
+    };
+    let (e_ok, e_shown) = rsa_pub_exponent(e)?;
+    let n_hex = n.as_str().filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit()));
+    let n_hex = n_hex.ok_or_else(|| malformed("rsa_pub n must be a string of hex digits"))?;
+    if !e_ok {
+        return Err(Error::OtRsaPubExponent(e_shown));
+    }
+    let digits = n_hex.trim_start_matches('0').as_bytes();
+    let first = digits.first().map_or(0, |&d| hex_value(d));
+    let bits = if digits.is_empty() { 0 } else { 4 * (digits.len() - 1) + (8 - first.leading_zeros() as usize) };
+    if bits != RSA_BITS as usize {
+        return Err(Error::OtModulusInvalid(format!("RSA modulus must be 2048-bit, got {bits}")));
+    }
+    let mut bytes = [0u8; RSA_BYTES];
+    // 2048 bits is 512 digits, the first non-zero: pair them into bytes.
+    for (b, pair) in bytes.iter_mut().zip(digits.chunks_exact(2)) {
+        if let [hi, lo] = pair {
+            *b = hex_value(*hi) << 4 | hex_value(*lo);
+        }
+    }
+    Modulus::from_bytes(&bytes)
+}
+
+fn hex_value(d: u8) -> u8 {
+    match d {
+        b'0'..=b'9' => d - b'0',
+        b'a'..=b'f' => d - b'a' + 10,
+        b'A'..=b'F' => d - b'A' + 10,
+        _ => 0,
+    }
+}
+
+/// The numbers of a private key, big-endian, any width (leading zeros allowed).
+pub struct KeyParts<'a> {
+    pub n: &'a [u8],
+    pub e: u64,
+    pub d: &'a [u8],
+    pub p: &'a [u8],
+    pub q: &'a [u8],
+    pub dp: &'a [u8],
+    pub dq: &'a [u8],
+    pub qi: &'a [u8],
+}
+
+/// The same numbers, owned: n and d 256 bytes, the others 128.
+pub struct KeyNumbers {
+    pub n: Vec<u8>,
+    pub d: Vec<u8>,
+    pub p: Vec<u8>,
+    pub q: Vec<u8>,
+    pub dp: Vec<u8>,
+    pub dq: Vec<u8>,
+    pub qi: Vec<u8>,
+}
+
+fn trimmed(b: &[u8]) -> &[u8] {
+    let start = b.iter().position(|&x| x != 0).unwrap_or(b.len());
+    b.get(start..).unwrap_or_default()
+}
+
+fn key_invalid(m: impl Into<String>) -> Error {
+    Error::OtKeyInvalid(m.into())
+}
+
+/// A Sender's RSA-2048 private key (e = 65537), with the secret that seeds the private operation's
+/// blinding. Zeroized on drop (the `rsa` key zeroizes itself).
+pub struct PrivateKey {
+    key: rsa::PrivateKey,
+    modulus: Modulus,
+    blind_secret: Zeroizing<[u8; 32]>,
+}
+
+impl core::fmt::Debug for PrivateKey {
+    /// The modulus only: the secret numbers never reach a log.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "PrivateKey {{ n: {} }}", lower_hex(&self.modulus.bytes))
+    }
+}
+
+impl PrivateKey {
+    /// A fresh key from a ChaCha20 stream seeded with `seed` (32 bytes the caller draws from a CSPRNG).
+    pub fn generate(seed: &[u8]) -> Result<PrivateKey> {
+        let seed: [u8; 32] = fixed("key generation seed", seed)?;
+        let mut rng = ChaCha20Rng::from_seed(seed);
+        let key = rsa::PrivateKey::new(&mut rng, RSA_BITS as usize).map_err(|e| Error::OtKeygenFailed(e.to_string()))?;
+        let mut blind_secret = Zeroizing::new([0u8; 32]);
+        rng.fill_bytes(&mut *blind_secret);
+        let modulus = Modulus::from_bytes(&to_int(key.n().as_ref())).map_err(|e| Error::OtKeygenFailed(e.to_string()))?;
+        Ok(PrivateKey { key, modulus, blind_secret })
+    }
+
+    /// A key from its numbers; `blind_secret` (32 bytes from a CSPRNG) seeds the blinding. Refused
+    /// (`OtKeyInvalid`) unless e = 65537, n is a 2048-bit odd modulus, p·q = n, d·e ≡ 1 mod p−1 and
+    /// q−1, and dp, dq, qi are d mod p−1, d mod q−1 and q⁻¹ mod p; a trial private operation is checked.
+    pub fn from_parts(parts: &KeyParts<'_>, blind_secret: &[u8]) -> Result<PrivateKey> {
+        let secret: [u8; 32] = fixed("blinding secret", blind_secret)?;
+        if parts.e != RSA_E {
+            return Err(key_invalid(format!("e must be 65537, got {}", parts.e)));
+        }
+        let n_bytes = trimmed(parts.n);
+        let mut n = [0u8; RSA_BYTES];
+        let pad = RSA_BYTES.checked_sub(n_bytes.len()).ok_or_else(|| key_invalid("n is wider than 2048 bits"))?;
+        n.get_mut(pad..).ok_or_else(|| key_invalid("n"))?.copy_from_slice(n_bytes);
+        let modulus = Modulus::from_bytes(&n).map_err(|e| key_invalid(e.to_string()))?;
+        let int = |what: &str, b: &[u8]| -> Result<BoxedUint> {
+            let b = trimmed(b);
+            if b.len() > RSA_BYTES {
+                return Err(key_invalid(format!("{what} is wider than n")));
+            }
+            Ok(BoxedUint::from_be_slice_vartime(b))
+        };
+        let d = int("d", parts.d)?;
+        let primes = vec![int("p", parts.p)?, int("q", parts.q)?];
+        let key = rsa::PrivateKey::from_components(modulus.n().clone(), BoxedUint::from(RSA_E), d, primes)
+            .map_err(|e| key_invalid(format!("the numbers do not make an RSA key: {e}")))?;
+        let same = |what: &str, want: Option<Box<[u8]>>, got: &[u8]| -> Result<()> {
+            match want {
+                Some(w) if trimmed(&w) == trimmed(got) => Ok(()),
+                _ => Err(key_invalid(format!("{what} does not match p, q and d"))),
+            }
+        };
+        same("dp", key.dp().map(BoxedUint::to_be_bytes), parts.dp)?;
+        same("dq", key.dq().map(BoxedUint::to_be_bytes), parts.dq)?;
+        same("qi", key.crt_coefficient().map(|c| c.to_be_bytes()), parts.qi)?;
+        let k = PrivateKey { key, modulus, blind_secret: Zeroizing::new(secret) };
+        let mut two = [0u8; RSA_BYTES];
+        if let Some(last) = two.last_mut() {
+            *last = 2;
+        }
+        k.private_op(&two).map_err(|_| key_invalid("a trial private operation failed"))?;
+        Ok(k)
+    }
+
+    pub fn modulus(&self) -> &Modulus {
+        &self.modulus
+    }
+
+    /// x^d mod n for 256-byte x below n: CRT with base, exponent and modulus blinding, and the result
+    /// checked against x by the public operation (a fault would otherwise leak a factor of n).
+    pub fn private_op(&self, x: &[u8]) -> Result<Int> {
+        let c = self.modulus.operand("x", x)?;
+        let seed: [u8; 32] = Sha256::new().chain_update(*self.blind_secret).chain_update(x).finalize().into();
+        let mut rng = ChaCha20Rng::from_seed(seed);
+        let m = rsa::hazmat::rsa_decrypt_and_check(&self.key, Some(&mut rng), &c)
+            .map_err(|e| key_invalid(format!("the private operation failed its check: {e}")))?;
+        Ok(to_int(&m))
+    }
+
+    /// A label's token: FDH(context)^d mod n.
+    pub fn token(&self, context: &[u8]) -> Result<Int> {
+        let (h, _) = fdh(&self.modulus, context)?;
+        self.private_op(&h)
+    }
+
+    /// One sealed-table entry: the token and nonce ‖ AEAD(token_key(token, context), payload, context).
+    pub fn seal_label(&self, context: &[u8], payload: &[u8], nonce: &[u8]) -> Result<(Int, Vec<u8>)> {
+        let _: [u8; NONCE_LEN] = fixed("sealed payload nonce", nonce)?;
+        let token = self.token(context)?;
+        let key = Zeroizing::new(token_key(&token, context)?);
+        Ok((token, seal_payload(&*key, nonce, payload, context)?))
+    }
+
+    /// The key's numbers (secret).
+    pub fn numbers(&self) -> KeyNumbers {
+        let bytes = |x: Option<&BoxedUint>| x.map(|v| v.to_be_bytes().to_vec()).unwrap_or_default();
+        let primes = self.key.primes();
+        KeyNumbers {
+            n: self.modulus.bytes.to_vec(),
+            d: to_int(self.key.d()).to_vec(),
+            p: bytes(primes.first().map(AsRef::as_ref)),
+            q: bytes(primes.get(1).map(AsRef::as_ref)),
+            dp: bytes(self.key.dp()),
+            dq: bytes(self.key.dq()),
+            qi: self.key.crt_coefficient().map(|c| c.to_be_bytes().to_vec()).unwrap_or_default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bit_lengths() {
+        assert_eq!(bit_len(&[0, 0]), 0);
+        assert_eq!(bit_len(&[0, 1]), 1);
+        assert_eq!(bit_len(&[0x80, 0]), 16);
+        assert_eq!(bit_len(&[0, 0x7f, 0]), 15);
+    }
+
+    #[test]
+    fn context_refuses_other_roles_and_types() {
+        assert_eq!(context("p", "s", 3, 1, "l"), Err(Error::OtContextInvalid("sender role")));
+        assert_eq!(context("p", "s", 1, 0, "l"), Err(Error::OtContextInvalid("payload type")));
+    }
+}
