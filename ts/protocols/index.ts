@@ -89,6 +89,26 @@ export const BUILTINS: BuiltinProtocol[] = [
     default_profile: 'standard',
     profiles: { standard: { description: 'four heroes (warrior, mage, assassin, tank), 30-round cap', options: { max_rounds: 30, balance: STANDARD_BALANCE } } },
   },
+  {
+    alias: 'crazy-eights-v1',
+    folder: 'crazy-eights',
+    tags: ['game', 'cards', 'crazy-eights', 'shedding'],
+    capabilities: ['turn-based', 'mental-poker', 'draw', 'cheat-detectable'],
+    default_profile: 'standard',
+    profiles: {
+      quick: { description: '3-card hand, fast', options: { hand_size: 3 } },
+      standard: { description: '5-card hand', options: { hand_size: 5 } },
+      long: { description: '7-card hand', options: { hand_size: 7 } },
+    },
+  },
+  {
+    alias: 'briscola-v1',
+    folder: 'briscola',
+    tags: ['game', 'cards', 'briscola', 'trick-taking'],
+    capabilities: ['turn-based', 'mental-poker', 'trick-taking', 'cheat-detectable'],
+    default_profile: 'standard',
+    profiles: { standard: { description: '40-card deck, 3-card hands, 120-point game', options: {} } },
+  },
 ];
 
 export function builtinDir(b: BuiltinProtocol): string {
