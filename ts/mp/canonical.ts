@@ -17,6 +17,7 @@
  * `327654.0`) is indistinguishable from an integer and written as one; -0 can only come from a float and
  * is refused as one; `undefined` (which JSON.stringify would drop) is refused.
  */
+import { Entries, parseJson, RawNumber, type JsonNode } from '../crypto/jcs.js';
 import { MpError } from './errors.js';
 
 /** A value the canonical JSON writes: objects are plain objects, integers numbers (safe) or bigints. */
@@ -147,4 +148,31 @@ export function canonicalPayload(payload: unknown): Uint8Array {
     throw new MpError('MP_JSON_NOT_OBJECT', NOT_DICT);
   }
   return new TextEncoder().encode(canonicalJson(p));
+}
+
+/**
+ * JSON text to the values above, as the reference's `json.loads` reads a peer's string: integers
+ * exact (a bigint beyond ±(2^53 − 1)), object keys in their order. Stricter than Python where the
+ * repo's strict parser is (ts/crypto/jcs.ts: duplicate keys, NaN, lone-surrogate escapes are refused,
+ * CryptoError). A literal with a fraction or exponent becomes a number, which the canonical writer
+ * refuses unless it is whole (JS cannot tell `1.0` from `1`).
+ */
+export function parseJsonExact(text: string): JsonValue {
+  return fromNode(parseJson(text, { rawNumbers: true }));
+}
+
+function fromNode(n: JsonNode): JsonValue {
+  if (n instanceof RawNumber) {
+    if (!n.isInteger) return Number(n.text);
+    const b = BigInt(n.text);
+    return b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
+  }
+  if (n instanceof Entries) {
+    const o: Record<string, JsonValue> = {};
+    // defineProperty, so that a key "__proto__" is an ordinary key.
+    for (const [k, v] of n.entries) Object.defineProperty(o, k, { value: fromNode(v), enumerable: true, writable: true, configurable: true });
+    return o;
+  }
+  if (Array.isArray(n)) return n.map(fromNode);
+  return n as null | boolean | number | string;
 }

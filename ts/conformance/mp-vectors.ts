@@ -1,0 +1,45 @@
+/**
+ * Reading the reference's mental-poker vector files as the reference wrote them: objects keep their
+ * key order (they were Python dicts, and the audit reports the first failure in that order; JSON.parse
+ * would move keys such as "15" ahead of others), and integers beyond 2^53 stay exact.
+ */
+import { Entries, parseJson, RawNumber, type JsonNode } from '../crypto/jcs.js';
+
+/** Non-enumerable key list of each object read by `readVectors`. */
+const ORDER = Symbol('key order');
+
+export type Vec = Record<string, any>; // a parsed vector, checked field by field: a missing or mistyped field fails the case
+
+function fromNode(n: JsonNode): unknown {
+  if (n instanceof RawNumber) {
+    const x = Number(n.text);
+    return n.isInteger && !Number.isSafeInteger(x) ? BigInt(n.text) : x;
+  }
+  if (n instanceof Entries) {
+    const o: Record<string, unknown> = {};
+    for (const [k, v] of n.entries) Object.defineProperty(o, k, { value: fromNode(v), enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(o, ORDER, { value: n.entries.map(([k]) => k) });
+    return o;
+  }
+  if (Array.isArray(n)) return n.map(fromNode);
+  return n;
+}
+
+export function readVectors(text: string): { format: string; cases: Vec[] } {
+  const doc = fromNode(parseJson(text, { rawNumbers: true })) as Vec;
+  if (!doc || typeof doc['format'] !== 'string' || !Array.isArray(doc['cases'])) throw new Error('not a vector file: no format and cases');
+  return doc as { format: string; cases: Vec[] };
+}
+
+/** An object's entries in the file's order. */
+export function entriesInOrder(o: unknown): [string, any][] {
+  if (!o || typeof o !== 'object' || Array.isArray(o)) throw new Error('expected an object');
+  const keys = (o as { [ORDER]?: string[] })[ORDER] ?? Object.keys(o);
+  return keys.map((k) => [k, (o as Record<string, unknown>)[k]]);
+}
+
+export function eq(got: unknown, want: unknown, what: string): void {
+  const show = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
+  const [g, w] = [show(got), show(want)];
+  if (g !== w) throw new Error(`${what}: got ${g?.slice(0, 200)}, want ${w?.slice(0, 200)}`);
+}
