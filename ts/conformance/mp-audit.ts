@@ -1,0 +1,253 @@
+/**
+ * The reference's mental-poker audit vectors (../shared/conformance/aigenora-reference/
+ * aigenora-mp-audit-vectors.json, format in that folder's README) against one backend: the four audit
+ * functions with their exact reasons and evidence, the whole recorded game replayed and audited from
+ * each side, and the altered games whose verdict the replay can reach. The test suite and `aigenora
+ * conformance` both run them through here. The file is read from its text (see mp-vectors.ts).
+ *
+ * Not covered: altered games stopped by the game's rules during play (`peer play rule-rejected: …`),
+ * which need the game's hooks; `uncoveredAuditCases` lists them.
+ */
+import type { Crypto } from '../crypto/backend.js';
+import { fromHex, toHex } from '../crypto/encoding.js';
+import { intFromHex, RSA_E, type Ot, type PayloadType, type SenderRole } from '../crypto/ot.js';
+import { auditFullDeck, auditSealedPayload, auditWitnesses, deriveIdMap, type AuditCrypto, type OtTable } from '../mp/audit.js';
+import { replayGame, type ReplayCrypto, type WireMessage } from '../mp/replay.js';
+import type { Role } from '../mp/types.js';
+import type { Suite } from './formats.js';
+import { entriesInOrder, eq, readVectors, type Vec } from './mp-vectors.js';
+
+export const AUDIT_FORMAT = 'aigenora-mp-audit-vectors/1';
+
+type OtCrypto = Crypto & { readonly ot: Ot };
+
+/** The backend with its `ot` (the OT layer is being added to the backends; a backend without it fails the case). */
+function withOt(c: Crypto): OtCrypto {
+  if (!(c as { ot?: Ot }).ot) throw new Error(`the ${c.backend} backend has no ot`);
+  return c as OtCrypto;
+}
+
+const big = (hex: string) => BigInt(`0x${hex}`);
+const mapOf = <T>(o: unknown, f: (v: any) => T) => new Map(entriesInOrder(o).map(([k, v]) => [k, f(v)] as const));
+
+function table(v: Vec): OtTable {
+  return {
+    pub: { e: RSA_E, n: intFromHex(v['rsa_n']) },
+    protocolId: v['protocol_id'],
+    sessionId: v['session_id'],
+    senderRole: v['sender_role'] as SenderRole,
+    payloadType: v['payload_type'] as PayloadType,
+  };
+}
+
+function fullDeck(v: Vec): void {
+  eq(v['rsa_e'] ?? RSA_E, RSA_E, 'e');
+  const expected = (v['expected_cards'] as string[]).map(fromHex);
+  for (const it of v['items'] as Vec[]) eq(auditFullDeck((it['cards'] as string[]).map(fromHex), expected), it['expect'], `${v['id']} ${it['name']}`);
+}
+
+function sealedPayload(c: AuditCrypto, v: Vec): void {
+  eq(v['rsa_e'], RSA_E, `${v['id']} e`);
+  for (const it of v['items'] as Vec[]) {
+    const got = auditSealedPayload(c, mapOf(it['tokens'], big), mapOf(it['sealed'], String), mapOf(it['expected_payloads'], fromHex), table(v));
+    eq(got, it['expect'], `${v['id']} ${it['name']}`);
+  }
+}
+
+function idMap(c: AuditCrypto, v: Vec): void {
+  for (const it of v['items'] as Vec[]) {
+    const got = deriveIdMap(c, mapOf(it['k_outer_by_id_b'], fromHex), mapOf(it['blob_b_by_id_b'], fromHex), mapOf(it['blob_a_by_id_a'], fromHex));
+    const want = it['expect'];
+    const what = `${v['id']} ${it['name']}`;
+    if (want.ok) eq(got.ok ? [...got.map] : got, entriesInOrder(want.map), what);
+    else eq(got.ok ? [...got.map] : { error: 'AuditError', message: got.detail }, { error: want.error, message: want.message }, what);
+  }
+}
+
+function witnesses(c: AuditCrypto, v: Vec): void {
+  eq(v['rsa_e'], RSA_E, `${v['id']} e`);
+  const labelToIdB = mapOf(v['label_to_id_b'], String);
+  const handAtOt = mapOf(v['hand_at_ot'], (ids: string[]) => new Set(ids));
+  for (const it of v['items'] as Vec[]) {
+    const ws = (it['witnesses'] as Vec[]).map((w) => ({ otId: w['ot_id'], label: w['label'], r: big(w['r']) }));
+    const pairs = (it['transcript_ot_pairs'] as [string, string][]).map(([id, z]) => [id, big(z)] as const);
+    eq(auditWitnesses(c, ws, pairs, table(v), labelToIdB, handAtOt), it['expect'], `${v['id']} ${it['name']}`);
+  }
+}
+
+/** The deck universe of the recorded game: the Crazy Eights cards the audit_full_deck case lists. */
+function universe(doc: { cases: Vec[] }): [number, number][] {
+  const deck = doc.cases.find((x) => x['kind'] === 'audit_full_deck');
+  if (!deck) throw new Error('no audit_full_deck case to take the deck universe from');
+  return (deck['expected_cards'] as string[]).map((h) => [fromHex(h)[0]!, fromHex(h)[1]!]);
+}
+
+function replay(c: OtCrypto, doc: { cases: Vec[] }, game: Vec, messages: WireMessage[], verifier: Role) {
+  const peer = verifier === 'host' ? 'guest' : 'host';
+  return replayGame(c as ReplayCrypto, messages, {
+    verifier,
+    protocolId: game['protocol_id_in_ot_context'],
+    sessionId: game['session_id'],
+    universe: universe(doc),
+    deal: { guest: game['derived'].guest_deal_id_b.length, host: game['derived'].host_deal_id_b.length },
+    peerPublicKey: fromHex(game[peer].public_key),
+  });
+}
+
+function wholeGame(c: OtCrypto, doc: { cases: Vec[] }, v: Vec): void {
+  const d = v['derived'];
+  for (const role of ['host', 'guest'] as const) {
+    const what = `${v['id']} ${role}`;
+    const r = replay(c, doc, v, v['messages'], role);
+    eq(r.verdict, { auditPassed: true, auditFailure: null, raised: null }, `${what} verdict`);
+    eq(v['expect'][`${role}_result`].audit_passed, true, `${what} expected verdict`);
+    eq(r.transcript.rootHex(), v['expect'].transcript_hash, `${what} transcript root`);
+    eq(toHex(r.transcript.sign(fromHex(v[role].ed25519_seed))), v['expect'][`${role}_receipt_signature`], `${what} receipt signature`);
+    const input = r.input!;
+    eq([...input.otIdToIdB], entriesInOrder(d.ot_id_to_id_b[`${role}_view`]), `${what} per-OT records`);
+    const idB = input.guest.blobs.map((_, i) => String(i));
+    const disclosed = (v['openings'].guest as Vec[]).filter((e) => e['kind'] === 'k_outer');
+    const kOuter = new Map(disclosed.map((e) => [String(e['label']).slice(2), fromHex(e['k'])] as const));
+    const m = deriveIdMap(c, kOuter, new Map(idB.map((i) => [i, input.guest.blobs[+i]!])), new Map(idB.map((i) => [i, input.host.blobs[+i]!])));
+    eq(m.ok && Object.fromEntries(m.map), Object.fromEntries(entriesInOrder(d.id_b_to_id_a)), `${what} id map`);
+    eq([input.openings.host.length, input.openings.guest.length], [v['openings'].host.length, v['openings'].guest.length], `${what} openings`);
+    eq(
+      [...input.witnesses.host, ...input.witnesses.guest].map((w) => [w.otId, w.label, w.r.toString(16).padStart(512, '0')]),
+      [...v['witnesses'].host, ...v['witnesses'].guest].map((w: Vec) => [w['ot_id'], w['label'], w['r']]),
+      `${what} witnesses`,
+    );
+  }
+}
+
+/** The recorded game with one side's messages altered by `ops`, and the verifier's own as it sent them. */
+function alteredMessages(base: Vec, v: Vec): WireMessage[] {
+  const apply = (msgs: Vec[], op: Vec) => {
+    const m = msgs[op['index']];
+    if (!m) throw new Error(`${v['id']}: op on message ${op['index']}, which does not exist`);
+    switch (op['op']) {
+      case 'set_field':
+        m[op['field']] = op['value'];
+        break;
+      case 'remove_field':
+        delete m[op['field']];
+        break;
+      case 'set_item':
+        m[op['field']][op['item']] = op['value'];
+        break;
+      case 'remove_item':
+        m[op['field']].splice(op['item'], 1);
+        break;
+      case 'append_item':
+        m[op['field']].push(op['value']);
+        break;
+      case 'replace_message':
+        msgs[op['index']] = structuredClone(op['message']);
+        break;
+      default:
+        throw new Error(`${v['id']}: unknown op ${String(op['op'])}`);
+    }
+  };
+  const all = base['messages'] as { direction: WireMessage['direction']; message: Vec }[];
+  const byDirection = (d: string) => all.filter((x) => x.direction === d).map((x) => structuredClone(x.message));
+  const verifierDirection = v['mutated_direction'] === 'host_to_guest' ? 'guest_to_host' : 'host_to_guest';
+  const mutated = byDirection(v['mutated_direction']);
+  for (const op of v['ops'] as Vec[]) apply(mutated, op);
+  const sent = byDirection(verifierDirection);
+  for (const ch of v['expect'].verifier_sent_changes as Vec[]) sent[ch['index']] = structuredClone(ch['message']);
+  const next = { [v['mutated_direction']]: 0, [verifierDirection]: 0 };
+  const lists = { [v['mutated_direction']]: mutated, [verifierDirection]: sent };
+  return all.map((x) => ({ direction: x.direction, message: lists[x.direction]![next[x.direction]!++]! }));
+}
+
+/** Why an altered game is not checked here, or null when it is. */
+export function uncoveredReason(v: Vec): string | null {
+  if (v['kind'] !== 'mutated_game') return null;
+  const raised = v['expect'].raised;
+  if (raised && typeof raised.message === 'string' && raised.message.startsWith('peer play rule-rejected')) {
+    return 'stopped by the game rules during play (needs the game hooks: the engine mode covers it)';
+  }
+  return null;
+}
+
+function altered(c: OtCrypto, doc: { cases: Vec[] }, v: Vec): void {
+  const base = doc.cases.find((x) => x['id'] === v['base_case']);
+  if (!base) throw new Error(`${v['id']}: no base case ${String(v['base_case'])}`);
+  eq(base['expect'].transcript_hash, v['base_transcript_hash'], `${v['id']} base`);
+  const r = replay(c, doc, base, alteredMessages(base, v), v['verifier']);
+  const e = v['expect'];
+  const raised = e.raised ? `${e.raised.message}` : null;
+  const failure = e.audit_failure ? ('evidence' in e.audit_failure ? { reason: e.audit_failure.reason, evidence: e.audit_failure.evidence } : { reason: e.audit_failure.reason }) : null;
+  eq(r.verdict, { auditPassed: e.audit_passed, auditFailure: failure, raised }, `${v['id']} verdict`);
+}
+
+/** Checks one case of the audit vectors against one backend; throws on the first mismatch. */
+export function checkAuditCase(c: Crypto, doc: { cases: Vec[] }, v: Vec): void {
+  const why = uncoveredReason(v);
+  if (why) throw new Error(`${String(v['id'])} not checked: ${why}`);
+  switch (v['kind']) {
+    case 'audit_full_deck':
+      fullDeck(v);
+      break;
+    case 'audit_sealed_payload':
+      sealedPayload(withOt(c), v);
+      break;
+    case 'derive_id_map':
+      idMap(withOt(c), v);
+      break;
+    case 'audit_witnesses':
+      witnesses(withOt(c), v);
+      break;
+    case 'game':
+      wholeGame(withOt(c), doc, v);
+      break;
+    case 'mutated_game':
+      altered(withOt(c), doc, v);
+      break;
+    default:
+      throw new Error(`unknown case kind ${String(v['kind'])}`);
+  }
+}
+
+/** Every covered case of the audit vector file (its text): counts per kind, and the ids not covered with why. */
+export function checkAuditVectors(c: Crypto, fileText: string): { counts: Record<string, number>; uncovered: Record<string, string> } {
+  const doc = readVectors(fileText);
+  eq(doc.format, AUDIT_FORMAT, 'format');
+  const counts: Record<string, number> = {};
+  const uncovered: Record<string, string> = {};
+  for (const v of doc.cases) {
+    const why = uncoveredReason(v);
+    if (why) {
+      uncovered[v['id']] = why;
+      continue;
+    }
+    checkAuditCase(c, doc, v);
+    counts[v['kind']] = (counts[v['kind']] ?? 0) + 1;
+  }
+  return { counts, uncovered };
+}
+
+/**
+ * The file (its text) as a conformance suite: one case per covered vector. `uncovered` lists the
+ * others with the reason, for the runner to report rather than pass.
+ */
+export function auditSuite(fileText: string): Suite & { uncovered: { id: string; why: string }[] } {
+  const doc = readVectors(fileText);
+  const covered = doc.cases.filter((v) => !uncoveredReason(v));
+  return {
+    format: AUDIT_FORMAT,
+    uncovered: doc.cases.filter((v) => uncoveredReason(v)).map((v) => ({ id: String(v['id']), why: uncoveredReason(v)! })),
+    cases: covered.map((v) => ({
+      id: String(v['id']),
+      key: `${AUDIT_FORMAT} ${JSON.stringify(v)}`,
+      run(c: Crypto) {
+        try {
+          checkAuditCase(c, doc, v);
+          return { ok: true, outcome: 'ok' };
+        } catch (e) {
+          if (!(e instanceof Error)) throw e;
+          return { ok: false, outcome: e.message };
+        }
+      },
+    })),
+  };
+}
