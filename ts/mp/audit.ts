@@ -115,8 +115,10 @@ export function auditSealedPayload(
   }
   const n = bytesToBigint(table.pub.n);
   for (const [label, token] of tokens) {
+    // The range is checked before the label is encoded, as in the reference.
+    if (token < 1n || token >= n) return fail('forged_token', { label });
     const ctx = context(c, table, label);
-    if (token < 1n || token >= n || !c.ot.checkToken(table.pub.n, ctx, bigintToBytes(token))) return fail('forged_token', { label });
+    if (!c.ot.checkToken(table.pub.n, ctx, bigintToBytes(token))) return fail('forged_token', { label });
     const box = hexToBytes(sealed.get(label)!);
     let payload: Uint8Array;
     try {
@@ -353,10 +355,14 @@ export function auditGame(c: AuditCrypto, input: AuditInput): AuditResult {
     const idA = idMap.get(idB)!;
     return open(c, kInner.get(`h-${idA}`)!, blobA, `blob_A of id_a ${pyRepr(idA)}`).subarray(0, 2);
   });
-  const r3 = auditFullDeck(
-    cards,
-    input.universe.map(([rank, suit]) => c.deck.encodeCard(rank, suit)),
-  );
+  let universe: Uint8Array[];
+  try {
+    universe = input.universe.map(([rank, suit]) => c.deck.encodeCard(rank, suit));
+  } catch (e) {
+    if (e instanceof CryptoError) throw new MpError('MP_AUDIT_INPUT', `deck universe: ${e.message}`);
+    throw e;
+  }
+  const r3 = auditFullDeck(cards, universe);
   if (!r3.ok) return r3;
 
   const lastZ = new Map(input.otRecords.map((r) => [r.otId, r.z]));
