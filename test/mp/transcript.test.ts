@@ -8,7 +8,7 @@ import { toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { checkReceiptVectors } from '../../ts/conformance/mp-receipt.js';
 import { canonicalJson, canonicalPayload, compareCodePoints, parseJsonExact, MAX_JSON_DEPTH } from '../../ts/mp/canonical.js';
 import { MpError } from '../../ts/mp/errors.js';
-import { eventHeader, playPayload, Transcript, witnessPayloads, otPayload } from '../../ts/mp/transcript.js';
+import { eventHeader, otPayload, playPayload, Transcript, verifyPeerReceipt, witnessPayloads } from '../../ts/mp/transcript.js';
 import { corpus } from './corpus.js';
 
 const RECEIPTS = corpus('aigenora-mp-receipt-vectors.json');
@@ -49,6 +49,21 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
     t.append('mp_pass', { who: 'guest' });
     expect(t.verify(kp.publicKey, sig)).toBe(false);
     kp.dispose();
+  });
+
+  it("accepts a peer's receipt only for this root, from the handshake key", () => {
+    const t = new Transcript(c);
+    t.append('mp_pass', { who: 'guest' });
+    const [peer, other] = [c.ed25519Keypair(new Uint8Array(32).fill(1)), c.ed25519Keypair(new Uint8Array(32).fill(2))];
+    const receipt = (kp: typeof peer, hash = t.rootHex()) => ({ action: 'mp_terminal_receipt', transcript_hash: hash, signature: toHex(t.sign(kp)), audit_status: 'passed', public_key: toHex(kp.publicKey) });
+    expect(verifyPeerReceipt(t, receipt(peer), peer.publicKey)).toBe(true);
+    expect(verifyPeerReceipt(t, { ...receipt(peer), signature: receipt(peer).signature.toUpperCase() }, peer.publicKey)).toBe(true);
+    expect(verifyPeerReceipt(t, receipt(other), peer.publicKey)).toBe(false);
+    expect(verifyPeerReceipt(t, { ...receipt(other), public_key: toHex(peer.publicKey) }, peer.publicKey)).toBe(false);
+    expect(verifyPeerReceipt(t, receipt(peer, '00'.repeat(32)), peer.publicKey)).toBe(false);
+    expect(verifyPeerReceipt(t, { ...receipt(peer), signature: 'zz' }, peer.publicKey)).toBe(false);
+    expect(verifyPeerReceipt(t, { ...receipt(peer), signature: 5 }, peer.publicKey)).toBe(false);
+    expect(verifyPeerReceipt(t, {}, peer.publicKey)).toBe(false);
   });
 
   it('leaves the transcript unchanged when an append is refused', () => {

@@ -10,7 +10,6 @@
  */
 import { CryptoError } from '../crypto/errors.js';
 import type { Deck } from '../crypto/deck.js';
-import { toHex } from '../crypto/encoding.js';
 import type { Ot, RsaPublicKey } from '../crypto/ot.js';
 import { auditGame, type AuditCrypto, type AuditEvidence, type AuditInput, type AuditReason, type OtRecord } from './audit.js';
 import { parseJsonExact, type JsonObject, type JsonValue } from './canonical.js';
@@ -24,6 +23,7 @@ import {
   playPayload,
   setupPayload,
   Transcript,
+  verifyPeerReceipt,
   witnessPayloads,
   type TranscriptCrypto,
 } from './transcript.js';
@@ -286,12 +286,7 @@ export function replayGame(c: ReplayCrypto, messages: readonly WireMessage[], op
       } else if (action === 'mp_terminal_receipt') {
         if (from === own) continue;
         if (!input) throw new Stop('a terminal receipt before the audit');
-        const sig = typeof m['signature'] === 'string' ? hexToBytes(m['signature']) : null;
-        const ok =
-          m['transcript_hash'] === t.rootHex() &&
-          m['public_key'] === toHex(opts.peerPublicKey) &&
-          sig !== null &&
-          t.verify(opts.peerPublicKey, sig);
+        const ok = verifyPeerReceipt(t, m, opts.peerPublicKey);
         return done({ auditPassed: ok, auditFailure: ok ? null : { reason: 'peer_receipt_signature_invalid' }, raised: null });
       } else {
         throw new Stop(`unexpected message: ${JSON.stringify(action)}`);

@@ -7,7 +7,7 @@
  * type the shape the reference appends, so both sides (and an offline verifier) get equal bytes.
  */
 import type { Ed25519Keypair } from '../crypto/backend.js';
-import { toHex } from '../crypto/encoding.js';
+import { fromHex, toHex } from '../crypto/encoding.js';
 import { canonicalPayload, compareCodePoints, hasLoneSurrogate, type JsonObject, type JsonValue } from './canonical.js';
 import { MpError } from './errors.js';
 import type { Role, Witness } from './types.js';
@@ -173,4 +173,16 @@ export function witnessPayloads(all: readonly Witness[]): [JsonObject, JsonObjec
     witnessPayload('host', all.filter((w) => w.otId.startsWith('host-'))),
     witnessPayload('guest', all.filter((w) => w.otId.startsWith('guest-'))),
   ];
+}
+
+/**
+ * The check of a peer's `mp_terminal_receipt`, as the reference makes it: its transcript_hash is this
+ * transcript's root, its public_key is the peer's key from the session handshake, and its signature
+ * verifies under that key. Fields of the wrong type or hex that does not parse answer false.
+ */
+export function verifyPeerReceipt(t: Transcript, receipt: { readonly [key: string]: unknown }, peerPublicKey: Uint8Array): boolean {
+  const { transcript_hash: hash, public_key: key, signature } = receipt;
+  if (typeof hash !== 'string' || typeof key !== 'string' || typeof signature !== 'string') return false;
+  if (!/^[0-9a-fA-F]{128}$/.test(signature)) return false;
+  return hash === t.rootHex() && key === toHex(peerPublicKey) && t.verify(peerPublicKey, fromHex(signature));
 }
