@@ -1,0 +1,112 @@
+// The reference's recorded Crazy Eights game against our engine, message by message, on both backends:
+// our engine as the Host fed the reference Guest's messages must send exactly the reference Host's, and
+// as the Guest exactly the reference Guest's, reaching the same result, transcript hash and receipt
+// signatures. Then the 24 altered games (`mutated_game`): our engine as the verifier, fed the altered
+// peer messages, must reach the reference's verdict and send what the reference's verifier sent.
+import { describe, expect, it } from 'vitest';
+import { getCrypto } from '../../ts/crypto/index.js';
+import type { Message, Role } from '../../ts/hooks/types.js';
+import { corpus } from './corpus.js';
+import { withOt } from './ot-standin.js';
+import { runSide, sentBy, type GameVector } from './replay-vector.js';
+
+const AUDITS = corpus('aigenora-mp-audit-vectors.json');
+const doc = AUDITS.text ? (JSON.parse(AUDITS.text) as { cases: ({ kind: string; id: string } & Record<string, unknown>)[] }) : null;
+const game = doc?.cases.find((c) => c.kind === 'game') as unknown as GameVector | undefined;
+const mutated = (doc?.cases.filter((c) => c.kind === 'mutated_game') ?? []) as unknown as MutatedCase[];
+if (!doc) console.warn(`replay and mutated-game tests SKIPPED: ${AUDITS.missing}`);
+
+type Op =
+  | { op: 'set_field'; index: number; field: string; value: unknown }
+  | { op: 'remove_field'; index: number; field: string }
+  | { op: 'set_item'; index: number; field: string; item: number; value: unknown }
+  | { op: 'remove_item'; index: number; field: string; item: number }
+  | { op: 'append_item'; index: number; field: string; value: unknown }
+  | { op: 'replace_message'; index: number; message: Message };
+
+interface MutatedCase {
+  id: string;
+  verifier: Role;
+  mutated_direction: 'host_to_guest' | 'guest_to_host';
+  description: string;
+  ops: Op[];
+  expect: {
+    audit_passed: boolean;
+    audit_failure: { reason: string; evidence?: unknown } | null;
+    raised: { error: string; message: string } | null;
+    result: unknown;
+    verifier_sent_changes: { index: number; message: Message }[];
+    verifier_sent_count: number;
+  };
+}
+
+function applyOps(messages: readonly Message[], ops: readonly Op[]): Message[] {
+  const out = messages.map((m) => structuredClone(m));
+  for (const op of ops) {
+    const m = out[op.index]!;
+    if (op.op === 'set_field') m[op.field] = op.value;
+    else if (op.op === 'remove_field') delete m[op.field];
+    else if (op.op === 'set_item') (m[op.field] as unknown[])[op.item] = op.value;
+    else if (op.op === 'remove_item') (m[op.field] as unknown[]).splice(op.item, 1);
+    else if (op.op === 'append_item') (m[op.field] as unknown[]).push(op.value);
+    else out[op.index] = structuredClone(op.message);
+  }
+  return out;
+}
+
+const other = (r: Role): Role => (r === 'host' ? 'guest' : 'host');
+
+for (const backend of ['wasm', 'js'] as const) {
+  const { crypto, standin } = withOt(getCrypto(backend));
+  if (standin) console.warn(`the ${backend} backend has no ot yet: the replay runs on the test stand-in OT`);
+  const label = `${backend}${standin ? ', stand-in OT' : ''}`;
+
+  describe.skipIf(!game)(`the reference's recorded game replayed against our engine (${label})${AUDITS.missing ? ` (${AUDITS.missing})` : ''}`, () => {
+    for (const role of ['host', 'guest'] as const) {
+      it(`as the ${role}: every message the reference ${role} sent, the same result, transcript hash and receipt`, async () => {
+        const g = game!;
+        const run = await runSide(crypto, g, role, sentBy(g, other(role)));
+        const expected = sentBy(g, role);
+        expect(run.end?.reason, run.end?.detail).toBe('completed');
+        expect(run.sent.length).toBe(expected.length);
+        for (let i = 0; i < expected.length; i++) expect(run.sent[i], `${role} message ${i} (${expected[i]!.action})`).toEqual(expected[i]);
+        expect(run.end!.result).toEqual(role === 'host' ? g.expect.host_result : g.expect.guest_result);
+        expect(run.mode.transcript.rootHex()).toBe(g.expect.transcript_hash);
+        expect(run.end!.receipt).toEqual({
+          transcript_hash: g.expect.transcript_hash,
+          signature: role === 'host' ? g.expect.host_receipt_signature : g.expect.guest_receipt_signature,
+          peer_signature: role === 'host' ? g.expect.guest_receipt_signature : g.expect.host_receipt_signature,
+          audit_status: 'passed',
+        });
+      }, 120_000);
+    }
+  });
+
+  describe.skipIf(!game)(`the reference's altered games against our verifier (${label})${AUDITS.missing ? ` (${AUDITS.missing})` : ''}`, () => {
+    it('has the 24 altered games', () => expect(mutated.length).toBe(24));
+    for (const c of mutated) {
+      it(`${c.id}: ${c.description}`, async () => {
+        const g = game!;
+        const peerMessages = applyOps(sentBy(g, other(c.verifier)), c.ops);
+        const run = await runSide(crypto, g, c.verifier, peerMessages);
+        const end = run.end!;
+        expect(end, 'the verifier reached an end').toBeTruthy();
+        const e = c.expect;
+        expect(end.result?.audit_passed ?? false).toBe(e.audit_passed);
+        const failure = end.audit ? (end.audit.reason === 'peer_receipt_signature_invalid' ? { reason: end.audit.reason } : { reason: end.audit.reason, evidence: end.audit.evidence }) : null;
+        expect(failure).toEqual(e.audit_failure);
+        expect(['play_rejected', 'rule_rejected'].includes(end.reason) ? { error: 'ValueError', message: end.detail } : null).toEqual(e.raised);
+        expect(end.result).toEqual(e.result);
+        const recorded = sentBy(g, c.verifier);
+        const changes = run.sent.map((m, index) => ({ index, message: m })).filter(({ index, message }) => JSON.stringify(message) !== JSON.stringify(recorded[index]));
+        expect(changes).toEqual(e.verifier_sent_changes);
+        expect(run.sent.length).toBe(e.verifier_sent_count);
+        // A cheat the verifier can prove names the peer and the step that failed.
+        if (end.reason !== 'completed') {
+          expect(end.proof?.offender).toBe(other(c.verifier));
+          expect(end.proof?.reason).toBe(e.audit_failure?.reason ?? e.raised!.message.replace(/^peer play (rule-)?rejected: /, ''));
+        }
+      }, 120_000);
+    }
+  });
+}
