@@ -7,6 +7,7 @@
  * stable code (errors.ts); `ed25519Verify` and `verifyReveal` answer false instead of throwing.
  */
 import type { Deck } from './deck.js';
+import type { Ot } from './ot.js';
 
 export type BackendName = 'wasm' | 'js';
 export type AeadCipher = 'chacha20-poly1305' | 'xchacha20-poly1305';
@@ -78,4 +79,6 @@ export interface Crypto {
 
   /** The mental-poker deck layers and play check (deck.ts). */
   readonly deck: Deck;
+  /** The Blind-RSA token oblivious transfer of mental poker (ot.ts). */
+  readonly ot: Ot;
 }

@@ -15,6 +15,7 @@ import { concatBytes, toHex, utf8, bytesEqual } from './encoding.js';
 import { badLength, CryptoError, disposed } from './errors.js';
 import { canonicalBytes, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 import { jsDeck } from './js-deck.js';
+import { jsOt } from './js-ot.js';
 
 const Point = ed25519.Point;
 const L = Point.Fn.ORDER;
@@ -137,4 +138,5 @@ export const jsBackend: Crypto = {
     isWellFormed(choice) && isWellFormed(nonce) && bytesEqual(utf8(toHex(sha256(utf8(`${choice}:${nonce}`)))), utf8(commitment)),
 
   deck: jsDeck,
+  ot: jsOt,
 };

@@ -11,13 +11,16 @@
  * checked by `checkToken` / `openSealed` / `checkWitness`.
  *
  * Big integers are big-endian Uint8Arrays. Operands of operations (n, z, y, r, token) are exactly 256
- * bytes, the width of the wire's 512 hex characters (`intToHex` / `intFromHex` convert). The two
+ * bytes (BAD_LENGTH otherwise), the width of the wire's 512 hex characters (`intToHex` / `intFromHex`
+ * convert). The two
  * verdict functions, `checkToken` and `checkWitness`, take any length and answer false for a value out
  * of range, as the reference does. A modulus must be 256 bytes with its top bit set and odd
  * (OT_MODULUS_INVALID). Nothing here draws randomness except `generateKey`, `randomUnit` and the
  * blinding secret a key gets when it is made or imported; nonces and r are the caller's.
  */
-import { CryptoError } from './errors.js';
+import { fromBase64Url } from './encoding.js';
+import { badLength, CryptoError } from './errors.js';
+import { wellFormed } from './jcs.js';
 
 /** Bytes of a 2048-bit integer on the wire and at this interface. */
 export const RSA_BYTES = 256;
@@ -132,7 +135,10 @@ export interface Ot {
   /** token = y·r⁻¹ mod n. y: 256 bytes below n (OT_INT_RANGE); r as for blind. */
   unblind(n: Uint8Array, y: Uint8Array, r: Uint8Array): Uint8Array;
 
-  /** Witness check: 1 ≤ r < n, gcd(r, n) = 1 and z == FDH(context)·r^e mod n. z and r of any length. */
+  /**
+   * Witness check: 1 ≤ r < n, gcd(r, n) = 1 and z == FDH(context)·r^e mod n. z and r of any length
+   * (big-endian, leading zeros allowed); out of range is false.
+   */
   checkWitness(n: Uint8Array, context: Uint8Array, z: Uint8Array, r: Uint8Array): boolean;
   /** Token check: 1 ≤ token < n and token^e ≡ FDH(context) mod n. token of any length. */
   checkToken(n: Uint8Array, context: Uint8Array, token: Uint8Array): boolean;
@@ -184,3 +190,71 @@ export const keygenFailed = (m: string) => new CryptoError('OT_KEYGEN_FAILED', m
 export const rsaPubMalformed = (m: string) => new CryptoError('OT_RSA_PUB_MALFORMED', m);
 export const rsaPubExponent = (e: string) => new CryptoError('OT_RSA_PUB_EXPONENT', `RSA public exponent must be 65537, got ${e}`);
 export const fdhExhausted = () => new CryptoError('OT_FDH_EXHAUSTED', 'no FDH candidate below n in 2^32 tries');
+
+/** Refuses what the context cannot carry, before any backend sees it (a WASM u8 would wrap). */
+export function checkContextInput(c: OtContextInput): void {
+  wellFormed(c.protocolId);
+  wellFormed(c.sessionId);
+  wellFormed(c.label);
+  if (c.senderRole !== ROLE_HOST && c.senderRole !== ROLE_GUEST) throw contextInvalid('sender role must be 1 or 2');
+  if (c.payloadType !== PAYLOAD_K_INNER && c.payloadType !== PAYLOAD_K_OUTER) throw contextInvalid('payload type must be 1 or 2');
+}
+
+export function checkCounter(counter: number): void {
+  if (!Number.isInteger(counter) || counter < 0 || counter > 0xffffffff) {
+    throw new CryptoError('OT_INT_RANGE', 'an FDH counter must be an integer in 0..2^32-1');
+  }
+}
+
+export function checkKeyExponent(e: number): void {
+  if (e !== RSA_E) throw keyInvalid(`e must be 65537, got ${String(e)}`);
+}
+
+export function checkLength(what: string, bytes: Uint8Array, want: number): void {
+  if (bytes.length !== want) throw badLength(what, want, bytes.length);
+}
+
+/** The rsa_pub as JSON text: a string as it is, an object as JSON.stringify writes it. */
+export function rsaPubText(wire: string | object): string {
+  if (typeof wire === 'string') return wire;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(wire);
+  } catch (e) {
+    throw rsaPubMalformed(`rsa_pub cannot be written as JSON: ${(e as Error).message}`);
+  }
+  if (text === undefined) throw rsaPubMalformed('rsa_pub must be a JSON object');
+  return text;
+}
+
+/** 32 bytes from the platform's CSPRNG. */
+export function randomBytes(n: number): Uint8Array {
+  return globalThis.crypto.getRandomValues(new Uint8Array(n));
+}
+
+/**
+ * A fresh RSA-2048 key (e = 65537) from WebCrypto, as numbers: Node and browsers export p, q, d, dp,
+ * dq and qi in the JWK of an extractable RSA-PSS key.
+ */
+export async function platformKeyParts(): Promise<RsaKeyParts> {
+  const subtle = globalThis.crypto?.subtle;
+  if (!subtle) throw keygenFailed('this platform has no WebCrypto');
+  let jwk: JsonWebKey;
+  try {
+    const pair = await subtle.generateKey(
+      { name: 'RSA-PSS', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' },
+      true,
+      ['sign', 'verify'],
+    );
+    jwk = await subtle.exportKey('jwk', pair.privateKey);
+  } catch (e) {
+    throw keygenFailed(`WebCrypto: ${(e as Error).message}`);
+  }
+  const num = (k: 'n' | 'd' | 'p' | 'q' | 'dp' | 'dq' | 'qi') => {
+    const v = jwk[k];
+    if (typeof v !== 'string') throw keygenFailed(`WebCrypto's JWK has no ${k}`);
+    return fromBase64Url(v);
+  };
+  if (jwk.e !== 'AQAB') throw keygenFailed(`WebCrypto made e = ${String(jwk.e)}`);
+  return { n: num('n'), e: RSA_E, d: num('d'), p: num('p'), q: num('q'), dp: num('dp'), dq: num('dq'), qi: num('qi') };
+}

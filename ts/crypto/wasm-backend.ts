@@ -13,6 +13,7 @@ import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { checkPlayIds, isPlayRejection, type Deck } from './deck.js';
 import { badLength, CryptoError, disposed, fromWasmError } from './errors.js';
 import { checkText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
+import { checkContextInput, checkCounter, checkKeyExponent, platformKeyParts, randomBytes, rsaPubText, RSA_BYTES, RSA_E, type Ot, type RsaKey } from './ot.js';
 
 /** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
 interface WasmKeypair {
@@ -21,8 +22,21 @@ interface WasmKeypair {
   free(): void;
 }
 
+interface WasmOtRsaKey {
+  n(): Uint8Array;
+  private_op(x: Uint8Array): Uint8Array;
+  token(context: Uint8Array): Uint8Array;
+  seal_label(context: Uint8Array, payload: Uint8Array, nonce: Uint8Array): Uint8Array;
+  numbers(): Uint8Array;
+  free(): void;
+}
+
 export interface WasmExports {
   Ed25519Keypair: new (seed: Uint8Array) => WasmKeypair;
+  OtRsaKey: {
+    generate(seed: Uint8Array): WasmOtRsaKey;
+    from_parts(n: Uint8Array, e: number, d: Uint8Array, p: Uint8Array, q: Uint8Array, dp: Uint8Array, dq: Uint8Array, qi: Uint8Array, blindSecret: Uint8Array): WasmOtRsaKey;
+  };
   jcs_canonicalize(text: string): Uint8Array;
   jcs_sha256(text: string): Uint8Array;
   sha256(data: Uint8Array): Uint8Array;
@@ -45,6 +59,20 @@ export interface WasmExports {
   deck_open_layer(key: Uint8Array, blob: Uint8Array): Uint8Array;
   deck_brute_force_open(blob: Uint8Array, candidates: Uint8Array): number | undefined;
   deck_validate_play(hand: string[], played: string[], idB: string, declaredCard: Uint8Array, kInner: Uint8Array, kOuter: Uint8Array, blobB: Uint8Array): string | undefined;
+  ot_context(protocolId: string, sessionId: string, senderRole: number, payloadType: number, label: string): Uint8Array;
+  ot_fdh(n: Uint8Array, context: Uint8Array): Uint8Array;
+  ot_fdh_candidate(context: Uint8Array, counter: number): Uint8Array;
+  ot_token_key(token: Uint8Array, context: Uint8Array): Uint8Array;
+  ot_seal_payload(key: Uint8Array, nonce: Uint8Array, payload: Uint8Array, context: Uint8Array): Uint8Array;
+  ot_open_payload(key: Uint8Array, sealed: Uint8Array, context: Uint8Array): Uint8Array;
+  ot_open_sealed(token: Uint8Array, context: Uint8Array, sealed: Uint8Array): Uint8Array;
+  ot_is_unit(n: Uint8Array, r: Uint8Array): boolean;
+  ot_blind(n: Uint8Array, context: Uint8Array, r: Uint8Array): Uint8Array;
+  ot_unblind(n: Uint8Array, y: Uint8Array, r: Uint8Array): Uint8Array;
+  ot_check_witness(n: Uint8Array, context: Uint8Array, z: Uint8Array, r: Uint8Array): boolean;
+  ot_check_token(n: Uint8Array, context: Uint8Array, token: Uint8Array): boolean;
+  ot_encode_rsa_pub(n: Uint8Array): string;
+  ot_decode_rsa_pub(text: string): Uint8Array;
 }
 
 const EMPTY = new Uint8Array(0);
@@ -139,6 +167,7 @@ export function wasmBackend(w: WasmExports): Crypto {
     verifyReveal: (commitment, choice, nonce) => isWellFormed(choice) && isWellFormed(nonce) && call(() => w.commit_reveal_verify(commitment, choice, nonce)),
 
     deck: wasmDeck(w, call),
+    ot: wasmOt(w, call, () => trap === undefined),
   };
 }
 
@@ -164,5 +193,77 @@ function wasmDeck(w: WasmExports, call: <T>(f: () => T) => T): Deck {
       if (!isPlayRejection(reason)) throw new Error(`the WASM core answered an unknown play rejection ${JSON.stringify(reason)}`);
       return { ok: false, reason };
     },
+  };
+}
+
+function wasmOt(w: WasmExports, call: <T>(f: () => T) => T, alive: () => boolean): Ot {
+  const HALF = RSA_BYTES / 2;
+  function wrap(key: WasmOtRsaKey): RsaKey {
+    let k: WasmOtRsaKey | undefined = key;
+    const live = () => {
+      if (!k) throw disposed();
+      return k;
+    };
+    const n = call(() => key.n());
+    return {
+      n,
+      rsaPub: call(() => w.ot_encode_rsa_pub(n)),
+      privateOp: (x) => call(() => live().private_op(x)),
+      token: (context) => call(() => live().token(context)),
+      sealLabel(context, payload, nonce) {
+        const out = call(() => live().seal_label(context, payload, nonce));
+        return { token: out.slice(0, RSA_BYTES), sealed: out.slice(RSA_BYTES) };
+      },
+      exportParts() {
+        const b = call(() => live().numbers());
+        const at = (i: number) => b.slice(2 * RSA_BYTES + i * HALF, 2 * RSA_BYTES + (i + 1) * HALF);
+        return { n: b.slice(0, RSA_BYTES), e: RSA_E, d: b.slice(RSA_BYTES, 2 * RSA_BYTES), p: at(0), q: at(1), dp: at(2), dq: at(3), qi: at(4) };
+      },
+      dispose() {
+        if (k && alive()) k.free();
+        k = undefined;
+      },
+    };
+  }
+  const importKey: Ot['importKey'] = (p) => {
+    checkKeyExponent(p.e);
+    return wrap(call(() => w.OtRsaKey.from_parts(p.n, p.e, p.d, p.p, p.q, p.dp, p.dq, p.qi, randomBytes(32))));
+  };
+  return {
+    context(c) {
+      checkContextInput(c);
+      return call(() => w.ot_context(c.protocolId, c.sessionId, c.senderRole, c.payloadType, c.label));
+    },
+    fdh(n, context) {
+      const out = call(() => w.ot_fdh(n, context));
+      return { h: out.slice(0, RSA_BYTES), counter: new DataView(out.buffer, out.byteOffset + RSA_BYTES, 4).getUint32(0) };
+    },
+    fdhCandidate(context, counter) {
+      checkCounter(counter);
+      return call(() => w.ot_fdh_candidate(context, counter));
+    },
+    async generateKey(options) {
+      const via = options?.via ?? (globalThis.crypto?.subtle ? 'platform' : 'backend');
+      if (via === 'platform') return importKey(await platformKeyParts());
+      return wrap(call(() => w.OtRsaKey.generate(randomBytes(32))));
+    },
+    importKey,
+    tokenKey: (token, context) => call(() => w.ot_token_key(token, context)),
+    sealPayload: (key, nonce, payload, context) => call(() => w.ot_seal_payload(key, nonce, payload, context)),
+    openPayload: (key, sealed, context) => call(() => w.ot_open_payload(key, sealed, context)),
+    openSealed: (token, context, sealed) => call(() => w.ot_open_sealed(token, context, sealed)),
+    randomUnit(n) {
+      for (let i = 0; i < 128; i++) {
+        const r = randomBytes(RSA_BYTES);
+        if (call(() => w.ot_is_unit(n, r))) return r;
+      }
+      throw new CryptoError('OT_NOT_UNIT', 'no unit found in 128 draws');
+    },
+    blind: (n, context, r) => call(() => w.ot_blind(n, context, r)),
+    unblind: (n, y, r) => call(() => w.ot_unblind(n, y, r)),
+    checkWitness: (n, context, z, r) => call(() => w.ot_check_witness(n, context, z, r)),
+    checkToken: (n, context, token) => call(() => w.ot_check_token(n, context, token)),
+    encodeRsaPub: (n) => call(() => w.ot_encode_rsa_pub(n)),
+    decodeRsaPub: (wire) => ({ e: RSA_E, n: call(() => w.ot_decode_rsa_pub(rsaPubText(wire))) }),
   };
 }

@@ -5,12 +5,12 @@
 //! it sends z = FDH(context)·r^e, gets y = z^d and computes token = y·r⁻¹. After the game, tokens and
 //! witnesses (label, r) are disclosed and checked with the public key alone.
 //!
-//! The arithmetic is RustCrypto's: `rsa` (hazmat raw private operation: CRT with base, exponent and
-//! modulus blinding plus a fault check; key generation and key validation) over `crypto-bigint`
-//! (constant-time Montgomery arithmetic) for the public-key side. Nothing here draws randomness:
-//! nonces, r and the key-generation seed are the caller's. The blinding of the private operation is
-//! drawn from a ChaCha20 stream seeded by SHA-256(per-key secret ‖ input), so the answer is
-//! deterministic while the blinding factors stay unpredictable to anyone without the key.
+//! The arithmetic is RustCrypto's: `rsa` (hazmat raw private operation: CRT with a fault check; key
+//! generation and key validation) over `crypto-bigint` (constant-time Montgomery arithmetic), which
+//! also serves the public-key side. Nothing here draws randomness: nonces, r and the key-generation
+//! seed are the caller's. The private operation's input is blinded by a factor drawn from a ChaCha20
+//! stream seeded by SHA-256(per-key secret ‖ input), so the answer is deterministic while the factor
+//! stays unpredictable to anyone without the key.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use crate::aead::{self, Cipher, KEY_LEN, NONCE_LEN};
@@ -151,15 +151,21 @@ impl Modulus {
     }
 }
 
-fn to_int(x: &BoxedUint) -> Int {
+/// The low `width` bytes of x, big-endian. Every value passed here is below n (or below p for the
+/// CRT numbers), so nothing significant is cut whatever the storage width.
+fn to_width(x: &BoxedUint, width: usize) -> Vec<u8> {
     let bytes = x.to_be_bytes();
-    let mut out = [0u8; RSA_BYTES];
-    // Every value here is reduced mod n, so it has at most 256 significant bytes; the copy takes the
-    // low 256 bytes whatever the storage width.
-    let take = bytes.len().min(RSA_BYTES);
-    if let (Some(dst), Some(src)) = (out.get_mut(RSA_BYTES - take..), bytes.get(bytes.len() - take..)) {
+    let mut out = vec![0u8; width];
+    let take = bytes.len().min(width);
+    if let (Some(dst), Some(src)) = (out.get_mut(width - take..), bytes.get(bytes.len() - take..)) {
         dst.copy_from_slice(src);
     }
+    out
+}
+
+fn to_int(x: &BoxedUint) -> Int {
+    let mut out = [0u8; RSA_BYTES];
+    out.copy_from_slice(&to_width(x, RSA_BYTES));
     out
 }
 
@@ -381,6 +387,9 @@ pub struct KeyParts<'a> {
     pub qi: &'a [u8],
 }
 
+/// Bytes of each prime and of the CRT numbers of a 2048-bit key.
+pub const PRIME_BYTES: usize = RSA_BYTES / 2;
+
 /// The same numbers, owned: n and d 256 bytes, the others 128.
 pub struct KeyNumbers {
     pub n: Vec<u8>,
@@ -474,15 +483,35 @@ impl PrivateKey {
         &self.modulus
     }
 
-    /// x^d mod n for 256-byte x below n: CRT with base, exponent and modulus blinding, and the result
-    /// checked against x by the public operation (a fault would otherwise leak a factor of n).
+    /// x^d mod n for 256-byte x below n: CRT over constant-time Montgomery exponentiation, with the
+    /// input blinded (x·b^e, the result times b⁻¹) and the result checked against x by the public
+    /// operation (a fault would otherwise leak a factor of n).
     pub fn private_op(&self, x: &[u8]) -> Result<Int> {
-        let c = self.modulus.operand("x", x)?;
+        let m = &self.modulus;
+        let c = m.operand("x", x)?;
+        let (b, b_inv) = self.blinding(x)?;
+        let blinded = (m.monty(c) * m.pow_e(&b)).retrieve();
+        let y = rsa::hazmat::rsa_decrypt_and_check(&self.key, None::<&mut ChaCha20Rng>, &blinded)
+            .map_err(|e| key_invalid(format!("the private operation failed its check: {e}")))?;
+        Ok(to_int(&(m.monty(y) * b_inv).retrieve()))
+    }
+
+    /// The blinding factor b for input x and its inverse (Montgomery form): uniform in Z_n*, drawn from
+    /// a ChaCha20 stream seeded with SHA-256(per-key secret ‖ x).
+    fn blinding(&self, x: &[u8]) -> Result<(BoxedUint, BoxedMontyForm)> {
         let seed: [u8; 32] = Sha256::new().chain_update(*self.blind_secret).chain_update(x).finalize().into();
         let mut rng = ChaCha20Rng::from_seed(seed);
-        let m = rsa::hazmat::rsa_decrypt_and_check(&self.key, Some(&mut rng), &c)
-            .map_err(|e| key_invalid(format!("the private operation failed its check: {e}")))?;
-        Ok(to_int(&m))
+        let mut buf = Zeroizing::new([0u8; RSA_BYTES]);
+        // Each draw is below n with probability over 1/2 and a unit unless it hits a factor of n.
+        for _ in 0..256 {
+            rng.fill_bytes(&mut *buf);
+            if let Some(b) = self.modulus.below_n(&*buf).filter(|b| !bool::from(b.is_zero())) {
+                if let Some(inv) = self.modulus.monty(b.clone()).invert().into_option() {
+                    return Ok((b, inv));
+                }
+            }
+        }
+        Err(key_invalid("no blinding factor found"))
     }
 
     /// A label's token: FDH(context)^d mod n.
@@ -499,19 +528,23 @@ impl PrivateKey {
         Ok((token, seal_payload(&*key, nonce, payload, context)?))
     }
 
-    /// The key's numbers (secret).
+    /// The key's numbers (secret), each at its fixed width.
     pub fn numbers(&self) -> KeyNumbers {
-        let bytes = |x: Option<&BoxedUint>| x.map(|v| v.to_be_bytes().to_vec()).unwrap_or_default();
-        let primes = self.key.primes();
-        KeyNumbers {
-            n: self.modulus.bytes.to_vec(),
-            d: to_int(self.key.d()).to_vec(),
-            p: bytes(primes.first().map(AsRef::as_ref)),
-            q: bytes(primes.get(1).map(AsRef::as_ref)),
-            dp: bytes(self.key.dp()),
-            dq: bytes(self.key.dq()),
-            qi: self.key.crt_coefficient().map(|c| c.to_be_bytes().to_vec()).unwrap_or_default(),
-        }
+        key_numbers(&self.key, &self.modulus)
+    }
+}
+
+fn key_numbers(key: &rsa::PrivateKey, modulus: &Modulus) -> KeyNumbers {
+    let half = |x: Option<&BoxedUint>| x.map_or_else(Vec::new, |v| to_width(v, PRIME_BYTES));
+    let primes = key.primes();
+    KeyNumbers {
+        n: modulus.bytes.to_vec(),
+        d: to_int(key.d()).to_vec(),
+        p: half(primes.first().map(AsRef::as_ref)),
+        q: half(primes.get(1).map(AsRef::as_ref)),
+        dp: half(key.dp()),
+        dq: half(key.dq()),
+        qi: half(key.crt_coefficient().as_ref()),
     }
 }
 
