@@ -4,21 +4,19 @@
 import { describe, expect, it } from 'vitest';
 import { getCrypto, type Crypto } from '../../ts/crypto/index.js';
 import { fromHex, toHex } from '../../ts/crypto/encoding.js';
-import { PAYLOAD_K_INNER, ROLE_HOST, type Ot } from '../../ts/crypto/ot.js';
+import { PAYLOAD_K_INNER, ROLE_HOST } from '../../ts/crypto/ot.js';
 import { AUDIT_FORMAT, checkAuditVectors } from '../../ts/conformance/mp-audit.js';
 import { readVectors, type Vec } from '../../ts/conformance/mp-vectors.js';
 import { auditFullDeck, auditGame, deriveIdMap, type AuditInput } from '../../ts/mp/audit.js';
 import { MpError } from '../../ts/mp/errors.js';
 import { pyRepr, pyReprList } from '../../ts/mp/numbers.js';
-import { replayGame, type ReplayCrypto } from '../../ts/mp/replay.js';
+import { replayGame } from '../../ts/mp/replay.js';
 import type { OpeningEntry } from '../../ts/mp/types.js';
 import { corpus } from './corpus.js';
 
 const AUDITS = corpus('aigenora-mp-audit-vectors.json');
 const doc = AUDITS.text ? readVectors(AUDITS.text) : null;
 
-type OtCrypto = Crypto & { ot: Ot };
-const hasOt = (c: Crypto): c is OtCrypto => Boolean((c as { ot?: Ot }).ot);
 
 describe('pure checks', () => {
   it('counts duplicates in the deck size and reports sorted missing / extra cards', () => {
@@ -48,24 +46,22 @@ describe('pure checks', () => {
 });
 
 describe.each(['wasm', 'js'])('%s backend', (name) => {
-  const c = getCrypto(name);
-  const ready = hasOt(c);
-  if (!ready) console.warn(`the ${name} backend has no ot yet: its audit cases are SKIPPED, not passed`);
-  const why = [AUDITS.missing, ready ? '' : `the ${name} backend has no ot`].filter(Boolean).join('; ');
+  const c: Crypto = getCrypto(name);
+  const why = AUDITS.missing;
 
-  it.skipIf(!doc || !ready)(`passes every covered case of aigenora-mp-audit-vectors.json${why ? ` (${why})` : ''}`, () => {
+  it.skipIf(!doc)(`passes every covered case of aigenora-mp-audit-vectors.json${why ? ` (${why})` : ''}`, () => {
     const { counts, uncovered } = checkAuditVectors(c, AUDITS.text!);
     expect(counts).toEqual({ game: 1, audit_full_deck: 1, audit_sealed_payload: 1, derive_id_map: 1, audit_witnesses: 1, mutated_game: 23 });
     expect(Object.keys(uncovered)).toEqual(['play_rule_rejected_host']);
   });
 
-  describe.skipIf(!doc || !ready)(`the recorded game, tampered${why ? ` (${why})` : ''}`, () => {
+  describe.skipIf(!doc)(`the recorded game, tampered${why ? ` (${why})` : ''}`, () => {
     const game = doc?.cases.find((v) => v['kind'] === 'game') as Vec;
     const universe = (doc?.cases.find((v) => v['kind'] === 'audit_full_deck')?.['expected_cards'] as string[] | undefined)?.map((h) => [fromHex(h)[0]!, fromHex(h)[1]!] as const);
-    const oc = c as OtCrypto;
+    const oc = c;
 
     function honest(verifier: 'host' | 'guest'): AuditInput {
-      const r = replayGame(oc as ReplayCrypto, game['messages'], {
+      const r = replayGame(oc, game['messages'], {
         verifier,
         protocolId: game['protocol_id_in_ot_context'],
         sessionId: game['session_id'],

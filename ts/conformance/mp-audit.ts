@@ -10,22 +10,14 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { fromHex, toHex } from '../crypto/encoding.js';
-import { intFromHex, RSA_E, type Ot, type PayloadType, type SenderRole } from '../crypto/ot.js';
+import { intFromHex, RSA_E, type PayloadType, type SenderRole } from '../crypto/ot.js';
 import { auditFullDeck, auditSealedPayload, auditWitnesses, deriveIdMap, type AuditCrypto, type OtTable } from '../mp/audit.js';
-import { replayGame, type ReplayCrypto, type WireMessage } from '../mp/replay.js';
+import { replayGame, type WireMessage } from '../mp/replay.js';
 import type { Role } from '../mp/types.js';
 import type { Suite } from './formats.js';
 import { entriesInOrder, eq, readVectors, type Vec } from './mp-vectors.js';
 
 export const AUDIT_FORMAT = 'aigenora-mp-audit-vectors/1';
-
-type OtCrypto = Crypto & { readonly ot: Ot };
-
-/** The backend with its `ot` (the OT layer is being added to the backends; a backend without it fails the case). */
-function withOt(c: Crypto): OtCrypto {
-  if (!(c as { ot?: Ot }).ot) throw new Error(`the ${c.backend} backend has no ot`);
-  return c as OtCrypto;
-}
 
 const big = (hex: string) => BigInt(`0x${hex}`);
 const mapOf = <T>(o: unknown, f: (v: any) => T) => new Map(entriesInOrder(o).map(([k, v]) => [k, f(v)] as const));
@@ -82,9 +74,9 @@ function universe(doc: { cases: Vec[] }): [number, number][] {
   return (deck['expected_cards'] as string[]).map((h) => [fromHex(h)[0]!, fromHex(h)[1]!]);
 }
 
-function replay(c: OtCrypto, doc: { cases: Vec[] }, game: Vec, messages: WireMessage[], verifier: Role) {
+function replay(c: Crypto, doc: { cases: Vec[] }, game: Vec, messages: WireMessage[], verifier: Role) {
   const peer = verifier === 'host' ? 'guest' : 'host';
-  return replayGame(c as ReplayCrypto, messages, {
+  return replayGame(c, messages, {
     verifier,
     protocolId: game['protocol_id_in_ot_context'],
     sessionId: game['session_id'],
@@ -94,7 +86,7 @@ function replay(c: OtCrypto, doc: { cases: Vec[] }, game: Vec, messages: WireMes
   });
 }
 
-function wholeGame(c: OtCrypto, doc: { cases: Vec[] }, v: Vec): void {
+function wholeGame(c: Crypto, doc: { cases: Vec[] }, v: Vec): void {
   const d = v['derived'];
   for (const role of ['host', 'guest'] as const) {
     const what = `${v['id']} ${role}`;
@@ -169,7 +161,7 @@ export function uncoveredReason(v: Vec): string | null {
   return null;
 }
 
-function altered(c: OtCrypto, doc: { cases: Vec[] }, v: Vec): void {
+function altered(c: Crypto, doc: { cases: Vec[] }, v: Vec): void {
   const base = doc.cases.find((x) => x['id'] === v['base_case']);
   if (!base) throw new Error(`${v['id']}: no base case ${String(v['base_case'])}`);
   eq(base['expect'].transcript_hash, v['base_transcript_hash'], `${v['id']} base`);
@@ -189,19 +181,19 @@ export function checkAuditCase(c: Crypto, doc: { cases: Vec[] }, v: Vec): void {
       fullDeck(v);
       break;
     case 'audit_sealed_payload':
-      sealedPayload(withOt(c), v);
+      sealedPayload(c, v);
       break;
     case 'derive_id_map':
-      idMap(withOt(c), v);
+      idMap(c, v);
       break;
     case 'audit_witnesses':
-      witnesses(withOt(c), v);
+      witnesses(c, v);
       break;
     case 'game':
-      wholeGame(withOt(c), doc, v);
+      wholeGame(c, doc, v);
       break;
     case 'mutated_game':
-      altered(withOt(c), doc, v);
+      altered(c, doc, v);
       break;
     default:
       throw new Error(`unknown case kind ${String(v['kind'])}`);
