@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { getCrypto, type Crypto } from '../../ts/crypto/index.js';
 import { fromHex, toHex } from '../../ts/crypto/encoding.js';
 import { PAYLOAD_K_INNER, ROLE_HOST } from '../../ts/crypto/ot.js';
-import { AUDIT_FORMAT, checkAuditVectors } from '../../ts/conformance/mp-audit.js';
+import { AUDIT_FORMAT, auditSuite, checkAuditVectors } from '../../ts/conformance/mp-audit.js';
 import { readVectors, type Vec } from '../../ts/conformance/mp-vectors.js';
 import { auditFullDeck, auditGame, deriveIdMap, type AuditInput } from '../../ts/mp/audit.js';
 import { MpError } from '../../ts/mp/errors.js';
@@ -53,6 +53,14 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
     const { counts, uncovered } = checkAuditVectors(c, AUDITS.text!);
     expect(counts).toEqual({ game: 1, audit_full_deck: 1, audit_sealed_payload: 1, derive_id_map: 1, audit_witnesses: 1, mutated_game: 23 });
     expect(Object.keys(uncovered)).toEqual(['play_rule_rejected_host']);
+  });
+
+  it.skipIf(!doc)('gives `aigenora conformance` one passing case per covered vector, and names the one it does not cover', () => {
+    const suite = auditSuite(AUDITS.text!);
+    expect(suite.format).toBe(AUDIT_FORMAT);
+    expect(new Set(suite.cases.map((x) => x.key)).size).toBe(28);
+    expect(suite.uncovered.map((u) => u.id)).toEqual(['play_rule_rejected_host']);
+    expect(suite.cases.map((x) => [x.id, x.run(c)]).filter(([, r]) => !(r as { ok: boolean }).ok)).toEqual([]);
   });
 
   describe.skipIf(!doc)(`the recorded game, tampered${why ? ` (${why})` : ''}`, () => {

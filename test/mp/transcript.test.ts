@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getCrypto, type Crypto } from '../../ts/crypto/index.js';
 import { toHex, utf8 } from '../../ts/crypto/encoding.js';
-import { checkReceiptVectors } from '../../ts/conformance/mp-receipt.js';
+import { checkReceiptVectors, receiptSuite, RECEIPT_FORMAT } from '../../ts/conformance/mp-receipt.js';
 import { canonicalJson, canonicalPayload, compareCodePoints, parseJsonExact, MAX_JSON_DEPTH } from '../../ts/mp/canonical.js';
 import { MpError } from '../../ts/mp/errors.js';
 import { eventHeader, otPayload, playPayload, Transcript, verifyPeerReceipt, witnessPayloads } from '../../ts/mp/transcript.js';
@@ -28,6 +28,13 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
 
   it.skipIf(!RECEIPTS.text)(`passes every case of aigenora-mp-receipt-vectors.json${RECEIPTS.missing ? ` (${RECEIPTS.missing})` : ''}`, () => {
     expect(checkReceiptVectors(c, RECEIPTS.text!)).toEqual({ game_transcript: 1, transcript: 9, append_refusals: 1 });
+  });
+
+  it.skipIf(!RECEIPTS.text)('gives `aigenora conformance` one passing case per vector', () => {
+    const suite = receiptSuite(RECEIPTS.text!);
+    expect(suite.format).toBe(RECEIPT_FORMAT);
+    expect(new Set(suite.cases.map((x) => x.key)).size).toBe(11);
+    expect(suite.cases.map((x) => x.run(c)).filter((r) => !r.ok)).toEqual([]);
   });
 
   it('hashes the events in order, signs the raw root, and verifies only that root under that key', () => {
