@@ -15,6 +15,11 @@
  *   result with game_over). A reveal must open its sender's commit: after a host reveal that does
  *   not, nothing may follow; after a guest reveal that does not, only the host's `error`.
  *
+ * - mental_poker: the host's `mp_setup_a`, the guest's `mp_setup_b`, then any mp message of either side,
+ *   except that an `mp_ot_request` must be answered by the other side's `mp_ot_response` with its id
+ *   (or an `error`) before anything else, and nothing follows an `error`; the sequence is whole once
+ *   both sides sent their `mp_terminal_receipt`. Turns, deals and draws are the mode's own checks.
+ *
  * Messages starting with `_` (receipts, aborts) are the engine's and are not fed here.
  */
 import type { Crypto } from '../crypto/backend.js';
@@ -42,6 +47,10 @@ export class FlowReplay {
   private step: RoundStep = 'host_commit';
   private readonly commits: Record<Role, string> = { host: '', guest: '' };
   private readonly valueField: string;
+  /** mental_poker: the setups seen, the OT request awaiting its response, the receipts sent. */
+  private mpSetup: 0 | 1 | 2 = 0;
+  private mpPending: { from: Role; id: unknown } | undefined;
+  private readonly mpReceipts: Record<Role, boolean> = { host: false, guest: false };
   /** The sender whose reveal did not open its commit, if one did not. */
   mismatch: { by: Role; round: number } | undefined;
 
@@ -59,6 +68,7 @@ export class FlowReplay {
     if (this.phase !== 'play') return false;
     if (this.mode === 'session_loop' || this.mode === 'request_response') return this.moves > 0;
     if (this.mode === 'free') return this.ended.host && this.ended.guest;
+    if (this.mode === 'mental_poker') return this.mpReceipts.host && this.mpReceipts.guest;
     return false;
   }
 
@@ -105,9 +115,37 @@ export class FlowReplay {
         return OK;
       case 'simultaneous_round':
         return this.roundStep(from, msg, what);
+      case 'mental_poker':
+        return this.mpStep(from, msg, what);
       default:
         return refuse(`flow mode ${this.mode} has no replay`);
     }
+  }
+
+  private mpStep(from: Role, msg: Message, what: string): FlowStep {
+    if (msg.action === 'error') {
+      this.phase = 'closed';
+      return OK;
+    }
+    if (this.mpSetup < 2) {
+      const [sender, action] = this.mpSetup === 0 ? (['host', 'mp_setup_a'] as const) : (['guest', 'mp_setup_b'] as const);
+      if (from !== sender || msg.action !== action) return refuse(`expected the ${sender}'s ${action}, got ${what}`);
+      this.mpSetup++;
+      return OK;
+    }
+    if (this.mpReceipts[from]) return refuse(`${what} follows its own mp_terminal_receipt`);
+    const pending = this.mpPending;
+    if (pending) {
+      if (from === pending.from) return refuse(`${what} before the answer to its mp_ot_request ${JSON.stringify(pending.id)}`);
+      if (msg.action !== 'mp_ot_response' || msg['id'] !== pending.id) return refuse(`expected the ${from}'s mp_ot_response to ${JSON.stringify(pending.id)}, got ${what}`);
+      this.mpPending = undefined;
+      return OK;
+    }
+    if (msg.action === 'mp_ot_response') return refuse(`${what} answers no mp_ot_request`);
+    if (msg.action === 'mp_ot_request') this.mpPending = { from, id: msg['id'] };
+    if (msg.action === 'mp_terminal_receipt') this.mpReceipts[from] = true;
+    if (this.mpReceipts.host && this.mpReceipts.guest) this.phase = 'done';
+    return OK;
   }
 
   private roundStep(from: Role, msg: Message, what: string): FlowStep {

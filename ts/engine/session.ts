@@ -1,7 +1,8 @@
 /**
  * The session engine: runs one side of a two-party session from spec.flow, for session_loop,
- * request_response, free and simultaneous_round (NOTES A11 wire sequences, engine-managed
- * commit-reveal). The hooks decide moves and judge; the engine owns ordering, commit-reveal,
+ * request_response, free, simultaneous_round (NOTES A11 wire sequences, engine-managed commit-reveal)
+ * and mental_poker (the I/O-free mode of ts/mp/mode.ts, whose messages travel as ordinary protocol
+ * messages). The hooks decide moves and judge; the engine owns ordering, commit-reveal,
  * validation, timing and termination.
  *
  * Every inbound line passes, in order: a size limit, strict JSON (duplicate keys refused), the signed
@@ -25,6 +26,11 @@ import { ChainReader, ChainWriter, unsignableInteger, type Frame } from './frame
 import { commitText, FlowReplay } from './flow.js';
 import { SessionRecord, type Durability } from './record.js';
 import { DecisionBus, decisionConfig, type DecisionRecord, type Window } from './decision.js';
+import type { Ot } from '../crypto/ot.js';
+import { createMpMode, type MpCrypto, type MpMode } from '../mp/mode.js';
+import { driveMpMode } from '../mp/mode-driver.js';
+import { randomSecrets, type MpSecrets } from '../mp/secrets.js';
+import type { MentalPokerHooks } from '../hooks/types.js';
 import type { Transport } from './transport.js';
 
 export { commitText };
@@ -61,7 +67,16 @@ export type EndReason =
   | 'receipt_mismatch'
   | 'decision_timeout'
   | 'control_mode_unsupported'
-  | 'local_abort';
+  | 'local_abort'
+  /** mental_poker: a peer play failed the card check, or the game's rules. */
+  | 'play_rejected'
+  | 'rule_rejected'
+  /** mental_poker: the post-game audit caught a cheat, or the peer's terminal receipt does not verify. */
+  | 'audit_failed'
+  /** mental_poker: the peer withheld its opening, witnesses or receipt. */
+  | 'audit_refused'
+  /** mental_poker: peer material the game cannot go on with (a key that does not decode, an OT that does not open). */
+  | 'bad_peer_material';
 
 export interface SessionConfig {
   crypto: Crypto;
@@ -96,6 +111,9 @@ export interface SessionConfig {
   onMessage?: (from: Role, msg: Message) => void;
   /** The clock decision windows run on (default: the system clock). */
   clock?: Clock;
+  /** mental_poker: where this side's secrets come from (default: the CSPRNG), and a wrapper around the mode (tests play cheats with it). */
+  mpSecrets?: MpSecrets;
+  mpWrap?: (mode: MpMode) => MpMode;
 }
 
 export interface SessionResult {
@@ -146,6 +164,8 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   let peerEnded = false;
   /** The ready frame's wire line (the agreed settings), for proofs. */
   let readyLine = '';
+  /** Every frame line of both sides in the order this side sent or accepted it, for proofs. */
+  const order: string[] = [];
 
   const controlMode: ControlMode = cfg.controlMode ?? 'hybrid';
   const decision = decisionConfig(spec, controlMode);
@@ -186,6 +206,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     const { line } = writer.next(msg, reader.head);
     record.frame(line);
     lines[role].push(line);
+    order.push(line);
     cfg.onMessage?.(role, msg);
     if (!msg.action.startsWith('_')) record.event('protocol_message', { direction: 'sent', msg });
     try {
@@ -212,6 +233,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     if (!a.ok) throw new Abort(`bad_${a.step}` as EndReason, a.step, a.reason);
     record.frame(line);
     lines[peer].push(line);
+    order.push(line);
     const action = a.frame.msg.action;
     if (action === '_abort') throw new Abort('peer_aborted', 'peer', `the ${peer} aborted: ${String(a.frame.msg['reason'])}`);
     if (action.startsWith('_') && !(receipt && action === '_receipt')) throw new Abort('unexpected_message', 'engine', `unexpected ${action} during the protocol`);
@@ -492,6 +514,42 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     return 'completed';
   }
 
+  /** mental_poker: the mode runs over this session's send / recv; its end becomes the session's. */
+  async function mentalPoker(): Promise<EndReason> {
+    if (!(crypto as { ot?: Ot }).ot) throw new Abort('hook_error', 'engine', `the ${crypto.backend} crypto backend has no oblivious transfer (crypto.ot) yet`);
+    const c = crypto as Crypto & MpCrypto;
+    const specId = (spec as { protocol_id?: unknown }).protocol_id;
+    let mode = createMpMode({
+      role, crypto: c, hooks: hooks as unknown as MentalPokerHooks, secrets: cfg.mpSecrets ?? randomSecrets(c.ot),
+      otProtocolId: typeof specId === 'string' && specId ? specId : spec.name || 'mental-poker',
+      sessionId: cfg.sid, signer: cfg.key, publicKey: role === 'host' ? cfg.hostKey : cfg.guestKey, peerPublicKey: role === 'host' ? cfg.guestKey : cfg.hostKey,
+      decisions: !!bus && !!decision,
+    });
+    if (cfg.mpWrap) mode = cfg.mpWrap(mode);
+    const accepts = (r: DecisionRecord) => (typeof r.value === 'object' && r.value !== null ? undefined : 'a decision for this move is {"value": {"kind": "play" | "draw" | "pass", ...}}');
+    const end = await driveMpMode(mode, {
+      send,
+      recv,
+      decide: (seq) => decide<unknown>('value', 'action_seq', seq, null, accepts, (r) => r.value),
+      event: (name, data) => record.event(name, data),
+    });
+    if (end.receipt) record.writeJson('transcript_receipt.json', end.receipt);
+    if (end.reason === 'completed') return 'completed';
+    const proof = end.proof
+      ? proofOf(end.proof.kind, end.proof.offender, [...order], { reason: end.proof.reason, evidence: end.proof.evidence, verifier: role, deal: end.deal, transcript_hash: end.transcriptHash })
+      : undefined;
+    switch (end.reason) {
+      case 'peer_error':
+        throw new Abort('peer_aborted', 'peer', end.detail);
+      case 'unexpected_message':
+        throw new Abort('unexpected_message', 'engine', end.detail);
+      case 'hook_error':
+        throw new Abort('hook_error', 'hooks', end.detail);
+      default:
+        throw new Abort(end.reason, end.reason === 'audit_failed' || end.reason === 'audit_refused' ? 'mp_audit' : 'mp_play', end.detail, proof);
+    }
+  }
+
   /** Both sides sign the chain heads they agree on: host first, then guest. */
   async function exchangeReceipts(): Promise<Record<string, unknown>> {
     const heads = () => {
@@ -547,6 +605,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     if (mode === 'simultaneous_round') reason = await rounds(ready);
     else if (mode === 'free') reason = await free();
     else if (mode === 'session_loop' || mode === 'request_response') reason = await sessionLoop();
+    else if (mode === 'mental_poker') reason = await mentalPoker();
     else throw new Abort('hook_error', 'engine', `flow mode ${mode} is not run by this engine yet`);
     await exchangeReceipts();
     record.event('session_ended', { completed: true, reason });

@@ -110,6 +110,8 @@ export interface MpEnd {
   receipt: TranscriptReceipt | null;
   /** The mental-poker transcript root as far as the game got. */
   transcriptHash: string;
+  /** The deal plan the game used (an offline verifier needs it to know which OT fetched which card), once known. */
+  deal: { host: number; guest: number } | null;
 }
 
 export type MpEffect =
@@ -244,6 +246,7 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
   const otIdToIdB = new Map<string, string>();
   let metadata: unknown[] = DEFAULT_METADATA;
   let outcome: MentalPokerOutcome = null;
+  let deal: { host: number; guest: number } | null = null;
   const n = () => ledger.size;
 
   /** The next input; the caller's step returns the effects gathered so far. */
@@ -651,6 +654,7 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
       proof: null,
       receipt: { transcript_hash: hash, signature, peer_signature: peerSig as string, audit_status: 'passed' },
       transcriptHash: hash,
+      deal,
     };
   }
 
@@ -679,6 +683,7 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
     const plan = await hook('proto_mp_initial_deal', () => hooks.proto_mp_initial_deal({}));
     const [g, h] = [plan?.guest ?? 0, plan?.host ?? 0];
     if (!Number.isSafeInteger(g) || !Number.isSafeInteger(h) || g < 0 || h < 0 || g + h > n()) throw new Stop('hook_error', 'deal plan asks for more cards than the deck');
+    deal = { host: h, guest: g };
     const ids = Array.from({ length: n() }, (_, i) => String(i));
     for (const [owner, deal] of [['guest', ids.slice(0, g)], ['host', ids.slice(g, g + h)]] as const) {
       for (const idB of deal) {
@@ -720,9 +725,9 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
         started = true;
         run().then(finish, (e: unknown) => {
           if (e instanceof Stop) {
-            finish({ reason: e.reason, detail: e.message, result: null, audit: null, proof: null, receipt: null, ...e.extra, transcriptHash: transcript.rootHex() });
+            finish({ reason: e.reason, detail: e.message, result: null, audit: null, proof: null, receipt: null, ...e.extra, transcriptHash: transcript.rootHex(), deal });
           } else {
-            finish({ reason: 'hook_error', detail: `internal error: ${(e as Error)?.message ?? String(e)}`, result: null, audit: null, proof: null, receipt: null, transcriptHash: transcript.rootHex() });
+            finish({ reason: 'hook_error', detail: `internal error: ${(e as Error)?.message ?? String(e)}`, result: null, audit: null, proof: null, receipt: null, transcriptHash: transcript.rootHex(), deal });
           }
         });
       } else {
