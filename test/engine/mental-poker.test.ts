@@ -16,6 +16,7 @@ import type { MpMode } from '../../ts/mp/mode.js';
 import { loadSpec } from '../../ts/spec/index.js';
 import { withOt } from '../mp/ot-standin.js';
 import { tempDir } from '../shared/tmp.js';
+import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
 
 export function builtinOf(c: Crypto, folder: string) {
   const dir = new URL(`../../ts/protocols/${folder}`, import.meta.url).pathname;
@@ -94,7 +95,36 @@ for (const backend of ['wasm', 'js'] as const) {
       const proof = JSON.parse(readFileSync(r.host.proof!, 'utf8')) as Record<string, unknown>;
       expect(proof).toMatchObject({ kind: 'mp_play_rejected', offender: 'guest' });
       expect(verifyTranscriptAt(c, r.host.dir)).toMatchObject({ ok: true, receipt: false });
-      void verifyProof;
+      const b = builtinOf(c, 'crazy-eights');
+      const protocol = { hooks: crazyEights as HooksModule, protocolId: b.protocolId };
+      expect(verifyProof(c, proof, b.specText, protocol)).toMatchObject({ proven: true });
+      expect(verifyProof(c, proof, b.specText)).toMatchObject({ proven: false, reason: expect.stringMatching(/--protocol-dir/) });
+      // The offender's play restored to an honest one (its signature then fails), or a frame left out: not proven.
+      const frames = proof['frames'] as string[];
+      expect(verifyProof(c, { ...proof, frames: frames.slice(0, -3) }, b.specText, protocol).proven).toBe(false);
+      expect(verifyProof(c, { ...proof, frames: frames.filter((_, i) => i !== 5) }, b.specText, protocol).proven).toBe(false);
+      expect(verifyProof(c, { ...proof, offender: 'host' }, b.specText, protocol).proven).toBe(false);
+    }, 180_000);
+
+    it('a peer whose witness names another r is caught by the audit (bad_witness), and its proof verifies', async () => {
+      const out = tempDir('mp-cheat-witness');
+      const r = await runMpLocal(c, 'crazy-eights', out, {
+        host: {
+          mpWrap: tampering((m) => {
+            if (m['action'] !== 'mp_witness') return m;
+            const ws = (m['witnesses'] as string[]).map((w) => JSON.parse(w) as { ot_id: string; label: string; r: string });
+            ws[0]!.r = (BigInt(`0x${ws[0]!.r}`) + 1n).toString(16).padStart(512, '0');
+            return { ...m, witnesses: ws.map((w) => JSON.stringify(w)) };
+          }),
+        },
+      });
+      expect(r.guest.reason).toBe('audit_failed');
+      const proof = JSON.parse(readFileSync(r.guest.proof!, 'utf8')) as Record<string, unknown>;
+      expect(proof).toMatchObject({ kind: 'mp_audit_failed', offender: 'host', detail: { reason: 'bad_witness', evidence: { ot_id: 'host-0' } } });
+      const b = builtinOf(c, 'crazy-eights');
+      const protocol = { hooks: crazyEights as HooksModule, protocolId: b.protocolId };
+      expect(verifyProof(c, proof, b.specText, protocol)).toMatchObject({ proven: true });
+      expect(verifyProof(c, { ...proof, detail: { ...(proof['detail'] as object), reason: 'forged_token' } }, b.specText, protocol).proven).toBe(false);
     }, 180_000);
   });
 }

@@ -17,6 +17,9 @@ import { ChainReader, FRAME_VERSION, sessionId, signingBytes, type Frame } from 
 import { commitText, FlowReplay } from './flow.js';
 import type { TranscriptHeader } from './record.js';
 import { SHADOW_FIELDS } from './session.js';
+import type { Ot } from '../crypto/ot.js';
+import type { MentalPokerHooks } from '../hooks/types.js';
+import { replayGame, type ReplayCrypto, type WireMessage } from '../mp/replay.js';
 
 export interface TranscriptCheck {
   /** The transcript is authentic and consistently ordered (a party may still have misbehaved: see `violation`). */
@@ -241,7 +244,7 @@ export function verifyTranscriptAt(crypto: Crypto, target: string, specPath?: st
 
 export interface Proof {
   v: 1;
-  kind: 'commit_mismatch' | 'invalid_message' | 'balance_mismatch';
+  kind: 'commit_mismatch' | 'invalid_message' | 'balance_mismatch' | 'mp_play_rejected' | 'mp_rule_rejected' | 'mp_audit_failed';
   sid: string;
   post_id: string;
   protocol_id: string;
@@ -264,10 +267,11 @@ export interface ProofProtocol {
   protocolId: string;
 }
 
-const PROOF_KINDS = ['commit_mismatch', 'invalid_message', 'balance_mismatch'];
+const PROOF_KINDS = ['commit_mismatch', 'invalid_message', 'balance_mismatch', 'mp_play_rejected', 'mp_rule_rejected', 'mp_audit_failed'];
 const PROOF_KEYS = 'detail,frames,guest_key,host_key,kind,nonce,offender,post_id,protocol_id,sid,v';
-/** A proof names a handful of frames; more is not a proof this engine writes. */
+/** A proof names a handful of frames; more is not a proof this engine writes. A mental-poker proof holds the whole game. */
 const MAX_PROOF_FRAMES = 64;
+const MAX_MP_PROOF_FRAMES = 4096;
 
 /** The shape of a proof, or why it is not one. */
 function proofShape(proof: unknown): Proof | string {
@@ -279,7 +283,8 @@ function proofShape(proof: unknown): Proof | string {
   if (!HEX64.test(proof['host_key'] as string) || !HEX64.test(proof['guest_key'] as string)) return 'the keys are not 64 lowercase hex';
   if (proof['offender'] !== 'host' && proof['offender'] !== 'guest') return 'offender is neither host nor guest';
   const frames = proof['frames'];
-  if (!Array.isArray(frames) || frames.length === 0 || frames.length > MAX_PROOF_FRAMES || !frames.every((f) => typeof f === 'string')) return `frames is not a list of 1 to ${MAX_PROOF_FRAMES} frame lines`;
+  const max = (proof['kind'] as string).startsWith('mp_') ? MAX_MP_PROOF_FRAMES : MAX_PROOF_FRAMES;
+  if (!Array.isArray(frames) || frames.length === 0 || frames.length > max || !frames.every((f) => typeof f === 'string')) return `frames is not a list of 1 to ${max} frame lines`;
   if (!isObject(proof['detail'])) return 'detail is not an object';
   return proof as unknown as Proof;
 }
@@ -327,6 +332,7 @@ export function verifyProof(crypto: Crypto, input: unknown, specText: string, pr
 
 function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks: HooksModule | undefined): ProofCheck {
   const no = (reason: string): ProofCheck => ({ proven: false, reason });
+  if (proof.kind.startsWith('mp_')) return judgeMentalPoker(crypto, proof, spec, frames, hooks);
   const byOffender = frames.filter((f) => f.from === proof.offender);
   if (proof.kind === 'commit_mismatch') {
     const field = spec.flow?.round?.value_field || 'value';
@@ -369,4 +375,49 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
   if (!isObject(expected)) return no('the pure judge returned no round_result');
   const diff = SHADOW_FIELDS.filter((k) => JSON.stringify(expected[k]) !== JSON.stringify(disputed.msg[k]));
   return diff.length ? { proven: true, reason: `the host's round ${round} result differs from the rules in ${diff.join(', ')}` } : no('the round_result follows the rules');
+}
+
+/**
+ * A mental-poker cheat: the proof holds every frame of the game, each sender's from its first, and the
+ * game is replayed from the accuser's side (ts/mp/replay.ts) up to the claimed failure: a play that fails
+ * the card check, or the audit step (or refused receipt) named. The deck comes from the protocol's hooks,
+ * the deal plan from the proof (it shows in the frames anyway: that many OTs before the first play).
+ */
+function judgeMentalPoker(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks: HooksModule | undefined): ProofCheck {
+  const no = (reason: string): ProofCheck => ({ proven: false, reason });
+  if (!hooks) return no('a mental-poker proof is checked with the protocol\'s deck: pass --protocol-dir');
+  const ot = (crypto as { ot?: Ot }).ot;
+  if (!ot) return no(`the ${crypto.backend} crypto backend has no oblivious transfer to replay the game with`);
+  const seqs: Record<Role, number> = { host: 0, guest: 0 };
+  for (const f of frames) {
+    if (f.seq !== seqs[f.from]) return no(`the ${f.from}'s frames are not the whole chain from its first (expected seq ${seqs[f.from]}, got ${f.seq})`);
+    seqs[f.from]++;
+  }
+  const d = proof.detail;
+  const deal = d['deal'] as { host?: unknown; guest?: unknown } | null;
+  if (!isObject(deal) || !Number.isSafeInteger(deal['host']) || !Number.isSafeInteger(deal['guest'])) return no('the proof names no deal plan');
+  if (typeof d['reason'] !== 'string') return no('the proof names no failed step');
+  const verifier = other(proof.offender);
+  const h = instantiateHooks(hooks as HooksModule<'mental_poker'>, { role: verifier, options: {}, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as MentalPokerHooks;
+  const messages: WireMessage[] = frames
+    .filter((f) => !f.msg.action.startsWith('_'))
+    .map((f) => ({ direction: f.from === 'host' ? 'host_to_guest' : 'guest_to_host', message: f.msg }));
+  const specId = (spec as { protocol_id?: unknown }).protocol_id;
+  const replay = replayGame(Object.assign(Object.create(crypto) as object, { ot }) as unknown as ReplayCrypto, messages, {
+    verifier,
+    protocolId: typeof specId === 'string' && specId ? specId : spec.name || 'mental-poker',
+    sessionId: proof.sid,
+    universe: h.proto_mp_deck_universe(),
+    deal: { host: deal['host'] as number, guest: deal['guest'] as number },
+    peerPublicKey: fromHex(proof.offender === 'host' ? proof.host_key : proof.guest_key),
+  });
+  const v = replay.verdict;
+  if (proof.kind === 'mp_play_rejected') {
+    return v.raised === `peer play rejected: ${d['reason']}` ? { proven: true, reason: `the ${proof.offender}'s play fails the card check: ${d['reason']}` } : no(`the replay does not reject that play (${v.raised ?? 'no stop'})`);
+  }
+  if (proof.kind === 'mp_rule_rejected') return no('a play against the game\'s rules is not replayed offline: only the card check and the audit are');
+  const f = v.auditFailure;
+  if (!f || f.reason !== d['reason']) return no(`the replayed audit does not fail with ${String(d['reason'])} (${f ? f.reason : v.raised ?? 'it passes'})`);
+  if (f.evidence !== undefined && canonical(crypto, f.evidence ?? null) !== canonical(crypto, d['evidence'] ?? null)) return no('the replayed audit fails with other evidence');
+  return { proven: true, reason: `the ${proof.offender} is caught by the audit: ${f.reason}` };
 }
