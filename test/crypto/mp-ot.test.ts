@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { getCrypto, type Crypto } from '../../ts/crypto/index.js';
-import { intFromHex, intToHex, isWireInt, type OtContextInput, type RsaKey } from '../../ts/crypto/ot.js';
+import { intFromHex, intToHex, isWireInt, wideIntFromHex, type OtContextInput, type RsaKey } from '../../ts/crypto/ot.js';
 import { checkOtVectors } from '../../ts/conformance/mp-ot.js';
 import { errorCode as code } from '../shared/vector-checks.js';
 
@@ -112,6 +112,9 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
     expect(ok({ n, e: 65537 })).toBe(n);
     for (const e of ['65537.0', '6.5537e4', '"065537"', '"65537"']) expect(ok(`{"n":"${n}","e":${e}}`), e).toBe(n);
     expect(ok(`{"e":65537,"n":"0000${n.toUpperCase()}"}`)).toBe(n);
+    // A repeated key: the last one counts, as in the reference's json.loads.
+    expect(ok(`{"e":3,"e":65537,"n":"${n}"}`)).toBe(n);
+    expect(code(() => ot.decodeRsaPub(`{"e":65537,"n":"${n}","e":3}`))).toBe('OT_RSA_PUB_EXPONENT');
     for (const [w, want] of [
       ['not json', 'OT_RSA_PUB_MALFORMED'],
       ['[]', 'OT_RSA_PUB_MALFORMED'],
@@ -207,6 +210,9 @@ describe('wasm and js OT', () => {
     expect(isWireInt('ABC'.padStart(512, '0'))).toBe(false);
     for (const bad of ['', 'xyz', '1'.repeat(513), '0x1']) expect(code(() => intFromHex(bad)), bad.slice(0, 8)).toBe('OT_INT_ENCODING');
     expect(code(() => intToHex(new Uint8Array(255)))).toBe('OT_INT_ENCODING');
+    expect([...wideIntFromHex('1' + '0'.repeat(512))]).toEqual([1, ...new Array(256).fill(0)]);
+    expect([...wideIntFromHex('abc')]).toEqual([0x0a, 0xbc]);
+    for (const bad of ['', '0x1', ' 1', '1_0']) expect(code(() => wideIntFromHex(bad)), bad).toBe('OT_INT_ENCODING');
   });
 
   it('the WASM instance keeps working after each kind of error', () => {

@@ -6,7 +6,7 @@
 import type { Crypto } from '../crypto/backend.js';
 import { CryptoError } from '../crypto/errors.js';
 import { fromHex, toHex } from '../crypto/encoding.js';
-import { intToHex, RSA_E, type OtContextInput, type PayloadType, type RsaKey, type SenderRole } from '../crypto/ot.js';
+import { intToHex, RSA_E, wideIntFromHex, type OtContextInput, type PayloadType, type RsaKey, type SenderRole } from '../crypto/ot.js';
 import type { Suite } from './formats.js';
 
 type Case = Record<string, any>; // a parsed vector, checked field by field: a missing or mistyped field fails the case
@@ -18,8 +18,7 @@ function eq(got: unknown, want: unknown, what: string): void {
   if (g !== w) throw new Error(`${what}: got ${g?.slice(0, 160)}, want ${w?.slice(0, 160)}`);
 }
 
-/** An unpadded hex integer as bytes of its own width. */
-const wide = (h: string) => fromHex(h.length % 2 === 1 ? `0${h}` : h);
+const wide = wideIntFromHex;
 /** An unpadded hex integer as the 512 characters of the wire. */
 const pad = (h: string) => h.padStart(512, '0');
 

@@ -176,6 +176,19 @@ export function intFromHex(hex: string): Uint8Array {
   return out;
 }
 
+/**
+ * Hex digits of either case, any count from 1 on, as big-endian bytes of their own width: for the
+ * verdict functions (checkToken, checkWitness), which take any width and judge a value beyond n false,
+ * as the reference does with a disclosed token or r of more than 512 digits.
+ */
+export function wideIntFromHex(hex: string): Uint8Array {
+  if (!/^[0-9a-fA-F]+$/.test(hex)) throw intEncoding(`not hex digits (${hex.length} characters)`);
+  const even = hex.length % 2 === 1 ? `0${hex}` : hex;
+  const out = new Uint8Array(even.length / 2);
+  for (let i = 0; i < out.length; i++) out[i] = parseInt(even.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
 export function isWireInt(hex: string): boolean {
   return /^[0-9a-f]{512}$/.test(hex);
 }
