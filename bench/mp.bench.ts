@@ -1,0 +1,140 @@
+// Mental poker's Blind-RSA token OT side by side in one run: RSA-2048 key generation (the backends'
+// own generators against the platform's WebCrypto), the RSA-2048 private operation (wasm, the js twin,
+// and node:crypto's raw privateDecrypt with no padding as the native limit), one OT round trip, and a
+// 52-label sealed table. Prints a Markdown table with the issue's floor checked from the same run and
+// writes bench/results/mp-ot.md.
+import * as nodeCrypto from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { getCrypto, type Crypto } from '../ts/crypto/index.js';
+import type { RsaKey } from '../ts/crypto/ot.js';
+import { fmt, measure, MS } from './measure.js';
+
+const wasm = getCrypto('wasm');
+const js = getCrypto('js');
+const KEYGEN_RUNS = Number(process.env['BENCH_KEYGEN_RUNS'] ?? 9);
+
+/** Median and spread of `runs` timed calls of an async `f`, in ms: key generation time is random. */
+async function timed(runs: number, f: () => Promise<unknown>): Promise<{ median: number; min: number; max: number }> {
+  const t: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await f();
+    t.push(performance.now() - t0);
+  }
+  t.sort((a, b) => a - b);
+  return { median: t[Math.floor(runs / 2)]!, min: t[0]!, max: t[runs - 1]! };
+}
+
+// ---------------------------------------------------------------- key generation
+const dispose = (k: RsaKey) => k.dispose();
+const keygen = {
+  'wasm core (crypto-primes)': await timed(KEYGEN_RUNS, () => wasm.ot.generateKey({ via: 'backend' }).then(dispose)),
+  'platform WebCrypto, imported into wasm': await timed(KEYGEN_RUNS, () => wasm.ot.generateKey({ via: 'platform' }).then(dispose)),
+  'platform WebCrypto, imported into js': await timed(KEYGEN_RUNS, () => js.ot.generateKey({ via: 'platform' }).then(dispose)),
+  'js twin (BigInt Miller–Rabin)': await timed(Math.min(3, KEYGEN_RUNS), () => js.ot.generateKey({ via: 'backend' }).then(dispose)),
+};
+
+// ---------------------------------------------------------------- one key, every implementation
+const made = await wasm.ot.generateKey();
+const parts = made.exportParts();
+const keys: Record<'wasm' | 'js', RsaKey> = { wasm: wasm.ot.importKey(parts), js: js.ot.importKey(parts) };
+const b64u = (b: Uint8Array) => Buffer.from(b).toString('base64url');
+const nodeKey = nodeCrypto.createPrivateKey({
+  key: { kty: 'RSA', n: b64u(parts.n), e: 'AQAB', d: b64u(parts.d), p: b64u(parts.p), q: b64u(parts.q), dp: b64u(parts.dp), dq: b64u(parts.dq), qi: b64u(parts.qi) },
+  format: 'jwk',
+});
+const n = made.n;
+const ctxOf = (c: Crypto, i: number) => c.ot.context({ protocolId: 'Crazy Eights', sessionId: 'mp-session', senderRole: 1, payloadType: 1, label: `h-${i}` });
+const z = wasm.ot.blind(n, ctxOf(wasm, 0), wasm.ot.randomUnit(n));
+const nodeY = nodeCrypto.privateDecrypt({ key: nodeKey, padding: nodeCrypto.constants.RSA_NO_PADDING }, z);
+if (Buffer.compare(nodeY, keys.wasm.privateOp(z)) !== 0 || Buffer.compare(nodeY, keys.js.privateOp(z)) !== 0) {
+  throw new Error('the implementations disagree on z^d mod n');
+}
+
+type Impl = 'wasm' | 'js' | 'node:crypto';
+const IMPLS: Impl[] = ['wasm', 'js', 'node:crypto'];
+const payload = new Uint8Array(32).fill(5);
+const nonce = new Uint8Array(12).fill(9);
+
+/** The Receiver's and the Sender's whole work for one label: request, answer, unblind, open. */
+function roundTrip(c: Crypto, key: RsaKey, ctx: Uint8Array, sealed: Uint8Array): void {
+  const r = c.ot.randomUnit(n);
+  const y = key.privateOp(c.ot.blind(n, ctx, r));
+  c.ot.openSealed(c.ot.unblind(n, y, r), ctx, sealed);
+}
+
+/** The same case on the two backends, each with the key imported into it. */
+function both(make: (c: Crypto, key: RsaKey) => () => unknown): Partial<Record<Impl, () => unknown>> {
+  return { wasm: make(wasm, keys.wasm), js: make(js, keys.js) };
+}
+
+const cases: { name: string; per?: number; impls: Partial<Record<Impl, () => unknown>> }[] = [
+  {
+    name: 'RSA-2048 private operation z^d mod n',
+    impls: {
+      wasm: () => keys.wasm.privateOp(z),
+      js: () => keys.js.privateOp(z),
+      'node:crypto': () => nodeCrypto.privateDecrypt({ key: nodeKey, padding: nodeCrypto.constants.RSA_NO_PADDING }, z),
+    },
+  },
+  {
+    name: 'one OT round trip (r, blind, answer, unblind, open)',
+    impls: both((c, key) => {
+      const ctx = ctxOf(c, 7);
+      const { sealed } = key.sealLabel(ctx, payload, nonce);
+      return () => roundTrip(c, key, ctx, sealed);
+    }),
+  },
+  {
+    name: 'sealed table of 52 labels (context, FDH, token, seal)',
+    impls: both((c, key) => () => {
+      for (let i = 0; i < 52; i++) key.sealLabel(ctxOf(c, i), payload, nonce);
+    }),
+  },
+  {
+    name: 'token check (token^e == FDH)',
+    impls: both((c, key) => {
+      const ctx = ctxOf(c, 3);
+      const token = key.token(ctx);
+      return () => c.ot.checkToken(n, ctx, token);
+    }),
+  },
+];
+
+const results = new Map<string, Partial<Record<Impl, number>>>();
+for (const b of cases) {
+  const row: Partial<Record<Impl, number>> = {};
+  for (const impl of IMPLS) {
+    const f = b.impls[impl];
+    if (f) row[impl] = measure(f, b.per);
+  }
+  results.set(b.name, row);
+}
+for (const k of [made, keys.wasm, keys.js]) k.dispose();
+
+// ---------------------------------------------------------------- report
+const priv = results.get('RSA-2048 private operation z^d mod n')!;
+const floors: [string, number, number][] = [['wasm RSA-2048 private operation vs node:crypto privateDecrypt (no padding)', priv.wasm! / priv['node:crypto']!, 0.3]];
+const lines: string[] = [];
+lines.push('# aigenora mental-poker OT benchmarks', '');
+lines.push(`${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · ${MS} ms per cell`, '');
+lines.push(`## RSA-2048 key generation (e = 65537), ms per key over ${KEYGEN_RUNS} keys (the js twin over ${Math.min(3, KEYGEN_RUNS)})`, '');
+lines.push('| generator | median | min | max |', '|---|---:|---:|---:|');
+for (const [name, t] of Object.entries(keygen)) lines.push(`| ${name} | ${t.median.toFixed(0)} | ${t.min.toFixed(0)} | ${t.max.toFixed(0)} |`);
+lines.push('', '## Operations', '', 'ops/s (higher is better); in brackets, the ratio of the wasm backend to that column.', '');
+lines.push(`| case | ${IMPLS.join(' | ')} |`, `|---|${IMPLS.map(() => '---:').join('|')}|`);
+for (const [name, row] of results) {
+  const w = row.wasm;
+  const cells = IMPLS.map((i) => {
+    const v = row[i];
+    if (v === undefined) return '–';
+    return i === 'wasm' || w === undefined ? fmt(v) : `${fmt(v)} (${(w / v).toFixed(2)}×)`;
+  });
+  lines.push(`| ${name} | ${cells.join(' | ')} |`);
+}
+lines.push('', '## Floors (issue 11), from this run', '', '| floor | measured | required | |', '|---|---:|---:|---|');
+for (const [name, got, want] of floors) lines.push(`| ${name} | ${got.toFixed(3)}× | ≥ ${want}× | ${got >= want ? 'met' : 'MISSED'} |`);
+const report = `${lines.join('\n')}\n`;
+process.stdout.write(report);
+writeFileSync(new URL('results/mp-ot.md', import.meta.url), report);
