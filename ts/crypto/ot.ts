@@ -108,9 +108,10 @@ export interface Ot {
   fdhCandidate(context: Uint8Array, counter: number): Uint8Array;
 
   /**
-   * A fresh RSA-2048 key, e = 65537. Made by the platform (WebCrypto) where it has one, which is much
-   * faster than the core; `{ via: 'backend' }` asks the backend's own generator (the bench compares
-   * them). OT_KEYGEN_FAILED when the chosen generator is unavailable.
+   * A fresh RSA-2048 key, e = 65537. Made by the platform (WebCrypto: OpenSSL in Node, the browser's
+   * own) where it has one, which measured as fast as or faster than the backends' generators
+   * (bench/mp.bench.ts), and imported; `{ via: 'backend' }` asks the backend's own generator.
+   * OT_KEYGEN_FAILED when the chosen generator is unavailable or fails.
    */
   generateKey(options?: { via?: 'platform' | 'backend' }): Promise<RsaKey>;
   /**
