@@ -260,7 +260,11 @@ pub fn blind(m: &Modulus, context: &[u8], r: &[u8]) -> Result<Int> {
 /// token = y·r⁻¹ mod n.
 pub fn unblind(m: &Modulus, y: &[u8], r: &[u8]) -> Result<Int> {
     let y = m.operand("y", y)?;
-    let r = m.unit(r)?;
+    let r = m.operand("r", r)?;
+    if r.is_zero().into() {
+        return Err(Error::OtIntRange("r"));
+    }
+    // The inversion fails exactly when gcd(r, n) ≠ 1, so it doubles as the unit check.
     let r_inv = m.monty(r).invert().into_option().ok_or(Error::OtNotUnit)?;
     Ok(to_int(&(m.monty(y) * r_inv).retrieve()))
 }
