@@ -20,6 +20,8 @@ export interface SideSetup {
   decide?: (seq: number, legal: unknown[]) => unknown;
   hooks?: MentalPokerHooks;
   decisions?: boolean;
+  /** Wraps this side's mode (a cheat that rewrites what goes in and out). */
+  wrap?: (mode: MpMode) => MpMode;
 }
 
 export interface PairRun {
@@ -47,10 +49,11 @@ export async function runPair(opts: {
     const peer = opts[role === 'host' ? 'guest' : 'host'];
     const hooks = side.hooks ?? (instantiateHooks(opts.module as HooksModule<'mental_poker'>, { role, options: opts.options, args: [], stateDir: '/nonexistent', decision: null, random: () => 0.5 }) as MentalPokerHooks);
     hooks.proto_init?.(opts.options, role, [], '/nonexistent', null);
-    return createMpMode({
+    const mode = createMpMode({
       role, crypto, hooks, secrets: side.secrets, otProtocolId: opts.otProtocolId, sessionId: opts.sessionId,
       signer: side.seed, publicKey: pub(side), peerPublicKey: pub(peer), decisions: side.decisions ?? false,
     });
+    return side.wrap ? side.wrap(mode) : mode;
   };
   const modes: Record<Role, MpMode> = { host: make('host'), guest: make('guest') };
   const inbox: Record<Role, Message[]> = { host: [], guest: [] };

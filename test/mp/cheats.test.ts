@@ -1,0 +1,247 @@
+// Cheating peers playing real games against our engine, in memory, on both backends: the cheater is our
+// own mode with a wrapper that alters what it sends (and, where the cheat needs it, what it reads). Each
+// cheat must end the honest side with the exact audit reason and evidence (or the play rejection), and a
+// proof claim naming the offender and the failed step. The Guest's shuffle is the identity here, so the
+// games are deterministic (card keys, nonces and blinding values stay random: they do not steer play).
+import { describe, expect, it } from 'vitest';
+import { getCrypto } from '../../ts/crypto/index.js';
+import { fromHex, toHex } from '../../ts/crypto/encoding.js';
+import { intToHex, PAYLOAD_K_INNER, PAYLOAD_K_OUTER, ROLE_GUEST, ROLE_HOST, type Ot } from '../../ts/crypto/ot.js';
+import type { Crypto } from '../../ts/crypto/backend.js';
+import type { HooksModule, MentalPokerHooks, Message, Role } from '../../ts/hooks/types.js';
+import { instantiateHooks } from '../../ts/hooks/load.js';
+import type { MpEffect, MpInput, MpMode } from '../../ts/mp/mode.js';
+import { randomSecrets, type MpSecrets } from '../../ts/mp/secrets.js';
+import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
+import { withOt } from './ot-standin.js';
+import { runPair, type PairRun, type SideSetup } from './pair.js';
+
+const PROTOCOL = 'Crazy Eights';
+const SESSION = 'cheat-session';
+const other = (r: Role): Role => (r === 'host' ? 'guest' : 'host');
+
+/** Random secrets with the identity shuffle and the blinding values kept (a cheat may need its own r ahead of time). */
+function fixedSecrets(ot: Ot): MpSecrets & { rs: Map<string, Uint8Array> } {
+  const base = randomSecrets(ot);
+  const rs = new Map<string, Uint8Array>();
+  return {
+    ...base,
+    rs,
+    shuffle: (n) => Array.from({ length: n }, (_, i) => i),
+    blinding(otId, n) {
+      if (!rs.has(otId)) rs.set(otId, base.blinding(otId, n));
+      return rs.get(otId)!;
+    },
+  };
+}
+
+/** A mode whose outgoing messages pass through `out` (null drops one) and incoming ones through `in`. */
+function rewrite(f: { out?: (msg: Message) => Message | null; in?: (msg: Message) => Message }): (mode: MpMode) => MpMode {
+  return (mode) => ({
+    get transcript() {
+      return mode.transcript;
+    },
+    get ended() {
+      return mode.ended;
+    },
+    async step(input: MpInput) {
+      const i = input.kind === 'message' && f.in ? { ...input, msg: f.in(input.msg) } : input;
+      const effects = await mode.step(i);
+      return effects.flatMap((e): MpEffect[] => {
+        if (e.kind !== 'send' || !f.out) return [e];
+        const m = f.out(structuredClone(e.msg));
+        return m ? [{ ...e, msg: m }] : [];
+      });
+    },
+  });
+}
+
+const onAction = (action: string, change: (m: Message) => Message) => (m: Message) => (m.action === action ? change(m) : m);
+const editJsonItems = (m: Message, field: string, edit: (items: Record<string, string>[]) => Record<string, string>[]): Message => ({
+  ...m,
+  [field]: edit((m[field] as string[]).map((s) => JSON.parse(s) as Record<string, string>)).map((o) => JSON.stringify(o)),
+});
+const flipHex = (h: string, at = 0) => h.slice(0, at) + (h[at] === '0' ? '1' : '0') + h.slice(at + 1);
+const plusOne = (h: string) => (BigInt(`0x${h}`) + 1n).toString(16).padStart(512, '0');
+
+/**
+ * A Receiver that fetches two of its deal cards in swapped OTs: OT `a` carries the blinded label of
+ * OT `b`'s card and the other way round. It learns a card ahead of its turn (the peek the per-OT record
+ * exists to catch), feeds its own mode the answers in the order the mode expects, and publishes
+ * witnesses that tell the truth about each wire request.
+ */
+function swappedOts(crypto: Crypto & { ot: Ot }, cheater: Role, secrets: ReturnType<typeof fixedSecrets>, a: string, b: string, labelOf: (otId: string) => string): (mode: MpMode) => MpMode {
+  return (mode) => {
+    let n: Uint8Array | null = null;
+    let heldA: Message | null = null;
+    let yB: string | null = null;
+    let yA: string | null = null;
+    const z = (otId: string) => {
+      const ctx = crypto.ot.context({ protocolId: PROTOCOL, sessionId: SESSION, senderRole: cheater === 'host' ? ROLE_GUEST : ROLE_HOST, payloadType: cheater === 'host' ? PAYLOAD_K_OUTER : PAYLOAD_K_INNER, label: labelOf(otId) });
+      return intToHex(crypto.ot.blind(n!, ctx, secrets.blinding(otId, n!)));
+    };
+    const outgoing = (effects: MpEffect[]): Promise<MpEffect[]> => {
+      const out: MpEffect[] = [];
+      let feedB = false;
+      for (const e of effects) {
+        if (e.kind === 'send' && e.msg.action === 'mp_ot_request' && e.msg['id'] === a) {
+          heldA = e.msg;
+          out.push({ kind: 'send', msg: { action: 'mp_ot_request', id: a, z: z(b) } });
+        } else if (e.kind === 'send' && e.msg.action === 'mp_ot_request' && e.msg['id'] === b) {
+          feedB = true; // already on the wire as OT a
+        } else if (e.kind === 'send' && e.msg.action === 'mp_witness') {
+          out.push({
+            kind: 'send',
+            msg: editJsonItems(e.msg, 'witnesses', (ws) => {
+              const wa = ws.find((w) => w['ot_id'] === a)!;
+              const wb = ws.find((w) => w['ot_id'] === b)!;
+              [wa['label'], wb['label'], wa['r'], wb['r']] = [wb['label']!, wa['label']!, wb['r']!, wa['r']!];
+              return ws;
+            }),
+          });
+        } else out.push(e);
+      }
+      if (!feedB) return Promise.resolve(out);
+      return mode.step({ kind: 'message', msg: { action: 'mp_ot_response', id: b, y: yB! } }).then((more) => outgoing(more).then((rest) => [...out, ...rest]));
+    };
+    return {
+      get transcript() {
+        return mode.transcript;
+      },
+      get ended() {
+        return mode.ended;
+      },
+      async step(input: MpInput) {
+        if (input.kind === 'message') {
+          const m = input.msg;
+          if (m.action === (cheater === 'host' ? 'mp_setup_b' : 'mp_setup_a')) n = fromHex((JSON.parse(m['rsa_pub'] as string) as { n: string }).n);
+          if (m.action === 'mp_ot_response' && m['id'] === a && heldA) {
+            // The answer for b's card; now fetch a's card as OT b, before the mode is told anything.
+            yB = m['y'] as string;
+            return [{ kind: 'send', msg: { action: 'mp_ot_request', id: b, z: heldA['z'] } }];
+          }
+          if (m.action === 'mp_ot_response' && m['id'] === b && yB && !yA) {
+            yA = m['y'] as string;
+            return outgoing(await mode.step({ kind: 'message', msg: { action: 'mp_ot_response', id: a, y: yA } }));
+          }
+        }
+        return outgoing(await mode.step(input));
+      },
+    };
+  };
+}
+
+interface Expect {
+  reason: string;
+  evidence?: unknown;
+  /** For play rejections: the verifier's end reason and detail. */
+  end?: 'play_rejected' | 'rule_rejected';
+}
+
+for (const backend of ['wasm', 'js'] as const) {
+  const { crypto, standin } = withOt(getCrypto(backend));
+  if (standin) console.warn(`the ${backend} backend has no ot yet: the cheat games run on the test stand-in OT`);
+
+  async function game(cheater: Role, cheat: (s: ReturnType<typeof fixedSecrets>) => Partial<SideSetup>): Promise<PairRun> {
+    const secrets = { host: fixedSecrets(crypto.ot), guest: fixedSecrets(crypto.ot) };
+    const side = (r: Role, seed: number): SideSetup => ({ secrets: secrets[r], seed: new Uint8Array(32).fill(seed), ...(r === cheater ? cheat(secrets[r]) : {}) });
+    return runPair({ crypto, module: crazyEights as HooksModule, options: {}, otProtocolId: PROTOCOL, sessionId: SESSION, host: side('host', 1), guest: side('guest', 2) });
+  }
+
+  function expectCaught(run: PairRun, cheater: Role, e: Expect): void {
+    const end = run.ends[other(cheater)]!;
+    expect(end, 'the honest side ended').toBeTruthy();
+    if (e.end) {
+      expect([end.reason, end.detail]).toEqual([e.end, `peer play ${e.end === 'rule_rejected' ? 'rule-rejected' : 'rejected'}: ${e.reason}`]);
+      expect(run.sent[other(cheater)].at(-1)).toEqual({ action: 'error', reason: e.end });
+    } else {
+      expect(end.reason, end.detail).toBe('audit_failed');
+      expect(end.audit?.reason).toBe(e.reason);
+      if ('evidence' in e) expect(end.audit?.evidence).toEqual(e.evidence);
+      expect(end.result).toMatchObject({ completed: true, audit_passed: false });
+      // No receipt is signed over a game that failed its audit.
+      expect(run.sent[other(cheater)].some((m) => m.action === 'mp_terminal_receipt')).toBe(e.reason === 'peer_receipt_signature_invalid');
+    }
+    expect(end.proof).toMatchObject({ offender: cheater, reason: e.reason });
+    if (e.evidence !== undefined) expect(end.proof!.evidence).toEqual(e.evidence);
+    expect(end.receipt).toBeNull();
+  }
+
+  describe(`cheating peers against our engine (${backend}${standin ? ', stand-in OT' : ''})`, () => {
+    it('the honest game these cheats alter completes, and never fetches card 51 (whose sealed entries are poisoned below)', async () => {
+      const run = await game('host', () => ({}));
+      expect([run.ends.host!.reason, run.ends.guest!.reason]).toEqual(['completed', 'completed']);
+      const witnesses = run.sent.host.concat(run.sent.guest).filter((m) => m.action === 'mp_witness').flatMap((m) => (m['witnesses'] as string[]).map((s) => JSON.parse(s) as { label: string }));
+      expect(witnesses.some((w) => w.label.endsWith('-51'))).toBe(false);
+    }, 120_000);
+
+    for (const cheater of ['host', 'guest'] as const) {
+      const [setup, pre, key] = cheater === 'host' ? ['mp_setup_a', 'h-', 'k_inner'] : ['mp_setup_b', 'g-', 'k_outer'];
+      const cases: [string, (s: ReturnType<typeof fixedSecrets>) => Partial<SideSetup>, Expect][] = [
+        [`poisoned sealed payload (${pre}51, never fetched)`, () => ({ wrap: rewrite({ out: onAction(setup, (m) => editJsonItems(m, 'sealed_keys', (ks) => ((ks[51]!['c'] = flipHex(ks[51]!['c']!, 40)), ks))) }) }), { reason: 'sealed_payload_poisoned', evidence: { label: `${pre}51` } }],
+        [`forged token (${pre}7 + 1)`, () => ({ wrap: rewrite({ out: onAction('mp_opening', (m) => editJsonItems(m, 'openings', (es) => es.map((e) => (e['kind'] === 'token' && e['label'] === `${pre}7` ? { ...e, token: plusOne(e['token']!) } : e)))) }) }), { reason: 'forged_token', evidence: { label: `${pre}7` } }],
+        [`keyset mismatch (token of ${pre}0 withheld)`, () => ({ wrap: rewrite({ out: onAction('mp_opening', (m) => editJsonItems(m, 'openings', (es) => es.filter((e) => !(e['kind'] === 'token' && e['label'] === `${pre}0`)))) }) }), { reason: 'keyset_mismatch' }],
+        [
+          `wrong ${key} disclosed for ${pre}5`,
+          () => ({ wrap: rewrite({ out: onAction('mp_opening', (m) => editJsonItems(m, 'openings', (es) => es.map((e) => (e['kind'] === key && e['label'] === `${pre}5` ? { ...e, k: flipHex(e['k']!, 3) } : e)))) }) }),
+          cheater === 'host' ? { reason: 'payload_mismatch', evidence: { label: 'h-5' } } : { reason: 'derive_id_map_failed', evidence: { detail: "cannot open blob_B for id_b '5'" } },
+        ],
+        [`witness for another label`, () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => ((ws[0]!['label'] = `${cheater === 'host' ? 'g-' : 'h-'}40`), ws))) }) }), { reason: 'bad_witness', evidence: { ot_id: `${cheater}-0` } }],
+        [`a witness withheld`, () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => ws.slice(1))) }) }), { reason: 'witness_transcript_mismatch', evidence: { missing: [`${cheater}-0`], extra: [] } }],
+        [`a witness repeated`, () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => [...ws, ws[0]!])) }) }), { reason: 'duplicate_witness_ot_id', evidence: null }],
+        [`a witness for an OT that never happened`, () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => [...ws, { ot_id: `${cheater}-999`, label: `${pre}0`, r: '1'.padStart(512, '0') }])) }) }), { reason: 'ot_snapshot_missing', evidence: { ot_id: `${cheater}-999` } }],
+        [
+          `duplicate OT id (its second OT sent as ${cheater}-0)`,
+          () => ({ wrap: rewrite({ out: onAction('mp_ot_request', (m) => (m['id'] === `${cheater}-1` ? { ...m, id: `${cheater}-0` } : m)), in: (m) => (m.action === 'mp_ot_response' && m['id'] === `${cheater}-0` && seen[cheater]++ === 1 ? { ...m, id: `${cheater}-1` } : m) }) }),
+          { reason: 'ot_snapshot_missing', evidence: { ot_id: `${cheater}-1` } },
+        ],
+        [
+          `duplicate OT id, its witness relabelled too`,
+          () => ({
+            wrap: rewrite({
+              out: (m) => (m.action === 'mp_ot_request' && m['id'] === `${cheater}-1` ? { ...m, id: `${cheater}-0` } : m.action === 'mp_witness' ? editJsonItems(m, 'witnesses', (ws) => ws.map((w) => (w['ot_id'] === `${cheater}-1` ? { ...w, ot_id: `${cheater}-0` } : w))) : m),
+              in: (m) => (m.action === 'mp_ot_response' && m['id'] === `${cheater}-0` && seen2[cheater]++ === 1 ? { ...m, id: `${cheater}-1` } : m),
+            }),
+          }),
+          { reason: 'duplicate_transcript_ot_id', evidence: null },
+        ],
+        [
+          `peeked non-hand card (two deal OTs swapped)`,
+          (s) => ({ wrap: swappedOts(crypto, cheater, s, `${cheater}-1`, `${cheater}-2`, (otId) => (cheater === 'guest' ? `h-${otId.slice(-1)}` : `g-${5 + Number(otId.slice(-1))}`)) }),
+          { reason: 'peeked_non_hand', evidence: cheater === 'guest' ? { ot_id: 'guest-1', id_b: '2', label: 'h-2' } : { ot_id: 'host-1', id_b: '7', label: 'g-7' } },
+        ],
+        [`bad terminal receipt`, () => ({ wrap: rewrite({ out: onAction('mp_terminal_receipt', (m) => ({ ...m, signature: flipHex(m['signature'] as string, 127) })) }) }), { reason: 'peer_receipt_signature_invalid', evidence: null }],
+        [`play with a wrong k_inner`, () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => ({ ...m, k_inner: flipHex(m['k_inner'] as string) })) }) }), { reason: 'invalid_keys_or_blob', end: 'play_rejected' }],
+        [`play declaring another face`, () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => ({ ...m, suit: ((m['suit'] as number) + 1) % 4 })) }) }), { reason: 'card_face_mismatch', end: 'play_rejected' }],
+        [`play of a card not in its hand`, () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => ({ ...m, id_b: '51' })) }) }), { reason: 'card_not_in_hand', end: 'play_rejected' }],
+        [`play against the rules (call_suit on a card that is not an 8)`, () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => (m['rank'] === 6 ? m : { ...m, call_suit: 0 })) }) }), { reason: 'unexpected_call_suit', end: 'rule_rejected' }],
+      ];
+      const seen: Record<Role, number> = { host: 0, guest: 0 };
+      const seen2: Record<Role, number> = { host: 0, guest: 0 };
+      for (const [name, cheat, e] of cases) {
+        it(`${cheater} cheats: ${name} → ${e.end ?? 'audit'} ${e.reason}`, async () => {
+          expectCaught(await game(cheater, cheat), cheater, e);
+        }, 120_000);
+      }
+    }
+
+    // A deck only the Host builds: its universe with a card missing or doubled; the Guest's own shuffle doubled.
+    const withUniverse = (edit: (u: [number, number][]) => [number, number][]) => (): Partial<SideSetup> => {
+      const h = instantiateHooks(crazyEights as HooksModule<'mental_poker'>, { role: 'host', options: {}, args: [], stateDir: '/nonexistent', decision: null, random: () => 0.5 }) as MentalPokerHooks;
+      const universe = h.proto_mp_deck_universe.bind(h);
+      h.proto_mp_deck_universe = () => edit(universe().map(([r, s]) => [r, s]));
+      return { hooks: h };
+    };
+    it('host cheats: a deck short of a card → audit deck_size_mismatch', async () => {
+      expectCaught(await game('host', withUniverse((u) => u.slice(0, 51))), 'host', { reason: 'deck_size_mismatch', evidence: { actual: 51, expected: 52 } });
+    }, 120_000);
+    it('host cheats: a deck with a card doubled (not the universe) → audit deck_universe_mismatch', async () => {
+      expectCaught(await game('host', withUniverse((u) => [...u.slice(0, 51), u[0]!])), 'host', { reason: 'deck_universe_mismatch', evidence: { missing: ['0c03'], extra: [] } });
+    }, 120_000);
+    it('guest cheats: a blob_A wrapped twice in its deck → audit derive_id_map_failed', async () => {
+      const run = await game('guest', (s) => ({ secrets: { ...s, shuffle: (n: number) => Array.from({ length: n }, (_, i) => (i === n - 1 ? 0 : i)) } }));
+      expectCaught(run, 'guest', { reason: 'derive_id_map_failed', evidence: { detail: "many-to-one: id_a '0' claimed by multiple id_b" } });
+    }, 120_000);
+    void toHex;
+  });
+}
