@@ -18,7 +18,7 @@ use crate::error::{fixed, Error, Result};
 use chacha20::rand_core::{Rng, SeedableRng};
 use chacha20::ChaCha20Rng;
 use crypto_bigint::modular::{BoxedMontyForm, BoxedMontyParams};
-use crypto_bigint::{BoxedUint, Gcd, Odd};
+use crypto_bigint::{BoxedUint, Odd, U2048};
 use hkdf::Hkdf;
 use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 use sha2::{Digest, Sha256};
@@ -84,6 +84,9 @@ pub struct Modulus {
     n: Odd<BoxedUint>,
     params: BoxedMontyParams,
     bytes: Int,
+    /// n at crypto-bigint's fixed width, whose gcd and inversion are about twice as fast as the
+    /// heap-backed ones.
+    fixed: Odd<U2048>,
 }
 
 impl Modulus {
@@ -98,7 +101,8 @@ impl Modulus {
         }
         let odd = BoxedUint::from_be_slice(&b, RSA_BITS).ok().and_then(|x| Odd::new(x).into_option());
         let n = odd.ok_or_else(|| Error::OtModulusInvalid(odd_modulus_message()))?;
-        Ok(Modulus { params: BoxedMontyParams::new(n.clone()), n, bytes: b })
+        let fixed = Odd::new(U2048::from_be_slice(&b)).into_option().ok_or_else(|| Error::OtModulusInvalid(odd_modulus_message()))?;
+        Ok(Modulus { params: BoxedMontyParams::new(n.clone()), n, bytes: b, fixed })
     }
 
     pub fn bytes(&self) -> &Int {
@@ -138,8 +142,21 @@ impl Modulus {
         Ok(r)
     }
 
+    /// gcd(x, n) = 1, in constant time (x may be a secret blinding value).
     fn is_unit(&self, x: &BoxedUint) -> bool {
-        x.gcd(self.n()).is_one().into()
+        U2048::from_be_slice(&to_int(x)).gcd(self.fixed.as_ref()) == U2048::ONE
+    }
+
+    /// gcd(x, n) = 1 for a public x, in variable time.
+    fn is_unit_vartime(&self, x: &BoxedUint) -> bool {
+        U2048::from_be_slice(&to_int(x)).gcd_vartime(self.fixed.as_ref()) == U2048::ONE
+    }
+
+    /// x⁻¹ mod n in Montgomery form, in constant time; `None` unless gcd(x, n) = 1.
+    fn invert(&self, x: &BoxedUint) -> Option<BoxedMontyForm> {
+        let inv = U2048::from_be_slice(&to_int(x)).invert_odd_mod(&self.fixed).into_option()?;
+        let inv = BoxedUint::from_be_slice(&inv.to_be_bytes(), RSA_BITS).ok()?;
+        Some(self.monty(inv))
     }
 
     fn monty(&self, x: BoxedUint) -> BoxedMontyForm {
@@ -191,7 +208,7 @@ fn fdh_int(m: &Modulus, context: &[u8]) -> Result<(BoxedUint, u32)> {
         let c = fdh_candidate(context, counter);
         if let Some(h) = m.below_n(&c) {
             // h is public (anyone can compute it), so the variable-time gcd is fine.
-            if !bool::from(h.is_zero()) && bool::from(h.gcd_vartime(m.n()).is_one()) {
+            if !bool::from(h.is_zero()) && m.is_unit_vartime(&h) {
                 return Ok((h, counter));
             }
         }
@@ -265,7 +282,7 @@ pub fn unblind(m: &Modulus, y: &[u8], r: &[u8]) -> Result<Int> {
         return Err(Error::OtIntRange("r"));
     }
     // The inversion fails exactly when gcd(r, n) ≠ 1, so it doubles as the unit check.
-    let r_inv = m.monty(r).invert().into_option().ok_or(Error::OtNotUnit)?;
+    let r_inv = m.invert(&r).ok_or(Error::OtNotUnit)?;
     Ok(to_int(&(m.monty(y) * r_inv).retrieve()))
 }
 
@@ -510,7 +527,7 @@ impl PrivateKey {
         for _ in 0..256 {
             rng.fill_bytes(&mut *buf);
             if let Some(b) = self.modulus.below_n(&*buf).filter(|b| !bool::from(b.is_zero())) {
-                if let Some(inv) = self.modulus.monty(b.clone()).invert().into_option() {
+                if let Some(inv) = self.modulus.invert(&b) {
                     return Ok((b, inv));
                 }
             }
