@@ -12,14 +12,10 @@ import { bendingHeroDuelHost, builtin, c, hooksOf, ManualClock, until } from './
 
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
 
-// The mental_poker card games need the mental_poker engine mode, which is not in the engine yet.
-const isMentalPoker = (b: (typeof BUILTINS)[number]) => (JSON.parse(readFileSync(`${builtinDir(b)}/spec.json`, 'utf8')) as { flow?: { mode?: string } }).flow?.mode === 'mental_poker';
-const engineBuiltins = BUILTINS.filter((b) => !isMentalPoker(b));
 
 describe('built-ins through the engine', () => {
-  it.skip.each(BUILTINS.filter(isMentalPoker).map((b) => [b.alias]))('%s completes and passes protocol test (skipped: the mental_poker engine mode is not written yet)', () => {});
 
-  it.each(engineBuiltins.map((b) => [b.alias, b.folder]))('%s completes for 5 seeds with verified receipts', async (_alias, folder) => {
+  it.each(BUILTINS.map((b) => [b.alias, b.folder]))('%s completes for 5 seeds with verified receipts', async (_alias, folder) => {
     const b = builtin(folder);
     const hooks = await hooksOf(folder);
     for (let seed = 1; seed <= 5; seed++) {
@@ -31,7 +27,7 @@ describe('built-ins through the engine', () => {
     }
   });
 
-  it.each(engineBuiltins.map((b) => [b.alias, b]))('aigenora protocol test %s exits 0', (_alias, b) => {
+  it.each(BUILTINS.map((b) => [b.alias, b]))('aigenora protocol test %s exits 0', (_alias, b) => {
     const r = spawnSync(process.execPath, [BIN, 'protocol', 'test', builtinDir(b), '--seed', '3', '--json', '--out', tempDir('cli-test')], { encoding: 'utf8' });
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true });

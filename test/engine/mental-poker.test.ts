@@ -14,7 +14,6 @@ import { verifyProof, verifyTranscriptAt } from '../../ts/engine/verify.js';
 import type { HooksModule, Role } from '../../ts/hooks/types.js';
 import type { MpMode } from '../../ts/mp/mode.js';
 import { loadSpec } from '../../ts/spec/index.js';
-import { withOt } from '../mp/ot-standin.js';
 import { tempDir } from '../shared/tmp.js';
 import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
 
@@ -62,9 +61,8 @@ export function tampering(alter: (msg: Record<string, unknown>, n: number) => Re
 }
 
 for (const backend of ['wasm', 'js'] as const) {
-  const { crypto: c, standin } = withOt(getCrypto(backend));
-  if (standin) console.warn(`the ${backend} backend has no ot yet: the engine's mental_poker games run on the test stand-in OT`);
-  describe(`mental_poker through the session engine (${backend}${standin ? ', stand-in OT' : ''})`, () => {
+  const c = getCrypto(backend);
+  describe(`mental_poker through the session engine (${backend})`, () => {
     for (const folder of ['crazy-eights', 'briscola']) {
       it(`${folder}: both sides complete, receipts verify offline, transcript_receipt.json on both sides`, async () => {
         const out = tempDir(`mp-${folder}`);

@@ -13,7 +13,6 @@ import { instantiateHooks } from '../../ts/hooks/load.js';
 import type { MpEffect, MpInput, MpMode } from '../../ts/mp/mode.js';
 import { randomSecrets, type MpSecrets } from '../../ts/mp/secrets.js';
 import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
-import { withOt } from './ot-standin.js';
 import { runPair, type PairRun, type SideSetup } from './pair.js';
 
 const PROTOCOL = 'Crazy Eights';
@@ -139,8 +138,7 @@ interface Expect {
 }
 
 for (const backend of ['wasm', 'js'] as const) {
-  const { crypto, standin } = withOt(getCrypto(backend));
-  if (standin) console.warn(`the ${backend} backend has no ot yet: the cheat games run on the test stand-in OT`);
+  const crypto = getCrypto(backend);
 
   async function game(cheater: Role, cheat: (s: ReturnType<typeof fixedSecrets>) => Partial<SideSetup>): Promise<PairRun> {
     const secrets = { host: fixedSecrets(crypto.ot), guest: fixedSecrets(crypto.ot) };
@@ -167,7 +165,7 @@ for (const backend of ['wasm', 'js'] as const) {
     expect(end.receipt).toBeNull();
   }
 
-  describe(`cheating peers against our engine (${backend}${standin ? ', stand-in OT' : ''})`, () => {
+  describe(`cheating peers against our engine (${backend})`, () => {
     it('the honest game these cheats alter completes, and never fetches card 51 (whose sealed entries are poisoned below)', async () => {
       const run = await game('host', () => ({}));
       expect([run.ends.host!.reason, run.ends.guest!.reason]).toEqual(['completed', 'completed']);

@@ -8,7 +8,6 @@ import type { HooksModule } from '../../ts/hooks/types.js';
 import { randomSecrets } from '../../ts/mp/secrets.js';
 import briscola from '../../ts/protocols/briscola/hooks.js';
 import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
-import { withOt } from './ot-standin.js';
 import { runPair } from './pair.js';
 
 const A20 = [
@@ -23,9 +22,8 @@ const GAMES: [string, HooksModule, string][] = [
 ];
 
 for (const backend of ['wasm', 'js'] as const) {
-  const { crypto, standin } = withOt(getCrypto(backend));
-  if (standin) console.warn(`the ${backend} backend has no ot yet: its mode games run on the test stand-in OT`);
-  describe(`mental_poker mode, our Host vs our Guest (${backend}${standin ? ', stand-in OT' : ''})`, () => {
+  const crypto = getCrypto(backend);
+  describe(`mental_poker mode, our Host vs our Guest (${backend})`, () => {
     for (const [folder, module, name] of GAMES) {
       it(`plays ${folder} to a passed audit with equal transcripts and verifying receipts`, async () => {
         const seed = (b: number) => new Uint8Array(32).fill(b);

@@ -7,7 +7,6 @@ import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import type { Message, Role } from '../../ts/hooks/types.js';
 import { corpus } from './corpus.js';
-import { withOt } from './ot-standin.js';
 import { runSide, sentBy, type GameVector } from './replay-vector.js';
 
 const AUDITS = corpus('aigenora-mp-audit-vectors.json');
@@ -57,9 +56,8 @@ function applyOps(messages: readonly Message[], ops: readonly Op[]): Message[] {
 const other = (r: Role): Role => (r === 'host' ? 'guest' : 'host');
 
 for (const backend of ['wasm', 'js'] as const) {
-  const { crypto, standin } = withOt(getCrypto(backend));
-  if (standin) console.warn(`the ${backend} backend has no ot yet: the replay runs on the test stand-in OT`);
-  const label = `${backend}${standin ? ', stand-in OT' : ''}`;
+  const crypto = getCrypto(backend);
+  const label = backend;
 
   describe.skipIf(!game)(`the reference's recorded game replayed against our engine (${label})${AUDITS.missing ? ` (${AUDITS.missing})` : ''}`, () => {
     for (const role of ['host', 'guest'] as const) {

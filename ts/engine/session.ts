@@ -26,7 +26,6 @@ import { ChainReader, ChainWriter, unsignableInteger, type Frame } from './frame
 import { commitText, FlowReplay } from './flow.js';
 import { SessionRecord, type Durability } from './record.js';
 import { DecisionBus, decisionConfig, type DecisionRecord, type Window } from './decision.js';
-import type { Ot } from '../crypto/ot.js';
 import { createMpMode, type MpCrypto, type MpMode } from '../mp/mode.js';
 import { driveMpMode } from '../mp/mode-driver.js';
 import { randomSecrets, type MpSecrets } from '../mp/secrets.js';
@@ -516,8 +515,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
 
   /** mental_poker: the mode runs over this session's send / recv; its end becomes the session's. */
   async function mentalPoker(): Promise<EndReason> {
-    if (!(crypto as { ot?: Ot }).ot) throw new Abort('hook_error', 'engine', `the ${crypto.backend} crypto backend has no oblivious transfer (crypto.ot) yet`);
-    const c = crypto as Crypto & MpCrypto;
+    const c: MpCrypto = crypto;
     const specId = (spec as { protocol_id?: unknown }).protocol_id;
     let mode = createMpMode({
       role, crypto: c, hooks: hooks as unknown as MentalPokerHooks, secrets: cfg.mpSecrets ?? randomSecrets(c.ot),

@@ -17,9 +17,8 @@ import { ChainReader, FRAME_VERSION, sessionId, signingBytes, type Frame } from 
 import { commitText, FlowReplay } from './flow.js';
 import type { TranscriptHeader } from './record.js';
 import { SHADOW_FIELDS } from './session.js';
-import type { Ot } from '../crypto/ot.js';
 import type { MentalPokerHooks } from '../hooks/types.js';
-import { replayGame, type ReplayCrypto, type WireMessage } from '../mp/replay.js';
+import { replayGame, type WireMessage } from '../mp/replay.js';
 
 export interface TranscriptCheck {
   /** The transcript is authentic and consistently ordered (a party may still have misbehaved: see `violation`). */
@@ -386,8 +385,6 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
 function judgeMentalPoker(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks: HooksModule | undefined): ProofCheck {
   const no = (reason: string): ProofCheck => ({ proven: false, reason });
   if (!hooks) return no('a mental-poker proof is checked with the protocol\'s deck: pass --protocol-dir');
-  const ot = (crypto as { ot?: Ot }).ot;
-  if (!ot) return no(`the ${crypto.backend} crypto backend has no oblivious transfer to replay the game with`);
   const seqs: Record<Role, number> = { host: 0, guest: 0 };
   for (const f of frames) {
     if (f.seq !== seqs[f.from]) return no(`the ${f.from}'s frames are not the whole chain from its first (expected seq ${seqs[f.from]}, got ${f.seq})`);
@@ -403,7 +400,7 @@ function judgeMentalPoker(crypto: Crypto, proof: Proof, spec: Spec, frames: Fram
     .filter((f) => !f.msg.action.startsWith('_'))
     .map((f) => ({ direction: f.from === 'host' ? 'host_to_guest' : 'guest_to_host', message: f.msg }));
   const specId = (spec as { protocol_id?: unknown }).protocol_id;
-  const replay = replayGame(Object.assign(Object.create(crypto) as object, { ot }) as unknown as ReplayCrypto, messages, {
+  const replay = replayGame(crypto, messages, {
     verifier,
     protocolId: typeof specId === 'string' && specId ? specId : spec.name || 'mental-poker',
     sessionId: proof.sid,
