@@ -1,6 +1,7 @@
 // The mental_poker mode run by the session engine over signed frames: Crazy Eights and Briscola end
 // to end on both backends, receipt verify offline, transcript_receipt.json, and a cheating peer leaving a
 // proof that `proof verify` checks.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,13 +10,16 @@ import type { Crypto } from '../../ts/crypto/backend.js';
 import { sessionId } from '../../ts/engine/frame.js';
 import { seeded } from '../../ts/engine/local.js';
 import { runSession, type SessionConfig, type SessionResult } from '../../ts/engine/session.js';
-import { memoryPair } from '../../ts/engine/transport.js';
+import { memoryPair, type MemoryOptions } from '../../ts/engine/transport.js';
+import { againstScript, c as harnessCrypto } from './harness.js';
 import { verifyProof, verifyTranscriptAt } from '../../ts/engine/verify.js';
 import type { HooksModule, Role } from '../../ts/hooks/types.js';
 import type { MpMode } from '../../ts/mp/mode.js';
 import { loadSpec } from '../../ts/spec/index.js';
 import { tempDir } from '../shared/tmp.js';
 import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
+
+const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
 
 export function builtinOf(c: Crypto, folder: string) {
   const dir = new URL(`../../ts/protocols/${folder}`, import.meta.url).pathname;
@@ -24,7 +28,7 @@ export function builtinOf(c: Crypto, folder: string) {
 }
 
 /** Host and guest sessions over the in-memory transport, with per-side extras (a cheating mode wrapper). */
-export async function runMpLocal(c: Crypto, folder: string, outDir: string, extra: Partial<Record<Role, Partial<SessionConfig>>> = {}): Promise<Record<Role, SessionResult>> {
+export async function runMpLocal(c: Crypto, folder: string, outDir: string, extra: Partial<Record<Role, Partial<SessionConfig>>> = {}, faults: MemoryOptions = {}): Promise<Record<Role, SessionResult>> {
   const b = builtinOf(c, folder);
   const hooks = (await import(`../../ts/protocols/${folder}/hooks.ts`)).default as HooksModule;
   const hostKey = c.ed25519Keypair(new Uint8Array(32).fill(7));
@@ -32,7 +36,7 @@ export async function runMpLocal(c: Crypto, folder: string, outDir: string, extr
   const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(16)));
   const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
   const sid = sessionId(c, 'local', b.protocolId, hk, gk, nonce);
-  const [ht, gt] = memoryPair();
+  const [ht, gt] = memoryPair(faults);
   const common = { crypto: c, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, hooks, options: {}, controlMode: 'autonomous' as const, timeoutMs: 60_000 };
   const [host, guest] = await Promise.all([
     runSession({ ...common, role: 'host', transport: ht, key: hostKey, stateDir: join(outDir, 'host'), random: seeded(3), ...extra.host }),
@@ -82,6 +86,27 @@ for (const backend of ['wasm', 'js'] as const) {
       }, 180_000);
     }
 
+    it('faults end with typed reasons, the transcripts up to them verify, and no receipt or transcript_receipt.json is left', async () => {
+      const check = (r: Record<Role, SessionResult>) => {
+        for (const side of ['host', 'guest'] as const) {
+          expect(verifyTranscriptAt(c, r[side].dir)).toMatchObject({ ok: true, receipt: false });
+          expect(existsSync(join(r[side].dir, 'transcript_receipt.json'))).toBe(false);
+        }
+      };
+      // The guest's first deal OT request is lost with the connection (guest lines: join, mp_setup_b, mp_ot_request).
+      const cut = await runMpLocal(c, 'crazy-eights', tempDir('mp-cut'), {}, { guestToHost: (line, n) => (n === 2 ? 'disconnect' : [line]) });
+      expect([cut.host.reason, cut.guest.reason]).toEqual(['peer_disconnected', 'peer_disconnected']);
+      check(cut);
+      // The host's first OT response delivered twice: the replay is refused by the chain, not taken as a second answer.
+      const replayed = await runMpLocal(c, 'crazy-eights', tempDir('mp-replayed'), {}, { hostToGuest: (line, n) => (n === 2 ? [line, line] : [line]) });
+      expect(replayed.guest.reason).toBe('bad_sequence');
+      check(replayed);
+      // A setup larger than the guest accepts for a frame.
+      const big = await runMpLocal(c, 'crazy-eights', tempDir('mp-big'), { guest: { maxFrameBytes: 8192 } });
+      expect(big.guest.reason).toBe('frame_too_large');
+      check(big);
+    }, 180_000);
+
     it('a peer whose play carries a wrong key is rejected with play_rejected, and its proof verifies', async () => {
       const out = tempDir('mp-cheat-play');
       const r = await runMpLocal(c, 'crazy-eights', out, {
@@ -102,6 +127,12 @@ for (const backend of ['wasm', 'js'] as const) {
       expect(verifyProof(c, { ...proof, frames: frames.slice(0, -3) }, b.specText, protocol).proven).toBe(false);
       expect(verifyProof(c, { ...proof, frames: frames.filter((_, i) => i !== 5) }, b.specText, protocol).proven).toBe(false);
       expect(verifyProof(c, { ...proof, offender: 'host' }, b.specText, protocol).proven).toBe(false);
+      // From the CLI, offline: proven with the protocol's directory, not without it, never a stack trace.
+      const cli = (...a: string[]) => spawnSync(process.execPath, [BIN, 'proof', 'verify', r.host.proof!, ...a], { encoding: 'utf8' });
+      const proven = cli('--protocol-dir', b.dir);
+      expect([proven.status, proven.stdout], proven.stderr).toEqual([0, expect.stringMatching(/^proven \(mp_play_rejected, offender guest\)/)]);
+      const without = cli();
+      expect([without.status, without.stderr]).toEqual([1, expect.not.stringMatching(/\n\s+at /)]);
     }, 180_000);
 
     it('a peer whose witness names another r is caught by the audit (bad_witness), and its proof verifies', async () => {
@@ -126,3 +157,19 @@ for (const backend of ['wasm', 'js'] as const) {
     }, 180_000);
   });
 }
+
+describe('mental_poker against a scripted host (the harness backend)', () => {
+  it('a host whose setup carries an oversize blob is refused by the spec, and leaves a proof', async () => {
+    const { result } = await againstScript('crazy-eights', 'guest', async (peer) => {
+      await peer.recv();
+      peer.send({ action: 'ready' });
+      const rsaPub = JSON.stringify({ e: 65537, n: 'c'.repeat(511) + 'd' });
+      peer.send({ action: 'mp_setup_a', rsa_pub: rsaPub, blobs: Array.from({ length: 52 }, () => 'ab'.repeat(300)), sealed_keys: Array.from({ length: 52 }, (_, i) => JSON.stringify({ label: `h-${i}`, c: '00' })) });
+      await peer.recv();
+    }, { outDir: tempDir('mp-oversize') });
+    expect(result.reason).toBe('invalid_message');
+    const proof = JSON.parse(readFileSync(result.proof!, 'utf8')) as Record<string, unknown>;
+    expect(proof).toMatchObject({ kind: 'invalid_message', offender: 'host' });
+    expect(verifyProof(harnessCrypto, proof, builtinOf(harnessCrypto, 'crazy-eights').specText)).toMatchObject({ proven: true });
+  }, 60_000);
+});

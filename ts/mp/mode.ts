@@ -706,6 +706,13 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
 
   function finish(end: MpEnd): void {
     ended = true;
+    // The game's private key is of no further use: wipe it (the wasm backend holds it outside JS).
+    try {
+      rsa?.dispose();
+    } catch {
+      // already disposed
+    }
+    rsa = null;
     out.push({ kind: 'end', end });
     const p = parked;
     parked = null;
