@@ -61,4 +61,32 @@ for (const backend of ['wasm', 'js'] as const) {
       }, 120_000);
     }
   });
+
+  describe(`mental_poker mode, local decisions (${backend})`, () => {
+    it('an explicit decision replaces the hooks\' choice; a refused one is reported and the hooks choose', async () => {
+      const chosen: string[] = [];
+      const run = await runPair({
+        crypto, module: crazyEights as HooksModule, options: {}, otProtocolId: 'Crazy Eights', sessionId: 'decisions',
+        guest: { secrets: randomSecrets(crypto.ot), seed: new Uint8Array(32).fill(2) },
+        // The Host's first turn is the game's first play, where every card plays.
+        host: {
+          secrets: randomSecrets(crypto.ot), seed: new Uint8Array(32).fill(1), decisions: true,
+          decide: (seq, legal) => {
+            if (seq === 1) return { kind: 'play', id_b: 'not-a-card' };
+            if (seq !== 0) return undefined;
+            const plays = (legal as { kind: string; id_b?: string; call_suit_required?: boolean }[]).filter((a) => a.kind === 'play');
+            expect(plays).toHaveLength(5);
+            const pick = plays.at(-1)!;
+            chosen.push(pick.id_b!);
+            return pick.call_suit_required ? { kind: 'play', id_b: pick.id_b, call_suit: 0 } : { kind: 'play', id_b: pick.id_b };
+          },
+        },
+      });
+      expect([run.ends.host!.reason, run.ends.guest!.reason]).toEqual(['completed', 'completed']);
+      expect(chosen).toHaveLength(1);
+      const first = run.sent.host.find((m) => m.action === 'mp_play')!;
+      expect(first['id_b']).toBe(chosen[0]);
+      expect(run.events.host.filter((e) => e.name === 'local_decision_rejected').map((e) => e.data['match_value'])).toEqual([1]);
+    }, 120_000);
+  });
 }
