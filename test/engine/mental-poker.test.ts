@@ -2,7 +2,7 @@
 // to end on both backends, receipt verify offline, transcript_receipt.json, and a cheating peer leaving a
 // proof that `proof verify` checks.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getCrypto, toHex } from '../../ts/crypto/index.js';
@@ -81,6 +81,15 @@ for (const backend of ['wasm', 'js'] as const) {
         const [th, tg] = (['host', 'guest'] as const).map((s) => JSON.parse(readFileSync(join(r[s].dir, 'transcript_receipt.json'), 'utf8')) as Record<string, string>);
         expect(th!['transcript_hash']).toBe(tg!['transcript_hash']);
         expect(th!['peer_signature']).toBe(tg!['signature']);
+        // transcript_receipt.json is checked against the signed terminal receipts: altered or missing, it fails.
+        const trPath = join(r.guest.dir, 'transcript_receipt.json');
+        const original = readFileSync(trPath, 'utf8');
+        writeFileSync(trPath, JSON.stringify({ ...tg, peer_signature: tg!['signature'] }));
+        expect(verifyTranscriptAt(c, r.guest.dir)).toMatchObject({ ok: false, reason: expect.stringMatching(/transcript_receipt\.json does not match/) });
+        rmSync(trPath);
+        expect(verifyTranscriptAt(c, r.guest.dir)).toMatchObject({ ok: false, reason: expect.stringMatching(/transcript_receipt\.json is missing/) });
+        writeFileSync(trPath, original);
+        expect(verifyTranscriptAt(c, r.guest.dir)).toMatchObject({ ok: true, receipt: true });
         const events = readFileSync(join(r.host.dir, 'events.jsonl'), 'utf8');
         for (const e of ['mp_setup_started', 'deal_requested', 'audit_passed', 'mp_terminal_receipt_verified', 'game_over']) expect(events).toContain(`"type":"${e}"`);
       }, 180_000);

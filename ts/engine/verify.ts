@@ -3,7 +3,7 @@
  * (`aigenora receipt verify`), and a cheat proof (`aigenora proof verify`). Everything read here may
  * have been written by an attacker: every failure is a result, never an exception.
  */
-import { lstatSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { fromHex } from '../crypto/encoding.js';
@@ -89,7 +89,7 @@ export function transcriptPaths(target: string): { transcript: string; spec: str
  * protocol message against the spec; the mode's message sequence replayed over the transcript; the two
  * receipts over the final chain heads; and receipt.json (`null`: none) against those receipts.
  */
-export function verifyTranscript(crypto: Crypto, transcriptText: string, specText: string, receiptText: string | null): TranscriptCheck {
+export function verifyTranscript(crypto: Crypto, transcriptText: string, specText: string, receiptText: string | null, mpReceiptText: string | null = null): TranscriptCheck {
   const lines = transcriptText.split('\n').filter((l) => l.length > 0);
   const header = parseHeader(crypto, lines[0]);
   if (typeof header === 'string') return fail(header);
@@ -125,6 +125,8 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
   let violation: TranscriptCheck['violation'];
   let aborted = false;
   let n = 0;
+  /** mental_poker: each side's terminal receipt over the game's own transcript. */
+  const mpReceipts: Partial<Record<Role, Message>> = {};
   const refuse = (from: Role, codes: string[], reason: string) => {
     violation = { frame: n, from, codes, reason };
     flow.halt();
@@ -184,6 +186,7 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
       refuse(from, ['FLOW_SEQUENCE'], step.reason);
       continue;
     }
+    if (msg.action === 'mp_terminal_receipt') mpReceipts[from] = msg;
     if (flow.mismatch && !hadMismatch) {
       violation = { frame: n, from, codes: ['COMMIT_MISMATCH'], reason: `the ${from}'s reveal in round ${flow.mismatch.round} does not open its commit` };
     }
@@ -204,9 +207,37 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
     receipt = false;
     reason = 'receipt.json is missing: the transcript holds both receipts, but there is no receipt file to check';
   }
+  if (receipt && flow.mode === 'mental_poker') {
+    const bad = mentalPokerReceipts(crypto, header, mpReceipts, mpReceiptText);
+    if (bad) return fail(bad, n, sid);
+  }
   if (!receipt && !reason)
     reason = violation ? `the ${violation.from} sent a message the ${violation.codes[0]?.startsWith('FLOW') || violation.codes[0]?.startsWith('RECEIPT') ? 'flow' : 'spec'} refuses (frame ${violation.frame}${violation.reason ? `: ${violation.reason}` : ''}); the session was aborted` : 'no complete receipt: the session did not end normally';
   return { ok: true, receipt, frames: n, sid, ...(violation && { violation }), ...(reason ? { reason } : {}) };
+}
+
+/**
+ * A finished mental-poker game: both terminal receipts name one transcript hash, each signed by its
+ * sender's handshake key over that root, and transcript_receipt.json (when given) holds exactly the
+ * writer's signature, the peer's and `passed`. Answers why not, or undefined.
+ */
+function mentalPokerReceipts(crypto: Crypto, header: TranscriptHeader, r: Partial<Record<Role, Message>>, text: string | null): string | undefined {
+  const [h, g] = [r.host, r.guest];
+  if (!h || !g) return 'a mental_poker game completed without both terminal receipts';
+  const hash = h['transcript_hash'];
+  if (typeof hash !== 'string' || !HEX64.test(hash) || g['transcript_hash'] !== hash) return 'the two terminal receipts name different transcript hashes';
+  for (const [side, m] of [['host', h], ['guest', g]] as const) {
+    const key = side === 'host' ? header.host_key : header.guest_key;
+    const sig = m['signature'];
+    if (m['public_key'] !== key || typeof sig !== 'string' || !/^[0-9a-f]{128}$/.test(sig) || !crypto.ed25519Verify(fromHex(key), fromHex(hash), fromHex(sig)))
+      return `the ${side}'s terminal receipt is not signed by its handshake key over the transcript hash`;
+  }
+  if (text === null) return 'transcript_receipt.json is missing beside a finished mental_poker game';
+  const got = strictParse(crypto, text);
+  const [mine, theirs] = header.role === 'host' ? [h, g] : [g, h];
+  const expected = { transcript_hash: hash, signature: mine['signature'], peer_signature: theirs['signature'], audit_status: 'passed' };
+  if (!got || canonical(crypto, got.value) !== canonical(crypto, expected)) return 'transcript_receipt.json does not match the terminal receipts in the transcript';
+  return undefined;
 }
 
 /** A file's text, or why it cannot be read (missing, not a regular file, over `maxBytes`, not UTF-8). */
@@ -238,7 +269,14 @@ export function verifyTranscriptAt(crypto: Crypto, target: string, specPath?: st
     if (!r.ok) return fail(r.reason);
     receipt = r.text;
   }
-  return verifyTranscript(crypto, transcript.text, spec.text, receipt);
+  const mpPath = join(dirname(p.transcript), 'transcript_receipt.json');
+  let mpReceipt: string | null = null;
+  if (existsSync(mpPath)) {
+    const r = readEvidence(mpPath, MAX_RECEIPT_BYTES, 'transcript_receipt.json');
+    if (!r.ok) return fail(r.reason);
+    mpReceipt = r.text;
+  }
+  return verifyTranscript(crypto, transcript.text, spec.text, receipt, mpReceipt);
 }
 
 export interface Proof {
