@@ -733,6 +733,9 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
         run().then(finish, (e: unknown) => {
           if (e instanceof Stop) {
             finish({ reason: e.reason, detail: e.message, result: null, audit: null, proof: null, receipt: null, ...e.extra, transcriptHash: transcript.rootHex(), deal });
+          } else if (e instanceof MpError) {
+            // Peer material the transcript refuses (a float, a lone surrogate), where the reference raises.
+            finish({ reason: 'bad_peer_material', detail: e.message, result: null, audit: null, proof: null, receipt: null, transcriptHash: transcript.rootHex(), deal });
           } else {
             finish({ reason: 'hook_error', detail: `internal error: ${(e as Error)?.message ?? String(e)}`, result: null, audit: null, proof: null, receipt: null, transcriptHash: transcript.rootHex(), deal });
           }
