@@ -144,6 +144,22 @@ for (const backend of ['wasm', 'js'] as const) {
       expect([without.status, without.stderr]).toEqual([1, expect.not.stringMatching(/\n\s+at /)]);
     }, 180_000);
 
+    it('a peer playing against the rules is rejected with rule_rejected, and its proof verifies by replaying the rules', async () => {
+      const out = tempDir('mp-cheat-rule');
+      const r = await runMpLocal(c, 'crazy-eights', out, {
+        guest: { mpWrap: tampering((m) => (m['action'] === 'mp_play' && m['rank'] !== 6 ? { ...m, call_suit: 0 } : m)) },
+      });
+      expect(r.host.reason).toBe('rule_rejected');
+      const proof = JSON.parse(readFileSync(r.host.proof!, 'utf8')) as Record<string, unknown>;
+      expect(proof).toMatchObject({ kind: 'mp_rule_rejected', offender: 'guest', detail: { reason: 'unexpected_call_suit' } });
+      const b = builtinOf(c, 'crazy-eights');
+      const protocol = { hooks: crazyEights as HooksModule, protocolId: b.protocolId };
+      expect(verifyProof(c, proof, b.specText, protocol)).toMatchObject({ proven: true });
+      expect(verifyProof(c, { ...proof, detail: { ...(proof['detail'] as object), reason: 'illegal_play' } }, b.specText, protocol).proven).toBe(false);
+      // The same frames claimed as a card-check failure: the card opens, so not proven.
+      expect(verifyProof(c, { ...proof, kind: 'mp_play_rejected', detail: { ...(proof['detail'] as object), reason: 'card_face_mismatch' } }, b.specText, protocol).proven).toBe(false);
+    }, 180_000);
+
     it('a peer whose witness names another r is caught by the audit (bad_witness), and its proof verifies', async () => {
       const out = tempDir('mp-cheat-witness');
       const r = await runMpLocal(c, 'crazy-eights', out, {

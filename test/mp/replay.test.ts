@@ -7,6 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import type { Message, Role } from '../../ts/hooks/types.js';
 import { corpus } from './corpus.js';
+import { instantiateHooks } from '../../ts/hooks/load.js';
+import type { HooksModule, MentalPokerHooks } from '../../ts/hooks/types.js';
+import { replayRules } from '../../ts/mp/mode-rules.js';
+import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
 import { runSide, sentBy, type GameVector } from './replay-vector.js';
 
 const AUDITS = corpus('aigenora-mp-audit-vectors.json');
@@ -136,5 +140,25 @@ describe.skipIf(!game)(`garbage from the peer at every kind of step ends with a 
       }
     }, 300_000);
   }
+});
+
+describe.skipIf(!game)(`the game's rules replayed offline over the recorded game${AUDITS.missing ? ` (${AUDITS.missing})` : ''}`, () => {
+  const fresh = (role: Role) => {
+    const h = instantiateHooks(crazyEights as HooksModule<'mental_poker'>, { role, options: {}, args: [], stateDir: '', decision: null, random: () => 0 }) as MentalPokerHooks;
+    h.proto_init?.({}, role, [], '', null);
+    return h;
+  };
+  const wire = (msgs: readonly { direction: string; message: Message }[]) => msgs.map((m) => ({ from: (m.direction === 'host_to_guest' ? 'host' : 'guest') as Role, msg: m.message }));
+  it('accept every play, from either side', () => {
+    for (const role of ['host', 'guest'] as const) expect(replayRules(fresh(role), wire(game!.messages), role, { host: 5, guest: 5 })).toEqual({ ok: true });
+  });
+  it('refuse the altered play of play_rule_rejected_host, at its place, for the reference\'s reason', () => {
+    const c = mutated.find((m) => m.id === 'play_rule_rejected_host')!;
+    const hostMsgs = applyOps(sentBy(game!, 'host'), c.ops);
+    let k = 0;
+    const msgs = game!.messages.map((m) => (m.direction === 'host_to_guest' ? { ...m, message: hostMsgs[k++]! } : m));
+    const v = replayRules(fresh('guest'), wire(msgs), 'guest', { host: 5, guest: 5 });
+    expect(v).toEqual({ ok: false, index: game!.messages.findIndex((m) => m.message.action === 'mp_play'), reason: 'unexpected_call_suit' });
+  });
 });
 

@@ -19,6 +19,7 @@ import type { TranscriptHeader } from './record.js';
 import { SHADOW_FIELDS } from './session.js';
 import type { MentalPokerHooks } from '../hooks/types.js';
 import { replayGame, type WireMessage } from '../mp/replay.js';
+import { replayRules } from '../mp/mode-rules.js';
 
 export interface TranscriptCheck {
   /** The transcript is authentic and consistently ordered (a party may still have misbehaved: see `violation`). */
@@ -417,7 +418,8 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
 /**
  * A mental-poker cheat: the proof holds every frame of the game, each sender's from its first, and the
  * game is replayed from the accuser's side (ts/mp/replay.ts) up to the claimed failure: a play that fails
- * the card check, or the audit step (or refused receipt) named. The deck comes from the protocol's hooks,
+ * the card check, a play the game's rules refuse (replayed through the protocol's hooks), or the audit
+ * step (or refused receipt) named. The deck comes from the protocol's hooks,
  * the deal plan from the proof (it shows in the frames anyway: that many OTs before the first play).
  */
 function judgeMentalPoker(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks: HooksModule | undefined): ProofCheck {
@@ -450,7 +452,18 @@ function judgeMentalPoker(crypto: Crypto, proof: Proof, spec: Spec, frames: Fram
   if (proof.kind === 'mp_play_rejected') {
     return v.raised === `peer play rejected: ${d['reason']}` ? { proven: true, reason: `the ${proof.offender}'s play fails the card check: ${d['reason']}` } : no(`the replay does not reject that play (${v.raised ?? 'no stop'})`);
   }
-  if (proof.kind === 'mp_rule_rejected') return no('a play against the game\'s rules is not replayed offline: only the card check and the audit are');
+  if (proof.kind === 'mp_rule_rejected') {
+    if (v.raised?.startsWith('peer play rejected')) return no(`that play fails the card check, not the rules (${v.raised})`);
+    const fresh = instantiateHooks(hooks as HooksModule<'mental_poker'>, { role: verifier, options: {}, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as MentalPokerHooks;
+    fresh.proto_init?.({}, verifier, [], '', null);
+    const played = frames.filter((f) => !f.msg.action.startsWith('_')).map((f) => ({ from: f.from, msg: f.msg }));
+    const r = replayRules(fresh, played, verifier, { host: deal['host'] as number, guest: deal['guest'] as number });
+    if (r.ok === null) return no(`the game cannot be replayed: ${r.error}`);
+    if (r.ok) return no('the game\'s rules accept every play of the offender');
+    const lastPlay = played.map((m, i) => [m, i] as const).filter(([m]) => m.from === proof.offender && m.msg.action === 'mp_play').at(-1)?.[1];
+    if (r.index !== lastPlay) return no('the rules refuse an earlier play than the one the session ended on');
+    return r.reason === d['reason'] ? { proven: true, reason: `the ${proof.offender}'s play breaks the game's rules: ${r.reason}` } : no(`the rules refuse that play for another reason (${r.reason})`);
+  }
   const f = v.auditFailure;
   if (!f || f.reason !== d['reason']) return no(`the replayed audit does not fail with ${String(d['reason'])} (${f ? f.reason : v.raised ?? 'it passes'})`);
   if (f.evidence !== undefined && canonical(crypto, f.evidence ?? null) !== canonical(crypto, d['evidence'] ?? null)) return no('the replayed audit fails with other evidence');
