@@ -108,10 +108,12 @@ export interface Ot {
   fdhCandidate(context: Uint8Array, counter: number): Uint8Array;
 
   /**
-   * A fresh RSA-2048 key, e = 65537. Made by the platform (WebCrypto: OpenSSL in Node, the browser's
-   * own) where it has one, which measured as fast as or faster than the backends' generators
-   * (bench/mp.bench.ts), and imported; `{ via: 'backend' }` asks the backend's own generator.
-   * OT_KEYGEN_FAILED when the chosen generator is unavailable or fails.
+   * A fresh RSA-2048 key, e = 65537, made by the platform (WebCrypto: OpenSSL in Node, the browser's
+   * own) and imported. The platform's generator measured as fast as or faster than a WASM one, which
+   * would also have added about 37 KiB of gzipped WASM, so the wasm backend has none:
+   * `{ via: 'backend' }` is OT_KEYGEN_FAILED there. The js twin keeps a BigInt generator (slow, seconds)
+   * for a platform without WebCrypto, where it is also the default. OT_KEYGEN_FAILED when the chosen
+   * generator is unavailable or fails.
    */
   generateKey(options?: { via?: 'platform' | 'backend' }): Promise<RsaKey>;
   /**

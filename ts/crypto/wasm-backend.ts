@@ -13,7 +13,7 @@ import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { checkPlayIds, isPlayRejection, type Deck } from './deck.js';
 import { badLength, CryptoError, disposed, fromWasmError } from './errors.js';
 import { checkText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
-import { checkContextInput, checkCounter, checkKeyExponent, platformKeyParts, randomBytes, rsaPubText, RSA_BYTES, RSA_E, type Ot, type RsaKey } from './ot.js';
+import { checkContextInput, checkCounter, checkKeyExponent, keygenFailed, platformKeyParts, randomBytes, rsaPubText, RSA_BYTES, RSA_E, type Ot, type RsaKey } from './ot.js';
 
 /** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
 interface WasmKeypair {
@@ -34,7 +34,6 @@ interface WasmOtRsaKey {
 export interface WasmExports {
   Ed25519Keypair: new (seed: Uint8Array) => WasmKeypair;
   OtRsaKey: {
-    generate(seed: Uint8Array): WasmOtRsaKey;
     from_parts(n: Uint8Array, e: number, d: Uint8Array, p: Uint8Array, q: Uint8Array, dp: Uint8Array, dq: Uint8Array, qi: Uint8Array, blindSecret: Uint8Array): WasmOtRsaKey;
   };
   jcs_canonicalize(text: string): Uint8Array;
@@ -243,9 +242,8 @@ function wasmOt(w: WasmExports, call: <T>(f: () => T) => T, alive: () => boolean
       return call(() => w.ot_fdh_candidate(context, counter));
     },
     async generateKey(options) {
-      const via = options?.via ?? (globalThis.crypto?.subtle ? 'platform' : 'backend');
-      if (via === 'platform') return importKey(await platformKeyParts());
-      return wrap(call(() => w.OtRsaKey.generate(randomBytes(32))));
+      if (options?.via === 'backend') throw keygenFailed('the wasm backend has no RSA key generator of its own; keys come from the platform');
+      return importKey(await platformKeyParts());
     },
     importKey,
     tokenKey: (token, context) => call(() => w.ot_token_key(token, context)),

@@ -5,24 +5,24 @@
 //! it sends z = FDH(context)·r^e, gets y = z^d and computes token = y·r⁻¹. After the game, tokens and
 //! witnesses (label, r) are disclosed and checked with the public key alone.
 //!
-//! The arithmetic is RustCrypto's: `rsa` (hazmat raw private operation: CRT with a fault check; key
-//! generation and key validation) over `crypto-bigint` (constant-time Montgomery arithmetic), which
-//! also serves the public-key side. Nothing here draws randomness: nonces, r and the key-generation
-//! seed are the caller's. The private operation's input is blinded by a factor drawn from a ChaCha20
-//! stream seeded by SHA-256(per-key secret ‖ input), so the answer is deterministic while the factor
-//! stays unpredictable to anyone without the key.
+//! The arithmetic is RustCrypto's `crypto-bigint` (constant-time Montgomery arithmetic): heap-backed
+//! for the public-key side, fixed-width for the private operation (`crt`: CRT over the two 1024-bit
+//! primes, blinded, with a fault check). Keys are imported, never generated here: the platform's
+//! generator (WebCrypto) is as fast or faster, and a generator would weigh on the WASM binary. Nothing
+//! here draws randomness: nonces and r are the caller's, and the blinding stream is seeded by a
+//! per-key secret the caller draws.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use crate::aead::{self, Cipher, KEY_LEN, NONCE_LEN};
 use crate::error::{fixed, Error, Result};
-use chacha20::rand_core::{Rng, SeedableRng};
-use chacha20::ChaCha20Rng;
 use crypto_bigint::modular::{BoxedMontyForm, BoxedMontyParams};
-use crypto_bigint::{BoxedUint, Odd, U2048};
+use crypto_bigint::{BoxedUint, NonZero, Odd, U1024, U2048};
 use hkdf::Hkdf;
-use rsa::traits::{PrivateKeyParts, PublicKeyParts};
 use sha2::{Digest, Sha256};
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
+
+mod crt;
+mod mont;
 
 /// Bytes of a 2048-bit integer (the wire's 512 hex characters).
 pub const RSA_BYTES: usize = 256;
@@ -431,12 +431,46 @@ fn key_invalid(m: impl Into<String>) -> Error {
     Error::OtKeyInvalid(m.into())
 }
 
-/// A Sender's RSA-2048 private key (e = 65537), with the secret that seeds the private operation's
-/// blinding. Zeroized on drop (the `rsa` key zeroizes itself).
+/// A big-endian number of at most 256 significant bytes as a U2048.
+fn wide_int(what: &str, b: &[u8]) -> Result<U2048> {
+    let b = trimmed(b);
+    let pad = RSA_BYTES.checked_sub(b.len()).ok_or_else(|| key_invalid(format!("{what} is wider than n")))?;
+    let mut buf = Zeroizing::new([0u8; RSA_BYTES]);
+    buf.get_mut(pad..).ok_or_else(|| key_invalid(what.to_owned()))?.copy_from_slice(b);
+    Ok(U2048::from_be_slice(&*buf))
+}
+
+/// x mod m for m > 0, in constant time.
+fn rem(x: &U2048, m: &U2048) -> Option<U2048> {
+    let m = NonZero::new(*m).into_option()?;
+    Some(x.rem(&m))
+}
+
+/// The secret numbers, kept for export; zeroized on drop.
+struct Secret {
+    d: U2048,
+    p: U1024,
+    q: U1024,
+    dp: U1024,
+    dq: U1024,
+    qi: U1024,
+}
+
+impl Drop for Secret {
+    fn drop(&mut self) {
+        self.d.zeroize();
+        for x in [&mut self.p, &mut self.q, &mut self.dp, &mut self.dq, &mut self.qi] {
+            x.zeroize();
+        }
+    }
+}
+
+/// A Sender's RSA-2048 private key (e = 65537), imported from its numbers (keys are made by the
+/// platform's generator), with its CRT form for the private operation. Zeroized on drop.
 pub struct PrivateKey {
-    key: rsa::PrivateKey,
     modulus: Modulus,
-    blind_secret: Zeroizing<[u8; 32]>,
+    secret: Secret,
+    crt: crt::CrtKey,
 }
 
 impl core::fmt::Debug for PrivateKey {
@@ -447,22 +481,12 @@ impl core::fmt::Debug for PrivateKey {
 }
 
 impl PrivateKey {
-    /// A fresh key from a ChaCha20 stream seeded with `seed` (32 bytes the caller draws from a CSPRNG).
-    pub fn generate(seed: &[u8]) -> Result<PrivateKey> {
-        let seed: [u8; 32] = fixed("key generation seed", seed)?;
-        let mut rng = ChaCha20Rng::from_seed(seed);
-        let key = rsa::PrivateKey::new(&mut rng, RSA_BITS as usize).map_err(|e| Error::OtKeygenFailed(e.to_string()))?;
-        let mut blind_secret = Zeroizing::new([0u8; 32]);
-        rng.fill_bytes(&mut *blind_secret);
-        let modulus = Modulus::from_bytes(&to_int(key.n().as_ref())).map_err(|e| Error::OtKeygenFailed(e.to_string()))?;
-        Ok(PrivateKey { key, modulus, blind_secret })
-    }
-
     /// A key from its numbers; `blind_secret` (32 bytes from a CSPRNG) seeds the blinding. Refused
-    /// (`OtKeyInvalid`) unless e = 65537, n is a 2048-bit odd modulus, p·q = n, d·e ≡ 1 mod p−1 and
-    /// q−1, and dp, dq, qi are d mod p−1, d mod q−1 and q⁻¹ mod p; a trial private operation is checked.
+    /// (`OtKeyInvalid`) unless e = 65537, n is a 2048-bit odd modulus, p and q are odd, distinct and
+    /// p·q = n, d < n, d·e ≡ 1 mod p−1 and q−1, and dp, dq, qi are d mod p−1, d mod q−1 and q⁻¹ mod p;
+    /// a trial private operation is checked.
     pub fn from_parts(parts: &KeyParts<'_>, blind_secret: &[u8]) -> Result<PrivateKey> {
-        let secret: [u8; 32] = fixed("blinding secret", blind_secret)?;
+        let seed: [u8; 32] = fixed("blinding secret", blind_secret)?;
         if parts.e != RSA_E {
             return Err(key_invalid(format!("e must be 65537, got {}", parts.e)));
         }
@@ -471,27 +495,51 @@ impl PrivateKey {
         let pad = RSA_BYTES.checked_sub(n_bytes.len()).ok_or_else(|| key_invalid("n is wider than 2048 bits"))?;
         n.get_mut(pad..).ok_or_else(|| key_invalid("n"))?.copy_from_slice(n_bytes);
         let modulus = Modulus::from_bytes(&n).map_err(|e| key_invalid(e.to_string()))?;
-        let int = |what: &str, b: &[u8]| -> Result<BoxedUint> {
-            let b = trimmed(b);
-            if b.len() > RSA_BYTES {
-                return Err(key_invalid(format!("{what} is wider than n")));
+        let (d, p, q) = (wide_int("d", parts.d)?, wide_int("p", parts.p)?, wide_int("q", parts.q)?);
+        let bad = |why: &str| key_invalid(format!("the numbers do not make an RSA key: {why}"));
+        let two = U2048::from_u8(2);
+        let (p_odd, q_odd) = (bool::from(p.is_odd()), bool::from(q.is_odd()));
+        if p < two || q < two || p == q || !p_odd || !q_odd {
+            return Err(bad("invalid prime"));
+        }
+        let (lo, hi) = p.widening_mul(&q);
+        if !bool::from(hi.is_zero()) || lo != *modulus.fixed.as_ref() {
+            return Err(bad("invalid modulus"));
+        }
+        if p.bit_width() > RSA_BITS / 2 || q.bit_width() > RSA_BITS / 2 {
+            return Err(bad("invalid prime"));
+        }
+        if d >= *modulus.fixed.as_ref() {
+            return Err(bad("invalid exponent"));
+        }
+        let e = U2048::from_u64(RSA_E);
+        let (p1, q1) = (p.wrapping_sub(&U2048::ONE), q.wrapping_sub(&U2048::ONE));
+        let crt_exp = |m: &U2048| -> Result<U2048> {
+            let x = rem(&d, m).ok_or_else(|| bad("invalid prime"))?;
+            // x < 2^1024, so x·e does not wrap.
+            match rem(&x.wrapping_mul(&e), m) {
+                Some(one) if one == U2048::ONE => Ok(x),
+                _ => Err(bad("invalid exponent")),
             }
-            Ok(BoxedUint::from_be_slice_vartime(b))
         };
-        let d = int("d", parts.d)?;
-        let primes = vec![int("p", parts.p)?, int("q", parts.q)?];
-        let key = rsa::PrivateKey::from_components(modulus.n().clone(), BoxedUint::from(RSA_E), d, primes)
-            .map_err(|e| key_invalid(format!("the numbers do not make an RSA key: {e}")))?;
-        let same = |what: &str, want: Option<Box<[u8]>>, got: &[u8]| -> Result<()> {
-            match want {
-                Some(w) if trimmed(&w) == trimmed(got) => Ok(()),
-                _ => Err(key_invalid(format!("{what} does not match p, q and d"))),
+        let (dp, dq) = (crt_exp(&p1)?, crt_exp(&q1)?);
+        let half = |x: &U2048| -> U1024 { x.resize() };
+        let (p, q, dp, dq) = (half(&p), half(&q), half(&dp), half(&dq));
+        let p_mod = Odd::new(p).into_option().ok_or_else(|| bad("invalid prime"))?;
+        let qi = q.invert_odd_mod(&p_mod).into_option().unwrap_or(U1024::ZERO);
+        let same = |what: &str, want: &U1024, got: &[u8]| -> Result<()> {
+            let want = want.to_be_bytes();
+            if trimmed(want.as_ref()) == trimmed(got) {
+                Ok(())
+            } else {
+                Err(key_invalid(format!("{what} does not match p, q and d")))
             }
         };
-        same("dp", key.dp().map(BoxedUint::to_be_bytes), parts.dp)?;
-        same("dq", key.dq().map(BoxedUint::to_be_bytes), parts.dq)?;
-        same("qi", key.crt_coefficient().map(|c| c.to_be_bytes()), parts.qi)?;
-        let k = PrivateKey { key, modulus, blind_secret: Zeroizing::new(secret) };
+        same("dp", &dp, parts.dp)?;
+        same("dq", &dq, parts.dq)?;
+        same("qi", &qi, parts.qi)?;
+        let crt = crt::CrtKey::new(modulus.fixed.as_ref(), &p, &q, &dp, &dq, &qi, seed).ok_or_else(|| bad("invalid prime"))?;
+        let k = PrivateKey { modulus, secret: Secret { d, p, q, dp, dq, qi }, crt };
         let mut two = [0u8; RSA_BYTES];
         if let Some(last) = two.last_mut() {
             *last = 2;
@@ -504,35 +552,19 @@ impl PrivateKey {
         &self.modulus
     }
 
-    /// x^d mod n for 256-byte x below n: CRT over constant-time Montgomery exponentiation, with the
-    /// input blinded (x·b^e, the result times b⁻¹) and the result checked against x by the public
-    /// operation (a fault would otherwise leak a factor of n).
+    /// x^d mod n for 256-byte x below n: CRT over constant-time fixed-width Montgomery
+    /// exponentiation, with the input blinded and the result checked by the public operation
+    /// (see `crt` for what is constant-time).
     pub fn private_op(&self, x: &[u8]) -> Result<Int> {
-        let m = &self.modulus;
-        let c = m.operand("x", x)?;
-        let (b, b_inv) = self.blinding(x)?;
-        let blinded = (m.monty(c) * m.pow_e(&b)).retrieve();
-        let y = rsa::hazmat::rsa_decrypt_and_check(&self.key, None::<&mut ChaCha20Rng>, &blinded)
-            .map_err(|e| key_invalid(format!("the private operation failed its check: {e}")))?;
-        Ok(to_int(&(m.monty(y) * b_inv).retrieve()))
-    }
-
-    /// The blinding factor b for input x and its inverse (Montgomery form): uniform in Z_n*, drawn from
-    /// a ChaCha20 stream seeded with SHA-256(per-key secret ‖ x).
-    fn blinding(&self, x: &[u8]) -> Result<(BoxedUint, BoxedMontyForm)> {
-        let seed: [u8; 32] = Sha256::new().chain_update(*self.blind_secret).chain_update(x).finalize().into();
-        let mut rng = ChaCha20Rng::from_seed(seed);
-        let mut buf = Zeroizing::new([0u8; RSA_BYTES]);
-        // Each draw is below n with probability over 1/2 and a unit unless it hits a factor of n.
-        for _ in 0..256 {
-            rng.fill_bytes(&mut *buf);
-            if let Some(b) = self.modulus.below_n(&*buf).filter(|b| !bool::from(b.is_zero())) {
-                if let Some(inv) = self.modulus.invert(&b) {
-                    return Ok((b, inv));
-                }
-            }
+        let _: Int = fixed("x", x)?;
+        let c = U2048::from_be_slice(x);
+        if c >= *self.modulus.fixed.as_ref() {
+            return Err(Error::OtIntRange("x"));
         }
-        Err(key_invalid("no blinding factor found"))
+        let y = self.crt.private_op(&c)?;
+        let mut out = [0u8; RSA_BYTES];
+        out.copy_from_slice(y.to_be_bytes().as_ref());
+        Ok(out)
     }
 
     /// A label's token: FDH(context)^d mod n.
@@ -551,21 +583,17 @@ impl PrivateKey {
 
     /// The key's numbers (secret), each at its fixed width.
     pub fn numbers(&self) -> KeyNumbers {
-        key_numbers(&self.key, &self.modulus)
-    }
-}
-
-fn key_numbers(key: &rsa::PrivateKey, modulus: &Modulus) -> KeyNumbers {
-    let half = |x: Option<&BoxedUint>| x.map_or_else(Vec::new, |v| to_width(v, PRIME_BYTES));
-    let primes = key.primes();
-    KeyNumbers {
-        n: modulus.bytes.to_vec(),
-        d: to_int(key.d()).to_vec(),
-        p: half(primes.first().map(AsRef::as_ref)),
-        q: half(primes.get(1).map(AsRef::as_ref)),
-        dp: half(key.dp()),
-        dq: half(key.dq()),
-        qi: half(key.crt_coefficient().as_ref()),
+        let s = &self.secret;
+        let half = |x: &U1024| x.to_be_bytes().as_ref().to_vec();
+        KeyNumbers {
+            n: self.modulus.bytes.to_vec(),
+            d: s.d.to_be_bytes().as_ref().to_vec(),
+            p: half(&s.p),
+            q: half(&s.q),
+            dp: half(&s.dp),
+            dq: half(&s.dq),
+            qi: half(&s.qi),
+        }
     }
 }
 

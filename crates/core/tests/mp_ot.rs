@@ -6,6 +6,9 @@
 mod common;
 use aigenora_core::ot::{self, KeyParts, Modulus, PrivateKey, RSA_BYTES};
 use aigenora_core::Error;
+use chacha20::rand_core::{Rng, SeedableRng};
+use chacha20::ChaCha20Rng;
+use crypto_bigint::BoxedUint;
 use common::{conformance, hex};
 use serde_json::Value;
 
@@ -254,9 +257,22 @@ fn bad_input_gets_typed_errors() {
     assert_eq!((nums.n.len(), nums.d.len(), nums.p.len(), nums.qi.len()), (256, 256, 128, 128));
 }
 
+/// A fresh key from the `rsa` crate's generator (the core has none), imported through its numbers.
+fn fresh_key(seed: u8) -> (rsa::PrivateKey, PrivateKey) {
+    use rsa::traits::{PrivateKeyParts, PublicKeyParts};
+    let mut rng = ChaCha20Rng::from_seed([seed; 32]);
+    let k = rsa::PrivateKey::new(&mut rng, 2048).unwrap();
+    let b = |x: &BoxedUint| x.to_be_bytes().to_vec();
+    let (n, d) = (b(k.n().as_ref()), b(k.d()));
+    let (p, q) = (b(k.primes()[0].as_ref()), b(k.primes()[1].as_ref()));
+    let (dp, dq, qi) = (b(k.dp().unwrap()), b(k.dq().unwrap()), b(&k.crt_coefficient().unwrap()));
+    let ours = PrivateKey::from_parts(&KeyParts { n: &n, e: 65537, d: &d, p: &p, q: &q, dp: &dp, dq: &dq, qi: &qi }, &[seed; 32]).unwrap();
+    (k, ours)
+}
+
 #[test]
-fn generated_key_round_trip() {
-    let key = PrivateKey::generate(&[42; 32]).unwrap();
+fn fresh_key_round_trip() {
+    let (_, key) = fresh_key(42);
     let m = key.modulus();
     assert_eq!(m.bytes()[0] >> 7, 1, "2048 bits");
     let again = ot::decode_rsa_pub(&ot::encode_rsa_pub(m)).unwrap();
@@ -275,7 +291,40 @@ fn generated_key_round_trip() {
     let other = ot::context("Crazy Eights", "mp-session", 2, 2, "g-18").unwrap();
     assert!(!ot::check_witness(m, &other, &z, &r).unwrap());
     assert_eq!(ot::open_sealed(&t, &other, &sealed), Err(Error::AeadOpenFailed));
-    // The same seed gives the same key; another seed another.
-    assert_eq!(PrivateKey::generate(&[42; 32]).unwrap().modulus().bytes(), m.bytes());
-    assert_ne!(PrivateKey::generate(&[43; 32]).unwrap().modulus().bytes(), m.bytes());
+}
+
+/// The private operation against the `rsa` crate's (its own CRT, heap-backed) on random inputs, edge
+/// values and more operations than one blinding pair serves, on fresh keys and on the vectors' keys.
+#[test]
+fn private_op_agrees_with_the_rsa_crate() {
+    use rsa::traits::PublicKeyParts;
+    let mut rng = ChaCha20Rng::from_seed([9; 32]);
+    let mut keys: Vec<(rsa::PrivateKey, PrivateKey)> = vec![fresh_key(1), fresh_key(2)];
+    if !cfg!(corpora_skipped) {
+        for set in vectors()["rsa_sets"].as_array().unwrap() {
+            let (n, d) = (BoxedUint::from_be_slice_vartime(&wide(s(set, "n"))), BoxedUint::from_be_slice_vartime(&wide(s(set, "d"))));
+            let primes = vec![BoxedUint::from_be_slice_vartime(&wide(s(set, "p"))), BoxedUint::from_be_slice_vartime(&wide(s(set, "q")))];
+            let theirs = rsa::PrivateKey::from_components(n, BoxedUint::from(65537u32), d, primes).unwrap();
+            keys.push((theirs, key_from_set(set)));
+        }
+    }
+    for (theirs, ours) in &keys {
+        let n = ours.modulus().bytes().to_vec();
+        let n_minus_1 = { let mut x = n.clone(); x[255] -= 1; x };
+        let mut inputs = vec![vec![0u8; 256], int("1"), int("2"), n_minus_1];
+        for _ in 0..40 {
+            let mut x = vec![0u8; 256];
+            rng.fill_bytes(&mut x);
+            x[0] %= n[0];
+            inputs.push(x);
+        }
+        for x in &inputs {
+            let want = rsa::hazmat::rsa_decrypt_and_check(theirs, None::<&mut ChaCha20Rng>, &BoxedUint::from_be_slice(x, 2048).unwrap()).unwrap();
+            let mut want_bytes = vec![0u8; 256];
+            let w = want.to_be_bytes();
+            want_bytes[256 - w.len()..].copy_from_slice(&w);
+            assert_eq!(ours.private_op(x).unwrap().to_vec(), want_bytes, "x = {:02x?}", &x[..8]);
+        }
+        assert_eq!(theirs.n().as_ref().to_be_bytes().to_vec(), n);
+    }
 }
