@@ -11,6 +11,8 @@ import { sessionId } from '../../ts/engine/frame.js';
 import { seeded } from '../../ts/engine/local.js';
 import { runSession, type SessionConfig, type SessionResult } from '../../ts/engine/session.js';
 import { memoryPair, type MemoryOptions } from '../../ts/engine/transport.js';
+import { appendDecision } from '../../ts/engine/decision.js';
+import { randomSecrets } from '../../ts/mp/secrets.js';
 import { againstScript, c as harnessCrypto } from './harness.js';
 import { verifyProof, verifyTranscriptAt } from '../../ts/engine/verify.js';
 import type { HooksModule, Role } from '../../ts/hooks/types.js';
@@ -94,6 +96,32 @@ for (const backend of ['wasm', 'js'] as const) {
         for (const e of ['mp_setup_started', 'deal_requested', 'audit_passed', 'mp_terminal_receipt_verified', 'game_over']) expect(events).toContain(`"type":"${e}"`);
       }, 180_000);
     }
+
+    it('a hybrid side opens a decision window (match_key action_seq) for each own turn and plays the hooks\' move when none comes', async () => {
+      const r = await runMpLocal(c, 'crazy-eights', tempDir('mp-hybrid'), { guest: { controlMode: 'hybrid', minThinkMs: 0 } });
+      expect([r.host.reason, r.guest.reason]).toEqual(['completed', 'completed']);
+      const events = readFileSync(join(r.guest.dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
+      const windows = events.filter((e) => e.type === 'local_decision_window_started');
+      expect(windows.length).toBeGreaterThan(0);
+      expect(windows.map((w) => w.data!['match_key'])).toEqual(windows.map(() => 'action_seq'));
+      expect(windows.map((w) => w.data!['match_value'])).toEqual(windows.map((_, i) => i));
+      expect(events.filter((e) => e.type === 'local_decision_fallback')).toHaveLength(windows.length);
+    }, 180_000);
+
+    it('a decision in the bus replaces the hooks\' move: the host plays the card it was told to', async () => {
+      // The Guest's identity shuffle makes id-B j the deck's card j: the Host holds 5..9, and 9 is the four of diamonds.
+      const out = tempDir('mp-decided');
+      appendDecision(join(out, 'host'), { match_key: 'action_seq', match_value: 0, value: { kind: 'play', id_b: '9' }, _meta: { origin: 'test' } });
+      const identity = { ...randomSecrets(c.ot), shuffle: (n: number) => Array.from({ length: n }, (_, i) => i) };
+      const plays: string[] = [];
+      const r = await runMpLocal(c, 'crazy-eights', out, {
+        host: { controlMode: 'hybrid', minThinkMs: 0, onMessage: (from, m) => void (from === 'host' && m.action === 'mp_play' && plays.push(m['id_b'] as string)) },
+        guest: { mpSecrets: identity },
+      });
+      expect([r.host.reason, r.guest.reason]).toEqual(['completed', 'completed']);
+      expect(plays[0]).toBe('9');
+      expect(readFileSync(join(r.host.dir, 'events.jsonl'), 'utf8')).toContain('"type":"local_decision_consumed"');
+    }, 180_000);
 
     it('faults end with typed reasons, the transcripts up to them verify, and no receipt or transcript_receipt.json is left', async () => {
       const check = (r: Record<Role, SessionResult>) => {
