@@ -5,7 +5,7 @@
 // games are deterministic (card keys, nonces and blinding values stay random: they do not steer play).
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { fromHex, toHex } from '../../ts/crypto/encoding.js';
+import { fromHex } from '../../ts/crypto/encoding.js';
 import { intToHex, PAYLOAD_K_INNER, PAYLOAD_K_OUTER, ROLE_GUEST, ROLE_HOST, type Ot } from '../../ts/crypto/ot.js';
 import type { Crypto } from '../../ts/crypto/backend.js';
 import type { HooksModule, MentalPokerHooks, Message, Role } from '../../ts/hooks/types.js';
@@ -240,6 +240,5 @@ for (const backend of ['wasm', 'js'] as const) {
       const run = await game('guest', (s) => ({ secrets: { ...s, shuffle: (n: number) => Array.from({ length: n }, (_, i) => (i === n - 1 ? 0 : i)) } }));
       expectCaught(run, 'guest', { reason: 'derive_id_map_failed', evidence: { detail: "many-to-one: id_a '0' claimed by multiple id_b" } });
     }, 120_000);
-    void toHex;
   });
 }

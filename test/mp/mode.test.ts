@@ -3,7 +3,7 @@
 // same transcript, and hold each other's verifying receipt.
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { toHex, fromHex } from '../../ts/crypto/encoding.js';
+import { fromHex } from '../../ts/crypto/encoding.js';
 import type { HooksModule } from '../../ts/hooks/types.js';
 import { randomSecrets } from '../../ts/mp/secrets.js';
 import briscola from '../../ts/protocols/briscola/hooks.js';
@@ -57,7 +57,6 @@ for (const backend of ['wasm', 'js'] as const) {
         const types = run.modes.host.transcript.events.map((e) => e.type);
         expect(types.slice(0, 2)).toEqual(['mp_setup_a', 'mp_setup_b']);
         expect(types.slice(-4)).toEqual(['mp_opening', 'mp_opening', 'mp_witness', 'mp_witness']);
-        void toHex;
       }, 120_000);
     }
   });

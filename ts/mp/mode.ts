@@ -394,7 +394,7 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
     emit('mp_ot_completed', { ot_id: otId, label, ...(draw ? { kind: 'draw' } : {}) });
   }
 
-  /** Answers the peer's OT request from this side's table; `first` is the request if already read. */
+  /** Answers the peer's OT request from this side's table and records the OT; answers its ot_id. */
   function answer(msg: Message): string {
     if (msg.action !== 'mp_ot_request') throw new Stop('unexpected_message', `expected the ${peer}'s mp_ot_request, got ${msg.action}`);
     const otId = str(msg, 'id');
