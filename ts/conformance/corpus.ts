@@ -29,13 +29,13 @@ export const KNOWN_VECTORS: readonly KnownVectors[] = [
   // Seven lines quoted in upstream's README, all also among the first 10,000.
   { path: 'json-canonicalization/es6numbers/readme_sample_lines.txt', format: 'es6 number serialisation', cases: 7 },
   { path: 'aigenora-reference/aigenora-mp-deck-vectors.json', format: 'aigenora-mp-deck-vectors/1', cases: 20 },
+  { path: 'aigenora-reference/aigenora-mp-ot-vectors.json', format: 'aigenora-mp-ot-vectors/1', cases: 15 },
+  { path: 'aigenora-reference/aigenora-mp-receipt-vectors.json', format: 'aigenora-mp-receipt-vectors/1', cases: 11 },
+  { path: 'aigenora-reference/aigenora-mp-audit-vectors.json', format: 'aigenora-mp-audit-vectors/1', cases: 29 },
 ];
 
 /** Files and folders (ending in /) of the corpus that are not test vectors for this command. */
 export const NOT_VECTORS: readonly { path: string; why: string }[] = [
-  { path: 'aigenora-reference/aigenora-mp-ot-vectors.json', why: 'mental-poker oblivious transfer: a protocol layer this command does not check yet' },
-  { path: 'aigenora-reference/aigenora-mp-receipt-vectors.json', why: 'mental-poker transcript receipts: a protocol layer this command does not check yet' },
-  { path: 'aigenora-reference/aigenora-mp-audit-vectors.json', why: 'mental-poker audits: a protocol layer this command does not check yet' },
   { path: 'aigenora-reference/aigenora-box-vectors.json', why: 'the offline box: a protocol layer this command does not check yet' },
   { path: 'aigenora-reference/aigenora-group-vectors.json', why: 'authoritative_group: a protocol layer this command does not check yet' },
   { path: 'aigenora-reference/aigenora-pow-vectors.json', why: 'proof of work: a protocol layer this command does not check yet' },

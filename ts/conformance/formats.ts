@@ -12,6 +12,9 @@ import type { AeadCipher, Crypto } from '../crypto/backend.js';
 import { CryptoError } from '../crypto/errors.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { DECK_FORMAT, deckSuite } from './mp-deck.js';
+import { OT_FORMAT, otSuite } from './mp-ot.js';
+import { RECEIPT_FORMAT, receiptSuite } from './mp-receipt.js';
+import { AUDIT_FORMAT, auditSuite } from './mp-audit.js';
 
 export interface Case {
   id: string;
@@ -253,6 +256,10 @@ export function recognise(path: string): Suite | undefined {
     return undefined;
   }
   if (doc && doc.format === DECK_FORMAT && Array.isArray(doc.cases)) return deckSuite(doc);
+  if (doc && doc.format === OT_FORMAT && Array.isArray(doc.cases) && Array.isArray(doc.rsa_sets)) return otSuite(doc);
+  // These two read the text again: their checks need Python's key order and exact big integers.
+  if (doc && doc.format === RECEIPT_FORMAT && Array.isArray(doc.cases)) return receiptSuite(text);
+  if (doc && doc.format === AUDIT_FORMAT && Array.isArray(doc.cases)) return auditSuite(text);
   if (isArrayOf(doc, ['message', 'pub_key', 'signature'])) return speccheck(doc);
   if (isArrayOf(doc, ['number', 'key', 'sig', 'msg'])) return cctv(doc);
   if (isArrayOf(doc, ['secretKey', 'publicKey', 'message', 'signature'])) return rfc8032(doc);
