@@ -94,6 +94,13 @@ for (const backend of ['wasm', 'js'] as const) {
         expect(verifyTranscriptAt(c, r.guest.dir)).toMatchObject({ ok: true, receipt: true });
         const events = readFileSync(join(r.host.dir, 'events.jsonl'), 'utf8');
         for (const e of ['mp_setup_started', 'deal_requested', 'audit_passed', 'mp_terminal_receipt_verified', 'game_over']) expect(events).toContain(`"type":"${e}"`);
+        // Events are written while the game runs. Besides the wire messages themselves (public), none
+        // names an OT label (a Guest's would name its shuffle) or carries a card key.
+        for (const side of ['host', 'guest'] as const) {
+          const own = readFileSync(join(r[side].dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+          const leaks = own.filter((e) => e.type !== 'protocol_message' && /"[hg]-\d+"|"k(_inner|_outer)?"/.test(JSON.stringify(e))).map((e) => e.type);
+          expect(leaks, side).toEqual([]);
+        }
       }, 180_000);
     }
 

@@ -15,9 +15,16 @@ import { MAX_SPEC_BYTES } from '../spec/check.js';
 import { UsageError, type Command } from './args.js';
 import { optionsFromFlag, reportOptionErrors } from './options.js';
 
+/** A field's value on one line: long strings cut, and arrays (a deck's 52 blobs) cut to their first items. */
+function shorten(v: unknown): string {
+  if (typeof v === 'string' && v.length > 24) return `${v.slice(0, 12)}…`;
+  if (Array.isArray(v) && (v.length > 4 || JSON.stringify(v).length > 80)) return `[${v.slice(0, 2).map(shorten).join(',')},…${v.length} items]`;
+  return JSON.stringify(v);
+}
+
 function compact(msg: Message): string {
   const { action, ...rest } = msg;
-  const fields = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'string' && v.length > 24 ? `${v.slice(0, 12)}…` : JSON.stringify(v)}`);
+  const fields = Object.entries(rest).map(([k, v]) => `${k}=${shorten(v)}`);
   return `${action}${fields.length ? ` ${fields.join(' ')}` : ''}`;
 }
 

@@ -391,7 +391,9 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
     ledger.dealTo(role, idB);
     myKeys.set(idB, { kInner, kOuter });
     myCards.set(idB, [plain[0]!, plain[1]!]);
-    emit('mp_ot_completed', { ot_id: otId, label, ...(draw ? { kind: 'draw' } : {}) });
+    // Not the label: a Guest's label names the id-A behind one of its id-Bs (its shuffle), and events are
+    // written to disk while the game runs; the label is disclosed in the witnesses, after play.
+    emit('mp_ot_completed', { ot_id: otId, ...(draw ? { kind: 'draw' } : {}) });
   }
 
   /** Answers the peer's OT request from this side's table and records the OT; answers its ot_id. */
