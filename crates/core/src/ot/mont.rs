@@ -3,12 +3,19 @@
 //!
 //! Why not crypto-bigint's Montgomery form: WASM has a 32×32→64-bit multiply but no 64×64→128, so a
 //! 32-bit-limb multiply-accumulate must split every product and carry between words. Here a number is
-//! 37 limbs of 28 bits in u32s (1036 bits); a product of two limbs is below 2^56, and one column of a
-//! product-scanning Montgomery multiplication (at most 74 products and the carry) stays below 2^63, so
-//! the inner loops are bare multiply-adds into one u64, with a carry only once per column. LLVM turns
-//! them into WASM SIMD (`i64x2.extmul_low/high_i32x4_u`, two products an instruction). With
-//! R = 2^1036 > 4p, inputs below 2p give results below 2p (Walter's bound), so no step subtracts p
-//! conditionally; the one constant-time subtraction is when leaving Montgomery form.
+//! 37 limbs of 28 bits in u32s (1036 bits); a product of two limbs is below 2^56, so a column of the
+//! product plus the reduction (at most 74 products) and a carry stays below 2^63. The product and the
+//! reduction are rows of constant length of bare multiply-adds into u64 column sums (operand
+//! scanning), with one carry per column: in WASM this measured about 2× crypto-bigint's fixed-width
+//! exponentiation, and about 1.4× product scanning, whose columns of varying length cost as much in
+//! bookkeeping as in products. With R = 2^1036 > 4p, inputs below 2p give results below 2p (Walter's
+//! bound), so no step subtracts p conditionally; the one constant-time subtraction is when leaving
+//! Montgomery form.
+//!
+//! What was tried and left: LLVM vectorizes the rows with `i64x2.mul`, which engines without
+//! AVX-512 emulate (no faster than scalar code, measured); WASM SIMD's `i64x2.extmul_low_i32x4_u`
+//! (two 32×32→64 products an instruction) is what would pay, but LLVM selects it only for an isolated
+//! intrinsic and merges the low and high halves of a loop back into `i64x2.mul`.
 //!
 //! Constant-time: every loop runs a number of times fixed by the sizes; exponentiation uses fixed
 //! 4-bit windows over all 1024 exponent bits, and reads every table entry for each window, masked.
@@ -73,8 +80,6 @@ pub(super) fn to_le_bytes(x: &Limbs) -> [u8; BYTES] {
 /// An odd modulus below 2^1024 with what its Montgomery arithmetic needs.
 pub(super) struct Modulus {
     n: Limbs,
-    /// n's limbs in reverse order, so that the columns' inner loops read both operands forwards.
-    n_rev: Limbs,
     /// −n⁻¹ mod 2^28.
     n_inv: u32,
     /// R² mod n, R = 2^1036: a Montgomery product with it enters Montgomery form.
@@ -86,23 +91,10 @@ pub(super) struct Modulus {
 impl Drop for Modulus {
     fn drop(&mut self) {
         self.n.zeroize();
-        self.n_rev.zeroize();
         self.n_inv.zeroize();
         self.r2.zeroize();
         self.one.zeroize();
     }
-}
-
-fn reversed(x: &Limbs) -> Limbs {
-    let mut r = *x;
-    r.reverse();
-    r
-}
-
-/// Column sum Σ x[i]·y_rev[i] over equal-length slices: the products of one column.
-#[inline(always)]
-fn dot(x: &[u32], y_rev: &[u32]) -> u64 {
-    x.iter().zip(y_rev).map(|(&a, &b)| u64::from(a) * u64::from(b)).sum()
 }
 
 impl Modulus {
@@ -115,85 +107,74 @@ impl Modulus {
         for _ in 0..4 {
             inv = inv.wrapping_mul(2u32.wrapping_sub(n0.wrapping_mul(inv)));
         }
-        Modulus { n: *n, n_rev: reversed(n), n_inv: inv.wrapping_neg() & MASK, r2: *r2_mod_n, one: *r_mod_n }
+        Modulus { n: *n, n_inv: inv.wrapping_neg() & MASK, r2: *r2_mod_n, one: *r_mod_n }
     }
 
-    /// The Montgomery reduction step closing column k: the multiplier m_k making the column's low
-    /// 28 bits zero, and the carry into the next column.
+    /// Adds the reduction rows to the column sums `t` of a product (each below 2^62 and carrying
+    /// nothing yet) and returns the result's limbs: row i adds m_i·n, with m_i making column i
+    /// divisible by 2^28, whose quotient then carries into column i + 1.
     #[inline(always)]
-    fn close(&self, acc: u64, m: &mut u32) -> u64 {
-        let mk = (acc as u32).wrapping_mul(self.n_inv) & MASK;
-        *m = mk;
-        let n0 = self.n.first().copied().unwrap_or(0);
-        (acc + u64::from(mk) * u64::from(n0)) >> W
-    }
-
-    /// The reduction's contributions to the columns k = L..2L−1 and their output limbs. `partial[j]`
-    /// holds the product part of column L + j.
-    #[inline(always)]
-    fn finish(&self, m: &Limbs, partial: &[u64; L], mut carry: u64) -> Limbs {
+    fn reduce(&self, t: &mut [u64; 2 * L]) -> Limbs {
+        for i in 0..L {
+            let Some(ti) = t.get(i).copied() else { continue };
+            let mi = u64::from((ti as u32).wrapping_mul(self.n_inv) & MASK);
+            if let Some(row) = t.get_mut(i..i + L) {
+                for (tj, nj) in row.iter_mut().zip(&self.n) {
+                    *tj += mi * u64::from(*nj);
+                }
+            }
+            if let (Some(&ti), Some(next)) = (t.get(i), t.get(i + 1)) {
+                let next = *next + (ti >> W);
+                if let Some(n) = t.get_mut(i + 1) {
+                    *n = next;
+                }
+            }
+        }
         let mut out = [0u32; L];
-        for (j, (o, &p)) in out.iter_mut().zip(partial).enumerate().take(L - 1) {
-            // Column L + j: m[j+1..L] with n[L-1..j+1] (n_rev from index 0 up).
-            let (ms, ns) = (m.get(j + 1..).unwrap_or_default(), self.n_rev.get(..L - 1 - j).unwrap_or_default());
-            let acc = carry + p + dot(ms, ns);
-            *o = acc as u32 & MASK;
-            carry = acc >> W;
+        let mut carry = 0u64;
+        for (o, &tk) in out.iter_mut().zip(t.get(L..).unwrap_or_default()) {
+            let v = tk + carry;
+            *o = v as u32 & MASK;
+            carry = v >> W;
         }
-        if let Some(last) = out.last_mut() {
-            // Below 2^17: the result is below 2p < 2^1025.
-            *last = carry as u32;
-        }
+        // The result is below 2n < 2^1025, so nothing is left in `carry`.
         out
     }
 
-    /// a·b·R⁻¹ mod n, below 2n for a, b below 2n.
+    /// a·b·R⁻¹ mod n, below 2n for a, b below 2n. Rows of constant length, which LLVM unrolls:
+    /// column sums first, then the reduction.
     pub(super) fn mul(&self, a: &Limbs, b: &Limbs) -> Limbs {
-        let b_rev = reversed(b);
-        let mut m = [0u32; L];
-        let mut carry = 0u64;
-        for k in 0..L {
-            // Column k < L: a[0..=k]·b[k..=0] and m[0..k]·n[k..=1]; m_k·n[0] comes with m_k.
-            let ab = dot(a.get(..=k).unwrap_or_default(), b_rev.get(L - 1 - k..).unwrap_or_default());
-            let mn = dot(m.get(..k).unwrap_or_default(), self.n_rev.get(L - 1 - k..L - 1).unwrap_or_default());
-            let acc = carry + ab + mn;
-            if let Some(mk) = m.get_mut(k) {
-                carry = self.close(acc, mk);
+        let mut t = [0u64; 2 * L];
+        for (i, &ai) in a.iter().enumerate() {
+            let ai = u64::from(ai);
+            if let Some(row) = t.get_mut(i..i + L) {
+                for (tj, bj) in row.iter_mut().zip(b) {
+                    *tj += ai * u64::from(*bj);
+                }
             }
         }
-        let mut partial = [0u64; L];
-        for (j, p) in partial.iter_mut().enumerate().take(L - 1) {
-            // Column L + j: a[j+1..L]·b[L-1..j+1].
-            *p = dot(a.get(j + 1..).unwrap_or_default(), b_rev.get(..L - 1 - j).unwrap_or_default());
-        }
-        self.finish(&m, &partial, carry)
+        self.reduce(&mut t)
     }
 
-    /// a²·R⁻¹ mod n, below 2n for a below 2n: each cross product once, doubled.
+    /// a²·R⁻¹ mod n, below 2n for a below 2n: each cross product once, doubled, then the squares.
     pub(super) fn square(&self, a: &Limbs) -> Limbs {
-        let a_rev = reversed(a);
-        // Column k of a²: 2·Σ_{i<k−i} a_i·a_{k−i} + a_{k/2}² when k is even.
-        let col = |k: usize| -> u64 {
-            let lo = (k + 1).saturating_sub(L);
-            let hi = k.div_ceil(2); // i < hi ⇔ i < k − i
-            let cross = if hi > lo { dot(a.get(lo..hi).unwrap_or_default(), a_rev.get(L - 1 + lo - k..L - 1 + hi - k).unwrap_or_default()) } else { 0 };
-            let diag = if k & 1 == 0 { a.get(k / 2).map_or(0, |&x| u64::from(x) * u64::from(x)) } else { 0 };
-            2 * cross + diag
-        };
-        let mut m = [0u32; L];
-        let mut carry = 0u64;
-        for k in 0..L {
-            let mn = dot(m.get(..k).unwrap_or_default(), self.n_rev.get(L - 1 - k..L - 1).unwrap_or_default());
-            let acc = carry + col(k) + mn;
-            if let Some(mk) = m.get_mut(k) {
-                carry = self.close(acc, mk);
+        let mut t = [0u64; 2 * L];
+        for (i, &ai) in a.iter().enumerate() {
+            let ai = u64::from(ai);
+            if let (Some(row), Some(rest)) = (t.get_mut(2 * i + 1..i + L), a.get(i + 1..)) {
+                for (tj, aj) in row.iter_mut().zip(rest) {
+                    *tj += ai * u64::from(*aj);
+                }
             }
         }
-        let mut partial = [0u64; L];
-        for (j, p) in partial.iter_mut().enumerate().take(L - 1) {
-            *p = col(L + j);
+        for (pair, &ai) in t.chunks_exact_mut(2).zip(a) {
+            let ai = u64::from(ai);
+            if let [even, odd] = pair {
+                *even = 2 * *even + ai * ai;
+                *odd *= 2;
+            }
         }
-        self.finish(&m, &partial, carry)
+        self.reduce(&mut t)
     }
 
     /// x·R mod n (below 2n) for x below 2^1036.
