@@ -1,8 +1,8 @@
 /**
  * The pure-JS twin of crates/core/src/ot.rs, on BigInt, @noble/hashes and @noble/ciphers: same
  * results, same checks in the same order, same error codes. BigInt arithmetic is not constant-time;
- * the private operation blinds its input as the core does, and the wasm backend is the one to use for
- * a Sender's key where timing matters.
+ * the private operation (CRT, as the core's) blinds its input by a factor drawn from a per-key secret
+ * and the input, and the wasm backend is the one to use for a Sender's key where timing matters.
  */
 import { chacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { hkdf } from '@noble/hashes/hkdf.js';

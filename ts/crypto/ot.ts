@@ -79,9 +79,11 @@ export interface RsaKey {
   /** The wire `rsa_pub` string, `{"e":65537,"n":"<512 lowercase hex>"}`. */
   readonly rsaPub: string;
   /**
-   * x^d mod n through CRT, with a blinding factor derived from a per-key secret and x (so the result
-   * is deterministic). x must be 256 bytes and below n (OT_INT_RANGE). The Sender's answer y to a
-   * request z, and a label's token from its h.
+   * x^d mod n through CRT, the input blinded by a secret factor drawn from a per-key secret (the
+   * result is x^d mod n whatever the factor). x must be 256 bytes and below n (OT_INT_RANGE). The
+   * Sender's answer y to a request z, and a label's token from its h. In the wasm backend the
+   * operation is constant-time as written (crates/core/src/ot/crt.rs says what is and is not); the js
+   * twin's BigInt arithmetic is not.
    */
   privateOp(x: Uint8Array): Uint8Array;
   /** A label's token: FDH(context)^d mod n. */

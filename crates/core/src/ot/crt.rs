@@ -9,6 +9,15 @@
 //! whose draw loop ends after a number of tries that depends on the ChaCha20 stream, not on the key.
 //! Key import (once per key) checks its numbers with crypto-bigint's constant-time arithmetic but
 //! returns early on the first failed check.
+//!
+//! Blinding is kept although the exponentiation is constant-time as written: what an engine makes of
+//! the WASM (its instruction choice, a multiply's timing on some CPU) is beyond this code, and the
+//! input is the attacker's choice. With x·b^e exponentiated instead of x, for a secret uniform unit b,
+//! whatever might leak is of data the attacker neither chose nor knows. As in OpenSSL, a pair
+//! (b^e, b⁻¹) serves one operation and is then squared; a fresh pair, with its one inversion, is drawn
+//! every `BLIND_USES` operations from a ChaCha20 stream seeded by the key's blinding secret (an
+//! inversion each time would add about 0.7 ms in WASM, a sixth of the operation). The exponent is not
+//! blinded (d + k·φ(n)): that defends one device against power analysis, not a remote observer.
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use super::mont;
