@@ -113,7 +113,7 @@ export interface Ot {
    * A fresh RSA-2048 key, e = 65537, made by the platform (WebCrypto: OpenSSL in Node, the browser's
    * own) and imported. The platform's generator measured as fast as or faster than a WASM one, which
    * would also have added about 37 KiB of gzipped WASM, so the wasm backend has none:
-   * `{ via: 'backend' }` is OT_KEYGEN_FAILED there. The js twin keeps a BigInt generator (slow, seconds)
+   * `{ via: 'backend' }` is OT_KEYGEN_FAILED there. The js twin keeps a BigInt generator (about 0.5 s a key here)
    * for a platform without WebCrypto, where it is also the default. OT_KEYGEN_FAILED when the chosen
    * generator is unavailable or fails.
    */
