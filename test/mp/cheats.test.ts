@@ -5,14 +5,15 @@
 // games are deterministic (card keys, nonces and blinding values stay random: they do not steer play).
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { fromHex } from '../../ts/crypto/encoding.js';
-import { intToHex, PAYLOAD_K_INNER, PAYLOAD_K_OUTER, ROLE_GUEST, ROLE_HOST, type Ot } from '../../ts/crypto/ot.js';
+import { fromHex, toHex } from '../../ts/crypto/encoding.js';
+import { intFromHex, intToHex, PAYLOAD_K_INNER, PAYLOAD_K_OUTER, ROLE_GUEST, ROLE_HOST, type Ot } from '../../ts/crypto/ot.js';
 import type { Crypto } from '../../ts/crypto/backend.js';
 import type { HooksModule, MentalPokerHooks, Message, Role } from '../../ts/hooks/types.js';
 import { instantiateHooks } from '../../ts/hooks/load.js';
 import type { MpEffect, MpInput, MpMode } from '../../ts/mp/mode.js';
 import { randomSecrets, type MpSecrets } from '../../ts/mp/secrets.js';
-import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
+import crazyEights, { makeDeck } from '../../ts/protocols/crazy-eights/hooks.js';
+import { replayGame } from '../../ts/mp/replay.js';
 import { runPair, type PairRun, type SideSetup } from './pair.js';
 
 const PROTOCOL = 'Crazy Eights';
@@ -130,6 +131,68 @@ function swappedOts(crypto: Crypto & { ot: Ot }, cheater: Role, secrets: ReturnT
   };
 }
 
+/**
+ * A Guest that spends its deal OT `otId` (the card at id-B `idB`, label h-<idB> under the identity
+ * shuffle) on `label`, a label outside the Host's table, then publishes the honest witness of that
+ * request (`label` and its real r): the witness verifies against z, but names no card. The Guest never
+ * learns the card it skipped; its wrapper lets its own mode carry on by showing it, in place of that
+ * card's blob_A and sealed entry, ones it made itself (a face no game uses, under a key and token of its
+ * own), and sends the Host the blob_B its mode would have made over the real blob_A. The mode's view
+ * (and its transcript) differs from the wire only in that card, which it can never play.
+ */
+function unlistedLabel(crypto: Crypto & { ot: Ot }, secrets: ReturnType<typeof fixedSecrets>, otId: string, idB: number, label: string): { wrap: (mode: MpMode) => MpMode; secrets: MpSecrets } {
+  // The wrapper rebuilds one blob_B, so the card keys and nonces it was made of are kept.
+  const memo = <T,>(f: (i: number) => T) => {
+    const m = new Map<number, T>();
+    return (i: number) => (m.has(i) || m.set(i, f(i)), m.get(i)!);
+  };
+  const kept: MpSecrets = { ...secrets, cardKey: memo((i) => secrets.cardKey(i)), blobNonce: memo((i) => secrets.blobNonce(i)), blinding: (id, n) => secrets.blinding(id, n) };
+  const ctx = (l: string) => crypto.ot.context({ protocolId: PROTOCOL, sessionId: SESSION, senderRole: ROLE_HOST, payloadType: PAYLOAD_K_INNER, label: l });
+  const big = (b: Uint8Array) => BigInt(`0x${toHex(b)}`);
+  let n: Uint8Array | null = null;
+  let realBlobA: Uint8Array | null = null;
+  let fakeToken: Uint8Array | null = null;
+  return {
+    secrets: kept,
+    wrap: (mode) => ({
+      get transcript() {
+        return mode.transcript;
+      },
+      get ended() {
+        return mode.ended;
+      },
+      async step(input: MpInput) {
+        let i = input;
+        if (input.kind === 'message' && input.msg.action === 'mp_setup_a') {
+          const m = structuredClone(input.msg);
+          n = fromHex((JSON.parse(m['rsa_pub'] as string) as { n: string }).n);
+          const blobs = m['blobs'] as string[];
+          realBlobA = fromHex(blobs[idB]!);
+          const fakeKey = crypto.ot.randomUnit(n).subarray(0, 32);
+          blobs[idB] = toHex(crypto.deck.sealInner(fakeKey, new Uint8Array(12), crypto.deck.packInner(crypto.deck.encodeCard(255, 255), new Uint8Array(14))));
+          fakeToken = crypto.ot.randomUnit(n);
+          const c = ctx(`h-${idB}`);
+          (m['sealed_keys'] as string[])[idB] = JSON.stringify({ label: `h-${idB}`, c: toHex(crypto.ot.sealPayload(crypto.ot.tokenKey(fakeToken, c), new Uint8Array(12), fakeKey, c)) });
+          i = { ...input, msg: m };
+        } else if (input.kind === 'message' && input.msg.action === 'mp_ot_response' && input.msg['id'] === otId) {
+          // The answer the mode unblinds to the token of its own sealed entry.
+          const r = secrets.rs.get(otId)!;
+          i = { ...input, msg: { ...input.msg, y: ((big(fakeToken!) * big(r)) % big(n!)).toString(16).padStart(512, '0') } };
+        }
+        const effects = await mode.step(i);
+        return effects.map((e): MpEffect => {
+          if (e.kind !== 'send') return e;
+          const m = structuredClone(e.msg);
+          if (m.action === 'mp_setup_b') (m['blobs'] as string[])[idB] = toHex(crypto.deck.sealOuter(kept.cardKey(idB), kept.blobNonce(idB), realBlobA!));
+          else if (m.action === 'mp_ot_request' && m['id'] === otId) m['z'] = intToHex(crypto.ot.blind(n!, ctx(label), secrets.rs.get(otId)!));
+          else if (m.action === 'mp_witness') return { ...e, msg: editJsonItems(m, 'witnesses', (ws) => ws.map((w) => (w['ot_id'] === otId ? { ...w, label } : w))) };
+          return { ...e, msg: m };
+        });
+      },
+    }),
+  };
+}
+
 interface Expect {
   reason: string;
   evidence?: unknown;
@@ -222,6 +285,30 @@ for (const backend of ['wasm', 'js'] as const) {
         }, 120_000);
       }
     }
+
+    it('guest cheats: a deal OT for a label outside the Host\'s table (h-99), honestly witnessed → audit label_not_in_map', async () => {
+      const run = await game('guest', (s) => unlistedLabel(crypto, s, 'guest-4', 4, 'h-99'));
+      const evidence = { label: 'h-99', ot_id: 'guest-4' };
+      expectCaught(run, 'guest', { reason: 'label_not_in_map', evidence });
+      // The claim points at the Guest's mp_witness, the message that completed the evidence.
+      expect(run.ends.host!.proof!.message).toBe(run.sent.guest.findIndex((m) => m.action === 'mp_witness'));
+      // The witness is honest about the wire: z == FDH(h-99)·r^e under the Host's key, so bad_witness cannot be what caught it.
+      const setupA = run.sent.host.find((m) => m.action === 'mp_setup_a')!;
+      const n = fromHex((JSON.parse(setupA['rsa_pub'] as string) as { n: string }).n);
+      const z = intFromHex(run.sent.guest.find((m) => m.action === 'mp_ot_request' && m['id'] === 'guest-4')!['z'] as string);
+      const w = (run.sent.guest.find((m) => m.action === 'mp_witness')!['witnesses'] as string[]).map((x) => JSON.parse(x) as Record<string, string>).find((x) => x['ot_id'] === 'guest-4')!;
+      const hostCtx = (label: string) => crypto.ot.context({ protocolId: PROTOCOL, sessionId: SESSION, senderRole: ROLE_HOST, payloadType: PAYLOAD_K_INNER, label });
+      expect(w['label']).toBe('h-99');
+      expect(crypto.ot.checkWitness(n, hostCtx('h-99'), z, intFromHex(w['r']!))).toBe(true);
+      expect(crypto.ot.checkWitness(n, hostCtx('h-4'), z, intFromHex(w['r']!))).toBe(false);
+      // The game went on to its end: the skipped card was never played.
+      expect(run.sent.guest.some((m) => m.action === 'mp_play' && m['id_b'] === '4')).toBe(false);
+      // An offline verifier replaying the wire as the Host reaches the same verdict.
+      const replay = replayGame(crypto, run.wire.map(({ from, msg }) => ({ direction: from === 'host' ? 'host_to_guest' : 'guest_to_host', message: msg })), {
+        verifier: 'host', protocolId: PROTOCOL, sessionId: SESSION, universe: makeDeck(), deal: run.ends.host!.deal!, peerPublicKey: crypto.ed25519PublicKey(new Uint8Array(32).fill(2)),
+      });
+      expect(replay.verdict).toEqual({ auditPassed: false, auditFailure: { reason: 'label_not_in_map', evidence }, raised: null });
+    }, 120_000);
 
     // A deck only the Host builds: its universe with a card missing or doubled; the Guest's own shuffle doubled.
     const withUniverse = (edit: (u: [number, number][]) => [number, number][]) => (): Partial<SideSetup> => {
