@@ -1,4 +1,4 @@
-// Cheating peers playing real games against our engine, in memory, on both backends: the cheater is our
+// Cheating peers playing real games against our engine, in memory, on one backend per test file: the cheater is our
 // own mode with a wrapper that alters what it sends (and, where the cheat needs it, what it reads). Each
 // cheat must end the honest side with the exact audit reason and evidence (or the play rejection), and a
 // proof claim naming the offender and the failed step. The Guest's shuffle is the identity here, so the
@@ -200,7 +200,8 @@ interface Expect {
   end?: 'play_rejected' | 'rule_rejected';
 }
 
-for (const backend of ['wasm', 'js'] as const) {
+/** The whole cheat suite on one backend; cheats-wasm.test.ts and cheats-js.test.ts run one each, in parallel. */
+export function cheatSuite(backend: 'wasm' | 'js'): void {
   const crypto = getCrypto(backend);
 
   async function game(cheater: Role, cheat: (s: ReturnType<typeof fixedSecrets>) => Partial<SideSetup>): Promise<PairRun> {

@@ -1,0 +1,4 @@
+// The cheat suite (cheats.ts) on the wasm backend; a file per backend lets vitest run the two at once.
+import { cheatSuite } from './cheats.js';
+
+cheatSuite('wasm');
