@@ -10,6 +10,7 @@ import { loadBuiltinSpec, play } from './play.js';
 const REFERENCE_IDS: Record<string, string> = {
   'rps-v1': '43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f',
   'coin-flip-v1': '9e5df77c31b613dd16b015ed802d4d063d446c4e381382885683c89b7f5ee48f',
+  'weak-wins-all': '83ae1cd79f397624990fd280667864667143cdf5c80e8a8923b364dbba710396',
   'guess-number-v1': '166570eff5c0864d31ccafb9d04ea5154184542085dfa401a9c3590f6831e8c8',
   'connect4-v1': '5cd50a30977f690c81073e861c9fec9323b3bf359e703c886ff9b0153c1cb209',
   'human-chat-v1': '59da01bc80d2ac385e0c9c642ad578ffa83b8fe273c4df21d80b2555437b8a31',

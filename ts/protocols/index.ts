@@ -46,6 +46,18 @@ export const BUILTINS: BuiltinProtocol[] = [
     profiles: { single: { description: 'one flip', options: { best_of: 1 } }, standard: { description: 'best of 3', options: { best_of: 3 } } },
   },
   {
+    alias: 'weak-wins-all',
+    folder: 'weak-wins-all',
+    tags: ['game', 'weak-wins-all', 'timing'],
+    capabilities: ['resource_allocation', 'multi_round_score', 'lower_bid_wins', 'commit_reveal', 'turn_timing'],
+    default_profile: 'standard',
+    profiles: {
+      // The reference's profile as it ships: its options set no total_rounds, so it plays the default 5.
+      quick: { description: '3 rounds, 50 points', options: { total_points: 50 } },
+      standard: { description: '5 rounds, 100 points', options: { total_points: 100 } },
+    },
+  },
+  {
     alias: 'guess-number-v1',
     folder: 'guess-number',
     tags: ['game', 'guess-number'],
