@@ -78,6 +78,22 @@ export const BUILTINS: BuiltinProtocol[] = [
     profiles: { standard: { description: '7 columns x 6 rows', options: { cols: 7, rows: 6 } }, small: { description: '5 x 4', options: { cols: 5, rows: 4 } } },
   },
   {
+    alias: 'gomoku-v1',
+    folder: 'gomoku',
+    tags: ['game', 'gomoku', 'board'],
+    capabilities: ['board_placement', 'five_in_a_row', 'session_loop'],
+    default_profile: 'standard',
+    profiles: { standard: { description: '15x15 standard board', options: { board_size: 15 } }, small: { description: '9x9 quick game', options: { board_size: 9 } } },
+  },
+  {
+    alias: 'reversi-v1',
+    folder: 'reversi',
+    tags: ['game', 'reversi', 'board'],
+    capabilities: ['stone_flip', 'pass_when_no_move', 'session_loop'],
+    default_profile: 'standard',
+    profiles: { standard: { description: '8x8 standard board', options: { board_size: 8 } }, small: { description: '6x6 quick game', options: { board_size: 6 } } },
+  },
+  {
     alias: 'human-chat-v1',
     folder: 'human-chat',
     tags: ['chat', 'human', 'p2p'],

@@ -1,0 +1,269 @@
+// Reversi and Gomoku: their rules on hand-built boards, the host's refusals with the spec's reasons,
+// the guest catching a host that misreports, and, where the reference's Python hooks can be imported,
+// the same legality, flips, counts, wins and autonomous moves as the reference's own functions.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { HooksModule, Message, SessionLoopHooks } from '../../ts/hooks/types.js';
+import gomoku, { Board as Gomoku } from '../../ts/protocols/gomoku/hooks.js';
+import reversi, { Board as Reversi, type Side } from '../../ts/protocols/reversi/hooks.js';
+import { MessageValidator } from '../../ts/spec/index.js';
+import { loadBuiltinSpec, play } from './play.js';
+
+const sorted = (ms: readonly (readonly number[])[]) => ms.map((m) => m.join(',')).sort();
+
+/** A host session of `module` that has accepted a join, with every reply checked against the spec. */
+function host(module: HooksModule, folder: string, options: Record<string, unknown>) {
+  const h = module.create({ role: 'host', options, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as SessionLoopHooks;
+  const v = new MessageValidator(loadBuiltinSpec(folder));
+  const ask = (msg: Message) => {
+    const r = h.proto_host_handle(msg) as { response: Message; abort?: boolean; completed?: boolean };
+    expect(v.check(r.response, 'host_to_guest').ok, JSON.stringify(r.response)).toBe(true);
+    return r;
+  };
+  h.proto_host_handle_join({ action: 'join', ...options });
+  return ask;
+}
+
+/** The module with the host's round_results passed through `bend`. */
+const lyingHost = (module: HooksModule, bend: (m: Message) => Message): HooksModule => ({
+  mode: module.mode,
+  create: (ctx) => {
+    const h = module.create(ctx) as unknown as SessionLoopHooks;
+    if (ctx.role !== 'host') return h as never;
+    return { ...h, proto_host_handle: (m: Message) => {
+      const r = h.proto_host_handle(m) as { response: Message };
+      return r.response.action === 'round_result' ? { ...r, response: bend(r.response) } : r;
+    } } as never;
+  },
+});
+
+describe('reversi rules', () => {
+  it('starts from the central cross with four moves for black', () => {
+    const b = new Reversi(8);
+    expect([b.count('guest'), b.count('host')]).toEqual([2, 2]);
+    expect(sorted(b.legal('guest'))).toEqual(sorted([[2, 3], [3, 2], [4, 5], [5, 4]]));
+    expect(sorted(new Reversi(6).legal('host'))).toEqual(sorted([[1, 3], [2, 4], [3, 1], [4, 2]]));
+  });
+
+  it('flips every bracketed line at once and nothing past a gap or the edge', () => {
+    const b = Reversi.from([
+      'B.B...',
+      '.WW...',
+      'BW.WWB',
+      '.W....',
+      '.B....',
+      '......',
+    ]);
+    // (2,2): up to (0,2) over (1,2); left to (2,0) over (2,1); right to (2,5) over (2,3),(2,4);
+    // up-left to (0,0) over (1,1); down-left over (3,1) reaches (4,0), empty: no flip.
+    expect(sorted(b.flips(2, 2, 'guest'))).toEqual(sorted([[1, 2], [2, 1], [2, 3], [2, 4], [1, 1]]));
+    expect(b.play(2, 2, 'guest')).toBe(5);
+    expect(b.cells[3]![1]).toBe('host');
+    expect([b.count('guest'), b.count('host')]).toEqual([11, 1]);
+  });
+
+  it('refuses an occupied cell, a cell that brackets nothing and a cell off the board, changing nothing', () => {
+    const b = new Reversi(8);
+    const before = JSON.stringify(b.cells);
+    for (const [r, c] of [[3, 3], [0, 0], [2, 2], [-1, 3], [8, 3], [3, 8]] as const) expect(b.play(r, c, 'guest'), `${r},${c}`).toBe(0);
+    expect(JSON.stringify(b.cells)).toBe(before);
+  });
+
+  it('forces a pass on the side with no move, and ends when neither can move or the board is full', () => {
+    const pass = Reversi.from(['WB....', '......', '......', '......', '......', '......']);
+    expect(pass.legal('guest')).toEqual([]);
+    expect(pass.choose('guest', () => 0)).toBeNull();
+    expect(pass.legal('host')).toEqual([[0, 2]]);
+    expect(pass.over()).toBe(false);
+    const stuck = Reversi.from(['B.....', '......', '......', '......', '......', 'W.....']);
+    expect([stuck.over(), stuck.leader()]).toEqual([true, 'none']);
+    const full = Reversi.from(['BBBBBB', 'BBBBBB', 'BBBBBB', 'WWWWWW', 'WWWWWW', 'WWWWWW']);
+    expect([full.over(), full.leader(), full.count('guest'), full.count('host')]).toEqual([true, 'none', 18, 18]);
+    expect(Reversi.from(['BBBBBB', 'BBBBBB', 'BBBBBB', 'BWWWWW', 'WWWWWW', 'WWWWWW']).leader()).toBe('guest');
+  });
+
+  it('prefers a corner, then more flips', () => {
+    const b = Reversi.from([
+      '.WB.....',
+      '........',
+      '..BWW...',
+      '........',
+      '........',
+      '........',
+      '........',
+      '........',
+    ]);
+    expect(b.choose('guest', () => 0)).toEqual([0, 0]); // a corner flipping one rather than (2,5) flipping two
+    expect(b.choose('host', () => 0)).toEqual([0, 3]);
+    // 6x6: every inner cell is worth the same, so the two-stone flip wins.
+    const m = Reversi.from(['......', '......', '.BWW..', '.BW...', '......', '......']);
+    expect(m.flips(3, 3, 'guest')).toHaveLength(1);
+    expect(m.choose('guest', () => 0)).toEqual([2, 4]);
+  });
+
+  it('the host refuses an illegal move, a pass while a move exists and a wrong turn, with the spec reasons', () => {
+    expect(host(reversi, 'reversi', { board_size: 8 })({ action: 'move', turn: 1, row: 0, col: 0 })).toMatchObject({ response: { action: 'error', turn: 1, reason: 'illegal_move' }, abort: true });
+    expect(host(reversi, 'reversi', { board_size: 6 })({ action: 'move', turn: 1, row: 7, col: 7 })).toMatchObject({ response: { reason: 'illegal_move' }, abort: true });
+    expect(host(reversi, 'reversi', { board_size: 8 })({ action: 'pass', turn: 1 })).toMatchObject({ response: { reason: 'illegal_move' }, abort: true });
+    const ask = host(reversi, 'reversi', { board_size: 8 });
+    expect(ask({ action: 'move', turn: 1, row: 2, col: 3 })).toMatchObject({ response: { action: 'round_result', turn: 2, player: 'host', passed: false, flipped: 1, black: 3, white: 3, game_over: false } });
+    expect(ask({ action: 'move', turn: 1, row: 2, col: 3 })).toMatchObject({ response: { reason: 'not_your_turn' }, abort: true });
+  });
+
+  it('the guest aborts when the host misreports flips, counts or the winner, or plays an illegal cell', async () => {
+    const spec = loadBuiltinSpec('reversi');
+    const bends: ((m: Message) => Message)[] = [
+      (m) => ({ ...m, flipped: (m['flipped'] as number) + 1 }),
+      (m) => ({ ...m, white: (m['white'] as number) + 1 }),
+      (m) => (m['game_over'] ? { ...m, winner: m['winner'] === 'host' ? 'guest' : 'host' } : m),
+      (m) => (m['turn'] === 4 ? { ...m, row: 0, col: 0 } : m),
+      (m) => (m['turn'] === 4 ? { ...m, passed: true } : m),
+    ];
+    for (const bend of bends) expect((await play(spec, lyingHost(reversi, bend), { board_size: 6 }, 1)).outcome).toBe('aborted');
+    expect((await play(spec, reversi, { board_size: 6 }, 1)).outcome).toBe('completed');
+  });
+});
+
+describe('gomoku rules', () => {
+  it('five in a row wins in all four directions, six too; four or a broken line does not', () => {
+    for (const [dr, dc] of [[0, 1], [1, 0], [1, 1], [1, -1]] as const) {
+      const b = new Gomoku(9);
+      const at = (k: number) => [4 + k * dr, 4 + k * dc] as const;
+      for (const k of [-2, -1, 1]) b.cells[at(k)[0]]![at(k)[1]] = 'guest';
+      b.cells[4]![4] = 'guest';
+      expect(b.wins(4, 4), `four along ${dr},${dc}`).toBe(false);
+      b.cells[at(3)[0]]![at(3)[1]] = 'guest'; // a gap at k=2
+      expect(b.wins(4, 4), `broken along ${dr},${dc}`).toBe(false);
+      b.cells[at(2)[0]]![at(2)[1]] = 'host';
+      expect(b.wins(4, 4)).toBe(false);
+      b.cells[at(2)[0]]![at(2)[1]] = 'guest';
+      expect(b.wins(4, 4), `six along ${dr},${dc}`).toBe(true);
+      expect(b.wins(...at(-2)), `from the end along ${dr},${dc}`).toBe(true);
+    }
+    const edge = Gomoku.from(['BBBBB', '.....', '.....', '.....', 'WWWW.']);
+    expect([edge.wins(0, 4), edge.wins(4, 0), edge.wins(1, 1)]).toEqual([true, false, false]);
+  });
+
+  it('knows a full board and refuses cells off the board or taken', () => {
+    const b = Gomoku.from(['BWBWB', 'BWBWB', 'WBWBW', 'BWBWB', 'BWBW.']);
+    expect(b.full()).toBe(false);
+    expect([b.refuse(4, 4), b.refuse(0, 0), b.refuse(5, 0), b.refuse(0, -1)]).toEqual([null, 'occupied', 'out_of_bounds', 'out_of_bounds']);
+    b.cells[4]![4] = 'guest';
+    expect(b.full()).toBe(true);
+  });
+
+  it('opens in the centre, wins when it can, else blocks a four', () => {
+    expect(new Gomoku(15).choose('guest', () => 0)).toEqual([7, 7]);
+    const b = Gomoku.from(['.........', '.BBBB....', '.........', '.........', '..WWW....', '.........', '.........', '.........', '.........']);
+    expect(b.choose('host', () => 0)).toEqual([1, 5]); // a block, the end nearer the centre
+    b.cells[4]![5] = 'host';
+    for (const x of [0, 0.99]) {
+      const [r, c] = b.choose('host', () => x);
+      b.cells[r]![c] = 'host';
+      expect(b.wins(r, c), `${r},${c}`).toBe(true);
+      b.cells[r]![c] = null;
+    }
+  });
+
+  it('the host refuses cells off the board, taken cells and wrong turns, with the spec reasons', () => {
+    expect(host(gomoku, 'gomoku', { board_size: 9 })({ action: 'move', turn: 1, row: 9, col: 0 })).toMatchObject({ response: { action: 'error', turn: 1, reason: 'out_of_bounds' }, abort: true });
+    const ask = host(gomoku, 'gomoku', { board_size: 9 });
+    const r = ask({ action: 'move', turn: 1, row: 4, col: 4 });
+    expect(r).toMatchObject({ response: { action: 'round_result', turn: 2, player: 'host', game_over: false, winner: 'none' } });
+    expect(ask({ action: 'move', turn: 3, row: r.response['row'] as number, col: r.response['col'] as number })).toMatchObject({ response: { reason: 'occupied' }, abort: true });
+    expect(host(gomoku, 'gomoku', { board_size: 9 })({ action: 'move', turn: 3, row: 0, col: 0 })).toMatchObject({ response: { reason: 'not_your_turn' }, abort: true });
+  });
+
+  it('the host echoes the guest\'s winning stone and the guest aborts on a false win or a taken cell', async () => {
+    const spec = loadBuiltinSpec('gomoku');
+    const games = await Promise.all([1, 2, 3, 4, 5, 6].map((seed) => play(spec, gomoku, { board_size: 9 }, seed)));
+    const last = games.map((g) => g.frames.at(-1)!.msg);
+    expect(last.every((m) => m['game_over'] === true)).toBe(true);
+    for (const m of last.filter((m) => m['player'] === 'guest')) expect(m['winner']).toBe('guest');
+    const bends: ((m: Message) => Message)[] = [
+      (m) => (m['turn'] === 4 ? { ...m, game_over: true, winner: 'host' } : m),
+      (m) => (m['turn'] === 4 ? { ...m, row: 4, col: 4 } : m),
+      (m) => (m['game_over'] ? { ...m, game_over: false, winner: 'none' } : m),
+    ];
+    for (const bend of bends) expect((await play(spec, lyingHost(gomoku, bend), { board_size: 9 }, 1)).outcome).toBe('aborted');
+  });
+});
+
+// The reference's own rule functions, run on the same games.
+const SRC = '/work/shared/reference/aigenora-src/src';
+const probe = existsSync(SRC) ? spawnSync('python3', ['-c', 'import aigenora.proto.hooks'], { cwd: SRC, encoding: 'utf8' }) : undefined;
+const haveRef = probe?.status === 0;
+if (!haveRef) console.warn(`SKIPPED: reference cross-check of reversi/gomoku (${probe ? `python3 cannot import the reference: ${probe.stderr.trim().split('\n').at(-1)}` : `${SRC} missing`})`);
+const ref = (req: object): unknown[] => {
+  const r = spawnSync('python3', [new URL('./board-rules-ref.py', import.meta.url).pathname, SRC], { cwd: SRC, input: JSON.stringify(req), encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout) as unknown[];
+};
+type Step = [Side, number, number] | [Side, 'pass'];
+
+describe.skipIf(!haveRef)('against the reference\'s rules', () => {
+  it('reversi: the autonomous player makes the reference\'s moves, passes included', () => {
+    for (const n of [6, 7, 8]) {
+      const b = new Reversi(n);
+      const ours: Step[] = [];
+      for (let side: Side = 'guest'; !b.over(); side = side === 'guest' ? 'host' : 'guest') {
+        const m = b.choose(side, () => 0);
+        if (m) b.play(m[0], m[1], side);
+        ours.push(m ? [side, m[0], m[1]] : [side, 'pass']);
+      }
+      expect(ours, `n=${n}`).toEqual(ref({ game: 'reversi', n, selfplay: true }));
+    }
+  });
+
+  it('gomoku: the autonomous player makes the reference\'s moves', () => {
+    for (const n of [5, 9, 15]) {
+      const b = new Gomoku(n);
+      const ours: Step[] = [];
+      for (let side: Side = 'guest'; ; side = side === 'guest' ? 'host' : 'guest') {
+        const [r, c] = b.choose(side, () => 0);
+        b.cells[r]![c] = side;
+        ours.push([side, r, c]);
+        if (b.wins(r, c) || b.full()) break;
+      }
+      expect(ours, `n=${n}`).toEqual(ref({ game: 'gomoku', n, selfplay: true }));
+    }
+  });
+
+  it('reversi: every host round_result of seeded games says what the reference\'s rules say', async () => {
+    const spec = loadBuiltinSpec('reversi');
+    for (const n of [6, 8]) for (let seed = 1; seed <= 5; seed++) {
+      const g = await play(spec, reversi, { board_size: n }, seed);
+      expect(g.outcome).toBe('completed');
+      const moves: Step[] = [];
+      const results: Message[] = [];
+      for (const { msg } of g.frames) {
+        if (msg.action === 'move') moves.push(['guest', msg['row'] as number, msg['col'] as number]);
+        if (msg.action === 'pass') moves.push(['guest', 'pass']);
+        if (msg.action === 'round_result') {
+          moves.push(msg['passed'] ? ['host', 'pass'] : ['host', msg['row'] as number, msg['col'] as number]);
+          results.push(msg);
+        }
+      }
+      const theirs = ref({ game: 'reversi', n, moves }) as { legal: boolean; flipped: number; black: number; white: number; over: boolean; winner: string }[];
+      expect(theirs.every((s) => s.legal), `seed ${seed}`).toBe(true);
+      const hostSteps = theirs.filter((_, i) => moves[i]![0] === 'host');
+      expect(results.map((m) => [m['flipped'], m['black'], m['white'], m['game_over'], m['winner']])).toEqual(hostSteps.map((s) => [s.flipped, s.black, s.white, s.over, s.winner]));
+    }
+  });
+
+  it('gomoku: every result of seeded games says what the reference\'s rules say', async () => {
+    const spec = loadBuiltinSpec('gomoku');
+    for (const n of [9, 15]) for (let seed = 1; seed <= 5; seed++) {
+      const g = await play(spec, gomoku, { board_size: n }, seed);
+      expect(g.outcome).toBe('completed');
+      const moves = g.frames.filter(({ msg }) => msg.action === 'move' || (msg.action === 'round_result' && msg['player'] === 'host')).map(({ msg }) => [msg.action === 'move' ? 'guest' : 'host', msg['row'], msg['col']]);
+      const theirs = ref({ game: 'gomoku', n, moves }) as { legal: boolean; win: boolean; full: boolean }[];
+      expect(theirs.every((s) => s.legal)).toBe(true);
+      expect(theirs.slice(0, -1).some((s) => s.win || s.full)).toBe(false);
+      const end = theirs.at(-1)!;
+      const last = g.frames.at(-1)!.msg;
+      expect([last['game_over'], last['winner'], last['player']]).toEqual([true, end.win ? moves.at(-1)![0] : 'none', moves.at(-1)![0]]);
+    }
+  });
+});
