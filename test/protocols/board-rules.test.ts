@@ -188,6 +188,16 @@ describe('gomoku rules', () => {
     ];
     for (const bend of bends) expect((await play(spec, lyingHost(gomoku, bend), { board_size: 9 }, 1)).outcome).toBe('aborted');
   });
+
+  it('a 5x5 board fills on the guest\'s 13th stone: the host echoes it as a draw, and a host that claims it is caught', async () => {
+    const spec = loadBuiltinSpec('gomoku');
+    const g = await play(spec, gomoku, { board_size: 5 }, 1);
+    expect(g.outcome).toBe('completed');
+    expect(g.frames.filter((f) => f.msg.action === 'move')).toHaveLength(13);
+    expect(g.frames.at(-1)!.msg).toMatchObject({ action: 'round_result', turn: 25, player: 'guest', game_over: true, winner: 'none' });
+    const claim = lyingHost(gomoku, (m) => (m['turn'] === 25 ? { ...m, winner: 'guest' } : m));
+    expect((await play(spec, claim, { board_size: 5 }, 1)).outcome).toBe('aborted');
+  });
 });
 
 // The reference's own rule functions, run on the same games.
@@ -254,7 +264,7 @@ describe.skipIf(!haveRef)('against the reference\'s rules', () => {
 
   it('gomoku: every result of seeded games says what the reference\'s rules say', async () => {
     const spec = loadBuiltinSpec('gomoku');
-    for (const n of [9, 15]) for (let seed = 1; seed <= 5; seed++) {
+    for (const n of [5, 9, 15]) for (let seed = 1; seed <= 5; seed++) {
       const g = await play(spec, gomoku, { board_size: n }, seed);
       expect(g.outcome).toBe('completed');
       const moves = g.frames.filter(({ msg }) => msg.action === 'move' || (msg.action === 'round_result' && msg['player'] === 'host')).map(({ msg }) => [msg.action === 'move' ? 'guest' : 'host', msg['row'], msg['col']]);
