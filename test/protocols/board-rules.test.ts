@@ -277,3 +277,35 @@ describe.skipIf(!haveRef)('against the reference\'s rules', () => {
     }
   });
 });
+
+describe('a person\'s move in place of the suggested one', () => {
+  // The guest's board follows the decided move, so the host's answer to it is accepted.
+  const session = (module: HooksModule, options: Record<string, unknown>) => {
+    const make = (role: 'host' | 'guest') => module.create({ role, options, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as SessionLoopHooks;
+    const [h, g] = [make('host'), make('guest')];
+    g.proto_guest_handle_ready(h.proto_host_handle_join(g.proto_guest_join_message() as Message) as Message);
+    return { h, g };
+  };
+  it.each([
+    ['reversi', reversi, { board_size: 8 }, { action: 'move', turn: 1, row: 5, col: 4 }],
+    ['gomoku', gomoku, { board_size: 9 }, { action: 'move', turn: 1, row: 0, col: 0 }],
+  ] as const)('%s', (_name, module, options, decided) => {
+    const { h, g } = session(module, options);
+    const suggested = g.proto_guest_first_action() as Message;
+    expect(suggested).not.toEqual(decided);
+    g.proto_on_decision!(decided, suggested);
+    const reply = h.proto_host_handle(decided) as { response: Message; abort?: boolean };
+    expect(reply.abort).toBeFalsy();
+    // Then the game plays on to its end with neither side refusing the other.
+    let r = reply as { response: Message; abort?: boolean; completed?: boolean };
+    for (;;) {
+      const step = g.proto_guest_handle(r.response) as Message | { completed?: boolean; abort?: boolean } | null;
+      if (r.completed || !step || !('action' in step)) {
+        expect(step).toEqual({ completed: true });
+        break;
+      }
+      r = h.proto_host_handle(step as Message) as typeof r;
+      expect(r.abort, JSON.stringify(r.response)).toBeFalsy();
+    }
+  });
+});
