@@ -38,7 +38,7 @@ const HOOK_DOCS: Record<string, [string, string]> = {
   proto_mp_validate_play: ['state, who, play', '[ok, reason] for a play.'],
   proto_realtime_initial_state: ['', 'The initial simulation state.'],
   proto_realtime_commands: ['state, targetTick', "This side's commands for a future tick."],
-  proto_realtime_validate_commands: ['side, commands, state, targetTick', 'Whether the commands are acceptable.'],
+  proto_realtime_validate_commands: ['side, commands, state, targetTick', 'The commands as the host will apply them; throw to reject them.'],
   proto_realtime_step: ['state, tick, commands', 'One tick: {state, events, outcome}.'],
   proto_group_initial_state: ['members', 'The initial group state.'],
   proto_group_member_joined: ['state, member', 'A member joined.'],

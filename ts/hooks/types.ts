@@ -191,8 +191,9 @@ export interface MentalPokerHooks extends CommonHooks {
 export interface RealtimeHooks extends CommonHooks {
   proto_realtime_initial_state(): Record<string, unknown>;
   proto_realtime_commands(state: Record<string, unknown>, targetTick: number): Maybe<unknown[]>;
-  proto_realtime_validate_commands(side: Role, commands: unknown[], state: Record<string, unknown>, targetTick: number): boolean;
-  proto_realtime_step(state: Record<string, unknown>, tick: number, commands: { host: unknown[]; guest: unknown[] }): { state: Record<string, unknown>; events: unknown[]; outcome: 'none' | Role | 'draw' };
+  /** The commands as the host will apply them (aliases normalised); a throw rejects them with its message. */
+  proto_realtime_validate_commands(side: Role, commands: unknown[], state: Record<string, unknown>, targetTick: number): unknown[];
+  proto_realtime_step(state: Record<string, unknown>, tick: number, commands: { host: unknown[]; guest: unknown[] }): { state: Record<string, unknown>; events?: Record<string, unknown>[]; outcome?: 'none' | Role | 'draw' };
   proto_realtime_snapshot?(state: Record<string, unknown>, frame: unknown): unknown;
   proto_realtime_audit_outcome?(frame: unknown): unknown;
   proto_realtime_transport_update?(profile: unknown): void;

@@ -1,0 +1,148 @@
+/**
+ * The one interface every flow mode implements: a state machine without I/O. A mode consumes inputs
+ * (start, a peer message already through every inbound check, a timer firing, a local decision) and
+ * returns effects (send, set a timer, ask for a decision, emit an event, write a session file, end).
+ * The session core signs and checks what a mode sends; the driver owns the transport, the clock, the
+ * record and the decision bus. Code implementing a mode imports no `node:*`, reads no `Date`, sets no
+ * timers and draws no OS randomness: time comes in as `now()` and timer inputs, randomness as
+ * `randomBytes`, so a test on a virtual clock replays a session exactly.
+ */
+import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
+import type { ControlMode, DecisionConfig, HooksByMode, Message, Role } from '../hooks/types.js';
+import type { FlowMode, Spec } from '../spec/types.js';
+import type { DecisionRecord } from './decision.js';
+import type { MpSecrets } from '../mp/secrets.js';
+import type { MpMode } from '../mp/mode.js';
+
+export type EndReason =
+  | 'completed'
+  | 'request_response_complete'
+  | 'abort'
+  | 'peer_aborted'
+  | 'peer_disconnected'
+  | 'peer_timeout'
+  | 'frame_too_large'
+  | 'malformed_json'
+  | 'bad_envelope'
+  | 'bad_sequence'
+  | 'bad_chain'
+  | 'bad_ack'
+  | 'bad_signature'
+  | 'invalid_message'
+  | 'unexpected_message'
+  | 'commit_mismatch'
+  | 'balance_mismatch'
+  | 'hook_error'
+  | 'hook_invalid_message'
+  | 'receipt_mismatch'
+  | 'decision_timeout'
+  | 'control_mode_unsupported'
+  | 'local_abort'
+  /** mental_poker: a peer play failed the card check, or the game's rules. */
+  | 'play_rejected'
+  | 'rule_rejected'
+  /** mental_poker: the post-game audit caught a cheat, or the peer's terminal receipt does not verify. */
+  | 'audit_failed'
+  /** mental_poker: the peer withheld its opening, witnesses or receipt. */
+  | 'audit_refused'
+  /** mental_poker: peer material the game cannot go on with (a key that does not decode, an OT that does not open). */
+  | 'bad_peer_material'
+  /** authoritative_realtime: the host refused the join (wire version, ruleset or match config differ). */
+  | 'realtime_rejected'
+  /** authoritative_realtime: a host frame breaks the chain, skips a tick, or drops or alters an acknowledged command. */
+  | 'realtime_integrity_failed';
+
+/** What a mode asks the driver to settle locally: the hooks' choice is the fallback. */
+export interface DecideRequest {
+  expects: 'value' | 'message';
+  /** Window key and number (NOTES A10 match_key / match_value). */
+  key: string;
+  value: number;
+  fallback: unknown;
+  /** Why a recorded decision is refused, or undefined when it is acceptable. */
+  check(r: DecisionRecord): string | undefined;
+  take(r: DecisionRecord): unknown;
+}
+
+/** Evidence a mode hands the core for proof.json; the core adds the session's identity. */
+export interface ProofRequest {
+  kind: string;
+  offender: Role;
+  /** Signed wire lines, or 'all' for every frame so far in this side's order. */
+  frames: string[] | 'all';
+  detail: Record<string, unknown>;
+}
+
+export type ModeInput =
+  | { kind: 'start' }
+  | { kind: 'message'; from: Role; msg: Message; line: string }
+  | { kind: 'timer'; id: string }
+  | { kind: 'decision'; value: unknown };
+
+export type ModeEffect =
+  | { kind: 'send'; msg: Message }
+  | { kind: 'timer'; id: string; at: number }
+  | { kind: 'decide'; request: DecideRequest }
+  | { kind: 'event'; name: string; data: Record<string, unknown> }
+  | { kind: 'write'; file: string; value: unknown }
+  | { kind: 'end'; reason: EndReason; detail?: string; step?: string; proof?: ProofRequest };
+
+/** Thrown inside a mode (or a hook wrapper) to end the session; the same as returning an `end` effect. */
+export class ModeAbort extends Error {
+  constructor(
+    readonly reason: EndReason,
+    readonly step: string,
+    detail: string,
+    readonly proof?: ProofRequest,
+  ) {
+    super(detail);
+  }
+}
+
+/** Every frame line of the session so far, as the core keeps them (read-only to modes). */
+export interface WireView {
+  readonly lines: Readonly<Record<Role, readonly string[]>>;
+  /** Both sides' lines in the order this side sent or accepted them. */
+  readonly order: readonly string[];
+}
+
+export interface ModeContext<M extends FlowMode = FlowMode> {
+  role: Role;
+  spec: Spec;
+  specText: string;
+  protocolId: string;
+  sid: string;
+  hostKey: string;
+  guestKey: string;
+  key: Ed25519Keypair;
+  crypto: Crypto;
+  options: Record<string, unknown>;
+  controlMode: ControlMode;
+  decision: DecisionConfig | null;
+  hooks: HooksByMode[M];
+  /** Calls a hook by name if the protocol has it; a throw becomes a `hook_error` abort. */
+  hook(name: string, ...args: unknown[]): Promise<unknown>;
+  /** Milliseconds on the driver's clock. */
+  now(): number;
+  /** Fresh randomness from the driver (the CSPRNG, or a seeded source in tests). */
+  randomBytes(n: number): Uint8Array;
+  wire: WireView;
+  /** free mode: the lines this side says. */
+  chat: readonly string[];
+  /** authoritative_realtime: SHA-256 over the protocol folder as the reference defines it. */
+  rulesetHash: string;
+  mpSecrets?: MpSecrets;
+  mpWrap?: (mode: MpMode) => MpMode;
+}
+
+export interface Mode {
+  step(input: ModeInput): Promise<ModeEffect[]>;
+}
+
+export interface ModeDefinition<M extends FlowMode = FlowMode> {
+  /** The join / ready exchange of NOTES A11 runs before `start` (realtime has its own). */
+  handshake: 'join_ready' | 'none';
+  /** What an inbound message failing the spec does: end the session, or be dropped (free mode, as the reference). */
+  invalidInbound: 'abort' | 'drop';
+  create(ctx: ModeContext<M>): Mode;
+}
