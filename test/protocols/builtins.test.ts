@@ -19,6 +19,7 @@ const REFERENCE_IDS: Record<string, string> = {
   'hero-duel-v1': 'df2d0709aa159798680cfcb7106d4d3b0a8eee002b5644044dc0ed0b8d06092a',
   'crazy-eights-v1': '3a3c352ac09a83a3c0877a5585fcd8c03fa4b85b873601f2fe3ba734474a64ae',
   'briscola-v1': 'f508d605c7dc9c8aeffd7bf1441e283ebe9ed83c768e36c05d02e056cdd51867',
+  'tank-battle-v1': '24765cedb54ad04ad234c8d5a65f56825fedecb1f12cd296a175d658cb4c802d',
 };
 
 const hooksOf = async (folder: string) => (await import(`../../ts/protocols/${folder}/hooks.ts`)).default as HooksModule;
@@ -34,8 +35,10 @@ describe('built-in protocols', () => {
   // play.ts drives the message-exchange modes only. The mental_poker card games are played through the
   // engine's mental_poker mode in test/engine/builtins.test.ts and test/mp/; their rules are tested on
   // the hooks in mental-poker-rules.test.ts.
+  // Tank Battle (authoritative_realtime) plays whole matches in tank-battle.test.ts.
   const isMentalPoker = (b: (typeof BUILTINS)[number]) => loadBuiltinSpec(b.folder).flow?.mode === 'mental_poker';
-  const games = BUILTINS.filter((b) => b.folder !== 'human-chat' && !isMentalPoker(b));
+  const isRealtime = (b: (typeof BUILTINS)[number]) => loadBuiltinSpec(b.folder).flow?.mode === 'authoritative_realtime';
+  const games = BUILTINS.filter((b) => b.folder !== 'human-chat' && !isMentalPoker(b) && !isRealtime(b));
   it.each(games.flatMap((b) => Object.entries(b.profiles).map(([profile, p]) => [`${b.alias}/${profile}`, b, p.options] as const)))(
     '%s plays to completion for 20 seeds with every message valid',
     async (_name, b, options) => {

@@ -5,6 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { STANDARD_BALANCE } from './hero-duel/hooks.js';
+import { SHORT_MAP } from './tank-battle/hooks.js';
 
 export interface Profile {
   description: string;
@@ -136,6 +137,20 @@ export const BUILTINS: BuiltinProtocol[] = [
     capabilities: ['turn-based', 'mental-poker', 'trick-taking', 'cheat-detectable'],
     default_profile: 'standard',
     profiles: { standard: { description: '40-card deck, 3-card hands, 120-point game', options: {} } },
+  },
+  {
+    alias: 'tank-battle-v1',
+    folder: 'tank-battle',
+    tags: ['game', 'tank-battle', 'rts', 'authoritative-realtime'],
+    capabilities: ['authoritative_realtime', 'agent_micro_control', 'dynamic_rules', 'full_frame_journal'],
+    default_profile: 'standard',
+    profiles: {
+      // The reference's three, and a 10-second duel for tests and CI.
+      short: { description: '1v1 on a 9x9 arena, 100 ticks', options: { team_size: 1, max_ticks: 100, map_text: SHORT_MAP, pickup_mode: 'none', friendly_fire: false } },
+      quick: { description: '3v3 short match without neutral powerups', options: { team_size: 3, max_ticks: 900, pickup_mode: 'none', friendly_fire: false } },
+      standard: { description: '5v5 match with neutral powerups', options: { team_size: 5, max_ticks: 1800, pickup_mode: 'powerups', friendly_fire: false } },
+      large: { description: '10v10 large battle with neutral powerups', options: { team_size: 10, max_ticks: 2400, pickup_mode: 'powerups', friendly_fire: false } },
+    },
   },
 ];
 

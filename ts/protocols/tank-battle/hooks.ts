@@ -110,6 +110,9 @@ export function buildDefaultMap(n = 31): string {
 }
 export const DEFAULT_MAP = buildDefaultMap();
 
+/** A 9x9 arena for a quick 1v1 (the `short` profile): two brick pairs and a bush, mirrored. */
+export const SHORT_MAP = ['#########', '#.......#', '#..B.B..#', '#.......#', '#...S...#', '#.......#', '#..B.B..#', '#.......#', '#########'].join('\n');
+
 /** Map text → grid; throws (with the reference's wording) on a map the game cannot use. */
 export function parseMap(text: string): string[][] {
   const rows = text.split(/\r\n|\r|\n/).filter((l) => l.trim() !== '');
