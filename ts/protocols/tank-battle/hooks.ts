@@ -482,7 +482,12 @@ function firingCells(world: World, r: number, c: number, taken: Set<string>): Se
  * middle of the lane so the tank fits between walls. A tank that has not moved for a few ticks tries a
  * random direction for a moment, so friendly tanks do not block each other for good.
  */
-function chooseCommands(world: World, side: Role, random: () => number, memory: Map<string, { x: number; y: number; still: number; detour: Dir; until: number }>): Command[] {
+/** What the autonomous player remembers of a tank: where it has been, and a detour under way. */
+interface Memory { trail: [number, number][]; detour: Dir; until: number }
+/** A tank that has not left a cell's distance in this many ticks is stalled and takes a detour. */
+const STALL_TICKS = 10;
+
+function chooseCommands(world: World, side: Role, random: () => number, memory: Map<string, Memory>): Command[] {
   const own = world.tanks.filter((t) => t.team === side && t.hp > 0).sort(byId);
   const enemies = world.tanks.filter((t) => t.team !== side && t.hp > 0).sort(byId);
   if (!enemies.length) return own.map((t) => ({ unit_id: t.id, move: 'none', aim: 'none', fire: false }));
@@ -494,10 +499,11 @@ function chooseCommands(world: World, side: Role, random: () => number, memory: 
     const dist = (e: Tank) => Math.abs(e.x - t.x) + Math.abs(e.y - t.y);
     const nearest = (list: Tank[]) => list.reduce((a, b) => (dist(b) < dist(a) ? b : a));
     const visible = enemies.filter((e) => lineOfFire(world, t, e));
-    const m = memory.get(t.id) ?? { x: t.x, y: t.y, still: 0, detour: 'none' as Dir, until: -1 };
-    m.still = m.x === t.x && m.y === t.y ? m.still + 1 : 0;
-    m.x = t.x;
-    m.y = t.y;
+    const m = memory.get(t.id) ?? { trail: [], detour: 'none' as Dir, until: -1 };
+    m.trail.push([t.x, t.y]);
+    if (m.trail.length > STALL_TICKS) m.trail.shift();
+    // Standing still or rocking in place (two tanks can mirror each other's sidesteps for good).
+    const stalled = m.trail.length === STALL_TICKS && m.trail.every(([x, y]) => Math.abs(x - t.x) + Math.abs(y - t.y) < SCALE);
     memory.set(t.id, m);
     if (visible.length) {
       const e = nearest(visible);
@@ -510,19 +516,27 @@ function chooseCommands(world: World, side: Role, random: () => number, memory: 
       }
       return { unit_id: t.id, move: 'none', aim, fire: true };
     }
-    if (m.still >= 4 && m.until < world.tick) {
+    if (stalled && m.until < world.tick) {
       m.detour = CARDINAL[Math.floor(random() * 4)]!;
-      m.until = world.tick + 3;
+      m.until = world.tick + 2 + Math.floor(random() * 4);
+      m.trail = [];
     }
     if (m.until >= world.tick) return { unit_id: t.id, move: m.detour, aim: m.detour, fire: false };
     const e = nearest(enemies);
     const [er, ec] = cellOf(e);
     const here = cellOf(t);
-    // Already in the enemy's column (or row) but beside its line: slide across into it.
-    if (here[1] === ec && Math.abs(e.x - t.x) >= TANK_HALF) return { unit_id: t.id, move: e.x > t.x ? 'right' : 'left', aim: towards(t, e), fire: false };
-    if (here[0] === er && Math.abs(e.y - t.y) >= TANK_HALF) return { unit_id: t.id, move: e.y > t.y ? 'down' : 'up', aim: towards(t, e), fire: false };
     const mine = new Set([...taken].filter((k) => k !== here.join(',')));
     const lanes = firingCells(world, er, ec, mine);
+    // In a clear lane to the enemy but beside its line: slide across, first to the lane's middle
+    // (two tanks each sliding towards the other would only swap sides), then towards the enemy.
+    if (lanes.has(here.join(','))) {
+      const slide = (own: number, mid: number, other: number, less: Dir, more: Dir): Dir => {
+        const to = Math.abs(own - mid) > SCALE / 2 - TANK_HALF ? mid : other;
+        return to > own ? more : less;
+      };
+      if (here[1] === ec && Math.abs(e.x - t.x) >= TANK_HALF) return { unit_id: t.id, move: slide(t.x, centre(ec), e.x, 'left', 'right'), aim: towards(t, e), fire: false };
+      if (here[0] === er && Math.abs(e.y - t.y) >= TANK_HALF) return { unit_id: t.id, move: slide(t.y, centre(er), e.y, 'up', 'down'), aim: towards(t, e), fire: false };
+    }
     const goal = lanes.size ? (r: number, c: number) => lanes.has(`${r},${c}`) : (r: number, c: number) => (r === er || c === ec) && !mine.has(`${r},${c}`);
     const dir = firstStep(world, here, goal, mine, order) ?? towards(t, e);
     // Keep to the lane's middle before going sideways, or the tank's edge catches on the next wall.
@@ -595,7 +609,7 @@ const hooks: HooksModule<'authoritative_realtime'> = {
   mode: 'authoritative_realtime',
   create(ctx) {
     let { rules, map } = optionsToRules(ctx.options);
-    const memory = new Map<string, { x: number; y: number; still: number; detour: Dir; until: number }>();
+    const memory = new Map<string, Memory>();
     /** This side's commands sent for ticks not yet stepped, by target tick. */
     const sent = new Map<number, Command[]>();
     const configure = (o: Readonly<Record<string, unknown>>) => {
