@@ -15,6 +15,7 @@ import { DECK_FORMAT, deckSuite } from './mp-deck.js';
 import { OT_FORMAT, otSuite } from './mp-ot.js';
 import { RECEIPT_FORMAT, receiptSuite } from './mp-receipt.js';
 import { AUDIT_FORMAT, auditSuite } from './mp-audit.js';
+import { RT_HASH_FORMAT, rtHashSuite } from './rt-hash.js';
 
 export interface Case {
   id: string;
@@ -257,9 +258,10 @@ export function recognise(path: string): Suite | undefined {
   }
   if (doc && doc.format === DECK_FORMAT && Array.isArray(doc.cases)) return deckSuite(doc);
   if (doc && doc.format === OT_FORMAT && Array.isArray(doc.cases) && Array.isArray(doc.rsa_sets)) return otSuite(doc);
-  // These two read the text again: their checks need Python's key order and exact big integers.
+  // These read the text again: their checks need Python's key order and exact big integers.
   if (doc && doc.format === RECEIPT_FORMAT && Array.isArray(doc.cases)) return receiptSuite(text);
   if (doc && doc.format === AUDIT_FORMAT && Array.isArray(doc.cases)) return auditSuite(text);
+  if (doc && doc.format === RT_HASH_FORMAT && Array.isArray(doc.cases)) return rtHashSuite(text);
   if (isArrayOf(doc, ['message', 'pub_key', 'signature'])) return speccheck(doc);
   if (isArrayOf(doc, ['number', 'key', 'sig', 'msg'])) return cctv(doc);
   if (isArrayOf(doc, ['secretKey', 'publicKey', 'message', 'signature'])) return rfc8032(doc);

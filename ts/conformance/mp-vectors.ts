@@ -3,7 +3,9 @@
  * key order (they were Python dicts, and the audit reports the first failure in that order; JSON.parse
  * would move keys such as "15" ahead of others), and integers beyond 2^53 stay exact.
  */
+import type { Crypto } from '../crypto/backend.js';
 import { Entries, parseJson, RawNumber, type JsonNode } from '../crypto/jcs.js';
+import type { Suite } from './formats.js';
 
 /** Non-enumerable key list of each object read by `readVectors`. */
 const ORDER = Symbol('key order');
@@ -42,4 +44,24 @@ export function eq(got: unknown, want: unknown, what: string): void {
   const show = (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x));
   const [g, w] = [show(got), show(want)];
   if (g !== w) throw new Error(`${what}: got ${g?.slice(0, 200)}, want ${w?.slice(0, 200)}`);
+}
+
+/** A vector file as a conformance suite: one case per vector, failed by the message of what `check` throws. */
+export function vectorSuite(format: string, cases: readonly Vec[], check: (c: Crypto, v: Vec) => void): Suite {
+  return {
+    format,
+    cases: cases.map((v) => ({
+      id: String(v['id']),
+      key: `${format} ${String(v['id'])} ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x))}`,
+      run(c: Crypto) {
+        try {
+          check(c, v);
+          return { ok: true, outcome: 'ok' };
+        } catch (e) {
+          if (!(e instanceof Error)) throw e;
+          return { ok: false, outcome: e.message };
+        }
+      },
+    })),
+  };
 }

@@ -25,7 +25,7 @@ import {
   type RtFrame,
 } from './wire.js';
 
-/** The protocol's realtime hooks as the host calls them (plain or async). */
+/** The protocol's realtime hooks, synchronous, for callers that run them in line (tests, the vectors). */
 export interface RealtimeHostHooks {
   initialState(): unknown;
   commands(state: Record<string, unknown>, targetTick: number): unknown;
@@ -39,9 +39,11 @@ export interface RealtimeHostOptions {
   config: RealtimeConfig;
   rulesetHash: string;
   matchConfigHash: string;
-  hooks: RealtimeHostHooks;
-  /** host_time_ns of the frame of this tick. */
-  timeNs(tick: number): Int;
+  /**
+   * proto_realtime_validate_commands, called in line while a command is judged (a throw, or anything
+   * but a list, refuses the command, as the reference's does).
+   */
+  validateCommands: RealtimeHostHooks['validateCommands'];
   /**
    * The spec's check of an inbound rt_command: the reference's validation text, or undefined. The
    * engine's core checks every message before the mode sees it, so only a caller feeding messages
@@ -100,30 +102,32 @@ export class RealtimeHost {
     this.crypto = o.crypto;
   }
 
-  /** The guest's rt_join: the tick-0 frame in rt_ready, or rt_reject with the first mismatch. */
-  async join(join: Record<string, unknown>): Promise<JoinAnswer> {
+  /** The guest's rt_join: the first mismatch as rt_reject, or undefined when the host may start. */
+  answerJoin(join: Record<string, unknown>): { reason: JoinReason; reject: Message } | undefined {
     const reason: JoinReason | undefined =
       join['wire_version'] !== WIRE_VERSION ? 'wire_version_mismatch'
       : join['ruleset_hash'] !== this.o.rulesetHash ? 'ruleset_hash_mismatch'
       : join['match_config_hash'] !== this.o.matchConfigHash ? 'match_config_mismatch'
       : undefined;
-    if (reason) return { ok: false, reason, reject: { action: 'rt_reject', reason } };
-    const state = await this.o.hooks.initialState();
-    if (!isObject(state)) throw new RealtimeHookError('proto_realtime_initial_state', 'proto_realtime_initial_state must return an object');
-    this.checkJson('proto_realtime_initial_state', state);
-    this.state = copy(state);
+    return reason && { reason, reject: { action: 'rt_reject', reason } };
+  }
+
+  /** The tick-0 frame from proto_realtime_initial_state's result, in rt_ready. Then queue the host's first commands. */
+  start(initialState: unknown, hostTimeNs: Int): { ready: Message; frame: RtFrame } {
+    if (!isObject(initialState)) throw new RealtimeHookError('proto_realtime_initial_state', 'proto_realtime_initial_state must return an object');
+    this.checkJson('proto_realtime_initial_state', initialState);
+    this.state = copy(initialState);
     const frame = makeFrame(this.crypto, {
       tick: 0, state: this.state, previous: undefined,
       applied: { host: emptyApplied(this.crypto, 'host', 0), guest: emptyApplied(this.crypto, 'guest', 0) },
-      events: [], outcome: 'none', hostTimeNs: this.o.timeNs(0),
+      events: [], outcome: 'none', hostTimeNs,
     });
     this.previous = frame;
     const ready: Message = {
       action: 'rt_ready', wire_version: WIRE_VERSION, ruleset_hash: this.o.rulesetHash,
       match_config_hash: this.o.matchConfigHash, config: { ...this.o.config }, frame,
     };
-    await this.queueHostCommands(0);
-    return { ok: true, ready, frame };
+    return { ready, frame };
   }
 
   private checkJson(hook: string, v: unknown): void {
@@ -135,19 +139,19 @@ export class RealtimeHost {
   }
 
   /** The reference's _normalize_commands: the frame as the hook will have it applied, or a throw. */
-  private async normalise(side: Role, commands: unknown, state: Record<string, unknown>, targetTick: number): Promise<unknown[]> {
+  private normalise(side: Role, commands: unknown, state: Record<string, unknown>, targetTick: number): unknown[] {
     const max = this.o.config.max_commands_per_frame;
     if (!Array.isArray(commands)) throw new Error('commands must be a list');
     if (commands.length > max) throw new Error('command frame exceeds max_commands_per_frame');
-    const normalised = await this.o.hooks.validateCommands(side, copy(commands), copy(state), targetTick);
+    const normalised = this.o.validateCommands(side, copy(commands), copy(state), targetTick);
     if (!Array.isArray(normalised)) throw new Error('proto_realtime_validate_commands must return a list');
     if (normalised.length > max) throw new Error('normalized command frame exceeds max_commands_per_frame');
     rtCanonical(normalised);
-    return normalised;
+    return copy(normalised);
   }
 
   /** One rt_command (any message from the guest once play began): its ack, accepted or rejected. */
-  async command(message: Record<string, unknown>): Promise<CommandAnswer> {
+  command(message: Record<string, unknown>): CommandAnswer {
     const current = this.tick;
     try {
       const invalid = this.o.check?.(message);
@@ -162,7 +166,7 @@ export class RealtimeHost {
       if (target > current + this.o.config.max_command_lead_ticks) throw new Error('target_tick_too_far');
       const t = Number(target);
       if (this.pending.has(t)) throw new Error('target_tick_already_queued');
-      const normalised = await this.normalise('guest', message['commands'], this.state, t);
+      const normalised = this.normalise('guest', message['commands'], this.state, t);
       const accepted = commandMessage(this.crypto, seq, t, normalised);
       this.pending.set(t, accepted);
       this.lastGuestSeq = seq;
@@ -183,45 +187,56 @@ export class RealtimeHost {
     }
   }
 
-  /** The host's own commands for `source + input_delay_ticks`, chosen from the state the guest sees. */
-  private async queueHostCommands(source: number): Promise<void> {
-    const target = source + this.o.config.input_delay_ticks;
+  /** What proto_realtime_commands is asked for the host's next commands: the state the guest also sees, and tick + input delay. */
+  hostCommandsWanted(): { state: Record<string, unknown>; targetTick: number } {
+    return { state: copy(this.state), targetTick: this.tick + this.o.config.input_delay_ticks };
+  }
+
+  /**
+   * The host's own commands for tick + input_delay_ticks (what proto_realtime_commands returned, or
+   * the error it threw): normalised like the guest's; a failure applies none, as the reference's does.
+   */
+  queueHostCommands(raw: unknown, failure?: unknown): void {
+    const target = this.tick + this.o.config.input_delay_ticks;
     const seq = ++this.hostSeq;
-    let commands: unknown[];
+    let commands: unknown[] = [];
     try {
-      const raw = await this.o.hooks.commands(copy(this.state), target);
-      commands = await this.normalise('host', raw, this.state, target);
+      if (failure !== undefined) throw failure;
+      commands = this.normalise('host', raw, this.state, target);
     } catch (e) {
-      commands = [];
       this.generationFailures.push({ seq, target_tick: target, reason: reasonOf(e) });
     }
     this.hostPending.set(target, commandMessage(this.crypto, seq, target, commands));
   }
 
-  /** The next tick: both sides' commands for it applied by the step hook, and its frame. */
-  async step(): Promise<{ frame: RtFrame; message: Message }> {
+  /** The next tick's input to proto_realtime_step: both sides' commands queued for it. */
+  stepInput(): { state: Record<string, unknown>; tick: number; commands: { host: unknown[]; guest: unknown[] } } {
     if (!this.previous) throw new Error('the host steps only after the join');
     if (this.outcome !== 'none') throw new Error('the match is over');
     const tick = this.tick + 1;
+    return { state: copy(this.state), tick, commands: { host: copy(this.hostPending.get(tick)?.commands ?? []), guest: copy(this.pending.get(tick)?.commands ?? []) } };
+  }
+
+  /** proto_realtime_step's result for stepInput's tick: that tick's frame, in rt_frame. */
+  applyStep(result: unknown, hostTimeNs: Int): { frame: RtFrame; message: Message } {
+    const { tick } = this.stepInput();
+    const { state, events, outcome } = this.stepResult(result);
     const host = this.hostPending.get(tick);
     const guest = this.pending.get(tick);
     this.hostPending.delete(tick);
     this.pending.delete(tick);
-    const result = await this.o.hooks.step(copy(this.state), tick, { host: copy(host?.commands ?? []), guest: copy(guest?.commands ?? []) });
-    const { state, events, outcome } = this.stepResult(result);
     const frame = makeFrame(this.crypto, {
       tick, state, previous: this.previous,
       applied: {
         host: host ? applied('host', host) : emptyApplied(this.crypto, 'host', tick),
         guest: guest ? applied('guest', guest) : emptyApplied(this.crypto, 'guest', tick),
       },
-      events, outcome, hostTimeNs: this.o.timeNs(tick),
+      events, outcome, hostTimeNs,
     });
     this.tick = tick;
     this.state = state;
     this.previous = frame;
     this.outcome = outcome;
-    if (outcome === 'none') await this.queueHostCommands(tick);
     return { frame, message: { action: 'rt_frame', frame } };
   }
 
@@ -236,5 +251,34 @@ export class RealtimeHost {
     this.checkJson(hook, result['state']);
     this.checkJson(hook, events);
     return { state: copy(result['state']), events: copy(events) as Record<string, unknown>[], outcome };
+  }
+}
+
+/**
+ * Runs a host with synchronous hooks in line: the join (rt_reject, or rt_ready and the host's first
+ * commands). Throws RealtimeHookError where the reference's host run raises.
+ */
+export function joinInline(host: RealtimeHost, hooks: RealtimeHostHooks, join: Record<string, unknown>, hostTimeNs: Int): Message {
+  const no = host.answerJoin(join);
+  if (no) return no.reject;
+  const { ready } = host.start(hooks.initialState(), hostTimeNs);
+  queueInline(host, hooks);
+  return ready;
+}
+
+/** One tick with synchronous hooks, then the host's next commands if the match goes on. */
+export function tickInline(host: RealtimeHost, hooks: RealtimeHostHooks, hostTimeNs: (tick: number) => Int): { frame: RtFrame; message: Message } {
+  const input = host.stepInput();
+  const out = host.applyStep(hooks.step(input.state, input.tick, input.commands), hostTimeNs(input.tick));
+  if (host.outcome === 'none') queueInline(host, hooks);
+  return out;
+}
+
+function queueInline(host: RealtimeHost, hooks: RealtimeHostHooks): void {
+  const { state, targetTick } = host.hostCommandsWanted();
+  try {
+    host.queueHostCommands(hooks.commands(state, targetTick));
+  } catch (e) {
+    host.queueHostCommands(undefined, e);
   }
 }
