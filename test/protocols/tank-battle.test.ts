@@ -258,8 +258,12 @@ describe('firing and bullets', () => {
     w = run(w, 4, [], [cmd('g0', 'down')]);
     expect(w.pickups[0]!.active).toBe(false);
     expect(tankOf(w, 'g0').hp).toBe(3);
-    const events = run(world(map, r, { g0: [3500, 2500], h0: [5500, 5500] }), 3, [], [cmd('g0', 'down')]).events;
-    expect(events).toEqual([]); // full HP: still taken at the step it reaches it
+    // At full HP a repair is still taken (and wasted), on the tick the tank first overlaps it.
+    const full = world(map, r, { g0: [3500, 2500], h0: [5500, 5500] });
+    expect(run(full, 3, [], [cmd('g0', 'down')]).pickups[0]!.active).toBe(true);
+    const taken = run(full, 4, [], [cmd('g0', 'down')]);
+    expect(taken.events).toEqual([{ type: 'pickup', tank: 'g0', pickup: 'p0', kind: 'repair' }]);
+    expect(tankOf(taken, 'g0').hp).toBe(4);
     const two = world(map, r, { g0: [3500, 3220], h0: [3500, 3780] });
     expect(step(two, [], []).pickups[0]!.active).toBe(true);
   });

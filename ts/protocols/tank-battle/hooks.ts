@@ -25,7 +25,6 @@ export type Dir = 'up' | 'down' | 'left' | 'right' | 'none';
 export const DIRECTIONS: readonly Dir[] = ['up', 'down', 'left', 'right', 'none'];
 const CARDINAL: readonly Dir[] = ['up', 'down', 'left', 'right'];
 const VEC: Record<Dir, readonly [number, number]> = { up: [0, -1], down: [0, 1], left: [-1, 0], right: [1, 0], none: [0, 0] };
-const OPPOSITE: Record<Dir, Dir> = { up: 'down', down: 'up', left: 'right', right: 'left', none: 'none' };
 
 const STEEL = '#';
 const BRICK = 'B';
@@ -476,17 +475,17 @@ function firingCells(world: World, r: number, c: number, taken: Set<string>): Se
   return out;
 }
 
-/**
- * The autonomous player, per own tank: shoot the nearest enemy in a clear lane; otherwise head for the
- * nearest cell in the nearest enemy's row or column (shooting through brick on the way), keeping to the
- * middle of the lane so the tank fits between walls. A tank that has not moved for a few ticks tries a
- * random direction for a moment, so friendly tanks do not block each other for good.
- */
 /** What the autonomous player remembers of a tank: where it has been, and a detour under way. */
 interface Memory { trail: [number, number][]; detour: Dir; until: number }
 /** A tank that has not left a cell's distance in this many ticks is stalled and takes a detour. */
 const STALL_TICKS = 10;
 
+/**
+ * The autonomous player, per own tank: shoot the nearest enemy in a clear lane (sometimes stepping
+ * aside while reloading); otherwise head for the nearest cell with a clear shot at the nearest enemy
+ * (shooting through brick on the way), keeping to the middle of the lane so the tank fits between
+ * walls. A stalled tank takes a short random detour, so tanks do not block each other for good.
+ */
 function chooseCommands(world: World, side: Role, random: () => number, memory: Map<string, Memory>): Command[] {
   const own = world.tanks.filter((t) => t.team === side && t.hp > 0).sort(byId);
   const enemies = world.tanks.filter((t) => t.team !== side && t.hp > 0).sort(byId);
@@ -603,7 +602,6 @@ function optionsToRules(o: Readonly<Record<string, unknown>>): { rules: Rules; m
   };
 }
 
-export { OPPOSITE };
 
 const hooks: HooksModule<'authoritative_realtime'> = {
   mode: 'authoritative_realtime',
