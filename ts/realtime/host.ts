@@ -7,7 +7,7 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import type { Message, Role } from '../hooks/types.js';
-import { rtCanonical } from './json.js';
+import { plainValue, rtCanonical } from './json.js';
 import {
   applied,
   commandHash,
@@ -61,6 +61,20 @@ export interface CommandAnswer {
   ack: Message | undefined;
   /** Why it was refused, if it was. */
   rejected: string | undefined;
+}
+
+/**
+ * The reference's _normalize_commands: the commands as proto_realtime_validate_commands normalises
+ * them, or a throw whose message is the refusal. The hook sees plain values (a peer's float as a number).
+ */
+export function normaliseCommands(validate: RealtimeHostHooks['validateCommands'], max: number, side: Role, commands: unknown, state: Record<string, unknown>, targetTick: number): unknown[] {
+  if (!Array.isArray(commands)) throw new Error('commands must be a list');
+  if (commands.length > max) throw new Error('command frame exceeds max_commands_per_frame');
+  const normalised = validate(side, plainValue(commands) as unknown[], state, targetTick);
+  if (!Array.isArray(normalised)) throw new Error('proto_realtime_validate_commands must return a list');
+  if (normalised.length > max) throw new Error('normalized command frame exceeds max_commands_per_frame');
+  rtCanonical(normalised);
+  return structuredClone(normalised);
 }
 
 /** A failure a protocol's hook made that the reference turns into an exception of the host's run. */
@@ -138,16 +152,8 @@ export class RealtimeHost {
     }
   }
 
-  /** The reference's _normalize_commands: the frame as the hook will have it applied, or a throw. */
   private normalise(side: Role, commands: unknown, state: Record<string, unknown>, targetTick: number): unknown[] {
-    const max = this.o.config.max_commands_per_frame;
-    if (!Array.isArray(commands)) throw new Error('commands must be a list');
-    if (commands.length > max) throw new Error('command frame exceeds max_commands_per_frame');
-    const normalised = this.o.validateCommands(side, copy(commands), copy(state), targetTick);
-    if (!Array.isArray(normalised)) throw new Error('proto_realtime_validate_commands must return a list');
-    if (normalised.length > max) throw new Error('normalized command frame exceeds max_commands_per_frame');
-    rtCanonical(normalised);
-    return copy(normalised);
+    return normaliseCommands(this.o.validateCommands, this.o.config.max_commands_per_frame, side, commands, copy(state), targetTick);
   }
 
   /** One rt_command (any message from the guest once play began): its ack, accepted or rejected. */

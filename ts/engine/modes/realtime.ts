@@ -1,0 +1,231 @@
+/**
+ * authoritative_realtime (NOTES A17): the host runs the simulation on a fixed cadence and is the only
+ * referee; the guest streams commands for future ticks and checks every frame. The wire is the
+ * reference's (rt_join, rt_reject | rt_ready, rt_command, rt_command_ack, rt_frame); the work is in
+ * ts/realtime, this module only turns inputs into its calls and its answers into effects.
+ *
+ * Host: answers rt_join with rt_reject (then ends `realtime_rejected`) or rt_ready carrying the tick-0
+ * frame, then sets a `timer` per tick at start + n·1000/tick_rate_hz (a late tick fires at once and the
+ * cadence catches up, as the reference's deadline does). Each firing steps the hooks and sends rt_frame;
+ * each rt_command is acknowledged at once, accepted or rejected with the reference's reason.
+ * Guest: sends rt_join, checks rt_ready, then after each verified frame sends its commands for
+ * tick + input_delay_ticks. A frame that breaks the chain, skips a tick, or drops, alters or invents a
+ * command the host acknowledged ends the session `realtime_integrity_failed`, with every line so far as
+ * the proof's evidence (ts/realtime/transcript.ts checks it again offline).
+ * Both complete on the first frame whose outcome is not "none"; the guest signs the closing receipt
+ * first, so commands it sent before seeing that frame reach a host that has stopped and are drained.
+ *
+ * Where this differs from the reference in what a peer can observe:
+ * - host_time_ns is nanoseconds since the match started on the driver's clock, an integer ≤ 2^53: our
+ *   frames are signed over RFC 8785, which cannot carry an integer the size of Python's time_ns exactly.
+ * - Every inbound message passes the spec before the mode sees it, and one that fails ends the session
+ *   (invalid_message). The reference's host answers an rt_command failing the spec with a rejected ack
+ *   whose reason is the validation text, except when that ack itself fails the spec (seq 0: the
+ *   reference's command receiver dies and the match plays on without the guest's input); a join with a
+ *   wire_version above the spec's max raises there instead of an rt_reject. In both of those the
+ *   reference sends nothing, as we do.
+ * - The guest's command lead is input_delay_ticks: there is no RTT probe to lengthen it.
+ */
+import type { Role } from '../../hooks/types.js';
+import { RealtimeError } from '../../realtime/errors.js';
+import { RealtimeGuest, type RealtimeFault } from '../../realtime/guest.js';
+import { normaliseCommands, RealtimeHookError, RealtimeHost } from '../../realtime/host.js';
+import { parseRealtimeJson, plainValue } from '../../realtime/json.js';
+import { matchConfigHash, realtimeConfig, type RealtimeConfig } from '../../realtime/wire.js';
+import { ModeAbort, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput } from '../mode.js';
+
+/** The id of the host's tick timer. */
+export const TICK_TIMER = 'rt_tick';
+
+type Ctx = ModeContext<'authoritative_realtime'>;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function setup(ctx: Ctx): { config: RealtimeConfig; matchConfigHash: string } {
+  try {
+    const config = realtimeConfig(ctx.spec as never);
+    return { config, matchConfigHash: matchConfigHash(ctx.crypto, ctx.rulesetHash, ctx.options, config) };
+  } catch (e) {
+    if (e instanceof RealtimeError) throw new ModeAbort('hook_error', 'realtime', `the realtime config cannot be used: ${e.message}`);
+    throw e;
+  }
+}
+
+/** The message of a line read losslessly (a peer's `1.0` stays a float for hashing); the checked value if that fails. */
+function exact(input: Extract<ModeInput, { kind: 'message' }>): Record<string, unknown> {
+  try {
+    const f = parseRealtimeJson(input.line);
+    if (isObject(f) && isObject(f['msg'])) return f['msg'];
+  } catch {
+    // The core has already read this line strictly; fall back to its value.
+  }
+  return input.msg;
+}
+
+const hookAbort = (e: unknown): never => {
+  if (e instanceof RealtimeHookError) throw new ModeAbort('hook_error', 'hooks', e.message);
+  throw e;
+};
+
+function hostMode(ctx: Ctx): Mode {
+  const { config, matchConfigHash: mch } = setup(ctx);
+  const hooks = ctx.hooks;
+  const host = new RealtimeHost({
+    crypto: ctx.crypto, config, rulesetHash: ctx.rulesetHash, matchConfigHash: mch,
+    validateCommands: (side, commands, state, tick) => hooks.proto_realtime_validate_commands(side, commands, state, tick),
+  });
+  const period = 1000 / config.tick_rate_hz;
+  let start = 0;
+  let deadline = 0;
+  let started = false;
+  const elapsedNs = () => Math.min(Number.MAX_SAFE_INTEGER, Math.max(0, Math.round((ctx.now() - start) * 1e6)));
+
+  async function queueCommands(): Promise<void> {
+    const { state, targetTick } = host.hostCommandsWanted();
+    let raw: unknown;
+    try {
+      raw = await hooks.proto_realtime_commands(state, targetTick);
+    } catch (e) {
+      host.queueHostCommands(undefined, e);
+      return;
+    }
+    host.queueHostCommands(raw);
+  }
+
+  return {
+    async step(input) {
+      if (input.kind === 'message' && !started) {
+        const no = host.answerJoin(input.msg);
+        if (no) return [{ kind: 'send', msg: no.reject }, { kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the guest's rt_join was refused: ${no.reason}` }];
+        start = ctx.now();
+        const initial = await ctx.hook('proto_realtime_initial_state');
+        let ready;
+        try {
+          ready = host.start(initial, 0).ready;
+        } catch (e) {
+          hookAbort(e);
+        }
+        started = true;
+        await queueCommands();
+        deadline = start + period;
+        return [
+          { kind: 'send', msg: ready! },
+          { kind: 'event', name: 'realtime_started', data: { role: 'host', tick_rate_hz: config.tick_rate_hz } },
+          { kind: 'timer', id: TICK_TIMER, at: deadline },
+        ];
+      }
+      if (input.kind === 'message') {
+        const a = host.command(exact(input));
+        const out: ModeEffect[] = [];
+        if (a.rejected !== undefined) out.push({ kind: 'event', name: 'realtime_command_rejected', data: { reason: a.rejected } });
+        if (a.ack) out.push({ kind: 'send', msg: a.ack });
+        return out;
+      }
+      if (input.kind !== 'timer' || input.id !== TICK_TIMER || !started || host.outcome !== 'none') return [];
+      const s = host.stepInput();
+      const result = await ctx.hook('proto_realtime_step', s.state, s.tick, s.commands);
+      let sent;
+      try {
+        sent = host.applyStep(result, elapsedNs());
+      } catch (e) {
+        hookAbort(e);
+      }
+      const out: ModeEffect[] = [{ kind: 'send', msg: sent!.message }];
+      if (host.outcome !== 'none') {
+        out.push({ kind: 'event', name: 'realtime_ended', data: { role: 'host', tick: host.tick, outcome: host.outcome } }, { kind: 'end', reason: 'completed' });
+        return out;
+      }
+      await queueCommands();
+      deadline += period;
+      out.push({ kind: 'timer', id: TICK_TIMER, at: deadline });
+      return out;
+    },
+  };
+}
+
+function guestMode(ctx: Ctx): Mode {
+  const { config, matchConfigHash: mch } = setup(ctx);
+  const hooks = ctx.hooks;
+  const guest = new RealtimeGuest({ crypto: ctx.crypto, config, rulesetHash: ctx.rulesetHash, matchConfigHash: mch });
+
+  const integrity = (fault: RealtimeFault): ModeEffect[] => {
+    const audit = { status: 'integrity_failed', code: fault.code, reason: fault.message, last_valid_tick: guest.lastTick };
+    return [
+      { kind: 'event', name: 'realtime_integrity_failed', data: audit },
+      { kind: 'write', file: 'realtime-audit.json', value: audit },
+      {
+        kind: 'end', reason: 'realtime_integrity_failed', step: 'realtime', detail: fault.message,
+        proof: { kind: 'realtime_integrity_failed', offender: 'host', frames: [...ctx.wire.order], detail: { ...audit, ...(fault.tick !== undefined && { tick: fault.tick }) } },
+      },
+    ];
+  };
+
+  /** The commands for the next target tick, as the reference's guest makes them (a failure sends none). */
+  async function commands(): Promise<ModeEffect[]> {
+    const target = guest.nextTarget;
+    const state = plainValue(guest.previous!.state) as Record<string, unknown>;
+    let list: unknown[] = [];
+    try {
+      const raw = await hooks.proto_realtime_commands(state, target);
+      list = normaliseCommands((side, c, st, t) => hooks.proto_realtime_validate_commands(side, c, st, t), config.max_commands_per_frame, 'guest', raw, state, target);
+    } catch {
+      list = [];
+    }
+    return [{ kind: 'send', msg: { ...guest.nextCommand(list) } }];
+  }
+
+  async function afterFrame(): Promise<ModeEffect[]> {
+    const frame = guest.previous!;
+    if (frame.outcome === 'none') return commands();
+    let audit: Record<string, unknown> = { status: 'deferred' };
+    try {
+      const semantic = await hooks.proto_realtime_audit_outcome?.(plainValue(frame));
+      if (isObject(semantic)) audit = semantic;
+    } catch (e) {
+      audit = { status: 'audit_error', reason: Array.from((e as Error)?.message ?? String(e)).slice(0, 200).join('') };
+    }
+    audit = { ...audit, integrity: 'verified', tick: frame.tick, outcome: frame.outcome, chain_hash: frame.chain_hash };
+    return [
+      { kind: 'write', file: 'realtime-audit.json', value: audit },
+      { kind: 'event', name: 'realtime_ended', data: { role: 'guest', tick: frame.tick, outcome: frame.outcome } },
+      { kind: 'end', reason: 'completed' },
+    ];
+  }
+
+  return {
+    async step(input) {
+      if (input.kind === 'start') return [{ kind: 'send', msg: guest.joinMessage() }];
+      if (input.kind !== 'message') return [];
+      const msg = exact(input);
+      switch (msg['action']) {
+        case 'rt_reject':
+          return [{ kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the host refused the join: ${String(msg['reason'])}` }];
+        case 'rt_ready': {
+          const fault = guest.ready(msg);
+          if (fault?.code === 'ready_mismatch') return [{ kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the host's rt_ready does not match this side: ${fault.message}` }];
+          if (fault) return integrity(fault);
+          return [{ kind: 'event', name: 'realtime_started', data: { role: 'guest', tick_rate_hz: config.tick_rate_hz } }, ...(await afterFrame())];
+        }
+        case 'rt_command_ack': {
+          const fault = guest.ack(msg);
+          return fault ? integrity(fault) : [];
+        }
+        case 'rt_frame': {
+          const fault = guest.frame(msg['frame']);
+          return fault ? integrity(fault) : afterFrame();
+        }
+        default:
+          return [];
+      }
+    },
+  };
+}
+
+export const realtimeMode: ModeDefinition<'authoritative_realtime'> = {
+  // The guest learns the end from the final frame and signs first; the host, stopped, drains the
+  // commands the guest sent before it saw that frame.
+  receiptFirst: 'guest',
+  drainAfterEnd: true,
+  invalidInbound: 'abort',
+  create: (ctx) => ((ctx.role as Role) === 'host' ? hostMode(ctx) : guestMode(ctx)),
+};
