@@ -20,10 +20,13 @@
  *   (or an `error`) before anything else, and nothing follows an `error`; the sequence is whole once
  *   both sides sent their `mp_terminal_receipt`. Turns, deals and draws are the mode's own checks.
  *
+ * - authoritative_realtime: its own sequence (ts/realtime/flow.ts).
+ *
  * Messages starting with `_` (receipts, aborts) are the engine's and are not fed here.
  */
 import type { Crypto } from '../crypto/backend.js';
 import type { Message, Role, RoundValue } from '../hooks/types.js';
+import { RealtimeFlow } from '../realtime/flow.js';
 import { flowMode, type FlowMode, type Spec } from '../spec/types.js';
 
 /** The value as the reference stringifies it for a commitment (Python str(): True/False for booleans). */
@@ -53,6 +56,7 @@ export class FlowReplay {
   private readonly mpReceipts: Record<Role, boolean> = { host: false, guest: false };
   /** The sender whose reveal did not open its commit, if one did not. */
   mismatch: { by: Role; round: number } | undefined;
+  private readonly realtime: RealtimeFlow | undefined;
 
   constructor(
     private readonly crypto: Crypto,
@@ -60,10 +64,12 @@ export class FlowReplay {
   ) {
     this.mode = flowMode(spec);
     this.valueField = spec.flow?.round?.value_field || 'value';
+    this.realtime = this.mode === 'authoritative_realtime' ? new RealtimeFlow() : undefined;
   }
 
   /** The session may end here with receipts: the mode's sequence is whole. */
   get complete(): boolean {
+    if (this.realtime) return this.phase !== 'closed' && this.realtime.complete;
     if (this.phase === 'done') return true;
     if (this.phase !== 'play') return false;
     if (this.mode === 'session_loop' || this.mode === 'request_response') return this.moves > 0;
@@ -79,6 +85,7 @@ export class FlowReplay {
 
   next(from: Role, msg: Message): FlowStep {
     const what = `the ${from}'s ${msg.action}`;
+    if (this.realtime) return this.phase === 'closed' ? refuse(`${what} follows the end of the session`) : this.realtime.next(from, msg);
     switch (this.phase) {
       case 'closed':
         return refuse(`${what} follows the end of the session`);

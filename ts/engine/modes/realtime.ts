@@ -221,11 +221,15 @@ function guestMode(ctx: Ctx): Mode {
   };
 }
 
-export const realtimeMode: ModeDefinition<'authoritative_realtime'> = {
+const definition = {
+  /** Realtime has its own join (rt_join / rt_ready), not the engine's join / ready. */
+  handshake: 'none' as const,
   // The guest learns the end from the final frame and signs first; the host, stopped, drains the
   // commands the guest sent before it saw that frame.
-  receiptFirst: 'guest',
+  receiptFirst: 'guest' as const,
   drainAfterEnd: true,
-  invalidInbound: 'abort',
-  create: (ctx) => ((ctx.role as Role) === 'host' ? hostMode(ctx) : guestMode(ctx)),
+  invalidInbound: 'abort' as const,
+  create: (ctx: Ctx): Mode => ((ctx.role as Role) === 'host' ? hostMode(ctx) : guestMode(ctx)),
 };
+
+export const realtimeMode: ModeDefinition<'authoritative_realtime'> = definition;
