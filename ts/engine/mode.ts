@@ -131,7 +131,8 @@ export interface ModeContext<M extends FlowMode = FlowMode> {
   chat: readonly string[];
   /** authoritative_realtime: SHA-256 over the protocol folder as the reference defines it. */
   rulesetHash: string;
-  mpSecrets?: MpSecrets;
+  /** mental_poker: where this side's secrets come from (the driver's CSPRNG, or a recorded game's). */
+  mpSecrets: MpSecrets;
   mpWrap?: (mode: MpMode) => MpMode;
 }
 
@@ -140,8 +141,13 @@ export interface Mode {
 }
 
 export interface ModeDefinition<M extends FlowMode = FlowMode> {
-  /** The join / ready exchange of NOTES A11 runs before `start` (realtime has its own). */
-  handshake: 'join_ready' | 'none';
+  /**
+   * Who signs the closing receipt first once the mode completes. The second side compares it with
+   * its own chain heads and answers; with `drainAfterEnd`, protocol frames the first side sent before
+   * its receipt (a realtime command in flight at the final tick) are recorded and not acted on.
+   */
+  receiptFirst: Role;
+  drainAfterEnd: boolean;
   /** What an inbound message failing the spec does: end the session, or be dropped (free mode, as the reference). */
   invalidInbound: 'abort' | 'drop';
   create(ctx: ModeContext<M>): Mode;

@@ -16,7 +16,7 @@ import type { Spec } from '../spec/types.js';
 import { ChainReader, FRAME_VERSION, sessionId, signingBytes, type Frame } from './frame.js';
 import { commitText, FlowReplay } from './flow.js';
 import type { TranscriptHeader } from './record.js';
-import { SHADOW_FIELDS } from './session.js';
+import { shadowMismatches } from './modes/rounds.js';
 import type { MentalPokerHooks } from '../hooks/types.js';
 import { replayGame, type WireMessage } from '../mp/replay.js';
 import { replayRules } from '../mp/mode-rules.js';
@@ -411,7 +411,7 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
   const state = { results: previous ? [previous] : [], last_result: previous, ready: ready.msg };
   const expected = pure(round, hostReveal.msg[field], guestReveal.msg[field], state);
   if (!isObject(expected)) return no('the pure judge returned no round_result');
-  const diff = SHADOW_FIELDS.filter((k) => JSON.stringify(expected[k]) !== JSON.stringify(disputed.msg[k]));
+  const diff = shadowMismatches(h as never, expected as Message, disputed.msg).map((m) => m.field);
   return diff.length ? { proven: true, reason: `the host's round ${round} result differs from the rules in ${diff.join(', ')}` } : no('the round_result follows the rules');
 }
 

@@ -108,6 +108,8 @@ export interface SimultaneousRoundHooks extends CommonHooks, HandshakeHooks {
   proto_round_judge(roundIndex: number, hostValue: RoundValue, guestValue: RoundValue, state: RoundState): Maybe<HookReturn>;
   /** Side-effect-free judge the guest reruns when spec.shadow_judge is true: the round_result it expects. */
   proto_round_judge_pure?(roundIndex: number, hostValue: RoundValue, guestValue: RoundValue, state: RoundState): Message;
+  /** The round_result fields the shadow judge compares (default: every field the pure judge sets). */
+  proto_round_shadow_fields?(): string[];
 }
 
 /** A card as the deck universe lists it: [rank_index, suit_index], each 0..255 (one byte on the wire). */
@@ -247,7 +249,7 @@ export const HOOK_NAMES: Record<FlowMode, { required: string[]; optional: string
   },
   simultaneous_round: {
     required: ['proto_round_value', 'proto_round_judge'],
-    optional: ['proto_round_judge_pure', 'proto_guest_join_message', 'proto_host_handle_join', 'proto_guest_handle_ready', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+    optional: ['proto_round_judge_pure', 'proto_round_shadow_fields', 'proto_guest_join_message', 'proto_host_handle_join', 'proto_guest_handle_ready', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
   },
   mental_poker: {
     required: ['proto_mp_deck_universe', 'proto_mp_initial_deal', 'proto_mp_choose_action', 'proto_mp_check_winner', 'proto_mp_validate_play'],

@@ -29,6 +29,13 @@ export interface Hero {
 }
 export type Move = 'normal' | 'skill_a' | 'skill_b' | 'ult';
 
+/** The round_result fields a guest's shadow judge compares (NOTES A11): the numbers and the verdicts. */
+export const SHADOW_FIELDS = [
+  'host_hp', 'guest_hp', 'host_mana', 'guest_mana', 'host_damage_dealt', 'guest_damage_dealt',
+  'host_cd_a', 'host_cd_b', 'host_cd_ult', 'guest_cd_a', 'guest_cd_b', 'guest_cd_ult',
+  'round_winner', 'game_over', 'game_winner',
+];
+
 interface Side {
   hp: number;
   mana: number;
@@ -142,6 +149,7 @@ const hooks: HooksModule<'simultaneous_round'> = {
         return chooseMove(sideOf(state.last_result, who, setup[who]), setup[who]);
       },
       proto_round_judge_pure: judge,
+      proto_round_shadow_fields: () => SHADOW_FIELDS,
       proto_round_judge(round, h, g, state) {
         const result = judge(round, h, g, state);
         return { response: result, completed: result.game_over };

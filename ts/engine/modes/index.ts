@@ -1,0 +1,34 @@
+/**
+ * Every flow mode and the module that runs it. The `satisfies` clause makes a mode added to
+ * FLOW_MODES without a definition here a compile error.
+ */
+import type { FlowMode } from '../../spec/types.js';
+import { ModeAbort, type ModeDefinition } from '../mode.js';
+import { freeMode } from './free.js';
+import { mentalPokerMode } from './mental-poker.js';
+import { roundsMode } from './rounds.js';
+import { requestResponseMode, sessionLoopMode } from './turns.js';
+
+/** A mode this engine does not run yet: the session ends at start with a typed reason. */
+const notYet = <M extends FlowMode>(mode: M): ModeDefinition<M> => ({
+  receiptFirst: 'host',
+  drainAfterEnd: false,
+  invalidInbound: 'abort',
+  create: () => ({
+    step: () => Promise.reject(new ModeAbort('hook_error', 'engine', `flow mode ${mode} is not run by this engine yet`)),
+  }),
+});
+
+export const MODES = {
+  session_loop: sessionLoopMode,
+  request_response: requestResponseMode,
+  free: freeMode,
+  simultaneous_round: roundsMode,
+  mental_poker: mentalPokerMode,
+  authoritative_realtime: notYet('authoritative_realtime'),
+  authoritative_group: notYet('authoritative_group'),
+} satisfies { [M in FlowMode]: ModeDefinition<M> };
+
+export function modeDefinition<M extends FlowMode>(mode: M): ModeDefinition<M> {
+  return MODES[mode] as ModeDefinition<M>;
+}
