@@ -135,6 +135,28 @@ describe.each(['wasm', 'js'])('realtime mode against itself (%s)', (backend) => 
   });
 });
 
+describe('realtime mode, refusals and failures', () => {
+  it("acks a command the host's rules refuse as rejected, emits realtime_command_rejected, and plays on without it", async () => {
+    // The guest's own rules let {add: 9} through; the host's refuse it.
+    const lax = { ...counterHooks('guest', { guestAdd: 9 }), proto_realtime_validate_commands: (_s: Role, c: unknown[]) => c };
+    const p = await play({ hooks: { guest: lax } });
+    const acks = p.sent.host.filter((m) => m.action === 'rt_command_ack');
+    expect(acks.length).toBeGreaterThan(0);
+    expect(acks.every((a) => a['status'] === 'rejected' && a['reason'] === 'bad add')).toBe(true);
+    expect(p.events.host.filter((e) => e.name === 'realtime_command_rejected')[0]).toEqual({ name: 'realtime_command_rejected', data: { reason: 'bad add' } });
+    expect(frames(p).at(-1)).toMatchObject({ tick: 12, outcome: 'draw', state: { guest: 0 } });
+    expect([p.ends.host?.reason, p.ends.guest?.reason]).toEqual(['completed', 'completed']);
+  });
+
+  it('ends the host with hook_error when its step hook fails, and sends no frame for that tick', async () => {
+    const broken = { ...counterHooks('host'), proto_realtime_step: () => ({ state: 'not an object' }) } as unknown as RealtimeHooks;
+    const p = await play({ hooks: { host: broken } });
+    expect(p.ends.host).toMatchObject({ reason: 'hook_error', detail: 'proto_realtime_step: proto_realtime_step must return an object containing state' });
+    expect(frames(p)).toEqual([]);
+    expect(p.ends.guest).toBeUndefined();
+  });
+});
+
 /** A host that drops the guest's command at tick 4 from its frame and remakes every later hash. */
 function dropAtTick4(): Tamper {
   let prev: RtFrame | undefined;
