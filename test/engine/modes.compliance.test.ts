@@ -12,6 +12,7 @@ import { verifyTranscriptAt } from '../../ts/engine/verify.js';
 import type { EndReason } from '../../ts/engine/mode.js';
 import type { FlowMode } from '../../ts/spec/types.js';
 import { tempDir } from '../shared/tmp.js';
+import { BUILTINS } from '../../ts/protocols/index.js';
 import { builtin, c, hooksOf } from './harness.js';
 
 /** A built-in of each mode the engine runs, with the options that keep it short. */
@@ -21,9 +22,10 @@ const CASES: Partial<Record<FlowMode, { folder: string; options?: Record<string,
   free: { folder: 'human-chat' },
   simultaneous_round: { folder: 'rps', options: { best_of: 3 } },
   mental_poker: { folder: 'crazy-eights' },
+  authoritative_realtime: { folder: 'tank-battle', options: BUILTINS.find((b) => b.folder === 'tank-battle')!.profiles['short']!.options },
 };
 /** Modes whose engine is still to come (the registry runs them as a typed refusal). */
-const NOT_YET: FlowMode[] = ['authoritative_realtime', 'authoritative_group'];
+const NOT_YET: FlowMode[] = ['authoritative_group'];
 
 const TYPED: EndReason[] = ['peer_aborted', 'peer_disconnected', 'peer_timeout', 'malformed_json', 'bad_envelope', 'bad_sequence', 'bad_chain', 'bad_ack', 'bad_signature', 'receipt_mismatch', 'unexpected_message'];
 

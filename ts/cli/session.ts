@@ -11,6 +11,9 @@ import { appendDecision, type DecisionRecord, type Window } from '../engine/deci
 import { HooksError, loadHooks } from '../hooks/load.js';
 import type { Message, Role } from '../hooks/types.js';
 import { loadSpec, SpecLoadError } from '../spec/index.js';
+import { rulesetHashOfDir } from '../realtime/ruleset-dir.js';
+import { RealtimeError } from '../realtime/errors.js';
+import { flowMode } from '../spec/types.js';
 import { MAX_SPEC_BYTES } from '../spec/check.js';
 import { UsageError, type Command } from './args.js';
 import { optionsFromFlag, reportOptionErrors } from './options.js';
@@ -68,11 +71,19 @@ and both receipts verify, 1 otherwise, 2 for usage errors.`,
       }
       throw e;
     }
+    let rulesetHash: string | undefined;
+    try {
+      if (flowMode(l.spec) === 'authoritative_realtime') rulesetHash = rulesetHashOfDir(c, l.dir);
+    } catch (e) {
+      if (!(e instanceof RealtimeError)) throw e;
+      out.line(`refused: ${e.message}`);
+      return 1;
+    }
     const outDir = typeof args.flags['out'] === 'string' ? args.flags['out'] : mkdtempSync(join(tmpdir(), 'aigenora-test-'));
     const quiet = args.flags['quiet'] === true || args.flags['json'] === true;
     const exchange: { from: Role; msg: Message }[] = [];
     const r = await runLocal({
-      crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks, options, seed, outDir,
+      crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks, options, seed, outDir, ...(rulesetHash && { rulesetHash }),
       chat: { host: ['hello from the host', 'bye'], guest: ['hello from the guest'] },
       onMessage: (from, msg) => {
         exchange.push({ from, msg });

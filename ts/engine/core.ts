@@ -57,6 +57,8 @@ export interface CoreParams {
   rulesetHash: string;
   mpSecrets: MpSecrets;
   mpWrap?: (mode: MpMode) => MpMode;
+  /** Wraps the flow mode (tests play a cheating side with it). */
+  wrapMode?: (mode: Mode) => Mode;
 }
 
 /** Where the core's output goes. `transmit` throws when the peer is gone. */
@@ -129,7 +131,8 @@ export class SessionCore {
       chat: p.chat, rulesetHash: p.rulesetHash, mpSecrets: p.mpSecrets,
       ...(p.mpWrap && { mpWrap: p.mpWrap }),
     };
-    this.instance = this.def.create(ctx);
+    const instance = this.def.create(ctx);
+    this.instance = p.wrapMode ? p.wrapMode(instance) : instance;
   }
 
   /** Every frame line of both sides in the order this side sent or accepted it. */

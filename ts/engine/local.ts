@@ -8,6 +8,8 @@ import type { Clock } from './clock.js';
 import { sessionId } from './frame.js';
 import { runSession, type SessionResult } from './session.js';
 import { memoryPair, type MemoryOptions } from './transport.js';
+import { runVirtual } from './virtual.js';
+import { flowMode } from '../spec/types.js';
 
 export interface LocalRun {
   crypto: Crypto;
@@ -37,6 +39,8 @@ export interface LocalRun {
   clock?: Clock;
   /** 32-byte key seeds (default: random), for tests that play an attacker holding one side's key. */
   keySeeds?: { host: Uint8Array; guest: Uint8Array };
+  /** authoritative_realtime: the protocol folder's ruleset hash (default: over spec.json alone). */
+  rulesetHash?: string;
 }
 
 /** A deterministic PRNG (mulberry32) so that `--seed N` replays the same game. */
@@ -51,7 +55,21 @@ export function seeded(seed: number): () => number {
   };
 }
 
+/**
+ * A realtime match runs on the virtual clock (virtual.ts): ticks follow each other as fast as the
+ * machine steps them, so a test of a 3-minute match takes seconds. Its timing over a real link is the
+ * network session's to show.
+ */
 export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; guest: SessionResult }> {
+  if (flowMode(r.spec) === 'authoritative_realtime') {
+    const v = await runVirtual({
+      crypto: r.crypto, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hooks: r.hooks, outDir: r.outDir, seed: r.seed ?? 1,
+      options: r.hostOptions ?? r.options ?? {},
+      ...(r.hostHooks && { hostHooks: r.hostHooks }), ...(r.guestHooks && { guestHooks: r.guestHooks }),
+      ...(r.rulesetHash && { rulesetHash: r.rulesetHash }), ...(r.onMessage && { onMessage: r.onMessage }),
+    });
+    return { host: v.host, guest: v.guest };
+  }
   const c = r.crypto;
   const seed = r.seed ?? 1;
   const hostKey = c.ed25519Keypair(r.keySeeds?.host ?? globalThis.crypto.getRandomValues(new Uint8Array(32)));
@@ -61,7 +79,7 @@ export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; gues
   const postId = 'local';
   const sid = sessionId(c, postId, r.protocolId, hk, gk, nonce);
   const [ht, gt] = memoryPair(r.faults);
-  const common = { crypto: c, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, postId, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }), ...(r.minThinkMs !== undefined && { minThinkMs: r.minThinkMs }), ...(r.decisionTimeoutMs !== undefined && { decisionTimeoutMs: r.decisionTimeoutMs }), ...(r.clock && { clock: r.clock }) };
+  const common = { crypto: c, ...(r.rulesetHash && { rulesetHash: r.rulesetHash }), spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, postId, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }), ...(r.minThinkMs !== undefined && { minThinkMs: r.minThinkMs }), ...(r.decisionTimeoutMs !== undefined && { decisionTimeoutMs: r.decisionTimeoutMs }), ...(r.clock && { clock: r.clock }) };
   try {
     const [host, guest] = await Promise.all([
       // The host sees every frame once (its own sends and the guest's), so it alone reports them.

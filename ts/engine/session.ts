@@ -10,6 +10,7 @@ import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js'
 import type { MpMode } from '../mp/mode.js';
 import { randomSecrets, type MpSecrets } from '../mp/secrets.js';
 import type { Spec } from '../spec/types.js';
+import { rulesetHashOfSpec } from '../realtime/ruleset.js';
 import { systemClock, type Clock } from './clock.js';
 import { SessionCore, type EndReason } from './core.js';
 import { DecisionBus, decisionConfig, type Window } from './decision.js';
@@ -95,7 +96,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       now: () => clock.now(),
       chat: cfg.chat ?? [],
       controlMode, decision,
-      rulesetHash: cfg.rulesetHash ?? '',
+      rulesetHash: cfg.rulesetHash ?? rulesetHashOfSpec(crypto, cfg.specText),
       mpSecrets: cfg.mpSecrets ?? randomSecrets(crypto.ot),
       ...(cfg.mpWrap && { mpWrap: cfg.mpWrap }),
     },

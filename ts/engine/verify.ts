@@ -17,6 +17,8 @@ import { ChainReader, FRAME_VERSION, sessionId, signingBytes, type Frame } from 
 import { commitText, FlowReplay } from './flow.js';
 import type { TranscriptHeader } from './record.js';
 import { shadowMismatches } from './modes/rounds.js';
+import { checkRealtimeProof, realtimeMessagesOfLines, verifyRealtimeTranscript } from '../realtime/transcript.js';
+import { RealtimeError } from '../realtime/errors.js';
 import type { MentalPokerHooks } from '../hooks/types.js';
 import { replayGame, type WireMessage } from '../mp/replay.js';
 import { replayRules } from '../mp/mode-rules.js';
@@ -68,6 +70,18 @@ function parseHeader(crypto: Crypto, line: string | undefined): TranscriptHeader
   if (!HEX64.test(h['host_key'] as string) || !HEX64.test(h['guest_key'] as string)) return 'the header\'s keys are not 64 lowercase hex';
   if (h['role'] !== 'host' && h['role'] !== 'guest') return 'the header\'s role is neither host nor guest';
   return h as unknown as TranscriptHeader;
+}
+
+/** The guest's checks replayed over a realtime session's protocol frames; undefined when they all hold. */
+function realtimeVerdict(crypto: Crypto, lines: string[]): TranscriptCheck['violation'] {
+  try {
+    const v = verifyRealtimeTranscript(crypto, realtimeMessagesOfLines(lines));
+    if (v.ok) return undefined;
+    return { frame: v.index + 1, from: v.offender, codes: [`REALTIME_${v.fault.code.toUpperCase()}`], reason: v.fault.message };
+  } catch (e) {
+    if (e instanceof RealtimeError) return { frame: 0, from: 'host', codes: [e.code], reason: e.message };
+    throw e;
+  }
 }
 
 /** Resolves a session directory or a transcript path to (transcript, spec.json, receipt.json). */
@@ -128,6 +142,8 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
   let n = 0;
   /** mental_poker: each side's terminal receipt over the game's own transcript. */
   const mpReceipts: Partial<Record<Role, Message>> = {};
+  /** authoritative_realtime: the protocol frames, replayed through the guest's checks at the end. */
+  const rtLines: string[] = [];
   const refuse = (from: Role, codes: string[], reason: string) => {
     violation = { frame: n, from, codes, reason };
     flow.halt();
@@ -188,8 +204,16 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
       continue;
     }
     if (msg.action === 'mp_terminal_receipt') mpReceipts[from] = msg;
+    if (flow.mode === 'authoritative_realtime') rtLines.push(line);
     if (flow.mismatch && !hadMismatch) {
       violation = { frame: n, from, codes: ['COMMIT_MISMATCH'], reason: `the ${from}'s reveal in round ${flow.mismatch.round} does not open its commit` };
+    }
+  }
+  if (flow.mode === 'authoritative_realtime' && !violation) {
+    const v = realtimeVerdict(crypto, rtLines);
+    if (v) {
+      if (receipts.host && receipts.guest) return fail(`receipts were signed over a realtime session that fails the guest's checks: ${v.reason}`, n, sid);
+      violation = v;
     }
   }
   let receipt = !!(receipts.host && receipts.guest);
@@ -282,7 +306,7 @@ export function verifyTranscriptAt(crypto: Crypto, target: string, specPath?: st
 
 export interface Proof {
   v: 1;
-  kind: 'commit_mismatch' | 'invalid_message' | 'balance_mismatch' | 'mp_play_rejected' | 'mp_rule_rejected' | 'mp_audit_failed';
+  kind: 'commit_mismatch' | 'invalid_message' | 'balance_mismatch' | 'mp_play_rejected' | 'mp_rule_rejected' | 'mp_audit_failed' | 'realtime_integrity_failed';
   sid: string;
   post_id: string;
   protocol_id: string;
@@ -305,7 +329,7 @@ export interface ProofProtocol {
   protocolId: string;
 }
 
-const PROOF_KINDS = ['commit_mismatch', 'invalid_message', 'balance_mismatch', 'mp_play_rejected', 'mp_rule_rejected', 'mp_audit_failed'];
+const PROOF_KINDS = ['commit_mismatch', 'invalid_message', 'balance_mismatch', 'mp_play_rejected', 'mp_rule_rejected', 'mp_audit_failed', 'realtime_integrity_failed'];
 const PROOF_KEYS = 'detail,frames,guest_key,host_key,kind,nonce,offender,post_id,protocol_id,sid,v';
 /** A proof names a handful of frames; more is not a proof this engine writes. A mental-poker proof holds the whole game. */
 const MAX_PROOF_FRAMES = 64;
@@ -371,6 +395,7 @@ export function verifyProof(crypto: Crypto, input: unknown, specText: string, pr
 function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks: HooksModule | undefined): ProofCheck {
   const no = (reason: string): ProofCheck => ({ proven: false, reason });
   if (proof.kind.startsWith('mp_')) return judgeMentalPoker(crypto, proof, spec, frames, hooks);
+  if (proof.kind === 'realtime_integrity_failed') return judgeRealtime(crypto, proof, frames);
   const byOffender = frames.filter((f) => f.from === proof.offender);
   if (proof.kind === 'commit_mismatch') {
     const field = spec.flow?.round?.value_field || 'value';
@@ -415,6 +440,28 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
   return diff.length ? { proven: true, reason: `the host's round ${round} result differs from the rules in ${diff.join(', ')}` } : no('the round_result follows the rules');
 }
 
+/** Both senders' frames from their first, each in order: a proof may not leave out what would clear the offender. */
+function wholeChains(frames: Frame[]): string | undefined {
+  const seqs: Record<Role, number> = { host: 0, guest: 0 };
+  for (const f of frames) {
+    if (f.seq !== seqs[f.from]) return `the ${f.from}'s frames are not the whole chain from its first (expected seq ${seqs[f.from]}, got ${f.seq})`;
+    seqs[f.from]++;
+  }
+  return undefined;
+}
+
+/**
+ * A realtime host caught breaking its frame chain or the commands it acknowledged: every frame of the
+ * session up to the failure, replayed through the guest's own checks (ts/realtime/transcript.ts).
+ */
+function judgeRealtime(crypto: Crypto, proof: Proof, frames: Frame[]): ProofCheck {
+  if (proof.offender !== 'host') return { proven: false, reason: 'only the host runs a realtime match: an integrity failure names the host' };
+  const gap = wholeChains(frames);
+  if (gap) return { proven: false, reason: gap };
+  const j = checkRealtimeProof(crypto, proof.frames, { code: proof.detail['code'] });
+  return j.proven ? { proven: true, reason: j.reason } : { proven: false, reason: j.reason };
+}
+
 /**
  * A mental-poker cheat: the proof holds every frame of the game, each sender's from its first, and the
  * game is replayed from the accuser's side (ts/mp/replay.ts) up to the claimed failure: a play that fails
@@ -425,11 +472,8 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
 function judgeMentalPoker(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks: HooksModule | undefined): ProofCheck {
   const no = (reason: string): ProofCheck => ({ proven: false, reason });
   if (!hooks) return no('a mental-poker proof is checked with the protocol\'s deck: pass --protocol-dir');
-  const seqs: Record<Role, number> = { host: 0, guest: 0 };
-  for (const f of frames) {
-    if (f.seq !== seqs[f.from]) return no(`the ${f.from}'s frames are not the whole chain from its first (expected seq ${seqs[f.from]}, got ${f.seq})`);
-    seqs[f.from]++;
-  }
+  const gap = wholeChains(frames);
+  if (gap) return no(gap);
   const d = proof.detail;
   const deal = d['deal'] as { host?: unknown; guest?: unknown } | null;
   if (!isObject(deal) || !Number.isSafeInteger(deal['host']) || !Number.isSafeInteger(deal['guest'])) return no('the proof names no deal plan');

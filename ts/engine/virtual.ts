@@ -8,10 +8,12 @@
 import { join } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
-import type { HooksModule, Role } from '../hooks/types.js';
+import type { HooksModule, Message, Role } from '../hooks/types.js';
 import { randomSecrets } from '../mp/secrets.js';
 import type { Spec } from '../spec/types.js';
+import { rulesetHashOfSpec } from '../realtime/ruleset.js';
 import { SessionCore, type CoreEnd } from './core.js';
+import type { Mode } from './mode.js';
 import { sessionId } from './frame.js';
 import { SessionRecord } from './record.js';
 import type { SessionResult } from './session.js';
@@ -31,6 +33,12 @@ export interface VirtualRun {
   chat?: { host?: string[]; guest?: string[] };
   /** Rewrites each line in flight: [] drops it, two entries duplicate it, 'disconnect' ends the link. */
   fault?: (from: Role, line: string, n: number) => string[] | 'disconnect';
+  /** Wraps one side's flow mode: a test plays a cheat with it. */
+  wrap?: Partial<Record<Role, (mode: Mode) => Mode>>;
+  /** Each side's ruleset hash, when a test gives them different ones. */
+  rulesetHashes?: Partial<Record<Role, string>>;
+  /** Called for every frame the host sends or accepts, for display. */
+  onMessage?: (from: Role, msg: Message) => void;
   /** Stop after this many deliveries and timer firings (a runaway mode ends as peer_timeout). */
   maxSteps?: number;
 }
@@ -86,7 +94,8 @@ export async function runVirtual(r: VirtualRun): Promise<VirtualResult> {
         options: r.options ?? {}, key: keys[role], hostKey: hk, guestKey: gk, sid, postId, nonce, stateDir: dir,
         random: () => (rnd(4).reduce((a, b) => a * 256 + b, 0) >>> 0) / 4294967296,
         randomBytes: rnd, now: () => now, chat: r.chat?.[role] ?? [], controlMode: 'autonomous', decision: null,
-        rulesetHash: r.rulesetHash ?? '', mpSecrets: randomSecrets(c.ot),
+        rulesetHash: r.rulesetHashes?.[role] ?? r.rulesetHash ?? rulesetHashOfSpec(c, r.specText),
+        ...(r.wrap?.[role] && { wrapMode: r.wrap[role] }), mpSecrets: randomSecrets(c.ot),
       },
       {
         transmit: (line) => {
@@ -103,6 +112,7 @@ export async function runVirtual(r: VirtualRun): Promise<VirtualResult> {
         event: (name, data) => record.event(name, data),
         snapshot: (phase, data) => record.snapshot(phase, data),
         writeJson: (file, value) => record.writeJson(file, value),
+        ...(role === 'host' && r.onMessage && { onMessage: r.onMessage }),
       },
     );
     record.event('session_started', { role, sid, protocol_id: r.protocolId, mode: core.mode });

@@ -6,6 +6,7 @@ import type { FlowMode } from '../../spec/types.js';
 import { ModeAbort, type ModeDefinition } from '../mode.js';
 import { freeMode } from './free.js';
 import { mentalPokerMode } from './mental-poker.js';
+import { realtimeMode } from './realtime.js';
 import { roundsMode } from './rounds.js';
 import { requestResponseMode, sessionLoopMode } from './turns.js';
 
@@ -25,7 +26,7 @@ export const MODES = {
   free: freeMode,
   simultaneous_round: roundsMode,
   mental_poker: mentalPokerMode,
-  authoritative_realtime: notYet('authoritative_realtime'),
+  authoritative_realtime: realtimeMode,
   authoritative_group: notYet('authoritative_group'),
 } satisfies { [M in FlowMode]: ModeDefinition<M> };
 

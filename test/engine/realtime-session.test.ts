@@ -1,0 +1,82 @@
+// Tank Battle through the engine on the virtual clock: a match completes with verified receipts; a
+// host that signs a frame breaking its chain is caught by the guest, whose proof.json a third party
+// checks (and a trimmed or misattributed proof proves nothing); a guest on another ruleset is refused
+// with the reference's reason.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runVirtual, type VirtualRun } from '../../ts/engine/virtual.js';
+import { verifyProof, verifyTranscriptAt } from '../../ts/engine/verify.js';
+import type { Mode, ModeEffect } from '../../ts/engine/mode.js';
+import { BUILTINS } from '../../ts/protocols/index.js';
+import { rulesetHashOfDir } from '../../ts/realtime/ruleset-dir.js';
+import { tempDir } from '../shared/tmp.js';
+import { builtin, c, hooksOf } from './harness.js';
+
+const SHORT = BUILTINS.find((b) => b.folder === 'tank-battle')!.profiles['short']!.options;
+
+async function match(extra: Partial<VirtualRun> = {}) {
+  const b = builtin('tank-battle');
+  return runVirtual({ crypto: c, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf('tank-battle'), options: SHORT, outDir: tempDir('rt-session'), rulesetHash: rulesetHashOfDir(c, b.dir), ...extra });
+}
+
+const events = (dir: string) => readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+
+/** A host mode that rewrites its rt_frame of one tick before the core signs it. */
+function bendFrame(tick: number, bend: (frame: Record<string, unknown>) => void) {
+  return (inner: Mode): Mode => ({
+    async step(input) {
+      const out: ModeEffect[] = await inner.step(input);
+      for (const e of out) {
+        if (e.kind !== 'send' || e.msg.action !== 'rt_frame') continue;
+        const frame = e.msg['frame'] as Record<string, unknown>;
+        if (frame['tick'] === tick) bend(frame);
+      }
+      return out;
+    },
+  });
+}
+
+describe('authoritative_realtime through the engine', () => {
+  it('a Tank Battle match completes, both copies verify, and the guest saw every tick', async () => {
+    const r = await match();
+    expect([r.host.reason, r.guest.reason]).toEqual(['completed', 'completed']);
+    for (const side of [r.host, r.guest]) expect(verifyTranscriptAt(c, side.dir)).toMatchObject({ ok: true, receipt: true });
+    const ended = events(r.guest.dir).find((e) => e.type === 'realtime_ended');
+    expect(ended?.data['tick']).toBeGreaterThan(0);
+    expect(r.elapsedMs).toBeGreaterThanOrEqual((ended!.data['tick'] as number) * 100 - 1);
+    expect(events(r.host.dir).some((e) => e.type === 'realtime_started')).toBe(true);
+  });
+
+  it('a host frame that breaks the chain ends the guest with a proof a third party accepts', async () => {
+    const r = await match({ wrap: { host: bendFrame(5, (f) => (f['prev_chain_hash'] = 'f'.repeat(64))) } });
+    expect(r.guest).toMatchObject({ completed: false, reason: 'realtime_integrity_failed' });
+    expect(r.host.completed).toBe(false);
+    const proof = JSON.parse(readFileSync(r.guest.proof!, 'utf8')) as { frames: string[]; offender: string };
+    const spec = builtin('tank-battle').specText;
+    expect(proof.offender).toBe('host');
+    expect(verifyProof(c, proof, spec)).toMatchObject({ proven: true });
+    // Evidence trimmed of an earlier frame, or blamed on the guest, proves nothing.
+    const trimmed = { ...proof, frames: proof.frames.filter((_l, i) => i !== 3) };
+    expect(verifyProof(c, trimmed, spec)).toMatchObject({ proven: false });
+    expect(verifyProof(c, { ...proof, offender: 'guest' }, spec)).toMatchObject({ proven: false });
+    // Without the bad frame, the same session clears the host.
+    expect(verifyProof(c, { ...proof, frames: proof.frames.slice(0, -1) }, spec)).toMatchObject({ proven: false });
+    // The guest's own transcript records the refused frame as a violation, not a receipt.
+    expect(verifyTranscriptAt(c, r.guest.dir)).toMatchObject({ ok: true, receipt: false });
+  });
+
+  it('a host frame whose state is not the one hashed is caught as well', async () => {
+    const r = await match({ wrap: { host: bendFrame(3, (f) => ((f['state'] as Record<string, unknown>)['tick'] = 999)) } });
+    expect(r.guest).toMatchObject({ completed: false, reason: 'realtime_integrity_failed' });
+    expect(verifyProof(c, JSON.parse(readFileSync(r.guest.proof!, 'utf8')), builtin('tank-battle').specText)).toMatchObject({ proven: true });
+  });
+
+  it('a guest on another ruleset is refused with ruleset_hash_mismatch, on both sides', async () => {
+    const r = await match({ rulesetHashes: { guest: 'ab'.repeat(32) } });
+    expect(r.host).toMatchObject({ completed: false, reason: 'realtime_rejected' });
+    expect(r.guest).toMatchObject({ completed: false, reason: 'realtime_rejected' });
+    expect(r.guest.detail).toContain('ruleset_hash_mismatch');
+    for (const side of [r.host, r.guest]) expect(verifyTranscriptAt(c, side.dir)).toMatchObject({ ok: true, receipt: false });
+  });
+});
