@@ -196,3 +196,14 @@ describe('guest', () => {
     expect(guest.ready({ ...ready, wire_version: 2 })).toMatchObject({ code: 'ready_mismatch', message: 'wire_version_mismatch' });
   });
 });
+
+describe('offline transcript', () => {
+  it('refuses a host message that is no realtime message as a sequence fault, not as a cheat', async () => {
+    const { verifyRealtimeTranscript } = await import('../../ts/realtime/transcript.js');
+    const s = honest(1);
+    const msgs = [{ from: 'guest' as const, msg: JOIN }, { from: 'host' as const, msg: s[0]!.msg }, { from: 'host' as const, msg: { action: 'chat', text: 'hi' } }];
+    expect(verifyRealtimeTranscript(c, msgs)).toMatchObject({ ok: false, index: 2, offender: 'host', fault: { code: 'sequence' } });
+    expect(verifyRealtimeTranscript(c, msgs.slice(0, 2))).toEqual({ ok: true, ticks: 1, outcome: 'none', rejected: undefined });
+    expect(verifyRealtimeTranscript(c, [{ from: 'guest', msg: JOIN }, { from: 'host', msg: { action: 'rt_reject', reason: 'match_config_mismatch' } }])).toMatchObject({ ok: true, ticks: 0, rejected: 'match_config_mismatch' });
+  });
+});

@@ -71,7 +71,8 @@ export function verifyRealtimeTranscript(crypto: Crypto, messages: readonly Real
       phase = 'play';
       continue;
     }
-    const bad = judged(action === 'rt_command_ack' ? guest.ack(msg) : action === 'rt_frame' ? guest.frame(msg['frame']) : { code: 'frame_fields', message: `the host's ${String(action)} is no realtime message` });
+    if (action !== 'rt_command_ack' && action !== 'rt_frame') return seqFault(`the host's ${String(action)} where only rt_command_ack and rt_frame may come`);
+    const bad = judged(action === 'rt_command_ack' ? guest.ack(msg) : guest.frame(msg['frame']));
     if (bad) return bad;
   }
   return { ok: true, ticks: guest.lastTick + 1, outcome: guest.previous?.outcome, rejected };

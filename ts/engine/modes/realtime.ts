@@ -25,6 +25,9 @@
  *   wire_version above the spec's max raises there instead of an rt_reject. In both of those the
  *   reference sends nothing, as we do.
  * - The guest's command lead is input_delay_ticks: there is no RTT probe to lengthen it.
+ * - proto_realtime_validate_commands is called in line while a command is judged, so it must answer
+ *   synchronously (a Promise is not a list: the command is refused). Snapshots
+ *   (proto_realtime_snapshot, snapshot_every_ticks) and disconnect_policy other than abort are not run.
  */
 import type { Role } from '../../hooks/types.js';
 import { RealtimeError } from '../../realtime/errors.js';
