@@ -29,7 +29,6 @@
  *   synchronously (a Promise is not a list: the command is refused). Snapshots
  *   (proto_realtime_snapshot, snapshot_every_ticks) and disconnect_policy other than abort are not run.
  */
-import type { Role } from '../../hooks/types.js';
 import { RealtimeError } from '../../realtime/errors.js';
 import { RealtimeGuest, type RealtimeFault } from '../../realtime/guest.js';
 import { normaliseCommands, RealtimeHookError, RealtimeHost } from '../../realtime/host.js';
@@ -224,15 +223,11 @@ function guestMode(ctx: Ctx): Mode {
   };
 }
 
-const definition = {
-  /** Realtime has its own join (rt_join / rt_ready), not the engine's join / ready. */
-  handshake: 'none' as const,
+export const realtimeMode: ModeDefinition<'authoritative_realtime'> = {
   // The guest learns the end from the final frame and signs first; the host, stopped, drains the
   // commands the guest sent before it saw that frame.
-  receiptFirst: 'guest' as const,
+  receiptFirst: 'guest',
   drainAfterEnd: true,
-  invalidInbound: 'abort' as const,
-  create: (ctx: Ctx): Mode => ((ctx.role as Role) === 'host' ? hostMode(ctx) : guestMode(ctx)),
+  invalidInbound: 'abort',
+  create: (ctx) => (ctx.role === 'host' ? hostMode(ctx) : guestMode(ctx)),
 };
-
-export const realtimeMode: ModeDefinition<'authoritative_realtime'> = definition;
