@@ -54,7 +54,6 @@ export interface RealtimeHostOptions {
 
 export type JoinReason = 'wire_version_mismatch' | 'ruleset_hash_mismatch' | 'match_config_mismatch';
 
-export type JoinAnswer = { ok: true; ready: Message; frame: RtFrame } | { ok: false; reason: JoinReason; reject: Message };
 
 export interface CommandAnswer {
   /** The rt_command_ack to send; none when the message has no integer seq and target_tick to name. */
