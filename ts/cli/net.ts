@@ -5,6 +5,9 @@ import { getCrypto } from '../crypto/index.js';
 import { verifyTranscriptAt } from '../engine/verify.js';
 import type { SessionResult } from '../engine/session.js';
 import { HooksError, loadHooks } from '../hooks/load.js';
+import { rulesetHashOfDir } from '../realtime/ruleset-dir.js';
+import { RealtimeError } from '../realtime/errors.js';
+import { flowMode } from '../spec/types.js';
 import type { ControlMode, Message, Role } from '../hooks/types.js';
 import { resolveDataDir } from '../library/data-dir.js';
 import { IdentityError, loadIdentity } from '../library/identity.js';
@@ -58,9 +61,12 @@ async function protocolFrom(dataDir: string, flags: Record<string, unknown>, exp
   if (!l.ok || !l.protocolId) throw new UsageError(`${dir}: ${l.issues.map((i) => `${i.code} at ${i.pointer}`).join('; ')}`);
   if (expectId && l.protocolId !== expectId) throw new UsageError(`${dir} is protocol ${l.protocolId}, the invitation names ${expectId}`);
   try {
-    return { spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks: await loadHooks(c, l.dir, l.spec, { allowSkeleton: flags['allow-skeleton-hooks'] === true }) };
+    const hooks = await loadHooks(c, l.dir, l.spec, { allowSkeleton: flags['allow-skeleton-hooks'] === true });
+    // Both sides of a realtime match must hold the same rule files (NOTES A17): the join names their hash.
+    const rulesetHash = flowMode(l.spec) === 'authoritative_realtime' ? rulesetHashOfDir(c, l.dir) : undefined;
+    return { spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks, ...(rulesetHash && { rulesetHash }) };
   } catch (e) {
-    if (e instanceof HooksError) throw new UsageError(e.message);
+    if (e instanceof HooksError || e instanceof RealtimeError) throw new UsageError(e.message);
     throw e;
   }
 }

@@ -181,6 +181,8 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   record.event('session_started', { role, sid: cfg.sid, protocol_id: cfg.protocolId, mode: core.mode });
   record.snapshot('in_progress', { role, sid: cfg.sid });
   let pending: string | null | undefined;
+  /** How late each timer fired, in ms: a realtime host's tick jitter. */
+  const lateness: number[] = [];
   try {
     await core.start();
     while (!core.ending) {
@@ -197,6 +199,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       }
       const due = nextTimer(core.timers);
       if (due && due.at <= clock.now()) {
+        lateness.push(clock.now() - due.at);
         await core.timer(due.id);
         continue;
       }
@@ -221,6 +224,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   } finally {
     clearInterval(abortWatch);
   }
+  if (lateness.length) record.event('timer_lateness', latenessSummary(lateness));
   const end = core.finish(pending);
   record.close();
   transport.close();
@@ -228,6 +232,13 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     completed: end.completed, reason: end.reason, ...(end.detail !== undefined && !end.completed && { detail: end.detail }), sid: cfg.sid, dir: cfg.stateDir,
     ...(end.proofFile ? { proof: join(cfg.stateDir, end.proofFile) } : {}),
   };
+}
+
+/** p50 / p99 / max of how late timers fired: a realtime host's tick jitter against its fixed cadence. */
+export function latenessSummary(ms: number[]): { timers: number; p50_ms: number; p99_ms: number; max_ms: number } {
+  const sorted = [...ms].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+  return { timers: sorted.length, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: sorted.at(-1)! };
 }
 
 function nextTimer(timers: ReadonlyMap<string, number>): { id: string; at: number } | undefined {

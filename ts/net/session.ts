@@ -30,6 +30,8 @@ export interface Protocol {
   specText: string;
   protocolId: string;
   hooks: HooksModule;
+  /** authoritative_realtime: the protocol folder's ruleset hash (default: over spec.json alone). */
+  rulesetHash?: string;
 }
 
 export interface NetSessionOptions {
@@ -268,6 +270,7 @@ export async function host(
       emit('connected', { session_id: sid, guest_public_key: guestKey });
       const result = await runSession({
         crypto: c, role: 'host', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: o.options,
+        ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
         transport: t, key, hostKey, guestKey, sid, postId: invitation.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
         ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
       });
@@ -367,6 +370,7 @@ export async function join(o: NetSessionOptions & { invitation: Invitation; hand
     o.onEvent?.('connected', { session_id: sid, host_public_key: inv.host_public_key });
     return await runSession({
       crypto: c, role: 'guest', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: inv.options,
+      ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
       transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
       ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
     });
