@@ -1,6 +1,7 @@
 // A realtime match between two processes over the network transport at the spec's tick rate
 // (Tank Battle, 10 Hz, the short 100-tick profile): both sides complete with verified receipts, the
-// host's frames are a tick interval apart, and the host reports how late its ticks fired.
+// host's frames are a tick interval apart, the host reports how late its ticks fired and the guest
+// how long its commands took to be acknowledged.
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,7 +47,11 @@ describe('authoritative_realtime over the network', () => {
     expect(span).toBeGreaterThan(95);
     expect(span).toBeLessThan(110);
     const late = events(hostDir).find((e) => e.type === 'timer_lateness');
-    expect(late?.data['timers']).toBe(frames.length);
+    expect(late?.data['count']).toBe(frames.length);
     expect(typeof late?.data['p99_ms']).toBe('number');
+    // The guest timed each command to its ack.
+    const rtt = events(guestDir).find((e) => e.type === 'realtime_command_rtt');
+    expect(rtt?.data['count']).toBeGreaterThan(frames.length / 2);
+    expect(rtt!.data['p50_ms']).toBeGreaterThan(0);
   }, 60_000);
 });

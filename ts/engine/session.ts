@@ -15,6 +15,7 @@ import { systemClock, type Clock } from './clock.js';
 import { SessionCore, type EndReason } from './core.js';
 import { DecisionBus, decisionConfig, type Window } from './decision.js';
 import type { DecideRequest } from './mode.js';
+import { msSummary } from './latency.js';
 import { SessionRecord, type Durability } from './record.js';
 import type { Transport } from './transport.js';
 
@@ -224,7 +225,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   } finally {
     clearInterval(abortWatch);
   }
-  if (lateness.length) record.event('timer_lateness', latenessSummary(lateness));
+  if (lateness.length) record.event('timer_lateness', { ...msSummary(lateness) });
   const end = core.finish(pending);
   record.close();
   transport.close();
@@ -232,13 +233,6 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
     completed: end.completed, reason: end.reason, ...(end.detail !== undefined && !end.completed && { detail: end.detail }), sid: cfg.sid, dir: cfg.stateDir,
     ...(end.proofFile ? { proof: join(cfg.stateDir, end.proofFile) } : {}),
   };
-}
-
-/** p50 / p99 / max of how late timers fired: a realtime host's tick jitter against its fixed cadence. */
-export function latenessSummary(ms: number[]): { timers: number; p50_ms: number; p99_ms: number; max_ms: number } {
-  const sorted = [...ms].sort((a, b) => a - b);
-  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-  return { timers: sorted.length, p50_ms: at(0.5), p99_ms: at(0.99), max_ms: sorted.at(-1)! };
 }
 
 function nextTimer(timers: ReadonlyMap<string, number>): { id: string; at: number } | undefined {

@@ -34,6 +34,7 @@ import { RealtimeGuest, type RealtimeFault } from '../../realtime/guest.js';
 import { normaliseCommands, RealtimeHookError, RealtimeHost } from '../../realtime/host.js';
 import { parseRealtimeJson, plainValue } from '../../realtime/json.js';
 import { matchConfigHash, realtimeConfig, type RealtimeConfig } from '../../realtime/wire.js';
+import { msSummary } from '../latency.js';
 import { ModeAbort, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput } from '../mode.js';
 
 /** The id of the host's tick timer. */
@@ -149,6 +150,9 @@ function guestMode(ctx: Ctx): Mode {
   const { config, matchConfigHash: mch } = setup(ctx);
   const hooks = ctx.hooks;
   const guest = new RealtimeGuest({ crypto: ctx.crypto, config, rulesetHash: ctx.rulesetHash, matchConfigHash: mch });
+  /** When each command went out, by seq, and how long its ack took: the command round trip. */
+  const sentAt = new Map<number, number>();
+  const roundTrips: number[] = [];
 
   const integrity = (fault: RealtimeFault): ModeEffect[] => {
     const audit = { status: 'integrity_failed', code: fault.code, reason: fault.message, last_valid_tick: guest.lastTick };
@@ -173,7 +177,9 @@ function guestMode(ctx: Ctx): Mode {
     } catch {
       list = [];
     }
-    return [{ kind: 'send', msg: { ...guest.nextCommand(list) } }];
+    const command = guest.nextCommand(list);
+    if (typeof command.seq === 'number') sentAt.set(command.seq, ctx.now());
+    return [{ kind: 'send', msg: { ...command } }];
   }
 
   async function afterFrame(): Promise<ModeEffect[]> {
@@ -189,6 +195,7 @@ function guestMode(ctx: Ctx): Mode {
     audit = { ...audit, integrity: 'verified', tick: frame.tick, outcome: frame.outcome, chain_hash: frame.chain_hash };
     return [
       { kind: 'write', file: 'realtime-audit.json', value: audit },
+      { kind: 'event', name: 'realtime_command_rtt', data: { ...msSummary(roundTrips) } },
       { kind: 'event', name: 'realtime_ended', data: { role: 'guest', tick: frame.tick, outcome: frame.outcome } },
       { kind: 'end', reason: 'completed' },
     ];
@@ -210,7 +217,13 @@ function guestMode(ctx: Ctx): Mode {
         }
         case 'rt_command_ack': {
           const fault = guest.ack(msg);
-          return fault ? integrity(fault) : [];
+          if (fault) return integrity(fault);
+          const at = typeof msg['seq'] === 'number' ? sentAt.get(msg['seq']) : undefined;
+          if (at !== undefined) {
+            roundTrips.push(ctx.now() - at);
+            sentAt.delete(msg['seq'] as number);
+          }
+          return [];
         }
         case 'rt_frame': {
           const fault = guest.frame(msg['frame']);
