@@ -3,7 +3,7 @@
 // replayed, tampered, dropped or cut off ends the session with a typed reason on the side that saw it,
 // and never as a success. Modes are found through the registry, so a mode added there without a
 // built-in here fails the first test.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MODES } from '../../ts/engine/modes/index.js';
@@ -87,6 +87,23 @@ describe('every flow mode behind one interface', () => {
       expect(side.completed).toBe(false);
       expect(['peer_disconnected', 'peer_timeout']).toContain(side.reason);
       expect(verifyTranscriptAt(c, side.dir)).toMatchObject({ ok: true, receipt: false });
+    }
+  });
+
+  it('mode code does no I/O of its own: no node:* import, no Date, no timers, no OS randomness', () => {
+    const root = new URL('../../ts/', import.meta.url).pathname;
+    const files = [
+      ...readdirSync(join(root, 'engine/modes')).map((f) => `engine/modes/${f}`),
+      'engine/core.ts', 'engine/mode.ts', 'engine/flow.ts',
+      ...readdirSync(join(root, 'realtime')).filter((f) => f !== 'ruleset-dir.ts').map((f) => `realtime/${f}`),
+      ...readdirSync(join(root, 'mp')).filter((f) => f.startsWith('mode')).map((f) => `mp/${f}`),
+    ];
+    expect(files.length).toBeGreaterThan(15);
+    for (const f of files) {
+      // Comments may name what the code avoids.
+      const code = readFileSync(join(root, f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+      for (const banned of [/from 'node:/, /\bDate\b/, /setTimeout|setInterval|setImmediate/, /getRandomValues|randomBytes\(|Math\.random|performance\.now/])
+        expect(banned.test(code.replace(/ctx\.randomBytes\(|randomBytes\(n: number\)|randomBytes\(n\)/g, '')), `${f}: ${banned}`).toBe(false);
     }
   });
 
