@@ -20,3 +20,18 @@ export function measure(f: () => unknown, per = 1): number {
 export function fmt(n: number): string {
   return n >= 1e6 ? `${(n / 1e6).toFixed(2)}M` : n >= 1e4 ? `${(n / 1e3).toFixed(1)}k` : n >= 100 ? n.toFixed(0) : n.toFixed(1);
 }
+
+/** The q-quantile (0 ≤ q ≤ 1) of `xs` by nearest rank on a sorted copy; NaN for none. */
+export function percentile(xs: readonly number[], q: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!;
+}
+
+export const median = (xs: readonly number[]): number => percentile(xs, 0.5);
+
+/** A Markdown table as lines; `align` has one letter per column, l or r (default: first l, rest r). */
+export function table(head: readonly string[], rows: readonly (readonly (string | number)[])[], align?: string): string[] {
+  const a = align ?? `l${'r'.repeat(head.length - 1)}`;
+  return [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (a[i] === 'r' ? '---:' : '---')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
+}
