@@ -1,5 +1,6 @@
 // Shared by the network tests: protocols, polling instead of fixed sleeps, a hand-driven session
 // handshake, the CLI host as a child process, and raw sockets from other loopback addresses.
+import { seededBytes } from '../../ts/engine/virtual.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -166,16 +167,4 @@ export function wsFrame(f: FrameSpec): Buffer {
 }
 
 /** A small deterministic byte generator, so a failing garbage run can be replayed. */
-export function prng(seedValue: number): (n: number) => Uint8Array {
-  let x = seedValue >>> 0 || 1;
-  return (n) => {
-    const out = new Uint8Array(n);
-    for (let i = 0; i < n; i++) {
-      x ^= x << 13;
-      x ^= x >>> 17;
-      x ^= x << 5;
-      out[i] = x & 0xff;
-    }
-    return out;
-  };
-}
+export const prng = seededBytes;

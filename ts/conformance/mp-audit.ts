@@ -19,7 +19,7 @@ import type { HooksModule, MentalPokerHooks } from '../hooks/types.js';
 import crazyEights from '../protocols/crazy-eights/hooks.js';
 import type { Role } from '../mp/types.js';
 import type { Suite } from './formats.js';
-import { entriesInOrder, eq, readVectors, type Vec } from './mp-vectors.js';
+import { entriesInOrder, eq, readVectors, vectorSuite, type Vec } from './mp-vectors.js';
 
 export const AUDIT_FORMAT = 'aigenora-mp-audit-vectors/1';
 
@@ -236,20 +236,5 @@ export function checkAuditVectors(c: Crypto, fileText: string): Record<string, n
 /** The file (its text) as a conformance suite: one case per vector. */
 export function auditSuite(fileText: string): Suite {
   const doc = readVectors(fileText);
-  return {
-    format: AUDIT_FORMAT,
-    cases: doc.cases.map((v) => ({
-      id: String(v['id']),
-      key: `${AUDIT_FORMAT} ${JSON.stringify(v)}`,
-      run(c: Crypto) {
-        try {
-          checkAuditCase(c, doc, v);
-          return { ok: true, outcome: 'ok' };
-        } catch (e) {
-          if (!(e instanceof Error)) throw e;
-          return { ok: false, outcome: e.message };
-        }
-      },
-    })),
-  };
+  return vectorSuite(AUDIT_FORMAT, doc.cases, (c, v) => checkAuditCase(c, doc, v));
 }

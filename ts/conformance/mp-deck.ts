@@ -7,6 +7,7 @@ import type { Crypto } from '../crypto/backend.js';
 import { CryptoError } from '../crypto/errors.js';
 import { fromHex, toHex } from '../crypto/encoding.js';
 import type { Suite } from './formats.js';
+import { vectorSuite } from './mp-vectors.js';
 
 type Case = Record<string, any>; // a parsed vector, checked field by field: a missing or mistyped field fails the case
 
@@ -122,20 +123,5 @@ export function checkDeckVectors(c: Crypto, doc: { format: string; cases: Case[]
 
 /** The file as a conformance suite: one case per vector, counted once whatever the backends. */
 export function deckSuite(doc: { cases: Case[] }): Suite {
-  return {
-    format: DECK_FORMAT,
-    cases: doc.cases.map((v) => ({
-      id: String(v['id']),
-      key: `${DECK_FORMAT} ${JSON.stringify(v)}`,
-      run(c: Crypto) {
-        try {
-          checkDeckCase(c, v);
-          return { ok: true, outcome: 'ok' };
-        } catch (e) {
-          if (!(e instanceof Error)) throw e;
-          return { ok: false, outcome: e.message };
-        }
-      },
-    })),
-  };
+  return vectorSuite(DECK_FORMAT, doc.cases, checkDeckCase);
 }

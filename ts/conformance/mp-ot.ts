@@ -8,6 +8,7 @@ import { CryptoError } from '../crypto/errors.js';
 import { fromHex, toHex } from '../crypto/encoding.js';
 import { intToHex, RSA_E, wideIntFromHex, type OtContextInput, type PayloadType, type RsaKey, type SenderRole } from '../crypto/ot.js';
 import type { Suite } from './formats.js';
+import { vectorSuite } from './mp-vectors.js';
 
 type Case = Record<string, any>; // a parsed vector, checked field by field: a missing or mistyped field fails the case
 
@@ -169,21 +170,6 @@ export function checkOtVectors(c: Crypto, doc: { format: string; rsa_sets: Case[
 
 /** The file as a conformance suite: one case per vector, counted once whatever the backends. */
 export function otSuite(doc: { rsa_sets: Case[]; cases: Case[] }): Suite {
-  return {
-    format: OT_FORMAT,
-    cases: doc.cases.map((v) => ({
-      id: String(v['id']),
-      // The key numbers a case uses are part of what it checks.
-      key: `${OT_FORMAT} ${JSON.stringify(v)} ${JSON.stringify(doc.rsa_sets[v['rsa_set']] ?? null)}`,
-      run(c: Crypto) {
-        try {
-          checkOtCase(c, v, doc.rsa_sets);
-          return { ok: true, outcome: 'ok' };
-        } catch (e) {
-          if (!(e instanceof Error)) throw e;
-          return { ok: false, outcome: e.message };
-        }
-      },
-    })),
-  };
+  // The key numbers a case uses are part of what it checks.
+  return vectorSuite(OT_FORMAT, doc.cases, (c, v) => checkOtCase(c, v, doc.rsa_sets), (v) => `${OT_FORMAT} ${JSON.stringify(v)} ${JSON.stringify(doc.rsa_sets[v['rsa_set']] ?? null)}`);
 }

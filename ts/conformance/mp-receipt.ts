@@ -10,7 +10,7 @@ import { parseJsonExact, type JsonObject } from '../mp/canonical.js';
 import { MpError } from '../mp/errors.js';
 import { Transcript } from '../mp/transcript.js';
 import type { Suite } from './formats.js';
-import { eq, readVectors, type Vec } from './mp-vectors.js';
+import { eq, readVectors, vectorSuite, type Vec } from './mp-vectors.js';
 
 export const RECEIPT_FORMAT = 'aigenora-mp-receipt-vectors/1';
 
@@ -153,21 +153,5 @@ export function checkReceiptVectors(c: Crypto, fileText: string): Record<string,
 
 /** The file (its text) as a conformance suite: one case per vector. */
 export function receiptSuite(fileText: string): Suite {
-  const doc = readVectors(fileText);
-  return {
-    format: RECEIPT_FORMAT,
-    cases: doc.cases.map((v) => ({
-      id: String(v['id']),
-      key: `${RECEIPT_FORMAT} ${String(v['id'])} ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x))}`,
-      run(c: Crypto) {
-        try {
-          checkReceiptCase(c, v);
-          return { ok: true, outcome: 'ok' };
-        } catch (e) {
-          if (!(e instanceof Error)) throw e;
-          return { ok: false, outcome: e.message };
-        }
-      },
-    })),
-  };
+  return vectorSuite(RECEIPT_FORMAT, readVectors(fileText).cases, checkReceiptCase);
 }

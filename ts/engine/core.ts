@@ -48,13 +48,18 @@ export interface CoreParams {
   nonce: string;
   stateDir: string;
   maxFrameBytes?: number;
+  /** The hooks' random source (ctx.random): seeded in tests so a game replays. */
   random: () => number;
   randomBytes(n: number): Uint8Array;
   now(): number;
+  /** free mode: the lines this side says, in order, before it ends. */
   chat: readonly string[];
+  /** Who decides this side's moves (NOTES A13): autonomous, hybrid or human. */
   controlMode: ControlMode;
   decision: DecisionConfig | null;
+  /** authoritative_realtime: the ruleset hash of the protocol folder. */
   rulesetHash: string;
+  /** mental_poker: where this side's secrets come from, and a wrapper around the mode (tests play cheats with it). */
   mpSecrets: MpSecrets;
   mpWrap?: (mode: MpMode) => MpMode;
   /** Wraps the flow mode (tests play a cheating side with it). */

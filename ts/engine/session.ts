@@ -3,16 +3,13 @@
  * files, the decision bus and the abort request, and runs a `SessionCore` (core.ts: chains, checks,
  * flow mode, receipts; no I/O) by feeding it the peer's lines, its timers and local decisions.
  */
-import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js';
-import type { MpMode } from '../mp/mode.js';
-import { randomSecrets, type MpSecrets } from '../mp/secrets.js';
-import type { Spec } from '../spec/types.js';
+import type { ControlMode, Message, Role } from '../hooks/types.js';
+import { randomSecrets } from '../mp/secrets.js';
 import { rulesetHashOfSpec } from '../realtime/ruleset.js';
 import { systemClock, type Clock } from './clock.js';
-import { SessionCore, type EndReason } from './core.js';
+import { SessionCore, type CoreParams, type EndReason } from './core.js';
 import { DecisionBus, decisionConfig, type Window } from './decision.js';
 import type { DecideRequest } from './mode.js';
 import { msSummary } from './latency.js';
@@ -22,30 +19,12 @@ import type { Transport } from './transport.js';
 export { commitText } from './flow.js';
 export { DEFAULT_MAX_FRAME_BYTES, type EndReason } from './core.js';
 
-export interface SessionConfig {
-  crypto: Crypto;
-  role: Role;
-  spec: Spec;
-  specText: string;
-  protocolId: string;
-  hooks: HooksModule;
-  options: Record<string, unknown>;
+export interface SessionConfig
+  extends Pick<CoreParams, 'crypto' | 'role' | 'spec' | 'specText' | 'protocolId' | 'hooks' | 'options' | 'key' | 'hostKey' | 'guestKey' | 'sid' | 'postId' | 'nonce' | 'stateDir' | 'maxFrameBytes' | 'mpWrap'>,
+    Partial<Pick<CoreParams, 'random' | 'chat' | 'controlMode' | 'rulesetHash' | 'mpSecrets'>> {
   transport: Transport;
-  key: Ed25519Keypair;
-  hostKey: string;
-  guestKey: string;
-  sid: string;
-  postId: string;
-  nonce: string;
-  stateDir: string;
   /** Longest wait for the peer's next frame (default: decision.timeout_seconds, else 30 s). */
   timeoutMs?: number;
-  maxFrameBytes?: number;
-  random?: () => number;
-  /** free mode: the lines this side says, in order, before it ends. */
-  chat?: readonly string[];
-  /** Who decides this side's moves (NOTES A13): autonomous, hybrid (the default) or human. */
-  controlMode?: ControlMode;
   /** Overrides, mostly for tests: the hybrid/human hold (timing.min_think_seconds) and the human deadline (decision.timeout_seconds). */
   minThinkMs?: number;
   decisionTimeoutMs?: number;
@@ -55,11 +34,6 @@ export interface SessionConfig {
   onMessage?: (from: Role, msg: Message) => void;
   /** The clock decision windows and realtime ticks run on (default: the system clock). */
   clock?: Clock;
-  /** authoritative_realtime: the ruleset hash of the protocol folder (default: over spec.json alone). */
-  rulesetHash?: string;
-  /** mental_poker: where this side's secrets come from (default: the CSPRNG), and a wrapper around the mode (tests play cheats with it). */
-  mpSecrets?: MpSecrets;
-  mpWrap?: (mode: MpMode) => MpMode;
 }
 
 export interface SessionResult {

@@ -6,39 +6,24 @@
  * transcripts verify offline like any other.
  */
 import { join } from 'node:path';
-import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
-import type { HooksModule, Message, Role } from '../hooks/types.js';
+import type { Role } from '../hooks/types.js';
 import { randomSecrets } from '../mp/secrets.js';
-import type { Spec } from '../spec/types.js';
 import { rulesetHashOfSpec } from '../realtime/ruleset.js';
 import { SessionCore, type CoreEnd } from './core.js';
 import type { Mode } from './mode.js';
 import { sessionId } from './frame.js';
 import { SessionRecord } from './record.js';
 import type { SessionResult } from './session.js';
+import type { LocalRun } from './local.js';
 
-export interface VirtualRun {
-  crypto: Crypto;
-  spec: Spec;
-  specText: string;
-  protocolId: string;
-  hooks: HooksModule;
-  hostHooks?: HooksModule;
-  guestHooks?: HooksModule;
-  options?: Record<string, unknown>;
-  outDir: string;
-  seed?: number;
-  rulesetHash?: string;
-  chat?: { host?: string[]; guest?: string[] };
+export interface VirtualRun extends Pick<LocalRun, 'crypto' | 'spec' | 'specText' | 'protocolId' | 'hooks' | 'hostHooks' | 'guestHooks' | 'options' | 'outDir' | 'seed' | 'rulesetHash' | 'chat' | 'onMessage'> {
   /** Rewrites each line in flight: [] drops it, two entries duplicate it, 'disconnect' ends the link. */
   fault?: (from: Role, line: string, n: number) => string[] | 'disconnect';
   /** Wraps one side's flow mode: a test plays a cheat with it. */
   wrap?: Partial<Record<Role, (mode: Mode) => Mode>>;
   /** Each side's ruleset hash, when a test gives them different ones. */
   rulesetHashes?: Partial<Record<Role, string>>;
-  /** Called for every frame the host sends or accepts, for display. */
-  onMessage?: (from: Role, msg: Message) => void;
   /** Stop after this many deliveries and timer firings (a runaway mode ends as peer_timeout). */
   maxSteps?: number;
 }
@@ -52,7 +37,7 @@ export interface VirtualResult {
 }
 
 /** A deterministic byte source (xorshift32) for keys, nonces and secrets: a test session replays exactly; nothing here is secret. */
-function seededBytes(seed: number): (n: number) => Uint8Array {
+export function seededBytes(seed: number): (n: number) => Uint8Array {
   let x = seed >>> 0 || 0x9e3779b9;
   return (n) => {
     const out = new Uint8Array(n);
