@@ -201,16 +201,45 @@ export interface RealtimeHooks extends CommonHooks {
   proto_realtime_transport_update?(profile: unknown): void;
 }
 
+/** A group member as the hooks see it (members are sorted by seat; public keys are lowercase hex). */
+export interface GroupMember {
+  member_id: string;
+  public_key: string;
+  seat: number;
+  status: string;
+}
+
+/** The leader's authority state: a JSON object within the group limits (no floats). */
+export type GroupState = Record<string, unknown>;
+
+/** What a group hook returns; `direct` maps a member's public key to what only that member receives. */
+export interface GroupHookResult {
+  state: GroupState;
+  events?: unknown[];
+  direct?: Record<string, unknown>;
+  completed?: boolean;
+  outcome?: string | null;
+}
+
+/**
+ * authoritative_group hooks run on the leader only and synchronously (the leader is a pure state
+ * machine). Each receives its own deep copy of the state and may mutate and return it. A hook that
+ * refuses an action throws; its message becomes the refusal.
+ */
 export interface GroupHooks extends CommonHooks {
-  proto_group_initial_state(members: string[]): Record<string, unknown>;
-  proto_group_member_joined(state: Record<string, unknown>, member: string): Record<string, unknown>;
-  proto_group_member_left(state: Record<string, unknown>, member: string, reason: string): Record<string, unknown>;
-  proto_group_handle(state: Record<string, unknown>, actor: string, action: Message): { state: Record<string, unknown>; events?: unknown[]; direct?: unknown[]; completed?: boolean; outcome?: unknown };
-  proto_group_view(state: Record<string, unknown>, viewer: string): unknown;
-  proto_group_peer_routes?(state: Record<string, unknown>, viewer: string): unknown;
-  proto_group_recovery_snapshot?(state: Record<string, unknown>): unknown;
-  proto_group_restore?(checkpoint: unknown, members: string[], newEpoch: number): Record<string, unknown>;
-  proto_group_on_leader_changed?(state: Record<string, unknown>, oldLeader: string, newLeader: string): void;
+  proto_group_initial_state(members: GroupMember[]): GroupState;
+  proto_group_member_joined(state: GroupState, member: GroupMember): GroupHookResult;
+  proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult;
+  proto_group_handle(state: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult;
+  /** The projection one member may see. */
+  proto_group_view(state: GroupState, viewer: GroupMember): Record<string, unknown>;
+  /** Directed side-channel routes (recipient public key → channel names) when peer routing is `hook`. */
+  proto_group_peer_routes?(state: GroupState, viewer: GroupMember): Record<string, string[]>;
+  /** The protocol state copied into checkpoints (default: the whole state). */
+  proto_group_recovery_snapshot?(state: GroupState): GroupState;
+  /** A new leader's state from a checkpoint's protocol_state (default: that state). */
+  proto_group_restore?(checkpointState: GroupState, members: GroupMember[], newEpoch: number): GroupState;
+  proto_group_on_leader_changed?(state: GroupState, oldLeader: string, newLeader: string): GroupHookResult;
 }
 
 export interface HooksByMode {
