@@ -1,0 +1,616 @@
+/**
+ * The authoritative_group leader as a pure state machine (no I/O, no clock, no randomness): it orders
+ * member actions, runs the protocol's hooks, and turns each accepted change into one frame, chained by
+ * previous_hash, with a signed checkpoint and one privately viewed, signed envelope per active member.
+ * The caller (a network hub, a test, the in-process runner) delivers `envelopes[pk]` to member `pk`.
+ *
+ * Wire shapes, field for field and byte for byte, are the reference's (NOTES A18; the group vectors'
+ * `session` case). Unlike the reference, a refused action or a failing hook leaves the leader exactly
+ * as it was: every change is computed on a draft and committed only once every envelope is built.
+ */
+import type { Crypto } from '../crypto/backend.js';
+import { fromHex, toHex } from '../crypto/encoding.js';
+import type { GroupHookResult, GroupHooks, GroupMember, GroupState } from '../hooks/types.js';
+import type { DeltaOp } from './delta.js';
+import { GroupError } from './errors.js';
+import { checkGroupJson, groupCanonicalBytes, groupJsonHash, type GroupJson, type GroupObject } from './json.js';
+import {
+  CHECKPOINT_DELTA_MARGIN,
+  GROUP_WIRE_VERSION,
+  VIEW_DELTA_MARGIN,
+  ZERO_HASH,
+  buildEnvelope,
+  checkpointForcedFull,
+  checkpointState,
+  deltaIfSmaller,
+  frameCore,
+  isHash,
+  normalizeMembers,
+  privatePayload,
+  signCheckpoint,
+  unsignedCheckpoint,
+  validateCheckpointState,
+  verifyCheckpoint,
+  type Checkpoint,
+  type CheckpointState,
+  type Envelope,
+  type FrameCore,
+  type FrameKind,
+} from './wire.js';
+
+export type { FrameKind };
+
+/** The spec's flow.group block with the reference's defaults. */
+export interface GroupConfig {
+  min_participants: number;
+  max_participants: number;
+  allow_late_join: boolean;
+  recovery_mode: string;
+  start_policy: string;
+  checkpoint_every_events: number;
+  max_action_bytes: number;
+  max_events_per_action: number;
+}
+
+export type LeaderErrorCode =
+  | 'GROUP_CONFIG'
+  | 'GROUP_COMPLETED'
+  | 'NOT_ACTIVE_MEMBER'
+  | 'CLIENT_SEQ_INVALID'
+  | 'CLIENT_SEQ_GAP'
+  | 'ACTION_NOT_OBJECT'
+  | 'ACTION_TOO_LARGE'
+  | 'ACTION_INVALID'
+  | 'HOOK_REJECTED'
+  | 'HOOK_RESULT'
+  | 'GROUP_FULL'
+  | 'SEAT_TAKEN'
+  | 'UNKNOWN_MEMBER'
+  | 'CHECKPOINT_INVALID'
+  | 'CHECKPOINT_HASH'
+  | 'CHECKPOINT_SIGNATURE';
+
+/** A refusal by the leader; `message` is the reference's text where it has one (a peer sees it as `{_group: "error", reason}`). */
+export class GroupLeaderError extends Error {
+  constructor(
+    readonly code: LeaderErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GroupLeaderError';
+  }
+}
+
+export interface GroupInput {
+  actor_public_key: string;
+  client_seq: unknown;
+  action: unknown;
+}
+
+export type Receipt =
+  | { status: 'accepted'; client_seq: number; authority_seq: number; frame_hash: string; completed: boolean }
+  | { status: 'duplicate'; client_seq: number; authority_seq: number };
+
+/** Envelopes keyed by the viewer's lowercase public key. */
+export type Envelopes = Record<string, Envelope>;
+
+export interface LeaderOptions {
+  crypto: Crypto;
+  hooks: GroupHooks;
+  config: GroupConfig;
+  groupId: string;
+  /** The leader's Ed25519 seed (32 bytes as hex); its public key is the leader_public_key. */
+  leaderSeed: string;
+  leaderEpoch: number;
+  membershipVersion: number;
+  /** Member records (seat 0–31, unique keys and seats); for a failover, the checkpoint's when omitted. */
+  members?: unknown[];
+}
+
+const fail = (code: LeaderErrorCode, message: string): never => {
+  throw new GroupLeaderError(code, message);
+};
+
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+
+function intField(group: Record<string, unknown>, key: string, fallback?: number): number {
+  const v = group[key] ?? fallback;
+  if (!isInt(v)) fail('GROUP_CONFIG', `flow.group.${key} must be an integer`);
+  return v as number;
+}
+
+/** The flow.group block of a spec as the reference reads it (GroupConfig.from_spec). */
+export function groupConfigFromSpec(spec: unknown): GroupConfig {
+  const flow = typeof spec === 'object' && spec !== null ? (spec as Record<string, unknown>)['flow'] : undefined;
+  const group = typeof flow === 'object' && flow !== null ? (flow as Record<string, unknown>)['group'] : undefined;
+  if (typeof group !== 'object' || group === null || Array.isArray(group)) return fail('GROUP_CONFIG', 'authoritative_group spec has no flow.group');
+  const g = group as Record<string, unknown>;
+  const every = intField(g, 'checkpoint_every_events', 20);
+  if (every < 1 || every > 256) fail('GROUP_CONFIG', 'checkpoint_every_events must be between 1 and 256');
+  return {
+    min_participants: intField(g, 'min_participants'),
+    max_participants: intField(g, 'max_participants'),
+    allow_late_join: g['allow_late_join'] === true,
+    recovery_mode: String(g['recovery_mode']),
+    start_policy: String(g['start_policy']),
+    checkpoint_every_events: every,
+    max_action_bytes: intField(g, 'max_action_bytes', 8192),
+    max_events_per_action: intField(g, 'max_events_per_action', 64),
+  };
+}
+
+/** Everything a step changes; a step works on a copy and commits it whole. */
+interface LeaderState {
+  members: GroupMember[];
+  membershipVersion: number;
+  state: GroupState;
+  completed: boolean;
+  outcome: string | null;
+  lastClientSeq: Record<string, number>;
+  seq: number;
+  previousHash: string;
+  lastViews: Record<string, GroupObject>;
+  lastCore: FrameCore | null;
+  lastEvents: GroupJson[];
+  checkpointState: CheckpointState | null;
+  checkpoint: Checkpoint | null;
+  lastEnvelopes: Envelopes;
+}
+
+interface Normalized {
+  state: GroupState;
+  events: GroupJson[];
+  direct: Record<string, GroupJson>;
+  completed: boolean;
+  outcome: string | null;
+}
+
+const clone = <T>(v: T): T => structuredClone(v);
+
+function draftOf(s: LeaderState): LeaderState {
+  return { ...s, members: clone(s.members), lastClientSeq: { ...s.lastClientSeq } };
+}
+
+export class GroupLeader {
+  readonly groupId: string;
+  readonly leaderPublicKey: string;
+  readonly leaderEpoch: number;
+  readonly config: GroupConfig;
+  private readonly crypto: Crypto;
+  private readonly hooks: GroupHooks;
+  private readonly seed: string;
+  private s: LeaderState;
+
+  private constructor(o: LeaderOptions, members: GroupMember[]) {
+    this.crypto = o.crypto;
+    this.hooks = o.hooks;
+    this.config = o.config;
+    this.groupId = o.groupId;
+    this.seed = o.leaderSeed;
+    this.leaderPublicKey = toHex(o.crypto.ed25519PublicKey(fromHex(o.leaderSeed)));
+    this.leaderEpoch = o.leaderEpoch;
+    this.s = {
+      members,
+      membershipVersion: o.membershipVersion,
+      state: {},
+      completed: false,
+      outcome: null,
+      lastClientSeq: {},
+      seq: 0,
+      previousHash: ZERO_HASH,
+      lastViews: {},
+      lastCore: null,
+      lastEvents: [],
+      checkpointState: null,
+      checkpoint: null,
+      lastEnvelopes: {},
+    };
+  }
+
+  /** A new group's first leader: the initial state and its `snapshot` frame at seq 0. */
+  static start(o: LeaderOptions): GroupLeader {
+    const leader = new GroupLeader(o, normalizeMembersOrFail(o.members ?? []));
+    const d = draftOf(leader.s);
+    const initial = leader.hooks.proto_group_initial_state(clone(d.members));
+    d.state = leader.objectOrFail(initial, 'group authority state must be an object');
+    leader.commit(d, leader.build(d, { events: [], direct: {}, kind: 'snapshot', advance: false }));
+    return leader;
+  }
+
+  /**
+   * A new epoch's leader from the latest signed checkpoint (failover): the checkpoint must verify
+   * under its own leader's key; the frame that opens the epoch (`epoch_start`) chains from its frame.
+   * Members that joined or left since the checkpoint are passed to the hooks first.
+   */
+  static fromCheckpoint(o: LeaderOptions, raw: unknown): GroupLeader {
+    const cp = verifyCheckpointOrFail(o.crypto, raw, o.groupId);
+    const leader = new GroupLeader(o, normalizeMembersOrFail(o.members ?? (cp.members as unknown[])));
+    const d = draftOf(leader.s);
+    d.seq = cp.seq;
+    d.previousHash = cp.frame_hash;
+    for (const [k, v] of Object.entries(cp.last_client_seq)) if (isInt(v) && v >= 0) d.lastClientSeq[k] = v;
+    d.completed = cp.completed === true;
+    d.outcome = typeof cp.outcome === 'string' ? cp.outcome : null;
+    const restore = leader.hooks.proto_group_restore ?? ((state: GroupState) => state);
+    d.state = leader.objectOrFail(restore(clone(cp.protocol_state as GroupState), clone(d.members), o.leaderEpoch), 'proto_group_restore must return an object');
+    // As the reference does: membership changes since the checkpoint reach the state, but the frame's
+    // events are the leader change's alone; and a member whose status in the checkpoint is not
+    // "active" is passed to proto_group_member_joined again. Both shape the epoch_start frame, so a
+    // successor of either implementation must do the same for the frames to agree.
+    leader.reconcile(d, cp.members as unknown as GroupMember[]);
+    const changed = leader.hooks.proto_group_on_leader_changed
+      ? leader.normalize(leader.hooks.proto_group_on_leader_changed(clone(d.state), cp.leader_public_key, leader.leaderPublicKey))
+      : leader.normalize({ state: d.state, events: [{ kind: 'leader_changed', old_leader: cp.leader_public_key, new_leader: leader.leaderPublicKey }] });
+    d.state = changed.state;
+    d.completed = changed.completed;
+    d.outcome = changed.outcome;
+    leader.commit(d, leader.build(d, { events: changed.events, direct: changed.direct, kind: 'epoch_start', advance: true }));
+    return leader;
+  }
+
+  get seq(): number {
+    return this.s.seq;
+  }
+  get frameHash(): string {
+    return this.s.previousHash;
+  }
+  get membershipVersion(): number {
+    return this.s.membershipVersion;
+  }
+  get completed(): boolean {
+    return this.s.completed;
+  }
+  get outcome(): string | null {
+    return this.s.outcome;
+  }
+  get members(): GroupMember[] {
+    return clone(this.s.members);
+  }
+  /** The signed checkpoint of the latest frame (what a successor restores from). */
+  get checkpoint(): Checkpoint {
+    return clone(this.s.checkpoint as Checkpoint);
+  }
+  /** The envelopes of the latest frame. */
+  get lastEnvelopes(): Envelopes {
+    return clone(this.s.lastEnvelopes);
+  }
+
+  /** An independent copy (same hooks object): to try inputs without touching this leader. */
+  fork(): GroupLeader {
+    const copy = Object.create(GroupLeader.prototype) as GroupLeader;
+    Object.assign(copy, this);
+    copy.s = clone(this.s);
+    return copy;
+  }
+
+  member(publicKey: string): GroupMember | undefined {
+    const pk = publicKey.toLowerCase();
+    return this.s.members.find((m) => m.public_key === pk);
+  }
+
+  /**
+   * One member action. A `client_seq` already accepted answers a `duplicate` receipt (and the last
+   * envelopes, for a resend); a gap, an oversize action or a hook's refusal is a GroupLeaderError.
+   */
+  applyInput(input: GroupInput): { envelopes: Envelopes; receipt: Receipt } {
+    const s = this.s;
+    if (s.completed) fail('GROUP_COMPLETED', 'group is already completed');
+    const actor = typeof input.actor_public_key === 'string' ? this.member(input.actor_public_key) : undefined;
+    if (!actor || actor.status !== 'active') return fail('NOT_ACTIVE_MEMBER', 'actor is not an active group member');
+    const clientSeq = input.client_seq;
+    if (!isInt(clientSeq) || clientSeq < 1) return fail('CLIENT_SEQ_INVALID', 'client_seq must be a positive integer');
+    const previous = s.lastClientSeq[actor.public_key] ?? 0;
+    if (clientSeq <= previous) return { envelopes: clone(s.lastEnvelopes), receipt: { status: 'duplicate', client_seq: clientSeq, authority_seq: s.seq } };
+    if (clientSeq !== previous + 1) fail('CLIENT_SEQ_GAP', `client_seq gap: expected ${previous + 1}, got ${clientSeq}`);
+    const action = input.action;
+    if (typeof action !== 'object' || action === null || Array.isArray(action)) return fail('ACTION_NOT_OBJECT', 'group action must be an object');
+    let size: number;
+    try {
+      size = groupCanonicalBytes(action).length;
+    } catch (e) {
+      if (e instanceof GroupError) return fail('ACTION_INVALID', e.message);
+      throw e;
+    }
+    if (size > this.config.max_action_bytes) fail('ACTION_TOO_LARGE', 'group action exceeds max_action_bytes');
+
+    const d = draftOf(s);
+    const r = this.normalize(this.runHook(() => this.hooks.proto_group_handle(clone(d.state), clone(actor), clone(action as Record<string, unknown>))));
+    d.state = r.state;
+    d.completed = r.completed;
+    d.outcome = r.outcome;
+    d.lastClientSeq[actor.public_key] = clientSeq;
+    const envelopes = this.build(d, { events: r.events, direct: r.direct, kind: 'frame', advance: true });
+    this.commit(d, envelopes);
+    return {
+      envelopes: clone(envelopes),
+      receipt: { status: 'accepted', client_seq: clientSeq, authority_seq: d.seq, frame_hash: d.previousHash, completed: d.completed },
+    };
+  }
+
+  /** An admitted member joins (or an absent one returns to `active`): one `membership` frame. */
+  addMember(raw: unknown, membershipVersion: number): Envelopes {
+    const [member] = normalizeMembersOrFail([raw]) as [GroupMember];
+    const d = draftOf(this.s);
+    const existing = d.members.find((m) => m.public_key === member.public_key);
+    if (!existing) {
+      if (d.members.length >= this.config.max_participants) fail('GROUP_FULL', 'group is full');
+      if (d.members.some((m) => m.seat === member.seat)) fail('SEAT_TAKEN', 'member seat is already occupied');
+      d.members.push(member);
+      d.members.sort((a, b) => a.seat - b.seat);
+    } else {
+      if (existing.seat !== member.seat && d.members.some((m) => m !== existing && m.seat === member.seat)) fail('SEAT_TAKEN', 'member seat is already occupied');
+      Object.assign(existing, member, { status: 'active' });
+      d.members.sort((a, b) => a.seat - b.seat);
+    }
+    d.membershipVersion = membershipVersion;
+    const r = this.normalize(this.runHook(() => this.hooks.proto_group_member_joined(clone(d.state), clone(member))));
+    d.state = r.state;
+    return this.commit(d, this.build(d, { events: r.events, direct: r.direct, kind: 'membership', advance: true }));
+  }
+
+  /** A member leaves (its status becomes `left`; it gets no more envelopes): one `membership` frame. */
+  removeMember(publicKey: string, membershipVersion: number, reason: string): Envelopes {
+    const d = draftOf(this.s);
+    const member = d.members.find((m) => m.public_key === publicKey.toLowerCase());
+    if (!member) return fail('UNKNOWN_MEMBER', 'unknown group member');
+    member.status = 'left';
+    d.membershipVersion = membershipVersion;
+    const r = this.normalize(this.runHook(() => this.hooks.proto_group_member_left(clone(d.state), clone(member), reason)));
+    d.state = r.state;
+    d.completed = r.completed;
+    d.outcome = r.outcome;
+    return this.commit(d, this.build(d, { events: r.events, direct: r.direct, kind: 'membership', advance: true }));
+  }
+
+  /** Self-contained envelopes of the current frame (full view, full checkpoint) for every active member. */
+  bootstrapEnvelopes(): Envelopes {
+    const out: Envelopes = {};
+    for (const m of this.s.members) {
+      if (m.status !== 'active') continue;
+      const e = this.bootstrapEnvelope(m.public_key);
+      if (e) out[m.public_key] = e;
+    }
+    return out;
+  }
+
+  /** One member's bootstrap (a reconnect, or a joiner's first state), or undefined for a non-member. */
+  bootstrapEnvelope(publicKey: string): Envelope | undefined {
+    const s = this.s;
+    const member = this.member(publicKey);
+    if (!s.lastCore || !s.checkpoint || !member || member.status !== 'active') return undefined;
+    const view = this.view(s.state, member);
+    return this.envelope(s.lastCore, s.lastEvents, member.public_key, view, undefined, [], s.checkpoint, undefined);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private commit(d: LeaderState, envelopes: Envelopes): Envelopes {
+    d.lastEnvelopes = envelopes;
+    this.s = d;
+    return clone(envelopes);
+  }
+
+  private canonicalLength(v: unknown): number {
+    try {
+      return groupCanonicalBytes(v).length;
+    } catch (e) {
+      if (e instanceof GroupError) fail('HOOK_RESULT', e.message);
+      throw e;
+    }
+  }
+
+  private runHook(f: () => GroupHookResult): GroupHookResult {
+    try {
+      return f();
+    } catch (e) {
+      if (e instanceof GroupLeaderError) throw e;
+      return fail('HOOK_REJECTED', e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  private objectOrFail(v: unknown, message: string): GroupState {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) fail('HOOK_RESULT', message);
+    this.checkJson(v);
+    return v as GroupState;
+  }
+
+  private checkJson(v: unknown): void {
+    try {
+      checkGroupJson(v);
+    } catch (e) {
+      if (e instanceof GroupError) fail('HOOK_RESULT', e.message);
+      throw e;
+    }
+  }
+
+  private normalize(result: unknown): Normalized {
+    if (typeof result !== 'object' || result === null || Array.isArray(result)) return fail('HOOK_RESULT', 'group hook result must be an object');
+    const r = result as Record<string, unknown>;
+    const state = r['state'];
+    const events = r['events'] ?? [];
+    const direct = r['direct'] ?? {};
+    const completed = r['completed'] ?? false;
+    const outcome = r['outcome'] ?? null;
+    if (typeof state !== 'object' || state === null || Array.isArray(state)) fail('HOOK_RESULT', 'group hook result.state must be an object');
+    if (!Array.isArray(events)) return fail('HOOK_RESULT', 'group hook result.events must be an array');
+    if (events.length > this.config.max_events_per_action) fail('HOOK_RESULT', 'group hook emitted too many events');
+    if (typeof direct !== 'object' || direct === null || Array.isArray(direct)) fail('HOOK_RESULT', 'group hook result.direct must be an object');
+    if (typeof completed !== 'boolean') fail('HOOK_RESULT', 'group hook result.completed must be boolean');
+    if (outcome !== null && typeof outcome !== 'string') fail('HOOK_RESULT', 'group hook result.outcome must be string or null');
+    this.checkJson(state);
+    this.checkJson(events);
+    this.checkJson(direct);
+    // A hook's result may share objects with its state (an event holding a message it appended); the
+    // frame is built from copies so that no later step changes what was signed.
+    return clone({ state: state as GroupState, events: events as GroupJson[], direct: direct as Record<string, GroupJson>, completed: completed as boolean, outcome: outcome as string | null });
+  }
+
+  private reconcile(d: LeaderState, previousRaw: GroupMember[]): Normalized[] {
+    const previous = new Map(normalizeMembersOrFail(previousRaw).map((m) => [m.public_key, m]));
+    const current = new Map(d.members.map((m) => [m.public_key, m]));
+    const results: Normalized[] = [];
+    for (const [pk, old] of previous) {
+      if (old.status === 'active' && !current.has(pk)) {
+        const r = this.normalize(this.runHook(() => this.hooks.proto_group_member_left(clone(d.state), clone(old), 'membership_changed_during_failover')));
+        d.state = r.state;
+        d.completed = r.completed;
+        d.outcome = r.outcome;
+        results.push(r);
+      }
+    }
+    for (const [pk, m] of current) {
+      const old = previous.get(pk);
+      if (!old || old.status !== 'active') {
+        const r = this.normalize(this.runHook(() => this.hooks.proto_group_member_joined(clone(d.state), clone(m))));
+        d.state = r.state;
+        d.completed = r.completed;
+        d.outcome = r.outcome;
+        results.push(r);
+      }
+    }
+    return results;
+  }
+
+  private checkpointStateOf(d: LeaderState): CheckpointState {
+    const snapshot = this.hooks.proto_group_recovery_snapshot ? this.runSnapshot(d.state) : clone(d.state);
+    const cs: CheckpointState = {
+      members: clone(d.members),
+      last_client_seq: { ...d.lastClientSeq },
+      recovery_mode: this.config.recovery_mode,
+      protocol_state: snapshot as GroupObject,
+      completed: d.completed,
+      outcome: d.outcome,
+    };
+    this.checkJson(cs);
+    return cs;
+  }
+
+  private runSnapshot(state: GroupState): GroupState {
+    const snap = (this.hooks.proto_group_recovery_snapshot as (s: GroupState) => GroupState)(clone(state));
+    return clone(this.objectOrFail(snap, 'proto_group_recovery_snapshot must return an object'));
+  }
+
+  private signedCheckpoint(d: LeaderState, cs: CheckpointState, frameHash: string): Checkpoint {
+    const meta = { group_id: this.groupId, leader_public_key: this.leaderPublicKey, leader_epoch: this.leaderEpoch, seq: d.seq, frame_hash: frameHash, membership_version: d.membershipVersion };
+    return signCheckpoint(this.crypto, this.seed, unsignedCheckpoint(meta, clone(cs)));
+  }
+
+  private view(state: GroupState, member: GroupMember): GroupObject {
+    const v = this.runView(state, member);
+    return v;
+  }
+
+  private runView(state: GroupState, member: GroupMember): GroupObject {
+    let v: unknown;
+    try {
+      v = this.hooks.proto_group_view(clone(state), clone(member));
+    } catch (e) {
+      return fail('HOOK_REJECTED', e instanceof Error ? e.message : String(e));
+    }
+    return clone(this.objectOrFail(v, 'proto_group_view must return an object')) as GroupObject;
+  }
+
+  private envelope(
+    core: FrameCore,
+    events: GroupJson[],
+    viewer: string,
+    view: GroupObject,
+    viewDelta: DeltaOp[] | undefined,
+    direct: GroupJson,
+    checkpoint: Checkpoint,
+    checkpointDelta: DeltaOp[] | undefined,
+  ): Envelope {
+    const payload = privatePayload(this.crypto, { viewer_public_key: viewer, view, view_delta: viewDelta, direct, checkpoint, checkpoint_delta: checkpointDelta });
+    return clone(buildEnvelope(this.crypto, this.seed, core, events, payload));
+  }
+
+  /** Builds the next frame on the draft (advancing seq unless it is the first snapshot) and its envelopes. */
+  private build(d: LeaderState, f: { events: GroupJson[]; direct: Record<string, GroupJson>; kind: FrameKind; advance: boolean }): Envelopes {
+    if (f.advance) d.seq += 1;
+    const cs = this.checkpointStateOf(d);
+    const core = frameCore({
+      _group: f.kind,
+      wire_version: GROUP_WIRE_VERSION,
+      group_id: this.groupId,
+      leader_public_key: this.leaderPublicKey,
+      leader_epoch: this.leaderEpoch,
+      seq: d.seq,
+      previous_hash: d.previousHash,
+      membership_version: d.membershipVersion,
+      authority_state_hash: groupJsonHash(this.crypto, d.state),
+      recovery_state_hash: groupJsonHash(this.crypto, cs),
+      events_hash: groupJsonHash(this.crypto, f.events),
+      completed: d.completed,
+      outcome: d.outcome,
+    });
+    const frameHash = groupJsonHash(this.crypto, core);
+    const checkpoint = this.signedCheckpoint(d, cs, frameHash);
+    const forced = checkpointForcedFull({ first: d.checkpointState === null, kind: f.kind, completed: d.completed, seq: d.seq, every: this.config.checkpoint_every_events });
+    const checkpointDelta = forced
+      ? undefined
+      : this.guard(() => deltaIfSmaller(d.checkpointState as unknown as GroupJson, cs as unknown as GroupJson, checkpoint as unknown as GroupJson, CHECKPOINT_DELTA_MARGIN));
+    const envelopes: Envelopes = {};
+    const views: Record<string, GroupObject> = {};
+    for (const m of d.members) {
+      if (m.status !== 'active') continue;
+      const pk = m.public_key;
+      const view = this.view(d.state, m);
+      views[pk] = view;
+      const before = d.lastViews[pk];
+      const viewDelta = before !== undefined && f.kind === 'frame' ? this.guard(() => deltaIfSmaller(before, view, view, VIEW_DELTA_MARGIN)) : undefined;
+      const direct = Object.hasOwn(f.direct, pk) ? (f.direct[pk] as GroupJson) : [];
+      envelopes[pk] = this.envelope(core, f.events, pk, view, viewDelta, direct, checkpoint, checkpointDelta);
+    }
+    d.previousHash = frameHash;
+    d.lastViews = views;
+    d.lastCore = core;
+    d.lastEvents = clone(f.events);
+    d.checkpointState = cs;
+    d.checkpoint = checkpoint;
+    return envelopes;
+  }
+
+  /** Runs a wire computation over hook-produced values: a GroupError there is the hooks' fault. */
+  private guard<T>(f: () => T): T {
+    try {
+      return f();
+    } catch (e) {
+      if (e instanceof GroupError) return fail('HOOK_RESULT', e.message);
+      throw e;
+    }
+  }
+}
+
+function normalizeMembersOrFail(raw: unknown[]): GroupMember[] {
+  try {
+    return normalizeMembers(raw);
+  } catch (e) {
+    if (e instanceof GroupError && e.code === 'GROUP_MEMBER_DUPLICATE') fail('SEAT_TAKEN', e.message);
+    throw e;
+  }
+}
+
+/** A checkpoint a successor may restore from: its hash, its previous leader's signature, its group and state. */
+export function verifyCheckpointOrFail(crypto: Crypto, raw: unknown, groupId: string): Checkpoint {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return fail('CHECKPOINT_INVALID', 'checkpoint must be an object');
+  const cp = raw as Record<string, unknown>;
+  const toLeader = <T>(f: () => T): T => {
+    try {
+      return f();
+    } catch (e) {
+      if (e instanceof GroupError) return fail('CHECKPOINT_INVALID', e.message);
+      throw e;
+    }
+  };
+  const { checkpoint_hash: expected, checkpoint_signature: signature, ...unsigned } = cp;
+  if (typeof expected !== 'string' || toLeader(() => groupJsonHash(crypto, unsigned)) !== expected) fail('CHECKPOINT_HASH', 'checkpoint hash mismatch');
+  if (typeof signature !== 'string') fail('CHECKPOINT_SIGNATURE', 'checkpoint signature is missing');
+  const leaderPk = typeof cp['leader_public_key'] === 'string' ? cp['leader_public_key'] : '';
+  if (!toLeader(() => verifyCheckpoint(crypto, leaderPk, cp))) fail('CHECKPOINT_SIGNATURE', 'checkpoint certificate is invalid');
+  if (cp['group_id'] !== groupId) fail('CHECKPOINT_INVALID', 'checkpoint group_id mismatch');
+  if (cp['version'] !== 1) fail('CHECKPOINT_INVALID', 'checkpoint version is invalid');
+  toLeader(() => validateCheckpointState(checkpointState(cp)));
+  if (!isInt(cp['seq']) || (cp['seq'] as number) < 0) fail('CHECKPOINT_INVALID', 'checkpoint seq is invalid');
+  if (!isHash(cp['frame_hash'])) fail('CHECKPOINT_INVALID', 'checkpoint frame_hash is invalid');
+  return clone(cp) as unknown as Checkpoint;
+}
