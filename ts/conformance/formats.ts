@@ -16,6 +16,7 @@ import { OT_FORMAT, otSuite } from './mp-ot.js';
 import { RECEIPT_FORMAT, receiptSuite } from './mp-receipt.js';
 import { AUDIT_FORMAT, auditSuite } from './mp-audit.js';
 import { RT_HASH_FORMAT, rtHashSuite } from './rt-hash.js';
+import { GROUP_FORMAT, groupSuite } from './group.js';
 
 export interface Case {
   id: string;
@@ -23,6 +24,8 @@ export interface Case {
   key: string;
   /** Runs the case; `ok` is whether the outcome meets the expectation. */
   run(c: Crypto): { ok: boolean; outcome: string };
+  /** Why the case is not checked yet: it is reported as such, never run and never counted as passed. */
+  unchecked?: string;
 }
 
 export interface Suite {
@@ -262,6 +265,7 @@ export function recognise(path: string): Suite | undefined {
   if (doc && doc.format === RECEIPT_FORMAT && Array.isArray(doc.cases)) return receiptSuite(text);
   if (doc && doc.format === AUDIT_FORMAT && Array.isArray(doc.cases)) return auditSuite(text);
   if (doc && doc.format === RT_HASH_FORMAT && Array.isArray(doc.cases)) return rtHashSuite(text);
+  if (doc && doc.format === GROUP_FORMAT && Array.isArray(doc.cases)) return groupSuite(text);
   if (isArrayOf(doc, ['message', 'pub_key', 'signature'])) return speccheck(doc);
   if (isArrayOf(doc, ['number', 'key', 'sig', 'msg'])) return cctv(doc);
   if (isArrayOf(doc, ['secretKey', 'publicKey', 'message', 'signature'])) return rfc8032(doc);

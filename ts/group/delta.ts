@@ -56,7 +56,7 @@ function clone<T>(v: T): T {
 function numberText(v: number | bigint | RawNumber): string {
   if (typeof v === 'bigint') return v.toString();
   if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v).toString() : String(v);
-  return v.isInteger ? BigInt(v.text).toString() : v.text;
+  return /^-?(0|[1-9][0-9]*)$/.test(v.text) ? BigInt(v.text).toString() : v.text;
 }
 
 const isNumber = (v: unknown): v is number | bigint | RawNumber => typeof v === 'number' || typeof v === 'bigint' || v instanceof RawNumber;

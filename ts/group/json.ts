@@ -28,6 +28,8 @@ export type GroupObject = { [key: string]: GroupJson };
 const FLOAT = 'floating-point values are not allowed in group state';
 const DEEP = 'JSON nesting exceeds the group protocol limit';
 
+const INTEGER = /^-?(0|[1-9][0-9]*)$/;
+
 function isPlainObject(v: object): boolean {
   const proto = Object.getPrototypeOf(v);
   return proto === Object.prototype || proto === null;
@@ -53,7 +55,8 @@ function check(v: unknown, depth: number): void {
   }
   if (typeof v === 'string') return checkString(v);
   if (v instanceof RawNumber) {
-    if (!v.isInteger) throw new GroupError('GROUP_JSON_FLOAT', FLOAT);
+    // Only a decimal integer literal: anything else (a fraction, an exponent, NaN) is a float.
+    if (!INTEGER.test(v.text)) throw new GroupError('GROUP_JSON_FLOAT', FLOAT);
     return;
   }
   if (typeof v !== 'object') throw new GroupError('GROUP_JSON_UNSUPPORTED', `unsupported JSON value type: ${typeof v}`);
@@ -69,7 +72,8 @@ function check(v: unknown, depth: number): void {
     throw new GroupError('GROUP_JSON_UNSUPPORTED', 'unsupported JSON value type: Map');
   }
   if (!isPlainObject(v)) throw new GroupError('GROUP_JSON_UNSUPPORTED', `unsupported JSON value type: ${(v as { constructor?: { name?: string } }).constructor?.name ?? 'object'}`);
-  if (Object.getOwnPropertySymbols(v).length > 0) throw new GroupError('GROUP_JSON_KEY_NOT_STRING', 'JSON object keys must be strings');
+  // Enumerable symbol keys only: a non-enumerable one (a reader's bookkeeping) is no part of the value.
+  if (Object.getOwnPropertySymbols(v).some((s) => Object.prototype.propertyIsEnumerable.call(v, s))) throw new GroupError('GROUP_JSON_KEY_NOT_STRING', 'JSON object keys must be strings');
   const keys = Object.keys(v);
   if (keys.length > MAX_GROUP_CONTAINER_ITEMS) throw new GroupError('GROUP_JSON_TOO_MANY_ITEMS', 'object exceeds the group protocol limit');
   for (const k of keys) {
