@@ -390,15 +390,6 @@ export class GroupLeader {
     return clone(envelopes);
   }
 
-  private canonicalLength(v: unknown): number {
-    try {
-      return groupCanonicalBytes(v).length;
-    } catch (e) {
-      if (e instanceof GroupError) fail('HOOK_RESULT', e.message);
-      throw e;
-    }
-  }
-
   private runHook(f: () => GroupHookResult): GroupHookResult {
     try {
       return f();

@@ -101,7 +101,7 @@ export function checkGroupSession(crypto: Crypto, rawCase: unknown, hooksFor: (o
         eq(`${step}: replica ${pk.slice(0, 8)} applies`, result.status === 'refused' ? `refused: ${result.reason}` : result.status === 'applied', want);
       }
       const h = histories.get(pk) ?? [];
-      h.push(env);
+      h.push(env as unknown as Obj);
       histories.set(pk, h);
     }
   };
