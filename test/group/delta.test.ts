@@ -120,7 +120,7 @@ describe('makeDelta / applyDelta', () => {
   it('hands out copies: changing the ops or the result does not reach the inputs', () => {
     const after = { a: { b: [1] } };
     const ops = makeDelta({}, after);
-    ((ops[0] as { value: { b: number[] } }).value.b).push(2);
+    (ops[0] as unknown as { value: { b: number[] } }).value.b.push(2);
     expect(after).toEqual({ a: { b: [1] } });
     const before = { l: [{ x: 1 }] };
     const out = applyDelta(before, [{ op: 'set', path: ['l', 0, 'x'], value: 2 }]) as { l: { x: number }[] };
