@@ -43,3 +43,180 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
     expect(r.failures.some((f) => f.startsWith('send_2: envelope for'))).toBe(true);
   });
 });
+
+// ---- refusals, on a small Community Room run in process ----
+
+import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
+import { AdmissionError, LeaderAdmission, checkAdmissionPost } from '../../ts/group/admission.js';
+import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
+import { GroupReplica } from '../../ts/group/member.js';
+import { checkpointHash, signChannelReady, signView, viewHash, privatePayloadOf } from '../../ts/group/wire.js';
+
+const roomSpec = JSON.parse(readFileSync(new URL('../../ts/protocols/community-room/spec.json', import.meta.url), 'utf8')) as unknown;
+
+describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
+  const crypto = getCrypto(name);
+  const seed = (i: number) => toHex(crypto.sha256(utf8(`group test seat ${i}`)));
+  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seed(i))));
+  const member = (i: number) => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' });
+  const config = groupConfigFromSpec(roomSpec);
+  const groupId = 'grp-test';
+
+  function room(n = 3) {
+    const leader = GroupLeader.start({ crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: n, members: Array.from({ length: n }, (_, i) => member(i)) });
+    const replicas = new Map<string, GroupReplica>();
+    for (const [viewer, env] of Object.entries(leader.bootstrapEnvelopes())) {
+      const r = new GroupReplica({ crypto, groupId, viewerPublicKey: viewer, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 });
+      expect(r.apply(env, { bootstrap: true })).toEqual({ status: 'applied' });
+      replicas.set(viewer, r);
+    }
+    const deliver = (envs: Envelopes) => {
+      for (const [viewer, env] of Object.entries(envs)) expect(replicas.get(viewer)?.apply(env)).toEqual({ status: 'applied' });
+    };
+    return { leader, replicas, deliver };
+  }
+  const send = (actor: number, client_seq: number, text = 'hi') => ({ actor_public_key: pk(actor), client_seq, action: { kind: 'send', text } });
+  const leaderError = (f: () => unknown): GroupLeaderError => {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof GroupLeaderError) return e;
+      throw e;
+    }
+    throw new Error('expected a GroupLeaderError');
+  };
+
+  it('answers a repeated client_seq with a duplicate receipt and refuses a gap, leaving the leader as it was', () => {
+    const { leader, deliver } = room();
+    deliver(leader.applyInput(send(1, 1)).envelopes);
+    const before = leader.checkpoint;
+    expect(leader.applyInput(send(1, 1, 'again')).receipt).toEqual({ status: 'duplicate', client_seq: 1, authority_seq: 1 });
+    const gap = leaderError(() => leader.applyInput(send(1, 3)));
+    expect([gap.code, gap.message]).toEqual(['CLIENT_SEQ_GAP', 'client_seq gap: expected 2, got 3']);
+    expect(leaderError(() => leader.applyInput(send(1, 0))).code).toBe('CLIENT_SEQ_INVALID');
+    expect(leader.checkpoint).toEqual(before);
+    expect(leader.applyInput(send(1, 2)).receipt).toMatchObject({ status: 'accepted', client_seq: 2, authority_seq: 2 });
+  });
+
+  it('refuses an action over max_action_bytes, a float, a non-member and a hook refusal without a frame', () => {
+    const { leader } = room();
+    const big = leaderError(() => leader.applyInput(send(1, 1, 'x'.repeat(config.max_action_bytes))));
+    expect([big.code, big.message]).toEqual(['ACTION_TOO_LARGE', 'group action exceeds max_action_bytes']);
+    expect(leaderError(() => leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'f', w: 0.5 } })).code).toBe('ACTION_INVALID');
+    expect(leaderError(() => leader.applyInput(send(9, 1))).code).toBe('NOT_ACTIVE_MEMBER');
+    const hook = leaderError(() => leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'close_room' } }));
+    expect([hook.code, hook.message]).toEqual(['HOOK_REJECTED', 'only the room owner at seat 0 can close the room']);
+    expect(leader.seq).toBe(0);
+    // The refused client_seq 1 was not consumed.
+    expect(leader.applyInput(send(1, 1)).receipt.status).toBe('accepted');
+  });
+
+  it('refuses a member whose seat is taken, and a full group', () => {
+    const { leader } = room();
+    const taken = leaderError(() => leader.addMember({ ...member(5), seat: 2 }, 4));
+    expect([taken.code, taken.message]).toEqual(['SEAT_TAKEN', 'member seat is already occupied']);
+    expect(leader.seq).toBe(0);
+    const small = GroupLeader.start({ crypto, hooks: roomHooks({}), config: { ...config, max_participants: 2 }, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 2, members: [member(0), member(1)] });
+    expect(leaderError(() => small.addMember(member(2), 3)).code).toBe('GROUP_FULL');
+  });
+
+  it('a replica refuses a frame from the previous epoch\'s leader once the new epoch has started', () => {
+    const { leader, replicas, deliver } = room();
+    deliver(leader.applyInput(send(1, 1)).envelopes);
+    const successor = GroupLeader.fromCheckpoint({ crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(1), leaderEpoch: 1, membershipVersion: leader.membershipVersion }, leader.checkpoint);
+    for (const r of replicas.values()) r.advanceEpoch(successor.leaderPublicKey, 1);
+    deliver(successor.lastEnvelopes);
+    // The old leader, not knowing it was replaced, goes on.
+    const stale = leader.applyInput(send(2, 1)).envelopes;
+    const viewer = pk(2);
+    expect(replicas.get(viewer)!.apply(stale[viewer])).toEqual({ status: 'refused', code: 'LEADER_MISMATCH', reason: 'group envelope leader mismatch' });
+    // Even the new leader's key cannot take the replica back to epoch 0.
+    const r = replicas.get(viewer)!;
+    expect(() => r.advanceEpoch(successor.leaderPublicKey, 1)).toThrow('new leader epoch must increase');
+    const replica0 = new GroupReplica({ crypto, groupId, viewerPublicKey: viewer, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 });
+    replica0.apply(leader.bootstrapEnvelope(viewer), { bootstrap: true });
+    replica0.advanceEpoch(leader.leaderPublicKey, 1);
+    expect(replica0.apply(leader.applyInput(send(2, 2)).envelopes[viewer])).toMatchObject({ status: 'refused', code: 'EPOCH_MISMATCH', reason: 'group envelope epoch mismatch' });
+    deliver(successor.applyInput(send(2, 1)).envelopes);
+    expect(r.seq).toBe(3);
+  });
+
+  it('a replica refuses a checkpoint whose hash does not match, even when the leader signed the envelope', () => {
+    const { leader, replicas } = room();
+    const envs = leader.applyInput(send(1, 1)).envelopes;
+    const viewer = pk(2);
+    const env = structuredClone(envs[viewer]) as unknown as Record<string, unknown>;
+    // A leader certifying one checkpoint and sending another: the delta changes a client_seq.
+    env['checkpoint_mode'] = 'full';
+    env['checkpoint_delta'] = [];
+    env['checkpoint'] = { ...leader.checkpoint, last_client_seq: { [pk(1)]: 7 } };
+    env['view_hash'] = viewHash(crypto, privatePayloadOf(env));
+    env['signature'] = signView(crypto, seed(0), env['frame_hash'] as string, env['view_hash'] as string, viewer);
+    expect(replicas.get(viewer)!.apply(env)).toEqual({ status: 'refused', code: 'CHECKPOINT_HASH', reason: 'group checkpoint hash mismatch' });
+    // Untouched, the same frame applies.
+    expect(replicas.get(viewer)!.apply(envs[viewer])).toEqual({ status: 'applied' });
+  });
+
+  it('a successor refuses a checkpoint whose hash or signature does not verify', () => {
+    const { leader } = room();
+    const cp = leader.checkpoint as unknown as Record<string, unknown>;
+    const opts = { crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(1), leaderEpoch: 1, membershipVersion: 3 };
+    const e1 = leaderError(() => GroupLeader.fromCheckpoint(opts, { ...cp, seq: 5 }));
+    expect([e1.code, e1.message]).toEqual(['CHECKPOINT_HASH', 'checkpoint hash mismatch']);
+    const resealed: Record<string, unknown> = { ...cp, seq: 5 };
+    resealed['checkpoint_hash'] = checkpointHash(crypto, resealed);
+    expect(leaderError(() => GroupLeader.fromCheckpoint(opts, resealed)).code).toBe('CHECKPOINT_SIGNATURE');
+  });
+
+  it('a replica refuses a broken chain, a gap, and a frame signed for another viewer', () => {
+    const { leader, replicas, deliver } = room();
+    const first = leader.applyInput(send(1, 1)).envelopes;
+    const second = leader.applyInput(send(1, 2)).envelopes;
+    const viewer = pk(2);
+    expect(replicas.get(viewer)!.apply(second[viewer])).toMatchObject({ status: 'refused', code: 'SEQ_GAP' });
+    expect(replicas.get(viewer)!.apply(first[pk(1)])).toMatchObject({ status: 'refused', code: 'VIEWER_MISMATCH' });
+    deliver(first);
+    expect(replicas.get(viewer)!.apply(first[viewer])).toEqual({ status: 'ignored' });
+    deliver(second);
+  });
+
+  it('admission: reproduces the reference handshake, and refuses bad signatures and a wrong channel proof', () => {
+    const all = existsSync(CORPUS) ? (parseGroupJson(readFileSync(CORPUS, 'utf8')) as { cases: Record<string, unknown>[] }) : undefined;
+    if (!all && !skip) throw new Error(`${CORPUS.pathname} is absent`);
+    if (all) {
+      const h = all.cases.find((x) => x['kind'] === 'admission_handshake') as Record<string, unknown> & { messages: { message: Record<string, unknown> }[]; expect: Record<string, unknown> };
+      const group = { groupId: h['group_id'] as string, protocolId: h['protocol_id'] as string, leaderEpoch: h['leader_epoch'] as number };
+      const la = new LeaderAdmission(crypto, group, h['leader_seed'] as string);
+      const [join, admission, ready] = h.messages.map((m) => m.message) as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
+      const { admission: offered, pending } = la.offer(join, admission['channel_challenge'] as string);
+      expect(offered).toEqual(admission);
+      const listed = h.expect['leader_admitted_member'] as { member_id: string; public_key: string; seat: number; status: string };
+      expect(la.accept(pending, ready, listed)).toEqual(listed);
+      const post = h['server_member_post_body'] as { join_nonce: string; leader_epoch: number; leader_signature: string; member_signature: string };
+      const g = { ...group, leaderPublicKey: h['leader_public_key'] as string };
+      expect(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, post)).not.toThrow();
+      const flip = (s: string) => s.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+      const codeOf = (f: () => unknown) => {
+        try {
+          f();
+        } catch (e) {
+          if (e instanceof AdmissionError) return e.code;
+          throw e;
+        }
+        return 'accepted';
+      };
+      expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, leader_signature: flip(post.leader_signature) }))).toBe('LEADER_SIGNATURE');
+      expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, member_signature: flip(post.member_signature) }))).toBe('MEMBER_SIGNATURE');
+      // Another member's key cannot use this member's admission.
+      expect(codeOf(() => checkAdmissionPost(crypto, g, pk(4), post))).toBe('LEADER_SIGNATURE');
+      // A proof from another key, over another challenge, or for another seat than the registry's.
+      expect(codeOf(() => la.accept(pending, { ...ready, member_signature: flip(ready['member_signature'] as string) }, listed))).toBe('PROOF_SIGNATURE');
+      expect(codeOf(() => la.accept({ ...pending, channel_challenge: '0'.repeat(32) }, ready, listed))).toBe('READY_MISMATCH');
+      const proofFields = { group_id: group.groupId, protocol_id: group.protocolId, leader_epoch: group.leaderEpoch, member_public_key: pending.member_public_key, member_id: listed.member_id, seat: 8, join_nonce: pending.join_nonce, channel_challenge: pending.channel_challenge };
+      const otherSeat = { ...ready, seat: 8, member_signature: signChannelReady(crypto, seed(4), proofFields) };
+      expect(codeOf(() => la.accept(pending, otherSeat, listed))).toBe('PROOF_SIGNATURE');
+      expect(codeOf(() => la.accept(pending, ready, undefined))).toBe('NOT_LISTED');
+      expect(codeOf(() => la.offer({ ...join, group_id: 'other' }, admission['channel_challenge'] as string))).toBe('JOIN_INVALID');
+    }
+  });
+});
