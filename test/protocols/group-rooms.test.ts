@@ -1,0 +1,111 @@
+// Community Room and Meeting Room: the reference's spec.json byte for byte (so their protocol ids are
+// the reference's), their rules, and a 32-member Meeting Room played through the group leader with
+// every member's replica verifying every envelope.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { getCrypto } from '../../ts/crypto/index.js';
+import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
+import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
+import { GroupReplica } from '../../ts/group/member.js';
+import type { GroupHooks, GroupMember, HookContext } from '../../ts/hooks/types.js';
+import { BUILTIN_DIR } from '../../ts/protocols/index.js';
+import communityRoom from '../../ts/protocols/community-room/hooks.js';
+import meetingRoom from '../../ts/protocols/meeting-room/hooks.js';
+import { loadSpec } from '../../ts/spec/index.js';
+
+const REF = new URL('../../../shared/reference/aigenora-src/src/aigenora/protocols/', import.meta.url);
+const ROOMS = [
+  { folder: 'community-room', id: '9a8a512873c4ad083b2692c06221b789002ce3fd813da2c8dd71501eb8b054ec' },
+  { folder: 'meeting-room', id: '182ceaf26c288909862ad2f753c1e03858daac7e2550a18d2a856adfac02b58d' },
+];
+const ctx = (options: Record<string, unknown> = {}): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: () => 0 });
+const m = (seat: number, key = String(seat).padStart(2, '0').repeat(32)): GroupMember => ({ member_id: `m-${seat}`, public_key: key, seat, status: 'active' });
+
+describe('group rooms: specs', () => {
+  const crypto = getCrypto();
+  it.each(ROOMS)('$folder has the reference protocol id and spec bytes', ({ folder, id }) => {
+    const loaded = loadSpec(crypto, join(BUILTIN_DIR, folder));
+    expect(loaded.issues).toEqual([]);
+    expect(loaded.protocolId).toBe(id);
+    const ref = new URL(`${id.slice(0, 8)}/${id.slice(8)}/spec.json`, REF);
+    if (!existsSync(ref)) {
+      console.warn(`SKIPPED byte comparison: ${ref.pathname} is absent`);
+      return;
+    }
+    expect(readFileSync(join(BUILTIN_DIR, folder, 'spec.json')).equals(readFileSync(ref))).toBe(true);
+  });
+});
+
+describe('Community Room rules', () => {
+  const hooks = () => communityRoom.create(ctx({ history_limit: 20, initial_topic: 'T' })) as GroupHooks;
+  it('trims text as Python strip() does, bounds it in UTF-8 bytes, and keeps the last history_limit messages', () => {
+    const h = hooks();
+    let state = h.proto_group_initial_state([m(0), m(1)]);
+    expect(h.proto_group_handle(state, m(1), { kind: 'send', text: '\x1c hi \x85' }).events).toEqual([{ kind: 'message', message: { id: 1, kind: 'message', from: m(1).public_key, seat: 1, text: 'hi' } }]);
+    expect(() => h.proto_group_handle(state, m(1), { kind: 'send', text: '   ' })).toThrow('text must be 1-2000 UTF-8 bytes');
+    expect(() => h.proto_group_handle(state, m(1), { kind: 'send', text: '好'.repeat(667) })).toThrow('text must be 1-2000 UTF-8 bytes');
+    for (let i = 0; i < 25; i++) state = h.proto_group_handle(state, m(1), { kind: 'send', text: `n${i}` }).state;
+    const msgs = state['messages'] as { id: number }[];
+    expect(msgs.length).toBe(20);
+    expect(msgs[0]!.id).toBe(7);
+    expect(() => h.proto_group_handle(state, m(1), { kind: 'close_room' })).toThrow('only the room owner at seat 0 can close the room');
+    expect(h.proto_group_handle(state, m(0), { kind: 'close_room' })).toMatchObject({ completed: true, outcome: 'closed' });
+  });
+});
+
+describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => {
+  const crypto = getCrypto(name);
+  const seed = (i: number) => toHex(crypto.sha256(utf8(`meeting seat ${i}`)));
+  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seed(i))));
+  const spec = JSON.parse(readFileSync(join(BUILTIN_DIR, 'meeting-room', 'spec.json'), 'utf8')) as unknown;
+
+  it('runs an agenda, a speaking queue, a 32-ballot vote and action items, every replica verifying every envelope', () => {
+    const members = Array.from({ length: 32 }, (_, i) => m(i, pk(i)));
+    const leader = GroupLeader.start({ crypto, hooks: meetingRoom.create(ctx()), config: groupConfigFromSpec(spec), groupId: 'grp-meeting', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 32, members });
+    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-meeting', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+    const boot = leader.bootstrapEnvelopes();
+    for (const r of replicas) expect(r.apply(boot[r.viewerPublicKey], { bootstrap: true })).toEqual({ status: 'applied' });
+    const seqs = new Array<number>(32).fill(0);
+    const deliver = (envs: Envelopes) => {
+      expect(Object.keys(envs).length).toBe(32);
+      for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
+    };
+    const act = (seat: number, action: Record<string, unknown>) => {
+      const { envelopes, receipt } = leader.applyInput({ actor_public_key: pk(seat), client_seq: ++seqs[seat]!, action });
+      expect(receipt.status).toBe('accepted');
+      deliver(envelopes);
+    };
+    act(3, { kind: 'add_agenda', text: 'Budget' });
+    act(4, { kind: 'add_agenda', text: 'Hiring' });
+    act(5, { kind: 'request_to_speak' });
+    act(6, { kind: 'request_to_speak' });
+    act(5, { kind: 'yield_speaker' });
+    act(0, { kind: 'open_vote', question: 'Ship it?', choices: ['yes', 'no', 'later'] });
+    for (let i = 0; i < 32; i++) act(i, { kind: 'cast_vote', choice: i % 3 });
+    // Each member sees the tally and only its own ballot.
+    for (let i = 0; i < 32; i++) {
+      const vote = replicas[i]!.view!['vote'] as Record<string, unknown>;
+      expect(vote).toMatchObject({ counts: [11, 11, 10], ballot_count: 32, my_choice: i % 3 });
+      expect(JSON.stringify(replicas[i]!.view)).not.toContain('ballots');
+    }
+    // Only the facilitator closes the vote; a refusal changes nothing and consumes no client_seq.
+    expect(() => leader.applyInput({ actor_public_key: pk(7), client_seq: seqs[7]! + 1, action: { kind: 'close_vote' } })).toThrow(GroupLeaderError);
+    act(0, { kind: 'close_vote' });
+    act(7, { kind: 'add_action_item', text: 'Write it up', assignee: pk(9) });
+    act(9, { kind: 'complete_action_item', item_id: 4 });
+    act(0, { kind: 'advance_agenda' });
+    act(0, { kind: 'end_meeting' });
+    expect(leader.completed).toBe(true);
+    expect(leader.outcome).toBe('ended');
+    const final = replicas[31]!.view!;
+    expect(final['vote_history']).toMatchObject([{ counts: [11, 11, 10], status: 'closed' }]);
+    expect(final['action_items']).toMatchObject([{ id: 4, assignee: pk(9), done: true }]);
+    expect(final['active_speaker']).toBe(pk(6));
+    expect(final['agenda']).toMatchObject([{ status: 'done' }, { status: 'active' }]);
+    for (const r of replicas) expect([r.seq, r.frameHash, r.checkpoint!.checkpoint_hash]).toEqual([leader.seq, leader.frameHash, leader.checkpoint.checkpoint_hash]);
+    // Most frames travel as deltas: the full checkpoint is only on forced frames.
+    const kinds = replicas[1]!.transcript.map((e) => e['checkpoint_mode']);
+    expect(kinds.filter((k) => k === 'delta').length).toBeGreaterThan(kinds.length / 2);
+  }, 120_000);
+});
