@@ -50,7 +50,7 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
       if (!repeat) {
         frames++;
         const forced = checkpointForcedFull({ first: previous === undefined, kind: first['_group'], completed: first['completed'], seq: first['seq'], every: s['spec_group']['checkpoint_every_events'] });
-        const delta = forced ? undefined : deltaIfSmaller(checkpointState(previous!) as GroupJson, state as GroupJson, cp as GroupJson, CHECKPOINT_DELTA_MARGIN);
+        const delta = forced ? undefined : deltaIfSmaller(checkpointState(previous!) as unknown as GroupJson, state as unknown as GroupJson, cp as GroupJson, CHECKPOINT_DELTA_MARGIN);
         expect(first['checkpoint_mode'], step['step']).toBe(delta ? 'delta' : 'full');
         if (delta) expect(groupCanonical(first['checkpoint_delta'])).toBe(groupCanonical(delta));
       }
@@ -90,7 +90,7 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
   it.skipIf(skip)('catches tampered envelopes: another viewer, another frame, a changed event or view, a stale leader', () => {
     const s = session();
     const step = (s['steps'] as Obj[]).find((x) => x['step'] === 'send_1')!;
-    const [[pk, env], [otherPk]] = Object.entries(step['envelopes'] as Obj) as [string, Obj][];
+    const [[pk, env], [otherPk]] = Object.entries(step['envelopes'] as Obj) as [[string, Obj], [string, Obj]];
     const vh = viewHash(c, privatePayloadOf(env));
     const leader = env['leader_public_key'] as string;
     expect(verifyView(c, leader, env['frame_hash'], vh, pk, env['signature'])).toBe(true);
