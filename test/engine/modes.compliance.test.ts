@@ -97,6 +97,7 @@ describe('every flow mode behind one interface', () => {
       'engine/core.ts', 'engine/mode.ts', 'engine/flow.ts',
       ...readdirSync(join(root, 'realtime')).filter((f) => f !== 'ruleset-dir.ts').map((f) => `realtime/${f}`),
       ...readdirSync(join(root, 'mp')).filter((f) => f.startsWith('mode')).map((f) => `mp/${f}`),
+      'group/json.ts', 'group/delta.ts', 'group/wire.ts', 'group/errors.ts',
     ];
     expect(files.length).toBeGreaterThan(15);
     for (const f of files) {
