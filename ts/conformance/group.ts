@@ -9,7 +9,6 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
-import { RawNumber } from '../crypto/jcs.js';
 import { applyDelta, makeDelta } from '../group/delta.js';
 import { GroupError } from '../group/errors.js';
 import { groupCanonical, groupJsonHash } from '../group/json.js';
@@ -20,7 +19,7 @@ import {
 } from '../group/wire.js';
 import { rtCanonical } from '../realtime/json.js';
 import type { Suite } from './formats.js';
-import { eq, readVectors, vectorSuite, type Vec } from './mp-vectors.js';
+import { eq, readVectors, revive, vectorSuite, type Vec } from './mp-vectors.js';
 
 export const GROUP_FORMAT = 'aigenora-group-vectors/1';
 
@@ -32,28 +31,6 @@ export const GROUP_UNCHECKED_KINDS: Readonly<Record<string, string>> = {
 
 /** Compares JSON values by their text (no group limits: the delta vectors go beyond them on purpose). */
 const same = (got: unknown, want: unknown, what: string) => eq(rtCanonical(got), rtCanonical(want), what);
-
-/** The vectors' `$float` / `$bigint` / `$python_int_key` stand-ins as the values they stand for. */
-function revive(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(revive);
-  if (typeof v !== 'object' || v === null) return v;
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o);
-  if (keys.length === 1 && typeof o['$float'] === 'string') {
-    // Python's repr of a finite float always has a '.' or an exponent: kept as written, `1.0` stays a float.
-    const x = Number(o['$float']);
-    return Number.isFinite(x) ? new RawNumber(o['$float']) : x;
-  }
-  if (keys.length === 1 && typeof o['$bigint'] === 'string') {
-    const t = o['$bigint'];
-    return t.startsWith('-') ? -BigInt(`0x${t.slice(1)}`) : BigInt(`0x${t}`);
-  }
-  // A Python dict with int keys: JS has one mapping whose keys can be numbers.
-  if (keys.length === 1 && typeof o['$python_int_key'] === 'object' && o['$python_int_key'] !== null) {
-    return new Map(Object.entries(o['$python_int_key'] as Record<string, unknown>).map(([k, x]) => [Number(k), revive(x)]));
-  }
-  return Object.fromEntries(keys.map((k) => [k, revive(o[k])]));
-}
 
 /** What a call threw, as the reference's vectors give it: the message of a refusal. */
 function refusal(f: () => unknown): string | undefined {

@@ -27,6 +27,30 @@ function fromNode(n: JsonNode): unknown {
   return n;
 }
 
+/**
+ * The reference vectors' stand-ins as the values they stand for: `{"$bigint": hex}` an exact integer,
+ * `{"$float": repr}` a float (finite ones kept as written, so `1.0` stays a float), and
+ * `{"$python_int_key": {...}}` a Python dict with int keys (a Map, the one JS mapping whose keys can be numbers).
+ */
+export function revive(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(revive);
+  if (typeof v !== 'object' || v === null) return v;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  if (keys.length === 1 && typeof o['$bigint'] === 'string') {
+    const t = o['$bigint'];
+    return t.startsWith('-') ? -BigInt(`0x${t.slice(1)}`) : BigInt(`0x${t}`);
+  }
+  if (keys.length === 1 && typeof o['$float'] === 'string') {
+    const x = Number(o['$float']);
+    return Number.isFinite(x) ? new RawNumber(o['$float']) : x;
+  }
+  if (keys.length === 1 && typeof o['$python_int_key'] === 'object' && o['$python_int_key'] !== null) {
+    return new Map(Object.entries(o['$python_int_key'] as Record<string, unknown>).map(([k, x]) => [Number(k), revive(x)]));
+  }
+  return Object.fromEntries(keys.map((k) => [k, revive(o[k])]));
+}
+
 export function readVectors(text: string): { format: string; cases: Vec[] } {
   const doc = fromNode(parseJson(text, { rawNumbers: true })) as Vec;
   if (!doc || typeof doc['format'] !== 'string' || !Array.isArray(doc['cases'])) throw new Error('not a vector file: no format and cases');

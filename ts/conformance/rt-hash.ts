@@ -7,7 +7,6 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { fromBase64Url, toHex, utf8 } from '../crypto/encoding.js';
-import { RawNumber } from '../crypto/jcs.js';
 import type { Message } from '../hooks/types.js';
 import { MessageValidator, type MessageError } from '../spec/messages.js';
 import type { Suite } from './formats.js';
@@ -17,7 +16,7 @@ import { joinInline, RealtimeHost, tickInline, type RealtimeHostHooks } from '..
 import { parseRealtimeJson, rtCanonical, rtJsonHash } from '../realtime/json.js';
 import { inRuleset, rulesetHash, rulesetObject } from '../realtime/ruleset.js';
 import { matchConfigHash, matchConfigObject, realtimeConfig, verifyFrame, type RtFrame } from '../realtime/wire.js';
-import { eq, readVectors, vectorSuite, type Vec } from './mp-vectors.js';
+import { eq, readVectors, revive, vectorSuite, type Vec } from './mp-vectors.js';
 import { vectorDuelHooks } from './rt-vector-duel.js';
 
 export const RT_HASH_FORMAT = 'aigenora-rt-hash-vectors/1';
@@ -25,24 +24,6 @@ export const RT_HASH_FORMAT = 'aigenora-rt-hash-vectors/1';
 type Doc = { format: string; cases: Vec[] };
 
 const bytesOf = (b64: string) => fromBase64Url(b64.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, ''));
-
-/** The vectors' `$bigint` / `$float` stand-ins as the values they stand for. */
-function revive(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(revive);
-  if (typeof v !== 'object' || v === null) return v;
-  const o = v as Record<string, unknown>;
-  const keys = Object.keys(o);
-  if (keys.length === 1 && typeof o['$bigint'] === 'string') {
-    const t = o['$bigint'];
-    return t.startsWith('-') ? -BigInt(`0x${t.slice(1)}`) : BigInt(`0x${t}`);
-  }
-  if (keys.length === 1 && typeof o['$float'] === 'string') {
-    const x = Number(o['$float']);
-    // Python's repr of a finite float always has a '.' or an exponent: kept as written, `1.0` stays a float.
-    return Number.isFinite(x) ? new RawNumber(o['$float']) : x;
-  }
-  return Object.fromEntries(keys.map((k) => [k, revive(o[k])]));
-}
 
 /** The Vector Duel spec and ruleset files, from the file's ruleset case with that hash. */
 function ruleset(doc: Doc, hash: string): { files: { path: string; bytes: Uint8Array }[]; spec: Spec } {
