@@ -20,6 +20,8 @@ const REFERENCE_IDS: Record<string, string> = {
   'crazy-eights-v1': '3a3c352ac09a83a3c0877a5585fcd8c03fa4b85b873601f2fe3ba734474a64ae',
   'briscola-v1': 'f508d605c7dc9c8aeffd7bf1441e283ebe9ed83c768e36c05d02e056cdd51867',
   'tank-battle-v1': '24765cedb54ad04ad234c8d5a65f56825fedecb1f12cd296a175d658cb4c802d',
+  'community-room-v1': '9a8a512873c4ad083b2692c06221b789002ce3fd813da2c8dd71501eb8b054ec',
+  'meeting-room-v1': '182ceaf26c288909862ad2f753c1e03858daac7e2550a18d2a856adfac02b58d',
 };
 
 const hooksOf = async (folder: string) => (await import(`../../ts/protocols/${folder}/hooks.ts`)).default as HooksModule;
@@ -35,10 +37,12 @@ describe('built-in protocols', () => {
   // play.ts drives the message-exchange modes only. The mental_poker card games are played through the
   // engine's mental_poker mode in test/engine/builtins.test.ts and test/mp/; their rules are tested on
   // the hooks in mental-poker-rules.test.ts.
-  // Tank Battle (authoritative_realtime) plays whole matches in tank-battle.test.ts.
+  // Tank Battle (authoritative_realtime) plays whole matches in tank-battle.test.ts; the
+  // authoritative_group rooms play through the group leader in group-rooms.test.ts.
+  const isGroup = (b: (typeof BUILTINS)[number]) => loadBuiltinSpec(b.folder).flow?.mode === 'authoritative_group';
   const isMentalPoker = (b: (typeof BUILTINS)[number]) => loadBuiltinSpec(b.folder).flow?.mode === 'mental_poker';
   const isRealtime = (b: (typeof BUILTINS)[number]) => loadBuiltinSpec(b.folder).flow?.mode === 'authoritative_realtime';
-  const games = BUILTINS.filter((b) => b.folder !== 'human-chat' && !isMentalPoker(b) && !isRealtime(b));
+  const games = BUILTINS.filter((b) => b.folder !== 'human-chat' && !isMentalPoker(b) && !isRealtime(b) && !isGroup(b));
   it.each(games.flatMap((b) => Object.entries(b.profiles).map(([profile, p]) => [`${b.alias}/${profile}`, b, p.options] as const)))(
     '%s plays to completion for 20 seeds with every message valid',
     async (_name, b, options) => {

@@ -152,6 +152,22 @@ export const BUILTINS: BuiltinProtocol[] = [
       large: { description: '10v10 large battle with neutral powerups', options: { team_size: 10, max_ticks: 2400, pickup_mode: 'powerups', friendly_fire: false } },
     },
   },
+  {
+    alias: 'community-room-v1',
+    folder: 'community-room',
+    tags: ['chat', 'multiplayer', 'community-room', 'authoritative-group'],
+    capabilities: ['authoritative_group', 'late_join', 'leader_failover', 'global_order'],
+    default_profile: 'standard',
+    profiles: { standard: { description: 'room with a 200-message history', options: { history_limit: 200, initial_topic: 'Community room' } } },
+  },
+  {
+    alias: 'meeting-room-v1',
+    folder: 'meeting-room',
+    tags: ['meeting', 'multiplayer', 'agenda', 'vote', 'authoritative-group'],
+    capabilities: ['authoritative_group', 'agenda', 'speaking_queue', 'private_ballots', 'leader_failover'],
+    default_profile: 'standard',
+    profiles: { standard: { description: 'working session, up to 20 agenda items', options: { meeting_title: 'Working session', max_agenda_items: 20 } } },
+  },
 ];
 
 export function builtinDir(b: BuiltinProtocol): string {
