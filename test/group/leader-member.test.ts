@@ -220,3 +220,96 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
     }
   });
 });
+
+// ---- the leader's atomic steps, equivocation, failover with membership changes, exact deltas ----
+
+describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name) => {
+  const crypto = getCrypto(name);
+  const seed = (i: number) => toHex(crypto.sha256(utf8(`group behaviour seat ${i}`)));
+  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seed(i))));
+  const member = (i: number) => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' });
+  const config = groupConfigFromSpec(roomSpec);
+  const groupId = 'grp-behaviour';
+  const start = (hooks: GroupHooks, n = 3, cfg = config) =>
+    GroupLeader.start({ crypto, hooks, config: cfg, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: n, members: Array.from({ length: n }, (_, i) => member(i)) });
+  const replicaOf = (leader: GroupLeader, i: number) => {
+    const r = new GroupReplica({ crypto, groupId, viewerPublicKey: pk(i), leaderPublicKey: leader.leaderPublicKey, leaderEpoch: leader.leaderEpoch });
+    expect(r.apply(leader.bootstrapEnvelope(pk(i)), { bootstrap: true })).toEqual({ status: 'applied' });
+    return r;
+  };
+
+  it('a view hook that fails mid-frame leaves the leader exactly as it was', () => {
+    let failView = false;
+    const base = roomHooks({});
+    const hooks: GroupHooks = { ...base, proto_group_view: (s, v) => (failView && v.seat === 2 ? (() => { throw new Error('view broke'); })() : base.proto_group_view(s, v)) };
+    const leader = start(hooks);
+    const before = leader.checkpoint;
+    failView = true;
+    expect(() => leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'x' } })).toThrow('view broke');
+    expect(leader.checkpoint).toEqual(before);
+    failView = false;
+    expect(leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'x' } }).receipt).toMatchObject({ status: 'accepted', authority_seq: 1 });
+  });
+
+  it('a replica refuses a second, different frame for a seq it holds (an equivocating leader)', () => {
+    const leader = start(roomHooks({}));
+    const r = replicaOf(leader, 2);
+    const fork = leader.fork();
+    const a = leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'a' } }).envelopes[pk(2)];
+    const b = fork.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'b' } }).envelopes[pk(2)];
+    expect(r.apply(a)).toEqual({ status: 'applied' });
+    expect(r.apply(b)).toEqual({ status: 'refused', code: 'SEQ_BACKWARDS', reason: 'group frame sequence moved backwards' });
+    expect(r.apply(a)).toEqual({ status: 'ignored' });
+  });
+
+  it('fails over with a member gone and one joined since the checkpoint: the hooks see both, replicas follow the new epoch', () => {
+    const leader = start(roomHooks({}), 4);
+    const r1 = replicaOf(leader, 1);
+    const r2 = replicaOf(leader, 2);
+    const envs = leader.applyInput({ actor_public_key: pk(2), client_seq: 1, action: { kind: 'send', text: 'before' } }).envelopes;
+    expect([r1.apply(envs[pk(1)]), r2.apply(envs[pk(2)])]).toEqual([{ status: 'applied' }, { status: 'applied' }]);
+    // The registry now lists seat 3 gone and seat 5 new; seat 1 takes over at epoch 1.
+    const members = [member(0), member(1), member(2), member(5)];
+    const next = GroupLeader.fromCheckpoint({ crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(1), leaderEpoch: 1, membershipVersion: 6, members }, leader.checkpoint);
+    const texts = (((next.checkpoint.protocol_state as Record<string, unknown>)['messages'] as { text: string }[]) ?? []).map((m) => m.text);
+    expect(texts.slice(-3)).toEqual(['Seat 3 left the room', 'Seat 5 joined the room', `Authority moved from ${pk(0).slice(0, 8)} to ${pk(1).slice(0, 8)}`]);
+    for (const r of [r1, r2]) {
+      r.advanceEpoch(next.leaderPublicKey, 1);
+      expect(r.apply(next.lastEnvelopes[r.viewerPublicKey])).toEqual({ status: 'applied' });
+    }
+    expect(Object.keys(next.lastEnvelopes).sort()).toEqual([pk(0), pk(1), pk(2), pk(5)].sort());
+    const r5 = new GroupReplica({ crypto, groupId, viewerPublicKey: pk(5), leaderPublicKey: next.leaderPublicKey, leaderEpoch: 1 });
+    expect(r5.apply(next.lastEnvelopes[pk(5)], { bootstrap: true })).toEqual({ status: 'applied' });
+    // A member that reconnects is sent a self-contained bootstrap of the current frame.
+    const again = new GroupReplica({ crypto, groupId, viewerPublicKey: pk(2), leaderPublicKey: next.leaderPublicKey, leaderEpoch: 1 });
+    expect(again.apply(next.bootstrapEnvelope(pk(2)), { bootstrap: true })).toEqual({ status: 'applied' });
+    expect(again.view).toEqual(r2.view);
+    expect(next.bootstrapEnvelope(pk(3))).toBeUndefined();
+  });
+
+  it('a state change from 1 to true travels as a delta op, so the replica applies it (the reference drops it: see its quirk case)', () => {
+    const flagHooks: GroupHooks = {
+      proto_group_initial_state: () => ({ flag: 1, note: 'x'.repeat(2000) }),
+      proto_group_member_joined: (state) => ({ state }),
+      proto_group_member_left: (state) => ({ state }),
+      proto_group_handle: (state, _actor, action) => ({ state: { ...state, flag: action['v'] as boolean } }),
+      proto_group_view: (state) => state,
+    };
+    const leader = start(flagHooks, 2);
+    const r = replicaOf(leader, 1);
+    const env = leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { v: true } }).envelopes[pk(1)] as unknown as Record<string, unknown>;
+    expect(env['checkpoint_mode']).toBe('delta');
+    expect(env['view_delta']).toEqual([{ op: 'set', path: ['flag'], value: true }]);
+    expect(r.apply(env)).toEqual({ status: 'applied' });
+    expect(r.view!['flag']).toBe(true);
+  });
+
+  it.skipIf(skip)('our replica refuses the reference\'s frame of its bool/int quirk, as the reference\'s own does', () => {
+    const all = parseGroupJson(readFileSync(CORPUS, 'utf8')) as { cases: Record<string, unknown>[] };
+    const q = all.cases.find((x) => x['kind'] === 'session_quirk') as Record<string, unknown>;
+    const boot = q['bootstrap_envelope'] as Record<string, unknown>;
+    const r = new GroupReplica({ crypto, groupId: q['group_id'] as string, viewerPublicKey: boot['viewer_public_key'] as string, leaderPublicKey: boot['leader_public_key'] as string, leaderEpoch: 0 });
+    expect(r.apply(boot, { bootstrap: true })).toEqual({ status: 'applied' });
+    expect(r.apply(q['frame_envelope'])).toEqual({ status: 'refused', code: 'CHECKPOINT_HASH', reason: 'group checkpoint hash mismatch' });
+  });
+});
