@@ -118,6 +118,11 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
     expect(leader.seq).toBe(0);
     const small = GroupLeader.start({ crypto, hooks: roomHooks({}), config: { ...config, max_participants: 2 }, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 2, members: [member(0), member(1)] });
     expect(leaderError(() => small.addMember(member(2), 3)).code).toBe('GROUP_FULL');
+    const closed = GroupLeader.start({ crypto, hooks: roomHooks({}), config: { ...config, allow_late_join: false }, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 2, members: [member(0), member(1)] });
+    expect(leaderError(() => closed.addMember(member(2), 3)).code).toBe('LATE_JOIN_CLOSED');
+    closed.removeMember(pk(1), 3, 'disconnected');
+    expect(Object.keys(closed.addMember(member(1), 4))).toEqual([pk(0), pk(1)]);
+    expect(leaderError(() => GroupLeader.start({ crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 1, members: [member(0)] })).code).toBe('TOO_FEW_MEMBERS');
   });
 
   it('a replica refuses a frame from the previous epoch\'s leader once the new epoch has started', () => {

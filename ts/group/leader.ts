@@ -64,6 +64,8 @@ export type LeaderErrorCode =
   | 'HOOK_REJECTED'
   | 'HOOK_RESULT'
   | 'GROUP_FULL'
+  | 'TOO_FEW_MEMBERS'
+  | 'LATE_JOIN_CLOSED'
   | 'SEAT_TAKEN'
   | 'UNKNOWN_MEMBER'
   | 'CHECKPOINT_INVALID'
@@ -210,6 +212,9 @@ export class GroupLeader {
   /** A new group's first leader: the initial state and its `snapshot` frame at seq 0. */
   static start(o: LeaderOptions): GroupLeader {
     const leader = new GroupLeader(o, normalizeMembersOrFail(o.members ?? []));
+    const active = leader.s.members.filter((m) => m.status === 'active').length;
+    if (active < o.config.min_participants) fail('TOO_FEW_MEMBERS', `group needs at least ${o.config.min_participants} active members to start`);
+    if (leader.s.members.length > o.config.max_participants) fail('GROUP_FULL', 'group is full');
     const d = draftOf(leader.s);
     const initial = leader.hooks.proto_group_initial_state(clone(d.members));
     d.state = leader.objectOrFail(initial, 'group authority state must be an object');
@@ -333,6 +338,8 @@ export class GroupLeader {
     const d = draftOf(this.s);
     const existing = d.members.find((m) => m.public_key === member.public_key);
     if (!existing) {
+      // A member already on the roll may always come back (recovery); a new one only if the spec allows late join.
+      if (!this.config.allow_late_join) fail('LATE_JOIN_CLOSED', 'group does not allow late join');
       if (d.members.length >= this.config.max_participants) fail('GROUP_FULL', 'group is full');
       if (d.members.some((m) => m.seat === member.seat)) fail('SEAT_TAKEN', 'member seat is already occupied');
       d.members.push(member);
