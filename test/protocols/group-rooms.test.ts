@@ -62,7 +62,15 @@ describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => 
 
   it('runs an agenda, a speaking queue, a 32-ballot vote and action items, every replica verifying every envelope', () => {
     const members = Array.from({ length: 32 }, (_, i) => m(i, pk(i)));
-    const leader = GroupLeader.start({ crypto, hooks: meetingRoom.create(ctx()), config: groupConfigFromSpec(spec), groupId: 'grp-meeting', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 32, members });
+    // The shipped spec caps a meeting at 16 and the leader enforces it; the group protocol's own limit
+    // is 32 seats, which this run exercises with the same hooks.
+    const specConfig = groupConfigFromSpec(spec);
+    expect(specConfig.max_participants).toBe(16);
+    const start = (config: typeof specConfig, n: number) =>
+      GroupLeader.start({ crypto, hooks: meetingRoom.create(ctx()), config, groupId: 'grp-meeting', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: n, members: members.slice(0, n) });
+    expect(() => start(specConfig, 32)).toThrow('group is full');
+    expect(() => start(specConfig, 16).addMember(members[16], 17)).toThrow('group is full');
+    const leader = start({ ...specConfig, max_participants: 32 }, 32);
     const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-meeting', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
     const boot = leader.bootstrapEnvelopes();
     for (const r of replicas) expect(r.apply(boot[r.viewerPublicKey], { bootstrap: true })).toEqual({ status: 'applied' });
