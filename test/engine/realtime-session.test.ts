@@ -11,6 +11,13 @@ import type { Mode, ModeEffect } from '../../ts/engine/mode.js';
 import { BUILTINS } from '../../ts/protocols/index.js';
 import { rulesetHashOfDir } from '../../ts/realtime/ruleset-dir.js';
 import { tempDir } from '../shared/tmp.js';
+import { toHex } from '../../ts/crypto/encoding.js';
+import { SessionCore } from '../../ts/engine/core.js';
+import { ChainReader, ChainWriter, sessionId } from '../../ts/engine/frame.js';
+import { TICK_TIMER } from '../../ts/engine/modes/realtime.js';
+import { SessionRecord } from '../../ts/engine/record.js';
+import { randomSecrets } from '../../ts/mp/secrets.js';
+import { commandHash, matchConfigHash, realtimeConfig } from '../../ts/realtime/wire.js';
 import { builtin, c, hooksOf } from './harness.js';
 
 const SHORT = BUILTINS.find((b) => b.folder === 'tank-battle')!.profiles['short']!.options;
@@ -70,6 +77,60 @@ describe('authoritative_realtime through the engine', () => {
     const r = await match({ wrap: { host: bendFrame(3, (f) => ((f['state'] as Record<string, unknown>)['tick'] = 999)) } });
     expect(r.guest).toMatchObject({ completed: false, reason: 'realtime_integrity_failed' });
     expect(verifyProof(c, JSON.parse(readFileSync(r.guest.proof!, 'utf8')), builtin('tank-battle').specText)).toMatchObject({ proven: true });
+  });
+
+  it('a guest command the spec refuses is acked rejected in the reference\'s words, the host plays on, and the transcript verifies', async () => {
+    // A hand-signing guest: no engine of ours would send this (the core checks what it sends).
+    const b = builtin('tank-battle');
+    const dir = tempDir('rt-bad-command');
+    const hostKey = c.ed25519Keypair(new Uint8Array(32).fill(1));
+    const guestKey = c.ed25519Keypair(new Uint8Array(32).fill(2));
+    const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
+    const nonce = '00'.repeat(16);
+    const sid = sessionId(c, 'local', b.protocolId, hk, gk, nonce);
+    const rulesetHash = rulesetHashOfDir(c, b.dir);
+    const record = new SessionRecord(dir, { _transcript: 1, sid, post_id: 'local', protocol_id: b.protocolId, host_key: hk, guest_key: gk, nonce, role: 'host' }, b.specText);
+    const toGuest: string[] = [];
+    let now = 0;
+    const host = new SessionCore(
+      {
+        crypto: c, role: 'host', spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf('tank-battle'), options: SHORT, key: hostKey,
+        hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, stateDir: dir, random: () => 0.5, randomBytes: (n) => new Uint8Array(n), now: () => now,
+        chat: [], controlMode: 'autonomous', decision: null, rulesetHash, mpSecrets: randomSecrets(c.ot),
+      },
+      { transmit: (l) => void toGuest.push(l), frame: (l) => record.frame(l), event: (n, d) => record.event(n, d), snapshot: () => undefined, writeJson: () => undefined },
+    );
+    const writer = new ChainWriter(c, sid, 'guest', guestKey);
+    const reader = new ChainReader(c, sid, 'host', hostKey.publicKey, writer);
+    const read = () => toGuest.splice(0).map((l) => {
+      const a = reader.accept(JSON.parse(l));
+      if (!a.ok) throw new Error(a.reason);
+      return a.frame.msg;
+    });
+    const say = (msg: Record<string, unknown>) => host.receive(writer.next(msg as never, reader.head).line);
+    await host.start();
+    const config = realtimeConfig(b.spec as never);
+    await say({ action: 'rt_join', wire_version: 1, ruleset_hash: rulesetHash, match_config_hash: matchConfigHash(c, rulesetHash, SHORT, config) });
+    expect(read().map((m) => m.action)).toEqual(['rt_ready']);
+    await say({ action: 'rt_command', seq: 1, target_tick: 3, commands: {}, command_hash: '0'.repeat(64) });
+    const [ack] = read();
+    expect(ack).toMatchObject({ action: 'rt_command_ack', seq: 1, target_tick: 3, status: 'rejected', reason: 'commands: expected JSON array' });
+    // A well-formed command after it is accepted, and the ticks go on.
+    await say({ action: 'rt_command', seq: 2, target_tick: 3, commands: [], command_hash: commandHash(c, 2, 3, []) });
+    expect(read()).toMatchObject([{ action: 'rt_command_ack', seq: 2, status: 'accepted' }]);
+    for (let i = 0; i < 3; i++) {
+      now = host.timers.get(TICK_TIMER)!;
+      await host.timer(TICK_TIMER);
+    }
+    expect(read().map((m) => m['action'])).toEqual(['rt_frame', 'rt_frame', 'rt_frame']);
+    expect(host.ending).toBeUndefined();
+    record.close();
+    // The refused command is the guest's and the host answered it as the reference does: no violation.
+    const v = verifyTranscriptAt(c, dir, join(b.dir, 'spec.json'));
+    expect(v).toMatchObject({ ok: true, receipt: false });
+    expect(v.violation).toBeUndefined();
+    hostKey.dispose();
+    guestKey.dispose();
   });
 
   it('a guest on another ruleset is refused with ruleset_hash_mismatch, on both sides', async () => {

@@ -8,7 +8,8 @@
 import type { Crypto } from '../crypto/backend.js';
 import { fromBase64Url, toHex, utf8 } from '../crypto/encoding.js';
 import type { Message } from '../hooks/types.js';
-import { MessageValidator, type MessageError } from '../spec/messages.js';
+import { MessageValidator } from '../spec/messages.js';
+import { referenceValidationText } from '../realtime/validation-text.js';
 import type { Suite } from './formats.js';
 import type { Spec, WireDirection } from '../spec/types.js';
 import { RealtimeError } from '../realtime/errors.js';
@@ -35,28 +36,11 @@ function ruleset(doc: Doc, hash: string): { files: { path: string; bytes: Uint8A
   return { files, spec: JSON.parse(new TextDecoder().decode(spec.bytes)) as Spec };
 }
 
-/**
- * The reference's validation text (`<field>: expected JSON array`, `<field>: below min 1`, …) for our
- * validator's errors, so that a refusal the reference puts in an ack reason can be compared exactly.
- */
-function referenceText(errors: MessageError[]): string {
-  return errors
-    .map((e) => {
-      const field = e.pointer.replace(/^\//, '');
-      const m = /^must be (>=|<=) (-?\d+)$/.exec(e.message);
-      if (e.code === 'FIELD_RANGE' && m) return `${field}: ${m[1] === '>=' ? 'below min' : 'above max'} ${m[2]}`;
-      const t = /^must be a JSON (array|object)$/.exec(e.message);
-      if (e.code === 'FIELD_TYPE' && t) return `${field}: expected JSON ${t[1]}`;
-      return `${field}: ${e.message}`;
-    })
-    .join('; ');
-}
-
 function checker(spec: Spec, direction: WireDirection): (msg: Record<string, unknown>) => string | undefined {
   const v = new MessageValidator(spec);
   return (msg) => {
     const r = v.check(msg, direction);
-    return r.ok ? undefined : referenceText(r.errors);
+    return r.ok ? undefined : referenceValidationText(r.errors);
   };
 }
 

@@ -350,6 +350,11 @@ export class SessionCore {
     const check = this.validator.checkText(line, dirFrom(peer), undefined, 'msg');
     // Valid by the spec but not something a signature binds: no proof (it is no cheat), no hook sees it.
     const big = check.ok ? unsignableInteger(check.value) : undefined;
+    if (!check.ok && this.def.invalidInbound === 'mode') {
+      this.out.event('protocol_message', { direction: 'received', msg, invalid: check.errors.map((e) => e.code) });
+      await this.feed({ kind: 'message', from: peer, msg, line, invalid: check.errors });
+      return;
+    }
     if (!check.ok || big) {
       if (this.def.invalidInbound === 'drop') {
         this.out.event('message_dropped', { reason: check.ok ? 'INTEGER_UNSIGNABLE' : check.errors.map((e) => e.code).join(','), line: line.slice(0, 200) });

@@ -10,6 +10,7 @@
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import type { ControlMode, DecisionConfig, HooksByMode, Message, Role } from '../hooks/types.js';
 import type { FlowMode, Spec } from '../spec/types.js';
+import type { MessageError } from '../spec/messages.js';
 import type { DecisionRecord } from './decision.js';
 import type { MpSecrets } from '../mp/secrets.js';
 import type { MpMode } from '../mp/mode.js';
@@ -75,7 +76,8 @@ export interface ProofRequest {
 
 export type ModeInput =
   | { kind: 'start' }
-  | { kind: 'message'; from: Role; msg: Message; line: string }
+  /** `invalid`: the spec's refusal, for a mode whose definition takes invalid messages itself. */
+  | { kind: 'message'; from: Role; msg: Message; line: string; invalid?: readonly MessageError[] }
   | { kind: 'timer'; id: string }
   | { kind: 'decision'; value: unknown };
 
@@ -148,7 +150,10 @@ export interface ModeDefinition<M extends FlowMode = FlowMode> {
    */
   receiptFirst: Role;
   drainAfterEnd: boolean;
-  /** What an inbound message failing the spec does: end the session, or be dropped (free mode, as the reference). */
-  invalidInbound: 'abort' | 'drop';
+  /**
+   * What an inbound message failing the spec does: end the session, be dropped (free mode, as the
+   * reference), or go to the mode with the refusal (realtime: the host acks a bad command rejected).
+   */
+  invalidInbound: 'abort' | 'drop' | 'mode';
   create(ctx: ModeContext<M>): Mode;
 }

@@ -144,6 +144,7 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
   const mpReceipts: Partial<Record<Role, Message>> = {};
   /** authoritative_realtime: the protocol frames, replayed through the guest's checks at the end. */
   const rtLines: string[] = [];
+  let rtPlaying = false;
   const refuse = (from: Role, codes: string[], reason: string) => {
     violation = { frame: n, from, codes, reason };
     flow.halt();
@@ -192,8 +193,10 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
     const check = validator.check(msg, from === 'host' ? 'host_to_guest' : 'guest_to_host');
     if (!check.ok) {
       if (violation) return fail(`frame ${n} follows the refused frame ${violation.frame}`, n, sid);
-      // Free mode drops invalid chat messages and carries on, as the reference does.
-      if (!free) refuse(from, check.errors.map((e) => e.code), `the ${from}'s ${msg.action} fails the spec`);
+      // Free mode drops invalid chat messages and carries on, as the reference does; a realtime host
+      // acks a guest's invalid command rejected and plays on.
+      if (flow.mode === 'authoritative_realtime' && from === 'guest' && rtPlaying) rtLines.push(line);
+      else if (!free) refuse(from, check.errors.map((e) => e.code), `the ${from}'s ${msg.action} fails the spec`);
       continue;
     }
     const hadMismatch = flow.mismatch;
@@ -204,7 +207,10 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
       continue;
     }
     if (msg.action === 'mp_terminal_receipt') mpReceipts[from] = msg;
-    if (flow.mode === 'authoritative_realtime') rtLines.push(line);
+    if (flow.mode === 'authoritative_realtime') {
+      rtLines.push(line);
+      if (from === 'host' && msg.action === 'rt_ready') rtPlaying = true;
+    }
     if (flow.mismatch && !hadMismatch) {
       violation = { frame: n, from, codes: ['COMMIT_MISMATCH'], reason: `the ${from}'s reveal in round ${flow.mismatch.round} does not open its commit` };
     }

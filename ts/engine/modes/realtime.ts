@@ -18,12 +18,11 @@
  * Where this differs from the reference in what a peer can observe:
  * - host_time_ns is nanoseconds since the match started on the driver's clock, an integer ≤ 2^53: our
  *   frames are signed over RFC 8785, which cannot carry an integer the size of Python's time_ns exactly.
- * - Every inbound message passes the spec before the mode sees it, and one that fails ends the session
- *   (invalid_message). The reference's host answers an rt_command failing the spec with a rejected ack
- *   whose reason is the validation text, except when that ack itself fails the spec (seq 0: the
- *   reference's command receiver dies and the match plays on without the guest's input); a join with a
- *   wire_version above the spec's max raises there instead of an rt_reject. In both of those the
- *   reference sends nothing, as we do.
+ * - As the reference, the host answers a guest message failing the spec once play began with a rejected
+ *   ack whose reason is the reference's validation text, and plays on. When that ack itself would fail
+ *   the spec (seq 0) the reference's command receiver dies and its match plays on without the guest's
+ *   input; here the session ends (hook_invalid_message). Any other message failing the spec (a join, a
+ *   host message) ends the session as invalid_message, where the reference raises; neither sends more.
  * - The guest's command lead is input_delay_ticks: there is no RTT probe to lengthen it.
  * - proto_realtime_validate_commands is called in line while a command is judged, so it must answer
  *   synchronously (a Promise is not a list: the command is refused). Snapshots
@@ -35,6 +34,7 @@ import { normaliseCommands, RealtimeHookError, RealtimeHost } from '../../realti
 import { parseRealtimeJson, plainValue } from '../../realtime/json.js';
 import { matchConfigHash, realtimeConfig, type RealtimeConfig } from '../../realtime/wire.js';
 import { msSummary } from '../latency.js';
+import { referenceValidationText } from '../../realtime/validation-text.js';
 import { ModeAbort, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput } from '../mode.js';
 
 /** The id of the host's tick timer. */
@@ -70,13 +70,29 @@ const hookAbort = (e: unknown): never => {
   throw e;
 };
 
+/**
+ * A message the spec refuses ends the session as the core would end it, except the guest's rt_command
+ * once play began: the host answers that with a rejected ack in the reference's words and plays on.
+ */
+function invalidFrom(input: Extract<ModeInput, { kind: 'message' }>): ModeEffect[] {
+  const errors = input.invalid ?? [];
+  return [{
+    kind: 'end', reason: 'invalid_message', step: 'spec',
+    detail: `the ${input.from}'s ${input.msg.action} fails the spec: ${errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
+    proof: { kind: 'invalid_message', offender: input.from, frames: [input.line], detail: { errors } },
+  }];
+}
+
 function hostMode(ctx: Ctx): Mode {
   const { config, matchConfigHash: mch } = setup(ctx);
   const hooks = ctx.hooks;
   const host = new RealtimeHost({
     crypto: ctx.crypto, config, rulesetHash: ctx.rulesetHash, matchConfigHash: mch,
     validateCommands: (side, commands, state, tick) => hooks.proto_realtime_validate_commands(side, commands, state, tick),
+    check: () => refusal,
   });
+  /** The spec's refusal of the message being judged, in the reference's words (it becomes the ack's reason). */
+  let refusal: string | undefined;
   const period = 1000 / config.tick_rate_hz;
   let start = 0;
   let deadline = 0;
@@ -97,6 +113,7 @@ function hostMode(ctx: Ctx): Mode {
 
   return {
     async step(input) {
+      if (input.kind === 'message' && input.invalid && !started) return invalidFrom(input);
       if (input.kind === 'message' && !started) {
         const no = host.answerJoin(input.msg);
         if (no) return [{ kind: 'send', msg: no.reject }, { kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the guest's rt_join was refused: ${no.reason}` }];
@@ -118,7 +135,9 @@ function hostMode(ctx: Ctx): Mode {
         ];
       }
       if (input.kind === 'message') {
+        refusal = input.invalid ? referenceValidationText(input.invalid) : undefined;
         const a = host.command(exact(input));
+        refusal = undefined;
         const out: ModeEffect[] = [];
         if (a.rejected !== undefined) out.push({ kind: 'event', name: 'realtime_command_rejected', data: { reason: a.rejected } });
         if (a.ack) out.push({ kind: 'send', msg: a.ack });
@@ -205,6 +224,7 @@ function guestMode(ctx: Ctx): Mode {
     async step(input) {
       if (input.kind === 'start') return [{ kind: 'send', msg: guest.joinMessage() }];
       if (input.kind !== 'message') return [];
+      if (input.invalid) return invalidFrom(input);
       const msg = exact(input);
       switch (msg['action']) {
         case 'rt_reject':
@@ -241,6 +261,6 @@ export const realtimeMode: ModeDefinition<'authoritative_realtime'> = {
   // commands the guest sent before it saw that frame.
   receiptFirst: 'guest',
   drainAfterEnd: true,
-  invalidInbound: 'abort',
+  invalidInbound: 'mode',
   create: (ctx) => (ctx.role === 'host' ? hostMode(ctx) : guestMode(ctx)),
 };
