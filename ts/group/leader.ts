@@ -8,8 +8,8 @@
  * `session` case). Unlike the reference, a refused action or a failing hook leaves the leader exactly
  * as it was: every change is computed on a draft and committed only once every envelope is built.
  */
-import type { Crypto } from '../crypto/backend.js';
-import { fromHex, toHex } from '../crypto/encoding.js';
+import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
+import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import type { GroupHookResult, GroupHooks, GroupMember, GroupState } from '../hooks/types.js';
 import type { DeltaOp } from './delta.js';
 import { GroupError } from './errors.js';
@@ -19,18 +19,20 @@ import {
   GROUP_WIRE_VERSION,
   VIEW_DELTA_MARGIN,
   ZERO_HASH,
-  buildEnvelope,
+  checkpointCertificate,
   checkpointForcedFull,
+  checkpointHash,
   checkpointState,
   deltaIfSmaller,
   frameCore,
   isHash,
   normalizeMembers,
   privatePayload,
-  signCheckpoint,
+  signaturePayload,
   unsignedCheckpoint,
   validateCheckpointState,
   verifyCheckpoint,
+  viewHash,
   type Checkpoint,
   type CheckpointState,
   type Envelope,
@@ -169,6 +171,18 @@ interface Normalized {
 
 const clone = <T>(v: T): T => structuredClone(v);
 
+/**
+ * What the leader has committed (state, views, checkpoints, envelopes) is frozen, so it can be shared
+ * between envelopes, steps and callers without copies; hooks that change state get their own copy.
+ */
+function freeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v)) freeze((v as Record<string, unknown>)[k]);
+  }
+  return v;
+}
+
 function draftOf(s: LeaderState): LeaderState {
   return { ...s, members: clone(s.members), lastClientSeq: { ...s.lastClientSeq } };
 }
@@ -180,7 +194,7 @@ export class GroupLeader {
   readonly config: GroupConfig;
   private readonly crypto: Crypto;
   private readonly hooks: GroupHooks;
-  private readonly seed: string;
+  private readonly key: Ed25519Keypair;
   private s: LeaderState;
 
   private constructor(o: LeaderOptions, members: GroupMember[]) {
@@ -188,8 +202,8 @@ export class GroupLeader {
     this.hooks = o.hooks;
     this.config = o.config;
     this.groupId = o.groupId;
-    this.seed = o.leaderSeed;
-    this.leaderPublicKey = toHex(o.crypto.ed25519PublicKey(fromHex(o.leaderSeed)));
+    this.key = o.crypto.ed25519Keypair(fromHex(o.leaderSeed));
+    this.leaderPublicKey = toHex(this.key.publicKey);
     this.leaderEpoch = o.leaderEpoch;
     this.s = {
       members,
@@ -217,7 +231,7 @@ export class GroupLeader {
     if (leader.s.members.length > o.config.max_participants) fail('GROUP_FULL', 'group is full');
     const d = draftOf(leader.s);
     const initial = leader.hooks.proto_group_initial_state(clone(d.members));
-    d.state = leader.objectOrFail(initial, 'group authority state must be an object');
+    d.state = freeze(leader.objectOrFail(initial, 'group authority state must be an object'));
     leader.commit(d, leader.build(d, { events: [], direct: {}, kind: 'snapshot', advance: false }));
     return leader;
   }
@@ -237,7 +251,7 @@ export class GroupLeader {
     d.completed = cp.completed === true;
     d.outcome = typeof cp.outcome === 'string' ? cp.outcome : null;
     const restore = leader.hooks.proto_group_restore ?? ((state: GroupState) => state);
-    d.state = leader.objectOrFail(restore(clone(cp.protocol_state as GroupState), clone(d.members), o.leaderEpoch), 'proto_group_restore must return an object');
+    d.state = freeze(leader.objectOrFail(restore(clone(cp.protocol_state as GroupState), clone(d.members), o.leaderEpoch), 'proto_group_restore must return an object'));
     // As the reference does: membership changes since the checkpoint reach the state, but the frame's
     // events are the leader change's alone; and a member whose status in the checkpoint is not
     // "active" is passed to proto_group_member_joined again. Both shape the epoch_start frame, so a
@@ -271,13 +285,18 @@ export class GroupLeader {
   get members(): GroupMember[] {
     return clone(this.s.members);
   }
-  /** The signed checkpoint of the latest frame (what a successor restores from). */
+  /** The signed checkpoint of the latest frame (what a successor restores from); read-only. */
   get checkpoint(): Checkpoint {
-    return clone(this.s.checkpoint as Checkpoint);
+    return this.s.checkpoint as Checkpoint;
   }
-  /** The envelopes of the latest frame. */
+  /** The envelopes of the latest frame; read-only. */
   get lastEnvelopes(): Envelopes {
-    return clone(this.s.lastEnvelopes);
+    return this.s.lastEnvelopes;
+  }
+
+  /** Wipes the leader's signing key; the leader cannot make frames afterwards. */
+  dispose(): void {
+    this.key.dispose();
   }
 
   /** An independent copy (same hooks object): to try inputs without touching this leader. */
@@ -305,7 +324,7 @@ export class GroupLeader {
     const clientSeq = input.client_seq;
     if (!isInt(clientSeq) || clientSeq < 1) return fail('CLIENT_SEQ_INVALID', 'client_seq must be a positive integer');
     const previous = s.lastClientSeq[actor.public_key] ?? 0;
-    if (clientSeq <= previous) return { envelopes: clone(s.lastEnvelopes), receipt: { status: 'duplicate', client_seq: clientSeq, authority_seq: s.seq } };
+    if (clientSeq <= previous) return { envelopes: s.lastEnvelopes, receipt: { status: 'duplicate', client_seq: clientSeq, authority_seq: s.seq } };
     if (clientSeq !== previous + 1) fail('CLIENT_SEQ_GAP', `client_seq gap: expected ${previous + 1}, got ${clientSeq}`);
     const action = input.action;
     if (typeof action !== 'object' || action === null || Array.isArray(action)) return fail('ACTION_NOT_OBJECT', 'group action must be an object');
@@ -324,10 +343,9 @@ export class GroupLeader {
     d.completed = r.completed;
     d.outcome = r.outcome;
     d.lastClientSeq[actor.public_key] = clientSeq;
-    const envelopes = this.build(d, { events: r.events, direct: r.direct, kind: 'frame', advance: true });
-    this.commit(d, envelopes);
+    const envelopes = this.commit(d, this.build(d, { events: r.events, direct: r.direct, kind: 'frame', advance: true }));
     return {
-      envelopes: clone(envelopes),
+      envelopes,
       receipt: { status: 'accepted', client_seq: clientSeq, authority_seq: d.seq, frame_hash: d.previousHash, completed: d.completed },
     };
   }
@@ -391,10 +409,11 @@ export class GroupLeader {
 
   // ---------------------------------------------------------------------------------------------
 
+  /** Makes a draft the leader's state; the envelopes returned (and kept for resends) are read-only. */
   private commit(d: LeaderState, envelopes: Envelopes): Envelopes {
-    d.lastEnvelopes = envelopes;
+    d.lastEnvelopes = freeze(envelopes);
     this.s = d;
-    return clone(envelopes);
+    return d.lastEnvelopes;
   }
 
   private runHook(f: () => GroupHookResult): GroupHookResult {
@@ -438,9 +457,8 @@ export class GroupLeader {
     this.checkJson(state);
     this.checkJson(events);
     this.checkJson(direct);
-    // A hook's result may share objects with its state (an event holding a message it appended); the
-    // frame is built from copies so that no later step changes what was signed.
-    return clone({ state: state as GroupState, events: events as GroupJson[], direct: direct as Record<string, GroupJson>, completed: completed as boolean, outcome: outcome as string | null });
+    // Frozen, so that nothing (a hook keeping a reference, included) changes what is about to be signed.
+    return freeze({ state: state as GroupState, events: events as GroupJson[], direct: direct as Record<string, GroupJson>, completed: completed as boolean, outcome: outcome as string | null });
   }
 
   private reconcile(d: LeaderState, previousRaw: GroupMember[]): Normalized[] {
@@ -470,7 +488,7 @@ export class GroupLeader {
   }
 
   private checkpointStateOf(d: LeaderState): CheckpointState {
-    const snapshot = this.hooks.proto_group_recovery_snapshot ? this.runSnapshot(d.state) : clone(d.state);
+    const snapshot = this.hooks.proto_group_recovery_snapshot ? this.runSnapshot(d.state) : d.state;
     const cs: CheckpointState = {
       members: clone(d.members),
       last_client_seq: { ...d.lastClientSeq },
@@ -480,17 +498,20 @@ export class GroupLeader {
       outcome: d.outcome,
     };
     this.checkJson(cs);
-    return cs;
+    return freeze(cs);
   }
 
   private runSnapshot(state: GroupState): GroupState {
-    const snap = (this.hooks.proto_group_recovery_snapshot as (s: GroupState) => GroupState)(clone(state));
-    return clone(this.objectOrFail(snap, 'proto_group_recovery_snapshot must return an object'));
+    const snap = (this.hooks.proto_group_recovery_snapshot as (s: GroupState) => GroupState)(state);
+    return freeze(this.objectOrFail(snap, 'proto_group_recovery_snapshot must return an object'));
   }
 
   private signedCheckpoint(d: LeaderState, cs: CheckpointState, frameHash: string): Checkpoint {
     const meta = { group_id: this.groupId, leader_public_key: this.leaderPublicKey, leader_epoch: this.leaderEpoch, seq: d.seq, frame_hash: frameHash, membership_version: d.membershipVersion };
-    return signCheckpoint(this.crypto, this.seed, unsignedCheckpoint(meta, clone(cs)));
+    const unsigned = unsignedCheckpoint(meta, cs);
+    const withHash = { ...unsigned, checkpoint_hash: checkpointHash(this.crypto, unsigned as unknown as Record<string, unknown>) };
+    const signature = toHex(this.key.sign(utf8(checkpointCertificate(withHash as unknown as Record<string, unknown>))));
+    return freeze({ ...withHash, checkpoint_signature: signature });
   }
 
   private view(state: GroupState, member: GroupMember): GroupObject {
@@ -501,11 +522,11 @@ export class GroupLeader {
   private runView(state: GroupState, member: GroupMember): GroupObject {
     let v: unknown;
     try {
-      v = this.hooks.proto_group_view(clone(state), clone(member));
+      v = this.hooks.proto_group_view(state, clone(member));
     } catch (e) {
       return fail('HOOK_REJECTED', e instanceof Error ? e.message : String(e));
     }
-    return clone(this.objectOrFail(v, 'proto_group_view must return an object')) as GroupObject;
+    return freeze(this.objectOrFail(v, 'proto_group_view must return an object')) as GroupObject;
   }
 
   private envelope(
@@ -519,7 +540,10 @@ export class GroupLeader {
     checkpointDelta: DeltaOp[] | undefined,
   ): Envelope {
     const payload = privatePayload(this.crypto, { viewer_public_key: viewer, view, view_delta: viewDelta, direct, checkpoint, checkpoint_delta: checkpointDelta });
-    return clone(buildEnvelope(this.crypto, this.seed, core, events, payload));
+    const frameHash = checkpoint.frame_hash;
+    const vh = viewHash(this.crypto, payload);
+    const signature = toHex(this.key.sign(signaturePayload(frameHash, vh, viewer)));
+    return { ...core, frame_hash: frameHash, events, ...payload, view_hash: vh, signature };
   }
 
   /** Builds the next frame on the draft (advancing seq unless it is the first snapshot) and its envelopes. */
@@ -562,7 +586,7 @@ export class GroupLeader {
     d.previousHash = frameHash;
     d.lastViews = views;
     d.lastCore = core;
-    d.lastEvents = clone(f.events);
+    d.lastEvents = f.events;
     d.checkpointState = cs;
     d.checkpoint = checkpoint;
     return envelopes;

@@ -223,8 +223,10 @@ export interface GroupHookResult {
 
 /**
  * authoritative_group hooks run on the leader only and synchronously (the leader is a pure state
- * machine). Each receives its own deep copy of the state and may mutate and return it. A hook that
- * refuses an action throws; its message becomes the refusal.
+ * machine). The hooks that change state receive their own deep copy of it and may mutate and return
+ * it; proto_group_view and proto_group_recovery_snapshot receive the committed state read-only (frozen:
+ * they run once per member per frame, and copying the state for each would dominate the leader's cost).
+ * A hook that refuses an action throws; its message becomes the refusal.
  */
 export interface GroupHooks extends CommonHooks {
   proto_group_initial_state(members: GroupMember[]): GroupState;
