@@ -48,7 +48,7 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
 
 import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { AdmissionError, LeaderAdmission, checkAdmissionPost } from '../../ts/group/admission.js';
-import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
+import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes, type GroupInput } from '../../ts/group/leader.js';
 import { GroupReplica } from '../../ts/group/member.js';
 import { checkpointHash, signChannelReady, signView, viewHash, privatePayloadOf } from '../../ts/group/wire.js';
 
@@ -104,6 +104,10 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
     expect([big.code, big.message]).toEqual(['ACTION_TOO_LARGE', 'group action exceeds max_action_bytes']);
     expect(leaderError(() => leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'f', w: 0.5 } })).code).toBe('ACTION_INVALID');
     expect(leaderError(() => leader.applyInput(send(9, 1))).code).toBe('NOT_ACTIVE_MEMBER');
+    expect(leaderError(() => leader.applyInput(null as unknown as GroupInput)).code).toBe('INPUT_INVALID');
+    expect(leaderError(() => leader.applyInput({ actor_public_key: 7, client_seq: 1, action: {} } as unknown as GroupInput)).code).toBe('NOT_ACTIVE_MEMBER');
+    expect(leaderError(() => leader.addMember({ public_key: 'zz', seat: 4 }, 4)).code).toBe('MEMBER_INVALID');
+    expect(leaderError(() => leader.addMember({ ...member(4), seat: 32 }, 4)).code).toBe('MEMBER_INVALID');
     const hook = leaderError(() => leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'close_room' } }));
     expect([hook.code, hook.message]).toEqual(['HOOK_REJECTED', 'only the room owner at seat 0 can close the room']);
     expect(leader.seq).toBe(0);

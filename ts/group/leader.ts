@@ -70,6 +70,8 @@ export type LeaderErrorCode =
   | 'LATE_JOIN_CLOSED'
   | 'SEAT_TAKEN'
   | 'UNKNOWN_MEMBER'
+  | 'MEMBER_INVALID'
+  | 'INPUT_INVALID'
   | 'CHECKPOINT_INVALID'
   | 'CHECKPOINT_HASH'
   | 'CHECKPOINT_SIGNATURE';
@@ -318,6 +320,7 @@ export class GroupLeader {
    */
   applyInput(input: GroupInput): { envelopes: Envelopes; receipt: Receipt } {
     const s = this.s;
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) return fail('INPUT_INVALID', 'group input must be an object');
     if (s.completed) fail('GROUP_COMPLETED', 'group is already completed');
     const actor = typeof input.actor_public_key === 'string' ? this.member(input.actor_public_key) : undefined;
     if (!actor || actor.status !== 'active') return fail('NOT_ACTIVE_MEMBER', 'actor is not an active group member');
@@ -607,7 +610,7 @@ function normalizeMembersOrFail(raw: unknown[]): GroupMember[] {
   try {
     return normalizeMembers(raw);
   } catch (e) {
-    if (e instanceof GroupError && e.code === 'GROUP_MEMBER_DUPLICATE') fail('SEAT_TAKEN', e.message);
+    if (e instanceof GroupError) fail(e.code === 'GROUP_MEMBER_DUPLICATE' ? 'SEAT_TAKEN' : 'MEMBER_INVALID', e.message);
     throw e;
   }
 }
