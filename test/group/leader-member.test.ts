@@ -322,3 +322,64 @@ describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name)
     expect(r.apply(q['frame_envelope'])).toEqual({ status: 'refused', code: 'CHECKPOINT_HASH', reason: 'group checkpoint hash mismatch' });
   });
 });
+
+// ---- portable proofs of a leader's faults ----
+
+import { groupProofOf, verifyGroupProof } from '../../ts/group/proof.js';
+
+describe.each(['wasm', 'js'])('%s backend: group proofs', (name) => {
+  const crypto = getCrypto(name);
+  const seed = (i: number) => toHex(crypto.sha256(utf8(`group proof seat ${i}`)));
+  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seed(i))));
+  const member = (i: number) => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' });
+  const start = (leaderSeat = 0) =>
+    GroupLeader.start({ crypto, hooks: roomHooks({}), config: groupConfigFromSpec(roomSpec), groupId: 'grp-proof', leaderSeed: seed(leaderSeat), leaderEpoch: 0, membershipVersion: 3, members: [member(0), member(1), member(2)] });
+  const send = (text: string, client_seq = 1) => ({ actor_public_key: pk(1), client_seq, action: { kind: 'send', text } });
+  type E = Record<string, unknown>;
+
+  it('proves a leader that shows two members different frames for one seq, without their private views', () => {
+    const leader = start();
+    const fork = leader.fork();
+    const toOne = leader.applyInput(send('to one')).envelopes[pk(1)] as unknown as E;
+    const toTwo = fork.applyInput(send('to two')).envelopes[pk(2)] as unknown as E;
+    const proof = groupProofOf(crypto, toOne, toTwo)!;
+    expect(proof.fault).toBe('equivocation');
+    expect(JSON.stringify(proof)).not.toContain('to one');
+    const portable = JSON.parse(JSON.stringify(proof)) as unknown;
+    expect(verifyGroupProof(crypto, portable)).toEqual({ ok: true, fault: 'equivocation' });
+  });
+
+  it('proves a broken chain', () => {
+    const leader = start();
+    const fork = leader.fork();
+    const a = leader.applyInput(send('a')).envelopes[pk(2)] as unknown as E;
+    fork.applyInput(send('b'));
+    const c = fork.applyInput(send('c', 2)).envelopes[pk(2)] as unknown as E;
+    expect(verifyGroupProof(crypto, groupProofOf(crypto, a, c))).toEqual({ ok: true, fault: 'broken_chain' });
+  });
+
+  it('proves nothing from consistent frames, and refuses a tampered or misattributed proof', () => {
+    const leader = start();
+    const a = leader.applyInput(send('a')).envelopes[pk(2)] as unknown as E;
+    const b = leader.applyInput(send('b', 2)).envelopes[pk(2)] as unknown as E;
+    expect(groupProofOf(crypto, a, b)).toBeUndefined();
+    expect(groupProofOf(crypto, a, leader.lastEnvelopes[pk(1)] as unknown as E)).toBeUndefined();
+    const fork = leader.fork();
+    const x = leader.applyInput(send('x', 3)).envelopes[pk(2)] as unknown as E;
+    const y = fork.applyInput(send('y', 3)).envelopes[pk(2)] as unknown as E;
+    const proof = groupProofOf(crypto, x, y)!;
+    const bad = (f: (p: Record<string, any>) => void) => {
+      const p = JSON.parse(JSON.stringify(proof)) as Record<string, any>;
+      f(p);
+      return verifyGroupProof(crypto, p);
+    };
+    expect(bad((p) => (p['frames'][1]['seq'] = 9))).toEqual({ ok: false, reason: 'a frame hash is not the hash of its core' });
+    expect(bad((p) => (p['frames'][1]['signature'] = p['frames'][0]['signature']))).toEqual({ ok: false, reason: 'a frame is not signed by the leader' });
+    expect(bad((p) => (p['leader_public_key'] = pk(1)))).toMatchObject({ ok: false });
+    expect(bad((p) => (p['frames'][1] = p['frames'][0]))).toEqual({ ok: false, reason: 'the frames are the same frame' });
+    // Frames another key signed prove nothing against this leader.
+    const impostor = start(1);
+    const z = impostor.applyInput(send('z')).envelopes[pk(2)] as unknown as E;
+    expect(groupProofOf(crypto, a, z)).toBeUndefined();
+  });
+});
