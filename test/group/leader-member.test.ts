@@ -49,7 +49,7 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
 import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { AdmissionError, LeaderAdmission, checkAdmissionPost } from '../../ts/group/admission.js';
 import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes, type GroupInput } from '../../ts/group/leader.js';
-import { GroupReplica } from '../../ts/group/member.js';
+import { GroupReplica, replayGroupTranscript } from '../../ts/group/member.js';
 import { checkpointHash, signChannelReady, signView, viewHash, privatePayloadOf } from '../../ts/group/wire.js';
 
 const roomSpec = JSON.parse(readFileSync(new URL('../../ts/protocols/community-room/spec.json', import.meta.url), 'utf8')) as unknown;
@@ -271,6 +271,10 @@ describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name)
     expect(r.apply(a)).toEqual({ status: 'ignored' });
   });
 
+  const deliver2 = (envs: Envelopes, rs: GroupReplica[]) => {
+    for (const r of rs) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
+  };
+
   it('fails over with a member gone and one joined since the checkpoint: the hooks see both, replicas follow the new epoch', () => {
     const leader = start(roomHooks({}), 4);
     const r1 = replicaOf(leader, 1);
@@ -294,6 +298,19 @@ describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name)
     expect(again.apply(next.bootstrapEnvelope(pk(2)), { bootstrap: true })).toEqual({ status: 'applied' });
     expect(again.view).toEqual(r2.view);
     expect(next.bootstrapEnvelope(pk(3))).toBeUndefined();
+    // The member's transcript replays offline to where it ended; a changed entry does not.
+    deliver2(next.applyInput({ actor_public_key: pk(2), client_seq: 2, action: { kind: 'send', text: 'after' } }).envelopes, [r1, r2]);
+    const startAt = { groupId, viewerPublicKey: pk(2), leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 };
+    const replay = replayGroupTranscript(crypto, startAt, r2.transcript);
+    expect(replay).toMatchObject({ ok: true, seq: r2.seq, frame_hash: r2.frameHash, checkpoint_hash: r2.checkpoint!.checkpoint_hash });
+    const t = r2.transcript;
+    expect(t.map((e) => e.kind)).toEqual(['envelope', 'envelope', 'epoch', 'envelope', 'envelope']);
+    const dropped = t.filter((_, i) => i !== 3);
+    expect(replayGroupTranscript(crypto, startAt, dropped)).toMatchObject({ ok: false, applied: 3, reason: 'a new leader epoch must open with epoch_start' });
+    const noFence = t.filter((e) => e.kind !== 'epoch');
+    expect(replayGroupTranscript(crypto, startAt, noFence)).toMatchObject({ ok: false, applied: 2, reason: 'group envelope leader mismatch' });
+    const outsider = [...t.slice(0, 2), { kind: 'epoch' as const, leader_public_key: pk(9), leader_epoch: 1 }];
+    expect(replayGroupTranscript(crypto, startAt, outsider)).toMatchObject({ ok: false, applied: 2, reason: 'new leader is not an active group member' });
   });
 
   it('a state change from 1 to true travels as a delta op, so the replica applies it (the reference drops it: see its quirk case)', () => {

@@ -113,7 +113,7 @@ describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => 
     expect(final['agenda']).toMatchObject([{ status: 'done' }, { status: 'active' }]);
     for (const r of replicas) expect([r.seq, r.frameHash, r.checkpoint!.checkpoint_hash]).toEqual([leader.seq, leader.frameHash, leader.checkpoint.checkpoint_hash]);
     // Most frames travel as deltas: the full checkpoint is only on forced frames.
-    const kinds = replicas[1]!.transcript.map((e) => e['checkpoint_mode']);
+    const kinds = replicas[1]!.envelopes.map((e) => e['checkpoint_mode']);
     expect(kinds.filter((k) => k === 'delta').length).toBeGreaterThan(kinds.length / 2);
   }, 120_000);
 });

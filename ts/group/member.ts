@@ -53,7 +53,8 @@ export type ReplicaRefusal =
   | 'CHECKPOINT_SIGNATURE'
   | 'VIEW_PAYLOAD'
   | 'VIEW_DELTA'
-  | 'VIEW_STATE_HASH';
+  | 'VIEW_STATE_HASH'
+  | 'NOT_EPOCH_START';
 
 /** `applied`: the replica moved to this frame; `ignored`: the frame it already holds, repeated; `refused`: nothing changed. */
 export type ApplyResult = { status: 'applied' } | { status: 'ignored' } | { status: 'refused'; code: ReplicaRefusal; reason: string };
@@ -72,12 +73,19 @@ const refuse = (code: ReplicaRefusal, reason: string): never => {
 };
 
 export class GroupEpochError extends Error {
-  readonly code = 'EPOCH_NOT_NEWER';
-  constructor() {
-    super('new leader epoch must increase');
+  constructor(
+    readonly code: 'EPOCH_NOT_NEWER' | 'LEADER_NOT_MEMBER',
+    message: string,
+  ) {
+    super(message);
     this.name = 'GroupEpochError';
   }
 }
+
+/** A member's transcript: every envelope it applied, and each leader change it was fenced to, in order. */
+export type TranscriptEntry =
+  | { kind: 'envelope'; bootstrap: boolean; envelope: Record<string, unknown> }
+  | { kind: 'epoch'; leader_public_key: string; leader_epoch: number };
 
 export interface ReplicaOptions {
   crypto: Crypto;
@@ -97,7 +105,9 @@ export class GroupReplica {
   private leaderPk: string;
   private epoch: number;
   private current: { seq: number; frameHash: string; membershipVersion: number; checkpoint: Checkpoint; view: GroupObject } | null = null;
-  private readonly applied: Record<string, unknown>[] = [];
+  private readonly entries: TranscriptEntry[] = [];
+  /** Set by advanceEpoch: the next frame (unless a bootstrap) must open the epoch. */
+  private awaitingEpochStart = false;
 
   constructor(o: ReplicaOptions) {
     this.crypto = o.crypto;
@@ -132,8 +142,12 @@ export class GroupReplica {
     return this.current ? clone(this.current.checkpoint.members) : [];
   }
   /** The envelopes applied, in order. */
-  get transcript(): Record<string, unknown>[] {
-    return clone(this.applied);
+  get envelopes(): Record<string, unknown>[] {
+    return this.entries.flatMap((e) => (e.kind === 'envelope' ? [clone(e.envelope)] : []));
+  }
+  /** Envelopes and leader changes, in order: what replayGroupTranscript checks offline. */
+  get transcript(): TranscriptEntry[] {
+    return clone(this.entries);
   }
 
   /**
@@ -141,9 +155,16 @@ export class GroupReplica {
    * leader's frames, chained from the last frame held, are accepted.
    */
   advanceEpoch(leaderPublicKey: string, leaderEpoch: number): void {
-    if (!(leaderEpoch > this.epoch)) throw new GroupEpochError();
-    this.leaderPk = leaderPublicKey.toLowerCase();
+    if (!(leaderEpoch > this.epoch)) throw new GroupEpochError('EPOCH_NOT_NEWER', 'new leader epoch must increase');
+    const pk = leaderPublicKey.toLowerCase();
+    // A successor is one of the group's active members as the last checkpoint lists them.
+    if (this.current && !this.current.checkpoint.members.some((m) => m.public_key === pk && m.status === 'active')) {
+      throw new GroupEpochError('LEADER_NOT_MEMBER', 'new leader is not an active group member');
+    }
+    this.leaderPk = pk;
     this.epoch = leaderEpoch;
+    this.awaitingEpochStart = this.current !== null;
+    this.entries.push({ kind: 'epoch', leader_public_key: pk, leader_epoch: leaderEpoch });
   }
 
   /** Checks one envelope and applies it; a bootstrap (the first, or a reconnect) must carry full checkpoint and view. */
@@ -182,6 +203,7 @@ export class GroupReplica {
     const signature = e['signature'];
     if (typeof signature !== 'string') refuse('SIGNATURE_MISSING', 'group envelope signature is missing');
     if (!verifyView(this.crypto, this.leaderPk, frameHash as string, viewHash as string, this.viewerPublicKey, signature as string)) refuse('SIGNATURE_INVALID', 'group envelope signature is invalid');
+    if (this.awaitingEpochStart && !bootstrap && e['_group'] !== 'epoch_start') refuse('NOT_EPOCH_START', 'a new leader epoch must open with epoch_start');
     const seq = e['seq'];
     if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 0) return refuse('SEQ_INVALID', 'group frame seq is invalid');
     const cur = this.current;
@@ -197,7 +219,8 @@ export class GroupReplica {
     const view = this.decodeView(e, bootstrap);
     const mv = e['membership_version'];
     this.current = { seq, frameHash: frameHash as string, membershipVersion: typeof mv === 'number' ? mv : 0, checkpoint, view };
-    this.applied.push(clone(e));
+    this.awaitingEpochStart = false;
+    this.entries.push({ kind: 'envelope', bootstrap, envelope: clone(e) });
     return { status: 'applied' };
   }
 
@@ -319,4 +342,48 @@ export class GroupReplica {
     if (this.hash(view, 'VIEW_STATE_HASH', 'group view state hash mismatch') !== e['view_state_hash']) refuse('VIEW_STATE_HASH', 'group view state hash mismatch');
     return view as GroupObject;
   }
+}
+
+export interface ReplayResult {
+  ok: boolean;
+  /** Entries replayed before the first that failed (all of them when ok). */
+  applied: number;
+  /** Why the entry at `applied` failed. */
+  reason?: string;
+  seq: number | null;
+  frame_hash: string | null;
+  checkpoint_hash: string | null;
+  completed: boolean;
+  outcome: string | null;
+}
+
+/**
+ * Re-checks a member's transcript from scratch, offline: every envelope must apply (a repeat is a
+ * fault here: a transcript holds each frame once) and every leader change must be a legitimate epoch
+ * fence. The result is where the member ended, for a receipt to be compared with.
+ */
+export function replayGroupTranscript(crypto: Crypto, start: Omit<ReplicaOptions, 'crypto'>, entries: readonly TranscriptEntry[]): ReplayResult {
+  const r = new GroupReplica({ crypto, ...start });
+  const end = (applied: number, reason?: string): ReplayResult => {
+    const cp = r.checkpoint;
+    return { ok: reason === undefined, applied, ...(reason === undefined ? {} : { reason }), seq: r.seq, frame_hash: r.frameHash, checkpoint_hash: cp?.checkpoint_hash ?? null, completed: cp?.completed === true, outcome: cp?.outcome ?? null };
+  };
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
+    if (e === null || typeof e !== 'object') return end(i, 'transcript entry is not an object');
+    if (e.kind === 'epoch') {
+      try {
+        r.advanceEpoch(String(e.leader_public_key), Number(e.leader_epoch));
+      } catch (err) {
+        if (err instanceof GroupEpochError) return end(i, err.message);
+        throw err;
+      }
+      continue;
+    }
+    if (e.kind !== 'envelope') return end(i, 'unknown transcript entry');
+    const result = r.apply(e.envelope, { bootstrap: e.bootstrap === true });
+    if (result.status === 'refused') return end(i, result.reason);
+    if (result.status === 'ignored') return end(i, 'a frame appears twice');
+  }
+  return end(entries.length);
 }
