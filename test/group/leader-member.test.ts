@@ -175,6 +175,12 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
     const resealed: Record<string, unknown> = { ...cp, seq: 5 };
     resealed['checkpoint_hash'] = checkpointHash(crypto, resealed);
     expect(leaderError(() => GroupLeader.fromCheckpoint(opts, resealed)).code).toBe('CHECKPOINT_SIGNATURE');
+    const outsider = leaderError(() => GroupLeader.fromCheckpoint({ ...opts, leaderSeed: seed(7) }, cp));
+    expect([outsider.code, outsider.message]).toEqual(['NOT_ACTIVE_MEMBER', 'new leader is not an active group member']);
+    expect(leaderError(() => GroupLeader.fromCheckpoint({ ...opts, leaderEpoch: 0 }, cp)).message).toBe('new leader epoch must increase');
+    const throwing: GroupHooks = { ...roomHooks({}), proto_group_initial_state: () => { throw new Error('no room today'); } };
+    const refused = leaderError(() => GroupLeader.start({ crypto, hooks: throwing, config, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 3, members: [member(0), member(1)] }));
+    expect([refused.code, refused.message]).toEqual(['HOOK_REJECTED', 'no room today']);
   });
 
   it('a replica refuses a broken chain, a gap, and a frame signed for another viewer', () => {

@@ -228,14 +228,18 @@ export class GroupLeader {
   /** A new group's first leader: the initial state and its `snapshot` frame at seq 0. */
   static start(o: LeaderOptions): GroupLeader {
     const leader = new GroupLeader(o, normalizeMembersOrFail(o.members ?? []));
-    const active = leader.s.members.filter((m) => m.status === 'active').length;
-    if (active < o.config.min_participants) fail('TOO_FEW_MEMBERS', `group needs at least ${o.config.min_participants} active members to start`);
-    if (leader.s.members.length > o.config.max_participants) fail('GROUP_FULL', 'group is full');
-    const d = draftOf(leader.s);
-    const initial = leader.hooks.proto_group_initial_state(clone(d.members));
-    d.state = freeze(leader.objectOrFail(initial, 'group authority state must be an object'));
-    leader.commit(d, leader.build(d, { events: [], direct: {}, kind: 'snapshot', advance: false }));
-    return leader;
+    return leader.orDispose(() => leader.first());
+  }
+
+  private first(): GroupLeader {
+    const min = this.config.min_participants;
+    if (this.s.members.filter((m) => m.status === 'active').length < min) fail('TOO_FEW_MEMBERS', `group needs at least ${min} active members to start`);
+    if (this.s.members.length > this.config.max_participants) fail('GROUP_FULL', 'group is full');
+    const d = draftOf(this.s);
+    const initial = this.call(() => this.hooks.proto_group_initial_state(clone(d.members)));
+    d.state = freeze(this.objectOrFail(initial, 'group authority state must be an object'));
+    this.commit(d, this.build(d, { events: [], direct: {}, kind: 'snapshot', advance: false }));
+    return this;
   }
 
   /**
@@ -245,28 +249,38 @@ export class GroupLeader {
    */
   static fromCheckpoint(o: LeaderOptions, raw: unknown): GroupLeader {
     const cp = verifyCheckpointOrFail(o.crypto, raw, o.groupId);
+    if (!(o.leaderEpoch > cp.leader_epoch)) fail('CHECKPOINT_INVALID', 'new leader epoch must increase');
     const leader = new GroupLeader(o, normalizeMembersOrFail(o.members ?? (cp.members as unknown[])));
-    const d = draftOf(leader.s);
+    return leader.orDispose(() => leader.resume(o.leaderEpoch, cp));
+  }
+
+  private resume(epoch: number, cp: Checkpoint): GroupLeader {
+    if (this.member(this.leaderPublicKey)?.status !== 'active') fail('NOT_ACTIVE_MEMBER', 'new leader is not an active group member');
+    const d = draftOf(this.s);
     d.seq = cp.seq;
     d.previousHash = cp.frame_hash;
     for (const [k, v] of Object.entries(cp.last_client_seq)) if (isInt(v) && v >= 0) d.lastClientSeq[k] = v;
     d.completed = cp.completed === true;
     d.outcome = typeof cp.outcome === 'string' ? cp.outcome : null;
-    const restore = leader.hooks.proto_group_restore ?? ((state: GroupState) => state);
-    d.state = freeze(leader.objectOrFail(restore(clone(cp.protocol_state as GroupState), clone(d.members), o.leaderEpoch), 'proto_group_restore must return an object'));
+    const restore = this.hooks.proto_group_restore?.bind(this.hooks) ?? ((state: GroupState) => state);
+    const restored = this.call(() => restore(clone(cp.protocol_state as GroupState), clone(d.members), epoch));
+    d.state = freeze(this.objectOrFail(restored, 'proto_group_restore must return an object'));
     // As the reference does: membership changes since the checkpoint reach the state, but the frame's
     // events are the leader change's alone; and a member whose status in the checkpoint is not
     // "active" is passed to proto_group_member_joined again. Both shape the epoch_start frame, so a
     // successor of either implementation must do the same for the frames to agree.
-    leader.reconcile(d, cp.members as unknown as GroupMember[]);
-    const changed = leader.hooks.proto_group_on_leader_changed
-      ? leader.normalize(leader.hooks.proto_group_on_leader_changed(clone(d.state), cp.leader_public_key, leader.leaderPublicKey))
-      : leader.normalize({ state: d.state, events: [{ kind: 'leader_changed', old_leader: cp.leader_public_key, new_leader: leader.leaderPublicKey }] });
+    this.reconcile(d, cp.members as unknown as GroupMember[]);
+    const onChange = this.hooks.proto_group_on_leader_changed?.bind(this.hooks);
+    const changed = this.normalize(
+      onChange
+        ? this.call(() => onChange(clone(d.state), cp.leader_public_key, this.leaderPublicKey))
+        : { state: d.state, events: [{ kind: 'leader_changed', old_leader: cp.leader_public_key, new_leader: this.leaderPublicKey }] },
+    );
     d.state = changed.state;
     d.completed = changed.completed;
     d.outcome = changed.outcome;
-    leader.commit(d, leader.build(d, { events: changed.events, direct: changed.direct, kind: 'epoch_start', advance: true }));
-    return leader;
+    this.commit(d, this.build(d, { events: changed.events, direct: changed.direct, kind: 'epoch_start', advance: true }));
+    return this;
   }
 
   get seq(): number {
@@ -420,11 +434,26 @@ export class GroupLeader {
   }
 
   private runHook(f: () => GroupHookResult): GroupHookResult {
+    return this.call(f);
+  }
+
+  /** Runs a hook: what it throws is its refusal (HOOK_REJECTED with its message). */
+  private call<T>(f: () => T): T {
     try {
       return f();
     } catch (e) {
       if (e instanceof GroupLeaderError) throw e;
       return fail('HOOK_REJECTED', e instanceof Error ? e.message : String(e));
+    }
+  }
+
+  /** A leader that failed to start must not keep its signing key. */
+  private orDispose(f: () => GroupLeader): GroupLeader {
+    try {
+      return f();
+    } catch (e) {
+      this.key.dispose();
+      throw e;
     }
   }
 
@@ -505,7 +534,8 @@ export class GroupLeader {
   }
 
   private runSnapshot(state: GroupState): GroupState {
-    const snap = (this.hooks.proto_group_recovery_snapshot as (s: GroupState) => GroupState)(state);
+    const snapshot = this.hooks.proto_group_recovery_snapshot?.bind(this.hooks) ?? ((s: GroupState) => s);
+    const snap = this.call(() => snapshot(state));
     return freeze(this.objectOrFail(snap, 'proto_group_recovery_snapshot must return an object'));
   }
 
