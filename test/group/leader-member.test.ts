@@ -406,3 +406,42 @@ describe.each(['wasm', 'js'])('%s backend: group proofs', (name) => {
     expect(groupProofOf(crypto, a, z)).toBeUndefined();
   });
 });
+
+describe.each(['wasm', 'js'])('%s backend: tampered envelopes', (name) => {
+  const crypto = getCrypto(name);
+  const seed = (i: number) => toHex(crypto.sha256(utf8(`group tamper seat ${i}`)));
+  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seed(i))));
+  const member = (i: number) => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' });
+
+  // Every way of changing one field's value, by type.
+  const variants = (v: unknown): unknown[] => {
+    if (typeof v === 'string') return [v + 'x', v.replace(/^./, (c) => (c === '0' ? '1' : '0')), '', null, 0];
+    if (typeof v === 'number') return [v + 1, v - 1, String(v), null, true];
+    if (typeof v === 'boolean') return [!v, v ? 1 : 0, null];
+    if (v === null) return ['x', 0, false, {}, []];
+    if (Array.isArray(v)) return [[], [...v, 1], v.length > 0 ? v.slice(1) : [{}], null, {}];
+    return [{}, null, [], { ...(v as object), extra: 1 }];
+  };
+
+  it('a replica refuses every single-field change to a full or a delta envelope, and applies the original after', () => {
+    const leader = GroupLeader.start({ crypto, hooks: roomHooks({}), config: groupConfigFromSpec(roomSpec), groupId: 'grp-tamper', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 3, members: [member(0), member(1), member(2)] });
+    const viewer = pk(2);
+    const boot = leader.bootstrapEnvelope(viewer) as unknown as Record<string, unknown>;
+    const frame = leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'hello' } }).envelopes[viewer] as unknown as Record<string, unknown>;
+    expect(frame['view_mode']).toBe('delta');
+    let tried = 0;
+    for (const [env, bootstrap] of [[boot, true], [frame, false]] as const) {
+      for (const key of Object.keys(env)) {
+        for (const value of variants(env[key]).filter((x) => JSON.stringify(x) !== JSON.stringify(env[key]))) {
+          const r = new GroupReplica({ crypto, groupId: 'grp-tamper', viewerPublicKey: viewer, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 });
+          if (!bootstrap) expect(r.apply(boot, { bootstrap: true }).status).toBe('applied');
+          const forged = { ...env, [key]: value };
+          expect(r.apply(forged, { bootstrap }).status, `${key} = ${JSON.stringify(value)?.slice(0, 40)}`).toBe('refused');
+          expect(r.apply(env, { bootstrap }).status).toBe('applied');
+          tried++;
+        }
+      }
+    }
+    expect(tried).toBeGreaterThan(100);
+  });
+});
