@@ -266,6 +266,24 @@ describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name)
     expect(leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'x' } }).receipt).toMatchObject({ status: 'accepted', authority_seq: 1 });
   });
 
+  it('sends the checkpoint in full on the first frame, non-frame kinds, every checkpoint_every_events and completion, else as a delta', () => {
+    const leader = start(roomHooks({}), 3, { ...config, checkpoint_every_events: 3 });
+    const r = replicaOf(leader, 2);
+    const modes: string[] = [`${leader.lastEnvelopes[pk(2)]!['_group']}:${leader.lastEnvelopes[pk(2)]!['checkpoint_mode']}`];
+    const step = (envs: Envelopes) => {
+      const e = envs[pk(2)] as unknown as Record<string, unknown>;
+      modes.push(`${String(e['_group'])}:${String(e['checkpoint_mode'])}`);
+      expect(r.apply(e)).toEqual({ status: 'applied' });
+    };
+    for (let i = 1; i <= 4; i++) step(leader.applyInput({ actor_public_key: pk(1), client_seq: i, action: { kind: 'send', text: `m${i}` } }).envelopes);
+    step(leader.addMember(member(3), 4));
+    step(leader.applyInput({ actor_public_key: pk(1), client_seq: 5, action: { kind: 'send', text: 'm5' } }).envelopes);
+    step(leader.applyInput({ actor_public_key: pk(0), client_seq: 1, action: { kind: 'close_room' } }).envelopes);
+    expect(modes).toEqual(['snapshot:full', 'frame:delta', 'frame:delta', 'frame:full', 'frame:delta', 'membership:full', 'frame:full', 'frame:full']);
+    expect(leader.completed).toBe(true);
+    expect(leaderError2(() => leader.applyInput({ actor_public_key: pk(1), client_seq: 6, action: { kind: 'send', text: 'late' } }))).toBe('GROUP_COMPLETED');
+  });
+
   it('a replica refuses a second, different frame for a seq it holds (an equivocating leader)', () => {
     const leader = start(roomHooks({}));
     const r = replicaOf(leader, 2);
@@ -277,6 +295,15 @@ describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name)
     expect(r.apply(a)).toEqual({ status: 'ignored' });
   });
 
+  const leaderError2 = (f: () => unknown): string => {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof GroupLeaderError) return e.code;
+      throw e;
+    }
+    return 'accepted';
+  };
   const deliver2 = (envs: Envelopes, rs: GroupReplica[]) => {
     for (const r of rs) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
   };
