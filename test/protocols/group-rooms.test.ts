@@ -116,4 +116,30 @@ describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => 
     const kinds = replicas[1]!.envelopes.map((e) => e['checkpoint_mode']);
     expect(kinds.filter((k) => k === 'delta').length).toBeGreaterThan(kinds.length / 2);
   }, 120_000);
+
+  it('fails over mid-vote: the new leader resumes from the checkpoint and the ballots survive', () => {
+    const members = Array.from({ length: 5 }, (_, i) => m(i, pk(i)));
+    const config = groupConfigFromSpec(spec);
+    const first = GroupLeader.start({ crypto, hooks: meetingRoom.create(ctx()), config, groupId: 'grp-mf', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 5, members });
+    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-mf', viewerPublicKey: x.public_key, leaderPublicKey: first.leaderPublicKey, leaderEpoch: 0 }));
+    for (const r of replicas) expect(r.apply(first.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
+    const deliver = (envs: Envelopes) => {
+      for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
+    };
+    deliver(first.applyInput({ actor_public_key: pk(0), client_seq: 1, action: { kind: 'open_vote', question: 'Lunch?', choices: ['now', 'later'] } }).envelopes);
+    deliver(first.applyInput({ actor_public_key: pk(3), client_seq: 1, action: { kind: 'cast_vote', choice: 1 } }).envelopes);
+    // Seat 2 takes over at epoch 1 from the checkpoint its replica holds.
+    const next = GroupLeader.fromCheckpoint({ crypto, hooks: meetingRoom.create(ctx()), config, groupId: 'grp-mf', leaderSeed: seed(2), leaderEpoch: 1, membershipVersion: 5 }, replicas[2]!.checkpoint);
+    for (const r of replicas) r.advanceEpoch(next.leaderPublicKey, 1);
+    deliver(next.lastEnvelopes);
+    expect(next.lastEnvelopes[pk(4)]!['events']).toEqual([{ kind: 'network_leader_changed', old_leader: pk(0), new_leader: pk(2), facilitator: pk(0) }]);
+    // Client sequences carry over: seat 3's first ballot is a duplicate, its next one counts.
+    expect(next.applyInput({ actor_public_key: pk(3), client_seq: 1, action: { kind: 'cast_vote', choice: 0 } }).receipt.status).toBe('duplicate');
+    deliver(next.applyInput({ actor_public_key: pk(4), client_seq: 1, action: { kind: 'cast_vote', choice: 0 } }).envelopes);
+    deliver(next.applyInput({ actor_public_key: pk(0), client_seq: 2, action: { kind: 'close_vote' } }).envelopes);
+    expect(replicas[1]!.view!['vote_history']).toMatchObject([{ counts: [1, 1], status: 'closed' }]);
+    // The old leader, still running, is fenced out.
+    const stale = first.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'request_to_speak' } }).envelopes;
+    expect(replicas[1]!.apply(stale[pk(1)])).toMatchObject({ status: 'refused', code: 'LEADER_MISMATCH' });
+  });
 });
