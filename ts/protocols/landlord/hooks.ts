@@ -40,7 +40,7 @@ interface TableFields {
   scores: Record<string, number>;
 }
 export type LandlordState = GroupState & TableFields & { deck: SharedDeck };
-export type LandlordView = TableFields & {
+export type LandlordView = Record<string, unknown> & TableFields & {
   hand_counts: Record<string, number>;
   my_hand: Card[];
   discard: Card[];
@@ -256,7 +256,7 @@ export default defineHooks('authoritative_group', (ctx) => {
         discard: deck.discard,
         you: { public_key: viewer.public_key, seat: viewer.seat, is_landlord: viewer.public_key === state.landlord },
       };
-      return view as unknown as Record<string, unknown>;
+      return view;
     },
 
     // Only public facts survive a leader change: the hidden deal is never copied to failover candidates.
