@@ -168,6 +168,14 @@ export const BUILTINS: BuiltinProtocol[] = [
     default_profile: 'standard',
     profiles: { standard: { description: 'working session, up to 20 agenda items', options: { meeting_title: 'Working session', max_agenda_items: 20 } } },
   },
+  {
+    alias: 'four-player-landlord-v1',
+    folder: 'landlord',
+    tags: ['game', 'cards', 'multiplayer', 'landlord', 'private-hands', 'authoritative-group'],
+    capabilities: ['authoritative_group', 'fixed_four_players', 'shared_deck', 'private_hands', 'team_scoring', 'restart_round_recovery'],
+    default_profile: 'standard',
+    profiles: { standard: { description: 'Two decks, 25 cards each, eight-card bottom', options: {} } },
+  },
 ];
 
 export function builtinDir(b: BuiltinProtocol): string {
