@@ -7,6 +7,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
+import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
+import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
+import { GroupReplica } from '../../ts/group/member.js';
 import type { GroupHooks, GroupMember, HookContext } from '../../ts/hooks/types.js';
 import { BUILTIN_DIR } from '../../ts/protocols/index.js';
 import landlord, { legalActions, type LandlordAction, type LandlordState, type LandlordView } from '../../ts/protocols/landlord/hooks.js';
@@ -325,6 +328,64 @@ describe('Four-player Landlord: whole games', () => {
     expect(h.proto_group_member_left(restored, MEMBERS[2]!, 'timeout').events).toEqual([{ kind: 'member_disconnected', public_key: MEMBERS[2]!.public_key, reason: 'timeout' }]);
     expect(h.proto_group_member_joined(restored, MEMBERS[2]!).events).toEqual([{ kind: 'member_rejoined', public_key: MEMBERS[2]!.public_key, seat: 2 }]);
   });
+});
+
+describe('Four-player Landlord through the group leader', () => {
+  const crypto = getCrypto();
+  const seed = (i: number) => toHex(crypto.sha256(utf8(`landlord seat ${i}`)));
+  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seed(i))));
+  const spec = JSON.parse(readFileSync(join(BUILTIN_DIR, 'landlord', 'spec.json'), 'utf8')) as unknown;
+
+  it('plays a game to completion with every replica verifying every envelope, then fails over to a fresh deal keeping the scores', () => {
+    const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' }));
+    const config = groupConfigFromSpec(spec);
+    const leader = GroupLeader.start({ crypto, hooks: landlord.create(ctx({}, 11)), config, groupId: 'grp-landlord', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 4, members });
+    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-landlord', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+    const boot = leader.bootstrapEnvelopes();
+    for (const r of replicas) expect(r.apply(boot[r.viewerPublicKey], { bootstrap: true })).toEqual({ status: 'applied' });
+    const deliver = (envs: Envelopes) => {
+      for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
+    };
+    const seqs = [0, 0, 0, 0];
+    const pick = mulberry32(5);
+    for (let n = 0; n < 2000 && !leader.completed; n++) {
+      const i = replicas.findIndex((r) => legalActions(r.view as LandlordView).length > 0);
+      const actions = legalActions(replicas[i]!.view as LandlordView);
+      const action = actions[Math.floor(pick() * actions.length)]!;
+      const { envelopes, receipt } = leader.applyInput({ actor_public_key: pk(i), client_seq: ++seqs[i]!, action: action as Record<string, unknown> });
+      expect(receipt.status).toBe('accepted');
+      deliver(envelopes);
+      // No checkpoint a replica holds (a failover candidate's copy) carries any hidden card.
+      const checkpoint = JSON.stringify(replicas[1]!.checkpoint);
+      expect(checkpoint).toContain('"scores"');
+      expect(checkpoint).not.toContain('card_id');
+    }
+    expect(leader.completed).toBe(true);
+    expect(['landlord', 'farmers']).toContain(leader.outcome);
+    const scores = (replicas[0]!.view as LandlordView).scores;
+    expect(Object.values(scores).some((v) => v !== 0)).toBe(true);
+    for (const r of replicas) expect([r.seq, r.frameHash]).toEqual([leader.seq, leader.frameHash]);
+  }, 120_000);
+
+  it('a leader change mid-round abandons the deal and redeals from the public checkpoint', () => {
+    const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' }));
+    const config = groupConfigFromSpec(spec);
+    const first = GroupLeader.start({ crypto, hooks: landlord.create(ctx({}, 12)), config, groupId: 'grp-ll-f', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 4, members });
+    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-ll-f', viewerPublicKey: x.public_key, leaderPublicKey: first.leaderPublicKey, leaderEpoch: 0 }));
+    for (const r of replicas) expect(r.apply(first.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
+    const deliver = (envs: Envelopes) => {
+      for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
+    };
+    deliver(first.applyInput({ actor_public_key: pk(0), client_seq: 1, action: { kind: 'bid', value: 1 } }).envelopes);
+    const before = (replicas[2]!.view as LandlordView).my_hand.map((c) => c.card_id);
+    const next = GroupLeader.fromCheckpoint({ crypto, hooks: landlord.create(ctx({}, 13)), config, groupId: 'grp-ll-f', leaderSeed: seed(2), leaderEpoch: 1, membershipVersion: 4 }, replicas[2]!.checkpoint);
+    for (const r of replicas) r.advanceEpoch(next.leaderPublicKey, 1);
+    deliver(next.lastEnvelopes);
+    const view = replicas[2]!.view as LandlordView;
+    expect(view).toMatchObject({ phase: 'bidding', round_number: 2, restart_count: 1, bids: {} });
+    expect(view.my_hand.length).toBe(25);
+    expect(view.my_hand.map((c) => c.card_id)).not.toEqual(before);
+  }, 120_000);
 });
 
 // The reference's own hooks, run by python3, replaying the same inputs.
