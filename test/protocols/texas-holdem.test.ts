@@ -1,0 +1,323 @@
+// Four-seat Hold'em: hand ranking, pots, betting legality and refusal texts, whole seeded matches with
+// chips conserved and hole cards private, recovery; and a cross-check against the reference's hooks.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { GroupHooks, GroupMember, GroupState } from '../../ts/hooks/types.js';
+import hooksModule, { type HoldemState } from '../../ts/protocols/texas-holdem/hooks.js';
+import { bestPokerHand, buildSidePots, compareRanks, normalizeUncalled, type Card } from '../../ts/protocols/texas-holdem/poker.js';
+
+const SRC = '/work/shared/reference/aigenora-src/src';
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const MEMBERS: GroupMember[] = [0, 1, 2, 3].map((s) => ({ member_id: `m${s}`, public_key: 'abcd'[s]!.repeat(64), seat: s, status: 'active' }));
+const [A, B, C, D] = MEMBERS.map((m) => m.public_key) as [string, string, string, string];
+const byKey = (k: string) => MEMBERS.find((m) => m.public_key === k)!;
+
+function make(options: Record<string, unknown> = {}, seed = 1): GroupHooks {
+  return hooksModule.create({ role: 'host', options, args: [], stateDir: '', decision: null, random: mulberry32(seed) }) as GroupHooks;
+}
+
+/** Runs one action as the leader does: on a copy, so a refusal leaves the state untouched. */
+function act(h: GroupHooks, state: GroupState, actor: string, action: Record<string, unknown>) {
+  return h.proto_group_handle(structuredClone(state), byKey(actor), action);
+}
+const refusal = (h: GroupHooks, state: GroupState, actor: string, action: Record<string, unknown>): string => {
+  try {
+    act(h, state, actor, action);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  return 'accepted';
+};
+
+/** A table with chosen stacks, through the recovery path (which redeals from hand-start stacks). */
+function table(h: GroupHooks, stacks: number[], buttonIndex = 0): HoldemState {
+  const hand_start_stacks = Object.fromEntries(MEMBERS.map((m, i) => [m.public_key, stacks[i]]));
+  return h.proto_group_restore!({ hand_number: 1, button_index: buttonIndex, restart_count: 0, hand_start_stacks }, MEMBERS, 2) as HoldemState;
+}
+
+const c = (code: string): Card => {
+  const r = code.slice(0, -1);
+  const rank = ({ T: 10, J: 11, Q: 12, K: 13, A: 14 } as Record<string, number>)[r] ?? Number(r);
+  const suit = ({ c: 'clubs', d: 'diamonds', h: 'hearts', s: 'spades' } as Record<string, string>)[code.slice(-1)]!;
+  return { rank, suit };
+};
+const hand = (codes: string) => bestPokerHand(codes.split(' ').map(c));
+
+describe('hand ranking', () => {
+  it.each([
+    ['As Ks Qs Js Ts 2c 3d', 'straight_flush', [8, 14]],
+    ['5h 4h 3h 2h Ah Kc Kd', 'straight_flush', [8, 5]],
+    ['9c 9d 9h 9s Kd 2c 3c', 'four_of_a_kind', [7, 9, 13]],
+    ['8c 8d 8h Kd Ks Kc 2c', 'full_house', [6, 13, 8]],
+    ['2h 7h 9h Jh Kh Ah 3c', 'flush', [5, 14, 13, 11, 9, 7]],
+    ['Ac 2d 3h 4s 5c Kd Qd', 'straight', [4, 5]],
+    ['Tc Jd Qh Ks Ac 2d 2h', 'straight', [4, 14]],
+    ['7c 7d 7h Ks 2c 9d 4h', 'three_of_a_kind', [3, 7, 13, 9]],
+    ['Jc Jd 4h 4s 9c 9d Ah', 'two_pair', [2, 11, 9, 14]],
+    ['Qc Qd 2h 5s 9c Td 3h', 'one_pair', [1, 12, 10, 9, 5]],
+    ['Ac 3d 5h 7s 9c Jd Kh', 'high_card', [0, 14, 13, 11, 9, 7]],
+  ])('%s is %s %j', (cards, category, rank) => {
+    expect(hand(cards)).toEqual({ category, rank });
+  });
+
+  it('orders categories, kickers and ties', () => {
+    const r = (s: string) => hand(s).rank;
+    expect(compareRanks(r('2c 3d 4h 5s 6c Kd Kh'), r('Ac Ad Ah Ks 2c 7d 9h'))).toBeGreaterThan(0); // straight > trips
+    expect(compareRanks(r('Ac Ad 9h 8s 2c 3d 5h'), r('Ah As 9d 7s 2d 3h 5c'))).toBeGreaterThan(0); // kicker 8 > 7
+    expect(compareRanks(r('Ac Ad Kh Qs Jc 3d 2h'), r('Ah As Kd Qc Jd 4h 2c'))).toBe(0); // fifth card plays the board
+    expect(compareRanks(r('5c 4d 3h 2s Ac 9d 9h'), r('6c 5d 4h 3s 2c 9s 9c'))).toBeLessThan(0); // wheel is the lowest straight
+    expect(() => hand('Ac Ac 2d 3d 4d')).toThrow('a standard poker hand cannot repeat a card face');
+    expect(() => hand('Ac 2d 3d 4d')).toThrow('poker evaluation requires five to seven cards');
+  });
+});
+
+describe('pots', () => {
+  it('refunds a lone top excess and builds main and side pots; folded chips stay in', () => {
+    const n = normalizeUncalled({ [A]: 1000, [B]: 50, [C]: 200, [D]: 30 });
+    expect(n.refunds).toEqual({ [A]: 800, [B]: 0, [C]: 0, [D]: 0 });
+    const pots = buildSidePots(n.contributions, [D]);
+    expect(pots.map((p) => [p.amount, p.eligible])).toEqual([
+      [120, [A, B, C]],
+      [60, [A, B, C]],
+      [300, [A, C]],
+    ]);
+    expect(pots.reduce((s, p) => s + p.amount, 0)).toBe(200 + 50 + 200 + 30);
+    expect(normalizeUncalled({ [A]: 100, [B]: 100 }).refunds).toEqual({ [A]: 0, [B]: 0 });
+  });
+});
+
+describe('betting legality', () => {
+  it('posts blinds and refuses each illegal action with the reference text', () => {
+    const h = make({ deal_seed: 'rules' });
+    const s = h.proto_group_initial_state(MEMBERS) as HoldemState;
+    expect([s.button, s.small_blind_player, s.big_blind_player, s.current_player]).toEqual([A, B, C, D]);
+    expect([s.players[B]!.stack, s.players[C]!.stack, s.current_bet]).toEqual([995, 990, 10]);
+    expect(refusal(h, s, A, { kind: 'call' })).toBe("it is not this Member's turn to act");
+    expect(refusal(h, s, D, { kind: 'check' })).toBe('check is illegal while facing a wager');
+    expect(refusal(h, s, D, { kind: 'bet', amount: 40 })).toBe('bet is legal only when no wager exists');
+    expect(refusal(h, s, D, { kind: 'raise', amount: '40' })).toBe('bet or raise amount must be an integer target');
+    expect(refusal(h, s, D, { kind: 'raise', amount: 15 })).toBe('raise target is below the minimum full raise');
+    expect(refusal(h, s, D, { kind: 'raise', amount: 10 })).toBe('raise target must exceed the wager and fit the stack');
+    expect(refusal(h, s, D, { kind: 'raise', amount: 1001 })).toBe('raise target must exceed the wager and fit the stack');
+    expect(refusal(h, s, D, { kind: 'shove' })).toBe('betting accepts fold, check, call, bet, raise, or all_in');
+    // Everyone calls: the big blind may check its option; then post-flop a raise needs a wager.
+    let t = act(h, s, D, { kind: 'call' }).state;
+    t = act(h, t, A, { kind: 'call' }).state;
+    t = act(h, t, B, { kind: 'call' }).state;
+    expect(refusal(h, t, C, { kind: 'call' })).toBe('there is no wager to call');
+    const flop = act(h, t, C, { kind: 'check' });
+    const f = flop.state as HoldemState;
+    expect(f.street).toBe('flop');
+    expect(flop.events!.map((e) => (e as { kind: string }).kind)).toEqual(['check', 'holdem_street']);
+    expect(f.current_player).toBe(B);
+    expect(refusal(h, f, B, { kind: 'raise', amount: 20 })).toBe('use bet when no wager exists');
+    expect(refusal(h, f, B, { kind: 'bet', amount: 9 })).toBe('raise target is below the minimum full raise');
+    expect(refusal(h, f, B, { kind: 'bet', amount: 10 })).toBe('accepted');
+  });
+
+  it('a short all-in raises the wager but does not reopen raising for those who acted', () => {
+    const h = make({ deal_seed: 'short' });
+    let s: GroupState = table(h, [1000, 45, 1000, 1000]);
+    s = act(h, s, D, { kind: 'raise', amount: 30 }).state;
+    s = act(h, s, A, { kind: 'call' }).state;
+    s = act(h, s, B, { kind: 'all_in' }).state; // 45: 15 over 30, less than the full raise of 20
+    const st = s as HoldemState;
+    expect([st.current_bet, st.last_full_raise, st.current_player]).toEqual([45, 20, C]);
+    expect(h.proto_group_view(s, byKey(C))['legal']).toEqual({ to_call: 35, min_raise_to: 65, max_to: 1000, can_raise: true });
+    s = act(h, s, C, { kind: 'call' }).state;
+    expect((s as HoldemState).current_player).toBe(D);
+    expect(h.proto_group_view(s, byKey(D))['legal']).toMatchObject({ to_call: 15, can_raise: false });
+    expect(refusal(h, s, D, { kind: 'raise', amount: 100 })).toBe("a short all-in did not reopen this Member's raise");
+    expect(refusal(h, s, D, { kind: 'all_in' })).toBe("a short all-in did not reopen this Member's raise");
+    expect(refusal(h, s, D, { kind: 'call' })).toBe('accepted');
+  });
+
+  it('all-ins of different sizes split into side pots and chips are conserved', () => {
+    const h = make({ deal_seed: 'side' });
+    let s: GroupState = table(h, [1000, 100, 300, 1000]);
+    for (const [k, a] of [[D, { kind: 'all_in' }], [A, { kind: 'call' }], [B, { kind: 'all_in' }]] as const) s = act(h, s, k, a).state;
+    const r = act(h, s, C, { kind: 'all_in' });
+    const show = r.events!.find((e) => (e as { kind: string }).kind === 'holdem_showdown') as { pots: { amount: number; eligible: string[] }[]; uncalled_refunds: Record<string, number> };
+    expect(show.pots.map((p) => [p.amount, p.eligible])).toEqual([
+      [400, [A, B, C, D]],
+      [600, [A, C, D]],
+      [1400, [A, D]],
+    ]);
+    expect(show.uncalled_refunds).toEqual({ [A]: 0, [B]: 0, [C]: 0, [D]: 0 });
+    const st = r.state as HoldemState;
+    // Paid out: the pot is in the stacks (the contributions stay as the hand's record).
+    const total = Object.values(st.players).reduce((x, p) => x + p.stack, 0) + (st.phase === 'completed' ? 0 : Object.values(st.contributions).reduce((x, v) => x + v, 0));
+    expect(total).toBe(2400);
+  });
+
+  it('refuses bad options and actions after the match', () => {
+    expect(() => make({ small_blind: 10, big_blind: 10 }).proto_group_initial_state(MEMBERS)).toThrow('small_blind must be lower than big_blind');
+    expect(() => make({ starting_stack: 100, big_blind: 200 }).proto_group_initial_state(MEMBERS)).toThrow('big_blind cannot exceed starting_stack');
+    expect(() => make({ max_hands: 0 }).proto_group_initial_state(MEMBERS)).toThrow('max_hands must be between 1 and 100');
+    expect(() => make().proto_group_initial_state(MEMBERS.slice(0, 3))).toThrow("Texas Hold'em requires exactly four active Members");
+    const h = make({ deal_seed: 'end', max_hands: 1 });
+    let s = h.proto_group_initial_state(MEMBERS);
+    let r = act(h, s, D, { kind: 'fold' });
+    r = act(h, r.state, A, { kind: 'fold' });
+    r = act(h, r.state, B, { kind: 'fold' });
+    expect([r.completed, r.outcome]).toEqual([true, C]);
+    s = r.state;
+    expect(refusal(h, s, C, { kind: 'check' })).toBe("the Hold'em match is complete");
+  });
+});
+
+type Action = Record<string, unknown>;
+/** The actions a member's own view says are legal. */
+function legalActions(view: Record<string, unknown>, rnd: () => number): Action[] {
+  const l = view['legal'] as { to_call: number; min_raise_to: number; max_to: number; can_raise: boolean };
+  const bet = view['current_bet'] as number;
+  const out: Action[] = [{ kind: 'fold' }, { kind: l.to_call === 0 ? 'check' : 'call' }];
+  if (l.can_raise && l.min_raise_to < l.max_to) {
+    const amount = l.min_raise_to + Math.floor(rnd() * rnd() * (l.max_to - l.min_raise_to));
+    out.push({ kind: bet === 0 ? 'bet' : 'raise', amount });
+  }
+  if (l.max_to <= bet || l.can_raise) out.push({ kind: 'all_in' });
+  return out;
+}
+
+interface Step { actor: string; action: Action }
+/** Plays one seeded match to the end through the hooks, checking invariants at every step. */
+function playMatch(seed: number, options: Record<string, unknown>): { steps: Step[]; outcome: string } {
+  const rnd = mulberry32(seed);
+  const h = make(options, seed);
+  let s = h.proto_group_initial_state(MEMBERS) as HoldemState;
+  const total = 4 * ((options['starting_stack'] as number | undefined) ?? 1000);
+  const steps: Step[] = [];
+  for (let n = 0; n < 5000; n++) {
+    const chips = Object.values(s.players).reduce((x, p) => x + p.stack, 0) + (s.phase === 'completed' ? 0 : Object.values(s.contributions).reduce((x, v) => x + v, 0));
+    expect(chips, `seed ${seed} step ${n}`).toBe(total);
+    if (s.phase === 'betting') {
+      for (const m of MEMBERS) {
+        const text = JSON.stringify(h.proto_group_view(s, m));
+        const own = new Set(s.deck.hands[m.public_key]);
+        const hidden = [...Object.values(s.deck.hands).flat().filter((id) => !own.has(id)), ...s.deck.draw_pile, ...(s.deck.zones['burn']?.['table'] ?? [])];
+        for (const id of hidden) expect(text.includes(id), `seed ${seed}: ${m.seat} sees a hidden card`).toBe(false);
+        expect(text.includes('"draw_pile"')).toBe(false);
+      }
+    }
+    const actor = s.current_player;
+    const view = h.proto_group_view(s, byKey(actor));
+    const options2 = legalActions(view, rnd);
+    // Folding is rare so hands reach showdowns.
+    const pick = rnd() < 0.1 ? options2[0]! : options2[1 + Math.floor(rnd() * (options2.length - 1))]!;
+    const r = act(h, s, actor, pick);
+    steps.push({ actor, action: pick });
+    s = r.state as HoldemState;
+    if (r.completed) {
+      const stacks = Object.values(s.players).map((p) => p.stack);
+      expect(stacks.reduce((x, y) => x + y, 0)).toBe(total);
+      expect(s.players[r.outcome as string]!.stack).toBe(Math.max(...stacks));
+      return { steps, outcome: r.outcome as string };
+    }
+  }
+  throw new Error(`seed ${seed}: the match did not end`);
+}
+
+describe('whole matches', () => {
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])('seed %i plays to completion from legal actions only', (seed) => {
+    const { steps } = playMatch(seed, { deal_seed: `s${seed}`, starting_stack: 200, max_hands: 20 });
+    expect(steps.length).toBeGreaterThan(0);
+  });
+
+  it('without deal_seed the deal comes from ctx.random: same seed, same deal; other seed, other deal', () => {
+    const deal = (seed: number) => JSON.stringify((make({}, seed).proto_group_initial_state(MEMBERS) as HoldemState).deck.draw_pile);
+    expect(deal(5)).toBe(deal(5));
+    expect(deal(5)).not.toBe(deal(6));
+  });
+});
+
+describe('recovery', () => {
+  it('the snapshot holds no cards; restore refunds to hand-start stacks and redeals', () => {
+    const h = make({ deal_seed: 'rec' });
+    let s = h.proto_group_initial_state(MEMBERS);
+    s = act(h, s, D, { kind: 'raise', amount: 100 }).state;
+    const snap = h.proto_group_recovery_snapshot!(s);
+    expect(snap).toEqual({ hand_number: 1, button_index: 0, restart_count: 0, hand_start_stacks: { [A]: 1000, [B]: 1000, [C]: 1000, [D]: 1000 } });
+    const r = h.proto_group_restore!(structuredClone(snap), MEMBERS, 2) as HoldemState;
+    expect([r.restart_count, r.hand_number, r.players[D]!.stack, r.players[B]!.stack]).toEqual([1, 1, 1000, 995]);
+    expect(r.deck.draw_pile).not.toEqual((s as HoldemState).deck.draw_pile);
+    const changed = h.proto_group_on_leader_changed!(r, 'f'.repeat(64), 'e'.repeat(64));
+    expect((changed.state as HoldemState).recovery_notice).toBe('Leader changed from ffffffff to eeeeeeee; the interrupted hand was refunded.');
+  });
+});
+
+const probe = existsSync(SRC) ? spawnSync('python3', ['-c', 'import aigenora.proto.poker'], { cwd: SRC, encoding: 'utf8', env: { ...process.env, PYTHONPATH: SRC } }) : undefined;
+const haveRef = probe?.status === 0;
+if (!haveRef) console.warn(`SKIPPED: reference cross-check of Texas Hold'em (${probe ? `python3 cannot import the reference: ${probe.stderr.trim().split('\n').at(-1)}` : `${SRC} missing`})`);
+function reference(req: unknown): Record<string, unknown>[] {
+  const r = spawnSync('python3', [new URL('./texas-holdem-ref.py', import.meta.url).pathname, SRC], { cwd: SRC, input: JSON.stringify(req), encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return JSON.parse(r.stdout) as Record<string, unknown>[];
+}
+
+describe.skipIf(!haveRef)("against the reference's hooks", () => {
+  it('ranks random seven-card hands and splits random pots as the reference does', () => {
+    const rnd = mulberry32(99);
+    const deck = ['c', 'd', 'h', 's'].flatMap((s) => ['2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'].map((r) => c(`${r}${s}`)));
+    const steps: Record<string, unknown>[] = [];
+    const ours: unknown[] = [];
+    for (let i = 0; i < 300; i++) {
+      const cards = [...deck].sort(() => rnd() - 0.5).slice(0, 7);
+      steps.push({ op: 'rank', cards });
+      ours.push(bestPokerHand(cards));
+    }
+    for (let i = 0; i < 100; i++) {
+      const contributions = Object.fromEntries(MEMBERS.map((m) => [m.public_key, Math.floor(rnd() * 4) * 50]));
+      contributions[A] = (contributions[A] as number) + 10;
+      const folded = MEMBERS.map((m) => m.public_key).filter((k) => k !== A && rnd() < 0.3);
+      steps.push({ op: 'pots', contributions, folded });
+      const normalized = normalizeUncalled(contributions);
+      try {
+        ours.push({ normalized, pots: buildSidePots(normalized.contributions, folded) });
+      } catch (e) {
+        ours.push({ error: (e as Error).message });
+      }
+    }
+    const theirs = reference({ steps });
+    expect(theirs.map((t) => ('rank' in t ? { category: (t['rank'] as { category: string }).category, rank: (t['rank'] as { rank: number[] }).rank } : t))).toEqual(ours);
+  });
+
+  it.each([11, 12, 13])('seed %i: every state, event, view and outcome equals the reference leader\'s', (seed) => {
+    const options = { deal_seed: `x${seed}`, starting_stack: 300, max_hands: 6 };
+    const { steps, outcome } = playMatch(seed, options);
+    const h = make(options, seed);
+    let s = h.proto_group_initial_state(MEMBERS);
+    const ours: unknown[] = [{ state: s }];
+    const req: Record<string, unknown>[] = [];
+    for (const step of steps) {
+      // A refused action on the way: the same text, and the state unchanged.
+      const wrong = MEMBERS.find((m) => m.public_key !== step.actor)!.public_key;
+      req.push({ op: 'act', actor: wrong, action: { kind: 'check' } });
+      ours.push({ error: refusal(h, s, wrong, { kind: 'check' }) });
+      for (const m of MEMBERS) {
+        req.push({ op: 'view', viewer: m.public_key });
+        ours.push({ view: h.proto_group_view(s, m) });
+      }
+      req.push({ op: 'act', ...step });
+      const r = act(h, s, step.actor, step.action);
+      s = r.state;
+      ours.push({ state: s, events: r.events ?? [], completed: r.completed ?? false, outcome: r.outcome ?? null });
+    }
+    const theirs = reference({ options, members: MEMBERS, steps: req });
+    expect(theirs.length).toBe(ours.length);
+    for (let i = 0; i < ours.length; i++) expect(theirs[i], `step ${i}`).toEqual(ours[i]);
+    expect(outcome).toBe((theirs.at(-1) as { outcome: string }).outcome);
+  });
+});
