@@ -22,6 +22,7 @@ const REFERENCE_IDS: Record<string, string> = {
   'tank-battle-v1': '24765cedb54ad04ad234c8d5a65f56825fedecb1f12cd296a175d658cb4c802d',
   'community-room-v1': '9a8a512873c4ad083b2692c06221b789002ce3fd813da2c8dd71501eb8b054ec',
   'meeting-room-v1': '182ceaf26c288909862ad2f753c1e03858daac7e2550a18d2a856adfac02b58d',
+  'texas-holdem-v1': 'ba17afdceb178d206e7f3ba614b29751f36ec749f3039fa471995707f6fd66c7',
   'four-player-landlord-v1': 'bbc0d9890d6481c3cd269fbfb466a3b7830e9d102638a14f2b7ddbae9da70d36',
 };
 

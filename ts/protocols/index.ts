@@ -169,6 +169,18 @@ export const BUILTINS: BuiltinProtocol[] = [
     profiles: { standard: { description: 'working session, up to 20 agenda items', options: { meeting_title: 'Working session', max_agenda_items: 20 } } },
   },
   {
+    alias: 'texas-holdem-v1',
+    folder: 'texas-holdem',
+    // The reference's, less its web UI (not shipped here).
+    tags: ['game', 'cards', 'multiplayer', 'poker', 'holdem', 'private-hands'],
+    capabilities: ['authoritative_group', 'fixed_four_players', 'shared_deck', 'private_hands', 'no_limit_betting', 'side_pots', 'showdown', 'restart_round_recovery'],
+    default_profile: 'standard',
+    profiles: {
+      quick: { description: 'One 500-chip hand at 5/10 blinds', options: { starting_stack: 500, small_blind: 5, big_blind: 10, max_hands: 1 } },
+      standard: { description: 'Eight 1,000-chip hands at 5/10 blinds', options: { starting_stack: 1000, small_blind: 5, big_blind: 10, max_hands: 8 } },
+    },
+  },
+  {
     alias: 'four-player-landlord-v1',
     folder: 'landlord',
     tags: ['game', 'cards', 'multiplayer', 'landlord', 'private-hands', 'authoritative-group'],
