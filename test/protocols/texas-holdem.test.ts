@@ -1,8 +1,14 @@
 // Four-seat Hold'em: hand ranking, pots, betting legality and refusal texts, whole seeded matches with
 // chips conserved and hole cards private, recovery; and a cross-check against the reference's hooks.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { getCrypto } from '../../ts/crypto/index.js';
+import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
+import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
+import { GroupReplica } from '../../ts/group/member.js';
+import { BUILTIN_DIR } from '../../ts/protocols/index.js';
 import type { GroupHooks, GroupMember, GroupState } from '../../ts/hooks/types.js';
 import hooksModule, { type HoldemState } from '../../ts/protocols/texas-holdem/hooks.js';
 import { bestPokerHand, buildSidePots, compareRanks, normalizeUncalled, type Card } from '../../ts/protocols/texas-holdem/poker.js';
@@ -320,4 +326,62 @@ describe.skipIf(!haveRef)("against the reference's hooks", () => {
     for (let i = 0; i < ours.length; i++) expect(theirs[i], `step ${i}`).toEqual(ours[i]);
     expect(outcome).toBe((theirs.at(-1) as { outcome: string }).outcome);
   });
+});
+
+describe("through the group leader: four replicas, each acting from its own verified view", () => {
+  const crypto = getCrypto('js');
+  const seedOf = (i: number) => toHex(crypto.sha256(utf8(`holdem seat ${i}`)));
+  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seedOf(i))));
+  const config = groupConfigFromSpec(JSON.parse(readFileSync(join(BUILTIN_DIR, 'texas-holdem', 'spec.json'), 'utf8')) as unknown);
+  const members = [0, 1, 2, 3].map((i) => ({ member_id: `m${i}`, public_key: pk(i), seat: i, status: 'active' }));
+  const ctxOf = (seed: number) => ({ role: 'host' as const, options: { deal_seed: 'leader', starting_stack: 1000, max_hands: 3 }, args: [], stateDir: '', decision: null, random: mulberry32(seed) });
+
+  it('plays a match with a leader change mid-hand: the hand is refunded and redealt, views stay private', () => {
+    let leader = GroupLeader.start({ crypto, hooks: hooksModule.create(ctxOf(1)) as GroupHooks, config, groupId: 'grp-holdem', leaderSeed: seedOf(0), leaderEpoch: 0, membershipVersion: 4, members });
+    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-holdem', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+    for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
+    const deliver = (envs: Envelopes) => {
+      for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
+    };
+    const seqs = [0, 0, 0, 0];
+    const rnd = mulberry32(7);
+    let failedOver = false;
+    for (let n = 0; n < 2000 && !leader.completed; n++) {
+      const views = replicas.map((r) => r.view!);
+      if (views[0]!['phase'] === 'betting') {
+        const hands = views.map((v) => (v['my_hand'] as { card_id: string }[]).map((c) => c.card_id));
+        expect(new Set(hands.flat()).size).toBe(hands.flat().length);
+        views.forEach((v, i) => {
+          const text = JSON.stringify(v);
+          hands.forEach((h, j) => { if (j !== i) for (const id of h) expect(text.includes(id)).toBe(false); });
+        });
+        const chips = Object.values(views[0]!['players'] as Record<string, { stack: number }>).reduce((x, p) => x + p.stack, 0) + (views[0]!['pot_total'] as number);
+        expect(chips).toBe(4000);
+      }
+      const actor = views[0]!['current_player'] as string;
+      const i = members.findIndex((m) => m.public_key === actor);
+      const choices = legalActions(views[i]!, rnd);
+      const pick = rnd() < 0.1 ? choices[0]! : choices[1 + Math.floor(rnd() * (choices.length - 1))]!;
+      deliver(leader.applyInput({ actor_public_key: actor, client_seq: ++seqs[i]!, action: pick }).envelopes);
+      if (!failedOver && n === 1 && !leader.completed) {
+        failedOver = true;
+        const before = replicas[2]!.checkpoint!;
+        expect(JSON.stringify(before)).not.toContain('draw_pile');
+        const startStacks = (before['protocol_state'] as { hand_start_stacks: Record<string, number> }).hand_start_stacks;
+        leader = GroupLeader.fromCheckpoint({ crypto, hooks: hooksModule.create(ctxOf(2)) as GroupHooks, config, groupId: 'grp-holdem', leaderSeed: seedOf(2), leaderEpoch: 1, membershipVersion: 4 }, before);
+        for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
+        deliver(leader.lastEnvelopes);
+        const v = replicas[0]!.view!;
+        expect([v['restart_count'], v['recovery_notice']]).toEqual([1, `Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the interrupted hand was refunded.`]);
+        const players = v['players'] as Record<string, { stack: number; total_contribution: number }>;
+        for (const k of Object.keys(startStacks)) expect(players[k]!.stack + players[k]!.total_contribution).toBe(startStacks[k]);
+      }
+    }
+    expect(failedOver).toBe(true);
+    expect(leader.completed).toBe(true);
+    const final = replicas[0]!.view!['players'] as Record<string, { stack: number }>;
+    expect(Object.values(final).reduce((x, p) => x + p.stack, 0)).toBe(4000);
+    expect(final[leader.outcome as string]!.stack).toBe(Math.max(...Object.values(final).map((p) => p.stack)));
+    for (const r of replicas) expect([r.seq, r.frameHash]).toEqual([leader.seq, leader.frameHash]);
+  }, 120_000);
 });
