@@ -168,6 +168,36 @@ describe('betting legality', () => {
     expect(total).toBe(2400);
   });
 
+  it('a split pot shares evenly and its odd chip goes to the first winner clockwise from the button', () => {
+    // Blinds 5/10, the small blind folds: a 35-chip pot. The first seeded deal that checks down to a
+    // two- or three-way tie splits it with odd chips.
+    for (let i = 0; i < 3000; i++) {
+      const h = make({ deal_seed: `split${i}` });
+      let r = act(h, h.proto_group_initial_state(MEMBERS), D, { kind: 'call' });
+      r = act(h, r.state, A, { kind: 'call' });
+      r = act(h, r.state, B, { kind: 'fold' });
+      r = act(h, r.state, C, { kind: 'check' });
+      while ((r.state as HoldemState).hand_number === 1) r = act(h, r.state, (r.state as HoldemState).current_player, { kind: 'check' });
+      const show = r.events!.find((e) => (e as { kind: string }).kind === 'holdem_showdown') as { pots: { amount: number; winners: string[]; share: number; odd_chips: string[] }[] };
+      // The folded small blind's 5 makes a 20-chip main pot (4 x 5) and a 15-chip side pot (3 x 5).
+      expect(show.pots.map((p) => p.amount)).toEqual([20, 15]);
+      const pot = show.pots[1]!;
+      if (pot.winners.length !== 2) continue;
+      const won: Record<string, number> = { [A]: 0, [C]: 0, [D]: 0 };
+      for (const p of show.pots) {
+        expect(p.share).toBe(Math.floor(p.amount / p.winners.length));
+        // Clockwise from the button (A): B (folded), C, D, then A.
+        const expectedOdd = [C, D, A].filter((k) => p.winners.includes(k)).slice(0, p.amount % p.winners.length);
+        expect(p.odd_chips).toEqual(expectedOdd);
+        for (const k of p.winners) won[k] = (won[k] as number) + p.share + (expectedOdd.includes(k) ? 1 : 0);
+      }
+      const next = r.state as HoldemState;
+      for (const k of [A, C, D]) expect(next.hand_start_stacks[k]).toBe(990 + (won[k] as number));
+      return;
+    }
+    throw new Error('no split pot in 3000 seeded deals');
+  });
+
   it('refuses bad options and actions after the match', () => {
     expect(() => make({ small_blind: 10, big_blind: 10 }).proto_group_initial_state(MEMBERS)).toThrow('small_blind must be lower than big_blind');
     expect(() => make({ starting_stack: 100, big_blind: 200 }).proto_group_initial_state(MEMBERS)).toThrow('big_blind cannot exceed starting_stack');
