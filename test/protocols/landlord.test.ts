@@ -14,7 +14,7 @@ import type { GroupHooks, GroupMember, HookContext } from '../../ts/hooks/types.
 import { BUILTIN_DIR } from '../../ts/protocols/index.js';
 import landlord, { legalActions, type LandlordAction, type LandlordState, type LandlordView } from '../../ts/protocols/landlord/hooks.js';
 import { beats, cardFaces, classify, NOT_A_COMBINATION, type Combination } from '../../ts/protocols/landlord/rules.js';
-import type { CardFace } from '../../ts/protocols/landlord/shared-deck.js';
+import type { CardFace } from '../../ts/protocols/landlord/rules.js';
 import { rtCanonical } from '../../ts/realtime/json.js';
 import { loadSpec } from '../../ts/spec/index.js';
 

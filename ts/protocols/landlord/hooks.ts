@@ -8,7 +8,11 @@
  */
 import { defineHooks, type GroupHookResult, type GroupMember, type GroupState } from '../../hooks/types.js';
 import { beats, cardFaces, classify, suggestPlays, type Combination } from './rules.js';
-import { createSharedDeck, drawCards, playToDiscard, privateDeckView, type Card, type SharedDeck } from './shared-deck.js';
+import { createSharedDeck, drawCards, playToDiscard, privateDeckView, type Card as DeckCard, type SharedDeck as Deck } from '../shared-deck.js';
+import type { CardFace } from './rules.js';
+
+type Card = DeckCard<CardFace>;
+type SharedDeck = Deck<CardFace>;
 
 export interface PublicPlay {
   public_key: string;

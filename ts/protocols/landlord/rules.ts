@@ -2,7 +2,6 @@
  * Four-player Landlord's card rules, as the reference's hooks define them: the two-deck faces, which
  * card sets are a supported combination, and which combination beats which. Pure functions on faces.
  */
-import type { CardFace } from './shared-deck.js';
 
 export type ComboKind =
   | 'single' | 'pair' | 'triple' | 'triple_single' | 'triple_pair' | 'straight' | 'pair_straight'
@@ -150,4 +149,11 @@ export function suggestPlays<C extends CardFace & { card_id: string }>(hand: rea
     out.push({ card_ids: cards.map((c) => c.card_id), combination });
   }
   return out;
+}
+
+/** A Landlord card face as the reference's shared deck catalogs it. */
+export interface CardFace {
+  rank: string;
+  value: number;
+  suit: string;
 }
