@@ -254,14 +254,23 @@ export interface HooksByMode {
   authoritative_group: GroupHooks;
 }
 
+/**
+ * How an autonomous group member picks its next action from its own verified view (never the leader's
+ * state): the action to send, or null when it has nothing to do now (not its turn, or the game is over).
+ * It runs on the member, so it must not assume anything the view does not say.
+ */
+export type GroupAutoplay = (view: Record<string, unknown>, me: GroupMember, random: () => number) => Record<string, unknown> | null;
+
 export interface HooksModule<M extends FlowMode = FlowMode> {
   mode: M;
   create(ctx: HookContext): HooksByMode[M];
+  /** authoritative_group only: the player `protocol test` and unattended members use. */
+  autoplay?: GroupAutoplay;
 }
 
 /** Declares a protocol's hooks for one flow mode; the type checker then knows every hook's shape. */
-export function defineHooks<M extends FlowMode>(mode: M, create: (ctx: HookContext) => HooksByMode[M]): HooksModule<M> {
-  return { mode, create };
+export function defineHooks<M extends FlowMode>(mode: M, create: (ctx: HookContext) => HooksByMode[M], autoplay?: M extends 'authoritative_group' ? GroupAutoplay : never): HooksModule<M> {
+  return autoplay ? { mode, create, autoplay } : { mode, create };
 }
 
 /** The hooks each flow mode requires (a skeleton generates exactly these) and the optional ones. */
