@@ -188,6 +188,18 @@ export const BUILTINS: BuiltinProtocol[] = [
     default_profile: 'standard',
     profiles: { standard: { description: 'Two decks, 25 cards each, eight-card bottom', options: {} } },
   },
+  {
+    alias: 'aether-sigil-v1',
+    folder: 'aether-sigil',
+    // The reference's, less its web UI (not shipped here).
+    tags: ['game', 'cards', 'multiplayer', 'shared-deck', 'private-hands', 'original'],
+    capabilities: ['authoritative_group', 'fixed_four_players', 'shared_deck', 'private_hands', 'public_zones', 'restart_round_recovery'],
+    default_profile: 'standard',
+    profiles: {
+      standard: { description: '20 life, 72-card shared pile', options: { starting_life: 20 } },
+      long: { description: '30 life, 72-card shared pile', options: { starting_life: 30 } },
+    },
+  },
 ];
 
 export function builtinDir(b: BuiltinProtocol): string {
