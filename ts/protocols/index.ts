@@ -200,6 +200,18 @@ export const BUILTINS: BuiltinProtocol[] = [
       long: { description: '30 life, 72-card shared pile', options: { starting_life: 30 } },
     },
   },
+  {
+    alias: 'upgrade-tractor-v1',
+    folder: 'upgrade-tractor',
+    // The reference's, less its web UI (not shipped here).
+    tags: ['game', 'cards', 'multiplayer', 'upgrade', 'tractor', 'partnership', 'private-hands'],
+    capabilities: ['authoritative_group', 'fixed_four_players', 'shared_deck', 'private_hands', 'partnership_scoring', 'structured_tricks', 'restart_round_recovery'],
+    default_profile: 'standard',
+    profiles: {
+      quick: { description: 'Short level race from 2 through 4', options: { start_level: 2, target_level: 4, max_hands: 8 } },
+      standard: { description: 'Full level race from 2 through A', options: { start_level: 2, target_level: 14, max_hands: 16 } },
+    },
+  },
 ];
 
 export function builtinDir(b: BuiltinProtocol): string {
