@@ -212,6 +212,15 @@ export const BUILTINS: BuiltinProtocol[] = [
       standard: { description: 'Full level race from 2 through A', options: { start_level: 2, target_level: 14, max_hands: 16 } },
     },
   },
+  {
+    alias: 'contract-bridge-v1',
+    folder: 'contract-bridge',
+    // The reference's, less its web UI (not shipped here).
+    tags: ['game', 'cards', 'multiplayer', 'bridge', 'partnership', 'private-hands'],
+    capabilities: ['authoritative_group', 'fixed_four_players', 'shared_deck', 'private_hands', 'auction', 'dummy_control', 'duplicate_scoring', 'restart_round_recovery'],
+    default_profile: 'standard',
+    profiles: { standard: { description: 'One duplicate-scored board', options: { board_number: 1 } } },
+  },
 ];
 
 export function builtinDir(b: BuiltinProtocol): string {
