@@ -1,0 +1,64 @@
+# Runs the reference implementation's Upgrade (Tractor) hooks (its hooks.py and proto/tractor.py) for
+# test/protocols/upgrade-tractor.test.ts to compare with ours. argv[1]: the reference's src directory.
+# stdin: {"rules": [{"op": "classify"|"follow"|"winner"|"strength", ...}, ...]}: the tractor helpers on hand-built cards
+#      | {"options": {...}, "members": [...], "actions": [[actor, action], ...], "failover": [old, new]?}: replays
+#        the actions from the initial state and prints, after each step, the result or the refusal and every
+#        member's view; then, with "failover", the recovery snapshot, the restored state and the leader change.
+import copy, importlib.util, json, sys
+
+root = sys.argv[1]
+sys.path.insert(0, root)
+spec = importlib.util.spec_from_file_location(
+    "upgrade", f"{root}/aigenora/protocols/acdf9872/18b5382bbf5f4c0008d6766e97ca6c1ae12f3cf2becd2afa9ad6f88e/hooks.py")
+h = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(h)
+from aigenora.proto import tractor
+
+req = json.load(sys.stdin)
+hooks = h.Hooks.__new__(h.Hooks)
+hooks.options = req.get("options", {})
+
+
+def attempt(fn):
+    try:
+        return {"ok": fn()}
+    except ValueError as e:
+        return {"error": str(e)}
+
+
+if "rules" in req:
+    out = []
+    for r in req["rules"]:
+        ctx = {"level_rank": r["level_rank"], "trump_suit": r["trump_suit"]}
+        if r["op"] == "classify":
+            out.append(attempt(lambda: tractor.classify_tractor_play(r["cards"], **ctx)))
+        elif r["op"] == "follow":
+            out.append(attempt(lambda: tractor.validate_tractor_follow(r["hand"], r["cards"], r["lead"], **ctx)))
+        elif r["op"] == "winner":
+            out.append(attempt(lambda: hooks._trick_winner(r["trick"], ctx)))
+        elif r["op"] == "strength":
+            out.append(attempt(lambda: list(tractor.tractor_card_strength(r["card"], **ctx))))
+    print(json.dumps(out))
+else:
+    members = req["members"]
+    out = [attempt(lambda: hooks.proto_group_initial_state(members))]
+    if "ok" in out[0]:
+        state = out[0]["ok"]
+        views = lambda s: [hooks.proto_group_view(s, m) for m in members]
+        out[0] = {"state": state, "views": views(state)}
+        for actor, action in req["actions"]:
+            try:
+                r = hooks.proto_group_handle(copy.deepcopy(state), actor, action)
+                state = r["state"]
+                out.append({"state": state, "events": r.get("events", []), "completed": r.get("completed", False),
+                            "outcome": r.get("outcome"), "views": views(state)})
+            except ValueError as e:
+                out.append({"error": str(e)})
+        if "failover" in req:
+            snap = hooks.proto_group_recovery_snapshot(state)
+            restored = hooks.proto_group_restore(copy.deepcopy(snap), members, 1)
+            old, new = req["failover"]
+            changed = hooks.proto_group_on_leader_changed(restored, old, new)
+            out.append({"snapshot": snap, "state": changed["state"], "events": changed["events"],
+                        "views": views(changed["state"])})
+    print(json.dumps(out))
