@@ -10,8 +10,9 @@ import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes } fr
 import { GroupReplica } from '../../ts/group/member.js';
 import type { GroupHooks, GroupMember, HookContext } from '../../ts/hooks/types.js';
 import { BUILTIN_DIR } from '../../ts/protocols/index.js';
-import communityRoom from '../../ts/protocols/community-room/hooks.js';
-import meetingRoom from '../../ts/protocols/meeting-room/hooks.js';
+import communityRoom, { autoplay as communityAutoplay } from '../../ts/protocols/community-room/hooks.js';
+import meetingRoom, { autoplay as meetingAutoplay } from '../../ts/protocols/meeting-room/hooks.js';
+import { playByAutoplay } from './group-autoplay.js';
 import { loadSpec } from '../../ts/spec/index.js';
 
 const REF = new URL('../../../shared/reference/aigenora-src/src/aigenora/protocols/', import.meta.url);
@@ -141,5 +142,68 @@ describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => 
     // The old leader, still running, is fenced out.
     const stale = first.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'request_to_speak' } }).envelopes;
     expect(replicas[1]!.apply(stale[pk(1)])).toMatchObject({ status: 'refused', code: 'LEADER_MISMATCH' });
+  });
+});
+
+describe('group rooms: every seat by autoplay, through the group leader', () => {
+  const crypto = getCrypto();
+  const specOf = (folder: string) => JSON.parse(readFileSync(join(BUILTIN_DIR, folder, 'spec.json'), 'utf8')) as unknown;
+  const SEATS = [2, 5, 16];
+
+  it.each([1, 2])('seed %i: a Community Room session completes; each member talks, then seat 0 closes the room', (seed) => {
+    for (const seats of SEATS) {
+      const { leader, replicas, actions } = playByAutoplay({ crypto, module: communityRoom, spec: specOf('community-room'), options: {}, seats, seed, maxActions: 10 * seats });
+      expect([leader.completed, leader.outcome]).toEqual([true, 'closed']);
+      expect(actions.at(-1)).toEqual({ kind: 'close_room' });
+      const view = replicas[seats - 1]!.view!;
+      expect(view['closed']).toBe(true);
+      const said = (view['messages'] as { kind: string; seat: number }[]).filter((m) => m.kind === 'message').map((m) => m.seat);
+      for (let seat = 0; seat < seats; seat++) expect(said.filter((s) => s === seat).length, `seat ${seat}`).toBe(2);
+    }
+  }, 120_000);
+
+  it('a room whose history is trimmed before everyone has spoken still closes', () => {
+    const { leader, replicas } = playByAutoplay({ crypto, module: communityRoom, spec: specOf('community-room'), options: { history_limit: 20 }, seats: 16, seed: 3, maxActions: 160 });
+    expect([leader.completed, leader.outcome]).toEqual([true, 'closed']);
+    expect((replicas[0]!.view!['messages'] as unknown[]).length).toBe(20);
+  }, 120_000);
+
+  it.each([1, 2])('seed %i: a Meeting Room session completes; everyone speaks and votes, the facilitator ends it', (seed) => {
+    for (const seats of SEATS) {
+      const { leader, replicas, actions } = playByAutoplay({ crypto, module: meetingRoom, spec: specOf('meeting-room'), options: {}, seats, seed, maxActions: 10 * seats });
+      expect([leader.completed, leader.outcome]).toEqual([true, 'ended']);
+      expect(actions.at(-1)).toEqual({ kind: 'end_meeting' });
+      const view = replicas[0]!.view!;
+      expect(view['ended']).toBe(true);
+      expect(view['vote_history']).toMatchObject([{ status: 'closed' }]);
+      expect(((view['vote_history'] as { counts: number[] }[])[0]!.counts).reduce((a, b) => a + b, 0)).toBe(seats);
+      expect(new Set((view['action_items'] as { created_by: string }[]).map((i) => i.created_by)).size).toBe(seats);
+      expect(view['agenda']).toMatchObject([{ status: 'done' }]);
+      expect([view['active_speaker'], view['speaking_queue']]).toEqual(['', []]);
+    }
+  }, 120_000);
+
+  it('only the members allowed to end a session try to: seat 0 closes the room, the facilitator ends the meeting', () => {
+    const community = communityRoom.create(ctx()) as GroupHooks;
+    const members = [m(0), m(1)];
+    let state = community.proto_group_initial_state(members);
+    for (const who of [m(0), m(0), m(1), m(1)]) state = community.proto_group_handle(state, who, { kind: 'send', text: 'hi' }).state;
+    expect(communityAutoplay(community.proto_group_view(state, m(1)), m(1), () => 0.5)).toBeNull();
+    expect(communityAutoplay(community.proto_group_view(state, m(0)), m(0), () => 0.5)).toEqual({ kind: 'close_room' });
+    state = community.proto_group_handle(state, m(0), { kind: 'close_room' }).state;
+    expect(communityAutoplay(community.proto_group_view(state, m(0)), m(0), () => 0.5)).toBeNull();
+
+    const meeting = meetingRoom.create(ctx()) as GroupHooks;
+    let ms = meeting.proto_group_initial_state(members);
+    ms = meeting.proto_group_handle(ms, m(0), { kind: 'transfer_facilitator', public_key: m(1).public_key }).state;
+    ms = meeting.proto_group_handle(ms, m(1), { kind: 'add_agenda', text: 'A' }).state;
+    ms = meeting.proto_group_handle(ms, m(1), { kind: 'open_vote', question: 'Q', choices: ['a', 'b'] }).state;
+    for (const who of members) ms = meeting.proto_group_handle(ms, who, { kind: 'cast_vote', choice: 0 }).state;
+    ms = meeting.proto_group_handle(ms, m(1), { kind: 'close_vote' }).state;
+    for (const who of members) ms = meeting.proto_group_handle(ms, who, { kind: 'add_action_item', text: 'T' }).state;
+    ms = meeting.proto_group_handle(ms, m(1), { kind: 'advance_agenda' }).state;
+    // Seat 0 is no longer the facilitator: it never tries to end the meeting.
+    expect(meetingAutoplay(meeting.proto_group_view(ms, m(0)), m(0), () => 0.9)).toBeNull();
+    expect(meetingAutoplay(meeting.proto_group_view(ms, m(1)), m(1), () => 0.9)).toEqual({ kind: 'end_meeting' });
   });
 });

@@ -12,10 +12,11 @@ import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group
 import { GroupReplica } from '../../ts/group/member.js';
 import type { GroupHooks, GroupMember, HookContext } from '../../ts/hooks/types.js';
 import { BUILTIN_DIR } from '../../ts/protocols/index.js';
-import landlord, { legalActions, type LandlordAction, type LandlordState, type LandlordView } from '../../ts/protocols/landlord/hooks.js';
+import landlord, { autoplay, legalActions, type LandlordAction, type LandlordState, type LandlordView } from '../../ts/protocols/landlord/hooks.js';
 import { beats, cardFaces, classify, NOT_A_COMBINATION, type Combination } from '../../ts/protocols/landlord/rules.js';
 import type { CardFace } from '../../ts/protocols/landlord/rules.js';
 import { rtCanonical } from '../../ts/realtime/json.js';
+import { playByAutoplay } from './group-autoplay.js';
 import { loadSpec } from '../../ts/spec/index.js';
 
 const ID = 'bbc0d9890d6481c3cd269fbfb466a3b7830e9d102638a14f2b7ddbae9da70d36';
@@ -389,6 +390,37 @@ describe('Four-player Landlord through the group leader', () => {
 });
 
 // The reference's own hooks, run by python3, replaying the same inputs.
+describe('Four-player Landlord: every seat by autoplay, through the group leader', () => {
+  const spec = JSON.parse(readFileSync(join(BUILTIN_DIR, 'landlord', 'spec.json'), 'utf8')) as unknown;
+  it('seeds 1-3: every game completes, each member acting only from its own view', () => {
+    for (const seed of [1, 2, 3]) {
+      const { leader, replicas, actions } = playByAutoplay({ crypto: getCrypto(), module: landlord, spec, options: {}, seats: 4, seed, maxActions: 1500 });
+      expect(leader.completed).toBe(true);
+      expect(['landlord', 'farmers']).toContain(leader.outcome);
+      const view = replicas[0]!.view as LandlordView;
+      expect(Object.values(view.scores).some((v) => v !== 0)).toBe(true);
+      // The winning side emptied a hand; the other side did not.
+      const counts = view.hand_counts;
+      const empty = Object.keys(counts).filter((k) => counts[k] === 0);
+      expect(empty.length).toBe(1);
+      expect(empty[0] === view.landlord).toBe(leader.outcome === 'landlord');
+      expect(actions.some((a) => a['kind'] === 'pass')).toBe(true);
+    }
+  }, 120_000);
+
+  it('waits when it is not its turn or the game is over', () => {
+    const h = hooks({ deal_seed: 'wait' }, 1);
+    const state = h.proto_group_initial_state(MEMBERS) as LandlordState;
+    for (const m of MEMBERS) {
+      const action = autoplay(h.proto_group_view(state, m), m, mulberry32(2));
+      if (m.public_key === state.current_player) expect(action).toMatchObject({ kind: 'bid' });
+      else expect(action).toBeNull();
+    }
+    const actor = byKey(state.current_player);
+    expect(autoplay({ ...h.proto_group_view(state, actor), phase: 'completed' }, actor, mulberry32(2))).toBeNull();
+  });
+});
+
 const probe = existsSync(SRC) ? spawnSync('python3', ['-c', 'import aigenora.proto.hooks'], { cwd: SRC, encoding: 'utf8' }) : undefined;
 const haveRef = probe?.status === 0;
 if (!haveRef) console.warn(`SKIPPED: reference cross-check of four-player landlord (${probe ? `python3 cannot import the reference: ${probe.stderr.trim().split('\n').at(-1)}` : `${SRC} missing`})`);

@@ -10,7 +10,8 @@ import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group
 import { GroupReplica } from '../../ts/group/member.js';
 import { BUILTIN_DIR } from '../../ts/protocols/index.js';
 import type { GroupHooks, GroupMember, GroupState } from '../../ts/hooks/types.js';
-import hooksModule, { type HoldemState } from '../../ts/protocols/texas-holdem/hooks.js';
+import hooksModule, { autoplay, legalActions, type HoldemState } from '../../ts/protocols/texas-holdem/hooks.js';
+import { playByAutoplay } from './group-autoplay.js';
 import { bestPokerHand, buildSidePots, compareRanks, normalizeUncalled, type Card } from '../../ts/protocols/texas-holdem/poker.js';
 
 const SRC = '/work/shared/reference/aigenora-src/src';
@@ -215,19 +216,6 @@ describe('betting legality', () => {
 });
 
 type Action = Record<string, unknown>;
-/** The actions a member's own view says are legal. */
-function legalActions(view: Record<string, unknown>, rnd: () => number): Action[] {
-  const l = view['legal'] as { to_call: number; min_raise_to: number; max_to: number; can_raise: boolean };
-  const bet = view['current_bet'] as number;
-  const out: Action[] = [{ kind: 'fold' }, { kind: l.to_call === 0 ? 'check' : 'call' }];
-  if (l.can_raise && l.min_raise_to < l.max_to) {
-    const amount = l.min_raise_to + Math.floor(rnd() * rnd() * (l.max_to - l.min_raise_to));
-    out.push({ kind: bet === 0 ? 'bet' : 'raise', amount });
-  }
-  if (l.max_to <= bet || l.can_raise) out.push({ kind: 'all_in' });
-  return out;
-}
-
 interface Step { actor: string; action: Action }
 /** Plays one seeded match to the end through the hooks, checking invariants at every step. */
 function playMatch(seed: number, options: Record<string, unknown>): { steps: Step[]; outcome: string } {
@@ -414,4 +402,33 @@ describe("through the group leader: four replicas, each acting from its own veri
     expect(final[leader.outcome as string]!.stack).toBe(Math.max(...Object.values(final).map((p) => p.stack)));
     for (const r of replicas) expect([r.seq, r.frameHash]).toEqual([leader.seq, leader.frameHash]);
   }, 120_000);
+});
+
+describe('every seat by autoplay, through the group leader', () => {
+  const spec = JSON.parse(readFileSync(join(BUILTIN_DIR, 'texas-holdem', 'spec.json'), 'utf8')) as unknown;
+  it('seeds 1-6: every match completes, each member acting only from its own view', () => {
+    const kinds = new Set<unknown>();
+    for (const seed of [1, 2, 3, 4, 5, 6]) {
+      const { leader, replicas, actions } = playByAutoplay({ crypto: getCrypto(), module: hooksModule, spec, options: { starting_stack: 500 }, seats: 4, seed, maxActions: 3000 });
+      expect(leader.completed).toBe(true);
+      const players = replicas[0]!.view!['players'] as Record<string, { stack: number }>;
+      const stacks = Object.values(players).map((p) => p.stack);
+      expect(stacks.reduce((x, y) => x + y, 0)).toBe(2000);
+      expect(players[leader.outcome as string]!.stack).toBe(Math.max(...stacks));
+      expect(new Set(stacks).size, `seed ${seed}: chips changed hands`).toBeGreaterThan(1);
+      for (const a of actions) kinds.add(a['kind']);
+    }
+    // Not just checking down: the autoplay also folds, raises and moves all in.
+    expect([...kinds].sort()).toEqual(['all_in', 'bet', 'call', 'check', 'fold', 'raise']);
+  }, 120_000);
+
+  it('waits when it is not its turn or the match is over', () => {
+    const h = make({ deal_seed: 'wait' });
+    const s = h.proto_group_initial_state(MEMBERS) as HoldemState;
+    const idle = MEMBERS.filter((m) => m.public_key !== s.current_player);
+    for (const m of idle) expect(autoplay(h.proto_group_view(s, m), m, mulberry32(1))).toBeNull();
+    const actor = byKey(s.current_player);
+    expect(autoplay(h.proto_group_view(s, actor), actor, mulberry32(1))).not.toBeNull();
+    expect(autoplay({ ...h.proto_group_view(s, actor), phase: 'completed' }, actor, mulberry32(1))).toBeNull();
+  });
 });

@@ -109,4 +109,29 @@ export default defineHooks('authoritative_group', (ctx) => ({
     appendSystem(state, `Authority moved from ${oldLeader.slice(0, 8)} to ${newLeader.slice(0, 8)}`);
     return { state, events: [{ kind: 'leader_changed', old_leader: oldLeader, new_leader: newLeader }] };
   },
-}));
+}), autoplay);
+
+const LINES = ['Hello, everyone.', 'Good to see you all here.', 'Any news this week?', 'I posted the draft for review.', 'Sounds good to me.', 'Thanks, that helps.', 'I can take that one.', 'See you next time.'];
+const TOPICS = ['Weekly catch-up', 'Release planning', 'Open questions'];
+/** How many messages an unattended member says before it has had its say. */
+const SAYS = 2;
+
+/**
+ * The unattended member: says a couple of lines (now and then changing the topic instead), then waits.
+ * Only the owner at seat 0 may close the room, so it does once every online member has had its say,
+ * or once the history has been trimmed (ids start at 1), past which the view no longer shows who said what.
+ */
+export function autoplay(view: Record<string, unknown>, me: GroupMember, random: () => number): Record<string, unknown> | null {
+  if (view['closed'] === true) return null;
+  const messages = view['messages'] as Message[];
+  const presence = view['presence'] as Record<string, Presence>;
+  const said = new Map<string, number>();
+  for (const m of messages) if (m.kind === 'message') said.set(m.from, (said.get(m.from) ?? 0) + 1);
+  const pick = (list: string[]) => list[Math.floor(random() * list.length)]!;
+  if (me.seat === 0) {
+    const online = Object.keys(presence).filter((k) => presence[k]!.status === 'online');
+    if ((messages[0]?.id ?? 1) > 1 || online.every((k) => (said.get(k) ?? 0) >= SAYS)) return { kind: 'close_room' };
+  }
+  if ((said.get(me.public_key) ?? 0) >= SAYS) return null;
+  return random() < 0.1 ? { kind: 'set_topic', topic: pick(TOPICS) } : { kind: 'send', text: pick(LINES) };
+}

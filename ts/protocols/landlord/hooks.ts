@@ -288,4 +288,18 @@ export default defineHooks('authoritative_group', (ctx) => {
       return { state, events: [{ kind: 'round_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, round_number: state.round_number }] };
     },
   };
-});
+}, autoplay);
+
+/**
+ * The unattended player, from its own view: bids mostly above zero so few deals end in a redeal, passes
+ * now and then when it may, and otherwise plays one of the suggested combinations at random.
+ */
+export function autoplay(view: Record<string, unknown>, _me: GroupMember, random: () => number): LandlordAction | null {
+  const actions = legalActions(view as LandlordView);
+  if (!actions.length) return null;
+  if ((view as LandlordView).phase === 'bidding') return { kind: 'bid', value: random() < 0.25 ? 0 : 1 + Math.floor(random() * 3) };
+  const pass = actions.find((a) => a.kind === 'pass');
+  const plays = actions.filter((a) => a.kind !== 'pass');
+  if (pass && (!plays.length || random() < 0.3)) return pass;
+  return plays[Math.floor(random() * plays.length)]!;
+}

@@ -244,4 +244,43 @@ export default defineHooks('authoritative_group', (ctx) => ({
     const state = meeting(s);
     return { state, events: [{ kind: 'network_leader_changed', old_leader: oldLeader, new_leader: newLeader, facilitator: state.facilitator }] };
   },
-}));
+}), autoplay);
+
+const AGENDA = ['Status round', 'Release planning', 'Budget review'];
+const QUESTIONS = ['Ship the release this week?', 'Adopt the new schedule?', 'Keep the current plan?'];
+const ITEMS = ['Write up the notes', 'Review the draft', 'Update the schedule', 'Ask the other team'];
+
+/**
+ * The unattended member, from its own view. Everyone takes the floor once (its turn leaves an action
+ * item it owns, then it yields), votes once on the open question and may mark its own item done. The
+ * facilitator, the only member who may end the meeting, sets one agenda item, opens the vote, closes it
+ * when every active member has voted, and once everyone has spoken and the floor is free finishes the
+ * agenda and ends the meeting.
+ */
+export function autoplay(view: Record<string, unknown>, me: GroupMember, random: () => number): Record<string, unknown> | null {
+  if (view['ended'] === true) return null;
+  const key = me.public_key;
+  const pick = (list: string[]) => list[Math.floor(random() * list.length)]!;
+  const items = view['action_items'] as ActionItem[];
+  const vote = view['vote'] as { choices: string[]; ballot_count: number; my_choice: number | null } | null;
+  const queue = view['speaking_queue'] as string[];
+  const members = view['members'] as MeetingState['members'];
+  const active = Object.keys(members).filter((k) => members[k]!.status === 'active');
+  const hasSpoken = (k: string) => items.some((i) => i.created_by === k);
+
+  if (view['active_speaker'] === key) return hasSpoken(key) ? { kind: 'yield_speaker' } : { kind: 'add_action_item', text: pick(ITEMS) };
+  if (vote && vote.my_choice === null) return { kind: 'cast_vote', choice: Math.floor(random() * vote.choices.length) };
+  const facilitator = view['facilitator'] === key;
+  if (facilitator) {
+    if ((view['agenda'] as AgendaItem[]).length === 0) return { kind: 'add_agenda', text: pick(AGENDA) };
+    if (!vote && (view['vote_history'] as Vote[]).length === 0) return { kind: 'open_vote', question: pick(QUESTIONS), choices: ['yes', 'no', 'later'] };
+    if (vote && vote.ballot_count >= active.length) return { kind: 'close_vote' };
+  }
+  if (!hasSpoken(key) && !queue.includes(key)) return { kind: 'request_to_speak' };
+  const mine = items.find((i) => i.assignee === key && !i.done);
+  if (mine && random() < 0.5) return { kind: 'complete_action_item', item_id: mine.id };
+  if (facilitator && !vote && !view['active_speaker'] && queue.length === 0 && active.every(hasSpoken)) {
+    return (view['active_agenda'] as number) >= 0 ? { kind: 'advance_agenda' } : { kind: 'end_meeting' };
+  }
+  return null;
+}

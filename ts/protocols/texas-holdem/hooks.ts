@@ -490,4 +490,34 @@ export default defineHooks('authoritative_group', (ctx) => {
       return { state, events: [{ kind: 'hand_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, hand_number: state.hand_number }] };
     },
   };
-});
+}, autoplay);
+
+type Action = Record<string, unknown>;
+
+/** The actions a member's own view says are legal (a bet or raise at a random size within the limits). */
+export function legalActions(view: Record<string, unknown>, rnd: () => number): Action[] {
+  const l = view['legal'] as { to_call: number; min_raise_to: number; max_to: number; can_raise: boolean };
+  const bet = view['current_bet'] as number;
+  const out: Action[] = [{ kind: 'fold' }, { kind: l.to_call === 0 ? 'check' : 'call' }];
+  if (l.can_raise && l.min_raise_to < l.max_to) {
+    const amount = l.min_raise_to + Math.floor(rnd() * rnd() * (l.max_to - l.min_raise_to));
+    out.push({ kind: bet === 0 ? 'bet' : 'raise', amount });
+  }
+  if (l.max_to <= bet || l.can_raise) out.push({ kind: 'all_in' });
+  return out;
+}
+
+/**
+ * The unattended player: mostly checks or calls so hands reach showdowns; now and then bets, raises,
+ * moves all in or folds to a bet, so stacks move and a match of max_hands hands ends with a winner.
+ */
+export function autoplay(view: Record<string, unknown>, me: GroupMember, random: () => number): Action | null {
+  if (view['phase'] !== 'betting' || view['current_player'] !== me.public_key) return null;
+  const actions = legalActions(view, random);
+  const [fold, passive] = actions as [Action, Action];
+  const aggressive = actions.slice(2);
+  const r = random();
+  if (r < 0.08 && passive['kind'] === 'call') return fold;
+  if (r < 0.22 && aggressive.length) return aggressive[Math.floor(random() * aggressive.length)]!;
+  return passive;
+}
