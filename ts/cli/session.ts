@@ -1,12 +1,17 @@
 /** `aigenora protocol test`, `receipt verify`, `proof verify`: sessions, run locally and checked offline. */
-import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readSync, writeFileSync } from 'node:fs';
 import { resolveDataDir } from '../library/data-dir.js';
 import { FileError, readText } from '../files/index.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
 import { runLocal } from '../engine/local.js';
-import { MAX_PROOF_BYTES, MAX_TRANSCRIPT_BYTES, verifyProof, verifyTranscriptAt, type Proof, type ProofProtocol } from '../engine/verify.js';
+import { runGroupLocal, GroupRunError } from '../group/local.js';
+import { isGroupTranscript, verifyGroupSessionAt } from '../group/session-dir.js';
+import { GROUP_PROOF_KIND, verifyGroupProof } from '../group/proof.js';
+import { GroupMessageError } from '../group/action-message.js';
+import { GroupLeaderError } from '../group/leader.js';
+import { MAX_PROOF_BYTES, MAX_TRANSCRIPT_BYTES, transcriptPaths, verifyProof, verifyTranscriptAt, type Proof, type ProofProtocol } from '../engine/verify.js';
 import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
 import { HooksError, loadHooks } from '../hooks/load.js';
 import type { Message, Role } from '../hooks/types.js';
@@ -40,15 +45,56 @@ function loadOr2(target: string) {
   }
 }
 
+const intFlag = (v: unknown, name: string): number | undefined => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (typeof v !== 'string' || !/^[0-9]+$/.test(v) || !Number.isSafeInteger(n)) throw new UsageError(`--${name} must be a non-negative integer`);
+  return n;
+};
+
+async function groupTest(args: Parameters<Command['run']>[0], out: Parameters<Command['run']>[1], t: { spec: import('../spec/types.js').Spec; specText: string; protocolId: string; hooks: import('../hooks/types.js').HooksModule; options: Record<string, unknown>; seed: number; outDir: string; quiet: boolean }): Promise<number> {
+  const c = getCrypto();
+  const members = intFlag(args.flags['members'], 'members');
+  const failoverAfter = intFlag(args.flags['failover-after'], 'failover-after');
+  let r;
+  try {
+    r = await runGroupLocal({
+      crypto: c, spec: t.spec, specText: t.specText, protocolId: t.protocolId, hooks: t.hooks, options: t.options, seed: t.seed, outDir: t.outDir,
+      ...(members !== undefined && { members }), ...(failoverAfter !== undefined && { failoverAfter }),
+      onAction: (seat, action, accepted, reason) => {
+        if (!t.quiet) out.line(`seat ${seat} → ${shorten(action)}${accepted ? '' : `  refused: ${reason ?? ''}`}`);
+      },
+    });
+  } catch (e) {
+    if (e instanceof GroupRunError || e instanceof GroupMessageError || e instanceof GroupLeaderError) {
+      out.line(`refused: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
+  const checks = r.members.map((m) => ({ seat: m.seat, dir: m.dir, check: verifyGroupSessionAt(c, m.dir) }));
+  const ok = r.completed && r.members.every((m) => !m.present || m.completed) && checks.every((x) => x.check.ok && x.check.receipt);
+  if (args.flags['json']) out.json({ ok, protocol_id: t.protocolId, group_id: r.groupId, completed: r.completed, outcome: r.outcome, reason: r.reason ?? null, actions: r.actions, refusals: r.refusals, frames: r.frames, epochs: r.epochs, members: r.members.map((m, i) => ({ seat: m.seat, public_key: m.public_key, dir: m.dir, present: m.present, completed: m.completed, outcome: m.outcome, verify: checks[i]!.check })) });
+  else {
+    out.line(`outcome: ${r.completed ? `completed (${r.outcome ?? 'no outcome'})` : `not completed: ${r.reason ?? ''}`}; ${r.frames} frames, ${r.actions} actions (${r.refusals} refused), ${r.epochs} leader epoch${r.epochs === 1 ? '' : 's'}`);
+    for (const x of checks) out.line(`receipt (seat ${x.seat}, ${x.check.entries} entries): ${x.check.ok && x.check.receipt ? 'verified' : `NOT verified: ${x.check.reason ?? ''}`}  ${x.dir}`);
+  }
+  return ok ? 0 : 1;
+}
+
 export const protocolTest: Command = {
   name: 'test',
-  usage: 'aigenora protocol test <DIR> [--options JSON] [--seed N] [--out DIR] [--allow-skeleton-hooks] [--quiet] [--json]',
+  usage: 'aigenora protocol test <DIR> [--options JSON] [--seed N] [--out DIR] [--members N] [--failover-after N] [--allow-skeleton-hooks] [--quiet] [--json]',
   help: `Runs a host and a guest in one process with the protocol's hooks: handshake, the flow mode's loop, signed
 hash-chained frames, transcripts and the receipt exchange; prints the exchange and the outcome, then
 verifies both transcripts and receipts offline. --seed makes the hooks' randomness reproducible.
 Session directories go to --out (default: a new temporary directory). Exit 0 when the session completed
-and both receipts verify, 1 otherwise, 2 for usage errors.`,
-  flags: { options: 'string', seed: 'string', out: 'string', 'allow-skeleton-hooks': 'boolean', quiet: 'boolean', json: 'boolean' },
+and both receipts verify, 1 otherwise, 2 for usage errors.
+An authoritative_group protocol runs every seat instead (--members, default the spec's minimum): seat 0
+leads, each member verifies every envelope and plays from its own view by the protocol's autoplay, and
+each writes its own session directory (seat-N), verified the same way. --failover-after N stops the
+leader after N accepted actions; the next member by seat takes over from its checkpoint.`,
+  flags: { options: 'string', seed: 'string', out: 'string', members: 'string', 'failover-after': 'string', 'allow-skeleton-hooks': 'boolean', quiet: 'boolean', json: 'boolean' },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected one protocol directory');
     const l = loadOr2(args.positional[0]!);
@@ -81,6 +127,7 @@ and both receipts verify, 1 otherwise, 2 for usage errors.`,
     }
     const outDir = typeof args.flags['out'] === 'string' ? args.flags['out'] : mkdtempSync(join(tmpdir(), 'aigenora-test-'));
     const quiet = args.flags['quiet'] === true || args.flags['json'] === true;
+    if (flowMode(l.spec) === 'authoritative_group') return groupTest(args, out, { spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks, options, seed, outDir, quiet });
     const exchange: { from: Role; msg: Message }[] = [];
     const r = await runLocal({
       crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks, options, seed, outDir, ...(rulesetHash && { rulesetHash }),
@@ -113,12 +160,23 @@ signature and acknowledgement (each frame names the latest frame its sender had 
 the order between the two parties is fixed); every message against the spec; the flow mode's message
 sequence replayed over the transcript; that both sides signed receipts over the same final chain heads;
 and that receipt.json beside the transcript holds exactly those receipts.
+A group member's session directory (authoritative_group) is recognised by its transcript header: every
+envelope is replayed through a fresh replica (leader signatures, hash chain, epoch fences, checkpoint and
+view hashes after deltas), and receipt.json must be the member's signature over where that replay ends
+and over the transcript's bytes.
 Exit 0 when all of it verifies, 1 otherwise, 2 for a missing path.`,
   flags: { spec: 'string', json: 'boolean' },
   run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory or transcript');
     const target = args.positional[0]!;
     if (!existsSync(target)) throw new UsageError(`${target} does not exist`);
+    if (isGroupTranscript(firstLineOf(transcriptPaths(target).transcript))) {
+      const g = verifyGroupSessionAt(getCrypto(), target, args.flags['spec'] as string | undefined);
+      const gok = g.ok && g.receipt;
+      if (args.flags['json']) out.json(g);
+      else out.line(gok ? `verified: ${g.entries} entries of group ${g.group_id ?? ''} as seen by member ${(g.member_public_key ?? '').slice(0, 16)}…, ${g.completed ? `completed (${g.outcome ?? 'no outcome'})` : 'not completed'}, receipt signed by the member` : `not verified: ${g.reason ?? ''}`);
+      return gok ? 0 : 1;
+    }
     const r = verifyTranscriptAt(getCrypto(), target, args.flags['spec'] as string | undefined);
     const ok = r.ok && r.receipt;
     if (args.flags['json']) out.json(r);
@@ -134,12 +192,24 @@ export const proofVerify: Command = {
 from the signed frames: a reveal that does not open its commit, a message the spec refuses, or (with the
 protocol's hooks, --protocol-dir) a round_result that differs from the rules. --protocol-dir must hold the
 proof's own protocol (the same protocol_id), else it is refused before its hooks are loaded. spec.json
-defaults to the one beside proof.json. Exit 0 when proven, 1 when not, 2 for usage errors.`,
+defaults to the one beside proof.json. A group proof (aigenora-group-proof-v1: two frames one leader
+signed for one seq, or that do not chain) needs no spec: the frames and the leader's key suffice.
+Exit 0 when proven, 1 when not, 2 for usage errors.`,
   flags: { spec: 'string', 'protocol-dir': 'string', json: 'boolean' },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected one proof.json');
     const path = args.positional[0]!;
     const proofText = readText(path, { maxBytes: MAX_PROOF_BYTES, what: 'the proof' });
+    const group = groupProofOrUndefined(proofText);
+    if (group !== undefined) {
+      // A group proof carries the frames and the leader key that signed them; it needs no spec.
+      const v = verifyGroupProof(getCrypto(), group);
+      const fault = typeof (group as { fault?: unknown }).fault === 'string' ? (group as { fault: string }).fault : '?';
+      const leader = String((group as { leader_public_key?: unknown }).leader_public_key ?? '?');
+      if (args.flags['json']) out.json({ kind: GROUP_PROOF_KIND, fault, offender: leader, proven: v.ok, reason: v.ok ? `the leader signed ${fault === 'equivocation' ? 'two different frames for one seq' : 'a frame that does not chain from its previous one'}` : v.reason });
+      else out.line(v.ok ? `proven (${GROUP_PROOF_KIND}, ${fault}, leader ${leader.slice(0, 16)}…)` : `not proven (${GROUP_PROOF_KIND}): ${v.reason}`);
+      return v.ok ? 0 : 1;
+    }
     const specPath = (args.flags['spec'] as string | undefined) ?? join(path, '..', 'spec.json');
     if (args.flags['spec'] === undefined && !existsSync(specPath)) throw new UsageError(`no spec.json at ${specPath}; pass --spec`);
     const specText = readText(specPath, { maxBytes: MAX_SPEC_BYTES, what: 'spec.json' });
@@ -174,6 +244,33 @@ defaults to the one beside proof.json. Exit 0 when proven, 1 when not, 2 for usa
     return r.proven ? 0 : 1;
   },
 };
+
+/** The first line of a file (up to 64 KiB of it), or '' when it cannot be read. */
+function firstLineOf(path: string): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const buf = Buffer.alloc(64 << 10);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    const text = buf.subarray(0, n).toString('utf8');
+    const end = text.indexOf('\n');
+    return end < 0 ? text : text.slice(0, end);
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** The parsed proof when it is strict JSON of the group proof kind. */
+function groupProofOrUndefined(text: string): unknown {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === GROUP_PROOF_KIND ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 function sessionDir(target: string): string {
   if (!existsSync(target)) throw new UsageError(`${target} does not exist`);

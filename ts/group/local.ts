@@ -1,0 +1,266 @@
+/**
+ * Every seat of a group protocol in one process: `protocol test` for authoritative_group, and the
+ * group tests. Seat 0 leads epoch 0; each member holds its own replica, verifies every envelope the
+ * leader sends it, acts only from its own verified view (through the protocol's autoplay), and writes
+ * its own session directory (session-dir.ts). Each action is checked against the spec's action message
+ * before the leader's hooks see it.
+ *
+ * A failover can be staged: after a number of accepted actions the leader stops; the members agree on
+ * its successor by the serverless rule, the arbiter grants that successor the next epoch, and the
+ * successor resumes from the checkpoint its own replica holds. The old leader's seat stays a member.
+ */
+import { join } from 'node:path';
+import type { Crypto } from '../crypto/backend.js';
+import { toHex } from '../crypto/encoding.js';
+import type { GroupAutoplay, GroupHooks, GroupMember, HookContext, HooksModule } from '../hooks/types.js';
+import type { Spec } from '../spec/types.js';
+import { groupMessages } from './action-message.js';
+import { LocalArbiter, serverlessSuccessor } from './arbiter.js';
+import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes } from './leader.js';
+import { GroupReplica } from './member.js';
+import { groupProofOf } from './proof.js';
+import { GroupSessionRecord, type GroupReceipt } from './session-dir.js';
+
+export interface GroupLocalRun {
+  crypto: Crypto;
+  spec: Spec;
+  specText: string;
+  protocolId: string;
+  hooks: HooksModule;
+  options?: Record<string, unknown>;
+  seed?: number;
+  outDir: string;
+  /** Seats to fill (default: the spec's min_participants). */
+  members?: number;
+  /** 32-byte key seeds per seat (default: random). */
+  keySeeds?: Uint8Array[];
+  /** Stop after this many actions offered to the leader (default 20,000). */
+  maxActions?: number;
+  /** Stage a leader failure after this many accepted actions; the failed leader's seat plays on as a member. */
+  failoverAfter?: number;
+  onAction?: (seat: number, action: Record<string, unknown>, accepted: boolean, reason?: string) => void;
+}
+
+export interface GroupMemberResult {
+  seat: number;
+  public_key: string;
+  dir: string;
+  /** Still in the group at the end. */
+  present: boolean;
+  completed: boolean;
+  outcome: string | null;
+  receipt: GroupReceipt;
+}
+
+export interface GroupLocalResult {
+  completed: boolean;
+  outcome: string | null;
+  /** Why the run stopped short of completion. */
+  reason?: string;
+  groupId: string;
+  actions: number;
+  refusals: number;
+  frames: number;
+  epochs: number;
+  members: GroupMemberResult[];
+}
+
+/** A deterministic PRNG (mulberry32) so that `--seed N` replays the same game. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export class GroupRunError extends Error {
+  constructor(
+    readonly code: 'GROUP_NOT_GROUP' | 'GROUP_NO_AUTOPLAY' | 'GROUP_SEATS',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GroupRunError';
+  }
+}
+
+interface Seat {
+  seat: number;
+  seed: Uint8Array;
+  publicKey: string;
+  record: GroupMember;
+  replica: GroupReplica;
+  session: GroupSessionRecord;
+  random: () => number;
+  clientSeq: number;
+  present: boolean;
+  fault?: string;
+  /** The last envelope applied: what a refused one is compared with for a proof. */
+  last?: Record<string, unknown>;
+}
+
+export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult> {
+  const c = r.crypto;
+  if (r.hooks.mode !== 'authoritative_group') throw new GroupRunError('GROUP_NOT_GROUP', `the hooks are for ${r.hooks.mode}, not authoritative_group`);
+  const autoplay: GroupAutoplay | undefined = r.hooks.autoplay;
+  if (!autoplay) throw new GroupRunError('GROUP_NO_AUTOPLAY', 'the hooks module has no autoplay (defineHooks third argument), so no seat can play unattended');
+  const config = groupConfigFromSpec(r.spec);
+  const n = r.members ?? config.min_participants;
+  if (!Number.isInteger(n) || n < config.min_participants || n > config.max_participants) {
+    throw new GroupRunError('GROUP_SEATS', `the spec takes ${config.min_participants}–${config.max_participants} members, not ${n}`);
+  }
+  const messages = groupMessages(r.protocolId, r.spec, r.specText);
+  const seed = r.seed ?? 1;
+  const options = r.options ?? {};
+  const groupId = `grp-${toHex(globalThis.crypto.getRandomValues(new Uint8Array(8)))}`;
+  const keySeeds = Array.from({ length: n }, (_, i) => r.keySeeds?.[i] ?? globalThis.crypto.getRandomValues(new Uint8Array(32)));
+  const publicKeys = keySeeds.map((s) => toHex(c.ed25519PublicKey(s)));
+  const records: GroupMember[] = publicKeys.map((public_key, seat) => ({ member_id: `seat-${seat}`, public_key, seat, status: 'active' }));
+  const hooksFor = (epoch: number): GroupHooks => {
+    const ctx: HookContext = { role: 'host', options, args: [], stateDir: join(r.outDir, `leader-epoch-${epoch}`), decision: null, random: seeded(seed * 7919 + epoch) };
+    return r.hooks.create(ctx) as GroupHooks;
+  };
+
+  let leader = GroupLeader.start({ crypto: c, hooks: hooksFor(0), config, groupId, leaderSeed: toHex(keySeeds[0]!), leaderEpoch: 0, membershipVersion: n, members: records });
+  const arbiter = new LocalArbiter();
+  arbiter.open(groupId, leader.leaderPublicKey, 0);
+  let epochs = 1;
+  const seats: Seat[] = records.map((m, i) => ({
+    seat: m.seat,
+    seed: keySeeds[i]!,
+    publicKey: m.public_key,
+    record: m,
+    replica: new GroupReplica({ crypto: c, groupId, viewerPublicKey: m.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+    session: new GroupSessionRecord(join(r.outDir, `seat-${m.seat}`), { _group_transcript: 1, protocol_id: r.protocolId, group_id: groupId, member_public_key: m.public_key, leader_public_key: leader.leaderPublicKey, leader_epoch: 0 }, r.specText),
+    random: seeded(seed * 1000 + m.seat + 1),
+    clientSeq: 0,
+    present: true,
+  }));
+  const bySeat = new Map(seats.map((s) => [s.publicKey, s]));
+  let frames = 0;
+
+  const deliverTo = (s: Seat, env: unknown, bootstrap: boolean) => {
+    if (!s.present || s.fault) return;
+    const before = s.last;
+    const res = s.replica.apply(env, { bootstrap });
+    if (res.status === 'applied') {
+      s.session.entry({ kind: 'envelope', bootstrap, envelope: env as Record<string, unknown> });
+      s.last = env as Record<string, unknown>;
+      return;
+    }
+    if (res.status === 'ignored') return;
+    s.fault = `${res.code}: ${res.reason}`;
+    const proof = before && typeof env === 'object' && env !== null ? groupProofOf(c, before, env as Record<string, unknown>) : undefined;
+    if (proof) s.session.proof(proof);
+  };
+  const deliver = (envs: Envelopes, bootstrap = false) => {
+    frames++;
+    for (const [pk, env] of Object.entries(envs)) {
+      const s = bySeat.get(pk);
+      if (s) deliverTo(s, env, bootstrap);
+    }
+  };
+  for (const s of seats) deliverTo(s, leader.bootstrapEnvelope(s.publicKey), true);
+  frames++;
+
+  const maxActions = r.maxActions ?? 20_000;
+  let actions = 0;
+  let accepted = 0;
+  let refusals = 0;
+  let reason: string | undefined;
+  let turn = 0;
+  let idle = 0;
+
+  const failover = () => {
+    const failed = bySeat.get(leader.leaderPublicKey)!;
+    leader.dispose();
+    // The failed leader's process comes back as a plain member: its replica still holds the chain.
+    const live = seats.filter((s) => s.present && !s.fault);
+    // Each member names the successor from its own checkpoint; they must agree.
+    const named = new Set(live.map((s) => serverlessSuccessor(s.replica.members, failed.publicKey)?.public_key));
+    if (named.size !== 1) throw new Error('members disagree on the successor');
+    const successor = bySeat.get([...named][0]!)!;
+    const checkpoint = successor.replica.checkpoint!;
+    const epoch = leader.leaderEpoch + 1;
+    const grant = arbiter.claim({ groupId, epoch, claimant: successor.publicKey, checkpointHash: String(checkpoint['checkpoint_hash']) });
+    if (!grant.granted) throw new Error(`the arbiter refused the successor: ${grant.reason}`);
+    leader = GroupLeader.fromCheckpoint({ crypto: c, hooks: hooksFor(epoch), config, groupId, leaderSeed: toHex(successor.seed), leaderEpoch: epoch, membershipVersion: successor.replica.membershipVersion }, checkpoint);
+    epochs++;
+    for (const s of live) {
+      s.replica.advanceEpoch(leader.leaderPublicKey, epoch);
+      s.session.entry({ kind: 'epoch', leader_public_key: leader.leaderPublicKey, leader_epoch: epoch });
+    }
+    deliver(leader.lastEnvelopes);
+  };
+
+  while (!leader.completed) {
+    const live = seats.filter((s) => s.present && !s.fault);
+    if (!live.length) {
+      reason = 'no member is left';
+      break;
+    }
+    if (actions >= maxActions) {
+      reason = `no completion after ${maxActions} actions`;
+      break;
+    }
+    const s = live[turn++ % live.length]!;
+    const view = s.replica.view;
+    const me = s.replica.members.find((m) => m.public_key === s.publicKey) ?? s.record;
+    const action = view && me.status === 'active' ? autoplay(view, me, s.random) : null;
+    if (action === null) {
+      if (++idle > live.length) {
+        reason = 'no member has anything to do, and the group has not completed';
+        break;
+      }
+      continue;
+    }
+    idle = 0;
+    actions++;
+    const clientSeq = s.clientSeq + 1;
+    const errors = messages.check(clientSeq, action);
+    if (errors.length) {
+      refusals++;
+      r.onAction?.(s.seat, action, false, `the spec refuses the ${messages.action} message: ${errors.map((e) => e.code).join(', ')}`);
+    } else {
+      try {
+        const out = leader.applyInput({ actor_public_key: s.publicKey, client_seq: clientSeq, action });
+        s.clientSeq = clientSeq;
+        accepted++;
+        r.onAction?.(s.seat, action, true);
+        deliver(out.envelopes);
+      } catch (e) {
+        if (!(e instanceof GroupLeaderError)) throw e;
+        refusals++;
+        r.onAction?.(s.seat, action, false, e.message);
+      }
+    }
+    if (refusals > 200) {
+      reason = 'the leader refused over 200 actions';
+      break;
+    }
+    if (r.failoverAfter !== undefined && accepted === r.failoverAfter && epochs === 1 && !leader.completed) failover();
+  }
+  const faulted = seats.find((s) => s.fault);
+  if (faulted && !reason) reason = `seat ${faulted.seat} refused the leader's envelope: ${faulted.fault}`;
+
+  const members = seats.map((s): GroupMemberResult => {
+    const cp = s.replica.checkpoint;
+    const view = s.replica.view;
+    if (view) s.session.view(view);
+    const receipt = s.session.finish(c, s.seed, {
+      seq: s.replica.seq,
+      frame_hash: s.replica.frameHash,
+      checkpoint_hash: cp ? String(cp['checkpoint_hash']) : null,
+      completed: cp?.['completed'] === true,
+      outcome: (cp?.['outcome'] as string | null | undefined) ?? null,
+      leader_public_key: s.replica.leaderPublicKey,
+      leader_epoch: s.replica.leaderEpoch,
+    });
+    return { seat: s.seat, public_key: s.publicKey, dir: s.session.dir, present: s.present, completed: receipt.completed, outcome: receipt.outcome, receipt };
+  });
+  leader.dispose();
+  return { completed: leader.completed && !faulted, outcome: leader.outcome, ...(reason && { reason }), groupId, actions, refusals, frames, epochs, members };
+}
