@@ -7,6 +7,7 @@
 #   {"op": "snapshot"}                                      -> {"snapshot": ...}
 #   {"op": "restore", "checkpoint": {...}, "members": [...]} -> {"state": ...} | {"error"}
 #   {"op": "leader_changed", "old": pk, "new": pk}          -> {"state", "events"}
+#   {"op": "load", "state": {...}}                          -> {"state": ...} (a hand-built table)
 # A refused action leaves the state as it was (the leader hands each hook a copy).
 import copy, importlib.util, json, sys
 
@@ -44,6 +45,9 @@ for step in req["steps"]:
             r = hooks.proto_group_on_leader_changed(copy.deepcopy(state), step["old"], step["new"])
             state = r["state"]
             out.append(copy.deepcopy({"state": state, "events": r.get("events", [])}))
+        elif op == "load":
+            state = copy.deepcopy(step["state"])
+            out.append({"state": copy.deepcopy(state)})
         else:
             raise SystemExit(f"unknown op {op}")
     except ValueError as e:

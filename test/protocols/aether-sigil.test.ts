@@ -589,6 +589,9 @@ function ours(h: GroupHooks, ops: Op[]): unknown[] {
       } else if (op['op'] === 'restore') {
         state = h.proto_group_restore!(structuredClone(op['checkpoint'] as GroupState), structuredClone(op['members'] as GroupMember[]), 2);
         out.push({ state });
+      } else if (op['op'] === 'load') {
+        state = structuredClone(op['state'] as GroupState);
+        out.push({ state });
       } else if (op['op'] === 'leader_changed') {
         const r = h.proto_group_on_leader_changed!(structuredClone(state!), op['old'] as string, op['new'] as string);
         state = r.state;
@@ -656,6 +659,52 @@ describe.skipIf(!haveRef)("Aether Sigil against the reference's hooks", () => {
     ];
     compare({ deal_seed: 'table' }, ops);
     for (const life of [9, 51, 10, 50]) compare({ deal_seed: 'x', starting_life: life }, [{ op: 'init', members: MEMBERS }]);
+  });
+
+  it('hand-built tables: every rule and refusal, each action from the same table, as the reference decides', () => {
+    const tries = (s: AetherState, actor: string, actions: Action[]): Op[] => actions.flatMap((action) => [{ op: 'load', state: s }, { op: 'act', actor: byKey(actor), action }]);
+    // A: ten Aether, a full relic row (Living Forge, Prism Lens), a full unit row; B shielded; D defeated.
+    const { s: t1 } = table();
+    Object.assign(t1.players[A]!, { energy: 10, max_energy: 9, life: 15 });
+    Object.assign(t1.players[B]!, { shield: 1, life: 3 });
+    Object.assign(t1.players[D]!, { defeated: true, life: 0 });
+    field(t1, A, 'Living Forge', 'relics');
+    field(t1, A, 'Prism Lens', 'relics');
+    const [d1, d2] = [field(t1, A, 'Dawnling'), field(t1, A, 'Ember Drake')];
+    const tired = field(t1, A, 'Glass Hound', 'units', false);
+    const [lynx, scribe, hound, guard] = [field(t1, B, 'Void Lynx'), field(t1, B, 'Tide Scribe'), field(t1, C, 'Glass Hound'), field(t1, D, 'Aether Guard')];
+    t1.unit_state[scribe]!.power_bonus = 2;
+    t1.unit_state[d1]!.damage = 0;
+    const hand1 = ['Iron Finch', 'Dissolve', 'Cinder Shot', 'Star Map', 'Mending Rain', 'Pulse Shield', 'Rally Spark', 'Deep Reservoir', 'Sun Dial'].map((n) => give(t1, A, n));
+    const targets: unknown[] = [undefined, A, B, C, D, 'f'.repeat(64), 1, ''];
+    const cards: unknown[] = [undefined, d1, lynx, scribe, hound, guard, 'nope', 2, ''];
+    const a1: Action[] = [
+      ...hand1.flatMap((card_id) => [...targets.map((t) => ({ kind: 'play_card', card_id, target_public_key: t })), ...cards.map((c) => ({ kind: 'play_card', card_id, target_card_id: c }))]),
+      ...[d1, d2, tired, lynx, 'x', 5].flatMap((unit_id) => [...targets.map((t) => ({ kind: 'attack', unit_id, target_public_key: t })), ...cards.map((c) => ({ kind: 'attack', unit_id, target_card_id: c, target_public_key: C }))]),
+      { kind: 'end_turn' },
+      { kind: 'concede' },
+    ];
+    // A second table: an empty pile, a Sun Dial, fragile opponents, so turns hand on through fatigue.
+    const { s: t2 } = table({ starting_life: 12 });
+    const map = give(t2, A, 'Star Map');
+    const rain = give(t2, A, 'Mending Rain');
+    const res = give(t2, A, 'Deep Reservoir');
+    field(t2, A, 'Sun Dial', 'relics');
+    t2.deck.discard_pile.push(...t2.deck.draw_pile.splice(0));
+    Object.assign(t2.players[A]!, { energy: 4, max_energy: 10, life: 11, fatigue: 1 });
+    Object.assign(t2.players[B]!, { life: 1, fatigue: 0 });
+    Object.assign(t2.players[C]!, { life: 2, fatigue: 1, shield: 1 });
+    const a2: Action[] = [{ kind: 'end_turn' }, { kind: 'play_card', card_id: map }, { kind: 'play_card', card_id: rain }, { kind: 'play_card', card_id: res }, { kind: 'concede' }];
+    const t3 = structuredClone(t2);
+    Object.assign(t3.players[D]!, { defeated: true, life: 0 });
+    t3.players[A]!.life = 2;
+    const t4 = structuredClone(t2);
+    t4.players[A]!.energy = 1;
+    const ops = [...tries(t1, A, a1), ...tries(t2, A, a2), ...tries(t3, A, a2), ...tries(t4, A, a2), ...tries(t1, B, [{ kind: 'end_turn' }])];
+    const mine = compare({ deal_seed: 'table', starting_life: 20 }, ops);
+    const texts = new Set(mine.map((r) => (r as { error?: string }).error).filter(Boolean));
+    for (const text of ['the unit row is full', 'the relic row is full', 'this unit is exhausted', 'Dissolve must target an opposing unit', 'the target unit is too powerful for Dissolve', 'target_card_id must be text', 'target unit does not exist', 'a unit cannot attack an allied unit', 'target_public_key must identify an active opponent', 'unit_id is not controlled by this Member', 'not enough Aether']) expect(texts, text).toContain(text);
+    expect(mine.filter((r) => (r as { completed?: boolean }).completed).length).toBeGreaterThan(0);
   });
 
   it('recovery: the snapshot, a restore from it, and the leader-change notice are the reference ones', () => {
