@@ -221,6 +221,18 @@ export const BUILTINS: BuiltinProtocol[] = [
     default_profile: 'standard',
     profiles: { standard: { description: 'One duplicate-scored board', options: { board_number: 1 } } },
   },
+  {
+    alias: 'classical-mahjong-v1',
+    folder: 'classical-mahjong',
+    // The reference's, less its web UI (not shipped here).
+    tags: ['game', 'tiles', 'multiplayer', 'mahjong', 'shared-deck', 'private-hands'],
+    capabilities: ['authoritative_group', 'fixed_four_players', 'shared_deck', 'private_hands', 'public_melds', 'claim_priority', 'restart_round_recovery'],
+    default_profile: 'standard',
+    profiles: {
+      quick: { description: 'One hand with 25,000 starting points', options: { starting_points: 25000, max_hands: 1 } },
+      standard: { description: 'Four hands with rotating dealer', options: { starting_points: 25000, max_hands: 4 } },
+    },
+  },
 ];
 
 export function builtinDir(b: BuiltinProtocol): string {
