@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
+import { seeded } from '../../ts/engine/local.js';
 import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
 import { GroupReplica } from '../../ts/group/member.js';
 import type { GroupHooks, GroupMember, GroupState, HookContext } from '../../ts/hooks/types.js';
@@ -21,17 +22,7 @@ const ID = '5d69cf0e7ff90b2b60191fb43ab2448d0bf9153555b827199c1d77bc3ea78f3e';
 const SRC = new URL('../../../shared/reference/aigenora-src/src', import.meta.url).pathname;
 const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: mulberry32(seed) });
+const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: seeded(seed) });
 const make = (options: Record<string, unknown> = {}, seed = 1) => bridge.create(ctx(options, seed)) as GroupHooks;
 const MEMBERS: GroupMember[] = [0, 1, 2, 3].map((s) => ({ member_id: `m${s}`, public_key: 'nesw'[s]!.repeat(64), seat: s, status: 'active' }));
 const [N, E, S, W] = MEMBERS.map((m) => m.public_key) as [string, string, string, string];
@@ -290,10 +281,13 @@ describe('the play', () => {
   });
 });
 
-/** Every step of one board played by autoplay from each member's own view, checking privacy on the way. */
-function playBoard(options: Record<string, unknown>, seed: number): { h: GroupHooks; steps: { actor: string; action: Action }[]; final: BridgeState; outcome: string; events: unknown[] } {
+/**
+ * Every step of one board played by autoplay from each member's own view (after the scripted opening
+ * calls `prefix`, made by whoever is to call), checking privacy on the way.
+ */
+function playBoard(options: Record<string, unknown>, seed: number, prefix: Action[] = []): { h: GroupHooks; steps: { actor: string; action: Action }[]; final: BridgeState; outcome: string; events: unknown[] } {
   const h = make(options, seed);
-  const rnd = mulberry32(seed * 7 + 1);
+  const rnd = seeded(seed * 7 + 1);
   let s = h.proto_group_initial_state(MEMBERS) as BridgeState;
   const steps: { actor: string; action: Action }[] = [];
   for (let n = 0; n < 400; n++) {
@@ -312,8 +306,9 @@ function playBoard(options: Record<string, unknown>, seed: number): { h: GroupHo
     expect(picks.map((p) => p !== null)).toEqual(MEMBERS.map((m) => m.public_key === s.current_player));
     const i = picks.findIndex((p) => p !== null);
     const actor = MEMBERS[i]!.public_key;
-    const r = act(h, s, actor, picks[i]!);
-    steps.push({ actor, action: picks[i]! });
+    const action = n < prefix.length ? prefix[n]! : picks[i]!;
+    const r = act(h, s, actor, action);
+    steps.push({ actor, action });
     s = r.state as BridgeState;
     if (r.completed) {
       for (const [j, m] of MEMBERS.entries()) expect(autoplay(h.proto_group_view(s, m), m, rnd), `seat ${j}`).toBeNull();
@@ -421,7 +416,7 @@ describe('through the group leader: four replicas, each acting from its own veri
       for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
     };
     const seqs = [0, 0, 0, 0];
-    const rnd = mulberry32(run * 13);
+    const rnd = seeded(run * 13);
     let failedOver = false;
     for (let n = 0; n < 1000 && !leader.completed; n++) {
       const views = replicas.map((r) => r.view as BridgeView);
@@ -490,9 +485,31 @@ describe.skipIf(!haveRef)("against the reference's hooks", () => {
     expect(reference({ steps })).toEqual(ours);
   });
 
-  it.each([1, 2, 3, 4, 5, 6])("seed %i: every state, event, view, refusal and outcome equals the reference leader's", (seed) => {
-    const options = { deal_seed: `x${seed}`, board_number: seed * 5 };
-    const { h, steps } = playBoard(options, seed + 40);
+  // Random boards, and scripted auctions the random ones rarely reach: a redoubled contract, a passed-out
+  // board, a declarer whose partner named the strain first, a doubled slam.
+  const XX: Action[] = [bid(1, 'hearts'), { kind: 'double' }, { kind: 'redouble' }, PASS, PASS, PASS];
+  const OUT: Action[] = [PASS, PASS, PASS, PASS];
+  const PARTNER: Action[] = [bid(1, 'clubs'), PASS, bid(1, 'hearts'), PASS, bid(2, 'hearts'), PASS, PASS, PASS];
+  const SLAM: Action[] = [PASS, bid(6, 'nt'), { kind: 'double' }, PASS, PASS, PASS];
+  it.each([
+    [1, []],
+    [2, []],
+    [3, []],
+    [4, []],
+    [5, []],
+    [6, []],
+    [7, XX],
+    [8, OUT],
+    [9, PARTNER],
+    [10, SLAM],
+    [11, XX],
+  ] as [number, Action[]][])("seed %i: every state, event, view, refusal and outcome equals the reference leader's", (seed, prefix) => {
+    const options = { deal_seed: `x${seed}`, board_number: seed * 5 - (seed > 6 ? 30 : 0) };
+    const { h, steps, final } = playBoard(options, seed + 40, prefix);
+    if (prefix === XX) expect(final.contract).toMatchObject({ level: 1, denomination: 'hearts', doubled: 2 });
+    if (prefix === SLAM) expect(final.contract).toMatchObject({ level: 6, denomination: 'nt', doubled: 1 });
+    if (prefix === OUT) expect(final.contract).toBeNull();
+    if (prefix === PARTNER) expect(final.declarer).toBe(final.turn_order[(final.turn_order.indexOf(final.dealer) + 2) % 4]);
     let s = h.proto_group_initial_state(MEMBERS);
     const ours: unknown[] = [{ state: s }];
     const req: Record<string, unknown>[] = [];
