@@ -1,8 +1,8 @@
 # Runs the reference implementation's Upgrade (Tractor) hooks (its hooks.py and proto/tractor.py) for
 # test/protocols/upgrade-tractor.test.ts to compare with ours. argv[1]: the reference's src directory.
 # stdin: {"rules": [{"op": "classify"|"follow"|"winner"|"strength", ...}, ...]}: the tractor helpers on hand-built cards
-#      | {"options": {...}, "members": [...], "actions": [[actor, action], ...], "failover": [old, new]?}: replays
-#        the actions from the initial state and prints, after each step, the result or the refusal and every
+#      | {"options": {...}, "members": [...], "state"?: {...}, "actions": [[actor, action], ...], "failover": [old, new]?}:
+#        replays the actions from the given or the initial state and prints, after each step, the result or the refusal and every
 #        member's view; then, with "failover", the recovery snapshot, the restored state and the leader change.
 import copy, importlib.util, json, sys
 
@@ -41,7 +41,7 @@ if "rules" in req:
     print(json.dumps(out))
 else:
     members = req["members"]
-    out = [attempt(lambda: hooks.proto_group_initial_state(members))]
+    out = [{"ok": req["state"]} if "state" in req else attempt(lambda: hooks.proto_group_initial_state(members))]
     if "ok" in out[0]:
         state = out[0]["ok"]
         views = lambda s: [hooks.proto_group_view(s, m) for m in members]

@@ -606,6 +606,40 @@ const reference = (req: unknown) => {
   return JSON.parse(r.stdout) as Record<string, unknown>[];
 };
 
+/** Replays `actions` from `state` through ours and the reference's hooks; every step must match. */
+function compareSteps(options: Record<string, unknown>, start: UpgradeState | null, actions: Step[], failover?: [string, string]) {
+  const h = hooks(options);
+  const ref = reference({ options, members: MEMBERS, actions, ...(start ? { state: start } : {}), ...(failover ? { failover } : {}) });
+  expect(ref.length).toBe(actions.length + 1 + (failover ? 1 : 0));
+  let state = start ? structuredClone(start) : h.proto_group_initial_state(MEMBERS);
+  const views = (st: typeof state) => MEMBERS.map((m) => h.proto_group_view(st, m));
+  if (!start) expect(rtCanonical({ state, views: views(state) })).toBe(rtCanonical(ref[0]));
+  const texts = new Set<string>();
+  const kinds = new Set<string>();
+  actions.forEach(([actor, action], i) => {
+    let ours: unknown;
+    try {
+      const r = h.proto_group_handle(structuredClone(state), actor, structuredClone(action));
+      state = r.state;
+      for (const e of r.events ?? []) if ((e as { kind: string }).kind === 'upgrade_play') kinds.add((e as { shape: Shape }).shape.kind);
+      ours = { state, events: r.events ?? [], completed: r.completed ?? false, outcome: r.outcome ?? null, views: views(state) };
+    } catch (e) {
+      texts.add((e as Error).message);
+      ours = { error: (e as Error).message };
+    }
+    expect(rtCanonical(ours), `step ${i}`).toBe(rtCanonical(ref[i + 1]));
+  });
+  if (failover) {
+    const snapshot = h.proto_group_recovery_snapshot!(state);
+    const changed = h.proto_group_on_leader_changed!(h.proto_group_restore!(structuredClone(snapshot), MEMBERS, 1), failover[0], failover[1]);
+    expect(rtCanonical({ snapshot, state: changed.state, events: changed.events, views: views(changed.state) })).toBe(rtCanonical(ref.at(-1)));
+  }
+  return { texts, kinds, state };
+}
+
+const seenTexts = new Set<string>();
+const seenKinds = new Set<string>();
+
 describe.skipIf(!haveRef)('Upgrade (Tractor) against the reference hooks', () => {
   it('the tractor rules give the reference results and refusals on every hand-built case', () => {
     const ref = reference({ rules: RULE_CASES });
@@ -635,21 +669,131 @@ describe.skipIf(!haveRef)('Upgrade (Tractor) against the reference hooks', () =>
     const views = (s: typeof state) => MEMBERS.map((m) => h.proto_group_view(s, m));
     expect(rtCanonical({ state, views: views(state) })).toBe(rtCanonical(ref[0]));
     let refusals = 0;
+    const texts = new Set<string>();
+    const kinds = new Set<string>();
     actions.forEach(([actor, action], i) => {
       let ours: unknown;
       try {
         const r = h.proto_group_handle(structuredClone(state), actor, structuredClone(action));
         state = r.state;
+        for (const e of r.events ?? []) if ((e as { kind: string }).kind === 'upgrade_play') kinds.add((e as { shape: Shape }).shape.kind);
         ours = { state, events: r.events ?? [], completed: r.completed ?? false, outcome: r.outcome ?? null, views: views(state) };
       } catch (e) {
         refusals += 1;
+        texts.add((e as Error).message);
         ours = { error: (e as Error).message };
       }
       expect(rtCanonical(ours), `step ${i}`).toBe(rtCanonical(ref[i + 1]));
     });
     expect(refusals).toBeGreaterThan(2);
+    expect(rtCanonical(state)).not.toBe(rtCanonical(h.proto_group_initial_state(MEMBERS)));
+    for (const t of texts) seenTexts.add(t);
+    for (const k of kinds) seenKinds.add(k);
     const snapshot = h.proto_group_recovery_snapshot!(state);
     const changed = h.proto_group_on_leader_changed!(h.proto_group_restore!(structuredClone(snapshot), MEMBERS, 1), failover[0]!, failover[1]!);
     expect(rtCanonical({ snapshot, state: changed.state, events: changed.events, views: views(changed.state) })).toBe(rtCanonical(ref.at(-1)));
   }, 300_000);
+
+  it('declarations: every single card and every neighbouring pair of each hand, as declare_trump, in turn', () => {
+    const options = { deal_seed: 'declare-all', start_level: 9, target_level: 12 };
+    const start = hooks(options).proto_group_initial_state(MEMBERS) as UpgradeState;
+    const actions: Step[] = [];
+    for (const m of [M2, M0, M3, M1]) {
+      const hand = start.deck.hands[m.public_key]!;
+      const sorted = [...hand].sort((a, b) => start.deck.catalog[a]!.suit.localeCompare(start.deck.catalog[b]!.suit) || start.deck.catalog[a]!.rank - start.deck.catalog[b]!.rank);
+      for (const id of sorted) actions.push([m, { kind: 'declare_trump', card_ids: [id] }]);
+      sorted.slice(1).forEach((id, i) => actions.push([m, { kind: 'declare_trump', card_ids: [sorted[i]!, id] }]));
+      actions.push([m, { kind: 'declare_trump', card_ids: sorted.slice(0, 3) }], [m, { kind: 'declare_trump', card_ids: [start.deck.draw_pile[0]!] }], [m, { kind: 'pass_declare' }], [m, { kind: 'pass_declare' }]);
+    }
+    const { texts, state } = compareSteps(options, null, actions);
+    for (const t of texts) seenTexts.add(t);
+    expect(state.phase).toBe('bury');
+    expect(texts.size).toBeGreaterThanOrEqual(6);
+    // Then the kitty: each bury refusal, and the legal bury.
+    const bury = state as UpgradeState;
+    const declarer = byKey(bury.declarer);
+    const other = MEMBERS.find((m) => m !== declarer)!;
+    const hand = bury.deck.hands[declarer.public_key]!;
+    const kept = bury.winning_declaration?.card_ids ?? [];
+    expect(kept.length).toBeGreaterThan(0);
+    const free = hand.filter((id) => !kept.includes(id));
+    const buryActions: Step[] = [
+      [other, { kind: 'bury', card_ids: free.slice(0, 8) }],
+      [declarer, { kind: 'pass_declare' }],
+      [declarer, { kind: 'bury', card_ids: free.slice(0, 7) }],
+      [declarer, { kind: 'bury', card_ids: [...free.slice(0, 7), free[0]!] }],
+      [declarer, { kind: 'bury', card_ids: [kept[0]!, ...free.slice(0, 7)] }],
+      [declarer, { kind: 'bury', card_ids: [bury.deck.hands[other.public_key]![0]!, ...free.slice(0, 7)] }],
+      [declarer, { kind: 'bury', card_ids: free.slice(0, 8) }],
+      [declarer, { kind: 'pass_declare' }],
+    ];
+    const after = compareSteps(options, bury, buryActions, ['1'.repeat(64), '2'.repeat(64)]);
+    for (const t of after.texts) seenTexts.add(t);
+    expect(after.state.phase).toBe('playing');
+  }, 120_000);
+
+  it('hand-built tables: refusals, follows, discards, the kitty award, level bands and match completion', () => {
+    const scenarios: [Record<string, unknown>, string[], string, Partial<UpgradeState>][] = [
+      [{ deal_seed: 'table' }, ['3C 3C 4C 5D', '7C 7C 8C 9S', '9C 10C JC QC', 'KD KD AD 2S'], '', {}],
+      [{ deal_seed: 'table' }, ['3S 3S 4S 4S 9D', 'AS AS 6S 6S 9H', 'QS QS KS KS 10D', '2H 2H 7S 8S BJ'], '5C 5C 10C KC 3D 4D 6D 7D', { defender_points: 40, captured_points: { team0: 0, team1: 40 } }],
+      [{ deal_seed: 'table', target_level: 4 }, ['AS', '3S', '4S', '6S'], '5C 5C 10C KC 3D 4D 6D 7D', {}],
+      [{ deal_seed: 'table', max_hands: 1 }, ['3S 3S', 'AS AS', '4S 6S', '7S 8S'], 'KC KC 10C 3D 4D 6D 7D 8D', { defender_points: 75, captured_points: { team0: 5, team1: 75 } }],
+    ];
+    for (const [options, hands, kitty, over] of scenarios) {
+      const { s } = table(hands, kitty, over, options);
+      // Subsets of each seat's hand of the lead's size, seat by seat from the leader, until one is legal.
+      const actions: Step[] = [[M1, { kind: 'play', card_ids: s.deck.hands[M1.public_key]!.slice(0, 1) }], [M0, { kind: 'pass' }]];
+      const h = hooks(options);
+      let state = structuredClone(s);
+      for (let n = 0; n < 40 && state.phase === 'playing'; n++) {
+        const actor = byKey(state.current_player);
+        const hand = state.deck.hands[actor.public_key]!;
+        const size = state.current_trick[0]?.shape.count;
+        const subsets: string[][] = [];
+        for (let mask = 1; mask < 1 << hand.length; mask++) {
+          const pickIds = hand.filter((_, i) => mask & (1 << i));
+          if (size === undefined || pickIds.length === size) subsets.push(pickIds);
+        }
+        // Leads try the largest sets first, so pairs, tractors and throws come before singles.
+        subsets.sort((a, b) => b.length - a.length);
+        let moved = false;
+        for (const ids of subsets.slice(0, 64)) {
+          actions.push([actor, { kind: 'play', card_ids: ids }]);
+          try {
+            state = h.proto_group_handle(structuredClone(state), actor, { kind: 'play', card_ids: ids }).state as UpgradeState;
+            moved = true;
+            break;
+          } catch {
+            // refused: the reference must refuse it with the same text
+          }
+        }
+        expect(moved).toBe(true);
+      }
+      const { texts, kinds } = compareSteps(options, s, actions, ['e'.repeat(64), 'f'.repeat(64)]);
+      for (const t of texts) seenTexts.add(t);
+      for (const k of kinds) seenKinds.add(k);
+    }
+  }, 120_000);
+
+  it('the cross-checked steps met every play shape and the refusal texts of each phase', () => {
+    expect([...seenKinds].sort()).toEqual(['mixed', 'pair', 'single', 'throw', 'tractor']);
+    for (const t of [
+      "it is not this Member's turn",
+      'this Member has already declared or passed',
+      'declaration accepts pass_declare or declare_trump',
+      'card_ids must contain 1-2 unique ids',
+      "a selected card is not in this Member's hand",
+      'a single declaration must be one level card',
+      'a pair declaration needs identical card faces',
+      'a pair declaration needs level cards or identical jokers',
+      'the declaration must be stronger than the current one',
+      'the declarer must bury exactly eight cards',
+      'card_ids must contain 8-8 unique ids',
+      'the winning declaration cards cannot be buried',
+      'trick play accepts only play',
+      'all cards in a play must share an effective suit',
+      'the follower must exhaust the led effective suit',
+      'the follower must preserve available pairs',
+    ]) expect(seenTexts, t).toContain(t);
+  });
 });

@@ -61,19 +61,22 @@ function declare(view: UpgradeView, random: () => number): Action {
 
 function lead(hand: readonly Card[], ctx: TrumpContext, random: () => number): string[] {
   const roll = random();
-  const pick = hand[Math.floor(random() * hand.length)]!;
-  const suit = effectiveSuit(pick, ctx);
-  const sameSuit = hand.filter((c) => effectiveSuit(c, ctx) === suit);
-  if (roll < 0.15) {
-    const tractor = findTractor(sameSuit, 2, suit, ctx);
-    if (tractor) return tractor;
+  const bySuit = new Map<string, Card[]>();
+  for (const c of hand) bySuit.set(effectiveSuit(c, ctx), [...(bySuit.get(effectiveSuit(c, ctx)) ?? []), c]);
+  const suits = shuffled([...bySuit.entries()], random);
+  if (roll < 0.3) {
+    for (const [suit, cards] of suits) {
+      const tractor = findTractor(cards, 2, suit, ctx);
+      if (tractor) return tractor;
+    }
   }
-  if (roll < 0.35) {
-    const pairs = pairsIn(sameSuit);
+  if (roll < 0.55) {
+    const pairs = suits.flatMap(([, cards]) => pairsIn(cards));
     if (pairs.length) return pairs[Math.floor(random() * pairs.length)]!;
   }
+  const [, sameSuit] = suits[0]!;
   if (roll > 0.9 && sameSuit.length >= 2) return shuffled(sameSuit, random).slice(0, 2 + Math.floor(random() * Math.min(3, sameSuit.length - 1))).map((c) => c.card_id);
-  return [pick.card_id];
+  return [sameSuit[Math.floor(random() * sameSuit.length)]!.card_id];
 }
 
 function follow(hand: readonly Card[], lead: Shape, ctx: TrumpContext, random: () => number): string[] {
