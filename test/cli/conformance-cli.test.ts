@@ -137,7 +137,7 @@ describe('aigenora conformance', () => {
   it.skipIf(!existsSync(DEFAULT_CORPUS))('passes the real corpus with every file at the count its README gives', () => {
     const r = spawnSync(process.execPath, [BIN, 'conformance', '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
     expect(r.status, r.stdout.slice(-2000)).toBe(0);
-    const report = JSON.parse(r.stdout) as { suites: { path: string; total: number; repeated: number; failed: number; unchecked: string[] }[]; errors: string[]; passed: number; failed: number; unchecked: number };
+    const report = JSON.parse(r.stdout) as { suites: { path: string; total: number; repeated: number; failed: number; passed: Record<string, number> }[]; errors: string[]; passed: number; failed: number };
     // The counts of ../shared/conformance/README.md's table (cases.txt repeats cases.json; the seven
     // sample lines of the ES6 file's README are the eighth file).
     const readme: Record<string, number> = {
@@ -171,12 +171,11 @@ describe('aigenora conformance', () => {
     expect(report.failed).toBe(0);
     const speccheckText = report.suites.find((s) => s.path.endsWith('cases.txt'))!;
     expect(speccheckText.repeated).toBe(12);
-    // The group session cases wait for the group Leader and Member replica; they are listed, never passed.
+    // Every group case runs and passes on both backends, the session and its quirk included.
     const group = report.suites.find((s) => s.path.endsWith('aigenora-group-vectors.json'))!;
-    expect(group.unchecked.map((u) => u.split(':')[0])).toEqual(['community-room-session', 'bool-int-flip-delta']);
-    expect(report.unchecked).toBe(2);
-    // Each distinct case once: the files' cases less those repeated from an earlier file or not checked.
-    const distinct = report.suites.reduce((n, s) => n + s.total - s.repeated - s.unchecked.length, 0);
+    expect([group.passed, group.failed, group.repeated]).toEqual([{ wasm: 8, js: 8 }, 0, 0]);
+    // Each distinct case once: the files' cases less those repeated from an earlier file.
+    const distinct = report.suites.reduce((n, s) => n + s.total - s.repeated, 0);
     expect(report.passed).toBe(distinct);
     // Less than the files' cases less cases.txt's twelve: sign.input and the ES6 samples repeat others too.
     expect(distinct).toBeLessThan(Object.values(readme).reduce((a, b) => a + b, 0) - 12);

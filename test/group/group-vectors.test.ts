@@ -28,15 +28,33 @@ const run = (fileText: string, id: string, name: string) => groupSuite(fileText)
 describe.each(['wasm', 'js'])('%s backend', (name) => {
   const c = getCrypto(name);
 
-  it.skipIf(skip)('passes every case the wire layer can check, and leaves the two session kinds unchecked', () => {
+  it.skipIf(skip)('passes every case, the Community Room session and its quirk included', () => {
     // The corpus README: 8 cases, one of each kind.
-    expect(checkGroupVectors(c, text())).toEqual({
-      checked: { json_delta: 1, json_delta_apply: 1, admission: 1, admission_handshake: 1, checkpoint: 1, canonical_json: 1 },
-      unchecked: { session: 1, session_quirk: 1 },
-    });
-    const suite = groupSuite(text());
-    expect(suite.cases.filter((k) => k.unchecked).map((k) => k.id)).toEqual(['community-room-session', 'bool-int-flip-delta']);
-    expect(suite.cases.filter((k) => !k.unchecked).map((k) => k.run(c).ok)).toEqual(Array(6).fill(true));
+    expect(checkGroupVectors(c, text())).toEqual({ json_delta: 1, json_delta_apply: 1, admission: 1, admission_handshake: 1, session: 1, session_quirk: 1, checkpoint: 1, canonical_json: 1 });
+    const results = groupSuite(text()).cases.map((k) => [k.id, k.run(c)] as const);
+    expect(results.map(([id]) => id)).toContain('community-room-session');
+    expect(results.filter(([, r]) => !r.ok)).toEqual([]);
+  });
+
+  it.skipIf(skip)('fails the session when one byte of one recorded envelope is flipped', () => {
+    const r = run(
+      altered('community-room-session', (v) => {
+        const step = (v['steps'] as Record<string, any>[]).find((s) => s['step'] === 'send_2')!;
+        const env = Object.values(step['envelopes'] as Record<string, Record<string, any>>)[0]!;
+        const sig = env['signature'] as string;
+        env['signature'] = (sig[0] === '0' ? '1' : '0') + sig.slice(1);
+      }),
+      'community-room-session',
+      name,
+    );
+    expect(r).toMatchObject({ ok: false });
+    expect(r.outcome).toMatch(/send_2: envelope for/);
+  });
+
+  it.skipIf(skip)('fails the quirk case if the vector claimed the reference\'s frame carried the change', () => {
+    const r = run(altered('bool-int-flip-delta', (v) => void (v['frame_envelope']['view_delta'] = [{ op: 'set', path: ['flag'], value: true }])), 'bool-int-flip-delta', name);
+    expect(r).toMatchObject({ ok: false });
+    expect(r.outcome).toMatch(/bool-int-flip-delta/);
   });
 
   it.skipIf(skip)('fails a delta case whose expected ops were altered', () => {

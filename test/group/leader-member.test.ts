@@ -8,6 +8,7 @@ import type { GroupHooks, HookContext } from '../../ts/hooks/types.js';
 import communityRoom from '../../ts/protocols/community-room/hooks.js';
 import { parseGroupJson } from '../../ts/group/json.js';
 import { checkGroupSession } from '../../ts/group/session-check.js';
+import { revive } from '../../ts/conformance/mp-vectors.js';
 
 const CORPUS = new URL('../../../shared/conformance/aigenora-reference/aigenora-group-vectors.json', import.meta.url);
 const skip = !existsSync(CORPUS) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
@@ -18,7 +19,7 @@ function sessionCase(): Record<string, unknown> {
   const all = parseGroupJson(readFileSync(CORPUS, 'utf8')) as { cases: Record<string, unknown>[] };
   const c = all.cases.find((x) => x['kind'] === 'session');
   if (!c) throw new Error('the corpus has no session case');
-  return c;
+  return revive(c) as Record<string, unknown>;
 }
 
 export const ctxFor = (options: Readonly<Record<string, unknown>>): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: () => 0 });
