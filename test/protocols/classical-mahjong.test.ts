@@ -842,6 +842,26 @@ describe.skipIf(!haveRef)('Classical Mahjong against the reference hooks', () =>
     expect((theirs.at(-4) as { outcome: string }).outcome).toBe(outcome);
   });
 
+  it('restores from checkpoints as the reference does: defaults, numbers as text, a dealer index past the table', () => {
+    const checkpoints: Record<string, unknown>[] = [
+      {},
+      { hand_number: 3, dealer_index: 2, restart_count: 4, scores: Object.fromEntries(KEYS.map((k, i) => [k, 100 * i])) },
+      { hand_number: '3', dealer_index: 6, scores: { [KEYS[0]!]: '7', [KEYS[2]!]: 2.9 } },
+      { hand_number: 'x' },
+      { restart_count: ' 2 ', dealer_index: -1 },
+    ];
+    const h = hooks({ deal_seed: 'restore' });
+    const ours = checkpoints.map((checkpoint) => {
+      try {
+        return { state: h.proto_group_restore!(structuredClone(checkpoint), MEMBERS, 2) };
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    });
+    expect(ours.map((o) => ('error' in o ? o.error : 'restored'))).toEqual(['restored', 'restored', 'restored', "invalid literal for int() with base 10: 'x'", 'restored']);
+    expect(reference({ options: { deal_seed: 'restore' }, steps: checkpoints.map((checkpoint) => ({ op: 'restore', checkpoint, members: MEMBERS })) })).toEqual(ours);
+  });
+
   it('the seeded matches compared met claims of every kind, wins and a drawn-out wall', () => {
     for (const k of ['mahjong_discard', 'mahjong_draw', 'claim_resolved', 'pung', 'chow', 'mahjong_hand_started', 'mahjong_match_complete']) expect(covered, k).toContain(k);
     expect(['self_draw', 'discard_win'].some((k) => covered.has(k))).toBe(true);

@@ -77,6 +77,7 @@ function pyInt(v: unknown): number {
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (typeof v === 'number' && Number.isFinite(v)) return Math.trunc(v);
   if (typeof v === 'string' && /^\s*[+-]?\d+\s*$/.test(v)) return Number.parseInt(v, 10);
+  if (typeof v === 'string' && !v.includes("'")) throw new Error(`invalid literal for int() with base 10: '${v}'`);
   throw new Error(`invalid literal for int(): ${JSON.stringify(v)}`);
 }
 
