@@ -660,38 +660,13 @@ describe.skipIf(!haveRef)('Upgrade (Tractor) against the reference hooks', () =>
     [3, { max_hands: 3, target_level: 6 }],
   ])('seeded match %i: the same deal, states, events, refusals, outcome, views and recovery', (seed, extra) => {
     const options = { deal_seed: `cross-${seed}`, ...extra };
-    const { h, steps } = playMatch(options, seed, 0.5);
+    const { steps } = playMatch(options, seed, 0.5);
     const actions: Step[] = [[M2, { kind: 'play', card_ids: [] }], [M1, { kind: 'bury' }], ...steps];
-    const failover = ['c'.repeat(64), 'd'.repeat(64)];
-    const ref = reference({ options, members: MEMBERS, actions, failover });
-    expect(ref.length).toBe(actions.length + 2);
-    let state = h.proto_group_initial_state(MEMBERS);
-    const views = (s: typeof state) => MEMBERS.map((m) => h.proto_group_view(s, m));
-    expect(rtCanonical({ state, views: views(state) })).toBe(rtCanonical(ref[0]));
-    let refusals = 0;
-    const texts = new Set<string>();
-    const kinds = new Set<string>();
-    actions.forEach(([actor, action], i) => {
-      let ours: unknown;
-      try {
-        const r = h.proto_group_handle(structuredClone(state), actor, structuredClone(action));
-        state = r.state;
-        for (const e of r.events ?? []) if ((e as { kind: string }).kind === 'upgrade_play') kinds.add((e as { shape: Shape }).shape.kind);
-        ours = { state, events: r.events ?? [], completed: r.completed ?? false, outcome: r.outcome ?? null, views: views(state) };
-      } catch (e) {
-        refusals += 1;
-        texts.add((e as Error).message);
-        ours = { error: (e as Error).message };
-      }
-      expect(rtCanonical(ours), `step ${i}`).toBe(rtCanonical(ref[i + 1]));
-    });
-    expect(refusals).toBeGreaterThan(2);
-    expect(rtCanonical(state)).not.toBe(rtCanonical(h.proto_group_initial_state(MEMBERS)));
+    const { texts, kinds, state } = compareSteps(options, null, actions, ['c'.repeat(64), 'd'.repeat(64)]);
+    expect(state.phase).toBe('completed');
+    expect(texts.size).toBeGreaterThan(2);
     for (const t of texts) seenTexts.add(t);
     for (const k of kinds) seenKinds.add(k);
-    const snapshot = h.proto_group_recovery_snapshot!(state);
-    const changed = h.proto_group_on_leader_changed!(h.proto_group_restore!(structuredClone(snapshot), MEMBERS, 1), failover[0]!, failover[1]!);
-    expect(rtCanonical({ snapshot, state: changed.state, events: changed.events, views: views(changed.state) })).toBe(rtCanonical(ref.at(-1)));
   }, 300_000);
 
   it('declarations: every single card and every neighbouring pair of each hand, as declare_trump, in turn', () => {
