@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
+import { seeded } from '../../ts/engine/local.js';
 import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
 import { GroupReplica } from '../../ts/group/member.js';
@@ -24,17 +25,7 @@ const SRC = new URL('../../../shared/reference/aigenora-src/src', import.meta.ur
 const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
 const FOLDER = 'upgrade-tractor';
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: mulberry32(seed) });
+const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: seeded(seed) });
 const hooks = (options: Record<string, unknown> = {}, seed = 1) => upgrade.create(ctx(options, seed)) as GroupHooks;
 const member = (seat: number): GroupMember => ({ member_id: `m-${seat}`, public_key: String.fromCharCode(97 + seat).repeat(64), seat, status: 'active' });
 const MEMBERS = [0, 1, 2, 3].map(member);
@@ -461,7 +452,7 @@ function randomTry(view: UpgradeView, actor: GroupMember, pick: () => number): R
 /** Plays one match with hooks directly: each step, optionally a random try (kept if legal), else the actor's autoplay. */
 function playMatch(options: Record<string, unknown>, seed: number, tries = 0.3) {
   const h = hooks(options, seed);
-  const pick = mulberry32(seed * 7919);
+  const pick = seeded(seed * 7919);
   let state = h.proto_group_initial_state(MEMBERS) as UpgradeState;
   checkPrivacy(h, state);
   const steps: Step[] = [];
@@ -555,7 +546,7 @@ describe('Upgrade (Tractor) through the group leader', () => {
       for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
     };
     const seqs = [0, 0, 0, 0];
-    const pick = mulberry32(5);
+    const pick = seeded(5);
     let failedOver = false;
     let n = 0;
     for (; n < 5000 && !leader.completed; n++) {
