@@ -15,6 +15,8 @@ import { resolveProtocol } from '../library/library.js';
 import { parseInvitation } from '../net/invitation.js';
 import { multiaddr } from '@multiformats/multiaddr';
 import { HandshakeError, host, HostError, join as joinSession, type Protocol } from '../net/session.js';
+import { GroupNetError, hostGroup, joinGroup, type GroupRunResult } from '../net/group.js';
+import { verifyGroupSessionAt } from '../group/session-dir.js';
 import { loadSpec } from '../spec/index.js';
 import { UsageError, type Command, type Output } from './args.js';
 import { readText, writeFileAtomic } from './io.js';
@@ -107,6 +109,32 @@ function report(out: Output, json: boolean, r: SessionResult, extra: Record<stri
   return r.completed && v.ok && v.receipt ? 0 : 1;
 }
 
+function actionDelay(flags: Record<string, unknown>): number | undefined {
+  if (flags['action-delay-ms'] === undefined) return undefined;
+  const n = Number(flags['action-delay-ms']);
+  if (!Number.isInteger(n) || n < 0 || n > 60_000) throw new UsageError('--action-delay-ms must be an integer from 0 to 60000');
+  return n;
+}
+
+function groupEvents(out: Output, json: boolean) {
+  return (type: string, data: Record<string, unknown>) => {
+    if (json || type === 'dial_retry') return;
+    const detail = ['seat', 'epoch', 'message', 'reason'].filter((k) => data[k] !== undefined).map((k) => `${k} ${String(data[k]).slice(0, 120)}`);
+    out.line(`(${type}${detail.length ? `: ${detail.join(', ')}` : ''})`);
+  };
+}
+
+function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Record<string, unknown>): number {
+  const v = verifyGroupSessionAt(getCrypto(), r.dir);
+  if (json) out.json({ ...extra, completed: r.completed, outcome: r.outcome, epochs: r.epochs, reason: r.reason ?? null, dir: r.dir, receipt: v });
+  else {
+    out.line(r.completed ? `group completed: ${r.outcome ?? 'no outcome'}` : `group ended: ${r.reason ?? 'not completed'}`);
+    out.line(`transcript ${join(r.dir, 'transcript.jsonl')}`);
+    out.line(v.ok && v.receipt ? `receipt verified offline: ${v.entries} entries, signed by this member` : `receipt: ${v.reason ?? 'not verified'}`);
+  }
+  return r.completed && v.ok && v.receipt ? 0 : 1;
+}
+
 export const hostCommand: Command = {
   name: 'host',
   usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
@@ -119,7 +147,7 @@ INVITATION_EXPIRED (exit 1).
 --listen takes multiaddrs (comma-separated; default 127.0.0.1 on a free TCP and WebSocket port).
 --handshake-timeout-seconds (default 10): a connection that has not completed Noise and the session
 handshake by then is closed; --timeout-seconds is the wait for each frame once the session runs.`,
-  flags: { 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', json: 'boolean' },
+  flags: { 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', 'action-delay-ms': 'string', json: 'boolean' },
   async run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const protocol = await protocolFrom(dataDir, args.flags);
@@ -134,6 +162,22 @@ handshake by then is closed; --timeout-seconds is the wait for each frame once t
     const handshakeSeconds = seconds(args.flags, 'handshake-timeout-seconds');
     const listen = listenAddrs(args.flags['listen']);
     const daemon = args.flags['daemon'] === true;
+    if (flowMode(protocol.spec) === 'authoritative_group') {
+      if (daemon) throw new UsageError('--daemon serves two-party sessions; a group host leads one group');
+      const delay = actionDelay(args.flags);
+      const g = await hostGroup({ crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), ttlMinutes: ttl, ...(listen && { listen }), ...(delay && { actionDelayMs: delay }), onEvent: groupEvents(out, json) });
+      try {
+        if (typeof args.flags['invitation-file'] === 'string') writeFileAtomic(args.flags['invitation-file'], `${g.text}\n`);
+        if (json) process.stderr.write(`${g.text}\n`);
+        else {
+          out.line(g.text);
+          out.line(`leading group ${g.groupId} on ${g.invitation.ticket.addrs.join(' ')}; members join with this invitation`);
+        }
+        return groupReport(out, json, await g.done, { role: 'leader', group_id: g.groupId });
+      } finally {
+        await g.stop();
+      }
+    }
     let served = 0;
     const h = await host({
       crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), controlMode: control as ControlMode, ttlMinutes: ttl, daemon,
@@ -185,11 +229,16 @@ handshake by then is closed; --timeout-seconds is the wait for each frame once t
 
 export const joinCommand: Command = {
   name: 'join',
-  usage: 'aigenora join <INVITATION | @FILE> [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--allow-skeleton-hooks] [--json]',
+  usage: 'aigenora join <INVITATION | @FILE> [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--resume DIR] [--action-delay-ms N] [--allow-skeleton-hooks] [--json]',
   help: `Checks the invitation (both host signatures, expiry, transport), resolves its protocol_id in the local library
 (or --protocol-dir, which must hash to the same id), connects to the host's key, runs the session handshake
-and the protocol, then prints the outcome, where the transcript is, and the offline receipt check.`,
-  flags: { 'protocol-dir': 'string', 'data-dir': 'string', 'control-mode': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', json: 'boolean' },
+and the protocol, then prints the outcome, where the transcript is, and the offline receipt check.
+For an authoritative_group protocol the agent joins the group as a member: it is admitted by the leader,
+verifies every envelope, plays its seat by the protocol's autoplay, and follows a failover to the next
+leader (or becomes it). --resume DIR rejoins after a crash from the member's own session directory;
+--timeout-seconds is then how long a lost leader (or its successor) is dialed before giving up;
+--action-delay-ms pauses before each of this member's actions.`,
+  flags: { 'protocol-dir': 'string', 'data-dir': 'string', 'control-mode': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', resume: 'string', 'action-delay-ms': 'string', json: 'boolean' },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected one invitation (or @file)');
     const raw = args.positional[0]!;
@@ -203,6 +252,23 @@ and the protocol, then prints the outcome, where the transcript is, and the offl
     const control = (args.flags['control-mode'] as string | undefined) ?? 'autonomous';
     if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
     const timeoutSeconds = seconds(args.flags, 'timeout-seconds');
+    if (flowMode(protocol.spec) === 'authoritative_group') {
+      if (!json) out.line(`joining group of ${inv.ticket.peer_id} (protocol ${inv.protocol_id.slice(0, 8)}…)`);
+      const resume = args.flags['resume'] as string | undefined;
+      try {
+        const delay = actionDelay(args.flags);
+        const r = await joinGroup({ crypto: c, seed: identity(dataDir), protocol, invitation: inv, sessionsDir: join(dataDir, 'sessions'), ...(resume !== undefined && { resumeDir: resume }), ...(delay && { actionDelayMs: delay }), ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), onEvent: groupEvents(out, json) });
+        return groupReport(out, json, r, { role: 'member' });
+      } catch (e) {
+        if (e instanceof GroupNetError) {
+          if (json) out.json({ completed: false, reason: e.code, detail: e.message });
+          else out.line(`refused: ${e.message}`);
+          return 1;
+        }
+        throw e;
+      }
+    }
+    if (args.flags['resume'] !== undefined) throw new UsageError('--resume rejoins a group; this invitation is for a two-party session');
     if (!json) out.line(`joining ${inv.ticket.peer_id} (protocol ${inv.protocol_id.slice(0, 8)}…)`);
     try {
       const r = await joinSession({

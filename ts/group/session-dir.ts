@@ -71,14 +71,23 @@ export class GroupSessionRecord {
   constructor(
     readonly dir: string,
     readonly header: GroupTranscriptHeader,
-    specText: string,
+    specText: string | null,
     private readonly durable = false,
+    existingEntries = 0,
   ) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    writeFileSync(join(dir, 'spec.json'), specText);
     this.transcriptPath = join(dir, 'transcript.jsonl');
-    writeFileSync(this.transcriptPath, `${JSON.stringify(header)}\n`, { mode: 0o600 });
+    if (specText !== null) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      writeFileSync(join(dir, 'spec.json'), specText);
+      writeFileSync(this.transcriptPath, `${JSON.stringify(header)}\n`, { mode: 0o600 });
+    }
     this.fd = openSync(this.transcriptPath, 'a');
+    this.entries = existingEntries;
+  }
+
+  /** Continues a member's directory after a crash: entries are appended after the ones it holds. */
+  static reopen(dir: string, header: GroupTranscriptHeader, entries: number): GroupSessionRecord {
+    return new GroupSessionRecord(dir, header, null, true, entries);
   }
 
   /** Appends an entry; it is in the file (with `durable`, on disk) when this returns. */
