@@ -17,7 +17,7 @@
  * its replica holds, and the others dial it there.
  */
 import './polyfill.js';
-import { multiaddr } from '@multiformats/multiaddr';
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { Libp2p } from 'libp2p';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
@@ -35,11 +35,12 @@ import { GroupSessionRecord, type GroupTranscriptHeader } from '../group/session
 import { signAdmission, signChannelReady, verifyAdmission } from '../group/wire.js';
 import { SocketGuard } from './guard.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
-import { createNode, peerKeyHex } from './node.js';
+import { createNode, ipAndPort, peerKeyHex } from './node.js';
 import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
 import { ensureWritableDir } from '../files/write.js';
 
 export const GROUP_NET_PROTOCOL = '/aigenora/group/1.0.0';
+type Connection = { remotePeer?: { publicKey?: { raw: Uint8Array } }; remoteAddr?: Multiaddr };
 const LISTEN = ['/ip4/127.0.0.1/tcp/0'];
 const HANDSHAKE_MS = 10_000;
 
@@ -337,10 +338,13 @@ export class LeaderHub {
 
   private roster(): void {
     for (const t of this.conns.values()) send(t, { _group: 'peers', peers: this.tickets });
+    // The leader's own seat keeps the roster too: after a crash it rejoins as a member and must find its successor.
+    writeFileSync(joinPath(this.o.self.record.dir, 'peers.json'), `${JSON.stringify(this.tickets, null, 2)}\n`, { mode: 0o600 });
   }
 
   /** Serves one member connection: admission, then its actions until it leaves. */
-  async serve(stream: unknown, remoteKey: string | undefined, memberTicketCheck = true): Promise<void> {
+  async serve(stream: unknown, connection: Connection | undefined, guard: SocketGuard): Promise<void> {
+    const remoteKey = peerKeyHex(connection?.remotePeer ?? {});
     const t = new LineTransport(stream as ByteStream, { maxLineBytes: 64 << 10, heartbeatIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 });
     const refuse = (reason: string) => {
       send(t, { _group: 'error', reason });
@@ -382,7 +386,10 @@ export class LeaderHub {
         throw e;
       }
       const ticket = joinMsg['ticket'];
-      if (memberTicketCheck && ticket && typeof ticket === 'object') this.tickets[pk] = ticket as Ticket;
+      if (ticket && typeof ticket === 'object') this.tickets[pk] = ticket as Ticket;
+      // Admitted: the socket guard's handshake deadline no longer applies to this connection.
+      const endpoint = connection?.remoteAddr && ipAndPort(connection.remoteAddr);
+      if (!endpoint || !guard.authenticate(endpoint.address, endpoint.port)) this.emit('warning', { message: `no guarded socket matches ${String(connection?.remoteAddr)}` });
       const old = this.conns.get(pk);
       old?.close();
       this.conns.set(pk, t);
@@ -523,10 +530,7 @@ export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult>
         const hub = new LeaderHub({ crypto: c, seed: o.seed, protocol: o.protocol, options: o.options, groupId: o.groupId, self: o.core, random: o.random, ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), resume: { epoch, checkpoint: cp as unknown as Record<string, unknown>, membershipVersion: o.core.replica.membershipVersion }, ...(o.onEvent && { onEvent: o.onEvent }) });
         hub.setOwnTicket(ownTicket);
         emit('leader_elected', { epoch, public_key: pk });
-        await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => {
-          const remote = peerKeyHex((connection as { remotePeer?: { publicKey?: { raw: Uint8Array } } } | undefined)?.remotePeer ?? {});
-          void hub.serve(stream, remote);
-        });
+        await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), { runOnLimitedConnection: false, maxInboundStreams: 64 });
         hub.afterFrame();
         await hub.done;
         await hub.close(1_000);
@@ -688,10 +692,7 @@ export async function hostGroup(o: { crypto: Crypto; seed: Uint8Array; protocol:
   const self = MemberCore.create(c, o.seed, dir, { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: groupId, member_public_key: pk, leader_public_key: pk, leader_epoch: 0 }, o.protocol.specText, autoplay, secureRandom);
   const hub = new LeaderHub({ crypto: c, seed: o.seed, protocol: o.protocol, options: o.options, groupId, self, random: secureRandom, ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.onEvent && { onEvent: o.onEvent }) });
   hub.setOwnTicket(ticket);
-  await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => {
-    const remote = peerKeyHex((connection as { remotePeer?: { publicKey?: { raw: Uint8Array } } } | undefined)?.remotePeer ?? {});
-    void hub.serve(stream, remote);
-  }, { runOnLimitedConnection: false, maxInboundStreams: 64 });
+  await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), { runOnLimitedConnection: false, maxInboundStreams: 64 });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
