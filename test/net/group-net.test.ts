@@ -1,0 +1,108 @@
+// Texas Hold'em as four processes on loopback: `aigenora host` leads and plays seat 0, three
+// `aigenora join` members play the other seats. One member is killed mid-game and rejoins from its
+// own session directory; then the leader is killed: the members name seat 1 as the successor, it
+// leads epoch 1 from its checkpoint (the interrupted hand is refunded and redealt), and the old
+// leader comes back as a member. The game completes and every member's directory verifies offline.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { getCrypto } from '../../ts/crypto/index.js';
+import { verifyGroupSessionAt } from '../../ts/group/session-dir.js';
+import { tempDir } from '../shared/tmp.js';
+import { BIN, initDataDir, until } from './helpers.js';
+
+const HOLDEM = new URL('../../ts/protocols/texas-holdem', import.meta.url).pathname;
+const OPTIONS = JSON.stringify({ max_hands: 3, deal_seed: 'group-net' });
+const DELAY = ['--action-delay-ms', '120'];
+
+interface Proc {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function start(args: string[]): Proc {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  return { child, output: () => text, exited: new Promise((r) => child.on('exit', (code) => r(code))) };
+}
+
+/** A data dir's member session directory (sessions/<group>/<key prefix>), once it exists. */
+function memberDir(dataDir: string): string | undefined {
+  const sessions = join(dataDir, 'sessions');
+  if (!existsSync(sessions)) return undefined;
+  for (const g of readdirSync(sessions)) for (const m of readdirSync(join(sessions, g))) return join(sessions, g, m);
+  return undefined;
+}
+const entries = (dir: string | undefined) => (dir && existsSync(join(dir, 'transcript.jsonl')) ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).length - 1 : 0);
+const lines = (dir: string) => readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).slice(1).map((l) => JSON.parse(l) as { kind: string; bootstrap?: boolean; envelope?: Record<string, unknown>; leader_public_key?: string; leader_epoch?: number });
+
+describe('authoritative_group over the network', () => {
+  it('a leader and three member processes play Hold\'em through a member crash and a leader failover; every transcript verifies', async () => {
+    const out = tempDir('group-net');
+    const data = [0, 1, 2, 3].map((i) => join(out, `agent${i}`));
+    for (const d of data) initDataDir(d);
+    const invFile = join(out, 'invitation');
+    const procs: Proc[] = [];
+    try {
+      const leader = start(['host', '--protocol-dir', HOLDEM, '--options', OPTIONS, '--data-dir', data[0]!, '--invitation-file', invFile, ...DELAY]);
+      procs.push(leader);
+      await until(() => existsSync(invFile), 'the invitation', 20_000);
+      const members = [1, 2, 3].map((i) => start(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[i]!, ...DELAY]));
+      procs.push(...members);
+
+      // A member crashes mid-hand and rejoins from its own directory.
+      await until(() => entries(memberDir(data[2]!)) >= 5, 'five frames at member 2', 60_000);
+      members[1]!.child.kill('SIGKILL');
+      expect(await members[1]!.exited).toBeNull();
+      const dir2 = memberDir(data[2]!)!;
+      const crashedAt = entries(dir2);
+      const rejoined = start(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[2]!, '--resume', dir2, ...DELAY]);
+      procs.push(rejoined);
+
+      // Then the leader crashes; it comes back as a member of its successor.
+      await until(() => entries(dir2) >= crashedAt + 6, 'member 2 to be back in play', 60_000);
+      leader.child.kill('SIGKILL');
+      expect(await leader.exited).toBeNull();
+      const dir0 = memberDir(data[0]!)!;
+      const oldLeader = start(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[0]!, '--resume', dir0, ...DELAY]);
+      procs.push(oldLeader);
+
+      const finals = [oldLeader, members[0]!, rejoined, members[2]!];
+      const codes = await Promise.all(finals.map((p) => p.exited));
+      expect(codes, finals.map((p) => p.output()).join('\n----\n')).toEqual([0, 0, 0, 0]);
+
+      const c = getCrypto();
+      const dirs = data.map((d) => memberDir(d)!);
+      const receipts = dirs.map((d) => JSON.parse(readFileSync(join(d, 'receipt.json'), 'utf8')) as Record<string, unknown>);
+      for (const [i, d] of dirs.entries()) {
+        expect(verifyGroupSessionAt(c, d), d).toMatchObject({ ok: true, receipt: true, completed: true });
+        const cli = spawnSync(process.execPath, [BIN, 'receipt', 'verify', d], { encoding: 'utf8' });
+        expect(cli.status, cli.stdout + cli.stderr).toBe(0);
+        expect(receipts[i]!['leader_epoch']).toBe(1);
+      }
+      // One final frame, one outcome, one successor: the member in seat 1.
+      expect(new Set(receipts.map((r) => r['frame_hash'])).size).toBe(1);
+      expect(new Set(receipts.map((r) => r['outcome'])).size).toBe(1);
+      const firstCheckpoint = lines(dirs[0]!).find((e) => e.kind === 'envelope')!.envelope!['checkpoint'] as { members: { seat: number; public_key: string }[] };
+      const seat1 = firstCheckpoint.members.find((m) => m.seat === 1)!.public_key;
+      expect(receipts[0]!['leader_public_key']).toBe(seat1);
+      // The rejoined member was admitted again and its transcript continued past the crash (with a
+      // bootstrap envelope, unless the group had not moved while it was away); everyone followed the epoch change.
+      expect(rejoined.output()).toMatch(/\(admitted: seat \d, epoch 0\)/);
+      expect(lines(dir2).length).toBeGreaterThan(crashedAt + 6);
+      for (const d of dirs) {
+        const epochs = lines(d).filter((e) => e.kind === 'epoch');
+        expect(epochs.map((e) => [e.leader_public_key, e.leader_epoch])).toEqual([[seat1, 1]]);
+      }
+      // The new leader restored from its checkpoint: the interrupted hand was refunded and redealt.
+      const views = lines(dirs[3]!).filter((e) => e.kind === 'envelope' && e.envelope!['leader_epoch'] === 1);
+      expect(JSON.stringify(views[0]!.envelope)).toMatch(/refunded/);
+    } finally {
+      for (const p of procs) p.child.kill('SIGKILL');
+    }
+  }, 180_000);
+});
