@@ -11,9 +11,9 @@
 import type { Crypto } from '../crypto/backend.js';
 import { toHex, utf8 } from '../crypto/encoding.js';
 import { RawNumber } from '../crypto/jcs.js';
-import { hasLoneSurrogate } from '../mp/canonical.js';
+import { compareCodePoints, hasLoneSurrogate } from '../mp/canonical.js';
 import { RealtimeError } from '../realtime/errors.js';
-import { parseRealtimeJson, rtCanonical } from '../realtime/json.js';
+import { parseRealtimeJson } from '../realtime/json.js';
 import { GroupError } from './errors.js';
 
 export const MAX_GROUP_JSON_DEPTH = 16;
@@ -40,8 +40,11 @@ function utf8Length(s: string): number {
   return s.length * 3 <= MAX_GROUP_STRING_BYTES ? 0 : utf8(s).length;
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+
 function checkString(s: string): void {
-  if (hasLoneSurrogate(s)) throw new GroupError('GROUP_JSON_LONE_SURROGATE', 'a string contains an unpaired UTF-16 surrogate, which UTF-8 cannot encode');
+  // The plain scan first: the lone-surrogate pattern (with its lookbehind) is the slow one.
+  if (SURROGATE.test(s) && hasLoneSurrogate(s)) throw new GroupError('GROUP_JSON_LONE_SURROGATE', 'a string contains an unpaired UTF-16 surrogate, which UTF-8 cannot encode');
   if (utf8Length(s) > MAX_GROUP_STRING_BYTES) throw new GroupError('GROUP_JSON_STRING_TOO_LONG', 'string exceeds the group protocol limit');
 }
 
@@ -87,10 +90,165 @@ export function checkGroupJson(value: unknown): void {
   check(value, 0);
 }
 
+// Ordinary keys (no surrogate) compare the same by UTF-16 unit as by code point.
+const byUnit = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Texts of deep-frozen arrays and objects by identity, for a writer that meets the same frozen values
+ * again and again (the leader: one state, and each member's view sharing most of it). A value is kept
+ * only if it and everything below it were frozen when written, so it cannot have changed since.
+ */
+export type TextCache = WeakMap<object, CanonicalPart>;
+
+let deepest = 0;
+let cache: TextCache | null = null;
+/** Whether everything written since the innermost open container was frozen (kept only with a cache). */
+let frozen = true;
+
+/**
+ * The check and the writing in one walk, in the check's order (so a value with two faults reports the
+ * one checkGroupJson reports): the text rtCanonical writes for a checked value, without building its tree.
+ */
+function write(v: unknown, depth: number): string {
+  if (depth > MAX_GROUP_JSON_DEPTH) throw new GroupError('GROUP_JSON_TOO_DEEP', DEEP);
+  if (depth > deepest) deepest = depth;
+  if (v === null) return 'null';
+  switch (typeof v) {
+    case 'string':
+      checkString(v);
+      return JSON.stringify(v);
+    case 'number':
+      if (!Number.isInteger(v)) throw new GroupError('GROUP_JSON_FLOAT', FLOAT);
+      if (!Number.isSafeInteger(v)) throw new GroupError('GROUP_JSON_UNSAFE_INTEGER', `integer ${v} is beyond 2^53 - 1 as a number; give it as a bigint`);
+      return v === 0 ? '0' : String(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      return v.toString();
+    case 'object':
+      break;
+    default:
+      throw new GroupError('GROUP_JSON_UNSUPPORTED', `unsupported JSON value type: ${typeof v}`);
+  }
+  if (cache === null) return container(v, depth);
+  const hit = cache.get(v);
+  if (hit !== undefined) {
+    // Checked already where it was first written; deeper down, the one fault it can have is depth.
+    if (depth + hit.height > MAX_GROUP_JSON_DEPTH) throw new GroupError('GROUP_JSON_TOO_DEEP', DEEP);
+    if (depth + hit.height > deepest) deepest = depth + hit.height;
+    return hit.text;
+  }
+  const [outerDeepest, outerFrozen] = [deepest, frozen];
+  deepest = depth;
+  frozen = true;
+  const text = container(v, depth);
+  const kept = frozen && Object.isFrozen(v);
+  if (kept) cache.set(v, { text, height: deepest - depth });
+  if (outerDeepest > deepest) deepest = outerDeepest;
+  frozen = outerFrozen && kept;
+  return text;
+}
+
+function container(v: object, depth: number): string {
+  if (Array.isArray(v)) {
+    if (v.length > MAX_GROUP_CONTAINER_ITEMS) throw new GroupError('GROUP_JSON_TOO_MANY_ITEMS', 'array exceeds the group protocol limit');
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i === 0 ? '' : ',') + write(v[i], depth + 1);
+    return `${out}]`;
+  }
+  if (v instanceof RawNumber) {
+    check(v, depth);
+    return BigInt(v.text).toString();
+  }
+  if (v instanceof Map || !isPlainObject(v)) {
+    check(v, depth);
+    throw new GroupError('GROUP_JSON_UNSUPPORTED', 'unsupported JSON value type');
+  }
+  const o = v as Record<string, unknown>;
+  if (Object.getOwnPropertySymbols(o).some((s) => Object.prototype.propertyIsEnumerable.call(o, s))) throw new GroupError('GROUP_JSON_KEY_NOT_STRING', 'JSON object keys must be strings');
+  const keys = Object.keys(o);
+  if (keys.length > MAX_GROUP_CONTAINER_ITEMS) throw new GroupError('GROUP_JSON_TOO_MANY_ITEMS', 'object exceeds the group protocol limit');
+  if (keys.length === 0) return '{}';
+  const texts = new Map<string, string>();
+  let astral = false;
+  for (const k of keys) {
+    if (depth + 1 > MAX_GROUP_JSON_DEPTH) throw new GroupError('GROUP_JSON_TOO_DEEP', DEEP);
+    if (SURROGATE.test(k)) {
+      checkString(k);
+      astral = true;
+    } else if (k.length * 3 > MAX_GROUP_STRING_BYTES) checkString(k);
+    texts.set(k, write(o[k], depth + 1));
+  }
+  keys.sort(astral ? compareCodePoints : byUnit);
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) out += `${i === 0 ? '' : ','}${JSON.stringify(keys[i])}:${texts.get(keys[i]!)}`;
+  return `${out}}`;
+}
+
 /** Group canonical JSON text of a value, or GroupError. */
 export function groupCanonical(value: unknown): string {
-  check(value, 0);
-  return rtCanonical(value);
+  return cache === null ? write(value, 0) : canonicalPart(value).text;
+}
+
+/**
+ * A value's canonical text with its height (how many levels below it the deepest value or key sits),
+ * so that texts written once can be put together into a larger object (objectPart) with the same
+ * depth check as writing that object whole.
+ */
+export interface CanonicalPart {
+  readonly text: string;
+  readonly height: number;
+}
+
+/** groupCanonical, with the height of the value; with a cache, frozen values already written are not written again. */
+export function canonicalPart(value: unknown, texts?: TextCache): CanonicalPart {
+  const saved = [deepest, cache, frozen] as const;
+  deepest = 0;
+  cache = texts ?? null;
+  frozen = true;
+  try {
+    const text = write(value, 0);
+    return { text, height: deepest };
+  } finally {
+    [deepest, cache, frozen] = saved;
+  }
+}
+
+/**
+ * The canonical text of an object whose values are already written: the same text, and the same
+ * GROUP_JSON_TOO_DEEP refusal, as groupCanonical of the object itself. Keys are the caller's own
+ * (well-formed, short).
+ */
+export function objectPart(parts: Record<string, CanonicalPart>): CanonicalPart {
+  const keys = Object.keys(parts).sort(compareCodePoints);
+  if (keys.length === 0) return { text: '{}', height: 0 };
+  let height = 0;
+  let out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    const p = parts[keys[i]!]!;
+    if (1 + p.height > MAX_GROUP_JSON_DEPTH) throw new GroupError('GROUP_JSON_TOO_DEEP', DEEP);
+    if (p.height > height) height = p.height;
+    out += `${i === 0 ? '' : ','}${JSON.stringify(keys[i])}:${p.text}`;
+  }
+  return { text: `${out}}`, height: height + 1 };
+}
+
+/** The number of UTF-8 bytes of well-formed text (no lone surrogate), without encoding it. */
+export function utf8ByteLength(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c < 0xdc00) i++, (n += 2);
+    else n += 2;
+  }
+  return n;
+}
+
+/** SHA-256 hex of a canonical text (groupJsonHash of the value it was written from). */
+export function textHash(crypto: Crypto, text: string): string {
+  return toHex(crypto.sha256(utf8(text)));
 }
 
 /** Its UTF-8 bytes (what is hashed, signed and measured). */
@@ -100,7 +258,7 @@ export function groupCanonicalBytes(value: unknown): Uint8Array {
 
 /** The reference's json_hash: SHA-256 hex of the group canonical JSON. */
 export function groupJsonHash(crypto: Crypto, value: unknown): string {
-  return toHex(crypto.sha256(groupCanonicalBytes(value)));
+  return textHash(crypto, groupCanonical(value));
 }
 
 /**
