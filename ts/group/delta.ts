@@ -47,7 +47,11 @@ function clone<T>(v: T): T {
   if (Array.isArray(v)) return v.map(clone) as T;
   if (isObject(v)) {
     const o: Obj = {};
-    for (const k of Object.keys(v)) put(o, k, clone(v[k]));
+    // Assignment is an ordinary own property for every key but "__proto__", which would set the prototype.
+    for (const k of Object.keys(v)) {
+      if (k === '__proto__') put(o, k, clone(v[k]));
+      else o[k] = clone(v[k]);
+    }
     return o as T;
   }
   return v;
@@ -61,9 +65,21 @@ function numberText(v: number | bigint | RawNumber): string {
 
 const isNumber = (v: unknown): v is number | bigint | RawNumber => typeof v === 'number' || typeof v === 'bigint' || v instanceof RawNumber;
 
+/**
+ * A caller's shortcut for comparing two arrays or objects (true or false), or undefined when it does
+ * not know: the leader knows the canonical texts of its frozen values, and equal texts are equal JSON.
+ */
+export type EqualityHint = (a: object, b: object) => boolean | undefined;
+
+let hint: EqualityHint | null = null;
+
 /** JSON equality: same kind and same value; a boolean never equals a number. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
+  if (hint !== null && typeof a === 'object' && typeof b === 'object' && a !== null && b !== null) {
+    const known = hint(a, b);
+    if (known !== undefined) return known;
+  }
   if (isNumber(a) || isNumber(b)) {
     if (typeof a === 'number' && typeof b === 'number') return false; // a === b failed; NaN equals nothing
     return isNumber(a) && isNumber(b) && numberText(a) === numberText(b);
@@ -82,10 +98,16 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** The operations that turn `before` into `after`. */
-export function makeDelta(before: GroupJson, after: GroupJson): DeltaOp[] {
+/** The operations that turn `before` into `after`; `same` may answer some comparisons of arrays and objects. */
+export function makeDelta(before: GroupJson, after: GroupJson, same?: EqualityHint): DeltaOp[] {
   const ops: DeltaOp[] = [];
-  diff(before, after, [], ops);
+  const outer = hint;
+  hint = same ?? null;
+  try {
+    diff(before, after, [], ops);
+  } finally {
+    hint = outer;
+  }
   if (ops.length > MAX_DELTA_OPS || ops.some((o) => o.path.length > MAX_DELTA_PATH_DEPTH)) return [{ op: 'set', path: [], value: clone(after) }];
   return ops;
 }

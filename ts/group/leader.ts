@@ -11,19 +11,19 @@
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import type { GroupHookResult, GroupHooks, GroupMember, GroupState } from '../hooks/types.js';
-import type { DeltaOp } from './delta.js';
+import { makeDelta, type DeltaOp, type EqualityHint } from './delta.js';
 import { GroupError } from './errors.js';
-import { checkGroupJson, groupCanonicalBytes, groupJsonHash, type GroupJson, type GroupObject } from './json.js';
+import { canonicalPart, checkGroupJson, groupCanonicalBytes, groupJsonHash, objectPart, textHash, utf8ByteLength, type CanonicalPart, type GroupJson, type GroupObject, type TextCache } from './json.js';
 import {
   CHECKPOINT_DELTA_MARGIN,
+  CHECKPOINT_STATE_FIELDS,
   GROUP_WIRE_VERSION,
+  PRIVATE_PAYLOAD_FIELDS,
   VIEW_DELTA_MARGIN,
   ZERO_HASH,
   checkpointCertificate,
   checkpointForcedFull,
-  checkpointHash,
   checkpointState,
-  deltaIfSmaller,
   frameCore,
   isHash,
   normalizeMembers,
@@ -32,7 +32,6 @@ import {
   unsignedCheckpoint,
   validateCheckpointState,
   verifyCheckpoint,
-  viewHash,
   type Checkpoint,
   type CheckpointState,
   type Envelope,
@@ -197,6 +196,14 @@ export class GroupLeader {
   private readonly crypto: Crypto;
   private readonly hooks: GroupHooks;
   private readonly key: Ed25519Keypair;
+  /** Texts of the frozen values the leader has written (its states, and the views sharing them). */
+  private readonly texts: TextCache = new WeakMap();
+  /** Two values whose texts are known are equal JSON exactly when the texts are equal. */
+  private readonly same: EqualityHint = (a, b) => {
+    const x = this.texts.get(a);
+    const y = x && this.texts.get(b);
+    return y ? x!.text === y.text : undefined;
+  };
   private s: LeaderState;
 
   private constructor(o: LeaderOptions, members: GroupMember[]) {
@@ -420,8 +427,8 @@ export class GroupLeader {
     const s = this.s;
     const member = this.member(publicKey);
     if (!s.lastCore || !s.checkpoint || !member || member.status !== 'active') return undefined;
-    const view = this.view(s.state, member);
-    return this.envelope(s.lastCore, s.lastEvents, member.public_key, view, undefined, [], s.checkpoint, undefined);
+    const view = this.writtenView(s.state, member);
+    return this.envelope(s.lastCore, s.lastEvents, member.public_key, view, undefined, [], { value: s.checkpoint, part: canonicalPart(s.checkpoint, this.texts) }, undefined);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -519,7 +526,8 @@ export class GroupLeader {
     return results;
   }
 
-  private checkpointStateOf(d: LeaderState): CheckpointState {
+  /** The checkpoint state, with each field written once (its texts make the recovery state hash and the checkpoint's). */
+  private checkpointStateOf(d: LeaderState, statePart: CanonicalPart): { cs: CheckpointState; parts: Record<string, CanonicalPart>; part: CanonicalPart } {
     const snapshot = this.hooks.proto_group_recovery_snapshot ? this.runSnapshot(d.state) : d.state;
     const cs: CheckpointState = {
       members: clone(d.members),
@@ -529,8 +537,17 @@ export class GroupLeader {
       completed: d.completed,
       outcome: d.outcome,
     };
-    this.checkJson(cs);
-    return freeze(cs);
+    // Field by field in the object's order, so the first fault is the one a check of cs would find.
+    const parts: Record<string, CanonicalPart> = {};
+    let part: CanonicalPart;
+    try {
+      for (const k of CHECKPOINT_STATE_FIELDS) parts[k] = k === 'protocol_state' && snapshot === d.state ? statePart : canonicalPart(cs[k], this.texts);
+      part = objectPart(parts);
+    } catch (e) {
+      if (e instanceof GroupError) return fail('HOOK_RESULT', e.message);
+      throw e;
+    }
+    return { cs: freeze(cs), parts, part };
   }
 
   private runSnapshot(state: GroupState): GroupState {
@@ -539,42 +556,73 @@ export class GroupLeader {
     return freeze(this.objectOrFail(snap, 'proto_group_recovery_snapshot must return an object'));
   }
 
-  private signedCheckpoint(d: LeaderState, cs: CheckpointState, frameHash: string): Checkpoint {
+  /** The signed checkpoint and its canonical text, put together from the state's parts. */
+  private signedCheckpoint(d: LeaderState, cs: CheckpointState, csParts: Record<string, CanonicalPart>, frameHash: string): { checkpoint: Checkpoint; part: CanonicalPart } {
     const meta = { group_id: this.groupId, leader_public_key: this.leaderPublicKey, leader_epoch: this.leaderEpoch, seq: d.seq, frame_hash: frameHash, membership_version: d.membershipVersion };
     const unsigned = unsignedCheckpoint(meta, cs);
-    const withHash = { ...unsigned, checkpoint_hash: checkpointHash(this.crypto, unsigned as unknown as Record<string, unknown>) };
+    const parts: Record<string, CanonicalPart> = { ...csParts };
+    for (const k of Object.keys(unsigned)) parts[k] ??= canonicalPart((unsigned as unknown as Record<string, unknown>)[k], this.texts);
+    const checkpointHash = textHash(this.crypto, objectPart(parts).text);
+    const withHash = { ...unsigned, checkpoint_hash: checkpointHash };
     const signature = toHex(this.key.sign(utf8(checkpointCertificate(withHash as unknown as Record<string, unknown>))));
-    return freeze({ ...withHash, checkpoint_signature: signature });
+    parts['checkpoint_hash'] = canonicalPart(checkpointHash);
+    parts['checkpoint_signature'] = canonicalPart(signature);
+    return { checkpoint: freeze({ ...withHash, checkpoint_signature: signature }), part: objectPart(parts) };
   }
 
-  private view(state: GroupState, member: GroupMember): GroupObject {
-    const v = this.runView(state, member);
-    return v;
-  }
-
-  private runView(state: GroupState, member: GroupMember): GroupObject {
+  /** A member's view from the hooks, checked and written in one walk, then frozen. */
+  private writtenView(state: GroupState, member: GroupMember): Written<GroupObject> & { bytes: Uint8Array } {
     let v: unknown;
     try {
       v = this.hooks.proto_group_view(state, clone(member));
     } catch (e) {
       return fail('HOOK_REJECTED', e instanceof Error ? e.message : String(e));
     }
-    return freeze(this.objectOrFail(v, 'proto_group_view must return an object')) as GroupObject;
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) fail('HOOK_RESULT', 'proto_group_view must return an object');
+    let part: CanonicalPart;
+    try {
+      part = canonicalPart(v, this.texts);
+    } catch (e) {
+      if (e instanceof GroupError) return fail('HOOK_RESULT', e.message);
+      throw e;
+    }
+    return { value: freeze(v as GroupObject), part, bytes: utf8(part.text) };
   }
 
+  /**
+   * One member's envelope. Its payload's hash is over texts written once (the view once per member, the
+   * checkpoint or its delta once per frame), put together as the payload object's canonical text.
+   */
   private envelope(
     core: FrameCore,
     events: GroupJson[],
     viewer: string,
-    view: GroupObject,
-    viewDelta: DeltaOp[] | undefined,
+    view: Written<GroupObject> & { bytes: Uint8Array },
+    viewDelta: Written<DeltaOp[]> | undefined,
     direct: GroupJson,
-    checkpoint: Checkpoint,
-    checkpointDelta: DeltaOp[] | undefined,
+    checkpoint: Written<Checkpoint>,
+    checkpointDelta: Written<DeltaOp[]> | undefined,
   ): Envelope {
-    const payload = privatePayload(this.crypto, { viewer_public_key: viewer, view, view_delta: viewDelta, direct, checkpoint, checkpoint_delta: checkpointDelta });
-    const frameHash = checkpoint.frame_hash;
-    const vh = viewHash(this.crypto, payload);
+    const viewStateHash = toHex(this.crypto.sha256(view.bytes));
+    const payload = privatePayload(this.crypto, {
+      viewer_public_key: viewer, view: view.value, view_delta: viewDelta?.value, view_state_hash: viewStateHash, direct,
+      checkpoint: checkpoint.value, checkpoint_delta: checkpointDelta?.value,
+    });
+    const parts: Record<(typeof PRIVATE_PAYLOAD_FIELDS)[number], CanonicalPart> = {
+      viewer_public_key: plain(viewer),
+      view_mode: plain(payload.view_mode),
+      view: viewDelta ? NULL_PART : view.part,
+      view_delta: viewDelta ? viewDelta.part : EMPTY_PART,
+      view_state_hash: plain(viewStateHash),
+      direct: canonicalPart(direct, this.texts),
+      checkpoint_mode: plain(payload.checkpoint_mode),
+      checkpoint: checkpointDelta ? NULL_PART : checkpoint.part,
+      checkpoint_delta: checkpointDelta ? checkpointDelta.part : EMPTY_PART,
+      checkpoint_hash: plain(payload.checkpoint_hash),
+      checkpoint_signature: plain(payload.checkpoint_signature),
+    };
+    const frameHash = checkpoint.value.frame_hash;
+    const vh = textHash(this.crypto, objectPart(parts).text);
     const signature = toHex(this.key.sign(signaturePayload(frameHash, vh, viewer)));
     return { ...core, frame_hash: frameHash, events, ...payload, view_hash: vh, signature };
   }
@@ -582,7 +630,8 @@ export class GroupLeader {
   /** Builds the next frame on the draft (advancing seq unless it is the first snapshot) and its envelopes. */
   private build(d: LeaderState, f: { events: GroupJson[]; direct: Record<string, GroupJson>; kind: FrameKind; advance: boolean }): Envelopes {
     if (f.advance) d.seq += 1;
-    const cs = this.checkpointStateOf(d);
+    const statePart = canonicalPart(d.state, this.texts);
+    const { cs, parts: csParts, part: csPart } = this.checkpointStateOf(d, statePart);
     const core = frameCore({
       _group: f.kind,
       wire_version: GROUP_WIRE_VERSION,
@@ -592,27 +641,28 @@ export class GroupLeader {
       seq: d.seq,
       previous_hash: d.previousHash,
       membership_version: d.membershipVersion,
-      authority_state_hash: groupJsonHash(this.crypto, d.state),
-      recovery_state_hash: groupJsonHash(this.crypto, cs),
+      authority_state_hash: textHash(this.crypto, statePart.text),
+      recovery_state_hash: textHash(this.crypto, csPart.text),
       events_hash: groupJsonHash(this.crypto, f.events),
       completed: d.completed,
       outcome: d.outcome,
     });
     const frameHash = groupJsonHash(this.crypto, core);
-    const checkpoint = this.signedCheckpoint(d, cs, frameHash);
+    const signed = this.signedCheckpoint(d, cs, csParts, frameHash);
+    const checkpoint: Written<Checkpoint> = { value: signed.checkpoint, part: signed.part };
     const forced = checkpointForcedFull({ first: d.checkpointState === null, kind: f.kind, completed: d.completed, seq: d.seq, every: this.config.checkpoint_every_events });
     const checkpointDelta = forced
       ? undefined
-      : this.guard(() => deltaIfSmaller(d.checkpointState as unknown as GroupJson, cs as unknown as GroupJson, checkpoint as unknown as GroupJson, CHECKPOINT_DELTA_MARGIN));
+      : this.guard(() => writtenDeltaIfSmaller(d.checkpointState as unknown as GroupJson, cs as unknown as GroupJson, utf8ByteLength(checkpoint.part.text), CHECKPOINT_DELTA_MARGIN, this.same));
     const envelopes: Envelopes = {};
     const views: Record<string, GroupObject> = {};
     for (const m of d.members) {
       if (m.status !== 'active') continue;
       const pk = m.public_key;
-      const view = this.view(d.state, m);
-      views[pk] = view;
+      const view = this.writtenView(d.state, m);
+      views[pk] = view.value;
       const before = d.lastViews[pk];
-      const viewDelta = before !== undefined && f.kind === 'frame' ? this.guard(() => deltaIfSmaller(before, view, view, VIEW_DELTA_MARGIN)) : undefined;
+      const viewDelta = before !== undefined && f.kind === 'frame' ? this.guard(() => writtenDeltaIfSmaller(before, view.value, view.bytes.length, VIEW_DELTA_MARGIN, this.same)) : undefined;
       const direct = Object.hasOwn(f.direct, pk) ? (f.direct[pk] as GroupJson) : [];
       envelopes[pk] = this.envelope(core, f.events, pk, view, viewDelta, direct, checkpoint, checkpointDelta);
     }
@@ -621,7 +671,7 @@ export class GroupLeader {
     d.lastCore = core;
     d.lastEvents = f.events;
     d.checkpointState = cs;
-    d.checkpoint = checkpoint;
+    d.checkpoint = checkpoint.value;
     return envelopes;
   }
 
@@ -634,6 +684,24 @@ export class GroupLeader {
       throw e;
     }
   }
+}
+
+/** The text of a string the leader made itself (hex, a mode name): nothing in it for the check to refuse. */
+const plain = (s: string): CanonicalPart => ({ text: JSON.stringify(s), height: 0 });
+const NULL_PART: CanonicalPart = { text: 'null', height: 0 };
+const EMPTY_PART: CanonicalPart = { text: '[]', height: 0 };
+
+/** A value with its canonical text. */
+interface Written<T> {
+  value: T;
+  part: CanonicalPart;
+}
+
+/** deltaIfSmaller (wire.ts) for a value already written (`fullBytes` long): the delta with its text when smaller by the margin. */
+function writtenDeltaIfSmaller(before: GroupJson, after: GroupJson, fullBytes: number, margin: number, same: EqualityHint): Written<DeltaOp[]> | undefined {
+  const delta = makeDelta(before, after, same);
+  const part = canonicalPart(delta);
+  return utf8ByteLength(part.text) + margin < fullBytes ? { value: delta, part } : undefined;
 }
 
 function normalizeMembersOrFail(raw: unknown[]): GroupMember[] {

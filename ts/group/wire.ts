@@ -282,6 +282,12 @@ export function verifyCheckpoint(c: Crypto, leaderPublicKey: string, checkpoint:
   return verify(c, leaderPublicKey, utf8(checkpointCertificate(checkpoint)), sig);
 }
 
+/** Whether the checkpoint's signature is the given Leader's over its certificate (its hash checked by the caller). */
+export function verifyCheckpointCertificate(c: Crypto, leaderPublicKey: string, checkpoint: Record<string, unknown>): boolean {
+  const sig = checkpoint['checkpoint_signature'];
+  return typeof sig === 'string' && verify(c, leaderPublicKey, utf8(checkpointCertificate(checkpoint)), sig);
+}
+
 /**
  * Whether a frame carries its checkpoint in full: the first frame, every kind but "frame", completion,
  * and every `every`-th seq. Otherwise a delta is sent when smaller (deltaIfSmaller).
@@ -314,15 +320,17 @@ export interface PrivatePayload {
 
 /** One member's private payload: its view (full, or a delta with `view` null), its direct messages, and the checkpoint (full or delta). */
 export function privatePayload(c: Crypto, p: {
-  viewer_public_key: string; view: GroupObject; view_delta?: DeltaOp[]; direct: GroupJson;
-  checkpoint: Checkpoint; checkpoint_delta?: DeltaOp[];
+  viewer_public_key: string; view: GroupObject; view_delta?: DeltaOp[] | undefined; direct: GroupJson;
+  checkpoint: Checkpoint; checkpoint_delta?: DeltaOp[] | undefined;
+  /** The view's hash when the caller has it already. */
+  view_state_hash?: string;
 }): PrivatePayload {
   return {
     viewer_public_key: p.viewer_public_key,
     view_mode: p.view_delta ? 'delta' : 'full',
     view: p.view_delta ? null : p.view,
     view_delta: p.view_delta ?? [],
-    view_state_hash: groupJsonHash(c, p.view),
+    view_state_hash: p.view_state_hash ?? groupJsonHash(c, p.view),
     direct: p.direct,
     checkpoint_mode: p.checkpoint_delta ? 'delta' : 'full',
     checkpoint: p.checkpoint_delta ? null : p.checkpoint,
