@@ -219,8 +219,8 @@ export function canonicalPart(value: unknown, texts?: TextCache): CanonicalPart 
  * GROUP_JSON_TOO_DEEP refusal, as groupCanonical of the object itself. Keys are the caller's own
  * (well-formed, short).
  */
-export function objectPart(parts: Record<string, CanonicalPart>): CanonicalPart {
-  const keys = Object.keys(parts).sort(compareCodePoints);
+export function objectPart(parts: Record<string, CanonicalPart>, order?: SortedKeys): CanonicalPart {
+  const keys = order && order.length === Object.keys(parts).length && order.every((k) => Object.hasOwn(parts, k)) ? order : Object.keys(parts).sort(compareCodePoints);
   if (keys.length === 0) return { text: '{}', height: 0 };
   let height = 0;
   let out = '{';
@@ -232,6 +232,10 @@ export function objectPart(parts: Record<string, CanonicalPart>): CanonicalPart 
   }
   return { text: `${out}}`, height: height + 1 };
 }
+
+/** Keys in canonical order, for objectPart to skip sorting an object of a known shape. */
+export type SortedKeys = readonly string[] & { readonly sorted: true };
+export const sortedKeys = (keys: readonly string[]): SortedKeys => Object.assign([...keys].sort(compareCodePoints), { sorted: true as const });
 
 /** The number of UTF-8 bytes of well-formed text (no lone surrogate), without encoding it. */
 export function utf8ByteLength(s: string): number {

@@ -13,7 +13,7 @@ import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import type { GroupHookResult, GroupHooks, GroupMember, GroupState } from '../hooks/types.js';
 import { makeDelta, type DeltaOp, type EqualityHint } from './delta.js';
 import { GroupError } from './errors.js';
-import { canonicalPart, checkGroupJson, groupCanonicalBytes, groupJsonHash, objectPart, textHash, utf8ByteLength, type CanonicalPart, type GroupJson, type GroupObject, type TextCache } from './json.js';
+import { canonicalPart, checkGroupJson, sortedKeys, groupCanonicalBytes, groupJsonHash, objectPart, textHash, utf8ByteLength, type CanonicalPart, type GroupJson, type GroupObject, type TextCache } from './json.js';
 import {
   CHECKPOINT_DELTA_MARGIN,
   CHECKPOINT_STATE_FIELDS,
@@ -574,7 +574,8 @@ export class GroupLeader {
   private writtenView(state: GroupState, member: GroupMember): Written<GroupObject> & { bytes: Uint8Array } {
     let v: unknown;
     try {
-      v = this.hooks.proto_group_view(state, clone(member));
+      // A member record holds strings and a number only, so a shallow copy is a full one.
+      v = this.hooks.proto_group_view(state, { ...member });
     } catch (e) {
       return fail('HOOK_REJECTED', e instanceof Error ? e.message : String(e));
     }
@@ -622,7 +623,7 @@ export class GroupLeader {
       checkpoint_signature: plain(payload.checkpoint_signature),
     };
     const frameHash = checkpoint.value.frame_hash;
-    const vh = textHash(this.crypto, objectPart(parts).text);
+    const vh = textHash(this.crypto, objectPart(parts, PAYLOAD_ORDER).text);
     const signature = toHex(this.key.sign(signaturePayload(frameHash, vh, viewer)));
     return { ...core, frame_hash: frameHash, events, ...payload, view_hash: vh, signature };
   }
@@ -688,6 +689,7 @@ export class GroupLeader {
 
 /** The text of a string the leader made itself (hex, a mode name): nothing in it for the check to refuse. */
 const plain = (s: string): CanonicalPart => ({ text: JSON.stringify(s), height: 0 });
+const PAYLOAD_ORDER = sortedKeys(PRIVATE_PAYLOAD_FIELDS);
 const NULL_PART: CanonicalPart = { text: 'null', height: 0 };
 const EMPTY_PART: CanonicalPart = { text: '[]', height: 0 };
 
