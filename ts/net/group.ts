@@ -234,6 +234,7 @@ export class LeaderHub {
   private readonly conns = new Map<string, LineTransport>();
   private readonly tickets: Record<string, Ticket> = {};
   private readonly waiting: GroupMember[] = [];
+  private readonly reserved = new Map<string, GroupMember>();
   private timer: ReturnType<typeof setTimeout> | undefined;
   private resolveDone!: () => void;
   readonly done: Promise<void>;
@@ -396,6 +397,7 @@ export class LeaderHub {
       t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
       this.emit('member_connected', { public_key: pk, seat: member.seat });
       this.roster();
+      this.reserved.delete(pk);
       if (!this.leader) {
         if (!this.waiting.some((m) => m.public_key === pk)) this.waiting.push(member);
         this.maybeStart();
@@ -428,6 +430,7 @@ export class LeaderHub {
       if (!(e instanceof GroupNetError)) this.emit('member_failed', { message: (e as Error)?.message ?? String(e) });
     } finally {
       t.close();
+      if (pk) this.reserved.delete(pk);
       if (pk && this.conns.get(pk) === t) {
         this.conns.delete(pk);
         this.emit('member_disconnected', { public_key: pk });
@@ -435,16 +438,21 @@ export class LeaderHub {
     }
   }
 
-  /** The record a member is admitted as: its own if the group lists it, else the next free seat. */
+  /**
+   * The record a member is admitted as: its own if the group lists it, else the next free seat, held
+   * for it while its admission completes (two members admitted at once never get one seat).
+   */
   private listing(pk: string): GroupMember | string {
-    const known = this.leader?.member(pk) ?? this.waiting.find((m) => m.public_key === pk);
+    const known = this.leader?.member(pk) ?? this.waiting.find((m) => m.public_key === pk) ?? this.reserved.get(pk);
     if (known) return { ...known, status: 'active' };
     if (this.leader && !this.config.allow_late_join) return 'late join is closed for this group';
-    const taken = new Set([...(this.leader?.members ?? this.waiting)].map((m) => m.seat));
+    const taken = new Set([...(this.leader?.members ?? this.waiting), ...this.reserved.values()].map((m) => m.seat));
     if (taken.size >= this.config.max_participants) return 'the group is full';
     let seat = 0;
     while (taken.has(seat)) seat++;
-    return { member_id: `seat-${seat}`, public_key: pk, seat, status: 'active' };
+    const m = { member_id: `seat-${seat}`, public_key: pk, seat, status: 'active' };
+    this.reserved.set(pk, m);
+    return m;
   }
 
   /** Lets a member know the roster it needs for a failover (the leader's own ticket included). */
@@ -540,6 +548,7 @@ export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult>
       if (outcome === 'completed') break;
       if (outcome === 'fault') continue;
       // The leader is gone: the successor by the serverless rule, from this member's own checkpoint.
+      if (!o.core.replica.checkpoint) throw new GroupNetError('GROUP_NET_UNREACHABLE', 'the leader went away before the group started');
       const successor = serverlessSuccessor(o.core.replica.members, target);
       if (!successor) throw new GroupNetError('GROUP_NET_UNREACHABLE', 'no member is left to lead');
       emit('leader_lost', { leader: target, successor: successor.public_key });
