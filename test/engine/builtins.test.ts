@@ -13,11 +13,33 @@ import { bendingHeroDuelHost, builtin, c, hooksOf, ManualClock, until } from './
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
 
 
-// The authoritative_group rooms play through the group leader and replicas (test/protocols/group-rooms.test.ts)
-// until the engine runs authoritative_group; then this list empties.
-const NOT_IN_ENGINE_YET = new Set(['authoritative_group']);
-const runnable = BUILTINS.filter((b) => !NOT_IN_ENGINE_YET.has(JSON.parse(readFileSync(`${builtinDir(b)}/spec.json`, 'utf8')).flow?.mode));
-for (const b of BUILTINS.filter((x) => !runnable.includes(x))) console.warn(`SKIPPED: ${b.alias} through the engine (its flow mode is not run by the engine yet)`);
+const modeOf = (b: (typeof BUILTINS)[number]) => JSON.parse(readFileSync(`${builtinDir(b)}/spec.json`, 'utf8')).flow?.mode as string;
+// authoritative_group protocols run every seat in one process instead of a host and a guest (below).
+const runnable = BUILTINS.filter((b) => modeOf(b) !== 'authoritative_group');
+const groups = BUILTINS.filter((b) => modeOf(b) === 'authoritative_group');
+
+describe('group built-ins through protocol test', () => {
+  it('all eight of the reference\'s group protocols are built in', () => {
+    expect(groups.map((b) => b.alias).sort()).toEqual([
+      'aether-sigil-v1', 'classical-mahjong-v1', 'community-room-v1', 'contract-bridge-v1', 'four-player-landlord-v1', 'meeting-room-v1', 'texas-holdem-v1', 'upgrade-tractor-v1',
+    ]);
+  });
+
+  it.each(groups.map((b) => [b.alias, b]))('aigenora protocol test %s: every seat plays, the group completes, each seat\'s directory verifies', (_alias, b) => {
+    // The quickest profile: the game tests play the long ones.
+    const profile = b.profiles['quick'] ?? b.profiles[b.default_profile]!;
+    const out = tempDir('cli-group');
+    const r = spawnSync(process.execPath, [BIN, 'protocol', 'test', builtinDir(b), '--seed', '2', '--json', '--options', JSON.stringify(profile.options), '--out', out], { encoding: 'utf8' });
+    expect(r.status, r.stdout + r.stderr).toBe(0);
+    const j = JSON.parse(r.stdout) as { ok: boolean; completed: boolean; refusals: number; members: { dir: string; completed: boolean; verify: { ok: boolean; receipt: boolean } }[] };
+    expect([j.ok, j.completed, j.refusals]).toEqual([true, true, 0]);
+    const spec = JSON.parse(readFileSync(`${builtinDir(b)}/spec.json`, 'utf8')) as { flow: { group: { min_participants: number } } };
+    expect(j.members).toHaveLength(spec.flow.group.min_participants);
+    for (const m of j.members) expect([m.completed, m.verify.ok, m.verify.receipt]).toEqual([true, true, true]);
+    const v = spawnSync(process.execPath, [BIN, 'receipt', 'verify', j.members.at(-1)!.dir], { encoding: 'utf8' });
+    expect(v.status, v.stdout).toBe(0);
+  }, 120_000);
+});
 
 describe('built-ins through the engine', () => {
 
