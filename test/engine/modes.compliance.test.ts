@@ -24,7 +24,7 @@ const CASES: Partial<Record<FlowMode, { folder: string; options?: Record<string,
   mental_poker: { folder: 'crazy-eights' },
   authoritative_realtime: { folder: 'tank-battle', options: BUILTINS.find((b) => b.folder === 'tank-battle')!.profiles['short']!.options },
 };
-/** Modes whose engine is still to come (the registry runs them as a typed refusal). */
+/** Modes that are not two-party sessions (the registry refuses them with a typed reason; the group engine runs them). */
 const NOT_YET: FlowMode[] = ['authoritative_group'];
 
 const TYPED: EndReason[] = ['peer_aborted', 'peer_disconnected', 'peer_timeout', 'malformed_json', 'bad_envelope', 'bad_sequence', 'bad_chain', 'bad_ack', 'bad_signature', 'receipt_mismatch', 'unexpected_message'];
@@ -97,7 +97,7 @@ describe('every flow mode behind one interface', () => {
       'engine/core.ts', 'engine/mode.ts', 'engine/flow.ts',
       ...readdirSync(join(root, 'realtime')).filter((f) => f !== 'ruleset-dir.ts').map((f) => `realtime/${f}`),
       ...readdirSync(join(root, 'mp')).filter((f) => f.startsWith('mode')).map((f) => `mp/${f}`),
-      'group/json.ts', 'group/delta.ts', 'group/wire.ts', 'group/errors.ts',
+      'group/json.ts', 'group/delta.ts', 'group/wire.ts', 'group/errors.ts', 'group/leader.ts', 'group/member.ts', 'group/admission.ts', 'group/proof.ts', 'group/arbiter.ts', 'group/action-message.ts',
     ];
     expect(files.length).toBeGreaterThan(15);
     for (const f of files) {
@@ -108,11 +108,11 @@ describe('every flow mode behind one interface', () => {
     }
   });
 
-  it.each(NOT_YET)('%s: a mode still to come ends at start with a typed reason', async (mode) => {
+  it.each(NOT_YET)('%s: a two-party session of a group mode ends at start with a typed reason', async (mode) => {
     const b = builtin('rps');
     const spec = { ...b.spec, flow: { ...b.spec.flow, mode } };
     const r = await runVirtual({ crypto: c, spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf('rps'), outDir: tempDir('compliance-not-yet') });
     expect(r.host).toMatchObject({ completed: false, reason: 'hook_error' });
-    expect(r.host.detail).toContain('not run by this engine yet');
+    expect(r.host.detail).toContain('is not a two-party session; it runs on the group engine');
   });
 });

@@ -24,6 +24,10 @@ const REFERENCE_IDS: Record<string, string> = {
   'meeting-room-v1': '182ceaf26c288909862ad2f753c1e03858daac7e2550a18d2a856adfac02b58d',
   'texas-holdem-v1': 'ba17afdceb178d206e7f3ba614b29751f36ec749f3039fa471995707f6fd66c7',
   'four-player-landlord-v1': 'bbc0d9890d6481c3cd269fbfb466a3b7830e9d102638a14f2b7ddbae9da70d36',
+  'contract-bridge-v1': '5d69cf0e7ff90b2b60191fb43ab2448d0bf9153555b827199c1d77bc3ea78f3e',
+  'upgrade-tractor-v1': 'acdf987218b5382bbf5f4c0008d6766e97ca6c1ae12f3cf2becd2afa9ad6f88e',
+  'classical-mahjong-v1': 'b4b52ae592fb2fe9808c0bc4976eaee7ca1ce9fdb4638dc72bd88f18403def01',
+  'aether-sigil-v1': 'cbdb124e0db9be540099dbb7f7229bd9075251b5d6838f1ea943083d631570c5',
 };
 
 const hooksOf = async (folder: string) => (await import(`../../ts/protocols/${folder}/hooks.ts`)).default as HooksModule;
@@ -40,7 +44,8 @@ describe('built-in protocols', () => {
   // engine's mental_poker mode in test/engine/builtins.test.ts and test/mp/; their rules are tested on
   // the hooks in mental-poker-rules.test.ts.
   // Tank Battle (authoritative_realtime) plays whole matches in tank-battle.test.ts; the
-  // authoritative_group rooms play through the group leader in group-rooms.test.ts.
+  // authoritative_group protocols play through the group leader in their own tests and every seat
+  // through protocol test in test/engine/builtins.test.ts.
   const isGroup = (b: (typeof BUILTINS)[number]) => loadBuiltinSpec(b.folder).flow?.mode === 'authoritative_group';
   const isMentalPoker = (b: (typeof BUILTINS)[number]) => loadBuiltinSpec(b.folder).flow?.mode === 'mental_poker';
   const isRealtime = (b: (typeof BUILTINS)[number]) => loadBuiltinSpec(b.folder).flow?.mode === 'authoritative_realtime';

@@ -10,13 +10,17 @@ import { realtimeMode } from './realtime.js';
 import { roundsMode } from './rounds.js';
 import { requestResponseMode, sessionLoopMode } from './turns.js';
 
-/** A mode this engine does not run yet: the session ends at start with a typed reason. */
-const notYet = <M extends FlowMode>(mode: M): ModeDefinition<M> => ({
+/**
+ * A mode that is not a two-party session: a group has a leader and up to 32 members, and runs on the
+ * group engine (ts/group for the leader and replicas, ts/net/group.ts over the network). A two-party
+ * session of it ends at start with a typed reason.
+ */
+const notTwoParty = <M extends FlowMode>(mode: M): ModeDefinition<M> => ({
   receiptFirst: 'host',
   drainAfterEnd: false,
   invalidInbound: 'abort',
   create: () => ({
-    step: () => Promise.reject(new ModeAbort('hook_error', 'engine', `flow mode ${mode} is not run by this engine yet`)),
+    step: () => Promise.reject(new ModeAbort('hook_error', 'engine', `flow mode ${mode} is not a two-party session; it runs on the group engine (protocol test, host and join run it)`)),
   }),
 });
 
@@ -27,7 +31,7 @@ export const MODES = {
   simultaneous_round: roundsMode,
   mental_poker: mentalPokerMode,
   authoritative_realtime: realtimeMode,
-  authoritative_group: notYet('authoritative_group'),
+  authoritative_group: notTwoParty('authoritative_group'),
 } satisfies { [M in FlowMode]: ModeDefinition<M> };
 
 export function modeDefinition<M extends FlowMode>(mode: M): ModeDefinition<M> {
