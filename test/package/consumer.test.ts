@@ -100,14 +100,15 @@ console.log(JSON.stringify(cases.map((v) => protocolId(getCrypto(), v.spec))));`
 const spec = require('aigenora/spec');
 const trade = require('aigenora/trade');
 const hooks = require('aigenora/hooks');
+const group = require('aigenora/group');
 const root = require('aigenora');
 const c = getCrypto();
 const seed = new Uint8Array(32).fill(1);
 console.log(JSON.stringify({ backend: c.backend, ok: c.ed25519Verify(c.ed25519PublicKey(seed), utf8('x'), c.ed25519Sign(seed, utf8('x'))),
-  spec: typeof spec.protocolId, trade: typeof trade.verifyEnvelope, hooks: typeof hooks.defineHooks, root: typeof root.getCrypto + typeof root.verifyEnvelope }));`,
+  spec: typeof spec.protocolId, trade: typeof trade.verifyEnvelope, hooks: typeof hooks.defineHooks, group: typeof group.GroupLeader + typeof group.verifyGroupSessionAt, root: typeof root.getCrypto + typeof root.verifyEnvelope }));`,
     );
     expect(r.err).toBe('');
-    expect(JSON.parse(r.out)).toEqual({ backend: 'wasm', ok: true, spec: 'function', trade: 'function', hooks: 'function', root: 'functionfunction' });
+    expect(JSON.parse(r.out)).toEqual({ backend: 'wasm', ok: true, spec: 'function', trade: 'function', hooks: 'function', group: 'functionfunction', root: 'functionfunction' });
   });
 
   it('does not load libp2p or the CLI for aigenora/crypto, /spec or /trade', () => {
