@@ -9,6 +9,7 @@ import { sessionId } from './frame.js';
 import { runSession, type SessionResult } from './session.js';
 import { memoryPair, type MemoryOptions } from './transport.js';
 import { runVirtual } from './virtual.js';
+import { seeded } from '../hooks/random.js';
 import { flowMode } from '../spec/types.js';
 
 export interface LocalRun {
@@ -43,17 +44,8 @@ export interface LocalRun {
   rulesetHash?: string;
 }
 
-/** A deterministic PRNG (mulberry32) so that `--seed N` replays the same game. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded PRNG `--seed N` drives (it lives with the hooks it feeds). */
+export { seeded };
 
 /**
  * A realtime match runs on the virtual clock (virtual.ts): ticks follow each other as fast as the

@@ -9,7 +9,7 @@ import type { Crypto } from '../crypto/backend.js';
 import { fromHex } from '../crypto/encoding.js';
 import type { HooksModule, Message, Role } from '../hooks/types.js';
 import { instantiateHooks } from '../hooks/load.js';
-import { FileError, readText } from '../files/index.js';
+import { readEvidence } from '../files/index.js';
 import { checkSpecText, MAX_SPEC_BYTES } from '../spec/check.js';
 import { messageValidator, type MessageValidator } from '../spec/messages.js';
 import type { Spec } from '../spec/types.js';
@@ -272,14 +272,6 @@ function mentalPokerReceipts(crypto: Crypto, header: TranscriptHeader, r: Partia
 }
 
 /** A file's text, or why it cannot be read (missing, not a regular file, over `maxBytes`, not UTF-8). */
-function readEvidence(path: string, maxBytes: number, what: string): { ok: true; text: string } | { ok: false; reason: string } {
-  try {
-    return { ok: true, text: readText(path, { maxBytes, what }) };
-  } catch (e) {
-    if (e instanceof FileError) return { ok: false, reason: e.message };
-    throw e;
-  }
-}
 
 /** verifyTranscript over files: a session directory or transcript path, spec.json and receipt.json beside it. */
 export function verifyTranscriptAt(crypto: Crypto, target: string, specPath?: string): TranscriptCheck {

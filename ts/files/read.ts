@@ -96,3 +96,13 @@ export function decodeUtf8(bytes: Uint8Array, path: string, what?: string): stri
 export function readText(path: string, opts: ReadOptions): string {
   return decodeUtf8(readBytes(path, opts), path, opts.what);
 }
+
+/** readText as a verdict instead of a throw: what the offline verifiers report when evidence is unreadable. */
+export function readEvidence(path: string, maxBytes: number, what: string): { ok: true; text: string } | { ok: false; reason: string } {
+  try {
+    return { ok: true, text: readText(path, { maxBytes, what }) };
+  } catch (e) {
+    if (e instanceof FileError) return { ok: false, reason: e.message };
+    throw e;
+  }
+}

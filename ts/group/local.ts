@@ -14,6 +14,7 @@ import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
 import type { GroupAutoplay, GroupHooks, GroupMember, HookContext, HooksModule } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
+import { seeded } from '../hooks/random.js';
 import { groupMessages } from './action-message.js';
 import { LocalArbiter, serverlessSuccessor } from './arbiter.js';
 import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes } from './leader.js';
@@ -63,18 +64,6 @@ export interface GroupLocalResult {
   frames: number;
   epochs: number;
   members: GroupMemberResult[];
-}
-
-/** A deterministic PRNG (mulberry32) so that `--seed N` replays the same game. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export class GroupRunError extends Error {

@@ -14,7 +14,7 @@ import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, ren
 import { dirname, join } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
-import { FileError, readText } from '../files/index.js';
+import { readEvidence } from '../files/index.js';
 import { checkSpecText, MAX_SPEC_BYTES } from '../spec/check.js';
 import { flowMode } from '../spec/types.js';
 import { replayGroupTranscript, type ReplayResult, type TranscriptEntry } from './member.js';
@@ -269,14 +269,6 @@ function checkReceipt(crypto: Crypto, text: string, header: GroupTranscriptHeade
   return undefined;
 }
 
-function readEvidence(path: string, maxBytes: number, what: string): { ok: true; text: string } | { ok: false; reason: string } {
-  try {
-    return { ok: true, text: readText(path, { maxBytes, what }) };
-  } catch (e) {
-    if (e instanceof FileError) return { ok: false, reason: e.message };
-    throw e;
-  }
-}
 
 /** verifyGroupSession over a member's session directory (or its transcript.jsonl). */
 export function verifyGroupSessionAt(crypto: Crypto, target: string, specPath?: string): GroupSessionCheck {
