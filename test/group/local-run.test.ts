@@ -256,3 +256,17 @@ describe('who leads after a failure', () => {
     await expect(runGroupLocal({ ...args, hooks, members: 5 })).rejects.toThrow(/takes 4–4 members, not 5/);
   });
 });
+
+describe('protocol test of a group protocol from the CLI', () => {
+  it('--members and --failover-after: five seats, two leader epochs, every seat verified; a seat count outside the spec is refused', () => {
+    const out = tempDir('group-cli-failover');
+    const r = cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', '5', '--failover-after', '4', '--json', '--out', out]);
+    expect(r.code, r.out + r.err).toBe(0);
+    const j = JSON.parse(r.out) as { ok: boolean; epochs: number; members: { seat: number; verify: { ok: boolean; receipt: boolean } }[] };
+    expect([j.ok, j.epochs, j.members.length]).toEqual([true, 2, 5]);
+    for (const m of j.members) expect([m.verify.ok, m.verify.receipt]).toEqual([true, true]);
+    const many = cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', '40']);
+    expect([many.code, many.out.trim()]).toEqual([1, 'refused: the spec takes 2–16 members, not 40']);
+    expect(cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', 'x']).code).toBe(2);
+  }, 60_000);
+});
