@@ -33,7 +33,7 @@ pub fn sign(seed: &[u8], message: &[u8]) -> Result<[u8; 64]> {
 /// Whether a point encoding is non-canonical: `y >= p` (the sign bit aside), or `x = 0` with the sign
 /// bit set, which only happens for `y = 1` and `y = p - 1`. `curve25519-dalek` accepts both forms when
 /// decompressing, so the strict policy checks them here, on the bytes, before decoding.
-fn is_non_canonical(enc: &[u8; 32]) -> bool {
+pub(crate) fn is_non_canonical(enc: &[u8; 32]) -> bool {
     let mid = &enc[1..31];
     let (low, high) = (enc[0], enc[31] & 0x7f);
     let sign = enc[31] & 0x80 != 0;

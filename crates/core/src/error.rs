@@ -55,6 +55,12 @@ pub enum Error {
     OtRsaPubExponent(String),
     /// No FDH candidate was accepted for any 32-bit counter.
     OtFdhExhausted,
+    /// An AGBX1 box shorter than magic, ephemeral key, nonce and tag (its length in bytes).
+    BoxTooShort(usize),
+    /// A box that does not start with `AGBX1`.
+    BoxBadMagic,
+    /// A proof-of-work difficulty (zero bytes) above [`crate::pow::MAX_DIFFICULTY`].
+    PowDifficultyRange(u32),
 }
 
 impl Error {
@@ -85,6 +91,9 @@ impl Error {
             Error::OtRsaPubMalformed(_) => "OT_RSA_PUB_MALFORMED",
             Error::OtRsaPubExponent(_) => "OT_RSA_PUB_EXPONENT",
             Error::OtFdhExhausted => "OT_FDH_EXHAUSTED",
+            Error::BoxTooShort(_) => "BOX_TOO_SHORT",
+            Error::BoxBadMagic => "BOX_BAD_MAGIC",
+            Error::PowDifficultyRange(_) => "POW_DIFFICULTY_RANGE",
         }
     }
 }
@@ -114,6 +123,9 @@ impl fmt::Display for Error {
             Error::OtKeygenFailed(m) => write!(f, "RSA key generation failed: {m}"),
             Error::OtRsaPubExponent(e) => write!(f, "RSA public exponent must be 65537, got {e}"),
             Error::OtFdhExhausted => write!(f, "no FDH candidate below n in 2^32 tries"),
+            Error::BoxTooShort(n) => write!(f, "box of {n} bytes is shorter than the {}-byte minimum", crate::sealed_box::MIN_LEN),
+            Error::BoxBadMagic => write!(f, "box does not start with AGBX1"),
+            Error::PowDifficultyRange(d) => write!(f, "proof-of-work difficulty {d} is above the {}-byte limit", crate::pow::MAX_DIFFICULTY),
         }
     }
 }
