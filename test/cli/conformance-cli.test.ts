@@ -164,6 +164,9 @@ describe('aigenora conformance', () => {
       'aigenora-reference/aigenora-rt-hash-vectors.json': 9,
       // group: json_delta, json_delta_apply, admission, admission_handshake, session, session_quirk, checkpoint, canonical_json.
       'aigenora-reference/aigenora-group-vectors.json': 8,
+      // box: 8 convert, 5 seal (each with 8 tampered copies), 1 decrypt_only; pow: 6 (pow, register, rest_auth each).
+      'aigenora-reference/aigenora-box-vectors.json': 14,
+      'aigenora-reference/aigenora-pow-vectors.json': 6,
     };
     const got = Object.fromEntries(report.suites.map((s) => [s.path.replace(/^.*shared\/conformance\//, ''), s.total]));
     expect(got).toEqual(readme);

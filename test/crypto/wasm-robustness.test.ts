@@ -73,6 +73,32 @@ describe('wasm instance under bad input', () => {
   });
 });
 
+describe('box and proof-of-work refusals from the Rust core', () => {
+  it('cross the boundary as typed errors, and the same instance seals, opens and signs afterwards', () => {
+    const boxed = wasm.boxSeal(pk, msg);
+    const tag = boxed.slice();
+    tag[tag.length - 1]! ^= 1;
+    const zero = boxed.slice();
+    zero.fill(0, 5, 37);
+    for (const [f, want] of [
+      [() => wasm.boxOpen(seed, boxed.subarray(0, 64)), 'BOX_TOO_SHORT'],
+      [() => wasm.boxOpen(seed, Uint8Array.of(0, ...boxed.subarray(1))), 'BOX_BAD_MAGIC'],
+      [() => wasm.boxOpen(seed, zero), 'X25519_LOW_ORDER'],
+      [() => wasm.boxOpen(seed, tag), 'AEAD_OPEN_FAILED'],
+      [() => wasm.boxOpen(bytes(31), boxed), 'BAD_LENGTH'],
+      [() => wasm.boxSeal(bytes(32, 0xff), msg), 'PUBLIC_KEY_INVALID'],
+      [() => wasm.powCheck('n', 'k', 0, 5), 'POW_DIFFICULTY_RANGE'],
+    ] as const) {
+      expect(typed(f)).toBe(want);
+    }
+    for (const n of sizes) expect(typed(() => wasm.boxOpen(seed, bytes(n)))).toBe(n < 65 ? 'BOX_TOO_SHORT' : 'BOX_BAD_MAGIC');
+    expect(loadWasmNode()).toBe(wasm);
+    expect(wasm.boxOpen(seed, boxed)).toEqual(msg);
+    expect(wasm.boxOpen(seed, wasm.boxSeal(pk, msg))).toEqual(msg);
+    expect(wasm.ed25519Verify(pk, msg, sig)).toBe(true);
+  });
+});
+
 describe('a trap in the WASM instance', () => {
   // A trap cannot be caused on purpose through the core (that is the point); one that escapes anyway,
   // such as the bindings failing to copy an argument into exhausted memory, is simulated here.

@@ -34,12 +34,12 @@ export const KNOWN_VECTORS: readonly KnownVectors[] = [
   { path: 'aigenora-reference/aigenora-mp-audit-vectors.json', format: 'aigenora-mp-audit-vectors/1', cases: 29 },
   { path: 'aigenora-reference/aigenora-rt-hash-vectors.json', format: 'aigenora-rt-hash-vectors/1', cases: 9 },
   { path: 'aigenora-reference/aigenora-group-vectors.json', format: 'aigenora-group-vectors/1', cases: 8 },
+  { path: 'aigenora-reference/aigenora-box-vectors.json', format: 'aigenora-box-vectors/1', cases: 14 },
+  { path: 'aigenora-reference/aigenora-pow-vectors.json', format: 'aigenora-pow-vectors/1', cases: 6 },
 ];
 
 /** Files and folders (ending in /) of the corpus that are not test vectors for this command. */
 export const NOT_VECTORS: readonly { path: string; why: string }[] = [
-  { path: 'aigenora-reference/aigenora-box-vectors.json', why: 'the offline box: a protocol layer this command does not check yet' },
-  { path: 'aigenora-reference/aigenora-pow-vectors.json', why: 'proof of work: a protocol layer this command does not check yet' },
   { path: 'rin-reference/', why: 'vectors of rin.host/v2, not of the crypto backends' },
   { path: 'wycheproof/schemas/', why: 'JSON schemas of the Wycheproof files' },
   { path: 'ed25519-speccheck/expected_outcomes.json', why: "upstream's tables of other libraries' verdicts; the expectation here is the policy in the corpus README" },

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { AeadCipher, Crypto } from '../crypto/backend.js';
 import { CryptoError } from '../crypto/errors.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
+import { BOX_FORMAT, boxSuite, POW_FORMAT, powSuite } from './box-pow.js';
 import { DECK_FORMAT, deckSuite } from './mp-deck.js';
 import { OT_FORMAT, otSuite } from './mp-ot.js';
 import { RECEIPT_FORMAT, receiptSuite } from './mp-receipt.js';
@@ -258,6 +259,8 @@ export function recognise(path: string): Suite | undefined {
     return undefined;
   }
   if (doc && doc.format === DECK_FORMAT && Array.isArray(doc.cases)) return deckSuite(doc);
+  if (doc && doc.format === BOX_FORMAT && Array.isArray(doc.cases)) return boxSuite(doc);
+  if (doc && doc.format === POW_FORMAT && Array.isArray(doc.cases)) return powSuite(doc);
   if (doc && doc.format === OT_FORMAT && Array.isArray(doc.cases) && Array.isArray(doc.rsa_sets)) return otSuite(doc);
   // These read the text again: their checks need Python's key order and exact big integers.
   if (doc && doc.format === RECEIPT_FORMAT && Array.isArray(doc.cases)) return receiptSuite(text);

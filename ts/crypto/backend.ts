@@ -72,6 +72,33 @@ export interface Crypto {
   /** Refuses (X25519_LOW_ORDER) the all-zero secret a small-order peer key yields. */
   x25519SharedSecret(privateKey: Uint8Array, publicKey: Uint8Array): Uint8Array;
 
+  /** The X25519 public key of an Ed25519 public key, u = (1 + y) / (1 - y); PUBLIC_KEY_INVALID unless a canonical point. */
+  ed25519PublicToX25519(publicKey: Uint8Array): Uint8Array;
+  /** The X25519 private key of an Ed25519 seed: SHA-512(seed)[0..32], clamped. */
+  ed25519SeedToX25519(seed: Uint8Array): Uint8Array;
+  /**
+   * The reference's AGBX1 sealed box to an Ed25519 identity (sender anonymous): "AGBX1" ‖ ephemeral
+   * X25519 key ‖ 12-byte nonce ‖ ChaCha20-Poly1305 under HKDF-SHA256(shared, info aigenora-inbox-v1).
+   * A fresh ephemeral key and nonce from the platform's CSPRNG each time.
+   */
+  boxSeal(recipientPublicKey: Uint8Array, plaintext: Uint8Array): Uint8Array;
+  /** boxSeal with the caller's ephemeral X25519 private key and nonce (vectors; never reuse either). */
+  boxSealWith(recipientPublicKey: Uint8Array, plaintext: Uint8Array, ephemeralPrivate: Uint8Array, nonce: Uint8Array): Uint8Array;
+  /**
+   * The plaintext of a box, with the recipient's Ed25519 seed. Refuses BOX_TOO_SHORT (under 65 bytes)
+   * and BOX_BAD_MAGIC before any cryptography, then X25519_LOW_ORDER (ephemeral key of small order)
+   * and AEAD_OPEN_FAILED (tampered, or sealed to another key).
+   */
+  boxOpen(recipientSeed: Uint8Array, boxed: Uint8Array): Uint8Array;
+  /**
+   * The registration proof of work: the smallest counter >= 0 whose SHA-256 of
+   * utf8(nonce + publicKey + decimal(counter)) starts with `difficulty` zero bytes (0..4, else
+   * POW_DIFFICULTY_RANGE).
+   */
+  powSolve(nonce: string, publicKey: string, difficulty: number): number;
+  /** Whether `counter` meets the difficulty (POW_COUNTER_INVALID unless a safe integer >= 0). */
+  powCheck(nonce: string, publicKey: string, counter: number, difficulty: number): boolean;
+
   /** lowerhex(SHA-256(utf8(choice + ":" + nonce))). */
   commit(choice: string, nonce: string): string;
   /** Constant-time check that (choice, nonce) opens `commitment`. */

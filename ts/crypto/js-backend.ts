@@ -16,6 +16,8 @@ import { badLength, CryptoError, disposed } from './errors.js';
 import { canonicalBytes, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 import { jsDeck } from './js-deck.js';
 import { jsOt } from './js-ot.js';
+import { BOX_INFO, BOX_MAGIC, BOX_MIN_LEN, checkPowCounter, checkPowDifficulty, randomSeal } from './box.js';
+import { hkdf } from '@noble/hashes/hkdf.js';
 
 const Point = ed25519.Point;
 const L = Point.Fn.ORDER;
@@ -70,6 +72,76 @@ function aead(cipher: AeadCipher, key: Uint8Array, nonce: Uint8Array, aad: Uint8
 
 const EMPTY = new Uint8Array(0);
 
+function x25519Shared(privateKey: Uint8Array, publicKey: Uint8Array): Uint8Array {
+  len('X25519 private key', privateKey, 32);
+  len('X25519 public key', publicKey, 32);
+  try {
+    return x25519.getSharedSecret(privateKey, publicKey);
+  } catch {
+    // noble refuses the small-order u values before running the ladder; lengths were checked above.
+    throw new CryptoError('X25519_LOW_ORDER', 'X25519 shared secret is all zero: the peer public key has small order');
+  }
+}
+
+function edPublicToX25519(publicKey: Uint8Array): Uint8Array {
+  len('Ed25519 public key', publicKey, 32);
+  const A = decode(publicKey);
+  if (!A) throw new CryptoError('PUBLIC_KEY_INVALID', 'public key is not a canonical Ed25519 point encoding');
+  const Fp = Point.Fp;
+  const { y } = A.toAffine();
+  const d = Fp.sub(Fp.ONE, y);
+  // y = 1 (the neutral point) has no image; like curve25519-dalek, map it to u = 0, which X25519 then refuses.
+  return Fp.toBytes(Fp.is0(d) ? Fp.ZERO : Fp.div(Fp.add(Fp.ONE, y), d));
+}
+
+function edSeedToX25519(seed: Uint8Array): Uint8Array {
+  len('Ed25519 seed', seed, 32);
+  const sk = sha512(seed).slice(0, 32);
+  sk[0]! &= 248;
+  sk[31]! &= 127;
+  sk[31]! |= 64;
+  return sk;
+}
+
+const boxKey = (shared: Uint8Array) => hkdf(sha256, shared, undefined, utf8(BOX_INFO), 32);
+const MAGIC = utf8(BOX_MAGIC);
+
+function boxSealWith(recipientPublicKey: Uint8Array, plaintext: Uint8Array, ephemeralPrivate: Uint8Array, nonce: Uint8Array): Uint8Array {
+  const recipient = edPublicToX25519(recipientPublicKey);
+  len('box nonce', nonce, 12);
+  len('X25519 private key', ephemeralPrivate, 32);
+  const ephemeralPublic = x25519.getPublicKey(ephemeralPrivate);
+  const key = boxKey(x25519Shared(ephemeralPrivate, recipient));
+  return concatBytes(MAGIC, ephemeralPublic, nonce, chacha20poly1305(key, nonce).encrypt(plaintext));
+}
+
+function boxOpen(recipientSeed: Uint8Array, boxed: Uint8Array): Uint8Array {
+  const sk = edSeedToX25519(recipientSeed);
+  if (boxed.length < BOX_MIN_LEN) throw new CryptoError('BOX_TOO_SHORT', `box of ${boxed.length} bytes is shorter than the ${BOX_MIN_LEN}-byte minimum`);
+  if (!bytesEqual(boxed.subarray(0, 5), MAGIC)) throw new CryptoError('BOX_BAD_MAGIC', 'box does not start with AGBX1');
+  const key = boxKey(x25519Shared(sk, boxed.subarray(5, 37)));
+  try {
+    return chacha20poly1305(key, boxed.subarray(37, 49)).decrypt(boxed.subarray(49));
+  } catch {
+    throw new CryptoError('AEAD_OPEN_FAILED', 'decryption failed: ciphertext, tag, nonce, key or associated data do not match');
+  }
+}
+
+/** SHA-256 of prefix ‖ decimal(counter) starts with `zeros` zero bytes. */
+function powMeets(prefix: Uint8Array, counter: number, zeros: number): boolean {
+  const digest = sha256(concatBytes(prefix, utf8(String(counter))));
+  for (let i = 0; i < zeros; i++) if (digest[i] !== 0) return false;
+  return true;
+}
+
+function powSolve(nonce: string, publicKey: string, difficulty: number): number {
+  const prefix = utf8(wellFormed(nonce) + wellFormed(publicKey));
+  const zeros = checkPowDifficulty(difficulty);
+  let counter = 0;
+  while (!powMeets(prefix, counter, zeros)) counter++;
+  return counter;
+}
+
 export const jsBackend: Crypto = {
   backend: 'js',
   sha256: (data) => sha256(data),
@@ -122,16 +194,16 @@ export const jsBackend: Crypto = {
     len('X25519 private key', privateKey, 32);
     return x25519.getPublicKey(privateKey);
   },
-  x25519SharedSecret(privateKey, publicKey) {
-    len('X25519 private key', privateKey, 32);
-    len('X25519 public key', publicKey, 32);
-    try {
-      return x25519.getSharedSecret(privateKey, publicKey);
-    } catch {
-      // noble refuses the small-order u values before running the ladder; lengths were checked above.
-      throw new CryptoError('X25519_LOW_ORDER', 'X25519 shared secret is all zero: the peer public key has small order');
-    }
-  },
+  x25519SharedSecret: x25519Shared,
+
+  ed25519PublicToX25519: edPublicToX25519,
+  ed25519SeedToX25519: edSeedToX25519,
+  boxSeal: randomSeal(boxSealWith),
+  boxSealWith,
+  boxOpen,
+  powSolve,
+  powCheck: (nonce, publicKey, counter, difficulty) =>
+    powMeets(utf8(wellFormed(nonce) + wellFormed(publicKey)), checkPowCounter(counter), checkPowDifficulty(difficulty)),
 
   commit: (choice, nonce) => toHex(sha256(utf8(`${wellFormed(choice)}:${wellFormed(nonce)}`))),
   verifyReveal: (commitment, choice, nonce) =>

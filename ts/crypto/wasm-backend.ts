@@ -10,6 +10,7 @@
  * becomes WASM_TRAP for that call and for every later one on this instance.
  */
 import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
+import { checkPowCounter, checkPowDifficulty, randomSeal } from './box.js';
 import { checkPlayIds, isPlayRejection, type Deck } from './deck.js';
 import { badLength, CryptoError, disposed, fromWasmError } from './errors.js';
 import { checkText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
@@ -49,6 +50,12 @@ export interface WasmExports {
   aead_open(xchacha: boolean, key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array;
   x25519_shared_secret(privateKey: Uint8Array, publicKey: Uint8Array): Uint8Array;
   x25519_public_key(privateKey: Uint8Array): Uint8Array;
+  ed25519_public_to_x25519(publicKey: Uint8Array): Uint8Array;
+  ed25519_seed_to_x25519(seed: Uint8Array): Uint8Array;
+  box_seal(recipientPublicKey: Uint8Array, ephemeralPrivate: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array): Uint8Array;
+  box_open(recipientSeed: Uint8Array, boxed: Uint8Array): Uint8Array;
+  pow_solve(nonce: string, publicKey: string, difficulty: number): number;
+  pow_check(nonce: string, publicKey: string, counter: number, difficulty: number): boolean;
   commit_reveal_commit(choice: string, nonce: string): string;
   commit_reveal_verify(commitment: string, choice: string, nonce: string): boolean;
   deck_encode_card(rank: number, suit: number): Uint8Array;
@@ -161,6 +168,16 @@ export function wasmBackend(w: WasmExports): Crypto {
 
     x25519PublicKey: (privateKey) => call(() => w.x25519_public_key(privateKey)),
     x25519SharedSecret: (privateKey, publicKey) => call(() => w.x25519_shared_secret(privateKey, publicKey)),
+
+    ed25519PublicToX25519: (publicKey) => call(() => w.ed25519_public_to_x25519(publicKey)),
+    ed25519SeedToX25519: (seed) => call(() => w.ed25519_seed_to_x25519(seed)),
+    boxSeal: randomSeal((pk, plaintext, eph, nonce) => call(() => w.box_seal(pk, eph, nonce, plaintext))),
+    boxSealWith: (pk, plaintext, eph, nonce) => call(() => w.box_seal(pk, eph, nonce, plaintext)),
+    boxOpen: (seed, boxed) => call(() => w.box_open(seed, boxed)),
+    // Strings are checked here: the bindings would replace a lone surrogate with U+FFFD silently.
+    powSolve: (nonce, publicKey, difficulty) => call(() => w.pow_solve(wellFormed(nonce), wellFormed(publicKey), checkPowDifficulty(difficulty))),
+    powCheck: (nonce, publicKey, counter, difficulty) =>
+      call(() => w.pow_check(wellFormed(nonce), wellFormed(publicKey), checkPowCounter(counter), checkPowDifficulty(difficulty))),
 
     commit: (choice, nonce) => call(() => w.commit_reveal_commit(wellFormed(choice), wellFormed(nonce))),
     verifyReveal: (commitment, choice, nonce) => isWellFormed(choice) && isWellFormed(nonce) && call(() => w.commit_reveal_verify(commitment, choice, nonce)),
