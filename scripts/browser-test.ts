@@ -41,8 +41,8 @@ try {
     console.log(`FAIL page error: ${e}`);
     failed++;
   }
-  if (results.length !== 12) {
-    console.log(`FAIL expected 12 results (2 backends x 6 files), got ${results.length}`);
+  if (results.length !== 16) {
+    console.log(`FAIL expected 16 results (2 backends x 8 files), got ${results.length}`);
     failed++;
   }
 } finally {

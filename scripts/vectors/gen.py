@@ -364,7 +364,75 @@ def jcs():
                        "source": "scripts/vectors/gen.py: RFC 8785 sections 3.2.2, 3.2.3 and Appendix B, and hand-made cases whose outputs were written by hand from the ECMAScript Number/JSON.stringify rules",
                        "cases": cases})
 
+# ---------------------------------------------------------------- AGBX1 box and proof of work
+P25519 = 2**255 - 19
+
+
+def x25519_public_from_ed25519(pk: bytes) -> bytes:
+    y = int.from_bytes(pk, "little") & ((1 << 255) - 1)
+    u = (1 + y) * pow((1 - y) % P25519, P25519 - 2, P25519) % P25519
+    return u.to_bytes(32, "little")
+
+
+def ed_public(seed: bytes) -> bytes:
+    return ed.compress(ed.mul(ed.secret_expand(seed)[0], ed.G))
+
+
+def x25519_private_from_seed(seed: bytes) -> bytes:
+    d = bytearray(hashlib.sha512(seed).digest()[:32])
+    d[0] &= 248
+    d[31] &= 127
+    d[31] |= 64
+    return bytes(d)
+
+
+def box():
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+    cases = []
+    src = "computed here: the Edwards-to-Montgomery map by its formula, X25519, HKDF-SHA256 and ChaCha20-Poly1305 from `cryptography`"
+    for label, text in [("empty", ""), ("hello", "hello"), ("unicode", "é漢字🙂 " * 20), ("max-256", "x" * 256)]:
+        seed = seed_of(f"box recipient {label}")
+        pk = ed_public(seed)
+        xpub = x25519_public_from_ed25519(pk)
+        xpriv = x25519_private_from_seed(seed)
+        # The two conversions agree: the converted private key's X25519 public key is the converted public key.
+        assert X25519PrivateKey.from_private_bytes(xpriv).public_key().public_bytes_raw() == xpub
+        eph = seed_of(f"box ephemeral {label}")
+        nonce = seed_of(f"box nonce {label}")[:12]
+        epk = X25519PrivateKey.from_private_bytes(eph).public_key().public_bytes_raw()
+        shared = X25519PrivateKey.from_private_bytes(eph).exchange(X25519PublicKey.from_public_bytes(xpub))
+        key = HKDF(algorithm=hashes.SHA256(), length=32, salt=None, info=b"aigenora-inbox-v1").derive(shared)
+        pt = text.encode()
+        boxed = b"AGBX1" + epk + nonce + ChaCha20Poly1305(key).encrypt(nonce, pt, None)
+        cases.append({"name": f"seal-{label}", "source": src, "ed25519_seed": h(seed), "ed25519_public": h(pk), "x25519_public": h(xpub), "x25519_private": h(xpriv),
+                      "ephemeral_private": h(eph), "nonce": h(nonce), "plaintext": h(pt), "box": h(boxed), "valid": True})
+        if label == "hello":
+            good = boxed
+            good_seed = seed
+    bad = lambda name, note, b, err, seed=good_seed: cases.append({"name": name, "source": f"hand-made from seal-hello: {note}", "ed25519_seed": h(seed), "box": h(b), "valid": False, "error": err})
+    bad("too-short", "64 bytes, one under the minimum", good[:64], "BOX_TOO_SHORT")
+    bad("bad-magic", "AGBX2", b"AGBX2" + good[5:], "BOX_BAD_MAGIC")
+    bad("flipped-tag", "last byte flipped", good[:-1] + bytes([good[-1] ^ 1]), "AEAD_OPEN_FAILED")
+    bad("flipped-ephemeral", "a bit of the ephemeral key flipped", good[:6] + bytes([good[6] ^ 2]) + good[7:], "AEAD_OPEN_FAILED")
+    bad("wrong-recipient", "opened with another recipient's seed", good, "AEAD_OPEN_FAILED", seed_of("box recipient empty"))
+    bad("zero-ephemeral", "ephemeral u = 0 (order 1)", good[:5] + bytes(32) + good[37:], "X25519_LOW_ORDER")
+    write("box.json", {"description": "AGBX1 sealed box (NOTES A15): box = \"AGBX1\" || ephemeral X25519 public || nonce(12) || ChaCha20-Poly1305(HKDF-SHA256(X25519(eph, recipient), no salt, info \"aigenora-inbox-v1\"), plaintext, no AAD); the recipient's X25519 keys come from its Ed25519 key (u = (1+y)/(1-y); clamped SHA-512 of the seed). Invalid boxes are refused with `error`.",
+                       "source": "scripts/vectors/gen.py: " + src + "; the refusals hand-made from one sealed box",
+                       "cases": cases})
+
+    pcases = []
+    for nonce, label, diff in [("a1b2c3", "k1", 0), ("a1b2c3", "k1", 1), ("challenge-0042", "k2", 1), ("ffee", "k3", 2)]:
+        pk = h(ed_public(seed_of(f"pow {label}")))
+        counter = 0
+        while hashlib.sha256(f"{nonce}{pk}{counter}".encode()).digest()[:diff] != bytes(diff):
+            counter += 1
+        pcases.append({"name": f"pow-{label}-{diff}", "nonce": nonce, "public_key": pk, "difficulty": diff, "counter": counter})
+    write("pow.json", {"description": "Registration proof of work (NOTES A9): the smallest counter >= 0 such that SHA-256 of UTF-8(nonce + public_key + decimal(counter)) starts with `difficulty` zero bytes.",
+                       "source": "scripts/vectors/gen.py: searched here with hashlib",
+                       "cases": pcases})
+
 
 if __name__ == "__main__":
-    ed25519(); sha256(); aead(); x25519(); commit(); jcs()
+    ed25519(); sha256(); aead(); x25519(); commit(); jcs(); box()
     print("wrote", sorted(f for f in os.listdir(OUT) if f.endswith(".json")))

@@ -89,6 +89,29 @@ export const checks: Record<string, (c: Crypto, cases: Case[]) => void> = {
     }
   },
 
+  'box.json'(c, cases) {
+    for (const v of cases) {
+      const seed = fromHex(v.ed25519_seed);
+      const boxed = fromHex(v.box);
+      if (!v.valid) {
+        eq(errorCode(() => c.boxOpen(seed, boxed)), v.error, v.name);
+        continue;
+      }
+      eq(toHex(c.ed25519PublicToX25519(fromHex(v.ed25519_public))), v.x25519_public, `${v.name} public conversion`);
+      eq(toHex(c.ed25519SeedToX25519(seed)), v.x25519_private, `${v.name} private conversion`);
+      eq(toHex(c.boxSealWith(fromHex(v.ed25519_public), fromHex(v.plaintext), fromHex(v.ephemeral_private), fromHex(v.nonce))), v.box, `${v.name} seal`);
+      eq(toHex(c.boxOpen(seed, boxed)), v.plaintext, `${v.name} open`);
+    }
+  },
+
+  'pow.json'(c, cases) {
+    for (const v of cases) {
+      eq(c.powSolve(v.nonce, v.public_key, v.difficulty), v.counter, v.name);
+      eq(c.powCheck(v.nonce, v.public_key, v.counter, v.difficulty), true, `${v.name} check`);
+      if (v.counter > 0 && v.difficulty > 0) eq(c.powCheck(v.nonce, v.public_key, v.counter - 1, v.difficulty), false, `${v.name} counter - 1`);
+    }
+  },
+
   'commit.json'(c, cases) {
     for (const v of cases) {
       eq(c.commit(v.choice, v.nonce), v.commit, v.choice);

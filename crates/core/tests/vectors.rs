@@ -1,7 +1,7 @@
 //! The project's own vectors in test-vectors/, the same files vitest runs against both JS backends.
 
 mod common;
-use aigenora_core::{aead, commit, ed25519, hash, jcs, x25519, Error};
+use aigenora_core::{aead, commit, ed25519, hash, jcs, pow, sealed_box, x25519, Error};
 use common::{field, hex, vectors};
 
 fn code<T>(r: Result<T, Error>) -> String {
@@ -97,6 +97,36 @@ fn x25519_vectors() {
         } else {
             assert_eq!(code(got), c["error"].as_str().unwrap(), "{name}");
         }
+    }
+}
+
+#[test]
+fn box_vectors() {
+    for c in vectors("box.json") {
+        let name = c["name"].as_str().unwrap();
+        let seed = field(&c, "ed25519_seed");
+        let boxed = field(&c, "box");
+        if !c["valid"].as_bool().unwrap() {
+            assert_eq!(code(sealed_box::open(&seed, &boxed)), c["error"].as_str().unwrap(), "{name}");
+            continue;
+        }
+        let pk = field(&c, "ed25519_public");
+        assert_eq!(sealed_box::x25519_public_from_ed25519(&pk).unwrap().to_vec(), field(&c, "x25519_public"), "{name}");
+        assert_eq!(sealed_box::x25519_private_from_ed25519_seed(&seed).unwrap().to_vec(), field(&c, "x25519_private"), "{name}");
+        let sealed = sealed_box::seal(&pk, &field(&c, "ephemeral_private"), &field(&c, "nonce"), &field(&c, "plaintext")).unwrap();
+        assert_eq!(sealed, boxed, "{name} seal");
+        assert_eq!(sealed_box::open(&seed, &boxed).unwrap(), field(&c, "plaintext"), "{name} open");
+    }
+}
+
+#[test]
+fn pow_vectors() {
+    for c in vectors("pow.json") {
+        let name = c["name"].as_str().unwrap();
+        let (nonce, pk) = (c["nonce"].as_str().unwrap(), c["public_key"].as_str().unwrap());
+        let (difficulty, counter) = (c["difficulty"].as_u64().unwrap() as u32, c["counter"].as_u64().unwrap());
+        assert_eq!(pow::solve(nonce, pk, difficulty).unwrap(), counter, "{name}");
+        assert!(pow::check(nonce, pk, counter, difficulty).unwrap(), "{name} check");
     }
 }
 
