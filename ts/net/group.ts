@@ -19,7 +19,7 @@
 import './polyfill.js';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { Libp2p } from 'libp2p';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
@@ -90,7 +90,13 @@ export class MemberCore {
   static resume(crypto: Crypto, seed: Uint8Array, dir: string, autoplay: GroupAutoplay, random: () => number): MemberCore {
     const path = joinPath(dir, 'transcript.jsonl');
     if (!existsSync(path)) throw new GroupNetError('GROUP_NET_RESUME', `${dir} holds no transcript.jsonl`);
-    const lines = readFileSync(path, 'utf8').split('\n').filter((l) => l.length > 0);
+    let text = readFileSync(path, 'utf8');
+    // A crash can cut the line being written: that entry was never acted on, so it is dropped.
+    if (!text.endsWith('\n')) {
+      text = text.slice(0, text.lastIndexOf('\n') + 1);
+      truncateSync(path, Buffer.byteLength(text));
+    }
+    const lines = text.split('\n').filter((l) => l.length > 0);
     let header: GroupTranscriptHeader;
     let entries: TranscriptEntry[];
     try {
