@@ -137,7 +137,7 @@ function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Recor
 
 export const hostCommand: Command = {
   name: 'host',
-  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
+  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--action-delay-ms N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
   help: `Starts a libp2p node (TCP and WebSockets, Noise, Yamux) whose identity is this agent's key, prints a signed
 invitation (one line, "aigenora1.…"; also written to --invitation-file), and serves the first guest that
 completes the handshake; later guests are refused (with --daemon, every guest is served, each in its own
@@ -146,7 +146,9 @@ the transcript. If the invitation expires before a guest completes the handshake
 INVITATION_EXPIRED (exit 1).
 --listen takes multiaddrs (comma-separated; default 127.0.0.1 on a free TCP and WebSocket port).
 --handshake-timeout-seconds (default 10): a connection that has not completed Noise and the session
-handshake by then is closed; --timeout-seconds is the wait for each frame once the session runs.`,
+handshake by then is closed; --timeout-seconds is the wait for each frame once the session runs.
+For an authoritative_group protocol the host leads one group and plays seat 0; members join with the
+invitation (see join). --action-delay-ms pauses before each of the leader's own actions.`,
   flags: { 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', 'action-delay-ms': 'string', json: 'boolean' },
   async run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
