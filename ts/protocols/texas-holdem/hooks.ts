@@ -508,16 +508,23 @@ export function legalActions(view: Record<string, unknown>, rnd: () => number): 
 }
 
 /**
- * The unattended player: mostly checks or calls so hands reach showdowns; now and then bets, raises,
- * moves all in or folds to a bet, so stacks move and a match of max_hands hands ends with a winner.
+ * The unattended player: mostly checks or calls so hands reach showdowns; now and then bets, raises
+ * or folds to a bet, so stacks move and a match of max_hands hands ends with a winner. It seldom moves
+ * all in: callers follow, and one all-in would usually decide the whole match in its first hand.
  */
 export function autoplay(view: Record<string, unknown>, me: GroupMember, random: () => number): Action | null {
   if (view['phase'] !== 'betting' || view['current_player'] !== me.public_key) return null;
   const actions = legalActions(view, random);
   const [fold, passive] = actions as [Action, Action];
-  const aggressive = actions.slice(2);
+  const found = actions.find((a) => a['kind'] === 'bet' || a['kind'] === 'raise');
+  // A small raise (one to three minimum raises): a raise near the stack is an all-in by another name.
+  const l = view['legal'] as { min_raise_to: number; max_to: number };
+  const step = Math.max(1, l.min_raise_to - (view['current_bet'] as number));
+  const raise = found && { ...found, amount: Math.min(l.max_to - 1, l.min_raise_to + Math.floor(random() * 3) * step) };
+  const allIn = actions.find((a) => a['kind'] === 'all_in');
   const r = random();
   if (r < 0.08 && passive['kind'] === 'call') return fold;
-  if (r < 0.22 && aggressive.length) return aggressive[Math.floor(random() * aggressive.length)]!;
+  if (r < 0.2 && raise) return raise;
+  if (r < 0.215 && allIn) return allIn;
   return passive;
 }
