@@ -540,6 +540,8 @@ export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult>
         if (!cp) throw new GroupNetError('GROUP_NET_FAULT', 'no checkpoint to lead from');
         const epoch = o.core.replica.leaderEpoch + 1;
         o.core.advanceEpoch(pk, epoch);
+        // An action sent to the lost leader got no answer: this seat acts afresh under its own lead.
+        o.core.pending = false;
         epochs++;
         const hub = new LeaderHub({ crypto: c, seed: o.seed, protocol: o.protocol, options: o.options, groupId: o.groupId, self: o.core, random: o.random, ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), resume: { epoch, checkpoint: cp as unknown as Record<string, unknown>, membershipVersion: o.core.replica.membershipVersion }, ...(o.onEvent && { onEvent: o.onEvent }) });
         hub.setOwnTicket(ownTicket);
