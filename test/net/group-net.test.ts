@@ -35,7 +35,11 @@ function start(args: string[]): Proc {
 function memberDir(dataDir: string): string | undefined {
   const sessions = join(dataDir, 'sessions');
   if (!existsSync(sessions)) return undefined;
-  for (const g of readdirSync(sessions)) for (const m of readdirSync(join(sessions, g))) return join(sessions, g, m);
+  // Only group folders: the CLI briefly writes a probe file here to check the folder is writable.
+  for (const g of readdirSync(sessions, { withFileTypes: true })) {
+    if (!g.isDirectory() || !g.name.startsWith('grp-')) continue;
+    for (const m of readdirSync(join(sessions, g.name), { withFileTypes: true })) if (m.isDirectory()) return join(sessions, g.name, m.name);
+  }
   return undefined;
 }
 const entries = (dir: string | undefined) => (dir && existsSync(join(dir, 'transcript.jsonl')) ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).length - 1 : 0);
