@@ -236,18 +236,7 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
   if (faulted && !reason) reason = `seat ${faulted.seat} refused the leader's envelope: ${faulted.fault}`;
 
   const members = seats.map((s): GroupMemberResult => {
-    const cp = s.replica.checkpoint;
-    const view = s.replica.view;
-    if (view) s.session.view(view);
-    const receipt = s.session.finish(c, s.seed, {
-      seq: s.replica.seq,
-      frame_hash: s.replica.frameHash,
-      checkpoint_hash: cp ? String(cp['checkpoint_hash']) : null,
-      completed: cp?.['completed'] === true,
-      outcome: (cp?.['outcome'] as string | null | undefined) ?? null,
-      leader_public_key: s.replica.leaderPublicKey,
-      leader_epoch: s.replica.leaderEpoch,
-    });
+    const receipt = s.session.finish(c, s.seed, s.replica);
     return { seat: s.seat, public_key: s.publicKey, dir: s.session.dir, present: s.present, completed: receipt.completed, outcome: receipt.outcome, receipt };
   });
   leader.dispose();

@@ -17,7 +17,7 @@ import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { readEvidence } from '../files/index.js';
 import { checkSpecText, MAX_SPEC_BYTES } from '../spec/check.js';
 import { flowMode } from '../spec/types.js';
-import { replayGroupTranscript, type ReplayResult, type TranscriptEntry } from './member.js';
+import { replayGroupTranscript, type GroupReplica, type ReplayResult, type TranscriptEntry } from './member.js';
 import { isPublicKey } from './wire.js';
 
 export const GROUP_RECEIPT_KIND = 'aigenora-group-receipt-v1';
@@ -105,8 +105,20 @@ export class GroupSessionRecord {
     atomicWrite(join(this.dir, 'proof.json'), `${JSON.stringify(p, null, 2)}\n`);
   }
 
-  /** Closes the transcript and signs the receipt over where the member's replica ended. */
-  finish(crypto: Crypto, memberSeed: Uint8Array, end: Pick<ReplayResult, 'seq' | 'frame_hash' | 'checkpoint_hash' | 'completed' | 'outcome'> & { leader_public_key: string; leader_epoch: number }): GroupReceipt {
+  /** Writes the replica's last view, closes the transcript and signs the receipt over where the replica ended. */
+  finish(crypto: Crypto, memberSeed: Uint8Array, replica: GroupReplica): GroupReceipt {
+    const view = replica.view;
+    if (view) this.view(view);
+    const cp = replica.checkpoint;
+    const end = {
+      seq: replica.seq,
+      frame_hash: replica.frameHash,
+      checkpoint_hash: cp ? String(cp['checkpoint_hash']) : null,
+      completed: cp?.['completed'] === true,
+      outcome: (cp?.['outcome'] as string | null | undefined) ?? null,
+      leader_public_key: replica.leaderPublicKey,
+      leader_epoch: replica.leaderEpoch,
+    };
     this.close();
     const unsigned: Omit<GroupReceipt, 'signature'> = {
       kind: GROUP_RECEIPT_KIND,

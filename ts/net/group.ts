@@ -114,9 +114,7 @@ export class MemberCore {
     }
     const record = GroupSessionRecord.reopen(dir, header, entries.length);
     const core = new MemberCore(crypto, seed, pk, replica, record, autoplay, random);
-    const cp = replica.checkpoint;
-    const seqs = (cp?.['last_client_seq'] ?? {}) as Record<string, number>;
-    core.clientSeq = seqs[pk] ?? 0;
+    core.catchUpClientSeq();
     return core;
   }
 
@@ -136,10 +134,14 @@ export class MemberCore {
     }
     this.last = env as Record<string, unknown>;
     this.record.entry({ kind: 'envelope', bootstrap, envelope: env as Record<string, unknown> });
-    const cp = this.replica.checkpoint;
-    const seqs = (cp?.['last_client_seq'] ?? {}) as Record<string, number>;
-    if ((seqs[this.publicKey] ?? 0) > this.clientSeq) this.clientSeq = seqs[this.publicKey]!;
+    this.catchUpClientSeq();
     return true;
+  }
+
+  /** The leader's checkpoint records this member's last accepted client_seq; never count below it. */
+  private catchUpClientSeq(): void {
+    const seqs = (this.replica.checkpoint?.['last_client_seq'] ?? {}) as Record<string, number>;
+    this.clientSeq = Math.max(this.clientSeq, seqs[this.publicKey] ?? 0);
   }
 
   advanceEpoch(leader: string, epoch: number): void {
@@ -172,18 +174,7 @@ export class MemberCore {
   }
 
   finish(): void {
-    const cp = this.replica.checkpoint;
-    const view = this.replica.view;
-    if (view) this.record.view(view);
-    this.record.finish(this.crypto, this.seed, {
-      seq: this.replica.seq,
-      frame_hash: this.replica.frameHash,
-      checkpoint_hash: cp ? String(cp['checkpoint_hash']) : null,
-      completed: cp?.['completed'] === true,
-      outcome: (cp?.['outcome'] as string | null | undefined) ?? null,
-      leader_public_key: this.replica.leaderPublicKey,
-      leader_epoch: this.replica.leaderEpoch,
-    });
+    this.record.finish(this.crypto, this.seed, this.replica);
   }
 }
 
@@ -310,23 +301,22 @@ export class LeaderHub {
       if (this.timer) return;
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        const a = this.o.self.next();
-        if (!a) return;
-        const r = this.input(this.publicKey, a.client_seq, a.action);
-        if (r.ok) this.o.self.accepted(a.client_seq);
-        else this.o.self.refused();
-        this.afterFrame();
+        if (this.playOwnSeat()) this.afterFrame();
       }, this.o.actionDelayMs);
       return;
     }
-    for (let guard = 0; guard < 10_000 && this.leader && !this.leader.completed; guard++) {
-      const a = this.o.self.next();
-      if (!a) break;
-      const r = this.input(this.publicKey, a.client_seq, a.action);
-      if (r.ok) this.o.self.accepted(a.client_seq);
-      else this.o.self.refused();
-    }
+    for (let guard = 0; guard < 10_000 && this.leader && !this.leader.completed; guard++) if (!this.playOwnSeat()) break;
     if (this.leader?.completed) this.resolveDone();
+  }
+
+  /** One action of the leader's own seat, if it has one; false when it has nothing to do. */
+  private playOwnSeat(): boolean {
+    const a = this.o.self.next();
+    if (!a) return false;
+    const r = this.input(this.publicKey, a.client_seq, a.action);
+    if (r.ok) this.o.self.accepted(a.client_seq);
+    else this.o.self.refused();
+    return true;
   }
 
   private input(pk: string, clientSeq: unknown, action: unknown): { ok: true; receipt: Record<string, unknown> } | { ok: false; reason: string } {
