@@ -1,0 +1,172 @@
+/**
+ * Test harness for the registry server: the app on an in-process fetch (no socket), a virtual clock,
+ * signed requests as the reference client sends them, and registration with a real proof of work.
+ *
+ * `describeDbs(name, fn)` runs a suite twice: on PGlite in a temporary directory, and on PostgreSQL in
+ * a fresh database when AIGENORA_TEST_PG_URL is set (scripts/lib/postgres.sh starts a cluster). Without
+ * it the PostgreSQL variant is a skipped suite whose name says why, so the run reports it.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterEach, describe } from 'vitest';
+import type { Crypto } from '../../ts/crypto/backend.js';
+import { toHex } from '../../ts/crypto/encoding.js';
+import { getCrypto } from '../../ts/crypto/index.js';
+import { registrationBody, restHeaders, signRegistration } from '../../ts/registry/auth.js';
+import { createServer, type RegistryServer, type ServerOptions } from '../../ts/server/app.js';
+import type { ServerConfig } from '../../ts/server/context.js';
+import { silentLog } from '../../ts/server/log.js';
+
+export const PG_URL = process.env['AIGENORA_TEST_PG_URL'];
+
+export type DbKind = 'pglite' | 'postgres';
+
+/** A fresh, empty PostgreSQL database on the test cluster; `drop` removes it. */
+export async function freshPgDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `aig_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: baseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(baseUrl);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: baseUrl });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export class VirtualClock {
+  constructor(public ms = Date.UTC(2026, 0, 1)) {}
+  now = (): number => this.ms;
+  advance(seconds: number): void {
+    this.ms += seconds * 1000;
+  }
+}
+
+export interface SendOptions {
+  body?: unknown;
+  /** Exact body bytes (overrides `body`). */
+  raw?: Uint8Array | string;
+  timestamp?: number;
+  requestId?: string;
+  /** Replace or drop (undefined) signed headers after signing. */
+  headers?: Record<string, string | undefined>;
+  /** Sign as this seed but send another path, etc. */
+  signedPath?: string;
+}
+
+export class Agent {
+  readonly publicKey: string;
+  constructor(
+    readonly t: TestServer,
+    readonly seed: Uint8Array,
+  ) {
+    this.publicKey = toHex(t.crypto.ed25519PublicKey(seed));
+  }
+
+  /** A signed request exactly as the reference's RestClient builds it. */
+  async send(method: string, path: string, o: SendOptions = {}): Promise<Response> {
+    const raw = o.raw ?? (o.body === undefined ? '' : JSON.stringify(o.body));
+    const body = typeof raw === 'string' ? new TextEncoder().encode(raw) : raw;
+    const headers: Record<string, string> = restHeaders(this.t.crypto, this.seed, {
+      timestamp: o.timestamp ?? Math.floor(this.t.clock.now() / 1000),
+      method,
+      path: o.signedPath ?? path,
+      requestId: o.requestId ?? randomBytes(16).toString('hex'),
+      body,
+    });
+    for (const [k, v] of Object.entries(o.headers ?? {})) {
+      if (v === undefined) delete headers[k];
+      else headers[k] = v;
+    }
+    return this.t.fetch(path, { method, headers, body: body.length > 0 ? body : undefined });
+  }
+
+  async json(method: string, path: string, o: SendOptions = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+    const res = await this.send(method, path, o);
+    const text = await res.text();
+    return { status: res.status, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  }
+
+  /** Challenge, proof of work, registration. */
+  async register(nickname = 'agent'): Promise<void> {
+    const ch = await this.json('GET', '/api/v1/auth/challenge');
+    const nonce = ch.body['nonce'] as string;
+    const difficulty = ch.body['difficulty'] as number;
+    const counter = this.t.crypto.powSolve(nonce, this.publicKey, difficulty);
+    const res = await this.json('POST', '/api/v1/auth/register', { raw: registrationBody(signRegistration(this.t.crypto, this.seed, nonce, nickname, counter)) });
+    if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+}
+
+export interface TestServer {
+  kind: DbKind;
+  server: RegistryServer;
+  crypto: Crypto;
+  clock: VirtualClock;
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  agent(seed?: Uint8Array): Agent;
+  /** A new agent that is already registered. */
+  registered(nickname?: string): Promise<Agent>;
+}
+
+export const TEST_CONFIG: Partial<ServerConfig> = { powDifficulty: 1 };
+
+/**
+ * Registers a suite for each database. `open()` inside a test starts a server on a fresh database
+ * (closed after the test).
+ */
+export function describeDbs(name: string, fn: (open: (opts?: Partial<ServerOptions>) => Promise<TestServer>, kind: DbKind) => void): void {
+  for (const kind of ['pglite', 'postgres'] as const) {
+    if (kind === 'postgres' && PG_URL === undefined) {
+      describe.skip(`${name} [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)`, () => fn(async () => Promise.reject(new Error('no PostgreSQL')), kind));
+      continue;
+    }
+    describe(`${name} [${kind}]`, () => {
+      const cleanups: (() => Promise<void>)[] = [];
+      afterEach(async () => {
+        for (const c of cleanups.splice(0).reverse()) await c();
+      });
+      const open = async (opts: Partial<ServerOptions> = {}): Promise<TestServer> => {
+        const clock = new VirtualClock();
+        let dbOpts: Partial<ServerOptions>;
+        if (kind === 'postgres') {
+          const fresh = await freshPgDatabase(PG_URL!);
+          cleanups.push(fresh.drop);
+          dbOpts = { dbUrl: fresh.url };
+        } else {
+          const dir = mkdtempSync(join(tmpdir(), 'aigenora-server-'));
+          cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+          dbOpts = { dataDir: dir };
+        }
+        const crypto = getCrypto();
+        const server = await createServer({ log: silentLog, now: clock.now, crypto, ...dbOpts, ...opts, config: { ...TEST_CONFIG, ...opts.config } });
+        cleanups.push(server.close);
+        const t: TestServer = {
+          kind,
+          server,
+          crypto,
+          clock,
+          fetch: async (path, init) => server.app.request(`http://registry.test${path}`, init),
+          agent: (seed = randomBytes(32)) => new Agent(t, seed),
+          registered: async (nickname = 'agent') => {
+            const a = t.agent();
+            await a.register(nickname);
+            return a;
+          },
+        };
+        return t;
+      };
+      fn(open, kind);
+    });
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * One SQL dialect (PostgreSQL) over two engines: PGlite, PostgreSQL compiled to WASM, embedded and
+ * persisted in a directory (the default: nothing to install), and a real PostgreSQL through `pg` when
+ * several server processes share one database. Route code sees only `Db`.
+ *
+ * Both engines hand bigint (int8) columns back as JS numbers: the schema keeps times as unix
+ * milliseconds in bigint, which stay well inside the safe-integer range.
+ */
+import { mkdirSync } from 'node:fs';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import pg from 'pg';
+
+export interface Db {
+  readonly kind: 'pglite' | 'postgres';
+  /** One statement with $1, $2 … placeholders. */
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<R[]>;
+  /** Several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+  /** Runs `fn` in one transaction; rolled back if it throws. Inside, `tx.transaction` simply reuses `tx`. */
+  transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+const toNumber = (v: string): number => Number(v);
+
+export async function openPglite(dir: string | undefined): Promise<Db> {
+  if (dir !== undefined) mkdirSync(dir, { recursive: true });
+  const lite = new PGlite(dir, { parsers: { [INT8_OID]: toNumber } });
+  await lite.waitReady;
+  const txDb = (tx: Transaction): Db => {
+    const self: Db = {
+      kind: 'pglite',
+      query: async <R>(sql: string, params?: readonly unknown[]) => (await tx.query<R>(sql, params ? [...params] : undefined)).rows,
+      exec: async (sql) => {
+        await tx.exec(sql);
+      },
+      transaction: (fn) => fn(self),
+      close: async () => {},
+    };
+    return self;
+  };
+  return {
+    kind: 'pglite',
+    query: async <R>(sql: string, params?: readonly unknown[]) => (await lite.query<R>(sql, params ? [...params] : undefined)).rows,
+    exec: async (sql) => {
+      await lite.exec(sql);
+    },
+    transaction: (fn) => lite.transaction((tx) => fn(txDb(tx))),
+    close: () => lite.close(),
+  };
+}
+
+export function openPostgres(url: string, onError: (message: string) => void = () => {}): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? toNumber : pg.types.getTypeParser(oid, format ?? 'text'))) as typeof pg.types.getTypeParser },
+  });
+  // An idle client losing its connection must not take the process down; the next query reconnects.
+  pool.on('error', (e) => onError(e.message));
+  const clientDb = (client: pg.PoolClient): Db => {
+    const self: Db = {
+      kind: 'postgres',
+      query: async <R>(sql: string, params?: readonly unknown[]) => (await client.query(sql, params ? [...params] : undefined)).rows as R[],
+      exec: async (sql) => {
+        await client.query(sql);
+      },
+      transaction: (fn) => fn(self),
+      close: async () => {},
+    };
+    return self;
+  };
+  return {
+    kind: 'postgres',
+    query: async <R>(sql: string, params?: readonly unknown[]) => (await pool.query(sql, params ? [...params] : undefined)).rows as R[],
+    exec: async (sql) => {
+      await pool.query(sql);
+    },
+    transaction: async (fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const out = await fn(clientDb(client));
+        await client.query('COMMIT');
+        return out;
+      } catch (e) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+    close: () => pool.end(),
+  };
+}
+
+/** `postgres://…` / `postgresql://…` opens PostgreSQL; otherwise PGlite in `dir` (in memory when undefined). */
+export async function openDb(opts: { url?: string | undefined; dir?: string | undefined; onError?: (message: string) => void }): Promise<Db> {
+  if (opts.url !== undefined) {
+    if (!/^postgres(ql)?:\/\//.test(opts.url)) throw new Error(`--db must be a postgres:// URL, got ${opts.url.slice(0, 40)}`);
+    return openPostgres(opts.url, opts.onError);
+  }
+  return openPglite(opts.dir);
+}
