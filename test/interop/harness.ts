@@ -1,0 +1,159 @@
+// The interop test's plumbing: one private network namespace holding only loopback, processes started
+// inside it (our server, our CLI, the reference's Python CLI), and every process's output kept so a
+// failure can print all of it.
+//
+// Why a namespace: iroh otherwise tries its public relays and discovery, which this machine cannot
+// reach; inside a namespace with only `lo` up its tickets carry loopback addresses and nothing else.
+// Why a holder process plus nsenter rather than `ip netns add`: the namespace lives exactly as long as
+// the holder, so a crashed test run leaves nothing behind in /run/netns, and each process can still be
+// started, watched and killed from the test on its own.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = join(REPO, 'bin/aigenora.mjs');
+
+export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `cond` until it holds; throws naming `what` after `timeoutMs`. */
+export async function until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await pause(50);
+  }
+}
+
+/** Where the reference CLI is, or why it cannot run (scripts/lib/reference-peer.sh sets both up). */
+export interface Reference {
+  python: string;
+  src: string;
+}
+
+export function findReference(): Reference | { missing: string } {
+  const python = process.env['AIGENORA_REFERENCE_PYTHON'] ?? join(REPO, '.cache/reference-venv/bin/python');
+  const src = process.env['AIGENORA_REFERENCE_SRC'] ?? resolve(REPO, '../shared/reference/aigenora-src/src');
+  if (!existsSync(join(src, 'aigenora/__main__.py'))) return { missing: `the reference source (${src}/aigenora)` };
+  if (!existsSync(python))
+    return { missing: `the reference virtualenv (${python}; create it with: source scripts/lib/reference-peer.sh && ensure_reference_peer)` };
+  const probe = spawnSync(python, ['-c', 'import iroh, cryptography, httpx'], { encoding: 'utf8' });
+  if (probe.status !== 0) return { missing: `iroh/cryptography/httpx in ${python} (${(probe.stderr || '').trim().split('\n').pop()})` };
+  return { python, src };
+}
+
+/** What a namespace needs: root (unshare -n, nsenter) and the tools. */
+export function namespaceMissing(): string | undefined {
+  if (process.getuid?.() !== 0) return 'root (the test makes a network namespace with unshare -n)';
+  for (const tool of ['unshare', 'nsenter', 'ip']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `the ${tool} command (util-linux / iproute2)`;
+  }
+  return undefined;
+}
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  /** stdout and stderr interleaved as they arrived. */
+  output(): string;
+  stdout(): string;
+  exited: Promise<number | null>;
+}
+
+export interface Ran {
+  code: number | null;
+  out: string;
+  stdout: string;
+}
+
+export class Namespace {
+  /** Every process started in this namespace, for the failure dump. */
+  readonly procs: Proc[] = [];
+
+  private constructor(private readonly holder: ChildProcess) {}
+
+  static async create(): Promise<Namespace> {
+    const holder = spawn('unshare', ['--net', '--', 'sh', '-c', 'ip link set lo up && echo up && exec sleep 86400'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    holder.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+    holder.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+    await until(() => text.includes('up\n') || holder.exitCode !== null, 'the network namespace', 10_000);
+    if (holder.exitCode !== null || holder.pid === undefined) throw new Error(`unshare --net failed: ${text}`);
+    return new Namespace(holder);
+  }
+
+  /** Starts `cmd` inside the namespace. */
+  start(name: string, cmd: string, args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Proc {
+    const child = spawn('nsenter', [`--net=/proc/${this.holder.pid}/ns/net`, '--', cmd, ...args], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: opts.cwd ?? REPO,
+      env: { ...process.env, ...opts.env },
+    });
+    let all = '';
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      all += d.toString();
+      out += d.toString();
+    });
+    child.stderr!.on('data', (d: Buffer) => (all += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
+    const p: Proc = { name, child, output: () => all, stdout: () => out, exited };
+    this.procs.push(p);
+    return p;
+  }
+
+  /** Runs `cmd` to its end (killed after `timeoutMs`). */
+  async run(name: string, cmd: string, args: string[], opts: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Ran> {
+    const p = this.start(name, cmd, args, opts);
+    const timer = setTimeout(() => p.child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+    const code = await p.exited;
+    clearTimeout(timer);
+    return { code, out: p.output(), stdout: p.stdout() };
+  }
+
+  /** Every process's command and output, for a failed test. */
+  dump(): string {
+    return this.procs.map((p) => `----- ${p.name} (${p.child.spawnargs.slice(3).join(' ')}) exit ${String(p.child.exitCode ?? p.child.signalCode)}\n${p.output()}`).join('\n');
+  }
+
+  async close(): Promise<void> {
+    for (const p of this.procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill('SIGKILL');
+    this.holder.kill('SIGKILL');
+    await Promise.all(this.procs.map((p) => p.exited));
+  }
+}
+
+/** The public key in a key.json (ours and the reference's share the `{public_key, private_key}` layout). */
+export const publicKeyOf = (dataDir: string): string => (JSON.parse(readFileSync(join(dataDir, 'key.json'), 'utf8')) as { public_key: string }).public_key;
+
+/** The last top-level JSON object in a command's stdout (ours prints one with --json). */
+export function lastJson(stdout: string): Record<string, unknown> | undefined {
+  const starts = [...stdout.matchAll(/^\{/gm)].map((m) => m.index).reverse();
+  for (const s of starts) {
+    try {
+      return JSON.parse(stdout.slice(s)) as Record<string, unknown>;
+    } catch {
+      // not the start of a complete object; try an earlier one
+    }
+  }
+  return undefined;
+}
+
+/** Which of our commands exist yet, read from the CLI's own help. */
+export function ourCommands(): { server: boolean; register: boolean; inbox: boolean; iroh: boolean } {
+  const help = (args: string[]) => {
+    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', cwd: REPO });
+    return r.status === 0 ? r.stdout + r.stderr : '';
+  };
+  const top = help(['--help']);
+  const has = (name: string) => new RegExp(`^\\s+${name}\\s`, 'm').test(top);
+  const hostHelp = help(['host', '--help']);
+  const joinHelp = help(['join', '--help']);
+  return {
+    server: has('server'),
+    register: has('register'),
+    inbox: has('inbox'),
+    iroh: hostHelp.includes('--transport') && hostHelp.includes('--server') && joinHelp.includes('--transport') && joinHelp.includes('--server'),
+  };
+}

@@ -1,0 +1,274 @@
+/**
+ * Interop with the reference implementation: its Python CLI (../shared/reference/aigenora-src, run from
+ * the virtualenv that scripts/lib/reference-peer.sh makes) against our registry server and our agent,
+ * all inside one network namespace with only loopback up.
+ *
+ * Scenarios: both clients register (PoW) at our server; the reference plays rock-paper-scissors with
+ * itself through our server (the server's conformance: invitations, browse, session proof, status,
+ * result); our agent hosts over iroh and the reference joins; the reverse; the offline inbox both ways.
+ * A missing reference fails the file, or skips it loudly when ../shared is absent altogether
+ * (AIGENORA_SKIP_CORPORA, as the corpus tests do); a scenario whose command of ours has not been written
+ * yet is skipped with the command named.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { tempDir } from '../shared/tmp.js';
+import { BIN, findReference, lastJson, Namespace, namespaceMissing, ourCommands, publicKeyOf, until, type Proc, type Ran, type Reference } from './harness.js';
+
+const RPS = '43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f';
+// The namespace is private to this file, so a fixed port cannot collide with anything.
+const SERVER = 'http://127.0.0.1:18787';
+const STEP_MS = 180_000;
+
+const ref = findReference();
+const nsMissing = namespaceMissing();
+const missing = 'missing' in ref ? ref.missing : nsMissing;
+const ours = ourCommands();
+
+if (missing && process.env['AIGENORA_SKIP_CORPORA'] !== '1') {
+  describe('interop with the reference', () => {
+    it('has what it needs', () => {
+      throw new Error(`cannot run the interop test: missing ${missing}`);
+    });
+  });
+} else if (missing) {
+  console.warn(`SKIPPED: interop with the reference: missing ${missing}`);
+  describe.skip(`interop with the reference (SKIPPED: missing ${missing})`, () => {
+    it('runs', () => undefined);
+  });
+} else {
+  describe('interop with the reference', () => scenarios(ref as Reference));
+}
+
+function scenarios(reference: Reference): void {
+  let ns: Namespace;
+  let root: string;
+  let server: Proc | undefined;
+  // Two reference identities (host and guest) and one of ours.
+  let refA: string;
+  let refB: string;
+  let mine: string;
+
+  const refEnv = (dataDir: string) => ({
+    PYTHONPATH: reference.src,
+    PYTHONUNBUFFERED: '1',
+    // A foreground host/join keeps its session state under $TMPDIR/aigenora-sessions: keep it in the test's folder.
+    TMPDIR: join(dataDir, 'tmp'),
+    // The reference would otherwise fall back to its public server.
+    P2P_SERVER: SERVER,
+  });
+  const pyArgs = (args: string[]) => ['-m', 'aigenora', ...args];
+  const runRef = (name: string, dataDir: string, args: string[], timeoutMs = STEP_MS): Promise<Ran> =>
+    ns.run(name, reference.python, pyArgs([...args, '--data-dir', dataDir]), { env: refEnv(dataDir), timeoutMs });
+  const startRef = (name: string, dataDir: string, args: string[]): Proc => ns.start(name, reference.python, pyArgs([...args, '--data-dir', dataDir]), { env: refEnv(dataDir) });
+  const runOurs = (name: string, args: string[], timeoutMs = STEP_MS): Promise<Ran> => ns.run(name, process.execPath, [BIN, ...args], { timeoutMs });
+  const startOurs = (name: string, args: string[]): Proc => ns.start(name, process.execPath, [BIN, ...args]);
+
+  beforeAll(async () => {
+    root = tempDir('interop');
+    refA = join(root, 'ref-a');
+    refB = join(root, 'ref-b');
+    mine = join(root, 'ours');
+    for (const d of [refA, refB]) {
+      const r = spawnSync(reference.python, pyArgs(['init', '--data-dir', d]), { encoding: 'utf8', env: { ...process.env, PYTHONPATH: reference.src } });
+      if (r.status !== 0) throw new Error(`reference init failed: ${r.stdout}${r.stderr}`);
+      mkdirSync(join(d, 'tmp'));
+    }
+    const r = spawnSync(process.execPath, [BIN, 'init', '--data-dir', mine], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`aigenora init failed: ${r.stdout}${r.stderr}`);
+    ns = await Namespace.create();
+    if (!ours.server) return;
+    server = ns.start('our server', process.execPath, [BIN, 'server', '--listen', SERVER.replace('http://', ''), '--data-dir', join(root, 'server')]);
+    await until(() => server!.output().includes('127.0.0.1:18787') || server!.child.exitCode !== null, 'our server to print its URL', 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}\n${ns.dump()}`);
+    });
+    if (server.child.exitCode !== null) throw new Error(`our server exited:\n${ns.dump()}`);
+  }, STEP_MS);
+
+  afterEach((ctx) => {
+    // Every process of the scenario, so that a failure shows both sides and the server at once.
+    if (ctx.task.result?.state === 'fail') console.error(`interop processes:\n${ns.dump()}`);
+  });
+
+  afterAll(async () => {
+    await ns?.close();
+  });
+
+  const needServer = ours.server ? '' : ' (SKIPPED: `aigenora server` does not exist yet)';
+
+  /** `post_id: X` from the reference host's stdout. */
+  const refPostId = (p: Proc) => /^post_id: (\S+)$/m.exec(p.stdout())?.[1];
+  /** The game's winner as the reference prints it at the end of rock-paper-scissors. */
+  const refWinner = (out: string) => {
+    const m = /=== Game Over ===\s+(Host wins!|Guest wins!|Draw!|No winner)/.exec(out)?.[1];
+    return m && ({ 'Host wins!': 'host', 'Guest wins!': 'guest', 'Draw!': 'draw', 'No winner': 'none' } as const)[m as 'Draw!'];
+  };
+  const refSessionId = (out: string) => /session_id: ([0-9a-f]{64})/.exec(out)?.[1];
+  /** The reference's `browse --oneline` rows (tab-separated), by post_id. */
+  const browseRows = (out: string) =>
+    new Map(
+      out
+        .split('\n')
+        .filter((l) => l.includes('\t'))
+        .map((l) => l.split('\t'))
+        .map((f) => [f[0]!, { protocolId: f[1], type: f[2], publicKey: f[5], hostControlMode: f[11] }] as const),
+    );
+  /** What our server recorded for a session, read through the reference's `session get`. */
+  const sessionRecord = async (sid: string) => {
+    const r = await runRef('reference session get', refB, ['session', 'get', sid, '--json', '--server', SERVER]);
+    expect(r.code, r.out).toBe(0);
+    return JSON.parse(r.stdout) as Record<string, unknown>;
+  };
+  const expectRecorded = async (sid: string, host: string, guest: string, winner: string) => {
+    const s = await sessionRecord(sid);
+    expect(s['session_id']).toBe(sid);
+    expect(s['host_public_key']).toBe(host);
+    expect(s['guest_public_key']).toBe(guest);
+    expect(s['protocol_id']).toBe(RPS);
+    expect(s['status']).toBe('closed');
+    // Both participants reported the same result; the server must have kept it.
+    expect(JSON.stringify(s)).toContain(`"${winner}"`);
+  };
+  /** The reference's own complaint when one of its requests failed (it still exits 0 for these). */
+  const noRefWarnings = (out: string) => expect(out).not.toMatch(/warning: failed to|Traceback|failed: HTTP/);
+
+  it.skipIf(!ours.server)(`the reference registers at our server with its proof of work${needServer}`, async () => {
+    for (const [d, nick] of [
+      [refA, 'ref-a'],
+      [refB, 'ref-b'],
+    ] as const) {
+      const r = await runRef(`reference register ${nick}`, d, ['register', '--server', SERVER, '--nickname', nick]);
+      expect(r.code, r.out).toBe(0);
+      noRefWarnings(r.out);
+      // It prints the server's answer as a Python dict; an error body would carry a code instead.
+      expect(r.stdout).toMatch(/^\{.*\}$/m);
+    }
+  }, STEP_MS);
+
+  it.skipIf(!ours.server || !ours.register)(`our agent registers at our server${ours.register ? '' : ' (SKIPPED: `aigenora register` does not exist yet)'}`, async () => {
+    const r = await runOurs('our register', ['register', '--server', SERVER, '--nickname', 'ours', '--data-dir', mine]);
+    expect(r.code, r.out).toBe(0);
+  }, STEP_MS);
+
+  it.skipIf(!ours.server)(`the reference hosts rock-paper-scissors and the reference joins, through our server${needServer}`, async () => {
+    const host = startRef('reference host (ref-a)', refA, ['host', '--server', SERVER, '--protocol-dir', join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)), '--control-mode', 'autonomous', '--no-web']);
+    await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
+    const postId = refPostId(host);
+    expect(postId, host.output()).toBeDefined();
+
+    const browse = await runRef('reference browse (ref-b)', refB, ['browse', '--server', SERVER, '--protocol-id', RPS, '--oneline']);
+    expect(browse.code, browse.out).toBe(0);
+    const row = browseRows(browse.stdout).get(postId!);
+    expect(row, browse.out).toBeDefined();
+    expect(row!.protocolId).toBe(RPS);
+    expect(row!.publicKey).toBe(publicKeyOf(refA));
+    expect(row!.hostControlMode).toBe('autonomous');
+
+    const join_ = await runRef('reference join (ref-b)', refB, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']);
+    expect(join_.code, join_.out).toBe(0);
+    expect(await host.exited, host.output()).toBe(0);
+    noRefWarnings(host.output());
+    noRefWarnings(join_.out);
+
+    const winner = refWinner(host.output());
+    expect(['host', 'guest'], host.output()).toContain(winner);
+    expect(refWinner(join_.out)).toBe(winner);
+    const sid = refSessionId(join_.out);
+    expect(sid, join_.out).toBeDefined();
+    expect(refSessionId(host.output())).toBe(sid);
+    await expectRecorded(sid!, publicKeyOf(refA), publicKeyOf(refB), winner!);
+  }, STEP_MS * 2);
+
+  const irohMissing = !ours.server ? needServer : ours.iroh ? '' : ' (SKIPPED: `aigenora host/join --server --transport iroh` do not exist yet)';
+
+  it.skipIf(!ours.server || !ours.iroh)(`our agent hosts over iroh, the reference finds it with browse and joins${irohMissing}`, async () => {
+    const host = startOurs('our host', ['host', '--server', SERVER, '--transport', 'iroh', '--protocol', 'rps-v1', '--control-mode', 'autonomous', '--data-dir', mine, '--json']);
+    const postIdOf = () => /"?post_id"?\s*[:=]\s*"?([A-Za-z0-9_-]+)/.exec(host.output())?.[1];
+    await until(() => postIdOf() !== undefined || host.child.exitCode !== null, 'our host to post its invitation', 90_000);
+    const postId = postIdOf();
+    expect(postId, host.output()).toBeDefined();
+
+    const browse = await runRef('reference browse (ref-b)', refB, ['browse', '--server', SERVER, '--protocol-id', RPS, '--oneline']);
+    expect(browse.code, browse.out).toBe(0);
+    const row = browseRows(browse.stdout).get(postId!);
+    expect(row, browse.out).toBeDefined();
+    expect(row!.publicKey).toBe(publicKeyOf(mine));
+
+    const join_ = await runRef('reference join (ref-b)', refB, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']);
+    expect(join_.code, join_.out).toBe(0);
+    expect(await host.exited, host.output()).toBe(0);
+    noRefWarnings(join_.out);
+
+    const winner = refWinner(join_.out);
+    expect(['host', 'guest'], join_.out).toContain(winner);
+    const result = lastJson(host.stdout());
+    expect(result, host.output()).toBeDefined();
+    expect(result!['completed']).toBe(true);
+    expect(result!['winner']).toBe(winner);
+    const sid = refSessionId(join_.out);
+    expect(result!['session_id']).toBe(sid);
+    await expectRecorded(sid!, publicKeyOf(mine), publicKeyOf(refB), winner!);
+  }, STEP_MS * 2);
+
+  it.skipIf(!ours.server || !ours.iroh)(`the reference hosts, our agent joins over iroh${irohMissing}`, async () => {
+    const host = startRef('reference host (ref-a)', refA, ['host', '--server', SERVER, '--protocol-dir', join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)), '--control-mode', 'autonomous', '--no-web']);
+    await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
+    const postId = refPostId(host);
+    expect(postId, host.output()).toBeDefined();
+
+    const join_ = await runOurs('our join', ['join', '--server', SERVER, '--transport', 'iroh', postId!, '--control-mode', 'autonomous', '--data-dir', mine, '--json']);
+    expect(join_.code, join_.out).toBe(0);
+    expect(await host.exited, host.output()).toBe(0);
+    noRefWarnings(host.output());
+
+    const winner = refWinner(host.output());
+    expect(['host', 'guest'], host.output()).toContain(winner);
+    const result = lastJson(join_.stdout);
+    expect(result, join_.out).toBeDefined();
+    expect(result!['completed']).toBe(true);
+    expect(result!['winner']).toBe(winner);
+    const sid = refSessionId(host.output());
+    expect(result!['session_id']).toBe(sid);
+    await expectRecorded(sid!, publicKeyOf(refA), publicKeyOf(mine), winner!);
+  }, STEP_MS * 2);
+
+  const inboxMissing = !ours.server ? needServer : ours.inbox ? '' : ' (SKIPPED: `aigenora inbox` does not exist yet)';
+
+  /** Inbox entries from a `list --json` answer, whichever of the two shapes it has. */
+  const entriesOf = (stdout: string): Array<Record<string, unknown>> => {
+    const v = JSON.parse(stdout.slice(stdout.search(/[[{]/))) as unknown;
+    if (Array.isArray(v)) return v as Array<Record<string, unknown>>;
+    return ((v as { entries?: unknown }).entries ?? []) as Array<Record<string, unknown>>;
+  };
+
+  it.skipIf(!ours.server || !ours.inbox)(`the reference sends our agent an inbox message and ours reads it, and the reverse${inboxMissing}`, async () => {
+    const toOurs = `from the reference to ours: héllo ✓ ${Date.now()}`;
+    const sent = await runRef('reference inbox send', refA, ['inbox', 'send', '--server', SERVER, '--to', publicKeyOf(mine), '--message', toOurs, '--json']);
+    expect(sent.code, sent.out).toBe(0);
+
+    const list = await runOurs('our inbox list', ['inbox', 'list', '--server', SERVER, '--data-dir', mine, '--json']);
+    expect(list.code, list.out).toBe(0);
+    const mineEntries = entriesOf(list.stdout);
+    expect(mineEntries.length, list.out).toBeGreaterThan(0);
+    const texts: string[] = [];
+    for (const e of mineEntries) {
+      const read = await runOurs('our inbox read', ['inbox', 'read', String(e['id']), '--server', SERVER, '--data-dir', mine, '--json']);
+      expect(read.code, read.out).toBe(0);
+      texts.push(read.stdout);
+    }
+    expect(texts.join('\n')).toContain(JSON.stringify(toOurs).slice(1, -1));
+
+    const toRef = `from ours to the reference: grüße ✓ ${Date.now()}`;
+    const ourSend = await runOurs('our inbox send', ['inbox', 'send', '--server', SERVER, '--to', publicKeyOf(refB), '--message', toRef, '--data-dir', mine, '--json']);
+    expect(ourSend.code, ourSend.out).toBe(0);
+    const refList = await runRef('reference inbox list', refB, ['inbox', 'list', '--server', SERVER, '--json']);
+    expect(refList.code, refList.out).toBe(0);
+    const refEntries = entriesOf(refList.stdout);
+    expect(refEntries.length, refList.out).toBe(1);
+    const read = await runRef('reference inbox read', refB, ['inbox', 'read', String(refEntries[0]!['id']), '--server', SERVER, '--json']);
+    expect(read.code, read.out).toBe(0);
+    expect((JSON.parse(read.stdout) as { plaintext: string }).plaintext).toBe(toRef);
+  }, STEP_MS * 2);
+}
