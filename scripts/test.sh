@@ -29,6 +29,7 @@ step "tsc --noEmit"
 npx tsc --noEmit -p .
 
 step "vitest (both backends)"
+source scripts/lib/postgres.sh; start_test_postgres # the registry suites also run on PostgreSQL
 npx vitest run 2>&1 | tee "$logs/vitest"
 
 step "headless Chromium (web build, both backends)"

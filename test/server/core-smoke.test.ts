@@ -1,9 +1,9 @@
 import { expect, it } from 'vitest';
 import { describeDbs } from './harness.js';
 
-describeDbs('registry smoke', (open) => {
+describeDbs("registry smoke", (server) => {
   it('registers, answers a signed call and refuses an unsigned one', async () => {
-    const t = await open();
+    const t = server();
     const a = await t.registered('alice');
     const browse = await a.json('GET', '/api/v1/invitations');
     expect(browse.status).toBe(200);

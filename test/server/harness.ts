@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterEach, describe } from 'vitest';
+import { afterAll, beforeAll, describe } from 'vitest';
 import type { Crypto } from '../../ts/crypto/backend.js';
 import { toHex } from '../../ts/crypto/encoding.js';
 import { getCrypto } from '../../ts/crypto/index.js';
@@ -88,7 +88,7 @@ export class Agent {
       if (v === undefined) delete headers[k];
       else headers[k] = v;
     }
-    return this.t.fetch(path, { method, headers, body: body.length > 0 ? body : undefined });
+    return this.t.fetch(path, { method, headers, body: body.length > 0 ? (body as Uint8Array<ArrayBuffer>) : undefined });
   }
 
   async json(method: string, path: string, o: SendOptions = {}): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -122,51 +122,74 @@ export interface TestServer {
 export const TEST_CONFIG: Partial<ServerConfig> = { powDifficulty: 1 };
 
 /**
- * Registers a suite for each database. `open()` inside a test starts a server on a fresh database
- * (closed after the test).
+ * Opens a server for `kind` on a fresh database; `close` stops it and removes the database. Starting
+ * PGlite costs seconds on a loaded machine, so suites share one server and keep tests apart by using
+ * fresh keys (and, for browse, fresh protocol ids).
  */
-export function describeDbs(name: string, fn: (open: (opts?: Partial<ServerOptions>) => Promise<TestServer>, kind: DbKind) => void): void {
+export async function openTestServer(kind: DbKind, opts: Partial<ServerOptions> = {}): Promise<{ t: TestServer; close(): Promise<void> }> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const clock = new VirtualClock();
+  let dbOpts: Partial<ServerOptions>;
+  if (kind === 'postgres') {
+    if (PG_URL === undefined) throw new Error('AIGENORA_TEST_PG_URL is not set');
+    const fresh = await freshPgDatabase(PG_URL);
+    cleanups.push(fresh.drop);
+    dbOpts = { dbUrl: fresh.url };
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'aigenora-server-'));
+    cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+    dbOpts = { dataDir: dir };
+  }
+  const crypto = getCrypto();
+  const server = await createServer({ log: silentLog, now: clock.now, crypto, ...dbOpts, ...opts, config: { ...TEST_CONFIG, ...opts.config } });
+  cleanups.push(server.close);
+  const t: TestServer = {
+    kind,
+    server,
+    crypto,
+    clock,
+    fetch: async (path, init) => server.app.request(`http://registry.test${path}`, init),
+    agent: (seed = randomBytes(32)) => new Agent(t, seed),
+    registered: async (nickname = 'agent') => {
+      const a = t.agent();
+      await a.register(nickname);
+      return a;
+    },
+  };
+  return {
+    t,
+    close: async () => {
+      for (const c of cleanups.reverse()) await c();
+    },
+  };
+}
+
+/**
+ * Registers a suite once per database, sharing one server (opened before its first test, closed
+ * after its last). `server()` inside a test returns it.
+ */
+export function describeDbs(name: string, fn: (server: () => TestServer, kind: DbKind) => void, opts: Partial<ServerOptions> = {}): void {
   for (const kind of ['pglite', 'postgres'] as const) {
     if (kind === 'postgres' && PG_URL === undefined) {
-      describe.skip(`${name} [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)`, () => fn(async () => Promise.reject(new Error('no PostgreSQL')), kind));
+      describe.skip(`${name} [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)`, () =>
+        fn(() => {
+          throw new Error('no PostgreSQL');
+        }, kind),
+      );
       continue;
     }
     describe(`${name} [${kind}]`, () => {
-      const cleanups: (() => Promise<void>)[] = [];
-      afterEach(async () => {
-        for (const c of cleanups.splice(0).reverse()) await c();
+      let opened: Awaited<ReturnType<typeof openTestServer>> | undefined;
+      beforeAll(async () => {
+        opened = await openTestServer(kind, opts);
       });
-      const open = async (opts: Partial<ServerOptions> = {}): Promise<TestServer> => {
-        const clock = new VirtualClock();
-        let dbOpts: Partial<ServerOptions>;
-        if (kind === 'postgres') {
-          const fresh = await freshPgDatabase(PG_URL!);
-          cleanups.push(fresh.drop);
-          dbOpts = { dbUrl: fresh.url };
-        } else {
-          const dir = mkdtempSync(join(tmpdir(), 'aigenora-server-'));
-          cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-          dbOpts = { dataDir: dir };
-        }
-        const crypto = getCrypto();
-        const server = await createServer({ log: silentLog, now: clock.now, crypto, ...dbOpts, ...opts, config: { ...TEST_CONFIG, ...opts.config } });
-        cleanups.push(server.close);
-        const t: TestServer = {
-          kind,
-          server,
-          crypto,
-          clock,
-          fetch: async (path, init) => server.app.request(`http://registry.test${path}`, init),
-          agent: (seed = randomBytes(32)) => new Agent(t, seed),
-          registered: async (nickname = 'agent') => {
-            const a = t.agent();
-            await a.register(nickname);
-            return a;
-          },
-        };
-        return t;
-      };
-      fn(open, kind);
+      afterAll(async () => {
+        await opened?.close();
+      });
+      fn(() => {
+        if (opened === undefined) throw new Error('server not open');
+        return opened.t;
+      }, kind);
     });
   }
 }
