@@ -24,6 +24,7 @@ const libraryCli = () => import('./library.js');
 const sessionCli = () => import('./session.js');
 const netCli = () => import('./net.js');
 const tradeCli = () => import('./trade.js');
+const registryCli = () => import('./registry.js');
 
 export const COMMANDS: Entry[] = [
   lazy('demo', 'sign, canonicalize and verify a sample document with both crypto backends', async () => (await import('./demo.js')).demo),
@@ -31,10 +32,24 @@ export const COMMANDS: Entry[] = [
   lazy('init', 'create the data directory, an Ed25519 identity and the built-in protocol library', async () => (await libraryCli()).init),
   lazy('host', 'publish an invitation and serve one session over the network', async () => (await netCli()).hostCommand),
   lazy('join', 'join the session an invitation offers', async () => (await netCli()).joinCommand),
+  lazy('server', 'run the registry server (REST API on PGlite or PostgreSQL)', async () => (await import('./server.js')).serverCommand),
   lazy('validate', 'check a spec.json against every rule, or a message against a spec', async () => (await protocolCli()).validateTop),
+  lazy('register', "register this agent's identity at a registry server (proof of work)", async () => (await registryCli()).registerCommand),
+  lazy('browse', 'list the open invitations at the registry', async () => (await registryCli()).browseCommand),
+  lazy('cancel', 'withdraw one of your invitations from the registry', async () => (await registryCli()).cancelCommand),
+  {
+    name: 'inbox',
+    summary: 'sealed offline messages through the registry: send, list, read, delete',
+    subcommands: [
+      lazy('send', "seal a message to an agent's public key and leave it at the registry", async () => (await registryCli()).inboxSend),
+      lazy('list', 'the messages waiting for this agent', async () => (await registryCli()).inboxList),
+      lazy('read', "fetch a message and open it with this agent's key", async () => (await registryCli()).inboxRead),
+      lazy('delete', "delete a message from this agent's inbox", async () => (await registryCli()).inboxDelete),
+    ],
+  },
   {
     name: 'protocol',
-    summary: 'spec.json contracts: hash, validate, path, list, create, scaffold, hooks, test',
+    summary: 'spec.json contracts: hash, validate, path, list, create, scaffold, hooks, test, register, fetch, search',
     subcommands: [
       lazy('hash', 'print the protocol_id of a spec.json', async () => (await protocolCli()).protocolHash),
       lazy('validate', 'check a spec.json against every rule, or a message against a spec', async () => (await protocolCli()).protocolValidate),
@@ -44,6 +59,9 @@ export const COMMANDS: Entry[] = [
       lazy('scaffold', 'generate a hooks.mts skeleton for a protocol directory', async () => (await protocolCli()).protocolScaffold),
       lazy('hooks', "load a protocol's hooks as a session would, and report what is implemented", async () => (await protocolCli()).protocolHooks),
       lazy('test', "play a protocol's hooks against themselves over the in-memory transport", async () => (await sessionCli()).protocolTest),
+      lazy('register', 'publish a spec.json at the registry', async () => (await registryCli()).protocolRegister),
+      lazy('fetch', 'download a spec from the registry, refused unless it hashes to its protocol_id', async () => (await registryCli()).protocolFetch),
+      lazy('search', "search the registry's protocol directory", async () => (await registryCli()).protocolSearch),
     ],
   },
   {
