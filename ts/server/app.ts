@@ -31,8 +31,11 @@ import { jsonLineLog, type Log } from './log.js';
 import { migrate } from './migrate.js';
 import { clientIp } from './request.js';
 import { authRoutes } from './routes/auth.js';
+import { groupRoutes } from './routes/groups.js';
+import { inboxRoutes } from './routes/inbox.js';
 import { invitationRoutes } from './routes/invitations.js';
 import { miscRoutes } from './routes/misc.js';
+import { protocolRoutes } from './routes/protocols.js';
 import { sessionRoutes } from './routes/sessions.js';
 
 /** Every route module, in migration order. */
@@ -41,6 +44,9 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
   miscRoutes,
   invitationRoutes,
   sessionRoutes,
+  inboxRoutes,
+  protocolRoutes,
+  groupRoutes,
 ];
 
 export function createApp(ctx: ServerContext, modules: readonly RouteModule[] = ROUTE_MODULES): Hono<AppEnv> {

@@ -127,7 +127,7 @@ function endpoint(ctx: ServerContext, b: JsonObject, publicKey: string, protocol
   const ticket = str(b, 'iroh_ticket', { min: 1, max: MAX_TICKET });
   const signature = signatureField(b, 'transport_binding_signature');
   if (!sig(ctx, publicKey, transportBindingCanonical(publicKey, 'iroh', ticket, protocolId), signature))
-    throw forbidden('BINDING_SIGNATURE_INVALID', 'transport_binding_signature does not verify for this key, ticket and protocol');
+    throw badRequest('BINDING_INVALID', 'transport_binding_signature does not verify for this key, ticket and protocol');
   return { ticket, signature: signature.toLowerCase() };
 }
 
@@ -156,7 +156,7 @@ async function checkPolicy(db: Db, protocolId: string, p: { min: number; max: nu
     );
 }
 
-export function groupsRoutes(overrides: Partial<GroupLimits> = {}): RouteModule {
+export function groupRoutesWith(overrides: Partial<GroupLimits> = {}): RouteModule {
   const limits: GroupLimits = { ...DEFAULT_GROUP_LIMITS, ...overrides };
   const leaseMs = limits.leaseSeconds * 1000;
 
@@ -401,4 +401,4 @@ CREATE UNIQUE INDEX group_members_seat ON group_members (group_id, seat) WHERE s
   };
 }
 
-export const groups = groupsRoutes();
+export const groupRoutes = groupRoutesWith();

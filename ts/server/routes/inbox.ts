@@ -52,7 +52,7 @@ interface EntryRow {
 
 const entry = (r: EntryRow) => ({ id: r.id, size: r.size, created_at: iso(r.created_at), expires_at: iso(r.expires_at) });
 
-export function inboxRoutes(overrides: Partial<InboxLimits> = {}): RouteModule {
+export function inboxRoutesWith(overrides: Partial<InboxLimits> = {}): RouteModule {
   const limits: InboxLimits = { ...DEFAULT_INBOX_LIMITS, ...overrides };
   return {
     name: 'inbox',
@@ -144,4 +144,4 @@ CREATE INDEX inbox_messages_expiry ON inbox_messages (expires_at);`,
 }
 
 
-export const inbox = inboxRoutes();
+export const inboxRoutes = inboxRoutesWith();

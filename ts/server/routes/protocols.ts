@@ -123,7 +123,7 @@ const summary = (r: ProtocolRow) => ({
   created_at: iso(r.created_at),
 });
 
-export function protocolsRoutes(overrides: Partial<ProtocolLimits> = {}): RouteModule {
+export function protocolRoutesWith(overrides: Partial<ProtocolLimits> = {}): RouteModule {
   const limits: ProtocolLimits = { ...DEFAULT_PROTOCOL_LIMITS, ...overrides };
   return {
     name: 'protocols',
@@ -213,4 +213,4 @@ CREATE INDEX protocols_family ON protocols (family, seq);`,
   };
 }
 
-export const protocols = protocolsRoutes();
+export const protocolRoutes = protocolRoutesWith();
