@@ -12,7 +12,9 @@ import type { ControlMode, Message, Role } from '../hooks/types.js';
 import { resolveDataDir } from '../library/data-dir.js';
 import { IdentityError, loadIdentity } from '../library/identity.js';
 import { resolveProtocol } from '../library/library.js';
-import { parseInvitation } from '../net/invitation.js';
+import { parseAnyInvitation, type IrohInvitation } from '../net/invitation.js';
+import { hostIroh, joinIroh, type IrohSessionResult, type IrohTarget } from '../net/iroh.js';
+import { buildInvitation, checkInvitationBinding, RegistryClient, RegistryError, type Winner } from '../registry/client.js';
 import { multiaddr } from '@multiformats/multiaddr';
 import { HandshakeError, host, HostError, join as joinSession, type Protocol } from '../net/session.js';
 import { GroupNetError, hostGroup, joinGroup, type GroupRunResult } from '../net/group.js';
@@ -92,19 +94,30 @@ function progress(out: Output, quiet: boolean, me: Role) {
   };
 }
 
+/** The outcome the last protocol message names (its game_winner or winner), as the reference reads it. */
+function winnerOf(dir: string): string | undefined {
+  const last = existsSync(join(dir, 'transcript.jsonl'))
+    ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { msg: Message }).map((f) => f.msg).filter((m) => !m.action.startsWith('_'))
+    : [];
+  const final = [...last].reverse().find((m) => typeof m['game_winner'] === 'string' || typeof m['winner'] === 'string');
+  return final ? String(final['game_winner'] ?? final['winner']) : undefined;
+}
+
 function report(out: Output, json: boolean, r: SessionResult, extra: Record<string, unknown>): number {
   const c = getCrypto();
   const v = verifyTranscriptAt(c, r.dir);
-  const last = existsSync(join(r.dir, 'transcript.jsonl'))
-    ? readFileSync(join(r.dir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { msg: Message }).map((f) => f.msg).filter((m) => !m.action.startsWith('_'))
-    : [];
-  const final = [...last].reverse().find((m) => typeof m['game_winner'] === 'string' || typeof m['winner'] === 'string');
-  const winner = final ? String(final['game_winner'] ?? final['winner']) : undefined;
+  const winner = winnerOf(r.dir);
   if (json) out.json({ ...extra, completed: r.completed, reason: r.reason, detail: r.detail, winner, session_id: r.sid, dir: r.dir, receipt: v });
   else {
     out.line(r.completed ? `session completed${winner ? `: winner ${winner}` : ''}` : `session ended: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`);
     out.line(`transcript ${join(r.dir, 'transcript.jsonl')}`);
-    out.line(v.ok && v.receipt ? `receipt verified offline: ${v.frames} frames signed by both sides` : `receipt: ${v.reason ?? 'not verified'}`);
+    out.line(
+      v.ok && v.receipt
+        ? v.wire === 'plain'
+          ? `receipt verified offline: ${v.frames} frames, signed by this side (the peer's messages as it received them: the iroh wire is unsigned)`
+          : `receipt verified offline: ${v.frames} frames signed by both sides`
+        : `receipt: ${v.reason ?? 'not verified'}`,
+    );
   }
   return r.completed && v.ok && v.receipt ? 0 : 1;
 }
@@ -135,9 +148,139 @@ function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Recor
   return r.completed && v.ok && v.receipt ? 0 : 1;
 }
 
+const TRANSPORTS = ['libp2p', 'iroh'] as const;
+type TransportName = (typeof TRANSPORTS)[number];
+
+function transportOf(flags: Record<string, unknown>): TransportName | undefined {
+  const t = flags['transport'];
+  if (t === undefined) return undefined;
+  if (!TRANSPORTS.includes(t as TransportName)) throw new UsageError('--transport must be libp2p or iroh');
+  return t as TransportName;
+}
+
+function registryClient(flags: Record<string, unknown>, seed: Uint8Array): RegistryClient | undefined {
+  const server = flags['server'];
+  if (typeof server !== 'string') return undefined;
+  try {
+    return new RegistryClient(server, seed, getCrypto());
+  } catch (e) {
+    if (e instanceof RegistryError) throw new UsageError(`--server: ${e.message}`);
+    throw e;
+  }
+}
+
+const WINNERS: readonly string[] = ['host', 'guest', 'draw'];
+
+/**
+ * After a session, as the reference's host and guest both do (NOTES A7): its status, then its result
+ * when it completed with an outcome. The registry is bookkeeping: a failure is reported, never fatal.
+ */
+async function reportToRegistry(client: RegistryClient, r: IrohSessionResult, say: (type: string, data: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+  const done: Record<string, unknown> = {};
+  try {
+    await client.postSessionStatus(r.sid, r.completed ? 'closed' : 'failed');
+    done['status_posted'] = true;
+  } catch (e) {
+    say('session_status_failed', { code: (e as RegistryError).code ?? 'ERROR', message: (e as Error).message });
+  }
+  const winner = r.completed ? winnerOf(r.dir) : undefined;
+  if (winner && WINNERS.includes(winner)) {
+    try {
+      await client.postSessionResult(r.sid, winner as Winner);
+      done['result_posted'] = winner;
+    } catch (e) {
+      say('session_result_failed', { code: (e as RegistryError).code ?? 'ERROR', message: (e as Error).message });
+    }
+  }
+  return done;
+}
+
+/** Renewal period of a posted invitation, as the reference renews (NOTES A8). */
+const RENEW_MS = 120_000;
+
+interface HostContext {
+  dataDir: string;
+  protocol: Protocol;
+  options: Record<string, unknown>;
+  control: ControlMode;
+  ttl: number;
+  json: boolean;
+  timeoutSeconds: number | undefined;
+  handshakeSeconds: number | undefined;
+}
+
+async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: HostContext): Promise<number> {
+  const c = getCrypto();
+  const seed = identity(x.dataDir);
+  const client = registryClient(flags, seed);
+  const events = (type: string, data: Record<string, unknown>) => !x.json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`);
+  let postId: string | undefined;
+  const h = await hostIroh({
+    crypto: c, seed, protocol: x.protocol, options: x.options, sessionsDir: join(x.dataDir, 'sessions'), controlMode: x.control, ttlMinutes: x.ttl,
+    ...(x.timeoutSeconds !== undefined && { timeoutMs: x.timeoutSeconds * 1000 }),
+    ...(x.handshakeSeconds !== undefined && { handshakeTimeoutMs: x.handshakeSeconds * 1000 }),
+    onMessage: progress(out, x.json, 'host'),
+    onEvent: events,
+    ...(client && {
+      publish: async (ticket: string) => {
+        const posted = await client.postInvitation(buildInvitation(c, seed, { message: x.protocol.spec.name, ticket, protocolId: x.protocol.protocolId, controlMode: x.control, options: x.options, transport: 'iroh' }));
+        postId = posted.postId;
+        return posted;
+      },
+    }),
+  });
+  let renew: ReturnType<typeof setInterval> | undefined;
+  try {
+    if (typeof flags['invitation-file'] === 'string') writeFileAtomic(flags['invitation-file'], `${h.text}\n`);
+    if (x.json) process.stderr.write(`${h.text}\n`);
+    else {
+      out.line(h.text);
+      if (postId) out.line(`post_id: ${postId}`);
+      out.line(`waiting for a guest over iroh (ticket ${h.ticket}; invitation expires ${h.invitation.expires_at})`);
+    }
+    if (client && postId) {
+      const id = postId;
+      renew = setInterval(() => {
+        client.renewInvitation(id).then(
+          () => events('invitation_renewed', {}),
+          (e: unknown) => events('invitation_renew_failed', { code: (e as RegistryError).code ?? 'ERROR' }),
+        );
+      }, RENEW_MS);
+      void h.paired.then(() => clearInterval(renew));
+    }
+    let r: IrohSessionResult;
+    try {
+      r = await h.done;
+    } catch (e) {
+      if (!(e instanceof HostError)) throw e;
+      if (x.json) out.json({ role: 'host', transport: 'iroh', completed: false, reason: e.code, detail: e.message, invitation: h.text, ...(postId && { post_id: postId }) });
+      else out.line(`host ended: ${e.message}`);
+      return 1;
+    } finally {
+      clearInterval(renew);
+    }
+    const posted = client ? await reportToRegistry(client, r, events) : {};
+    return report(out, x.json, r, { role: 'host', transport: 'iroh', invitation: h.text, ...(postId && { post_id: postId }), ...posted });
+  } finally {
+    await h.stop();
+  }
+}
+
+/** The iroh session a registry post offers, once the host's binding signature over it verified. */
+async function targetFromServer(client: RegistryClient, postId: string): Promise<IrohTarget> {
+  const post = await client.getInvitation(postId);
+  const b = checkInvitationBinding(getCrypto(), post);
+  if (b.transport !== 'iroh') throw new RegistryError('REGISTRY_BAD_RESPONSE', `invitation ${postId}: transport ${b.transport.slice(0, 40)} is not supported (only iroh)`);
+  if (b.publicKey === client.publicKey) throw new UsageError('this is your own invitation');
+  const options = post.options !== null && typeof post.options === 'object' && !Array.isArray(post.options) ? (post.options as Record<string, unknown>) : {};
+  return { post_id: post.post_id, host_public_key: b.publicKey, protocol_id: b.protocolId, ticket: b.ticket, options };
+}
+
+const irohTarget = (inv: IrohInvitation): IrohTarget => ({ post_id: inv.post_id, host_public_key: inv.host_public_key, protocol_id: inv.protocol_id, ticket: inv.ticket, options: inv.options });
+
 export const hostCommand: Command = {
   name: 'host',
-  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--action-delay-ms N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
+  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--transport libp2p|iroh] [--server URL] [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--action-delay-ms N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
   help: `Starts a libp2p node (TCP and WebSockets, Noise, Yamux) whose identity is this agent's key, prints a signed
 invitation (one line, "aigenora1.…"; also written to --invitation-file), and serves the first guest that
 completes the handshake; later guests are refused (with --daemon, every guest is served, each in its own
@@ -148,8 +291,12 @@ INVITATION_EXPIRED (exit 1).
 --handshake-timeout-seconds (default 10): a connection that has not completed Noise and the session
 handshake by then is closed; --timeout-seconds is the wait for each frame once the session runs.
 For an authoritative_group protocol the host leads one group and plays seat 0; members join with the
-invitation (see join). --action-delay-ms pauses before each of the leader's own actions.`,
-  flags: { 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', 'action-delay-ms': 'string', json: 'boolean' },
+invitation (see join). --action-delay-ms pauses before each of the leader's own actions.
+--transport iroh speaks the reference's wire instead (iroh, ALPN /agent-chat/1, the A7 handshake, unsigned
+messages; each side still writes its own signed transcript): the invitation carries an iroh ticket, and
+with --server URL it is also posted to that registry (renewed every 120 s until a guest pairs), and the
+session's status and result are reported there. --server needs --transport iroh.`,
+  flags: { transport: 'string', server: 'string', 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', 'action-delay-ms': 'string', json: 'boolean' },
   async run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const protocol = await protocolFrom(dataDir, args.flags);
@@ -164,6 +311,14 @@ invitation (see join). --action-delay-ms pauses before each of the leader's own 
     const handshakeSeconds = seconds(args.flags, 'handshake-timeout-seconds');
     const listen = listenAddrs(args.flags['listen']);
     const daemon = args.flags['daemon'] === true;
+    const transport = transportOf(args.flags) ?? 'libp2p';
+    if (transport === 'iroh') {
+      if (flowMode(protocol.spec) === 'authoritative_group') throw new UsageError('--transport iroh serves two-party sessions; a group runs over libp2p');
+      if (daemon) throw new UsageError('--daemon is for the libp2p transport');
+      if (listen) throw new UsageError('--listen takes libp2p multiaddrs; an iroh host binds its own addresses');
+      return hostOverIroh(args.flags, out, { dataDir, protocol, options, control: control as ControlMode, ttl, json, timeoutSeconds, handshakeSeconds });
+    }
+    if (args.flags['server'] !== undefined) throw new UsageError('--server posts iroh invitations: give --transport iroh');
     if (flowMode(protocol.spec) === 'authoritative_group') {
       if (daemon) throw new UsageError('--daemon serves two-party sessions; a group host leads one group');
       const delay = actionDelay(args.flags);
@@ -231,7 +386,7 @@ invitation (see join). --action-delay-ms pauses before each of the leader's own 
 
 export const joinCommand: Command = {
   name: 'join',
-  usage: 'aigenora join <INVITATION | @FILE> [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--resume DIR] [--action-delay-ms N] [--allow-skeleton-hooks] [--json]',
+  usage: 'aigenora join (<INVITATION | @FILE> | --server URL POST_ID) [--transport libp2p|iroh] [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--resume DIR] [--action-delay-ms N] [--allow-skeleton-hooks] [--json]',
   help: `Checks the invitation (both host signatures, expiry, transport), resolves its protocol_id in the local library
 (or --protocol-dir, which must hash to the same id), connects to the host's key, runs the session handshake
 and the protocol, then prints the outcome, where the transcript is, and the offline receipt check.
@@ -239,15 +394,39 @@ For an authoritative_group protocol the agent joins the group as a member: it is
 verifies every envelope, plays its seat by the protocol's autoplay, and follows a failover to the next
 leader (or becomes it). --resume DIR rejoins after a crash from the member's own session directory;
 --timeout-seconds is then how long a lost leader (or its successor) is dialed before giving up;
---action-delay-ms pauses before each of this member's actions.`,
-  flags: { 'protocol-dir': 'string', 'data-dir': 'string', 'control-mode': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', resume: 'string', 'action-delay-ms': 'string', json: 'boolean' },
+--action-delay-ms pauses before each of this member's actions.
+An iroh invitation (host --transport iroh) is joined over iroh on the reference's wire. With --server URL
+the argument is a registry post id: the invitation is fetched there, its transport binding signature
+checked (refused without one), the session proof posted before the session starts, and the session's
+status and result reported after it. --transport, when given, must be the invitation's.`,
+  flags: { transport: 'string', server: 'string', 'protocol-dir': 'string', 'data-dir': 'string', 'control-mode': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', resume: 'string', 'action-delay-ms': 'string', json: 'boolean' },
   async run(args, out) {
-    if (args.positional.length !== 1) throw new UsageError('expected one invitation (or @file)');
+    if (args.positional.length !== 1) throw new UsageError(args.flags['server'] === undefined ? 'expected one invitation (or @file)' : 'expected one post id');
     const raw = args.positional[0]!;
-    const text = raw.startsWith('@') ? readText(raw.slice(1), 'invitation file', MAX_INVITATION_BYTES) : raw;
     const c = getCrypto();
+    const wanted = transportOf(args.flags);
+    if (args.flags['server'] !== undefined || wanted === 'iroh') {
+      const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
+      const seed = identity(dataDir);
+      const client = registryClient(args.flags, seed);
+      let target: IrohTarget;
+      if (client) target = await targetFromServer(client, raw);
+      else {
+        const inv = parseAnyInvitation(c, raw.startsWith('@') ? readText(raw.slice(1), 'invitation file', MAX_INVITATION_BYTES) : raw);
+        if (inv.transport !== 'iroh') throw new UsageError(`--transport iroh, but the invitation is for ${inv.transport}`);
+        target = irohTarget(inv);
+      }
+      if (wanted === 'libp2p') throw new UsageError('--transport libp2p, but the invitation is for iroh');
+      return joinOverIroh(args.flags, out, { dataDir, seed, client, target });
+    }
+    const text = raw.startsWith('@') ? readText(raw.slice(1), 'invitation file', MAX_INVITATION_BYTES) : raw;
     // A refused invitation (InvitationRefused, with its code) ends at the CLI's error boundary.
-    const inv = parseInvitation(c, text);
+    const any = parseAnyInvitation(c, text);
+    if (any.transport === 'iroh') {
+      const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
+      return joinOverIroh(args.flags, out, { dataDir, seed: identity(dataDir), client: undefined, target: irohTarget(any) });
+    }
+    const inv = any;
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const protocol = await protocolFrom(dataDir, args.flags, inv.protocol_id);
     const json = args.flags['json'] === true;
@@ -290,3 +469,35 @@ leader (or becomes it). --resume DIR rejoins after a crash from the member's own
     }
   },
 };
+
+async function joinOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; seed: Uint8Array; client: RegistryClient | undefined; target: IrohTarget }): Promise<number> {
+  const c = getCrypto();
+  const protocol = await protocolFrom(x.dataDir, flags, x.target.protocol_id);
+  if (flowMode(protocol.spec) === 'authoritative_group') throw new UsageError('a group protocol runs over libp2p, not iroh');
+  if (flags['resume'] !== undefined) throw new UsageError('--resume rejoins a group; this invitation is for a two-party session');
+  const json = flags['json'] === true;
+  const control = (flags['control-mode'] as string | undefined) ?? 'autonomous';
+  if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
+  const timeoutSeconds = seconds(flags, 'timeout-seconds');
+  const events = (type: string, data: Record<string, unknown>) => !json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`);
+  if (!json) out.line(`joining ${x.target.host_public_key.slice(0, 16)}… over iroh (post ${x.target.post_id}, protocol ${x.target.protocol_id.slice(0, 8)}…)`);
+  const client = x.client;
+  try {
+    const r = await joinIroh({
+      crypto: c, seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), target: x.target, controlMode: control as ControlMode,
+      ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
+      onMessage: progress(out, json, 'guest'),
+      onEvent: events,
+      ...(client && { onProof: async (p) => void (await client.postSessionProof(p)) }),
+    });
+    const posted = client ? await reportToRegistry(client, r, events) : {};
+    return report(out, json, r, { role: 'guest', transport: 'iroh', post_id: x.target.post_id, ...posted });
+  } catch (e) {
+    if (e instanceof HandshakeError) {
+      if (json) out.json({ completed: false, reason: e.code, detail: e.message });
+      else out.line(`refused: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  }
+}

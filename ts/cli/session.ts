@@ -180,7 +180,7 @@ Exit 0 when all of it verifies, 1 otherwise, 2 for a missing path.`,
     const r = verifyTranscriptAt(getCrypto(), target, args.flags['spec'] as string | undefined);
     const ok = r.ok && r.receipt;
     if (args.flags['json']) out.json(r);
-    else out.line(ok ? `verified: ${r.frames} frames, session ${r.sid}, receipts signed by both sides` : `not verified: ${r.reason ?? ''}`);
+    else out.line(ok ? `verified: ${r.frames} frames, session ${r.sid}, ${r.wire === 'plain' ? "receipt signed by this side; the peer's messages as this side received them (unsigned iroh wire)" : 'receipts signed by both sides'}` : `not verified: ${r.reason ?? ''}`);
     return ok ? 0 : 1;
   },
 };

@@ -21,6 +21,7 @@ import type { MpSecrets } from '../mp/secrets.js';
 import { messageValidator, type MessageValidator } from '../spec/messages.js';
 import { flowMode, type FlowMode, type Spec, type WireDirection } from '../spec/types.js';
 import { ChainReader, ChainWriter, unsignableInteger } from './frame.js';
+import { PlainWitness, plainWireLine, type Wire } from './plain.js';
 import { FlowReplay } from './flow.js';
 import { ModeAbort, type DecideRequest, type EndReason, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput, type ProofRequest } from './mode.js';
 import { modeDefinition } from './modes/index.js';
@@ -64,6 +65,8 @@ export interface CoreParams {
   mpWrap?: (mode: MpMode) => MpMode;
   /** Wraps the flow mode (tests play a cheating side with it). */
   wrapMode?: (mode: Mode) => Mode;
+  /** 'signed' (default): signed frames on the wire. 'plain': the reference's bare messages (plain.ts). */
+  wire?: Wire;
 }
 
 /** Where the core's output goes. `transmit` throws when the peer is gone. */
@@ -102,6 +105,8 @@ export class SessionCore {
   private readonly validator: MessageValidator;
   private readonly writer: ChainWriter;
   private readonly reader: ChainReader;
+  /** The plain profile: the peer's chain as this side witnessed it (the reader then stays empty). */
+  private readonly witness: PlainWitness | undefined;
   private readonly flow: FlowReplay;
   private readonly lines: Record<Role, string[]> = { host: [], guest: [] };
   private readonly order: string[] = [];
@@ -122,6 +127,7 @@ export class SessionCore {
     this.writer = new ChainWriter(p.crypto, p.sid, p.role, p.key);
     // The peer's acks name this side's frames.
     this.reader = new ChainReader(p.crypto, p.sid, this.peer, fromHex(p.role === 'host' ? p.guestKey : p.hostKey), this.writer);
+    this.witness = p.wire === 'plain' ? new PlainWitness(p.crypto, p.sid, this.peer, p.key) : undefined;
     this.flow = new FlowReplay(p.crypto, p.spec);
     this.maxBytes = p.maxFrameBytes ?? DEFAULT_MAX_FRAME_BYTES;
     const hctx: HookContext = { role: p.role, options: p.options, args: [], stateDir: p.stateDir, decision: p.decision, random: p.random };
@@ -138,6 +144,11 @@ export class SessionCore {
     };
     const instance = this.def.create(ctx);
     this.instance = p.wrapMode ? p.wrapMode(instance) : instance;
+  }
+
+  /** The head of the peer's chain as this side holds it (its frames, or its witnessed messages). */
+  private get peerHead(): string {
+    return this.witness ? this.witness.head : this.reader.head;
   }
 
   /** Every frame line of both sides in the order this side sent or accepted it. */
@@ -203,7 +214,7 @@ export class SessionCore {
    */
   finish(pending?: string | null): CoreEnd & { proofFile?: string } {
     let e = this.ending ?? { completed: false, reason: 'local_abort' as EndReason, step: 'local', detail: 'the session was stopped' };
-    if (e.reason === 'peer_disconnected' && pending) {
+    if (e.reason === 'peer_disconnected' && pending && !this.witness) {
       try {
         const a = this.reader.accept(JSON.parse(pending));
         if (a.ok && a.frame.msg.action === '_abort') {
@@ -244,9 +255,10 @@ export class SessionCore {
 
   private abortLine(reason: string): string | undefined {
     try {
-      const { line } = this.writer.next({ action: '_abort', reason }, this.reader.head);
+      const { line } = this.writer.next({ action: '_abort', reason }, this.peerHead);
       this.out.frame(line);
-      return line;
+      // The plain profile has no abort frame: the reference peer sees the connection end.
+      return this.witness ? undefined : line;
     } catch {
       return undefined;
     }
@@ -313,14 +325,16 @@ export class SessionCore {
       const step = this.flow.next(this.p.role, msg);
       if (!step.ok) throw new ModeAbort('hook_invalid_message', 'flow', `this side's hooks produced a message out of the ${this.mode} sequence: ${step.reason}`);
     }
-    const { line } = this.writer.next(msg, this.reader.head);
+    const { line } = this.writer.next(msg, this.peerHead);
     this.out.frame(line);
     this.lines[this.p.role].push(line);
     this.order.push(line);
     this.out.onMessage?.(this.p.role, msg);
     if (!msg.action.startsWith('_')) this.out.event('protocol_message', { direction: 'sent', msg });
+    const wire = this.witness ? plainWireLine(msg) : line;
+    if (wire === undefined) return;
     try {
-      this.out.transmit(line);
+      this.out.transmit(wire);
     } catch {
       throw new ModeAbort('peer_disconnected', 'transport', 'the peer is gone');
     }
@@ -337,22 +351,32 @@ export class SessionCore {
       throw e;
     }
     const before = this.phase === 'receipts' ? this.heads() : undefined;
-    const a = this.reader.accept(JSON.parse(line));
-    if (!a.ok) throw new ModeAbort(`bad_${a.step}` as EndReason, a.step, a.reason);
-    this.out.frame(line);
-    this.lines[peer].push(line);
-    this.order.push(line);
-    const msg = a.frame.msg;
+    let msg: Message;
+    // The frame as recorded: the wire line itself, or (plain profile) this side's witness frame of it.
+    let frameLine = line;
+    if (this.witness) {
+      const w = this.witness.accept(JSON.parse(line), this.writer.head);
+      if (!w.ok) throw new ModeAbort('bad_envelope', 'envelope', w.reason);
+      msg = w.msg;
+      frameLine = w.line;
+    } else {
+      const a = this.reader.accept(JSON.parse(line));
+      if (!a.ok) throw new ModeAbort(`bad_${a.step}` as EndReason, a.step, a.reason);
+      msg = a.frame.msg;
+    }
+    this.out.frame(frameLine);
+    this.lines[peer].push(frameLine);
+    this.order.push(frameLine);
     if (msg.action === '_abort') throw new ModeAbort('peer_aborted', 'peer', `the ${peer} aborted: ${String(msg['reason'])}`);
     if (before) return this.closing(msg, before);
     if (msg.action.startsWith('_')) throw new ModeAbort('unexpected_message', 'engine', `unexpected ${msg.action} during the protocol`);
     // On the numbers as the peer wrote them (1.0 is not an integer), as the reference reads them.
-    const check = this.validator.checkText(line, dirFrom(peer), undefined, 'msg');
+    const check = this.witness ? this.validator.checkText(line, dirFrom(peer)) : this.validator.checkText(line, dirFrom(peer), undefined, 'msg');
     // Valid by the spec but not something a signature binds: no proof (it is no cheat), no hook sees it.
     const big = check.ok ? unsignableInteger(check.value) : undefined;
     if (!check.ok && this.def.invalidInbound === 'mode') {
       this.out.event('protocol_message', { direction: 'received', msg, invalid: check.errors.map((e) => e.code) });
-      await this.feed({ kind: 'message', from: peer, msg, line, invalid: check.errors });
+      await this.feed({ kind: 'message', from: peer, msg, line: frameLine, invalid: check.errors });
       return;
     }
     if (!check.ok || big) {
@@ -362,7 +386,7 @@ export class SessionCore {
       }
       if (!check.ok) {
         throw new ModeAbort('invalid_message', 'spec', `the ${peer}'s ${msg.action} fails the spec: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
-          { kind: 'invalid_message', offender: peer, frames: [line], detail: { errors: check.errors } });
+          { kind: 'invalid_message', offender: peer, frames: [frameLine], detail: { errors: check.errors } });
       }
       throw new ModeAbort('invalid_message', 'spec', `the ${peer}'s ${msg.action} carries ${big!.pointer} = ${big!.digits}, ${UNSIGNABLE}`);
     }
@@ -370,7 +394,7 @@ export class SessionCore {
     if (!step.ok) throw new ModeAbort('unexpected_message', 'flow', step.reason);
     this.out.onMessage?.(peer, msg);
     this.out.event('protocol_message', { direction: 'received', msg });
-    await this.feed({ kind: 'message', from: peer, msg, line });
+    await this.feed({ kind: 'message', from: peer, msg, line: frameLine });
   }
 
   /**
@@ -383,6 +407,7 @@ export class SessionCore {
     this.phase = 'receipts';
     this.completedAs = reason;
     this.timers.clear();
+    if (this.witness) return this.plainReceipt();
     if (this.def.receiptFirst === this.p.role) {
       this.receiptSent = this.heads();
       this.send(this.receiptSent);
@@ -391,7 +416,7 @@ export class SessionCore {
 
   private heads(): Message {
     const mine = { count: this.writer.count, head: this.writer.head };
-    const theirs = { count: this.reader.count, head: this.reader.head };
+    const theirs = this.witness ? { count: this.witness.count, head: this.witness.head } : { count: this.reader.count, head: this.reader.head };
     const [h, g] = this.p.role === 'host' ? [mine, theirs] : [theirs, mine];
     return { action: '_receipt', host_count: h.count, host_head: h.head, guest_count: g.count, guest_head: g.head };
   }
@@ -416,4 +441,17 @@ export class SessionCore {
   }
 
   private completedAs: 'completed' | 'request_response_complete' = 'completed';
+
+  /**
+   * The plain profile's end: the reference exchanges no receipts, so this side alone signs its
+   * `_receipt` over both heads (its own chain and its witness of the peer's) and records it; nothing
+   * goes on the wire.
+   */
+  private plainReceipt(): void {
+    const heads = this.heads();
+    this.send(heads);
+    const p = this.p;
+    this.out.writeJson('receipt.json', { v: 1, wire: 'plain', sid: p.sid, protocol_id: p.protocolId, host_key: p.hostKey, guest_key: p.guestKey, heads, frames: { [p.role]: this.lines[p.role].at(-1) } });
+    this.ending = { completed: true, reason: this.completedAs, step: 'receipt' };
+  }
 }

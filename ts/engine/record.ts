@@ -20,6 +20,8 @@ export interface TranscriptHeader {
   nonce: string;
   /** Which side wrote this copy. */
   role: 'host' | 'guest';
+  /** The reference's unsigned wire (engine/plain.ts): the peer's frames are this side's witness, signed by it. */
+  wire?: 'plain';
 }
 
 /** What a written frame survives: the process dying (write(2) done), or the machine dying (fsync too). */

@@ -21,7 +21,7 @@ export { DEFAULT_MAX_FRAME_BYTES, type EndReason } from './core.js';
 
 export interface SessionConfig
   extends Pick<CoreParams, 'crypto' | 'role' | 'spec' | 'specText' | 'protocolId' | 'hooks' | 'options' | 'key' | 'hostKey' | 'guestKey' | 'sid' | 'postId' | 'nonce' | 'stateDir' | 'maxFrameBytes' | 'mpWrap'>,
-    Partial<Pick<CoreParams, 'random' | 'chat' | 'controlMode' | 'rulesetHash' | 'mpSecrets'>> {
+    Partial<Pick<CoreParams, 'random' | 'chat' | 'controlMode' | 'rulesetHash' | 'mpSecrets' | 'wire'>> {
   transport: Transport;
   /** Longest wait for the peer's next frame (default: decision.timeout_seconds, else 30 s). */
   timeoutMs?: number;
@@ -48,7 +48,7 @@ export interface SessionResult {
 
 export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   const { crypto, role, spec, transport } = cfg;
-  const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, post_id: cfg.postId, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role }, cfg.specText, cfg.durability);
+  const record = new SessionRecord(cfg.stateDir, { _transcript: 1, sid: cfg.sid, post_id: cfg.postId, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role, ...(cfg.wire === 'plain' && { wire: 'plain' as const }) }, cfg.specText, cfg.durability);
   const clock = cfg.clock ?? systemClock;
   const timeoutMs = cfg.timeoutMs ?? (spec.decision?.timeout_seconds ?? 30) * 1000;
   const controlMode: ControlMode = cfg.controlMode ?? 'hybrid';
@@ -74,6 +74,7 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
       rulesetHash: cfg.rulesetHash ?? rulesetHashOfSpec(crypto, cfg.specText),
       mpSecrets: cfg.mpSecrets ?? randomSecrets(crypto.ot),
       ...(cfg.mpWrap && { mpWrap: cfg.mpWrap }),
+      ...(cfg.wire && { wire: cfg.wire }),
     },
     {
       transmit: (line) => {

@@ -31,6 +31,11 @@ export interface TranscriptCheck {
   frames: number;
   sid?: string;
   reason?: string;
+  /**
+   * 'plain': the reference's unsigned wire; the peer's frames are the writer's witness of what it
+   * received (signed by the writer), and the receipt is the writer's alone.
+   */
+  wire?: 'plain';
   /** A message the spec or the flow refuses, on which the session was then aborted (the chains are still intact). */
   violation?: { frame: number; from: Role; codes: string[]; reason?: string };
 }
@@ -44,6 +49,7 @@ const fail = (reason: string, frames = 0, sid?: string): TranscriptCheck => ({ o
 const other = (r: Role): Role => (r === 'host' ? 'guest' : 'host');
 const HEX64 = /^[0-9a-f]{64}$/;
 const HEADER_KEYS = '_transcript,guest_key,host_key,nonce,post_id,protocol_id,role,sid';
+const HEADER_KEYS_PLAIN = '_transcript,guest_key,host_key,nonce,post_id,protocol_id,role,sid,wire';
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** Strict JSON (duplicate keys, lone surrogates, out-of-range numbers refused), or undefined. */
@@ -65,7 +71,8 @@ function parseHeader(crypto: Crypto, line: string | undefined): TranscriptHeader
   const p = line === undefined ? undefined : strictParse(crypto, line);
   const h = p?.value;
   if (!isObject(h) || h['_transcript'] !== 1) return 'the first line is not a transcript header';
-  if (Object.keys(h).sort().join(',') !== HEADER_KEYS) return `a transcript header has exactly ${HEADER_KEYS.split(',').join(', ')}`;
+  const keys = Object.keys(h).sort().join(',');
+  if (keys !== HEADER_KEYS && !(keys === HEADER_KEYS_PLAIN && h['wire'] === 'plain')) return `a transcript header has exactly ${HEADER_KEYS.split(',').join(', ')} (and wire "plain" for the unsigned profile)`;
   for (const k of ['sid', 'post_id', 'protocol_id', 'host_key', 'guest_key', 'nonce']) if (typeof h[k] !== 'string') return `the header's ${k} is not a string`;
   if (!HEX64.test(h['host_key'] as string) || !HEX64.test(h['guest_key'] as string)) return 'the header\'s keys are not 64 lowercase hex';
   if (h['role'] !== 'host' && h['role'] !== 'guest') return 'the header\'s role is neither host nor guest';
@@ -129,13 +136,16 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
     return fail(`spec.json cannot be used: ${(e as Error).message}`, 0, sid);
   }
   const free = flow.mode === 'free';
-  const keys = { host: fromHex(header.host_key), guest: fromHex(header.guest_key) };
+  const plain = header.wire === 'plain';
+  // Plain profile: both chains are signed by the writer (its own frames, and its witness of the peer's).
+  const keys = plain ? { host: fromHex(header[`${header.role}_key`]), guest: fromHex(header[`${header.role}_key`]) } : { host: fromHex(header.host_key), guest: fromHex(header.guest_key) };
   // Each reader's acks point into the other reader: a frame may only acknowledge what precedes it.
   const readers = {} as Record<Role, ChainReader>;
   readers.host = new ChainReader(crypto, sid, 'host', keys.host, { from: 'guest', indexOf: (h) => readers.guest.indexOf(h) });
   readers.guest = new ChainReader(crypto, sid, 'guest', keys.guest, { from: 'host', indexOf: (h) => readers.host.indexOf(h) });
   const writer = header.role;
   const receipts: Partial<Record<Role, { msg: Message; line: string }>> = {};
+  const allReceipts = () => (plain ? !!receipts[writer] : !!(receipts.host && receipts.guest));
   let heads: string | undefined;
   let violation: TranscriptCheck['violation'];
   let aborted = false;
@@ -157,13 +167,14 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
     const from = isObject(obj) && (obj['from'] === 'host' || obj['from'] === 'guest') ? obj['from'] : undefined;
     if (!from) return fail(`frame ${n} names no sender`, n, sid);
     if (aborted) return fail(`frame ${n} follows an abort`, n, sid);
-    if (receipts.host && receipts.guest) return fail(`frame ${n} follows both receipts`, n, sid);
+    if (allReceipts()) return fail(`frame ${n} follows ${plain ? 'the receipt' : 'both receipts'}`, n, sid);
     const before = { host_count: readers.host.count, host_head: readers.host.head, guest_count: readers.guest.count, guest_head: readers.guest.head };
     const a = readers[from].accept(obj);
     if (!a.ok) return fail(`frame ${n} (${from}): ${a.step}: ${a.reason}`, n, sid);
     if (from === writer && a.acks !== readers[other(from)].count - 1)
       return fail(`frame ${n} was written by the ${writer} but does not acknowledge the ${other(from)}'s latest frame before it`, n, sid);
     const msg = a.frame.msg;
+    if (plain && from !== writer && msg.action.startsWith('_')) return fail(`frame ${n}: a witnessed ${from} message cannot be the engine's ${msg.action}`, n, sid);
     if (msg.action === '_abort') {
       aborted = true;
       continue;
@@ -218,19 +229,21 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
   if (flow.mode === 'authoritative_realtime' && !violation) {
     const v = realtimeVerdict(crypto, rtLines);
     if (v) {
-      if (receipts.host && receipts.guest) return fail(`receipts were signed over a realtime session that fails the guest's checks: ${v.reason}`, n, sid);
+      if (allReceipts()) return fail(`receipts were signed over a realtime session that fails the guest's checks: ${v.reason}`, n, sid);
       violation = v;
     }
   }
-  let receipt = !!(receipts.host && receipts.guest);
+  let receipt = allReceipts();
   let reason: string | undefined;
   if (receipt && violation) return fail(`receipts were signed over the refused frame ${violation.frame}`, n, sid);
   if (receiptText !== null) {
     if (!receipt) return fail('receipt.json is beside a transcript that does not hold both receipts', n, sid);
-    const expected = {
-      v: 1, sid, protocol_id: header.protocol_id, host_key: header.host_key, guest_key: header.guest_key,
-      heads: receipts.host!.msg, frames: { host: receipts.host!.line, guest: receipts.guest!.line },
-    };
+    const expected = plain
+      ? { v: 1, wire: 'plain', sid, protocol_id: header.protocol_id, host_key: header.host_key, guest_key: header.guest_key, heads: receipts[writer]!.msg, frames: { [writer]: receipts[writer]!.line } }
+      : {
+          v: 1, sid, protocol_id: header.protocol_id, host_key: header.host_key, guest_key: header.guest_key,
+          heads: receipts.host!.msg, frames: { host: receipts.host!.line, guest: receipts.guest!.line },
+        };
     const got = strictParse(crypto, receiptText);
     if (!got) return fail('receipt.json is not strict JSON', n, sid);
     if (canonical(crypto, got.value) !== canonical(crypto, expected)) return fail('receipt.json does not match the receipts in the transcript', n, sid);
@@ -244,7 +257,7 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
   }
   if (!receipt && !reason)
     reason = violation ? `the ${violation.from} sent a message the ${violation.codes[0]?.startsWith('FLOW') || violation.codes[0]?.startsWith('RECEIPT') ? 'flow' : 'spec'} refuses (frame ${violation.frame}${violation.reason ? `: ${violation.reason}` : ''}); the session was aborted` : 'no complete receipt: the session did not end normally';
-  return { ok: true, receipt, frames: n, sid, ...(violation && { violation }), ...(reason ? { reason } : {}) };
+  return { ok: true, receipt, frames: n, sid, ...(plain && { wire: 'plain' as const }), ...(violation && { violation }), ...(reason ? { reason } : {}) };
 }
 
 /**

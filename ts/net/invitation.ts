@@ -5,12 +5,15 @@
  * (public_key / transport / ticket / protocol_id), and one over the whole invitation, so that the
  * options, type and expiry cannot be altered either. It travels as one copy-pasteable string
  * ("aigenora1." + base64url(JCS(invitation))) or as JSON.
+ * An iroh invitation (transport "iroh") carries the reference's ticket instead: a NodeTicket string,
+ * bound by the same four-line canonical, exactly as the reference's guest checks it.
  */
 import type { Crypto } from '../crypto/backend.js';
 import { fromBase64Url, fromHex, fromUtf8, toBase64Url, toHex, utf8 } from '../crypto/encoding.js';
 
 export const INVITATION_PREFIX = 'aigenora1.';
 export const TRANSPORT = 'libp2p';
+export const IROH_TRANSPORT = 'iroh';
 
 export interface Ticket {
   peer_id: string;
@@ -31,6 +34,14 @@ export interface Invitation {
   transport_binding_signature: string;
   signature: string;
 }
+
+/** The same invitation for the iroh transport: `ticket` is the host's iroh NodeTicket. */
+export interface IrohInvitation extends Omit<Invitation, 'transport' | 'ticket'> {
+  transport: typeof IROH_TRANSPORT;
+  ticket: string;
+}
+
+export type AnyInvitation = Invitation | IrohInvitation;
 
 export type InvitationError =
   | 'INVITATION_MALFORMED'
@@ -53,12 +64,20 @@ export const ticketString = (t: Ticket) => `${t.peer_id}@${t.addrs.join(',')}`;
 
 /** The reference's transport binding canonical: four lines, no trailing newline. */
 export function bindingCanonical(publicKey: string, ticket: Ticket, protocolId: string): string {
-  return [`public_key:${publicKey}`, `transport:${TRANSPORT}`, `iroh_ticket:${ticketString(ticket)}`, `protocol_id:${protocolId}`].join('\n');
+  return transportBindingCanonical(publicKey, TRANSPORT, ticketString(ticket), protocolId);
 }
 
+/** The same canonical for any transport and ticket string (the reference signs it with "iroh" and its NodeTicket). */
+export function transportBindingCanonical(publicKey: string, transport: string, ticket: string, protocolId: string): string {
+  return [`public_key:${publicKey}`, `transport:${transport}`, `iroh_ticket:${ticket}`, `protocol_id:${protocolId}`].join('\n');
+}
 
-function signedBytes(crypto: Crypto, inv: Omit<Invitation, 'signature'>): Uint8Array {
-  const { ...rest } = inv as Partial<Invitation>;
+const bindingOf = (inv: AnyInvitation) =>
+  inv.transport === IROH_TRANSPORT ? transportBindingCanonical(inv.host_public_key, IROH_TRANSPORT, inv.ticket, inv.protocol_id) : bindingCanonical(inv.host_public_key, inv.ticket, inv.protocol_id);
+
+
+function signedBytes(crypto: Crypto, inv: Omit<AnyInvitation, 'signature'>): Uint8Array {
+  const { ...rest } = inv as Partial<AnyInvitation>;
   delete rest.signature;
   const canon = crypto.jcsValue(rest);
   const prefix = utf8('aigenora-invitation/1\n');
@@ -98,12 +117,37 @@ export function createInvitation(crypto: Crypto, n: NewInvitation): Invitation {
   return { ...unsigned, signature: toHex(n.host.sign(signedBytes(crypto, unsigned))) };
 }
 
-export function encodeInvitation(crypto: Crypto, inv: Invitation): string {
+/** An iroh invitation: the same fields and signatures, the NodeTicket as the ticket. */
+export function createIrohInvitation(crypto: Crypto, n: Omit<NewInvitation, 'ticket'> & { ticket: string; postId?: string }): IrohInvitation {
+  const pk = toHex(n.host.publicKey);
+  const expires = new Date((n.now ?? new Date()).getTime() + (n.ttlMinutes ?? 30) * 60_000);
+  const unsigned: Omit<IrohInvitation, 'signature'> = {
+    v: 1,
+    post_id: n.postId ?? toHex(globalThis.crypto.getRandomValues(new Uint8Array(8))),
+    host_public_key: pk,
+    protocol_id: n.protocolId,
+    type: n.type ?? 'supply',
+    options: n.options ?? {},
+    host_control_mode: n.controlMode ?? 'autonomous',
+    transport: IROH_TRANSPORT,
+    ticket: n.ticket,
+    expires_at: expires.toISOString(),
+    transport_binding_signature: toHex(n.host.sign(utf8(transportBindingCanonical(pk, IROH_TRANSPORT, n.ticket, n.protocolId)))),
+  };
+  return { ...unsigned, signature: toHex(n.host.sign(signedBytes(crypto, unsigned))) };
+}
+
+export function encodeInvitation(crypto: Crypto, inv: AnyInvitation): string {
   return INVITATION_PREFIX + toBase64Url(crypto.jcsValue(inv));
 }
 
-/** Parses the string or JSON form, and checks both signatures and the expiry. */
+/** Parses the string or JSON form of a libp2p invitation, and checks both signatures and the expiry. */
 export function parseInvitation(crypto: Crypto, text: string, now = new Date()): Invitation {
+  return parseAnyInvitation(crypto, text, now, TRANSPORT) as Invitation;
+}
+
+/** Parses a libp2p or an iroh invitation, and checks both signatures and the expiry. */
+export function parseAnyInvitation(crypto: Crypto, text: string, now = new Date(), only?: AnyInvitation['transport']): AnyInvitation {
   const t = text.trim();
   let json: string;
   try {
@@ -115,19 +159,24 @@ export function parseInvitation(crypto: Crypto, text: string, now = new Date()):
   const parsed = JSON.parse(json) as unknown;
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   if (!isObject(parsed)) throw new InvitationRefused('INVITATION_MALFORMED', 'an invitation is a JSON object');
-  const inv = parsed as Partial<Invitation>;
+  const inv = parsed as Partial<Invitation> | Partial<IrohInvitation>;
   const hex64 = /^[0-9a-f]{64}$/;
-  if (inv.v !== 1 || typeof inv.host_public_key !== 'string' || !hex64.test(inv.host_public_key) || typeof inv.protocol_id !== 'string' || !isObject(inv.ticket) || !Array.isArray(inv.ticket.addrs) || !inv.ticket.addrs.every((a) => typeof a === 'string') || typeof inv.ticket.peer_id !== 'string' || typeof inv.expires_at !== 'string' || (inv.options !== undefined && !isObject(inv.options)))
-    throw new InvitationRefused('INVITATION_MALFORMED', 'an invitation needs v, host_public_key, protocol_id, ticket {peer_id, addrs} and expires_at');
-  if (inv.transport !== TRANSPORT) throw new InvitationRefused('INVITATION_TRANSPORT', `transport ${String(inv.transport)} is not supported (only ${TRANSPORT})`);
+  const malformed = () => new InvitationRefused('INVITATION_MALFORMED', 'an invitation needs v, host_public_key, protocol_id, ticket ({peer_id, addrs}, or an iroh ticket string) and expires_at');
+  if (inv.v !== 1 || typeof inv.host_public_key !== 'string' || !hex64.test(inv.host_public_key) || typeof inv.protocol_id !== 'string' || typeof inv.expires_at !== 'string' || (inv.options !== undefined && !isObject(inv.options))) throw malformed();
+  const supported = only ? [only] : [TRANSPORT, IROH_TRANSPORT];
+  if (!supported.includes(inv.transport as AnyInvitation['transport'])) throw new InvitationRefused('INVITATION_TRANSPORT', `transport ${String(inv.transport).slice(0, 40)} is not supported (only ${supported.join(' and ')})`);
+  const ticketOk = inv.transport === IROH_TRANSPORT
+    ? typeof inv.ticket === 'string' && inv.ticket.length > 0 && inv.ticket.length <= 4096
+    : isObject(inv.ticket) && Array.isArray(inv.ticket.addrs) && inv.ticket.addrs.every((a) => typeof a === 'string') && typeof inv.ticket.peer_id === 'string';
+  if (!ticketOk) throw malformed();
   if (typeof inv.transport_binding_signature !== 'string' || typeof inv.signature !== 'string')
     throw new InvitationRefused('INVITATION_UNSIGNED', 'the invitation is not signed by its host (possible man in the middle)');
   const pk = fromHex(inv.host_public_key);
   const sigOk = (sig: string, msg: Uint8Array) => /^[0-9a-f]{128}$/.test(sig) && crypto.ed25519Verify(pk, msg, fromHex(sig));
-  if (!sigOk(inv.transport_binding_signature, utf8(bindingCanonical(inv.host_public_key, inv.ticket, inv.protocol_id))))
+  if (!sigOk(inv.transport_binding_signature, utf8(bindingOf(inv as AnyInvitation))))
     throw new InvitationRefused('INVITATION_BAD_SIGNATURE', 'the transport binding signature does not verify under the host key');
-  if (!sigOk(inv.signature, signedBytes(crypto, inv as Invitation))) throw new InvitationRefused('INVITATION_BAD_SIGNATURE', 'the invitation was altered after the host signed it');
+  if (!sigOk(inv.signature, signedBytes(crypto, inv as AnyInvitation))) throw new InvitationRefused('INVITATION_BAD_SIGNATURE', 'the invitation was altered after the host signed it');
   const expires = Date.parse(inv.expires_at);
   if (!Number.isFinite(expires) || expires <= now.getTime()) throw new InvitationRefused('INVITATION_EXPIRED', `the invitation expired at ${inv.expires_at}`);
-  return inv as Invitation;
+  return inv as AnyInvitation;
 }
