@@ -17,12 +17,14 @@ export const BIN = join(REPO, 'bin/aigenora.mjs');
 
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `cond` until it holds; throws naming `what` after `timeoutMs`. */
-export async function until(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
+/** Polls `cond` until it holds, running `step` (a query that may change it) before each look; throws naming `what` after `timeoutMs`. */
+export async function until(cond: () => boolean, what: string, timeoutMs: number, step?: () => Promise<void>): Promise<void> {
   const end = Date.now() + timeoutMs;
-  while (!cond()) {
+  for (;;) {
+    if (step) await step();
+    if (cond()) return;
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await pause(50);
+    await pause(step ? 500 : 50);
   }
 }
 
