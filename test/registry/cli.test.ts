@@ -102,6 +102,11 @@ describe('registry commands', () => {
     }
     expect(await ok(['inbox', 'delete', sent.id, '--data-dir', bob, '--server', reg.url])).toBe(`deleted ${sent.id}\n`);
     expect(await ok(['inbox', 'list', '--data-dir', bob, '--server', reg.url])).toBe('');
+    // A sender's lines are kept; its escape sequences are not passed to bob's terminal (--json keeps them).
+    const sly = 'line one\n\u001b[2Jline two\u202e';
+    const id2 = JSON.parse(await ok(['inbox', 'send', '--to', bobPk, '--message', sly, '--data-dir', alice, '--json'])).id;
+    expect(await ok(['inbox', 'read', id2, '--data-dir', bob, '--server', reg.url])).toBe('line one\n\ufffd[2Jline two\ufffd\n');
+    expect(JSON.parse(await ok(['inbox', 'read', id2, '--data-dir', bob, '--server', reg.url, '--json'])).plaintext).toBe(sly);
   }, 90_000);
 
   it('protocol register → fetch writes a spec that hashes to its id; a lying server’s spec is refused and nothing written', async () => {

@@ -45,6 +45,13 @@ function onePositional(args: { positional: string[] }, what: string): string {
   return args.positional[0]!;
 }
 
+/**
+ * A message as its sender wrote it, lines and tabs kept, but without the characters that would let a
+ * sender drive the terminal (escape sequences, other controls, bidirectional overrides): each becomes U+FFFD.
+ */
+// eslint-disable-next-line no-control-regex
+const terminalSafe = (text: string) => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, '\ufffd');
+
 const show = (v: unknown, max = 80) => sanitize(typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v), max);
 
 export const registerCommand: Command = {
@@ -198,7 +205,7 @@ key (addressed to someone else, or altered) is refused with INBOX_OPEN_FAILED. $
     const { client } = registry(args.flags);
     const r = await client.inboxRead(id);
     if (args.flags['json']) out.json({ id: r.id, plaintext: r.plaintext });
-    else out.line(sanitize(r.plaintext, INBOX_MAX_CHARS * 4));
+    else out.line(terminalSafe(r.plaintext));
     return 0;
   },
 };
