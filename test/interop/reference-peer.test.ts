@@ -54,6 +54,8 @@ function scenarios(reference: Reference): void {
   const refEnv = (dataDir: string) => ({
     PYTHONPATH: reference.src,
     PYTHONUNBUFFERED: '1',
+    // ../shared is read-only input: no __pycache__ beside the reference's sources.
+    PYTHONDONTWRITEBYTECODE: '1',
     // A foreground host/join keeps its session state under $TMPDIR/aigenora-sessions: keep it in the test's folder.
     TMPDIR: join(dataDir, 'tmp'),
     // The reference would otherwise fall back to its public server.
@@ -72,7 +74,7 @@ function scenarios(reference: Reference): void {
     refB = join(root, 'ref-b');
     mine = join(root, 'ours');
     for (const d of [refA, refB]) {
-      const r = spawnSync(reference.python, pyArgs(['init', '--data-dir', d]), { encoding: 'utf8', env: { ...process.env, PYTHONPATH: reference.src } });
+      const r = spawnSync(reference.python, pyArgs(['init', '--data-dir', d]), { encoding: 'utf8', env: { ...process.env, PYTHONPATH: reference.src, PYTHONDONTWRITEBYTECODE: '1' } });
       if (r.status !== 0) throw new Error(`reference init failed: ${r.stdout}${r.stderr}`);
       mkdirSync(join(d, 'tmp'));
     }
