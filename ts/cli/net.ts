@@ -148,6 +148,13 @@ function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Recor
   return r.completed && v.ok && v.receipt ? 0 : 1;
 }
 
+/** A join the host (or the group) refused: one line, or the JSON answer, and exit 1. */
+function refusedBy(out: Output, json: boolean, e: { code: string; message: string }): number {
+  if (json) out.json({ completed: false, reason: e.code, detail: e.message });
+  else out.line(`refused: ${e.message}`);
+  return 1;
+}
+
 const TRANSPORTS = ['libp2p', 'iroh'] as const;
 type TransportName = (typeof TRANSPORTS)[number];
 
@@ -441,11 +448,7 @@ status and result reported after it. --transport, when given, must be the invita
         const r = await joinGroup({ crypto: c, seed: identity(dataDir), protocol, invitation: inv, sessionsDir: join(dataDir, 'sessions'), ...(resume !== undefined && { resumeDir: resume }), ...(delay && { actionDelayMs: delay }), ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), onEvent: groupEvents(out, json) });
         return groupReport(out, json, r, { role: 'member' });
       } catch (e) {
-        if (e instanceof GroupNetError) {
-          if (json) out.json({ completed: false, reason: e.code, detail: e.message });
-          else out.line(`refused: ${e.message}`);
-          return 1;
-        }
+        if (e instanceof GroupNetError) return refusedBy(out, json, e);
         throw e;
       }
     }
@@ -460,11 +463,7 @@ status and result reported after it. --transport, when given, must be the invita
       });
       return report(out, json, r, { role: 'guest' });
     } catch (e) {
-      if (e instanceof HandshakeError) {
-        if (json) out.json({ completed: false, reason: e.code, detail: e.message });
-        else out.line(`refused: ${e.message}`);
-        return 1;
-      }
+      if (e instanceof HandshakeError) return refusedBy(out, json, e);
       throw e;
     }
   },
@@ -493,11 +492,7 @@ async function joinOverIroh(flags: Record<string, unknown>, out: Output, x: { da
     const posted = client ? await reportToRegistry(client, r, events) : {};
     return report(out, json, r, { role: 'guest', transport: 'iroh', post_id: x.target.post_id, ...posted });
   } catch (e) {
-    if (e instanceof HandshakeError) {
-      if (json) out.json({ completed: false, reason: e.code, detail: e.message });
-      else out.line(`refused: ${e.message}`);
-      return 1;
-    }
+    if (e instanceof HandshakeError) return refusedBy(out, json, e);
     throw e;
   }
 }

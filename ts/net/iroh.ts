@@ -8,10 +8,8 @@
  * to the server, so a host accepts an unsigned `_session_init`. Our guest also sends `guest_signature`
  * in `_session_init` and `_session_ready` (extra keys the reference ignores); when present it must verify.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
-import type { Crypto } from '../crypto/backend.js';
-import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
+import { toHex, utf8 } from '../crypto/encoding.js';
 import { sessionCanonical, sessionId } from '../engine/frame.js';
 import { runSession, type SessionResult } from '../engine/session.js';
 import { ensureWritableDir } from '../files/write.js';
@@ -19,7 +17,7 @@ import { createIrohInvitation, encodeInvitation, type IrohInvitation } from './i
 import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
-import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, HandshakeError, HostError, type NetSessionOptions } from './session.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions } from './session.js';
 
 /** What both sides signed: the SessionProof the reference posts to the server (keys in its order). */
 export interface IrohSessionProof {
@@ -39,35 +37,6 @@ export interface IrohSessionResult extends SessionResult {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 const CONTROL_MODES = ['autonomous', 'hybrid', 'human'];
-
-async function next(t: LineTransport, timeoutMs: number): Promise<Record<string, unknown>> {
-  const r = await t.recv(timeoutMs);
-  if (r.line === null) throw new HandshakeError('HANDSHAKE_TIMEOUT', r.timedOut ? 'the peer said nothing during the handshake' : 'the peer left during the handshake');
-  if (r.line.length > HANDSHAKE_MAX_LINE_BYTES) throw new HandshakeError('HANDSHAKE_INVALID', `a handshake line exceeds ${HANDSHAKE_MAX_LINE_BYTES} bytes`);
-  let v: unknown;
-  try {
-    v = JSON.parse(r.line);
-  } catch {
-    throw new HandshakeError('HANDSHAKE_INVALID', 'a handshake line is not JSON');
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new HandshakeError('HANDSHAKE_INVALID', 'a handshake line is not a JSON object');
-  return v as Record<string, unknown>;
-}
-
-function say(t: LineTransport, msg: Record<string, unknown>): void {
-  try {
-    t.send(JSON.stringify(msg));
-  } catch {
-    throw new HandshakeError('HANDSHAKE_TIMEOUT', 'the peer left during the handshake');
-  }
-}
-
-const sigOk = (c: Crypto, keyHex: string, sig: unknown, msg: string) => typeof sig === 'string' && /^[0-9a-f]{128}$/.test(sig) && c.ed25519Verify(fromHex(keyHex), utf8(msg), fromHex(sig));
-
-function saveHandshake(dir: string, record: Record<string, unknown>): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(joinPath(dir, 'handshake.json'), `${JSON.stringify(record, null, 2)}\n`);
-}
 
 const lineTransport = (stream: ByteStream, o: NetSessionOptions) =>
   new LineTransport(stream, { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });

@@ -73,9 +73,12 @@ export const HANDSHAKE_MAX_LINE_BYTES = 64 << 10;
 export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 export const DEFAULT_MAX_SESSIONS = 8;
 
-async function next(t: LineTransport, timeoutMs: number): Promise<Record<string, unknown>> {
+/** The peer's next handshake line as a JSON object (shared with the iroh transport). */
+export async function next(t: LineTransport, timeoutMs: number): Promise<Record<string, unknown>> {
   const r = await t.recv(timeoutMs);
   if (r.line === null) throw new HandshakeError('HANDSHAKE_TIMEOUT', r.timedOut ? 'the peer said nothing during the handshake' : 'the peer left during the handshake');
+  // The transport hands over a line beyond its limit only to have it refused.
+  if (r.line.length > HANDSHAKE_MAX_LINE_BYTES) throw new HandshakeError('HANDSHAKE_INVALID', `a handshake line exceeds ${HANDSHAKE_MAX_LINE_BYTES} bytes`);
   let v: unknown;
   try {
     v = JSON.parse(r.line);
@@ -87,7 +90,7 @@ async function next(t: LineTransport, timeoutMs: number): Promise<Record<string,
 }
 
 /** Sends a handshake line; a peer that is already gone fails the handshake. */
-function say(t: LineTransport, msg: Record<string, unknown>): void {
+export function say(t: LineTransport, msg: Record<string, unknown>): void {
   try {
     t.send(JSON.stringify(msg));
   } catch {
@@ -95,10 +98,10 @@ function say(t: LineTransport, msg: Record<string, unknown>): void {
   }
 }
 
-const sigOk = (crypto: Crypto, keyHex: string, sig: unknown, msg: string) =>
+export const sigOk = (crypto: Crypto, keyHex: string, sig: unknown, msg: string) =>
   typeof sig === 'string' && /^[0-9a-f]{128}$/.test(sig) && crypto.ed25519Verify(fromHex(keyHex), utf8(msg), fromHex(sig));
 
-function saveHandshake(dir: string, record: Record<string, unknown>): void {
+export function saveHandshake(dir: string, record: Record<string, unknown>): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(joinPath(dir, 'handshake.json'), `${JSON.stringify(record, null, 2)}\n`);
 }
