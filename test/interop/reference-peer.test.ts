@@ -115,7 +115,7 @@ function scenarios(reference: Reference): void {
         .split('\n')
         .filter((l) => l.includes('\t'))
         .map((l) => l.split('\t'))
-        .map((f) => [f[0]!, { protocolId: f[1], type: f[2], publicKey: f[5], hostControlMode: f[11] }] as const),
+        .map((f) => [f[0]!, { protocolId: f[1], type: f[2], publicKey: f[5], registered: f[6], nickname: f[7], hostControlMode: f[11] }] as const),
     );
   /** What our server recorded for a session, read through the reference's `session get`. */
   const sessionRecord = async (sid: string) => {
@@ -167,6 +167,8 @@ function scenarios(reference: Reference): void {
     expect(row!.protocolId).toBe(RPS);
     expect(row!.publicKey).toBe(publicKeyOf(refA));
     expect(row!.hostControlMode).toBe('autonomous');
+    // The registration the first scenario made is what the server shows beside the invitation.
+    expect([row!.registered, row!.nickname]).toEqual(['true', 'ref-a']);
 
     const join_ = await runRef('reference join (ref-b)', refB, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']);
     expect(join_.code, join_.out).toBe(0);
@@ -192,7 +194,11 @@ function scenarios(reference: Reference): void {
     await until(() => postId !== undefined || host.child.exitCode !== null, 'the reference to find our invitation with browse', 120_000, async () => {
       const browse = await runRef('reference browse (ref-b)', refB, ['browse', '--server', SERVER, '--protocol-id', RPS, '--oneline']);
       expect(browse.code, browse.out).toBe(0);
-      for (const [id, row] of browseRows(browse.stdout)) if (row.publicKey === publicKeyOf(mine) && row.protocolId === RPS) postId = id;
+      for (const [id, row] of browseRows(browse.stdout)) {
+        if (row.publicKey !== publicKeyOf(mine) || row.protocolId !== RPS) continue;
+        postId = id;
+        expect([row.registered, row.nickname, row.hostControlMode]).toEqual(['true', 'ours', 'autonomous']);
+      }
     });
     expect(postId, host.output()).toBeDefined();
 
