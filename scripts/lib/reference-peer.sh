@@ -33,7 +33,12 @@ ensure_reference_peer() {
   fi
 
   py=$(command -v python3 || true)
-  if [[ -z "$py" ]] || ! "$py" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  usable() { [[ -n "$py" ]] && "$py" -c 'import sys, venv, ensurepip; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; }
+  # Debian splits venv/ensurepip out of python3; toolchain.sh's apt_install adds it when we were sourced beside it.
+  if ! usable && declare -F apt_install >/dev/null; then
+    apt_install python3 python3-venv && py=$(command -v python3 || true)
+  fi
+  if ! usable; then
     echo "reference-peer: needs python3 >= 3.10 with the venv module (Debian: apt-get install python3-venv)" >&2
     return 1
   fi
