@@ -4,12 +4,17 @@ import { toHex } from '../../ts/crypto/encoding.js';
 import { postInvitation, sessionProof } from './fixtures.js';
 import { describeDbs, type Agent, type TestServer } from './harness.js';
 
-async function paired(t: TestServer): Promise<{ host: Agent; guest: Agent; postId: string; protocolId: string; id: string }> {
+/** A host's invitation and a guest's proof for it, not yet posted. */
+async function proposed(t: TestServer) {
   const host = await t.registered('host');
   const guest = await t.registered('guest');
   const { postId, body } = await postInvitation(host);
   const protocolId = body['protocol_id'] as string;
-  const { proof, id } = sessionProof(host, guest, postId, protocolId);
+  return { host, guest, postId, protocolId, ...sessionProof(host, guest, postId, protocolId) };
+}
+
+async function paired(t: TestServer): Promise<{ host: Agent; guest: Agent; postId: string; protocolId: string; id: string }> {
+  const { host, guest, postId, protocolId, proof, id } = await proposed(t);
   const r = await guest.json('POST', '/api/v1/sessions', { body: proof });
   expect(r.status).toBe(201);
   return { host, guest, postId, protocolId, id };
@@ -18,11 +23,7 @@ async function paired(t: TestServer): Promise<{ host: Agent; guest: Agent; postI
 describeDbs('registry sessions', (server) => {
   it('records a session proof: 201 with the recomputed session_id, idempotent, and pairs the invitation', async () => {
     const t = server();
-    const host = await t.registered();
-    const guest = await t.registered();
-    const { postId, body } = await postInvitation(host);
-    const protocolId = body['protocol_id'] as string;
-    const { proof, id } = sessionProof(host, guest, postId, protocolId);
+    const { host, guest, postId, protocolId, proof, id } = await proposed(t);
     const r = await guest.json('POST', '/api/v1/sessions', { body: proof });
     expect(r.status).toBe(201);
     expect(r.body['session_id']).toBe(id);
@@ -43,11 +44,7 @@ describeDbs('registry sessions', (server) => {
 
   it('refuses proofs with a wrong signature, a mismatched session_id, a foreign host or protocol', async () => {
     const t = server();
-    const host = await t.registered();
-    const guest = await t.registered();
-    const { postId, body } = await postInvitation(host);
-    const protocolId = body['protocol_id'] as string;
-    const { proof, id } = sessionProof(host, guest, postId, protocolId);
+    const { host, guest, postId, protocolId, proof, id } = await proposed(t);
     const send = async (p: object, by = guest) => by.json('POST', '/api/v1/sessions', { body: p });
     const other = sessionProof(host, guest, postId, protocolId).proof;
 

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { sessionCanonical, sessionId } from '../../ts/engine/frame.js';
+import type { SessionProof } from '../../ts/registry/client.js';
 import { buildInvitation } from '../../ts/registry/invitation.js';
 import type { Agent } from './harness.js';
 
@@ -27,17 +28,8 @@ export async function postInvitation(host: Agent, over: Parameters<typeof invita
   return { postId: r.body['post_id'] as string, body };
 }
 
-export interface Proof {
-  post_id: string;
-  host_public_key: string;
-  guest_public_key: string;
-  protocol_id: string;
-  session_nonce: string;
-  host_signature: string;
-  guest_signature: string;
-}
 
-export function sessionProof(host: Agent, guest: Agent, postId: string, protocolId: string, nonce = toHex(randomBytes(8))): { proof: Proof; id: string } {
+export function sessionProof(host: Agent, guest: Agent, postId: string, protocolId: string, nonce = toHex(randomBytes(8))): { proof: SessionProof; id: string } {
   const c = host.t.crypto;
   const canonical = utf8(sessionCanonical(postId, protocolId, host.publicKey, guest.publicKey, nonce));
   return {

@@ -8,6 +8,7 @@
  */
 import type { Context, Hono } from 'hono';
 import { fromHex, utf8 } from '../../crypto/encoding.js';
+import type { SessionProof } from '../../registry/client.js';
 import { sessionCanonical, sessionId } from '../../engine/frame.js';
 import { requireRegistered } from '../auth.js';
 import type { AppEnv, RouteModule, ServerContext } from '../context.js';
@@ -18,15 +19,9 @@ import { loadInvitation } from './invitations.js';
 const FINAL_STATUSES = ['closed', 'failed', 'cancelled'] as const;
 const WINNERS = ['host', 'guest', 'draw'] as const;
 
-interface SessionRow {
+/** The stored proof (the wire type) and what happened to the session since. */
+interface SessionRow extends SessionProof {
   session_id: string;
-  post_id: string;
-  host_public_key: string;
-  guest_public_key: string;
-  protocol_id: string;
-  session_nonce: string;
-  host_signature: string;
-  guest_signature: string;
   status: string;
   winner: string | null;
   host_result: string | null;
