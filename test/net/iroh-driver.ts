@@ -1,5 +1,6 @@
 // Runs one iroh scenario inside the network namespace iroh.test.ts made (the test process itself cannot
-// enter it) and prints one JSON line with what happened: a hostile peer against our host or guest.
+// enter it) and prints one JSON line with what happened: a hostile peer against our host or guest, or
+// what the registry recorded.
 import { toHex, utf8 } from '../../ts/crypto/index.js';
 import { sessionCanonical, sessionId } from '../../ts/engine/frame.js';
 import { createIrohInvitation } from '../../ts/net/invitation.js';
@@ -7,6 +8,8 @@ import { hostIroh, joinIroh } from '../../ts/net/iroh.js';
 import { createIrohEndpoint } from '../../ts/net/iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from '../../ts/net/iroh-ticket.js';
 import { LineTransport } from '../../ts/net/line-transport.js';
+import { loadIdentity } from '../../ts/library/identity.js';
+import { RegistryClient } from '../../ts/registry/client.js';
 import { c } from '../engine/harness.js';
 import { protocol, seed } from './helpers.js';
 
@@ -63,5 +66,10 @@ if (scenario === 'oversize') {
     say({ refused: true, code: (e as { code?: string }).code, message: (e as Error).message });
   }
   await rogue.shutdown();
+} else if (scenario === 'session-get') {
+  // The registry's record of a session, read with a signed request by the agent in `dir`.
+  const [, , server, sid] = process.argv.slice(2);
+  const client = new RegistryClient(String(server), loadIdentity(c, String(dir)).seed, c);
+  say((await client.request('GET', `/api/v1/sessions/${String(sid)}`)).body as Record<string, unknown>);
 } else throw new Error(`unknown scenario ${String(scenario)}`);
 process.exit(0);

@@ -12,11 +12,11 @@ import type { ControlMode, Message, Role } from '../hooks/types.js';
 import { resolveDataDir } from '../library/data-dir.js';
 import { IdentityError, loadIdentity } from '../library/identity.js';
 import { resolveProtocol } from '../library/library.js';
-import { parseAnyInvitation, type IrohInvitation } from '../net/invitation.js';
+import { parseAnyInvitation, parseTicketString, ticketString, type Invitation, type IrohInvitation, type Ticket } from '../net/invitation.js';
 import { hostIroh, joinIroh, type IrohSessionResult, type IrohTarget } from '../net/iroh.js';
 import { buildInvitation, checkInvitationBinding, RegistryClient, RegistryError, type Winner } from '../registry/client.js';
 import { multiaddr } from '@multiformats/multiaddr';
-import { HandshakeError, host, HostError, join as joinSession, type Protocol } from '../net/session.js';
+import { HandshakeError, host, HostError, join as joinSession, type Protocol, type SessionProof } from '../net/session.js';
 import { GroupNetError, hostGroup, joinGroup, type GroupRunResult } from '../net/group.js';
 import { verifyGroupSessionAt } from '../group/session-dir.js';
 import { loadSpec } from '../spec/index.js';
@@ -182,7 +182,7 @@ const WINNERS: readonly string[] = ['host', 'guest', 'draw'];
  * After a session, as the reference's host and guest both do (NOTES A7): its status, then its result
  * when it completed with an outcome. The registry is bookkeeping: a failure is reported, never fatal.
  */
-async function reportToRegistry(client: RegistryClient, r: IrohSessionResult, say: (type: string, data: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+async function reportToRegistry(client: RegistryClient, r: SessionResult, say: (type: string, data: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
   const done: Record<string, unknown> = {};
   try {
     await client.postSessionStatus(r.sid, r.completed ? 'closed' : 'failed');
@@ -204,6 +204,17 @@ async function reportToRegistry(client: RegistryClient, r: IrohSessionResult, sa
 
 /** Renewal period of a posted invitation, as the reference renews (NOTES A8). */
 const RENEW_MS = 120_000;
+
+/** Renews a posted invitation every RENEW_MS until the returned stop is called (paired, or the host ended). */
+function renewEvery(client: RegistryClient, postId: string, events: (type: string, data: Record<string, unknown>) => void): () => void {
+  const timer = setInterval(() => {
+    client.renewInvitation(postId).then(
+      () => events('invitation_renewed', {}),
+      (e: unknown) => events('invitation_renew_failed', { code: (e as RegistryError).code ?? 'ERROR' }),
+    );
+  }, RENEW_MS);
+  return () => clearInterval(timer);
+}
 
 interface HostContext {
   dataDir: string;
@@ -236,7 +247,7 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
       },
     }),
   });
-  let renew: ReturnType<typeof setInterval> | undefined;
+  let stopRenewal = () => {};
   try {
     if (typeof flags['invitation-file'] === 'string') writeFileAtomic(flags['invitation-file'], `${h.text}\n`);
     if (x.json) process.stderr.write(`${h.text}\n`);
@@ -246,14 +257,8 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
       out.line(`waiting for a guest over iroh (ticket ${h.ticket}; invitation expires ${h.invitation.expires_at})`);
     }
     if (client && postId) {
-      const id = postId;
-      renew = setInterval(() => {
-        client.renewInvitation(id).then(
-          () => events('invitation_renewed', {}),
-          (e: unknown) => events('invitation_renew_failed', { code: (e as RegistryError).code ?? 'ERROR' }),
-        );
-      }, RENEW_MS);
-      void h.paired.then(() => clearInterval(renew));
+      stopRenewal = renewEvery(client, postId, events);
+      void h.paired.then(() => stopRenewal());
     }
     let r: IrohSessionResult;
     try {
@@ -264,7 +269,7 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
       else out.line(`host ended: ${e.message}`);
       return 1;
     } finally {
-      clearInterval(renew);
+      stopRenewal();
     }
     const posted = client ? await reportToRegistry(client, r, events) : {};
     return report(out, x.json, r, { role: 'host', transport: 'iroh', invitation: h.text, ...(postId && { post_id: postId }), ...posted });
@@ -273,14 +278,20 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
   }
 }
 
-/** The iroh session a registry post offers, once the host's binding signature over it verified. */
-async function targetFromServer(client: RegistryClient, postId: string): Promise<IrohTarget> {
+type Libp2pTarget = Pick<Invitation, 'post_id' | 'host_public_key' | 'protocol_id' | 'ticket' | 'options'>;
+
+/** The session a registry post offers, once the host's binding signature over it verified. */
+async function targetFromServer(client: RegistryClient, postId: string): Promise<{ transport: 'iroh'; target: IrohTarget } | { transport: 'libp2p'; target: Libp2pTarget }> {
   const post = await client.getInvitation(postId);
   const b = checkInvitationBinding(getCrypto(), post);
-  if (b.transport !== 'iroh') throw new RegistryError('REGISTRY_BAD_RESPONSE', `invitation ${postId}: transport ${b.transport.slice(0, 40)} is not supported (only iroh)`);
   if (b.publicKey === client.publicKey) throw new UsageError('this is your own invitation');
   const options = post.options !== null && typeof post.options === 'object' && !Array.isArray(post.options) ? (post.options as Record<string, unknown>) : {};
-  return { post_id: post.post_id, host_public_key: b.publicKey, protocol_id: b.protocolId, ticket: b.ticket, options };
+  const common = { post_id: post.post_id, host_public_key: b.publicKey, protocol_id: b.protocolId, options };
+  if (b.transport === 'iroh') return { transport: 'iroh', target: { ...common, ticket: b.ticket } };
+  const ticket = b.transport === 'libp2p' ? parseTicketString(b.ticket) : undefined;
+  if (b.transport === 'libp2p' && !ticket) throw new RegistryError('REGISTRY_BAD_RESPONSE', `invitation ${postId}: the libp2p ticket is not peer_id@multiaddrs`);
+  if (!ticket) throw new RegistryError('REGISTRY_BAD_RESPONSE', `invitation ${postId}: transport ${b.transport.slice(0, 40)} is not supported (only iroh and libp2p)`);
+  return { transport: 'libp2p', target: { ...common, ticket } };
 }
 
 const irohTarget = (inv: IrohInvitation): IrohTarget => ({ post_id: inv.post_id, host_public_key: inv.host_public_key, protocol_id: inv.protocol_id, ticket: inv.ticket, options: inv.options });
@@ -302,7 +313,8 @@ invitation (see join). --action-delay-ms pauses before each of the leader's own 
 --transport iroh speaks the reference's wire instead (iroh, ALPN /agent-chat/1, the A7 handshake, unsigned
 messages; each side still writes its own signed transcript): the invitation carries an iroh ticket, and
 with --server URL it is also posted to that registry (renewed every 120 s until a guest pairs), and the
-session's status and result are reported there. --server needs --transport iroh.`,
+session's status and result are reported there. --server works on libp2p too (the post then names
+transport libp2p and the peer id and multiaddrs as its ticket, which only aigenora guests dial).`,
   flags: { transport: 'string', server: 'string', 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', 'action-delay-ms': 'string', json: 'boolean' },
   async run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
@@ -325,7 +337,7 @@ session's status and result are reported there. --server needs --transport iroh.
       if (listen) throw new UsageError('--listen takes libp2p multiaddrs; an iroh host binds its own addresses');
       return hostOverIroh(args.flags, out, { dataDir, protocol, options, control: control as ControlMode, ttl, json, timeoutSeconds, handshakeSeconds });
     }
-    if (args.flags['server'] !== undefined) throw new UsageError('--server posts iroh invitations: give --transport iroh');
+    if (args.flags['server'] !== undefined && (daemon || flowMode(protocol.spec) === 'authoritative_group')) throw new UsageError('--server posts the invitation of one two-party session (not --daemon, not a group)');
     if (flowMode(protocol.spec) === 'authoritative_group') {
       if (daemon) throw new UsageError('--daemon serves two-party sessions; a group host leads one group');
       const delay = actionDelay(args.flags);
@@ -343,8 +355,20 @@ session's status and result are reported there. --server needs --transport iroh.
       }
     }
     let served = 0;
+    const seed = identity(dataDir);
+    const client = registryClient(args.flags, seed);
+    const events = (type: string, data: Record<string, unknown>) => !json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`);
+    let postId: string | undefined;
+    let stopRenewal = () => {};
     const h = await host({
-      crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), controlMode: control as ControlMode, ttlMinutes: ttl, daemon,
+      crypto: getCrypto(), seed, protocol, options, sessionsDir: join(dataDir, 'sessions'), controlMode: control as ControlMode, ttlMinutes: ttl, daemon,
+      ...(client && {
+        publish: async (ticket: Ticket) => {
+          const posted = await client.postInvitation(buildInvitation(getCrypto(), seed, { message: protocol.spec.name, ticket: ticketString(ticket), protocolId: protocol.protocolId, controlMode: control, options, transport: 'libp2p' }));
+          postId = posted.postId;
+          return posted;
+        },
+      }),
       onSession: (r) => {
         served++;
         report(out, json, r, { role: 'host', session: served });
@@ -353,13 +377,18 @@ session's status and result are reported there. --server needs --transport iroh.
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       ...(handshakeSeconds !== undefined && { handshakeTimeoutMs: handshakeSeconds * 1000 }),
       onMessage: progress(out, json, 'host'),
-      onEvent: (type, data) => !json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`),
+      onEvent: (type, data) => {
+        if (type === 'connected') stopRenewal();
+        events(type, data);
+      },
     });
     try {
       if (typeof args.flags['invitation-file'] === 'string') writeFileAtomic(args.flags['invitation-file'], `${h.text}\n`);
+      if (client && postId) stopRenewal = renewEvery(client, postId, events);
       if (json) process.stderr.write(`${h.text}\n`);
       else {
         out.line(h.text);
+        if (postId) out.line(`post_id: ${postId}`);
         out.line(`waiting for a guest on ${h.invitation.ticket.addrs.join(' ')} (invitation expires ${h.invitation.expires_at})`);
       }
       if (daemon) {
@@ -380,12 +409,16 @@ session's status and result are reported there. --server needs --transport iroh.
         r = await h.done;
       } catch (e) {
         if (!(e instanceof HostError)) throw e;
-        if (json) out.json({ role: 'host', completed: false, reason: e.code, detail: e.message, invitation: h.text });
+        if (json) out.json({ role: 'host', completed: false, reason: e.code, detail: e.message, invitation: h.text, ...(postId && { post_id: postId }) });
         else out.line(`host ended: ${e.message}`);
         return 1;
+      } finally {
+        stopRenewal();
       }
-      return report(out, json, r, { role: 'host', invitation: h.text });
+      const posted = client ? await reportToRegistry(client, r, events) : {};
+      return report(out, json, r, { role: 'host', invitation: h.text, ...(postId && { post_id: postId }), ...posted });
     } finally {
+      stopRenewal();
       await h.stop();
     }
   },
@@ -417,8 +450,12 @@ status and result reported after it. --transport, when given, must be the invita
       const seed = identity(dataDir);
       const client = registryClient(args.flags, seed);
       let target: IrohTarget;
-      if (client) target = await targetFromServer(client, raw);
-      else {
+      if (client) {
+        const t = await targetFromServer(client, raw);
+        if (wanted && wanted !== t.transport) throw new UsageError(`--transport ${wanted}, but the invitation is for ${t.transport}`);
+        if (t.transport === 'libp2p') return joinOverLibp2p(args.flags, out, { dataDir, seed, client, inv: t.target });
+        target = t.target;
+      } else {
         const inv = parseAnyInvitation(c, raw.startsWith('@') ? readText(raw.slice(1), 'invitation file', MAX_INVITATION_BYTES) : raw);
         if (inv.transport !== 'iroh') throw new UsageError(`--transport iroh, but the invitation is for ${inv.transport}`);
         target = irohTarget(inv);
@@ -452,22 +489,36 @@ status and result reported after it. --transport, when given, must be the invita
         throw e;
       }
     }
-    if (args.flags['resume'] !== undefined) throw new UsageError('--resume rejoins a group; this invitation is for a two-party session');
-    if (!json) out.line(`joining ${inv.ticket.peer_id} (protocol ${inv.protocol_id.slice(0, 8)}…)`);
-    try {
-      const r = await joinSession({
-        crypto: c, seed: identity(dataDir), protocol, options: {}, sessionsDir: join(dataDir, 'sessions'), invitation: inv, controlMode: control as ControlMode,
-        ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
-        onMessage: progress(out, json, 'guest'),
-        onEvent: (type) => !json && out.line(`(${type})`),
-      });
-      return report(out, json, r, { role: 'guest' });
-    } catch (e) {
-      if (e instanceof HandshakeError) return refusedBy(out, json, e);
-      throw e;
-    }
+    return joinOverLibp2p(args.flags, out, { dataDir, seed: identity(dataDir), client: undefined, inv, protocol });
   },
 };
+
+async function joinOverLibp2p(flags: Record<string, unknown>, out: Output, x: { dataDir: string; seed: Uint8Array; client: RegistryClient | undefined; inv: Libp2pTarget; protocol?: Protocol }): Promise<number> {
+  const { inv, client } = x;
+  const protocol = x.protocol ?? (await protocolFrom(x.dataDir, flags, inv.protocol_id));
+  if (flowMode(protocol.spec) === 'authoritative_group') throw new UsageError('a group is joined with its invitation, not through --server');
+  if (flags['resume'] !== undefined) throw new UsageError('--resume rejoins a group; this invitation is for a two-party session');
+  const json = flags['json'] === true;
+  const control = (flags['control-mode'] as string | undefined) ?? 'autonomous';
+  if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
+  const timeoutSeconds = seconds(flags, 'timeout-seconds');
+  const events = (type: string, data: Record<string, unknown>) => !json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`);
+  if (!json) out.line(`joining ${inv.ticket.peer_id} (protocol ${inv.protocol_id.slice(0, 8)}…)`);
+  try {
+    const r = await joinSession({
+      crypto: getCrypto(), seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), invitation: inv, controlMode: control as ControlMode,
+      ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
+      onMessage: progress(out, json, 'guest'),
+      onEvent: events,
+      ...(client && { onProof: async (p: SessionProof) => void (await client.postSessionProof(p)) }),
+    });
+    const posted = client ? await reportToRegistry(client, r, events) : {};
+    return report(out, json, r, { role: 'guest', ...(client && { post_id: inv.post_id }), ...posted });
+  } catch (e) {
+    if (e instanceof HandshakeError) return refusedBy(out, json, e);
+    throw e;
+  }
+}
 
 async function joinOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; seed: Uint8Array; client: RegistryClient | undefined; target: IrohTarget }): Promise<number> {
   const c = getCrypto();

@@ -62,6 +62,14 @@ export class InvitationRefused extends Error {
 
 export const ticketString = (t: Ticket) => `${t.peer_id}@${t.addrs.join(',')}`;
 
+/** The inverse of ticketString, for a ticket relayed by a registry; undefined when it is not one. */
+export function parseTicketString(s: string): Ticket | undefined {
+  const at = s.indexOf('@');
+  if (at <= 0) return undefined;
+  const addrs = s.slice(at + 1).split(',').filter((a) => a !== '');
+  return addrs.length > 0 && addrs.every((a) => a.startsWith('/')) ? { peer_id: s.slice(0, at), addrs } : undefined;
+}
+
 /** The reference's transport binding canonical: four lines, no trailing newline. */
 export function bindingCanonical(publicKey: string, ticket: Ticket, protocolId: string): string {
   return transportBindingCanonical(publicKey, TRANSPORT, ticketString(ticket), protocolId);
@@ -96,6 +104,8 @@ export interface NewInvitation {
   controlMode?: string;
   ttlMinutes?: number;
   now?: Date;
+  /** The id a registry gave the posted invitation (default: a random one, for out-of-band use). */
+  postId?: string;
 }
 
 export function createInvitation(crypto: Crypto, n: NewInvitation): Invitation {
@@ -103,7 +113,7 @@ export function createInvitation(crypto: Crypto, n: NewInvitation): Invitation {
   const expires = new Date((n.now ?? new Date()).getTime() + (n.ttlMinutes ?? 30) * 60_000);
   const unsigned: Omit<Invitation, 'signature'> = {
     v: 1,
-    post_id: toHex(globalThis.crypto.getRandomValues(new Uint8Array(8))),
+    post_id: n.postId ?? toHex(globalThis.crypto.getRandomValues(new Uint8Array(8))),
     host_public_key: pk,
     protocol_id: n.protocolId,
     type: n.type ?? 'supply',
@@ -118,7 +128,7 @@ export function createInvitation(crypto: Crypto, n: NewInvitation): Invitation {
 }
 
 /** An iroh invitation: the same fields and signatures, the NodeTicket as the ticket. */
-export function createIrohInvitation(crypto: Crypto, n: Omit<NewInvitation, 'ticket'> & { ticket: string; postId?: string }): IrohInvitation {
+export function createIrohInvitation(crypto: Crypto, n: Omit<NewInvitation, 'ticket'> & { ticket: string }): IrohInvitation {
   const pk = toHex(n.host.publicKey);
   const expires = new Date((n.now ?? new Date()).getTime() + (n.ttlMinutes ?? 30) * 60_000);
   const unsigned: Omit<IrohInvitation, 'signature'> = {

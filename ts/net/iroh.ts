@@ -17,18 +17,9 @@ import { createIrohInvitation, encodeInvitation, type IrohInvitation } from './i
 import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
-import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions } from './session.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions, type SessionProof as IrohSessionProof } from './session.js';
 
-/** What both sides signed: the SessionProof the reference posts to the server (keys in its order). */
-export interface IrohSessionProof {
-  post_id: string;
-  host_public_key: string;
-  guest_public_key: string;
-  protocol_id: string;
-  session_nonce: string;
-  host_signature: string;
-  guest_signature: string;
-}
+export type { SessionProof as IrohSessionProof } from './session.js';
 
 export interface IrohSessionResult extends SessionResult {
   /** The guest's signature is known to the host only when the guest sent it (ours do; the reference's do not). */

@@ -20,7 +20,7 @@ import { sessionCanonical, sessionId } from '../engine/frame.js';
 import { runSession, type SessionResult } from '../engine/session.js';
 import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
-import { createInvitation, encodeInvitation, type Invitation } from './invitation.js';
+import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
 import { SocketGuard, type GuardLimits } from './guard.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
 import { createNode, DEFAULT_LISTEN, ipAndPort, peerKeyHex, SESSION_PROTOCOL } from './node.js';
@@ -158,6 +158,8 @@ export async function host(
     handshakeTimeoutMs?: number;
     guardLimits?: Partial<Omit<GuardLimits, 'deadlineMs'>>;
     onSession?: (r: SessionResult) => void;
+    /** A registry: given the ticket, answers the post_id sessions are then bound to. */
+    publish?: (ticket: Ticket) => Promise<{ postId: string }>;
   },
 ): Promise<HostHandle> {
   const c = o.crypto;
@@ -177,7 +179,8 @@ export async function host(
   const ticket = { peer_id: node.peerId.toString(), addrs: node.getMultiaddrs().map(String) };
   let invitation: Invitation;
   try {
-    invitation = createInvitation(c, { host: key, protocolId: o.protocol.protocolId, ticket, options: o.options, ttlMinutes: o.ttlMinutes ?? 30, controlMode: o.controlMode ?? 'autonomous', ...(o.type && { type: o.type }) });
+    const published = o.publish ? await o.publish(ticket) : undefined;
+    invitation = createInvitation(c, { host: key, protocolId: o.protocol.protocolId, ticket, options: o.options, ttlMinutes: o.ttlMinutes ?? 30, controlMode: o.controlMode ?? 'autonomous', ...(o.type && { type: o.type }), ...(published && { postId: published.postId }) });
   } catch (e) {
     key.dispose();
     await node.stop();
@@ -320,8 +323,22 @@ export async function host(
   };
 }
 
-/** Joins the session an invitation offers (already parsed and verified by parseInvitation). */
-export async function join(o: NetSessionOptions & { invitation: Invitation; handshakeTimeoutMs?: number }): Promise<SessionResult> {
+/** What both sides signed in the handshake: the SessionProof a registry records (NOTES A7), keys in the reference's order. */
+export interface SessionProof {
+  post_id: string;
+  host_public_key: string;
+  guest_public_key: string;
+  protocol_id: string;
+  session_nonce: string;
+  host_signature: string;
+  guest_signature: string;
+}
+
+/**
+ * Joins the session an invitation offers (already verified: by parseInvitation, or a registry post by
+ * its binding signature). `onProof` (a registry) receives the SessionProof before `_session_ready`.
+ */
+export async function join(o: NetSessionOptions & { invitation: Pick<Invitation, 'post_id' | 'host_public_key' | 'protocol_id' | 'ticket' | 'options'>; handshakeTimeoutMs?: number; onProof?: (p: SessionProof) => Promise<void> }): Promise<SessionResult> {
   const c = o.crypto;
   const inv = o.invitation;
   ensureWritableDir(o.sessionsDir, 'sessions directory');
@@ -366,6 +383,14 @@ export async function join(o: NetSessionOptions & { invitation: Invitation; hand
     if (proof['protocol_id'] !== inv.protocol_id || inv.protocol_id !== o.protocol.protocolId) throw new HandshakeError('HANDSHAKE_PROTOCOL_MISMATCH', 'the host runs another protocol than the invitation names');
     if (!sigOk(c, inv.host_public_key, proof['host_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the host signature over the session canonical does not verify');
     const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
+    if (o.onProof) {
+      try {
+        await o.onProof({ post_id: inv.post_id, host_public_key: inv.host_public_key, guest_public_key: guestKey, protocol_id: inv.protocol_id, session_nonce: nonce, host_signature: proof['host_signature'] as string, guest_signature: guestSignature });
+      } catch (e) {
+        t.close();
+        throw e;
+      }
+    }
     say(t, { _session_ready: true, session_id: sid, guest_signature: guestSignature });
     t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
