@@ -205,6 +205,20 @@ describeDbs('registry auth', (server) => {
     expect((await send()).status).toBe(200);
   });
 
+  it('rate-limits per address, by the last X-Forwarded-For entry only when told to trust a proxy', async () => {
+    const t = server();
+    const version = (app: ReturnType<typeof createApp>, forwarded: string) => app.request('http://registry.test/api/v1/version', { headers: { 'X-Forwarded-For': forwarded } });
+    const limited = { ratePerIp: { burst: 1, perSecond: 1 } };
+    const direct = createApp({ ...t.server.ctx, config: { ...t.server.ctx.config, ...limited } });
+    expect((await version(direct, '10.0.0.1')).status).toBe(200);
+    // The header is the client's own word here: a new value does not buy a new bucket.
+    expect((await version(direct, '10.0.0.2')).status).toBe(429);
+    const proxied = createApp({ ...t.server.ctx, config: { ...t.server.ctx.config, ...limited, trustProxy: true } });
+    expect((await version(proxied, 'spoofed, 10.0.0.1')).status).toBe(200);
+    expect((await version(proxied, 'other, 10.0.0.1')).status).toBe(429);
+    expect((await version(proxied, '10.0.0.2')).status).toBe(200);
+  });
+
   it('turns an unexpected failure into a 500 without internals, and unknown routes into 404', async () => {
     const t = server();
     const boom: RouteModule = {

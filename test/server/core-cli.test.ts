@@ -26,21 +26,22 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function startServer(args: string[]): Promise<{ url: string; child: ChildProcess; stop(): Promise<number | null> }> {
+async function startServer(args: string[]): Promise<{ url: string; line: string; child: ChildProcess; stop(): Promise<number | null> }> {
   const child = spawn(process.execPath, [BIN, 'server', '--listen', '127.0.0.1:0', '--pow-difficulty', '1', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
   });
-  const url = await new Promise<string>((resolve, reject) => {
+  const { url, line } = await new Promise<{ url: string; line: string }>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
+      const m = /^.*(http:\/\/127\.0\.0\.1:\d+).*$/m.exec(out);
+      if (m) resolve({ url: m[1]!, line: m[0] });
     });
-    child.once('exit', (code) => reject(new Error(`server exited ${code} before listening: ${stderr}`)));
+    // stderr's last chunk may still be in flight at 'exit'; 'close' comes after all output.
+    child.once('close', (code) => reject(new Error(`server exited ${code} before listening: ${stderr}`)));
   });
   const stop = () =>
     new Promise<number | null>((resolve) => {
@@ -48,7 +49,7 @@ async function startServer(args: string[]): Promise<{ url: string; child: ChildP
       child.once('exit', (code) => resolve(code));
       child.kill('SIGTERM');
     });
-  return { url, child, stop };
+  return { url, line, child, stop };
 }
 
 async function call(url: string, seed: Uint8Array, method: string, path: string, body?: unknown, requestId = toHex(randomBytes(16))): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -75,8 +76,11 @@ describe('aigenora server [pglite]', () => {
     const first = await startServer(['--data-dir', dir]);
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(await register(first.url, seed, 'persisted')).toBe(201);
+    // A second process on the same embedded database is refused before it opens it.
+    await expect(startServer(['--data-dir', dir])).rejects.toThrow(/DB_UNAVAILABLE.*in use by process/);
     expect(await first.stop()).toBe(0);
-    const second = await startServer(['--data-dir', dir]);
+    const second = await startServer(['--data-dir', dir, '--json']);
+    expect(second.line).toBe(JSON.stringify({ url: second.url, database: `pglite ${join(dir, 'db')}` }));
     expect(await register(second.url, seed, 'persisted')).toBe(409);
     expect(await second.stop()).toBe(0);
   }, 300_000);

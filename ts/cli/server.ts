@@ -25,16 +25,18 @@ export function parseListen(v: string): { host: string; port: number } {
 
 export const serverCommand: Command = {
   name: 'server',
-  usage: 'aigenora server [--listen HOST:PORT] [--data-dir DIR] [--db URL] [--pow-difficulty N]',
+  usage: 'aigenora server [--listen HOST:PORT] [--data-dir DIR] [--db URL] [--pow-difficulty N] [--trust-proxy] [--json]',
   help: `Runs the registry: the reference's REST API under /api/v1 (registration with proof of work, signed
 requests, invitations, sessions, inbox, protocols, groups). Prints one line with the URL once it accepts
 connections; SIGINT or SIGTERM stops it cleanly.
 --listen (default ${DEFAULT_LISTEN}; port 0 picks a free port).
 The database is PGlite (embedded PostgreSQL) under <data-dir>/db, unless --db names a PostgreSQL URL
 (postgres://user@host:port/db); several server processes may share one PostgreSQL.
+One embedded database serves one process; a second server on the same --data-dir is refused.
 --pow-difficulty: leading zero bytes a registration's proof of work needs (0..4, default 2).
-Logs are JSON lines on stderr.`,
-  flags: { listen: 'string', 'data-dir': 'string', db: 'string', 'pow-difficulty': 'string' },
+--trust-proxy: behind a reverse proxy, rate-limit per address by the last X-Forwarded-For entry.
+--json prints the ready line as {"url", "database"}. Logs are JSON lines on stderr.`,
+  flags: { listen: 'string', 'data-dir': 'string', db: 'string', 'pow-difficulty': 'string', 'trust-proxy': 'boolean', json: 'boolean' },
   async run(args, out) {
     if (args.positional.length > 0) throw new UsageError(`unexpected argument ${args.positional[0]}`);
     const { host, port } = parseListen((args.flags['listen'] as string | undefined) ?? DEFAULT_LISTEN);
@@ -49,7 +51,11 @@ Logs are JSON lines on stderr.`,
 
     let server;
     try {
-      server = await createServer({ dataDir, dbUrl, config: powDifficulty === undefined ? {} : { powDifficulty } });
+      server = await createServer({
+        dataDir,
+        dbUrl,
+        config: { trustProxy: args.flags['trust-proxy'] === true, ...(powDifficulty === undefined ? {} : { powDifficulty }) },
+      });
     } catch (e) {
       throw new ServerStartError('DB_UNAVAILABLE', `cannot open the database: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`);
     }
@@ -61,7 +67,9 @@ Logs are JSON lines on stderr.`,
       throw new ServerStartError('LISTEN_FAILED', `cannot listen on ${host}:${port}: ${(e instanceof Error ? e.message : String(e)).split('\n')[0]}`);
     }
     // Never print the PostgreSQL URL: it may hold a password.
-    out.line(`aigenora server listening on ${listening.url} (database: ${dbUrl === undefined ? `pglite ${join(dataDir, 'db')}` : 'postgres'})`);
+    const database = dbUrl === undefined ? `pglite ${join(dataDir, 'db')}` : 'postgres';
+    if (args.flags['json'] === true) out.line(JSON.stringify({ url: listening.url, database }));
+    else out.line(`aigenora server listening on ${listening.url} (database: ${database})`);
     const signal = await new Promise<string>((resolve) => {
       for (const s of ['SIGINT', 'SIGTERM'] as const) process.once(s, () => resolve(s));
     });

@@ -63,11 +63,11 @@ export function createApp(ctx: ServerContext, modules: readonly RouteModule[] = 
       status: c.res.status,
       ms: Math.round(performance.now() - started),
       public_key: c.get('publicKey'),
-      ip: clientIp(c),
+      ip: clientIp(c, ctx.config.trustProxy),
     });
   });
   app.use('/api/v1/*', async (c, next) => {
-    const wait = perIp.take(clientIp(c));
+    const wait = perIp.take(clientIp(c, ctx.config.trustProxy));
     if (wait > 0) throw rateLimited(wait, 'address');
     return next();
   });

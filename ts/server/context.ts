@@ -29,6 +29,12 @@ export interface ServerConfig {
   /** Rate limits, kept per server process. */
   ratePerKey: RateLimit;
   ratePerIp: RateLimit;
+  /**
+   * Behind a reverse proxy or load balancer every request comes from the proxy's address: then the
+   * per-IP limit keys on the last X-Forwarded-For entry (the one the proxy appended). Off by default,
+   * because a client can write that header itself.
+   */
+  trustProxy: boolean;
   /** The version /api/v1/version reports. */
   version: string;
 }
@@ -76,5 +82,6 @@ export const DEFAULT_CONFIG: ServerConfig = {
   invitationTtlSeconds: 600,
   ratePerKey: { burst: 120, perSecond: 20 },
   ratePerIp: { burst: 600, perSecond: 100 },
+  trustProxy: false,
   version: '0.0.0',
 };

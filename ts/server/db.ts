@@ -6,7 +6,8 @@
  * Both engines hand bigint (int8) columns back as JS numbers: the schema keeps times as unix
  * milliseconds in bigint, which stay well inside the safe-integer range.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import pg from 'pg';
 
@@ -24,10 +25,53 @@ export interface Db {
 const INT8_OID = 20;
 const toNumber = (v: string): number => Number(v);
 
+/**
+ * PGlite is one process's database: a second process opening the same directory would corrupt it.
+ * A pid file claims the directory; one left by a process that is gone is taken over.
+ */
+function claimDir(dir: string): () => void {
+  const path = join(dir, '.aigenora-server.pid');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(path, { force: true });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      const pid = Number(readFileSync(path, 'utf8').trim());
+      if (Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid)) {
+        throw new Error(`the database in ${dir} is in use by process ${pid}; use --db postgres://… to share one database between servers`);
+      }
+      rmSync(path, { force: true });
+    }
+  }
+  throw new Error(`cannot claim the database in ${dir}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export async function openPglite(dir: string | undefined): Promise<Db> {
-  if (dir !== undefined) mkdirSync(dir, { recursive: true });
-  const lite = new PGlite(dir, { parsers: { [INT8_OID]: toNumber } });
-  await lite.waitReady;
+  let release = (): void => {};
+  if (dir !== undefined) {
+    mkdirSync(dir, { recursive: true });
+    release = claimDir(dir);
+  }
+  let lite: PGlite;
+  try {
+    lite = new PGlite(dir, { parsers: { [INT8_OID]: toNumber } });
+    await lite.waitReady;
+  } catch (e) {
+    release();
+    throw e;
+  }
   const txDb = (tx: Transaction): Db => {
     const self: Db = {
       kind: 'pglite',
@@ -47,7 +91,13 @@ export async function openPglite(dir: string | undefined): Promise<Db> {
       await lite.exec(sql);
     },
     transaction: (fn) => lite.transaction((tx) => fn(txDb(tx))),
-    close: () => lite.close(),
+    close: async () => {
+      try {
+        await lite.close();
+      } finally {
+        release();
+      }
+    },
   };
 }
 

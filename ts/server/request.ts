@@ -22,7 +22,11 @@ export function signedPath(c: Context<AppEnv>): string {
   return u.pathname + u.search;
 }
 
-export function clientIp(c: Context<AppEnv>): string {
+export function clientIp(c: Context<AppEnv>, trustProxy = false): string {
+  if (trustProxy) {
+    const last = c.req.header('x-forwarded-for')?.split(',').pop()?.trim();
+    if (last) return last;
+  }
   return incoming(c)?.socket.remoteAddress ?? 'local';
 }
 
