@@ -10,7 +10,12 @@
  * client signs those too; the headers are then simply not checked.
  *
  * Signed routes only prove who is calling. Writes that create or change shared state also need the key
- * to be registered (`requireRegistered`); reads need only a valid signature.
+ * to be registered (`requireRegistered`); reads need only a valid signature:
+ *   signed:              GET /invitations, GET /invitations/{post_id}, GET /sessions/{id}
+ *   signed + registered: POST /invitations, POST /invitations/{post_id}/renew (host only),
+ *                        DELETE /invitations/{post_id} (host only), POST /sessions (host or guest),
+ *                        POST /sessions/{id}/status and /result (participants only)
+ * (inbox, protocols and groups say their own rules in their modules).
  */
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import { restSignedBytes } from '../registry/auth.js';
