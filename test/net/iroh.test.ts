@@ -3,7 +3,7 @@
 // tries its public relays) two CLI agents playing over iroh, an oversize line and a wrong host key.
 import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +12,9 @@ import { sessionId } from '../../ts/engine/frame.js';
 import { runSession } from '../../ts/engine/session.js';
 import { memoryPair } from '../../ts/engine/transport.js';
 import { verifyTranscript, verifyTranscriptAt } from '../../ts/engine/verify.js';
+import { createIrohInvitation, encodeInvitation } from '../../ts/net/invitation.js';
 import { decodeNodeTicket, encodeNodeTicket, TicketError } from '../../ts/net/iroh-ticket.js';
+import { checkSpecText } from '../../ts/spec/check.js';
 import { c } from '../engine/harness.js';
 import { BIN, protocol, seed } from './helpers.js';
 
@@ -102,6 +104,36 @@ describe('the unsigned per-message profile', () => {
     }
   });
 });
+
+describe('without the iroh binding', () => {
+  it('host and join --transport iroh fail with one IROH_UNAVAILABLE line', () => {
+    const dir = tempDir('nobinding');
+    // Hides the optional package from Node's resolver, as on a platform it has no build for.
+    const hide = join(dir, 'hide-iroh.cjs');
+    writeFileSync(hide, `const M = require('module'); const r = M._resolveFilename; M._resolveFilename = function (req, ...a) { if (req === '@number0/iroh') { const e = new Error("Cannot find module '@number0/iroh'"); e.code = 'MODULE_NOT_FOUND'; throw e; } return r.call(this, req, ...a); };`);
+    expect(spawnSync(process.execPath, [BIN, 'init', '--data-dir', join(dir, 'd')], { encoding: 'utf8' }).status).toBe(0);
+    const rps = new URL('../../ts/protocols/rps', import.meta.url).pathname;
+    const runs = [
+      ['host', '--transport', 'iroh', '--protocol-dir', rps, '--data-dir', join(dir, 'd')],
+      ['join', encodeIrohInvitationFor(rps), '--data-dir', join(dir, 'd')],
+    ];
+    for (const args of runs) {
+      const r = spawnSync(process.execPath, ['--require', hide, BIN, ...args], { encoding: 'utf8', timeout: 60_000 });
+      const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !/DeprecationWarning|trace-deprecation/.test(l));
+      expect(r.status, `${args[0]}: ${r.stdout}${r.stderr}`).toBe(1);
+      expect(lines, args[0]).toHaveLength(1);
+      expect(lines[0], args[0]).toMatch(/IROH_UNAVAILABLE: the iroh binding/);
+    }
+  }, 120_000);
+});
+
+/** An out-of-band iroh invitation for the protocol in `dir`, from a host that is not running. */
+function encodeIrohInvitationFor(dir: string): string {
+  const spec = readFileSync(join(dir, 'spec.json'), 'utf8');
+  const host = c.ed25519Keypair(seed(77));
+  const protocolId = (checkSpecText(c, spec).protocolId ?? '') as string;
+  return encodeInvitation(c, createIrohInvitation(c, { host, protocolId, ticket: encodeNodeTicket({ nodeId: toHex(host.publicKey), addresses: ['127.0.0.1:9'] }) }));
+}
 
 /** Runs `script` in a fresh network namespace with only loopback up; a machine that cannot make one fails the test. */
 function inNamespace(script: string, timeoutMs: number): { status: number | null; out: string } {

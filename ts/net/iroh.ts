@@ -198,10 +198,15 @@ export async function joinIroh(o: NetSessionOptions & { target: IrohTarget; hand
   try {
     ep = await createIrohEndpoint(globalThis.crypto.getRandomValues(new Uint8Array(32)));
     let stream: ByteStream;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      stream = (await ep.connect(addr)).stream;
+      // iroh keeps trying relays and addresses for a long time; the handshake deadline bounds the dial too.
+      const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${handshakeMs} ms`)), handshakeMs)));
+      stream = (await Promise.race([ep.connect(addr), gaveUp])).stream;
     } catch (e) {
       throw new HandshakeError('HANDSHAKE_TIMEOUT', `cannot reach the host (${((e as Error)?.message ?? String(e)).split('\n')[0]})`);
+    } finally {
+      clearTimeout(timer);
     }
     const t = lineTransport(stream, o);
     const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(8)));
