@@ -493,20 +493,25 @@ status and result reported after it. --transport, when given, must be the invita
   },
 };
 
+/** What both kinds of guest read from the flags, and how they show events. */
+function guestSettings(flags: Record<string, unknown>, out: Output) {
+  const json = flags['json'] === true;
+  const control = (flags['control-mode'] as string | undefined) ?? 'autonomous';
+  if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
+  const events = (type: string, data: Record<string, unknown>) => !json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`);
+  return { json, control: control as ControlMode, timeoutSeconds: seconds(flags, 'timeout-seconds'), events };
+}
+
 async function joinOverLibp2p(flags: Record<string, unknown>, out: Output, x: { dataDir: string; seed: Uint8Array; client: RegistryClient | undefined; inv: Libp2pTarget; protocol?: Protocol }): Promise<number> {
   const { inv, client } = x;
   const protocol = x.protocol ?? (await protocolFrom(x.dataDir, flags, inv.protocol_id));
   if (flowMode(protocol.spec) === 'authoritative_group') throw new UsageError('a group is joined with its invitation, not through --server');
   if (flags['resume'] !== undefined) throw new UsageError('--resume rejoins a group; this invitation is for a two-party session');
-  const json = flags['json'] === true;
-  const control = (flags['control-mode'] as string | undefined) ?? 'autonomous';
-  if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
-  const timeoutSeconds = seconds(flags, 'timeout-seconds');
-  const events = (type: string, data: Record<string, unknown>) => !json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`);
+  const { json, control, timeoutSeconds, events } = guestSettings(flags, out);
   if (!json) out.line(`joining ${inv.ticket.peer_id} (protocol ${inv.protocol_id.slice(0, 8)}…)`);
   try {
     const r = await joinSession({
-      crypto: getCrypto(), seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), invitation: inv, controlMode: control as ControlMode,
+      crypto: getCrypto(), seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), invitation: inv, controlMode: control,
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       onMessage: progress(out, json, 'guest'),
       onEvent: events,
@@ -525,16 +530,12 @@ async function joinOverIroh(flags: Record<string, unknown>, out: Output, x: { da
   const protocol = await protocolFrom(x.dataDir, flags, x.target.protocol_id);
   if (flowMode(protocol.spec) === 'authoritative_group') throw new UsageError('a group protocol runs over libp2p, not iroh');
   if (flags['resume'] !== undefined) throw new UsageError('--resume rejoins a group; this invitation is for a two-party session');
-  const json = flags['json'] === true;
-  const control = (flags['control-mode'] as string | undefined) ?? 'autonomous';
-  if (!CONTROL.includes(control)) throw new UsageError('--control-mode must be autonomous, hybrid or human');
-  const timeoutSeconds = seconds(flags, 'timeout-seconds');
-  const events = (type: string, data: Record<string, unknown>) => !json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`);
+  const { json, control, timeoutSeconds, events } = guestSettings(flags, out);
   if (!json) out.line(`joining ${x.target.host_public_key.slice(0, 16)}… over iroh (post ${x.target.post_id}, protocol ${x.target.protocol_id.slice(0, 8)}…)`);
   const client = x.client;
   try {
     const r = await joinIroh({
-      crypto: c, seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), target: x.target, controlMode: control as ControlMode,
+      crypto: c, seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), target: x.target, controlMode: control,
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       onMessage: progress(out, json, 'guest'),
       onEvent: events,

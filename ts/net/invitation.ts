@@ -109,42 +109,31 @@ export interface NewInvitation {
 }
 
 export function createInvitation(crypto: Crypto, n: NewInvitation): Invitation {
-  const pk = toHex(n.host.publicKey);
-  const expires = new Date((n.now ?? new Date()).getTime() + (n.ttlMinutes ?? 30) * 60_000);
-  const unsigned: Omit<Invitation, 'signature'> = {
-    v: 1,
-    post_id: n.postId ?? toHex(globalThis.crypto.getRandomValues(new Uint8Array(8))),
-    host_public_key: pk,
-    protocol_id: n.protocolId,
-    type: n.type ?? 'supply',
-    options: n.options ?? {},
-    host_control_mode: n.controlMode ?? 'autonomous',
-    transport: TRANSPORT,
-    ticket: n.ticket,
-    expires_at: expires.toISOString(),
-    transport_binding_signature: toHex(n.host.sign(utf8(bindingCanonical(pk, n.ticket, n.protocolId)))),
-  };
-  return { ...unsigned, signature: toHex(n.host.sign(signedBytes(crypto, unsigned))) };
+  return signed(crypto, n, { transport: TRANSPORT, ticket: n.ticket }, ticketString(n.ticket));
 }
 
 /** An iroh invitation: the same fields and signatures, the NodeTicket as the ticket. */
 export function createIrohInvitation(crypto: Crypto, n: Omit<NewInvitation, 'ticket'> & { ticket: string }): IrohInvitation {
+  return signed(crypto, n, { transport: IROH_TRANSPORT, ticket: n.ticket }, n.ticket);
+}
+
+/** Fills in and signs an invitation; `bound` is the ticket as the binding canonical names it. */
+function signed<T extends Pick<AnyInvitation, 'transport' | 'ticket'>>(crypto: Crypto, n: Omit<NewInvitation, 'ticket'>, t: T, bound: string): Omit<AnyInvitation, 'transport' | 'ticket'> & T {
   const pk = toHex(n.host.publicKey);
   const expires = new Date((n.now ?? new Date()).getTime() + (n.ttlMinutes ?? 30) * 60_000);
-  const unsigned: Omit<IrohInvitation, 'signature'> = {
-    v: 1,
+  const unsigned = {
+    v: 1 as const,
     post_id: n.postId ?? toHex(globalThis.crypto.getRandomValues(new Uint8Array(8))),
     host_public_key: pk,
     protocol_id: n.protocolId,
     type: n.type ?? 'supply',
     options: n.options ?? {},
     host_control_mode: n.controlMode ?? 'autonomous',
-    transport: IROH_TRANSPORT,
-    ticket: n.ticket,
+    ...t,
     expires_at: expires.toISOString(),
-    transport_binding_signature: toHex(n.host.sign(utf8(transportBindingCanonical(pk, IROH_TRANSPORT, n.ticket, n.protocolId)))),
+    transport_binding_signature: toHex(n.host.sign(utf8(transportBindingCanonical(pk, t.transport, bound, n.protocolId)))),
   };
-  return { ...unsigned, signature: toHex(n.host.sign(signedBytes(crypto, unsigned))) };
+  return { ...unsigned, signature: toHex(n.host.sign(signedBytes(crypto, unsigned as Omit<AnyInvitation, 'signature'>))) };
 }
 
 export function encodeInvitation(crypto: Crypto, inv: AnyInvitation): string {

@@ -17,7 +17,7 @@ import { createIrohInvitation, encodeInvitation, type IrohInvitation } from './i
 import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
-import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions, type SessionProof as IrohSessionProof } from './session.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, deliverProof, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions, type SessionProof as IrohSessionProof } from './session.js';
 
 export type { SessionProof as IrohSessionProof } from './session.js';
 
@@ -222,14 +222,7 @@ export async function joinIroh(o: NetSessionOptions & { target: IrohTarget; hand
     if (!sigOk(c, inv.host_public_key, proof['host_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the host signature over the session canonical does not verify');
     const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
     const sessionProof: IrohSessionProof = { post_id: inv.post_id, host_public_key: inv.host_public_key, guest_public_key: guestKey, protocol_id: inv.protocol_id, session_nonce: nonce, host_signature: proof['host_signature'] as string, guest_signature: guestSignature };
-    if (o.onProof) {
-      try {
-        await o.onProof(sessionProof);
-      } catch (e) {
-        t.close();
-        throw e;
-      }
-    }
+    await deliverProof(t, sessionProof, o.onProof);
     say(t, { _session_ready: true, session_id: sid, guest_signature: guestSignature });
     t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');

@@ -15,6 +15,7 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { ensureWritableDir } from '../files/write.js';
 import { join as joinPath } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
+import type { SessionProof } from '../registry/client.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { sessionCanonical, sessionId } from '../engine/frame.js';
 import { runSession, type SessionResult } from '../engine/session.js';
@@ -323,15 +324,17 @@ export async function host(
   };
 }
 
-/** What both sides signed in the handshake: the SessionProof a registry records (NOTES A7), keys in the reference's order. */
-export interface SessionProof {
-  post_id: string;
-  host_public_key: string;
-  guest_public_key: string;
-  protocol_id: string;
-  session_nonce: string;
-  host_signature: string;
-  guest_signature: string;
+export type { SessionProof } from '../registry/client.js';
+
+/** Hands the SessionProof to `onProof` (a registry) before `_session_ready`; a failure there ends the join. */
+export async function deliverProof(t: LineTransport, proof: SessionProof, onProof?: (p: SessionProof) => Promise<void>): Promise<void> {
+  if (!onProof) return;
+  try {
+    await onProof(proof);
+  } catch (e) {
+    t.close();
+    throw e;
+  }
 }
 
 /**
@@ -383,14 +386,7 @@ export async function join(o: NetSessionOptions & { invitation: Pick<Invitation,
     if (proof['protocol_id'] !== inv.protocol_id || inv.protocol_id !== o.protocol.protocolId) throw new HandshakeError('HANDSHAKE_PROTOCOL_MISMATCH', 'the host runs another protocol than the invitation names');
     if (!sigOk(c, inv.host_public_key, proof['host_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the host signature over the session canonical does not verify');
     const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
-    if (o.onProof) {
-      try {
-        await o.onProof({ post_id: inv.post_id, host_public_key: inv.host_public_key, guest_public_key: guestKey, protocol_id: inv.protocol_id, session_nonce: nonce, host_signature: proof['host_signature'] as string, guest_signature: guestSignature });
-      } catch (e) {
-        t.close();
-        throw e;
-      }
-    }
+    await deliverProof(t, { post_id: inv.post_id, host_public_key: inv.host_public_key, guest_public_key: guestKey, protocol_id: inv.protocol_id, session_nonce: nonce, host_signature: proof['host_signature'] as string, guest_signature: guestSignature }, o.onProof);
     say(t, { _session_ready: true, session_id: sid, guest_signature: guestSignature });
     t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
