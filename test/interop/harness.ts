@@ -114,9 +114,9 @@ export class Namespace {
     return { code, out: p.output(), stdout: p.stdout() };
   }
 
-  /** Every process's command and output, for a failed test. */
-  dump(): string {
-    return this.procs.map((p) => `----- ${p.name} (${p.child.spawnargs.slice(3).join(' ')}) exit ${String(p.child.exitCode ?? p.child.signalCode)}\n${p.output()}`).join('\n');
+  /** The command and output of every process started from index `from` on, and of the first (our server, long-lived), for a failed test. */
+  dump(from = 0): string {
+    return this.procs.filter((_, i) => i === 0 || i >= from).map((p) => `----- ${p.name} (${p.child.spawnargs.slice(3).join(' ')}) exit ${String(p.child.exitCode ?? p.child.signalCode)}\n${p.output()}`).join('\n');
   }
 
   async close(): Promise<void> {

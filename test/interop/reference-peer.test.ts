@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../shared/tmp.js';
 import { BIN, findReference, lastJson, Namespace, namespaceMissing, ourCommands, publicKeyOf, until, type Proc, type Ran, type Reference } from './harness.js';
 
@@ -89,9 +89,13 @@ function scenarios(reference: Reference): void {
     if (server.child.exitCode !== null) throw new Error(`our server exited:\n${ns.dump()}`);
   }, STEP_MS);
 
+  let firstOfTest = 0;
+  beforeEach(() => {
+    firstOfTest = ns.procs.length;
+  });
   afterEach((ctx) => {
     // Every process of the scenario, so that a failure shows both sides and the server at once.
-    if (ctx.task.result?.state === 'fail') console.error(`interop processes:\n${ns.dump()}`);
+    if (ctx.task.result?.state === 'fail') console.error(`interop processes:\n${ns.dump(firstOfTest)}`);
   });
 
   afterAll(async () => {
