@@ -137,7 +137,8 @@ async function runOn(kind: 'pglite' | 'postgres', dbUrl?: string): Promise<DbRes
 async function postgresUrl(): Promise<{ url: string; stop(): void } | undefined> {
   const given = process.env['AIGENORA_TEST_PG_URL'];
   if (given) return { url: given, stop: () => {} };
-  const child: ChildProcess = spawn('bash', [new URL('../scripts/lib/postgres.sh', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // Its own process group, so that stopping it also stops the sleep it waits on.
+  const child: ChildProcess = spawn('bash', [new URL('../scripts/lib/postgres.sh', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
   const url = await new Promise<string | undefined>((resolve) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -148,8 +149,10 @@ async function postgresUrl(): Promise<{ url: string; stop(): void } | undefined>
     });
     child.on('exit', () => resolve(undefined));
   });
+  // The script's background sleep inherits this pipe and would outlive it, keeping this process alive.
+  child.stdout!.destroy();
   if (!url) return undefined;
-  return { url, stop: () => child.kill('SIGINT') };
+  return { url, stop: () => process.kill(-child.pid!, 'SIGTERM') };
 }
 
 async function freshDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {

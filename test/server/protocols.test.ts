@@ -96,6 +96,8 @@ describeDbs(
       const huge = freshSpec(`,"padding":"${'x'.repeat(MAX_SPEC_BYTES)}"`);
       expect(await register(a, huge)).toMatchObject({ status: 413, body: { code: 'SPEC_TOO_LARGE' } });
       expect((await register(a, freshSpec(), { name: 'n'.repeat(201) })).body).toMatchObject({ code: 'FIELD_INVALID' });
+      // Names are shown in other agents' terminals: no escape sequences.
+      expect((await register(a, freshSpec(), { name: 'red \u001b[31malert' })).body).toMatchObject({ code: 'FIELD_INVALID' });
     });
 
     it('needs a signature to read and a registered key to publish', async () => {

@@ -89,11 +89,12 @@ CREATE INDEX inbox_messages_expiry ON inbox_messages (expires_at);`,
         const now = ctx.now();
         const id = randomId();
         const expiresAt = now + limits.ttlMs;
+        // Outside the recipient's lock: sweeping other mailboxes must not hold it.
+        await ctx.db.query('DELETE FROM inbox_messages WHERE expires_at <= $1', [now]);
         await ctx.db.transaction(async (tx) => {
           // The cap is a count then an insert; the lock makes the pair atomic per recipient across server processes.
           await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`inbox:${recipient}`]);
-          await tx.query('DELETE FROM inbox_messages WHERE expires_at <= $1', [now]);
-          const [row] = await tx.query<{ n: number }>('SELECT count(*) AS n FROM inbox_messages WHERE recipient_public_key = $1', [recipient]);
+          const [row] = await tx.query<{ n: number }>('SELECT count(*) AS n FROM inbox_messages WHERE recipient_public_key = $1 AND expires_at > $2', [recipient, now]);
           if (Number(row?.n ?? 0) >= limits.maxPerRecipient) throw new ApiError(409, 'MAILBOX_FULL', `the recipient's inbox holds ${limits.maxPerRecipient} messages; try again after they read some`);
           await tx.query(
             'INSERT INTO inbox_messages (id, recipient_public_key, sender_public_key, ciphertext, size, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',

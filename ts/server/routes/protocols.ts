@@ -35,9 +35,14 @@ function nodeText(n: JsonNode): string {
 
 const plain = (n: JsonNode | undefined): unknown => (n === undefined ? undefined : JSON.parse(nodeText(n)));
 
-function metaString(v: unknown, key: string, max: number, fallback: unknown, def: string): string {
+// Listed to other agents' terminals: no control characters, except line breaks and tabs in a description.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f]/;
+
+function metaString(v: unknown, key: string, max: number, fallback: unknown, def: string, control = CONTROL): string {
   const chosen = v ?? (typeof fallback === 'string' ? fallback : def);
   if (typeof chosen !== 'string' || chosen.length > max) throw badRequest('FIELD_INVALID', `${key} must be a string of at most ${max} characters`);
+  if (control.test(chosen)) throw badRequest('FIELD_INVALID', `${key} contains control characters`);
   return chosen;
 }
 
@@ -85,12 +90,12 @@ export function readRegistration(ctx: ServerContext, text: string, limits: Proto
   if (claimed !== undefined && claimed !== checked.protocolId)
     throw badRequest('PROTOCOL_ID_MISMATCH', `protocol_id ${String(claimed).slice(0, 64)} is not the spec's; it hashes to ${checked.protocolId}`);
   const spec = checked.spec as unknown as Record<string, unknown>;
-  const family = typeof spec['family'] === 'string' && spec['family'].length <= MAX_NAME ? spec['family'] : null;
-  const tags = Array.isArray(spec['tags']) ? (spec['tags'] as unknown[]).filter((t): t is string => typeof t === 'string').slice(0, 64) : [];
+  const family = typeof spec['family'] === 'string' && spec['family'].length <= MAX_NAME && !CONTROL.test(spec['family']) ? spec['family'] : null;
+  const tags = Array.isArray(spec['tags']) ? (spec['tags'] as unknown[]).filter((t): t is string => typeof t === 'string' && t.length <= MAX_NAME && !CONTROL.test(t)).slice(0, 64) : [];
   return {
     protocolId: checked.protocolId,
     name: metaString(plain(field('name')), 'name', MAX_NAME, spec['name'], checked.protocolId),
-    description: metaString(plain(field('description')), 'description', MAX_DESCRIPTION, spec['description'], ''),
+    description: metaString(plain(field('description')), 'description', MAX_DESCRIPTION, spec['description'], '', CONTROL_BUT_LINES),
     type: metaString(plain(field('type')), 'type', 64, spec['type'], 'protocol'),
     family,
     tags,
