@@ -1,7 +1,9 @@
 /**
  * The offline mailbox (NOTES A15): the server stores AGBX1 sealed boxes it cannot open, for their
  * recipient only. Listing, reading and deleting are scoped to the caller's own key; another key's
- * message answers 404 exactly like a missing one, so ids never confirm that mail exists.
+ * message answers 404 exactly like a missing one, so an id never confirms that mail exists.
+ * Message ids are the table's sequence numbers because the reference client reads them as integers
+ * (its `inbox read ID` refuses anything else); they reveal how much mail the server has stored, nothing more.
  */
 import type { Hono } from 'hono';
 import { BOX_MAGIC, BOX_MIN_LEN } from '../../crypto/box.js';
@@ -10,7 +12,7 @@ import type { AppEnv, RouteModule, ServerContext } from '../context.js';
 import { requireRegistered } from '../auth.js';
 import { ApiError, badRequest } from '../errors.js';
 import { queryInt, readJsonObject } from '../request.js';
-import { hexParam, iso, pageCursor, randomId } from './input.js';
+import { iso, pageCursor } from './input.js';
 
 export interface InboxLimits {
   /** Largest ciphertext accepted, in bytes: the reference's ~2 KB (a 256-character message sealed). */
@@ -24,10 +26,15 @@ export interface InboxLimits {
 export const DEFAULT_INBOX_LIMITS: InboxLimits = { maxCiphertextBytes: 2048, maxPerRecipient: 200, ttlMs: 7 * 24 * 3600_000 };
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-const MESSAGE_ID = /^[0-9a-f]{32}$/;
+const MESSAGE_ID = /^[1-9][0-9]{0,14}$/;
 const MAGIC = new TextEncoder().encode(BOX_MAGIC);
 
 const notFound = () => new ApiError(404, 'INBOX_NOT_FOUND', 'no such message in your inbox');
+
+function messageId(raw: string | undefined): number {
+  if (raw === undefined || !MESSAGE_ID.test(raw)) throw badRequest('ID_INVALID', 'a message id is a positive decimal integer');
+  return Number(raw);
+}
 
 /** The ciphertext's bytes, refused before storage if it cannot be an AGBX1 box of an allowed size. */
 export function decodeBox(value: unknown, maxBytes: number): Uint8Array {
@@ -44,13 +51,12 @@ export function decodeBox(value: unknown, maxBytes: number): Uint8Array {
 
 interface EntryRow {
   seq: number;
-  id: string;
   size: number;
   created_at: number;
   expires_at: number;
 }
 
-const entry = (r: EntryRow) => ({ id: r.id, size: r.size, created_at: iso(r.created_at), expires_at: iso(r.expires_at) });
+const entry = (r: EntryRow) => ({ id: Number(r.seq), size: r.size, created_at: iso(r.created_at), expires_at: iso(r.expires_at) });
 
 export function inboxRoutesWith(overrides: Partial<InboxLimits> = {}): RouteModule {
   const limits: InboxLimits = { ...DEFAULT_INBOX_LIMITS, ...overrides };
@@ -61,7 +67,6 @@ export function inboxRoutesWith(overrides: Partial<InboxLimits> = {}): RouteModu
         id: 'inbox/001',
         sql: `CREATE TABLE inbox_messages (
   seq BIGSERIAL PRIMARY KEY,
-  id TEXT NOT NULL UNIQUE,
   recipient_public_key TEXT NOT NULL,
   sender_public_key TEXT NOT NULL,
   ciphertext BYTEA NOT NULL,
@@ -87,19 +92,19 @@ CREATE INDEX inbox_messages_expiry ON inbox_messages (expires_at);`,
         }
         const box = decodeBox(body['ciphertext'], limits.maxCiphertextBytes);
         const now = ctx.now();
-        const id = randomId();
         const expiresAt = now + limits.ttlMs;
         // Outside the recipient's lock: sweeping other mailboxes must not hold it.
         await ctx.db.query('DELETE FROM inbox_messages WHERE expires_at <= $1', [now]);
-        await ctx.db.transaction(async (tx) => {
+        const id = await ctx.db.transaction(async (tx) => {
           // The cap is a count then an insert; the lock makes the pair atomic per recipient across server processes.
           await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`inbox:${recipient}`]);
           const [row] = await tx.query<{ n: number }>('SELECT count(*) AS n FROM inbox_messages WHERE recipient_public_key = $1 AND expires_at > $2', [recipient, now]);
           if (Number(row?.n ?? 0) >= limits.maxPerRecipient) throw new ApiError(409, 'MAILBOX_FULL', `the recipient's inbox holds ${limits.maxPerRecipient} messages; try again after they read some`);
-          await tx.query(
-            'INSERT INTO inbox_messages (id, recipient_public_key, sender_public_key, ciphertext, size, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-            [id, recipient, c.get('publicKey'), box, box.length, now, expiresAt],
+          const [inserted] = await tx.query<{ seq: number }>(
+            'INSERT INTO inbox_messages (recipient_public_key, sender_public_key, ciphertext, size, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq',
+            [recipient, c.get('publicKey'), box, box.length, now, expiresAt],
           );
+          return Number(inserted?.seq);
         });
         return c.json({ id, recipient_public_key: recipient, size: box.length, created_at: iso(now), expires_at: iso(expiresAt) }, 201);
       });
@@ -108,7 +113,7 @@ CREATE INDEX inbox_messages_expiry ON inbox_messages (expires_at);`,
         const limit = queryInt(c.req.query('limit'), 'limit', 50, 1, 100);
         const after = pageCursor(c) ?? 0;
         const rows = await ctx.db.query<EntryRow>(
-          'SELECT seq, id, size, created_at, expires_at FROM inbox_messages WHERE recipient_public_key = $1 AND expires_at > $2 AND seq > $3 ORDER BY seq LIMIT $4',
+          'SELECT seq, size, created_at, expires_at FROM inbox_messages WHERE recipient_public_key = $1 AND expires_at > $2 AND seq > $3 ORDER BY seq LIMIT $4',
           [c.get('publicKey'), ctx.now(), after, limit + 1],
         );
         const page = rows.slice(0, limit);
@@ -125,9 +130,9 @@ CREATE INDEX inbox_messages_expiry ON inbox_messages (expires_at);`,
       });
 
       app.get('/api/v1/inbox/:id', async (c) => {
-        const id = hexParam(c, 'id', MESSAGE_ID);
+        const id = messageId(c.req.param('id'));
         const [row] = await ctx.db.query<EntryRow & { ciphertext: Uint8Array }>(
-          'SELECT seq, id, size, created_at, expires_at, ciphertext FROM inbox_messages WHERE id = $1 AND recipient_public_key = $2 AND expires_at > $3',
+          'SELECT seq, size, created_at, expires_at, ciphertext FROM inbox_messages WHERE seq = $1 AND recipient_public_key = $2 AND expires_at > $3',
           [id, c.get('publicKey'), ctx.now()],
         );
         if (!row) throw notFound();
@@ -135,8 +140,8 @@ CREATE INDEX inbox_messages_expiry ON inbox_messages (expires_at);`,
       });
 
       app.delete('/api/v1/inbox/:id', async (c) => {
-        const id = hexParam(c, 'id', MESSAGE_ID);
-        const rows = await ctx.db.query('DELETE FROM inbox_messages WHERE id = $1 AND recipient_public_key = $2 AND expires_at > $3 RETURNING id', [id, c.get('publicKey'), ctx.now()]);
+        const id = messageId(c.req.param('id'));
+        const rows = await ctx.db.query('DELETE FROM inbox_messages WHERE seq = $1 AND recipient_public_key = $2 AND expires_at > $3 RETURNING seq', [id, c.get('publicKey'), ctx.now()]);
         if (rows.length === 0) throw notFound();
         return c.json({ id, deleted: true });
       });
