@@ -77,16 +77,37 @@ const DRAIN_MS = 3000;
 /**
  * Adapts an iroh bidirectional stream to the line transport's byte stream. `closing` collects each
  * close, so that a node shutting down first lets the peer read the last lines.
+ *
+ * With `lingerForPeer` (the accepting side), close waits up to DRAIN_MS for the peer to end its own
+ * side before finishing ours: the reference's guest checks for a finished stream before it reads the
+ * lines it has already received, so a host that finishes right after its last message can make the
+ * guest drop that message and report the session failed.
  */
-export function byteStream(bi: BiStream, closing?: Set<Promise<void>>): ByteStream {
+export function byteStream(bi: BiStream, closing?: Set<Promise<void>>, o: { lingerForPeer?: boolean } = {}): ByteStream {
   let writing: Promise<void> = Promise.resolve();
   let broken = false;
+  let peerEnded!: () => void;
+  const peerDone = new Promise<void>((r) => (peerEnded = r));
+  const bounded = async (p: Promise<unknown>) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([p, new Promise((r) => (timer = setTimeout(r, DRAIN_MS)))]);
+    clearTimeout(timer);
+  };
   return {
     async *[Symbol.asyncIterator]() {
       const buf = new Uint8Array(64 << 10);
       for (;;) {
-        const n = await bi.recv.read(buf);
-        if (n === null) return;
+        let n: bigint | null;
+        try {
+          n = await bi.recv.read(buf);
+        } catch (e) {
+          peerEnded();
+          throw e;
+        }
+        if (n === null) {
+          peerEnded();
+          return;
+        }
         yield buf.slice(0, Number(n));
       }
     },
@@ -103,10 +124,9 @@ export function byteStream(bi: BiStream, closing?: Set<Promise<void>>): ByteStre
         await writing;
         if (broken) return;
         broken = true;
+        if (o.lingerForPeer) await bounded(peerDone);
         await bi.send.finish().catch(() => undefined);
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        await Promise.race([bi.send.stopped().catch(() => null), new Promise((r) => (timer = setTimeout(r, DRAIN_MS)))]);
-        clearTimeout(timer);
+        await bounded(bi.send.stopped().catch(() => null));
       })();
       closing?.add(drain);
       return drain;
@@ -139,7 +159,7 @@ export async function createIrohEndpoint(seed: Uint8Array, o: { bind?: string; o
           accept: (err: Error | null, conn: IrohConnection) => {
             if (err) return;
             conn.acceptBi().then(
-              (bi) => onStream(byteStream(bi, closing), conn),
+              (bi) => onStream(byteStream(bi, closing, { lingerForPeer: true }), conn),
               () => undefined,
             );
           },
