@@ -17,7 +17,7 @@ import { createIrohInvitation, encodeInvitation, type IrohInvitation } from './i
 import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
-import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, deliverProof, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions, type SessionProof as IrohSessionProof } from './session.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, guestHandshake, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions, type SessionProof as IrohSessionProof } from './session.js';
 
 export type { SessionProof as IrohSessionProof } from './session.js';
 
@@ -209,26 +209,11 @@ export async function joinIroh(o: NetSessionOptions & { target: IrohTarget; hand
       clearTimeout(timer);
     }
     const t = lineTransport(stream, o);
-    const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(8)));
-    const canonical = sessionCanonical(inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
-    const guestSignature = toHex(key.sign(utf8(canonical)));
     const control = o.controlMode ?? 'autonomous';
-    say(t, { _session_init: true, guest_public_key: guestKey, session_nonce: nonce, guest_control_mode: control, guest_signature: guestSignature });
-    const proof = await next(t, handshakeMs);
-    if (proof['_session_refused'] === true) throw new HandshakeError('HANDSHAKE_REFUSED', String(proof['reason'] ?? 'refused').slice(0, 200));
-    if (proof['_session_proof'] !== true) throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_proof');
-    if (proof['host_public_key'] !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the host key in the handshake differs from the invitation');
-    if (proof['protocol_id'] !== inv.protocol_id || inv.protocol_id !== o.protocol.protocolId) throw new HandshakeError('HANDSHAKE_PROTOCOL_MISMATCH', 'the host runs another protocol than the invitation names');
-    if (!sigOk(c, inv.host_public_key, proof['host_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the host signature over the session canonical does not verify');
-    const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
-    const sessionProof: IrohSessionProof = { post_id: inv.post_id, host_public_key: inv.host_public_key, guest_public_key: guestKey, protocol_id: inv.protocol_id, session_nonce: nonce, host_signature: proof['host_signature'] as string, guest_signature: guestSignature };
-    await deliverProof(t, sessionProof, o.onProof);
-    say(t, { _session_ready: true, session_id: sid, guest_signature: guestSignature });
-    t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
+    const { sid, nonce, canonical, proof: sessionProof, hostControlMode: peerMode } = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: o.protocol.protocolId, controlMode: control, timeoutMs: handshakeMs, ...(o.onProof && { onProof: o.onProof }) });
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
     saveHandshake(dir, { transport: 'iroh', wire: 'plain', canonical, session_id: sid, ...sessionProof });
     o.onEvent?.('connected', { session_id: sid, host_public_key: inv.host_public_key });
-    const peerMode = proof['host_control_mode'];
     if (typeof peerMode === 'string' && !CONTROL_MODES.includes(peerMode)) o.onEvent?.('warning', { message: 'the host names an unknown control mode' });
     const result = await runSession({
       crypto: c, role: 'guest', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: inv.options,

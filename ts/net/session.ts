@@ -14,7 +14,7 @@ import type { Libp2p } from 'libp2p';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { ensureWritableDir } from '../files/write.js';
 import { join as joinPath } from 'node:path';
-import type { Crypto } from '../crypto/backend.js';
+import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import type { SessionProof } from '../registry/client.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { sessionCanonical, sessionId } from '../engine/frame.js';
@@ -326,6 +326,42 @@ export async function host(
 
 export type { SessionProof } from '../registry/client.js';
 
+/**
+ * The guest's half of the handshake on a connected transport, the same on every transport: a signed
+ * `_session_init`, the host's `_session_proof` checked against the invitation (key, protocol, signature
+ * over the session canonical), the SessionProof handed to `onProof`, then `_session_ready`. Afterwards
+ * the transport takes session-sized lines.
+ */
+export async function guestHandshake(o: {
+  crypto: Crypto;
+  key: Ed25519Keypair;
+  transport: LineTransport;
+  invitation: Pick<Invitation, 'post_id' | 'host_public_key' | 'protocol_id'>;
+  protocolId: string;
+  controlMode: ControlMode;
+  timeoutMs: number;
+  onProof?: (p: SessionProof) => Promise<void>;
+}): Promise<{ sid: string; nonce: string; canonical: string; proof: SessionProof & { guest_signature: string }; hostControlMode: unknown }> {
+  const { crypto: c, transport: t, invitation: inv } = o;
+  const guestKey = toHex(o.key.publicKey);
+  const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(8)));
+  const canonical = sessionCanonical(inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
+  const guestSignature = toHex(o.key.sign(utf8(canonical)));
+  say(t, { _session_init: true, guest_public_key: guestKey, session_nonce: nonce, guest_control_mode: o.controlMode, guest_signature: guestSignature });
+  const answer = await next(t, o.timeoutMs);
+  if (answer['_session_refused'] === true) throw new HandshakeError('HANDSHAKE_REFUSED', String(answer['reason'] ?? 'refused').slice(0, 200));
+  if (answer['_session_proof'] !== true) throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_proof');
+  if (answer['host_public_key'] !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the host key in the handshake differs from the invitation');
+  if (answer['protocol_id'] !== inv.protocol_id || inv.protocol_id !== o.protocolId) throw new HandshakeError('HANDSHAKE_PROTOCOL_MISMATCH', 'the host runs another protocol than the invitation names');
+  if (!sigOk(c, inv.host_public_key, answer['host_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the host signature over the session canonical does not verify');
+  const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
+  const proof = { post_id: inv.post_id, host_public_key: inv.host_public_key, guest_public_key: guestKey, protocol_id: inv.protocol_id, session_nonce: nonce, host_signature: answer['host_signature'] as string, guest_signature: guestSignature };
+  await deliverProof(t, proof, o.onProof);
+  say(t, { _session_ready: true, session_id: sid, guest_signature: guestSignature });
+  t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
+  return { sid, nonce, canonical, proof, hostControlMode: answer['host_control_mode'] };
+}
+
 /** Hands the SessionProof to `onProof` (a registry) before `_session_ready`; a failure there ends the join. */
 export async function deliverProof(t: LineTransport, proof: SessionProof, onProof?: (p: SessionProof) => Promise<void>): Promise<void> {
   if (!onProof) return;
@@ -375,22 +411,9 @@ export async function join(o: NetSessionOptions & { invitation: Pick<Invitation,
     const conn = node.getConnections(expected)[0];
     if (!conn || peerKeyHex(conn.remotePeer as never) !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the connected peer is not the invitation host');
     const t = new LineTransport(stream as ByteStream, { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
-    const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(8)));
-    const canonical = sessionCanonical(inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
-    const guestSignature = toHex(key.sign(utf8(canonical)));
-    say(t, { _session_init: true, guest_public_key: guestKey, session_nonce: nonce, guest_control_mode: o.controlMode ?? 'autonomous', guest_signature: guestSignature });
-    const proof = await next(t, handshakeMs);
-    if (proof['_session_refused'] === true) throw new HandshakeError('HANDSHAKE_REFUSED', String(proof['reason'] ?? 'refused').slice(0, 200));
-    if (proof['_session_proof'] !== true) throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_proof');
-    if (proof['host_public_key'] !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the host key differs from the invitation');
-    if (proof['protocol_id'] !== inv.protocol_id || inv.protocol_id !== o.protocol.protocolId) throw new HandshakeError('HANDSHAKE_PROTOCOL_MISMATCH', 'the host runs another protocol than the invitation names');
-    if (!sigOk(c, inv.host_public_key, proof['host_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the host signature over the session canonical does not verify');
-    const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
-    await deliverProof(t, { post_id: inv.post_id, host_public_key: inv.host_public_key, guest_public_key: guestKey, protocol_id: inv.protocol_id, session_nonce: nonce, host_signature: proof['host_signature'] as string, guest_signature: guestSignature }, o.onProof);
-    say(t, { _session_ready: true, session_id: sid, guest_signature: guestSignature });
-    t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
+    const { sid, nonce, canonical, proof } = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: o.protocol.protocolId, controlMode: o.controlMode ?? 'autonomous', timeoutMs: handshakeMs, ...(o.onProof && { onProof: o.onProof }) });
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
-    saveHandshake(dir, { canonical, session_id: sid, host_signature: proof['host_signature'], guest_signature: guestSignature });
+    saveHandshake(dir, { canonical, session_id: sid, host_signature: proof.host_signature, guest_signature: proof.guest_signature });
     o.onEvent?.('connected', { session_id: sid, host_public_key: inv.host_public_key });
     return await runSession({
       crypto: c, role: 'guest', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: inv.options,
