@@ -50,7 +50,7 @@ function tooLarge(bytes: string): CryptoError {
 }
 
 /** UTF-8 length of `s`, an unpaired surrogate counting as the 3 bytes of the U+FFFD it would become. */
-function utf8Length(s: string): number {
+export function utf8Length(s: string): number {
   let n = s.length;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

@@ -1,0 +1,3 @@
+module aigenora.local/gojson-vectors
+
+go 1.25
