@@ -25,6 +25,7 @@ const sessionCli = () => import('./session.js');
 const netCli = () => import('./net.js');
 const tradeCli = () => import('./trade.js');
 const registryCli = () => import('./registry.js');
+const rinCli = () => import('./rin.js');
 
 export const COMMANDS: Entry[] = [
   lazy('demo', 'sign, canonicalize and verify a sample document with both crypto backends', async () => (await import('./demo.js')).demo),
@@ -73,6 +74,18 @@ export const COMMANDS: Entry[] = [
       lazy('snapshot', "a session's snapshot.json (its phase)", async () => (await sessionCli()).sessionSnapshot),
       lazy('decide', "submit a decision for a session's open decision window", async () => (await sessionCli()).sessionDecide),
       lazy('abort', 'ask a running session to abort', async () => (await sessionCli()).sessionAbort),
+    ],
+  },
+  {
+    name: 'rin',
+    summary: 'rin.control/v2: serve a control daemon, host the built-in world, observe, submit and follow actions',
+    subcommands: [
+      lazy('worlds', 'the worlds this principal can see at a control daemon', async () => (await rinCli()).rinWorlds),
+      lazy('observe', "an actor's latest observation", async () => (await rinCli()).rinObserve),
+      lazy('capabilities', 'the capabilities an actor offers, or one capability in full', async () => (await rinCli()).rinCapabilities),
+      lazy('submit', 'submit one action for an actor (epoch, observation and digest fetched here)', async () => (await rinCli()).rinSubmit),
+      lazy('operation', 'get, wait for, cancel or confirm an operation', async () => (await rinCli()).rinOperation),
+      lazy('emergency-stop', "stop an actor's actions, or lift the stop with --off", async () => (await rinCli()).rinEmergencyStop),
     ],
   },
   { name: 'receipt', summary: "recheck a session's transcript and receipt offline", subcommands: [lazy('verify', "recheck a session's transcript and receipt offline", async () => (await sessionCli()).receiptVerify)] },

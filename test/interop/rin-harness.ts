@@ -1,0 +1,191 @@
+// Plumbing of the rin interop and CLI tests: where the reference pieces are (the Go control daemon built
+// by scripts/lib/rin-reference.sh, the reference JS SDK), and a daemon process on a free loopback port
+// whose output is kept for a failure's message.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, it } from 'vitest';
+import { REPO } from './harness.js';
+
+export const SHARED = resolve(REPO, '../shared');
+export const RIN_SRC = join(SHARED, 'reference/rin-src');
+export const SDK_ENTRY = join(RIN_SRC, 'sdk/javascript/src/index.js');
+/** Test-only bearer token (≥ 32 bytes). */
+export const RIN_TOKEN = 'aigenora-rin-interop-token-0123456789abcdef';
+export const PRINCIPAL = 'alice';
+/** What the task needs: read, control, execute, cancel, and the default policy's confirmation scope. */
+export const SCOPES = ['actor.read', 'actor.control', 'actor.execute', 'operation.cancel', 'rin.policy.confirm'];
+
+/**
+ * What is missing for the rin interop tests, or undefined. `absent` means ../shared itself is not there
+ * (the tests then skip loudly); anything else fails the test with the missing piece named.
+ */
+export function rinReferenceMissing(): { what: string; absent: boolean } | undefined {
+  if (!existsSync(SHARED)) return { what: `../shared (${SHARED})`, absent: true };
+  if (!existsSync(SDK_ENTRY)) return { what: `the reference JS SDK (${SDK_ENTRY})`, absent: false };
+  const bin = rinControlBinary();
+  if (!existsSync(bin)) {
+    return { what: `the reference Rin control daemon ${bin} (build it: source scripts/lib/rin-reference.sh && ensure_rin_reference)`, absent: false };
+  }
+  return undefined;
+}
+
+/**
+ * `describe` for suites that need the reference pieces: a missing piece fails one test that names it,
+ * unless ../shared is absent altogether, when the suite is skipped with a warning.
+ */
+export function describeWithReference(name: string, body: () => void): void {
+  const missing = rinReferenceMissing();
+  if (missing === undefined) describe(name, body);
+  else if (missing.absent) {
+    console.warn(`SKIPPED: ${name}: missing ${missing.what}`);
+    describe.skip(`${name} (SKIPPED: missing ${missing.what})`, () => it('runs', () => undefined));
+  } else {
+    describe(name, () =>
+      it('has what it needs', () => {
+        throw new Error(`cannot run: missing ${missing.what}`);
+      }),
+    );
+  }
+}
+
+export const rinControlBinary = () => process.env['AIGENORA_RIN_CONTROL'] ?? join(REPO, '.cache/rin-control');
+
+/** The reference SDK module, imported unmodified from ../shared. */
+export async function importReferenceSdk(): Promise<Record<string, unknown>> {
+  return (await import(/* @vite-ignore */ pathToFileURL(SDK_ENTRY).href)) as Record<string, unknown>;
+}
+
+export async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as { port: number }).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+export interface Daemon {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a process that listens on 127.0.0.1:<port> and waits until `ready` appears in its output (or
+ * it exits, or `timeoutMs` passes: both throw with its output).
+ */
+export async function startDaemon(name: string, cmd: string, args: string[], env: Record<string, string>, port: number, ready: RegExp, timeoutMs = 30_000): Promise<Daemon> {
+  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const daemon: Daemon = {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    output: () => out,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(t);
+      }
+    },
+  };
+  const end = Date.now() + timeoutMs;
+  while (!ready.test(out)) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${out}`);
+    if (Date.now() > end) {
+      await daemon.stop();
+      throw new Error(`${name} was not ready within ${timeoutMs} ms:\n${out}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return daemon;
+}
+
+/** The reference Go daemon with `principal` granted `scopes`, its operation state under `dataDir`. */
+export async function startGoDaemon(dataDir: string, principal = PRINCIPAL, scopes = SCOPES): Promise<Daemon> {
+  const port = await freePort();
+  return startDaemon(
+    'rin-control (Go reference)',
+    rinControlBinary(),
+    ['--control-addr', `127.0.0.1:${port}`, '--data', dataDir, '--principal', principal, '--scopes', scopes.join(',')],
+    { RIN_CONTROL_TOKEN: RIN_TOKEN },
+    port,
+    /listening on/,
+  );
+}
+
+/** What one controller's whole task through the reference SDK saw, step by step. */
+export interface SdkTask {
+  principal: string;
+  target: { host_id: string; world_id: string; actor_id: string };
+  lease: Record<string, any>;
+  observation: Record<string, any>;
+  capabilities: Record<string, any>;
+  spec: Record<string, any>;
+  submitted: Record<string, any>;
+  confirmed: Record<string, any>;
+  final: Record<string, any>;
+  timeline: Record<string, any>;
+}
+
+/**
+ * The reference SDK, unmodified, drives one task end to end: find the actor, acquire the controller,
+ * observe, list and describe the capabilities, submit (the policy asks for confirmation), confirm, wait
+ * for the outcome, read the task's timeline. Nothing is asserted here; the caller checks what it saw.
+ * `tick` runs between waits (a world on a step clock moves only when told to).
+ */
+export async function sdkWholeTask(
+  sdk: Record<string, unknown>,
+  url: string,
+  opts: { capability: string; arguments: Record<string, unknown>; taskId: string; controllerId: string; tick?: () => Promise<void>; timeoutMs?: number },
+): Promise<SdkTask> {
+  const Client = sdk['RinControlClient'] as new (base: string, o: { token: string }) => Record<string, (input?: unknown) => Promise<any>>;
+  const c = new Client(url, { token: RIN_TOKEN });
+  const info = await c['info']!();
+  const principal = info.principal.id as string;
+  const worlds = (await c['listWorlds']!()) as { host_id: string; world_id: string; online: boolean }[];
+  const world = worlds.find((w) => w.online);
+  if (!world) throw new Error(`no online world visible to ${principal}: ${JSON.stringify(worlds)}`);
+  const actors = (await c['listActors']!({ host_id: world.host_id, world_id: world.world_id })) as { actor_id: string; owner_principal_id: string }[];
+  const actor = actors.find((a) => a.owner_principal_id === principal);
+  if (!actor) throw new Error(`no actor of ${principal} in ${world.world_id}: ${JSON.stringify(actors.map((a) => a.actor_id))}`);
+  const target = { host_id: world.host_id, world_id: world.world_id, actor_id: actor.actor_id };
+  const lease = await c['acquireController']!({ ...target, controller_id: opts.controllerId, lease_ttl_millis: 60_000 });
+  const observation = await c['observeActor']!(target);
+  const capabilities = await c['listCapabilities']!(target);
+  const listed = (capabilities.specs as { capability: { id: string; version: string } }[]).find((s) => s.capability.id === opts.capability);
+  if (!listed) throw new Error(`${opts.capability} is not offered: ${JSON.stringify(capabilities.specs.map((s: any) => s.capability.id))}`);
+  const spec = await c['describeCapability']!({ ...target, capability: listed.capability });
+  const submitted = await c['submitAction']!({
+    host_id: target.host_id,
+    world_id: target.world_id,
+    action_request: {
+      request_id: `request.${opts.taskId}`,
+      controller_id: opts.controllerId,
+      actor_id: target.actor_id,
+      capability: listed.capability,
+      spec_digest: spec.digest,
+      arguments: opts.arguments,
+      expected_epoch: observation.epoch,
+      observation_sequence: observation.sequence,
+      task_id: opts.taskId,
+      idempotency_key: `key.${opts.taskId}`,
+    },
+  });
+  const confirmed = submitted.status === 'awaiting-confirmation' ? await c['confirmAction']!({ operation_id: submitted.operation_id }) : submitted;
+  let final = confirmed;
+  const deadline = Date.now() + (opts.timeoutMs ?? 30_000);
+  while (!final.terminal && Date.now() < deadline) {
+    if (opts.tick) await opts.tick();
+    final = (await c['waitOperation']!({ operation_id: final.operation_id, after_cursor: final.cursor, wait_millis: opts.tick ? 200 : 5000 })).operation;
+  }
+  const timeline = await c['getTaskTimeline']!({ task_id: opts.taskId });
+  return { principal, target, lease, observation, capabilities, spec, submitted, confirmed, final, timeline };
+}

@@ -1,0 +1,345 @@
+/**
+ * `aigenora rin …`: a rin.control/v2 daemon (serve), the built-in world attached to one (host), and the
+ * controller's commands against one (worlds, observe, capabilities, submit, operation, emergency-stop).
+ *
+ * The bearer token comes from $RIN_CONTROL_TOKEN only, never a flag: a flag would show in `ps`. Text from
+ * the daemon is printed with control characters removed; --json prints its answer as received.
+ */
+import { randomBytes } from 'node:crypto';
+import { parseWireJson, RawJson } from '../crypto/gojson.js';
+import { sanitize } from '../registry/errors.js';
+import { CONTROL_DEFAULT_BASE_URL, RinControlClient, type Plain } from '../rin/client.js';
+import { RinError } from '../rin/errors.js';
+import type { ActionRequest, ActorTarget, CapabilityRef, HostRef, OperationView } from '../rin/types.js';
+import { UsageError, type Command, type FlagKind, type Output } from './args.js';
+
+type Flags = Record<string, string | boolean | undefined>;
+
+export const TOKEN_ENV = 'RIN_CONTROL_TOKEN';
+const CONTROL: Record<string, FlagKind> = { control: 'string', json: 'boolean' };
+const CONTROL_USAGE = '[--control URL] [--json]';
+const TARGET: Record<string, FlagKind> = { 'host-id': 'string', world: 'string', actor: 'string' };
+const TARGET_USAGE = '[--host-id ID] [--world ID] [--actor ID]';
+const CONTROL_HELP = `The daemon is --control URL (default ${CONTROL_DEFAULT_BASE_URL}; a plain loopback http origin);
+its bearer token is read from $${TOKEN_ENV}.`;
+const TARGET_HELP = `The actor is named by --host-id, --world and --actor; each may be left out when only one
+visible world or actor matches the others.`;
+/** The longest wait the daemon grants one long poll (R70). */
+const MAX_WAIT_MILLIS = 25_000;
+
+const str = (flags: Flags, name: string) => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
+const show = (v: unknown, max = 120) => sanitize(typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v), max);
+const randomId = (prefix: string) => `${prefix}.${randomBytes(16).toString('hex')}`;
+
+function noPositional(args: { positional: string[] }): void {
+  if (args.positional.length) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0])}`);
+}
+
+function intFlag(flags: Flags, name: string, min: number, max: number): number | undefined {
+  const v = str(flags, name);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+/** The token from the environment, checked before anything is sent. */
+export function controlToken(env: NodeJS.ProcessEnv = process.env): string {
+  const token = env[TOKEN_ENV];
+  if (token === undefined || token === '') throw new UsageError(`$${TOKEN_ENV} is not set: it holds the control daemon's bearer token (at least 32 bytes)`);
+  if (Buffer.byteLength(token) < 32) throw new UsageError(`$${TOKEN_ENV} must contain at least 32 bytes`);
+  return token;
+}
+
+function client(flags: Flags): RinControlClient {
+  const token = controlToken();
+  try {
+    return new RinControlClient({ baseUrl: str(flags, 'control') ?? CONTROL_DEFAULT_BASE_URL, token });
+  } catch (e) {
+    if (e instanceof RinError) throw new UsageError(`--control: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Picks the one world and actor matching the flags given, listing only what is needed. */
+export async function resolveTarget(c: RinControlClient, flags: Flags): Promise<ActorTarget> {
+  let hostId = str(flags, 'host-id');
+  let worldId = str(flags, 'world');
+  if (hostId === undefined || worldId === undefined) {
+    const worlds = (await c.listWorlds()).filter((w) => (hostId === undefined || w.host_id === hostId) && (worldId === undefined || w.world_id === worldId));
+    if (worlds.length !== 1) {
+      const named = worlds.map((w) => `${show(w.host_id, 96)}/${show(w.world_id, 96)}`).join(', ');
+      throw new RinError('invalid', worlds.length === 0 ? 'no visible world matches; see aigenora rin worlds' : `${worlds.length} worlds match (${named}); name one with --host-id and --world`);
+    }
+    hostId = worlds[0]!.host_id;
+    worldId = worlds[0]!.world_id;
+  }
+  let actorId = str(flags, 'actor');
+  if (actorId === undefined) {
+    const actors = await c.listActors({ host_id: hostId, world_id: worldId });
+    if (actors.length !== 1) {
+      throw new RinError('invalid', actors.length === 0 ? `world ${show(worldId, 96)} has no visible actor` : `${actors.length} actors in ${show(worldId, 96)} (${actors.map((a) => show(a.actor_id, 96)).join(', ')}); name one with --actor`);
+    }
+    actorId = actors[0]!.actor_id;
+  }
+  return { host_id: hostId, world_id: worldId, actor_id: actorId };
+}
+
+/** `ID@VERSION`, or `ID` alone when the actor offers exactly one version of it. */
+function parseCapabilityFlag(v: string): { id: string; version?: string } {
+  const at = v.indexOf('@');
+  const id = at < 0 ? v : v.slice(0, at);
+  const version = at < 0 ? undefined : v.slice(at + 1);
+  if (id === '' || version === '') throw new UsageError(`--capability must be ID or ID@VERSION, got ${JSON.stringify(v)}`);
+  return { id, ...(version !== undefined && { version }) };
+}
+
+async function resolveCapability(c: RinControlClient, target: ActorTarget, flag: string): Promise<CapabilityRef> {
+  const { id, version } = parseCapabilityFlag(flag);
+  if (version !== undefined) return { id, version };
+  const versions = (await c.listCapabilities(target)).specs.filter((s) => s.capability.id === id).map((s) => s.capability.version);
+  if (versions.length !== 1) {
+    throw new RinError(versions.length === 0 ? 'not_found' : 'invalid', versions.length === 0 ? `actor ${show(target.actor_id, 96)} offers no capability ${show(id, 96)}` : `${show(id, 96)} has ${versions.length} versions (${versions.map((v) => show(v, 40)).join(', ')}); name one as ID@VERSION`);
+  }
+  return { id, version: versions[0]! };
+}
+
+/** A JSON object given as text, kept byte for byte (its number lexemes are part of the request digest). */
+function jsonObjectFlag(flags: Flags, name: string): RawJson {
+  const text = str(flags, name) ?? '{}';
+  let root;
+  try {
+    root = parseWireJson(text).root;
+  } catch (e) {
+    throw new UsageError(`--${name} is not strict JSON: ${show(e instanceof Error ? e.message : String(e), 160)}`);
+  }
+  if (root.kind !== 'object') throw new UsageError(`--${name} must be a JSON object`);
+  return new RawJson(text.trim());
+}
+
+function targetRefsFlag(flags: Flags): HostRef[] | undefined {
+  const text = str(flags, 'target-refs');
+  if (text === undefined) return undefined;
+  let refs: unknown;
+  try {
+    parseWireJson(text);
+    refs = JSON.parse(text);
+  } catch {
+    throw new UsageError('--target-refs must be a JSON array of HostRefs copied from an observation');
+  }
+  if (!Array.isArray(refs) || refs.some((r) => r === null || typeof r !== 'object' || Array.isArray(r))) {
+    throw new UsageError('--target-refs must be a JSON array of HostRefs copied from an observation');
+  }
+  return refs as HostRef[];
+}
+
+function operationLine(op: Plain<OperationView>): string {
+  const cap = op.action_request ? ` ${show(op.action_request.capability.id, 96)}@${show(op.action_request.capability.version, 40)}` : '';
+  const parts = [`operation ${show(op.operation_id, 96)}${cap}: ${show(op.status, 40)}`];
+  if (op.cancel_requested && !op.terminal) parts.push('(cancel requested)');
+  if (op.rejection_code) parts.push(`${show(op.rejection_code, 96)}: ${show(op.rejection_message, 200)}`);
+  if (op.outcome) parts.push(`${op.outcome.code ? `${show(op.outcome.code, 96)}: ` : ''}${show(op.outcome.summary, 200)}`);
+  if (op.status === 'awaiting-confirmation') parts.push(`(aigenora rin operation confirm ${show(op.operation_id, 96)})`);
+  return parts.join(' ');
+}
+
+function printOperation(out: Output, flags: Flags, op: Plain<OperationView>): void {
+  if (flags['json']) out.json(op);
+  else out.line(operationLine(op));
+}
+
+/**
+ * Waits for the operation to finish, one long poll after another, for at most `timeoutMs`; returns the
+ * last view seen (finished or not).
+ */
+async function waitTerminal(c: RinControlClient, first: Plain<OperationView>, timeoutMs: number, now: () => number = Date.now): Promise<Plain<OperationView>> {
+  const deadline = now() + timeoutMs;
+  let op = first;
+  while (!op.terminal) {
+    const left = deadline - now();
+    if (left <= 0) break;
+    op = (await c.waitOperation({ operation_id: op.operation_id, after_cursor: op.cursor, wait_millis: Math.min(left, MAX_WAIT_MILLIS) })).operation;
+  }
+  return op;
+}
+
+export const rinWorlds: Command = {
+  name: 'worlds',
+  usage: `aigenora rin worlds ${CONTROL_USAGE}`,
+  help: `Lists the worlds this principal can see, one line each: host/world, name, online or offline.\n${CONTROL_HELP}`,
+  flags: { ...CONTROL },
+  async run(args, out) {
+    noPositional(args);
+    const worlds = await client(args.flags).listWorlds();
+    if (args.flags['json']) out.json(worlds);
+    else for (const w of worlds) out.line(`${show(w.host_id, 96)}/${show(w.world_id, 96)} ${JSON.stringify(show(w.display_name, 128))} ${w.online ? 'online' : 'offline'}`);
+    return 0;
+  },
+};
+
+export const rinObserve: Command = {
+  name: 'observe',
+  usage: `aigenora rin observe ${TARGET_USAGE} ${CONTROL_USAGE}`,
+  help: `Prints the actor's latest observation: its epoch and sequence, then its facts and resources (with the
+HostRefs a submit's --target-refs copies). --json prints the whole envelope.\n${TARGET_HELP}\n${CONTROL_HELP}`,
+  flags: { ...TARGET, ...CONTROL },
+  async run(args, out) {
+    noPositional(args);
+    const c = client(args.flags);
+    const obs = await c.observe(await resolveTarget(c, args.flags));
+    if (args.flags['json']) {
+      out.json(obs);
+      return 0;
+    }
+    const e = obs.epoch;
+    out.line(`${show(obs.host_id, 96)}/${show(obs.world_id, 96)}/${show(obs.actor_id, 96)} sequence ${obs.sequence} epoch ${show(e.session_id, 96)}:${e.host}.${e.world}.${e.timeline} observed ${obs.observed_at.clock} ${obs.observed_at.value}`);
+    for (const f of obs.facts ?? []) out.line(`fact ${show(f.fact_id, 96)} ${show(f.kind, 96)} = ${show(f.value, 200)}`);
+    for (const r of obs.resources ?? []) out.line(`resource ${show(r.kind, 96)} ${show(r.ref, 400)}${r.quantity !== undefined ? ` x${r.quantity}` : ''}`);
+    return 0;
+  },
+};
+
+export const rinCapabilities: Command = {
+  name: 'capabilities',
+  usage: `aigenora rin capabilities [--capability ID[@VERSION]] ${TARGET_USAGE} ${CONTROL_USAGE}`,
+  help: `Lists the capabilities the actor offers (id@version, kind, execution, risk floor, description); with
+--capability, the one capability's whole spec (its schemas and digest).\n${TARGET_HELP}\n${CONTROL_HELP}`,
+  flags: { capability: 'string', ...TARGET, ...CONTROL },
+  async run(args, out) {
+    noPositional(args);
+    const c = client(args.flags);
+    const target = await resolveTarget(c, args.flags);
+    const flag = str(args.flags, 'capability');
+    if (flag !== undefined) {
+      const spec = await c.describeCapability({ ...target, capability: await resolveCapability(c, target, flag) });
+      if (args.flags['json']) out.json(spec);
+      else {
+        out.line(`${show(spec.capability.id, 96)}@${show(spec.capability.version, 40)} ${spec.kind} ${spec.execution} cancellation ${spec.cancellation} risk>=${spec.risk_floor} digest ${show(spec.digest, 64)}`);
+        out.line(show(spec.description, 500));
+        out.line(`input ${show(spec.input.document, 2000)}`);
+      }
+      return 0;
+    }
+    const snapshot = await c.listCapabilities(target);
+    if (args.flags['json']) out.json(snapshot);
+    else for (const s of snapshot.specs) out.line(`${show(s.capability.id, 96)}@${show(s.capability.version, 40)} ${s.kind} ${s.execution} risk>=${s.risk_floor} ${JSON.stringify(show(s.description, 200))}`);
+    return 0;
+  },
+};
+
+export const rinSubmit: Command = {
+  name: 'submit',
+  usage: `aigenora rin submit --capability ID[@VERSION] [--arguments JSON] [--target-refs JSON] [--task-id ID] [--controller-id ID] [--lease-id ID] [--idempotency-key KEY] [--wait] [--timeout-ms N] ${TARGET_USAGE} ${CONTROL_USAGE}`,
+  help: `Submits one action for the actor: the capability, its --arguments (a JSON object, default {}, sent byte for
+byte) and the --target-refs it acts on (a JSON array of HostRefs copied from \`rin observe --json\`). The actor's
+current epoch and observation sequence and the capability's digest are fetched here.
+A controller lease is acquired (or renewed) for --controller-id (default aigenora-cli) unless --lease-id names
+the live one to use. --idempotency-key makes a retry return the first submission's operation (default: a new key).
+Prints the operation and its status: queued, awaiting-confirmation (then \`rin operation confirm\`), or rejected
+with the policy's reason (exit 1). --wait waits until it finishes (at most --timeout-ms, default 60000) and exits 1
+unless it succeeded.\n${TARGET_HELP}\n${CONTROL_HELP}`,
+  flags: {
+    capability: 'string',
+    arguments: 'string',
+    'target-refs': 'string',
+    'task-id': 'string',
+    'controller-id': 'string',
+    'lease-id': 'string',
+    'idempotency-key': 'string',
+    wait: 'boolean',
+    'timeout-ms': 'string',
+    ...TARGET,
+    ...CONTROL,
+  },
+  async run(args, out) {
+    noPositional(args);
+    const flag = str(args.flags, 'capability');
+    if (flag === undefined) throw new UsageError('--capability is required');
+    parseCapabilityFlag(flag);
+    const argumentsJson = jsonObjectFlag(args.flags, 'arguments');
+    const targetRefs = targetRefsFlag(args.flags);
+    const timeoutMs = intFlag(args.flags, 'timeout-ms', 1, 3_600_000) ?? 60_000;
+    const c = client(args.flags);
+    const target = await resolveTarget(c, args.flags);
+    const capability = await resolveCapability(c, target, flag);
+    const spec = await c.describeCapability({ ...target, capability });
+
+    const leaseId = str(args.flags, 'lease-id');
+    let controllerId: string;
+    if (leaseId !== undefined) {
+      const lease = await c.getController(target);
+      if (lease.lease_id !== leaseId) throw new RinError('lease_expired', `--lease-id ${show(leaseId, 96)} is not the actor's live controller lease`);
+      controllerId = lease.controller_id;
+    } else {
+      controllerId = str(args.flags, 'controller-id') ?? 'aigenora-cli';
+      await c.acquireController({ ...target, controller_id: controllerId, lease_ttl_millis: 60_000 });
+    }
+    // The actor view carries the epoch and observation sequence the host will fence the request with.
+    const actor = await c.getActor(target);
+    const taskId = str(args.flags, 'task-id');
+    const request: ActionRequest = {
+      request_id: randomId('request'),
+      controller_id: controllerId,
+      actor_id: target.actor_id,
+      capability,
+      spec_digest: spec.digest,
+      arguments: argumentsJson,
+      ...(targetRefs !== undefined && targetRefs.length > 0 && { target_refs: targetRefs }),
+      expected_epoch: actor.epoch,
+      observation_sequence: actor.observation_seq,
+      ...(taskId !== undefined && { task_id: taskId }),
+      idempotency_key: str(args.flags, 'idempotency-key') ?? randomId('cli'),
+    };
+    let op = await c.submitAction({ host_id: target.host_id, world_id: target.world_id, action_request: request });
+    if (args.flags['wait'] && op.status !== 'awaiting-confirmation') op = await waitTerminal(c, op, timeoutMs);
+    printOperation(out, args.flags, op);
+    if (op.status === 'rejected') return 1;
+    return args.flags['wait'] && op.status !== 'awaiting-confirmation' && op.status !== 'succeeded' ? 1 : 0;
+  },
+};
+
+const OPERATION_VERBS = ['get', 'wait', 'cancel', 'confirm'] as const;
+
+export const rinOperation: Command = {
+  name: 'operation',
+  usage: `aigenora rin operation get|wait|cancel|confirm OPERATION_ID [--timeout-ms N] ${CONTROL_USAGE}`,
+  help: `get: the operation's status (and outcome once finished).
+wait: waits until it finishes (at most --timeout-ms, default 60000); exits 1 unless it succeeded.
+cancel: asks for its cancellation (a request to the host, not a rollback); queued work is cancelled at once.
+confirm: approves an operation awaiting confirmation; the daemon re-checks the actor's state first.\n${CONTROL_HELP}`,
+  flags: { 'timeout-ms': 'string', ...CONTROL },
+  async run(args, out) {
+    const [verb, id, ...extra] = args.positional;
+    if (verb === undefined || !(OPERATION_VERBS as readonly string[]).includes(verb)) throw new UsageError(`expected one of ${OPERATION_VERBS.join(', ')}, then an operation id`);
+    if (id === undefined) throw new UsageError('expected an operation id');
+    if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+    const timeoutMs = intFlag(args.flags, 'timeout-ms', 1, 3_600_000) ?? 60_000;
+    const c = client(args.flags);
+    const target = { operation_id: id };
+    let op: Plain<OperationView>;
+    if (verb === 'get') op = await c.getOperation(target);
+    else if (verb === 'cancel') op = await c.cancelOperation(target);
+    else if (verb === 'confirm') op = await c.confirmAction(target);
+    else op = await waitTerminal(c, await c.getOperation(target), timeoutMs);
+    printOperation(out, args.flags, op);
+    if (verb === 'wait') return op.status === 'succeeded' ? 0 : 1;
+    return verb === 'confirm' && op.status === 'rejected' ? 1 : 0;
+  },
+};
+
+export const rinEmergencyStop: Command = {
+  name: 'emergency-stop',
+  usage: `aigenora rin emergency-stop [--off] ${TARGET_USAGE} ${CONTROL_USAGE}`,
+  help: `Stops the actor: its unfinished operations are cancelled (or asked to cancel once delivered) and policy
+denies new ones until --off lifts the stop. Only the actor's owner may do this.\n${TARGET_HELP}\n${CONTROL_HELP}`,
+  flags: { off: 'boolean', ...TARGET, ...CONTROL },
+  async run(args, out) {
+    noPositional(args);
+    const c = client(args.flags);
+    const target = await resolveTarget(c, args.flags);
+    const stop = await c.setEmergencyStop({ ...target, active: args.flags['off'] !== true });
+    if (args.flags['json']) out.json(stop);
+    else out.line(`emergency stop ${stop.active ? 'active' : 'lifted'} for ${show(stop.host_id, 96)}/${show(stop.world_id, 96)}/${show(stop.actor_id, 96)} (revision ${stop.revision})`);
+    return 0;
+  },
+};
