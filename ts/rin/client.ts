@@ -138,8 +138,9 @@ async function readCapped(res: Response, max: number, where: string): Promise<Ui
   }
   const parts: Uint8Array[] = [];
   let size = 0;
-  // Leaving the loop early (the throw) cancels the stream: the rest of the answer is never read.
-  for await (const chunk of (res.body ?? []) as AsyncIterable<Uint8Array>) {
+  // Node's web streams are async iterable; leaving the loop early (the throw) cancels the stream.
+  const body = (res.body as unknown as AsyncIterable<Uint8Array> | null) ?? [];
+  for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > max) throw new RinControlError('internal', `${where}: the answer exceeds ${max} bytes`, res.status);
     parts.push(chunk);
