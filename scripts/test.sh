@@ -19,6 +19,8 @@ ensure_node_modules
 ensure_chromium
 source scripts/lib/reference-peer.sh # the interop test's peer: the reference's Python CLI in a virtualenv
 ensure_reference_peer || echo "reference peer not set up: the interop test will fail and say what is missing"
+source scripts/lib/rin-reference.sh # the rin interop test's peer: the reference Go control daemon
+ensure_rin_reference || echo "rin reference daemon not built: the rin interop test will fail and say what is missing"
 bash scripts/build.sh
 
 # Without the corpora the corpus tests (cargo's and vitest's) fail, unless told to report themselves
