@@ -4,8 +4,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { getCrypto } from '../../ts/crypto/index.js';
 import {
   canonicalGoJson,
+  GO_MAX_BYTES,
   compareUtf8,
   GoJsonError,
   goJsonEncode,
@@ -200,5 +202,67 @@ describe('goJsonEncode', () => {
     let deep: unknown = 1;
     for (let i = 0; i < 1001; i++) deep = [deep];
     expect(fault(() => goJsonEncode(deep)).code).toBe('JSON_DEPTH');
+  });
+});
+
+describe.each(['wasm', 'js'])('Crypto.goCanonicalJson, %s backend', (name) => {
+  const c = getCrypto(name);
+  const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+  const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+  it('gives the Go canonical bytes and their SHA-256 for every text vector', () => {
+    let checked = 0;
+    for (const v of cases) {
+      if (v.text === undefined) continue;
+      const text = v.text;
+      if (v.error === undefined) {
+        expect(new TextDecoder().decode(c.goCanonicalJson(text)), v.id).toBe(v.canonical);
+        expect(hex(c.goCanonicalJsonSha256(text)), v.id).toBe(sha(v.canonical!));
+      } else {
+        const f = fault(() => c.goCanonicalJson(text));
+        expect(f.code, v.id).toBe(v.error);
+        // The same path and message as the TypeScript parser, whichever backend did the work.
+        const ts = fault(() => canonicalGoJson(text));
+        expect([f.path, f.message], v.id).toEqual([ts.path, ts.message]);
+        expect(fault(() => c.goCanonicalJsonSha256(text)).code, v.id).toBe(v.error);
+      }
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(100);
+  });
+
+  it('gives the normalized arguments of the reference corpus', () => {
+    for (const k of corpus('action-request-digest.json')) {
+      const { text, root } = parseWireJson(k['request_json'] as string);
+      const args = member(root, 'arguments');
+      expect(new TextDecoder().decode(c.goCanonicalJson(text.slice(args.start, args.end))), k.id).toBe(k.expect['normalized_arguments']);
+    }
+  });
+
+  it('names the fault path and the reference message on this backend too', () => {
+    const f = fault(() => c.goCanonicalJson('{"a\\n<":[0,{"b":1,"b":2}]}'));
+    expect([f.code, f.path, f.message]).toEqual(['JSON_DUPLICATE', ['a\n<', 1, 'b'], 'duplicate object name "b"']);
+  });
+
+  it('refuses a lone surrogate code unit (JSON_UTF8) and an oversized text (JSON_SIZE) before parsing', () => {
+    expect(fault(() => c.goCanonicalJson('{"a":"\ud800"}')).code).toBe('JSON_UTF8');
+    // Over the bound and malformed: size is judged first.
+    expect(fault(() => c.goCanonicalJson('"' + 'x'.repeat(GO_MAX_BYTES))).code).toBe('JSON_SIZE');
+    expect(fault(() => c.goCanonicalJson('"' + 'é'.repeat(GO_MAX_BYTES / 2))).code).toBe('JSON_SIZE');
+  });
+});
+
+describe('wasm instance after gojson errors', () => {
+  it('keeps working after every kind of refusal', () => {
+    const wasm = getCrypto('wasm');
+    // Duplicate, escaped lone surrogate, syntax, trailing text, depth, raw lone surrogate, empty.
+    const bad = ['{"a":1,"a":2}', '["\\ud800"]', '[1,]', '{} x', '['.repeat(10001), '"\ud800"', ''];
+    for (const text of bad) {
+      expect(fault(() => wasm.goCanonicalJson(text)).code).toMatch(/^JSON_/);
+    }
+    expect(new TextDecoder().decode(wasm.goCanonicalJson('{"b":[1.0],"a":"<"}'))).toBe('{"a":"\\u003c","b":[1.0]}');
+    const seed = new Uint8Array(32).fill(3);
+    const msg = new TextEncoder().encode('alive');
+    expect(wasm.ed25519Verify(wasm.ed25519PublicKey(seed), msg, wasm.ed25519Sign(seed, msg))).toBe(true);
   });
 });

@@ -50,6 +50,16 @@ export interface Crypto {
   /** SHA-256 of `jcsValue(value)`. */
   jcsValueSha256(value: unknown): Uint8Array;
 
+  /**
+   * Go encoding/json canonical UTF-8 bytes of a strict wire JSON text, as rin.host/v2 digests hash
+   * them (ts/crypto/gojson.ts, crates/core/src/gojson.rs): members sorted by UTF-8 bytes, number
+   * lexemes verbatim, Go's HTML-safe escaping. Throws GoJsonError (not CryptoError) with the same
+   * code, path and message on both backends; texts over 16 MiB of UTF-8 are JSON_SIZE.
+   */
+  goCanonicalJson(text: string): Uint8Array;
+  /** SHA-256 of `goCanonicalJson(text)`. */
+  goCanonicalJsonSha256(text: string): Uint8Array;
+
   /** Public key of the Ed25519 key pair with this 32-byte seed. */
   ed25519PublicKey(seed: Uint8Array): Uint8Array;
   /** The key pair for this 32-byte seed; prefer it to ed25519Sign when signing more than once. */

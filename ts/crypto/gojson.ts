@@ -23,7 +23,7 @@
  * Parsing and writing use explicit stacks rather than recursion, so 10000 levels cannot overflow
  * the call stack.
  */
-import { isWellFormed, MAX_INPUT_BYTES, utf8Length } from './jcs.js';
+import { isWellFormed, utf8Length } from './jcs.js';
 
 /** A JSON text written verbatim by goJsonEncode (already canonical / validated). */
 export class RawJson {
@@ -54,8 +54,11 @@ export type GoJsonErrorCode = (typeof GO_JSON_ERROR_CODES)[number];
 
 /** The deepest nesting Go's scanner accepts (encoding/json maxNestingDepth). */
 export const GO_MAX_DEPTH = 10000;
-/** Default size bound, the same as the Rust core's (64 MiB of UTF-8). */
-export const GO_MAX_BYTES = MAX_INPUT_BYTES;
+/**
+ * Default size bound in UTF-8 bytes, the same as the Rust core's (16 MiB): twice the reference control
+ * plane's largest request body, and small enough that a hostile text's tree fits easily in memory.
+ */
+export const GO_MAX_BYTES = 16 << 20;
 
 /**
  * `message` is the reference's own wording for the fault class (`must be valid UTF-8 JSON`, `must contain
@@ -385,19 +388,31 @@ const LITERALS: Array<[string, { kind: 'bool'; value: boolean } | { kind: 'null'
   ['null', { kind: 'null' }],
 ];
 
+function tooLarge(bytes: number, maxBytes: number): GoJsonError {
+  return new GoJsonError('JSON_SIZE', [], `must be at most ${maxBytes} bytes`, `JSON text of ${bytes} bytes is over the ${maxBytes}-byte limit`);
+}
+
+/**
+ * `text` itself if it may be parsed: at most `maxBytes` of UTF-8 (JSON_SIZE), then well-formed UTF-16
+ * (JSON_UTF8: a lone surrogate has no UTF-8 form, and an encoder would silently make it U+FFFD). The
+ * wasm backend checks this before copying the text into WebAssembly memory.
+ */
+export function checkWireText(text: string, maxBytes: number = GO_MAX_BYTES): string {
+  // A UTF-16 unit is one to three UTF-8 bytes: count only when it can matter.
+  const bytes = text.length > maxBytes / 3 ? utf8Length(text) : text.length;
+  if (bytes > maxBytes) throw tooLarge(bytes, maxBytes);
+  if (!isWellFormed(text)) throw new GoJsonError('JSON_UTF8', [], INVALID_JSON, 'text contains an unpaired UTF-16 surrogate, which has no UTF-8 form');
+  return text;
+}
+
 /** R1/R2: one value, no duplicate names at any depth (compared unescaped), paired \u surrogates. Never rounds numbers (lexemes kept). */
 export function parseWireJson(text: string | Uint8Array, options: WireParseOptions = {}): { text: string; root: WireNode } {
   const maxBytes = options.maxBytes ?? GO_MAX_BYTES;
   const maxDepth = options.maxDepth ?? GO_MAX_DEPTH;
   let s: string;
-  if (typeof text === 'string') {
-    // A UTF-16 unit is one to three UTF-8 bytes: count only when it can matter.
-    const bytes = text.length > maxBytes / 3 ? utf8Length(text) : text.length;
-    if (bytes > maxBytes) throw new GoJsonError('JSON_SIZE', [], `must be at most ${maxBytes} bytes`, `JSON text of ${bytes} bytes is over the ${maxBytes}-byte limit`);
-    if (!isWellFormed(text)) throw new GoJsonError('JSON_UTF8', [], INVALID_JSON, 'text contains an unpaired UTF-16 surrogate, which has no UTF-8 form');
-    s = text;
-  } else {
-    if (text.length > maxBytes) throw new GoJsonError('JSON_SIZE', [], `must be at most ${maxBytes} bytes`, `JSON text of ${text.length} bytes is over the ${maxBytes}-byte limit`);
+  if (typeof text === 'string') s = checkWireText(text, maxBytes);
+  else {
+    if (text.length > maxBytes) throw tooLarge(text.length, maxBytes);
     try {
       s = strictUtf8.decode(text);
     } catch {

@@ -13,6 +13,7 @@ import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { concatBytes, toHex, utf8, bytesEqual } from './encoding.js';
 import { badLength, CryptoError, disposed } from './errors.js';
+import { canonicalGoJsonBytes } from './gojson.js';
 import { canonicalBytes, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 import { jsDeck } from './js-deck.js';
 import { jsOt } from './js-ot.js';
@@ -150,6 +151,8 @@ export const jsBackend: Crypto = {
   jcsSha256: (text) => sha256(canonicalBytes(text)),
   jcsValue: (value) => canonicalBytes(stringifyStrict(value)),
   jcsValueSha256: (value) => sha256(canonicalBytes(stringifyStrict(value))),
+  goCanonicalJson: (text) => canonicalGoJsonBytes(text),
+  goCanonicalJsonSha256: (text) => sha256(canonicalGoJsonBytes(text)),
 
   ed25519PublicKey(seed) {
     len('Ed25519 seed', seed, 32);

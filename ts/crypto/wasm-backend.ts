@@ -13,6 +13,7 @@ import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { checkPowCounter, checkPowDifficulty, randomSeal } from './box.js';
 import { checkPlayIds, isPlayRejection, type Deck } from './deck.js';
 import { badLength, CryptoError, disposed, fromWasmError } from './errors.js';
+import { checkWireText, GO_JSON_ERROR_CODES, GoJsonError, type GoJsonErrorCode } from './gojson.js';
 import { checkText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 import { checkContextInput, checkCounter, checkKeyExponent, keygenFailed, platformKeyParts, randomBytes, rsaPubText, RSA_BYTES, RSA_E, type Ot, type RsaKey } from './ot.js';
 
@@ -39,6 +40,8 @@ export interface WasmExports {
   };
   jcs_canonicalize(text: string): Uint8Array;
   jcs_sha256(text: string): Uint8Array;
+  gojson_canonicalize(text: Uint8Array): Uint8Array;
+  gojson_sha256(text: Uint8Array): Uint8Array;
   sha256(data: Uint8Array): Uint8Array;
   sha512(data: Uint8Array): Uint8Array;
   ed25519_public_key(seed: Uint8Array): Uint8Array;
@@ -82,6 +85,24 @@ export interface WasmExports {
 }
 
 const EMPTY = new Uint8Array(0);
+const encoder = new TextEncoder();
+
+/**
+ * Runs a gojson export, turning its error (`"CODE: <path as JSON>\n<message>\n<detail>"`, see
+ * crates/wasm) into the GoJsonError the js backend throws for the same text.
+ */
+function goJsonCall<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    const text = e instanceof Error ? e.message : '';
+    const m = /^(JSON_[A-Z0-9]+): (\[[^\n]*\])\n([^\n]*)\n([\s\S]*)$/.exec(text);
+    if (m && (GO_JSON_ERROR_CODES as readonly string[]).includes(m[1]!)) {
+      throw new GoJsonError(m[1] as GoJsonErrorCode, JSON.parse(m[2]!) as Array<string | number>, m[3]!, m[4]!);
+    }
+    throw e;
+  }
+}
 
 function packMany(items: readonly SignatureItem[]) {
   const n = items.length;
@@ -137,6 +158,9 @@ export function wasmBackend(w: WasmExports): Crypto {
     // JSON.stringify escapes lone surrogates as \udXXX, which the core then refuses.
     jcsValue: (value) => call(() => w.jcs_canonicalize(checkText(stringifyStrict(value)))),
     jcsValueSha256: (value) => call(() => w.jcs_sha256(checkText(stringifyStrict(value)))),
+    // Size and well-formedness are checked (JSON_SIZE, JSON_UTF8) before the text is copied in as UTF-8.
+    goCanonicalJson: (text) => call(() => goJsonCall(() => w.gojson_canonicalize(encoder.encode(checkWireText(text))))),
+    goCanonicalJsonSha256: (text) => call(() => goJsonCall(() => w.gojson_sha256(encoder.encode(checkWireText(text))))),
 
     ed25519PublicKey: (seed) => call(() => w.ed25519_public_key(seed)),
     ed25519Keypair(seed) {

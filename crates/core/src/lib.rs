@@ -1,4 +1,5 @@
-//! The performance-critical core of aigenora, in pure Rust: canonical JSON (RFC 8785), SHA-2, strict
+//! The performance-critical core of aigenora, in pure Rust: canonical JSON (RFC 8785, and Go
+//! encoding/json's form for rin.host/v2), SHA-2, strict
 //! Ed25519 (RFC 8032), ChaCha20-Poly1305 / XChaCha20-Poly1305, X25519, commit-reveal and the
 //! mental-poker deck layers, the AGBX1 offline box and the registration proof of work.
 //!
@@ -11,6 +12,7 @@ pub mod deck;
 pub mod ed25519;
 mod error;
 pub mod hash;
+pub mod gojson;
 pub mod jcs;
 pub mod ot;
 pub mod pow;
