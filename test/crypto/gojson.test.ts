@@ -1,8 +1,10 @@
 // Go encoding/json canonical form (rin.host/v2 digests). Expected outputs come from a real Go program
 // (test-vectors/rin/gen, see the file's `source`) and from the reference conformance corpus; nothing
 // here is computed by the code under test.
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import {
@@ -265,4 +267,101 @@ describe('wasm instance after gojson errors', () => {
     const msg = new TextEncoder().encode('alive');
     expect(wasm.ed25519Verify(wasm.ed25519PublicKey(seed), msg, wasm.ed25519Sign(seed, msg))).toBe(true);
   });
+});
+
+// Fragments that make texts right and wrong in every way the parser distinguishes.
+const piece = fc.constantFrom(
+  '{', '}', '[', ']', ',', ':', ' ', '\n', '"a"', '"b"', '"ab"', '"a\\u0062"', '"\\/"', '"/"', '"\\ud83d\\ude00"', '"😀"', '"\ufb01"',
+  '"\\ud800"', '"\\udc00"', '"\\ud800\\u0041"', '"<&>"', '"\u2028"', '"\\u0000\\b\\f"', '"\x7f"', '1', '1.0', '-0', '1e400', '01', '1.',
+  'true', 'tru', 'null', '"a\tb"', '"\\x"', '"', '\\',
+);
+const randomText = fc.oneof(
+  fc.array(piece, { maxLength: 16 }).map((p) => p.join('')),
+  // Objects and arrays that are usually well formed, with repeated names now and then.
+  fc.letrec<{ v: string }>((tie) => ({
+    v: fc.oneof(
+      { depthSize: 'small' },
+      piece,
+      fc.array(tie('v'), { maxLength: 4 }).map((a) => `[${a.join(',')}]`),
+      fc.array(fc.tuple(fc.constantFrom('"a"', '"b"', '"a\\u0062"', '"ab"', '"\ufb01"', '"😀"', '"\\ud800"', '"<"'), tie('v')), { maxLength: 4 }).map(
+        (m) => `{${m.map(([k, v]) => `${k}:${v}`).join(',')}}`,
+      ),
+    ),
+  })).v,
+);
+
+describe('random texts: both backends agree, and the grammar agrees with JSON.parse', () => {
+  const RUNS = Number(process.env['AIGENORA_FUZZ_RUNS'] ?? 1000);
+  const wasm = getCrypto('wasm');
+  const js = getCrypto('js');
+  const outcome = (c: ReturnType<typeof getCrypto>, t: string) => {
+    try {
+      return Buffer.from(c.goCanonicalJson(t)).toString('utf8');
+    } catch (e) {
+      const g = e as GoJsonError;
+      expect(g).toBeInstanceOf(GoJsonError);
+      return { code: g.code, path: g.path, message: g.message };
+    }
+  };
+
+  it('same bytes or same fault (code, path, message) on wasm and js', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(randomText, (t) => {
+        const a = outcome(wasm, t);
+        expect(a).toEqual(outcome(js, t));
+        let parsed: unknown;
+        let grammatical = true;
+        try {
+          parsed = JSON.parse(t);
+        } catch {
+          grammatical = false;
+        }
+        if (typeof a === 'string') {
+          accepted++;
+          expect(grammatical).toBe(true);
+          // Same value, unless number lexemes round differently (1e400) in JSON.parse.
+          if (!/e400/.test(t)) expect(JSON.parse(a)).toEqual(parsed);
+        } else if (!grammatical) expect(['JSON_SYNTAX', 'JSON_TRAILING']).toContain(a.code);
+        else expect(['JSON_SURROGATE', 'JSON_DUPLICATE']).toContain(a.code);
+      }),
+      { numRuns: RUNS },
+    );
+    expect(accepted).toBeGreaterThan(RUNS / 20);
+  });
+});
+
+// Go itself as the oracle for random texts: test-vectors/rin/gen judges them with encoding/json.
+const goBin = spawnSync('go', ['version'], { encoding: 'utf8' });
+const hasGo = goBin.status === 0;
+if (!hasGo) console.warn('gojson: SKIPPING the differential test against Go: `go` is not on PATH');
+
+describe.skipIf(!hasGo)('random texts judged by Go encoding/json', () => {
+  it('every random text gets the canonical bytes or the fault class Go gives it', () => {
+    const n = Number(process.env['AIGENORA_FUZZ_RUNS'] ?? 1000) * 2;
+    const texts = fc.sample(randomText, { numRuns: n, seed: 15 });
+    const run = spawnSync('go', ['run', '.', '-stdin'], {
+      cwd: new URL('../../test-vectors/rin/gen/', import.meta.url),
+      input: JSON.stringify(texts),
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+      timeout: 240_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    const judged = JSON.parse(run.stdout) as GoVector[];
+    expect(judged.length).toBe(texts.length);
+    const c = getCrypto('wasm');
+    let accepted = 0;
+    texts.forEach((t, i) => {
+      const want = judged[i]!;
+      if (want.error === undefined) {
+        accepted++;
+        expect(new TextDecoder().decode(c.goCanonicalJson(t)), t).toBe(want.canonical);
+      } else {
+        expect(fault(() => c.goCanonicalJson(t)).code, t).toBe(want.error);
+        expect(fault(() => canonicalGoJson(t)).code, t).toBe(want.error);
+      }
+    });
+    expect(accepted).toBeGreaterThan(n / 20);
+  }, 300_000);
 });

@@ -10,6 +10,7 @@
 // (R1, R2 of rin-requirements.md).
 //
 // Run: cd test-vectors/rin/gen && go run . > ../gojson.json
+// With -stdin it judges a JSON array of texts read from standard input instead.
 package main
 
 import (
@@ -176,7 +177,39 @@ func canonical(payload []byte) (string, error) {
 	return string(out), err
 }
 
+// judgeStdin answers a JSON array of texts on standard input with one vector each (for the
+// differential test in test/crypto/gojson.test.ts).
+func judgeStdin() {
+	var texts []string
+	if err := json.NewDecoder(os.Stdin).Decode(&texts); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	out := make([]vector, 0, len(texts))
+	for i, t := range texts {
+		v := vector{ID: fmt.Sprint(i)}
+		if code, why := classify([]byte(t)); code != "" {
+			v.Error, v.GoError = code, why
+		} else if c, err := canonical([]byte(t)); err != nil {
+			v.Error = "GO_FAILED: " + err.Error()
+		} else {
+			v.Canonical = c
+		}
+		out = append(out, v)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-stdin" {
+		judgeStdin()
+		return
+	}
 	var vectors []vector
 	for _, in := range inputs() {
 		v := vector{ID: in.id, Description: in.note}
