@@ -36,11 +36,20 @@ export const KNOWN_VECTORS: readonly KnownVectors[] = [
   { path: 'aigenora-reference/aigenora-group-vectors.json', format: 'aigenora-group-vectors/1', cases: 8 },
   { path: 'aigenora-reference/aigenora-box-vectors.json', format: 'aigenora-box-vectors/1', cases: 14 },
   { path: 'aigenora-reference/aigenora-pow-vectors.json', format: 'aigenora-pow-vectors/1', cases: 6 },
+  { path: 'rin-reference/capability-digest.json', format: 'rin-capability-digest-vectors/1', cases: 40 },
+  { path: 'rin-reference/capability-validation.json', format: 'rin-capability-validation-vectors/1', cases: 40 },
+  { path: 'rin-reference/action-request-digest.json', format: 'rin-action-request-digest-vectors/1', cases: 40 },
+  { path: 'rin-reference/action-request-validation.json', format: 'rin-action-request-validation-vectors/1', cases: 39 },
+  { path: 'rin-reference/effect-digest.json', format: 'rin-effect-digest-vectors/1', cases: 40 },
+  { path: 'rin-reference/schema-canonicalization.json', format: 'rin-schema-canonicalization-vectors/1', cases: 40 },
+  { path: 'rin-reference/manifest-validation.json', format: 'rin-manifest-validation-vectors/1', cases: 40 },
+  { path: 'rin-reference/durability-validation.json', format: 'rin-durability-validation-vectors/1', cases: 40 },
+  { path: 'rin-reference/epoch-fencing.json', format: 'rin-epoch-fencing-vectors/1', cases: 36 },
+  { path: 'rin-reference/action-run-transition.json', format: 'rin-action-run-transition-vectors/1', cases: 40 },
 ];
 
 /** Files and folders (ending in /) of the corpus that are not test vectors for this command. */
 export const NOT_VECTORS: readonly { path: string; why: string }[] = [
-  { path: 'rin-reference/', why: 'vectors of rin.host/v2, not of the crypto backends' },
   { path: 'wycheproof/schemas/', why: 'JSON schemas of the Wycheproof files' },
   { path: 'ed25519-speccheck/expected_outcomes.json', why: "upstream's tables of other libraries' verdicts; the expectation here is the policy in the corpus README" },
   { path: 'rfc8439/rfc8439_excerpt_2.8.2_A.5.txt', why: 'the RFC text that chacha20_poly1305_aead.json transcribes' },

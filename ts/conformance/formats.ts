@@ -18,6 +18,7 @@ import { RECEIPT_FORMAT, receiptSuite } from './mp-receipt.js';
 import { AUDIT_FORMAT, auditSuite } from './mp-audit.js';
 import { RT_HASH_FORMAT, rtHashSuite } from './rt-hash.js';
 import { GROUP_FORMAT, groupSuite } from './group.js';
+import { rinKind, rinSuite } from './rin.js';
 
 export interface Case {
   id: string;
@@ -267,6 +268,8 @@ export function recognise(path: string): Suite | undefined {
   if (doc && doc.format === AUDIT_FORMAT && Array.isArray(doc.cases)) return auditSuite(text);
   if (doc && doc.format === RT_HASH_FORMAT && Array.isArray(doc.cases)) return rtHashSuite(text);
   if (doc && doc.format === GROUP_FORMAT && Array.isArray(doc.cases)) return groupSuite(text);
+  // Wire texts inside these are strings: they are decoded strictly case by case, not by this parse.
+  if (doc && rinKind(doc.format) && Array.isArray(doc.cases)) return rinSuite(text);
   if (isArrayOf(doc, ['message', 'pub_key', 'signature'])) return speccheck(doc);
   if (isArrayOf(doc, ['number', 'key', 'sig', 'msg'])) return cctv(doc);
   if (isArrayOf(doc, ['secretKey', 'publicKey', 'message', 'signature'])) return rfc8032(doc);

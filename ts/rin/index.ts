@@ -4,3 +4,12 @@
  */
 export * from './types.js';
 export * from './errors.js';
+export * from './wire.js';
+export * from './validate.js';
+export * from './schema.js';
+export * from './effects.js';
+export * from './digest.js';
+export * from './run.js';
+export * from './observation.js';
+export * from './registry.js';
+export { copyBoundAction, copyEffect, copyRequest, copySpec } from './copy.js';

@@ -1,0 +1,26 @@
+/**
+ * The two byte-level operations every rin digest rests on, taken from a crypto backend so that the
+ * WASM core does the byte work when it is the backend: Go's canonical JSON of a text, and lowercase
+ * hex SHA-256. Functions of the model take the backend as an optional last argument; without one
+ * they use the process default (getCrypto()).
+ */
+import type { Crypto } from '../crypto/backend.js';
+import { fromUtf8, toHex, utf8 } from '../crypto/encoding.js';
+import { getCrypto } from '../crypto/index.js';
+
+let fallback: Crypto | undefined;
+
+/** The backend to use: the one given, or the process default. */
+export function backend(c?: Crypto): Crypto {
+  return c ?? (fallback ??= getCrypto());
+}
+
+/** Go `encoding/json` canonical form of a strict JSON text the caller has already validated. */
+export function goCanonical(c: Crypto, text: string): string {
+  return fromUtf8(c.goCanonicalJson(text));
+}
+
+/** Lowercase hex SHA-256 of the UTF-8 bytes of `text`. */
+export function sha256Hex(c: Crypto, text: string): string {
+  return toHex(c.sha256(utf8(text)));
+}
