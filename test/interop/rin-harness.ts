@@ -2,11 +2,18 @@
 // by scripts/lib/rin-reference.sh, the reference JS SDK), and a daemon process on a free loopback port
 // whose output is kept for a failure's message.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'vitest';
+import { startHostAgent, type HostAgent } from '../../ts/rin/host-agent.js';
+import { SerialDispatcher } from '../../ts/rin/hostkit/authority.js';
+import { AdapterCoordinator } from '../../ts/rin/hostkit/coordinator.js';
+import type { RinError } from '../../ts/rin/errors.js';
+import { EFFECT_KINDS, EFFECT_SCOPES } from '../../ts/rin/world/catalog.js';
+import { HarborWorld } from '../../ts/rin/world/harbor.js';
 import { REPO } from './harness.js';
 
 export const SHARED = resolve(REPO, '../shared');
@@ -108,13 +115,30 @@ export async function startDaemon(name: string, cmd: string, args: string[], env
   return daemon;
 }
 
-/** The reference Go daemon with `principal` granted `scopes`, its operation state under `dataDir`. */
+/**
+ * The gameplay policy both daemons run the harbor under: the reference's guarded default, told the
+ * harbor's effect kinds and scopes (it denies effects it does not know).
+ */
+export function harborPolicy(): string {
+  return JSON.stringify({
+    revision: 1,
+    profile: 'guarded',
+    known_effect_kinds: EFFECT_KINDS,
+    known_scopes: EFFECT_SCOPES,
+    confirmation_ttl: { event: 16, step: 600, realtime: 30_000 },
+    confirmation_scopes: ['rin.policy.confirm'],
+  });
+}
+
+/** The reference Go daemon with `principal` granted `scopes` and the harbor policy, its state under `dataDir`. */
 export async function startGoDaemon(dataDir: string, principal = PRINCIPAL, scopes = SCOPES): Promise<Daemon> {
   const port = await freePort();
+  const policy = join(dataDir, 'policy.json');
+  writeFileSync(policy, harborPolicy());
   return startDaemon(
     'rin-control (Go reference)',
     rinControlBinary(),
-    ['--control-addr', `127.0.0.1:${port}`, '--data', dataDir, '--principal', principal, '--scopes', scopes.join(',')],
+    ['--control-addr', `127.0.0.1:${port}`, '--data', dataDir, '--principal', principal, '--scopes', scopes.join(','), '--policy', policy],
     { RIN_CONTROL_TOKEN: RIN_TOKEN },
     port,
     /listening on/,
@@ -188,4 +212,90 @@ export async function sdkWholeTask(
   }
   const timeline = await c['getTaskTimeline']!({ task_id: opts.taskId });
   return { principal, target, lease, observation, capabilities, spec, submitted, confirmed, final, timeline };
+}
+
+/** Our built-in world attached to a control daemon through our host agent, in this process. */
+export interface AttachedHarbor {
+  harbor: HarborWorld;
+  agent: HostAgent;
+  /** Failures the agent survived (retried or refused reports), for a failure's message. */
+  errors: RinError[];
+  /** One world step on the authority thread, then the agent reports progress. */
+  tick(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function attachHarbor(url: string, owner = PRINCIPAL, hostId = 'harbor-host'): Promise<AttachedHarbor> {
+  const harbor = new HarborWorld({ owner });
+  const dispatcher = new SerialDispatcher();
+  const coordinator = await AdapterCoordinator.create(harbor, dispatcher);
+  const errors: RinError[] = [];
+  const agent = await startHostAgent({
+    baseUrl: url,
+    token: RIN_TOKEN,
+    coordinator,
+    world: harbor,
+    hostId,
+    instanceId: `instance.${randomBytes(8).toString('hex')}`,
+    pollWaitMillis: 500,
+    onError: (e) => errors.push(e),
+  });
+  return {
+    harbor,
+    agent,
+    errors,
+    async tick() {
+      await dispatcher.dispatch(() => harbor.tick());
+      await agent.refresh();
+    },
+    stop: () => agent.stop(),
+  };
+}
+
+/**
+ * What a whole task must show, whichever daemon ran it: the repair capability asks for confirmation
+ * under the guarded policy, runs once confirmed on the slipway, and ends succeeded with the output its
+ * schema promises; the timeline tells the same story for this task only.
+ */
+export function checkWholeTask(task: SdkTask, attached: AttachedHarbor, expect: typeof import('vitest').expect): void {
+  const { target } = task;
+  expect(task.principal).toBe(PRINCIPAL);
+  expect(task.lease).toMatchObject({ ...target, controller_id: 'controller.sdk', principal_id: PRINCIPAL, source: 'external', persona_mode: 'agent-avatar' });
+  expect(task.lease['epoch']).toEqual(task.observation['epoch']);
+  expect(task.observation).toMatchObject({ ...target });
+  expect(task.observation['sequence']).toBeGreaterThanOrEqual(1);
+  const ids = (task.capabilities['specs'] as { capability: { id: string } }[]).map((s) => s.capability.id);
+  expect(ids).toEqual([...ids].sort());
+  expect(ids).toContain('harbor.repair');
+  expect(task.spec).toEqual((task.capabilities['specs'] as { capability: { id: string } }[]).find((s) => s.capability.id === 'harbor.repair'));
+  expect(task.spec['digest']).toMatch(/^[0-9a-f]{64}$/);
+
+  expect(task.submitted).toMatchObject({ ...target, kind: 'action', status: 'awaiting-confirmation', terminal: false, execution_confirmed: false });
+  expect(task.submitted['policy_decision']).toMatchObject({ result: 'require_confirmation', principal_id: PRINCIPAL, controller_id: 'controller.sdk' });
+  expect(task.submitted['policy_decision'].confirmation_challenge).toBeDefined();
+  expect(task.submitted['bound_action'].effect_preview.map((e: { kind: string }) => e.kind)).toEqual(['harbor.repair']);
+  expect(task.confirmed['operation_id']).toBe(task.submitted['operation_id']);
+  expect(['queued', 'delivered', 'accepted', 'running', 'succeeded']).toContain(task.confirmed['status']);
+
+  const final = task.final;
+  expect(final, JSON.stringify(final)).toMatchObject({ operation_id: task.submitted['operation_id'], status: 'succeeded', terminal: true, execution_confirmed: true, reconciliation_pending: false });
+  expect(final['outcome']).toMatchObject({ operation_id: final['operation_id'], status: 'succeeded', epoch: task.observation['epoch'] });
+  expect(final['output']).toEqual({ hull: 100 });
+  expect(attached.agent.stats().executed).toBe(1);
+
+  const timeline = task.timeline;
+  expect(timeline).toMatchObject({ contract_version: 'rin.task-timeline/v1', task_id: final['action_request'].task_id, truncated: false });
+  const events = timeline['events'] as { task_id: string; cursor: string; operation?: { operation_id: string } }[];
+  expect(events.length).toBeGreaterThan(1);
+  for (const e of events) expect(e.task_id).toBe(timeline['task_id']);
+  expect(events.every((e) => e.operation === undefined || e.operation.operation_id === final['operation_id'])).toBe(true);
+  expect(timeline['next_cursor']).toBe(events.at(-1)!.cursor);
+  // The lifecycle in order; how many progress reports fall between depends on the host's timing.
+  const kinds = (events as unknown as { event_kind: string }[]).map((e) => e.event_kind);
+  expect(kinds[0]).toBe('operation.awaiting-confirmation');
+  expect(kinds.at(-1)).toBe('operation.succeeded');
+  const firsts = ['operation.awaiting-confirmation', 'operation.queued', 'operation.accepted', 'operation.succeeded'].map((k) => kinds.indexOf(k));
+  expect(firsts.every((at) => at >= 0), kinds.join(' ')).toBe(true);
+  expect(firsts, kinds.join(' ')).toEqual([...firsts].sort((a, b) => a - b));
+  expect((events[0] as unknown as { policy: { disposition: string } }).policy.disposition).toBe('require_confirmation');
 }

@@ -111,7 +111,7 @@ describe('against a daemon that misbehaves', () => {
     handler = (_req, _body, res) => json(res, 409, '{"error":"controller lease is held","code":"lease_conflict"}');
     let e = await refusal(client().getController({ host_id: 'h', world_id: 'w', actor_id: 'a' }));
     expect([e.code, e.status]).toEqual(['lease_conflict', 409]);
-    expect(e.message).toBe('controller lease is held (HTTP 409 from POST /control/v2/controllers/get)');
+    expect(e.message).toBe('lease_conflict: controller lease is held (HTTP 409 from POST /control/v2/controllers/get)');
     handler = (_req, _body, res) => json(res, 401, '{"error":"unauthorized"}');
     e = await refusal(client().listWorlds());
     expect([e.code, e.status]).toEqual(['forbidden', 401]);
@@ -122,7 +122,7 @@ describe('against a daemon that misbehaves', () => {
       res.end('<html>bad gateway</html>');
     };
     e = await refusal(client().listWorlds());
-    expect([e.code, e.message]).toEqual(['internal', 'HTTP 502 (HTTP 502 from POST /control/v2/worlds)']);
+    expect([e.code, e.message]).toEqual(['internal', 'internal: HTTP 502 (HTTP 502 from POST /control/v2/worlds)']);
   });
 
   it('keeps control characters of the server out of the message', async () => {

@@ -83,11 +83,14 @@ export interface RinControlClientOptions {
   maxResponseBytes?: number;
 }
 
-/** A refusal or failure from the control API; `status` is the HTTP status (0 when none arrived). */
+/**
+ * A refusal or failure from the control API; `status` is the HTTP status (0 when none arrived). The
+ * message starts with the code, so a one-line report always names it, whatever the server's text says.
+ */
 export class RinControlError extends RinError {
   readonly status: number;
   constructor(code: RinCode, message: string, status: number) {
-    super(code, message);
+    super(code, `${code}: ${message}`);
     this.status = status;
   }
 }
