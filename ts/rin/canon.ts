@@ -24,3 +24,25 @@ export function goCanonical(c: Crypto, text: string): string {
 export function sha256Hex(c: Crypto, text: string): string {
   return toHex(c.sha256(utf8(text)));
 }
+
+const COMPACT_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+
+/**
+ * What Go's json.Marshal writes for a json.RawMessage: the text without insignificant whitespace and
+ * with `<` `>` `&` U+2028 U+2029 escaped, members and lexemes untouched. The text must be valid JSON.
+ */
+export function goCompact(text: string): string {
+  let out = '';
+  let inString = false;
+  let escaped = false;
+  for (const ch of text) {
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === '\\') escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === ' ' || ch === '\t' || ch === '\n' || ch === '\r') continue;
+    else if (ch === '"') inString = true;
+    out += COMPACT_ESCAPES[ch] ?? ch;
+  }
+  return out;
+}

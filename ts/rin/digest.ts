@@ -4,9 +4,9 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { compareUtf8, goJsonEncode, RawJson } from '../crypto/gojson.js';
-import { backend, goCanonical, sha256Hex } from './canon.js';
+import { backend, goCanonical, goCompact, sha256Hex } from './canon.js';
 import { copyBoundAction, copyCapabilityRef, copyDuration, copyEpoch, copyPlanStepRef, copyRefs, copySpec, requestOfBound } from './copy.js';
-import { canonicalizeScalarObject, effectPreviewDigest, validateEffect } from './effects.js';
+import { canonicalizeScalarObject, compactEffect, effectPreviewDigest, validateEffect } from './effects.js';
 import { invalid, prefixed } from './errors.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
 import type { ActionRequest, BoundAction, CapabilitySpec, RawJson as Raw } from './types.js';
@@ -134,7 +134,10 @@ export function actionRequestDigest(r: ActionRequest, c?: Crypto): string {
 
 /** R19: SHA-256 of the Go JSON of the whole BoundAction. */
 export function boundActionFingerprint(b: BoundAction, c?: Crypto): string {
-  return sha256Hex(backend(c), goJsonEncode(copyBoundAction(b)));
+  const copy = copyBoundAction(b);
+  copy.normalized_arguments = new RawJson(goCompact(copy.normalized_arguments.text));
+  copy.effect_preview = copy.effect_preview.map(compactEffect);
+  return sha256Hex(backend(c), goJsonEncode(copy));
 }
 
 /** ValidateBoundAction (R46): the binding on its own, its digests re-derived. */

@@ -5,7 +5,7 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { compareUtf8, goJsonEncode, goJsonString, GoJsonError, parseWireJson, RawJson, type WireNode } from '../crypto/gojson.js';
-import { backend, goCanonical, sha256Hex } from './canon.js';
+import { backend, goCanonical, goCompact, sha256Hex } from './canon.js';
 import { copyEffect } from './copy.js';
 import { invalid, prefixed } from './errors.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
@@ -102,7 +102,12 @@ export function effectPreviewDigest(effects: readonly Effect[], c?: Crypto): str
 
 /** The exact text the effect digest is computed over. */
 export function effectPreviewText(effects: readonly Effect[]): string {
-  return goJsonEncode(effects.map(copyEffect));
+  return goJsonEncode(effects.map(compactEffect));
+}
+
+/** An effect as Go's json.Marshal sees it: its attributes compacted. */
+export function compactEffect(e: Effect): Effect {
+  return { ...copyEffect(e), attributes: new RawJson(goCompact(e.attributes.text)) };
 }
 
 /** normalizeEffects with the capability's limits and compiled effect schema (R40). */

@@ -3,7 +3,8 @@
  * adapter produces, the queries that ask for them, and the payload's schema check.
  */
 import type { Crypto } from '../crypto/backend.js';
-import { goJsonEncode } from '../crypto/gojson.js';
+import { goJsonEncode, RawJson } from '../crypto/gojson.js';
+import { goCompact } from './canon.js';
 import { copyEpoch, copyHostRef, copyTimepoint } from './copy.js';
 import { canonicalizeScalar, canonicalizeScalarObject, isOwnershipClass } from './effects.js';
 import { invalid, prefixed } from './errors.js';
@@ -24,6 +25,8 @@ export function validateSchemaRef(ref: SchemaRef, field: string): void {
   if (!isSha256Hex(ref.sha256)) throw invalid(`${field}.sha256`, 'must be a lowercase SHA-256 digest');
 }
 
+const compact = (raw: RawJson) => new RawJson(goCompact(raw.text));
+
 /** The envelope as Go's json.Marshal writes it, for its size bound. */
 function encodedEnvelope(o: ObservationEnvelope): string {
   return goJsonEncode({
@@ -35,14 +38,14 @@ function encodedEnvelope(o: ObservationEnvelope): string {
     sequence: o.sequence,
     observed_at: copyTimepoint(o.observed_at),
     schema_ref: { id: o.schema_ref.id, version: o.schema_ref.version, sha256: o.schema_ref.sha256 },
-    payload: o.payload,
+    payload: compact(o.payload),
     facts: o.facts?.length
-      ? o.facts.map((f) => ({ fact_id: f.fact_id, kind: f.kind, subject: f.subject ? copyHostRef(f.subject) : undefined, tags: f.tags?.length ? f.tags : undefined, value: f.value }))
+      ? o.facts.map((f) => ({ fact_id: f.fact_id, kind: f.kind, subject: f.subject ? copyHostRef(f.subject) : undefined, tags: f.tags?.length ? f.tags : undefined, value: compact(f.value) }))
       : undefined,
     resources: o.resources?.length
       ? o.resources.map((r) => ({
           ref: copyHostRef(r.ref), kind: r.kind, tags: r.tags?.length ? r.tags : undefined, ownership: r.ownership, scope: r.scope,
-          quantity: r.quantity ? r.quantity : undefined, unit: r.unit ? r.unit : undefined, attributes: r.attributes,
+          quantity: r.quantity ? r.quantity : undefined, unit: r.unit ? r.unit : undefined, attributes: compact(r.attributes),
         }))
       : undefined,
     artifacts: o.artifacts?.length

@@ -6,11 +6,11 @@
  * change to it by its fingerprint (R19). Everything it returns is a copy.
  */
 import type { Crypto } from '../crypto/backend.js';
-import { goJsonEncode, RawJson } from '../crypto/gojson.js';
+import { compareUtf8, RawJson } from '../crypto/gojson.js';
 import { backend } from './canon.js';
-import { copyBoundAction, copyCapabilityRef, copyEffect, copyEpoch, copyRefs, copyPlanStepRef, copySpec, copyTimepoint } from './copy.js';
+import { copyBoundAction, copyCapabilityRef, copyEpoch, copyRefs, copyPlanStepRef, copySpec, copyTimepoint } from './copy.js';
 import { actionRequestDigest, boundActionFingerprint, canonicalizeJsonObject, prepareCapabilitySpec, validateBoundAction, type PreparedSpec } from './digest.js';
-import { effectPreviewDigest, normalizeEffectsWith } from './effects.js';
+import { effectPreviewDigest, effectPreviewText, normalizeEffectsWith } from './effects.js';
 import { invalid } from './errors.js';
 import { parseInstance } from './schema.js';
 import type {
@@ -20,7 +20,6 @@ import {
   durabilityRank, epochEquals, MAX_JSON_SAFE, utf8Length, validateActionRequest, validateCapabilityRef, validateEpoch, validateHostManifest,
   validateIdentifier, validatePrincipal, validateTimepoint,
 } from './validate.js';
-import { compareUtf8 } from '../crypto/gojson.js';
 
 /**
  * How many newer observations may lie between a request's and the Host's current one (R42): hosts
@@ -216,7 +215,7 @@ export class HostRegistry {
     if (utf8Length(args) > spec.spec.max_input_bytes) throw invalid('normalized_arguments', 'exceeds capability input limit');
     spec.input.check('normalized_arguments', parseInstance('normalized_arguments', args));
     const effects = normalizeEffectsWith(action.effect_preview, action.expected_epoch, spec.spec.max_effects, spec.spec.risk_floor, spec.effectSchema, this.c);
-    if (goJsonEncode(effects) !== goJsonEncode(action.effect_preview.map(copyEffect))) {
+    if (effectPreviewText(effects) !== effectPreviewText(action.effect_preview)) {
       throw invalid('effect_preview', 'must be normalized by the Host binding path');
     }
     validatePrincipal(principal);
