@@ -18,10 +18,9 @@ import { goJsonEncode, RawJson } from '../crypto/gojson.js';
 import { RinControlClient, type FetchLike } from './client.js';
 import { RinError } from './errors.js';
 import type { AdapterCoordinator } from './hostkit/coordinator.js';
-import type { AdapterResult } from './hostkit/adapter.js';
+import type { AdapterResult, HostWorldSource } from './hostkit/adapter.js';
 import type {
   ActorPublication,
-  DecisionAuthority,
   GatewayErrorCode,
   HostControlBatch,
   HostControlDelivery,
@@ -40,28 +39,6 @@ import {
   TimepointShape,
   type Shape,
 } from './wire.js';
-
-/** One actor as the game describes it for publication. */
-export interface HostActorDescription {
-  actor_id: string;
-  owner_principal_id: string;
-  display_name: string;
-  decision_authority: DecisionAuthority;
-}
-
-export interface HostWorldDescription {
-  world_id: string;
-  display_name: string;
-  visible_principal_ids?: string[];
-  actors: HostActorDescription[];
-}
-
-/** What the agent reads from the game for publication; called on the authority thread. */
-export interface HostWorldSource {
-  describe(): HostWorldDescription[];
-  /** The actor's public state, a JSON object. */
-  actorState(actorId: string): Record<string, unknown>;
-}
 
 export interface HostAgentOptions {
   baseUrl: string;

@@ -10,6 +10,7 @@ import type {
   ActionRun,
   BoundAction,
   CapabilitySpec,
+  DecisionAuthority,
   Effect,
   Epoch,
   HostManifest,
@@ -77,4 +78,27 @@ export interface HostAdapter {
   cancel(operation: AdapterOperation): AdapterResult | Promise<AdapterResult>;
   verify(operation: AdapterOperation): AdapterResult | Promise<AdapterResult>;
   policyFacts(target: AdapterTarget): AdapterPolicyFacts | Promise<AdapterPolicyFacts>;
+}
+
+/** One actor as the game describes it for publication. */
+export interface HostActorDescription {
+  actor_id: string;
+  owner_principal_id: string;
+  display_name: string;
+  decision_authority: DecisionAuthority;
+}
+
+export interface HostWorldDescription {
+  world_id: string;
+  display_name: string;
+  /** Principals that may discover the world while no actor is present; never a grant of authority. */
+  visible_principal_ids?: string[];
+  actors: HostActorDescription[];
+}
+
+/** What a host publishes about its worlds, read on the authority thread. */
+export interface HostWorldSource {
+  describe(): HostWorldDescription[];
+  /** The actor's public state, a JSON object. */
+  actorState(actorId: string): Record<string, unknown>;
 }

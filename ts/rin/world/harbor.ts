@@ -11,13 +11,22 @@
  * dispatcher); `tick`, `squall` and `restart` are game events the caller dispatches the same way.
  */
 import { RinError } from '../errors.js';
-import type { AdapterBinding, AdapterOperation, AdapterPolicyFacts, AdapterResult, AdapterSnapshot, AdapterTarget, HostAdapter } from '../hostkit/adapter.js';
+import type {
+  AdapterBinding,
+  AdapterOperation,
+  AdapterPolicyFacts,
+  AdapterResult,
+  AdapterSnapshot,
+  AdapterTarget,
+  HostAdapter,
+  HostWorldDescription,
+  HostWorldSource,
+} from '../hostkit/adapter.js';
 import type {
   ActionOutcome,
   ActionRequest,
   ActionRunStatus,
   CapabilitySpec,
-  DecisionAuthority,
   Effect,
   Epoch,
   HostManifest,
@@ -41,20 +50,6 @@ export interface Boat {
   capacity: number;
   hull: number;
   miles: number;
-}
-
-/** The host-side description of one actor, for the world publication. */
-export interface PublishedActor {
-  actor_id: string;
-  owner_principal_id: string;
-  display_name: string;
-  decision_authority: DecisionAuthority;
-}
-
-export interface PublishedWorld {
-  world_id: string;
-  display_name: string;
-  actors: PublishedActor[];
 }
 
 export interface HarborOptions {
@@ -99,7 +94,7 @@ function intArgument(args: Record<string, unknown>, name: string): number {
   return value;
 }
 
-export class HarborWorld implements HostAdapter {
+export class HarborWorld implements HostAdapter, HostWorldSource {
   readonly worldId: string;
   private readonly owner: string;
   private readonly controller: string;
@@ -169,7 +164,7 @@ export class HarborWorld implements HostAdapter {
   }
 
   /** Worlds and actors as the host publishes them. */
-  describe(): PublishedWorld[] {
+  describe(): HostWorldDescription[] {
     return [
       {
         world_id: this.worldId,
