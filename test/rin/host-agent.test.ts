@@ -169,7 +169,6 @@ beforeAll(async () => {
     baseUrl,
     token,
     coordinator,
-    world,
     hostId: HOST,
     instanceId: 'instance.one',
     leaseTtlMillis: 6000,

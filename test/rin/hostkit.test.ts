@@ -302,6 +302,18 @@ describe('AdapterCoordinator', () => {
     await rejects((await make(['x'.repeat(129)])).policyFacts(TARGET));
   });
 
+  it('types a game exception as internal, naming the adapter call, and caches nothing', async () => {
+    const s = await setup({
+      execute: () => {
+        throw new TypeError('the crane broke');
+      },
+    });
+    const d = await deliver(s, await request(s, CAPABILITY.load, { crates: 1 }, 1), 'operation.one');
+    const e = await rejects(s.coordinator.executeDelivery(d));
+    expect(e).toMatchObject({ code: 'internal', message: 'adapter execute: the crane broke' });
+    expect(s.coordinator.result('operation.one')).toBeUndefined();
+  });
+
   it('refuses an adapter with an invalid manifest or no capabilities', async () => {
     const world = new HarborWorld({ owner: 'player.one' });
     const adapter = instrument(world).adapter;

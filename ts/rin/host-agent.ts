@@ -44,7 +44,8 @@ export interface HostAgentOptions {
   baseUrl: string;
   token: string;
   coordinator: AdapterCoordinator;
-  world: HostWorldSource;
+  /** What to publish; defaults to the coordinator's adapter when it describes its worlds. */
+  world?: HostWorldSource;
   hostId: string;
   instanceId: string;
   /** 5000..300000; default 30000. The lease is renewed after a third of it. */
@@ -222,14 +223,18 @@ type Report = { kind: 'run' | 'outcome'; operationId: string; result: AdapterRes
 export async function startHostAgent(options: HostAgentOptions): Promise<HostAgent> {
   const ttl = options.leaseTtlMillis ?? 30_000;
   if (!Number.isSafeInteger(ttl) || ttl < 5000 || ttl > 300_000) throw new RinError('invalid', 'leaseTtlMillis must be between 5000 and 300000');
-  const pollWait = options.pollWaitMillis ?? 2000;
-  if (!Number.isSafeInteger(pollWait) || pollWait < 0 || pollWait > 25_000) throw new RinError('invalid', 'pollWaitMillis must be between 0 and 25000');
+  const requestedWait = options.pollWaitMillis ?? 2000;
+  if (!Number.isSafeInteger(requestedWait) || requestedWait < 0 || requestedWait > 25_000) throw new RinError('invalid', 'pollWaitMillis must be between 0 and 25000');
   const pollLimit = options.pollLimit ?? 16;
   if (!Number.isSafeInteger(pollLimit) || pollLimit < 1 || pollLimit > 64) throw new RinError('invalid', 'pollLimit must be between 1 and 64');
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const onError = options.onError ?? (() => undefined);
-  const { coordinator, world, hostId, instanceId } = options;
+  const { coordinator, hostId, instanceId } = options;
+  const world = options.world ?? coordinator.worldSource();
+  if (!world) throw new RinError('invalid', 'the host agent needs a world source: the adapter does not describe its worlds');
+  // A poll must end in time for the lease renewal a third of the way through the lease.
+  const pollWait = Math.min(requestedWait, Math.floor(ttl / 3));
   const dispatcher = coordinator.dispatcher;
 
   // Only the long poll is aborted by stop(); every other request runs to its own deadline.

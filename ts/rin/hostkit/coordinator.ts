@@ -26,7 +26,7 @@ import {
   validateObservationQuery,
   validateTimepoint,
 } from '../validate.js';
-import type { AdapterOperation, AdapterPolicyFacts, AdapterResult, AdapterSnapshot, AdapterTarget, HostAdapter } from './adapter.js';
+import type { AdapterOperation, AdapterPolicyFacts, AdapterResult, AdapterSnapshot, AdapterTarget, HostAdapter, HostWorldSource } from './adapter.js';
 import type { AuthorityDispatcher } from './authority.js';
 import { clone } from './clone.js';
 import { validateActionDelivery } from './delivery.js';
@@ -57,10 +57,12 @@ export class AdapterCoordinator {
     readonly dispatcher: AuthorityDispatcher,
     private readonly registry: HostRegistry,
     private readonly hostManifest: HostManifest,
+    private readonly source: HostWorldSource | undefined,
   ) {}
 
   /** Validates the manifest and seals the adapter's capability catalog before any work is accepted (R54). */
-  static async create(adapter: HostAdapter, dispatcher: AuthorityDispatcher): Promise<AdapterCoordinator> {
+  static async create(game: HostAdapter, dispatcher: AuthorityDispatcher): Promise<AdapterCoordinator> {
+    const adapter = typedFailures(game);
     const manifest = clone(adapter.manifest());
     const registry = new HostRegistry(manifest);
     const specs = clone(await dispatcher.dispatch(() => adapter.listCapabilities()));
@@ -73,7 +75,12 @@ export class AdapterCoordinator {
         throw withContext(`register adapter capability ${index}`, e);
       }
     });
-    return new AdapterCoordinator(adapter, dispatcher, registry, manifest);
+    return new AdapterCoordinator(adapter, dispatcher, registry, manifest, publicationSource(game));
+  }
+
+  /** The game's description of its worlds for publication, when the adapter provides one. */
+  worldSource(): HostWorldSource | undefined {
+    return this.source;
   }
 
   manifest(): HostManifest {
@@ -319,4 +326,28 @@ function normalizeFacts(what: string, values: unknown): string[] {
     if (sorted[i] === sorted[i - 1]) throw hostkitError('adapter policy facts contain duplicates');
   }
   return sorted;
+}
+
+const ADAPTER_CALLS = ['snapshot', 'observe', 'listCapabilities', 'bind', 'preview', 'execute', 'cancel', 'verify', 'policyFacts'] as const;
+
+/** The adapter with every failure typed: a game's own exception becomes RinError `internal` naming the call. */
+function typedFailures(adapter: HostAdapter): HostAdapter {
+  const wrapped: Record<string, unknown> = { manifest: () => adapter.manifest() };
+  for (const name of ADAPTER_CALLS) {
+    const method = adapter[name] as (...args: unknown[]) => unknown;
+    wrapped[name] = async (...args: unknown[]) => {
+      try {
+        return await method.apply(adapter, args);
+      } catch (e) {
+        throw e instanceof RinError ? e : new RinError('internal', `adapter ${name}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+    };
+  }
+  return wrapped as unknown as HostAdapter;
+}
+
+function publicationSource(adapter: HostAdapter): HostWorldSource | undefined {
+  const candidate = adapter as Partial<HostWorldSource>;
+  if (typeof candidate.describe !== 'function' || typeof candidate.actorState !== 'function') return undefined;
+  return { describe: () => candidate.describe!.call(adapter), actorState: (id) => candidate.actorState!.call(adapter, id) };
 }
