@@ -425,6 +425,13 @@ export function parseWireJson(text: string | Uint8Array, options: WireParseOptio
 const ESCAPED = /["\\\u0000-\u001f<>&\u2028\u2029]/g;
 const ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
+const NEEDS_ESCAPE = /["\\\u0000-\u001f<>&\u2028\u2029]/;
+
+/** `s` quoted with Go's escaping; most strings need none, and testing first is much cheaper than replace. */
+function quote(s: string): string {
+  return NEEDS_ESCAPE.test(s) ? '"' + s.replace(ESCAPED, escapeOne) + '"' : '"' + s + '"';
+}
+
 function escapeOne(ch: string): string {
   return ESCAPES[ch] ?? '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0');
 }
@@ -437,7 +444,7 @@ function escapeOne(ch: string): string {
  */
 export function goJsonString(s: string): string {
   if (!isWellFormed(s)) throw new GoJsonError('JSON_UTF8', [], 'string contains an unpaired UTF-16 surrogate');
-  return '"' + s.replace(ESCAPED, escapeOne) + '"';
+  return quote(s);
 }
 
 /** Orders strings by their UTF-8 bytes, which is code point order (JavaScript's `<` is UTF-16 order). */
@@ -469,7 +476,7 @@ export function canonicalGoJsonNode(root: WireNode): string {
     }
     switch (item.kind) {
       case 'string':
-        out.push('"' + item.value.replace(ESCAPED, escapeOne) + '"');
+        out.push(quote(item.value));
         break;
       case 'number':
         out.push(item.lexeme);
@@ -496,7 +503,7 @@ export function canonicalGoJsonNode(root: WireNode): string {
         for (let k = members.length - 1; k >= 0; k--) {
           const [name, value] = members[k]!;
           work.push(value);
-          work.push('"' + name.replace(ESCAPED, escapeOne) + '":');
+          work.push(quote(name) + ':');
           if (k > 0) work.push(',');
         }
         break;
@@ -540,7 +547,7 @@ export function goJsonEncode(value: unknown): string {
     else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
     else if (typeof v === 'string') {
       if (!isWellFormed(v)) throw new GoJsonError('JSON_UTF8', path.slice(), 'string contains an unpaired UTF-16 surrogate');
-      out.push('"' + v.replace(ESCAPED, escapeOne) + '"');
+      out.push(quote(v));
     } else if (typeof v === 'number') {
       if (!Number.isFinite(v)) throw valueError(path.slice(), String(v));
       if (Number.isInteger(v) && !Number.isSafeInteger(v)) throw valueError(path.slice(), `the unsafe integer ${v}`);
@@ -572,7 +579,7 @@ export function goJsonEncode(value: unknown): string {
           first = false;
           path.push(name);
           if (!isWellFormed(name)) throw new GoJsonError('JSON_UTF8', path.slice(), 'member name contains an unpaired UTF-16 surrogate');
-          out.push('"' + name.replace(ESCAPED, escapeOne) + '":');
+          out.push(quote(name) + ':');
           write(member);
           path.pop();
         }
