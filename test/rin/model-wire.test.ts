@@ -225,6 +225,9 @@ describe.each(['wasm', 'js'])('schemas and observations, %s backend', (backend) 
     validateAgainstSchema(local, '{"target":"not-a-uuid"}', c);
     expect(fault(() => validateAgainstSchema(local, '{"target":7}', c)).field).toBe('instance');
     expect(canonicalizeSchema(closed(), c)).toBe(newSchema(closed(), c).document.text);
+    // An instance nested as deep as the parser allows is checked, not a stack overflow.
+    const open = newSchema(`{"$schema":"${DIALECT}","type":"object","properties":{"a":{}},"additionalProperties":false}`, c);
+    validateAgainstSchema(open, `{"a":${'['.repeat(9990)}${']'.repeat(9990)}}`, c);
     // A member named __proto__ never becomes a prototype. ajv cannot match it against a declared
     // property, so such an instance is refused (closed), where the reference would accept it.
     const proto = newSchema(`{"$schema":"${DIALECT}","type":"object","properties":{"__proto__":{"type":"integer"}},"additionalProperties":false}`, c);

@@ -21,24 +21,43 @@ export interface CompiledSchema {
   check(field: string, instance: WireNode): void;
 }
 
-/** A parsed JSON value as the plain JS value ajv validates (numbers from their lexemes). */
-function toValue(n: WireNode): unknown {
-  switch (n.kind) {
-    case 'object': {
-      const o: Record<string, unknown> = {};
-      // defineProperty: a member named __proto__ is data, never the prototype.
-      for (const [k, v] of n.members) Object.defineProperty(o, k, { value: toValue(v), enumerable: true, writable: true, configurable: true });
-      return o;
+/**
+ * A parsed JSON value as the plain JS value ajv validates (numbers from their lexemes). Iterative:
+ * a text may nest 10000 levels, more than the call stack takes.
+ */
+function toValue(root: WireNode): unknown {
+  const out: { v?: unknown } = {};
+  const work: Array<[WireNode, (v: unknown) => void]> = [[root, (v) => (out.v = v)]];
+  while (work.length > 0) {
+    const [n, put] = work.pop()!;
+    switch (n.kind) {
+      case 'object': {
+        const o: Record<string, unknown> = {};
+        // defineProperty: a member named __proto__ is data, never the prototype.
+        for (const [k, v] of n.members) {
+          Object.defineProperty(o, k, { value: undefined, enumerable: true, writable: true, configurable: true });
+          work.push([v, (x) => (o[k] = x)]);
+        }
+        put(o);
+        break;
+      }
+      case 'array': {
+        const a: unknown[] = new Array(n.items.length);
+        n.items.forEach((item, i) => work.push([item, (x) => (a[i] = x)]));
+        put(a);
+        break;
+      }
+      case 'number':
+        put(Number(n.lexeme));
+        break;
+      case 'null':
+        put(null);
+        break;
+      default:
+        put(n.value);
     }
-    case 'array':
-      return n.items.map(toValue);
-    case 'number':
-      return Number(n.lexeme);
-    case 'null':
-      return null;
-    default:
-      return n.value;
   }
+  return out.v;
 }
 
 function member(root: Extract<WireNode, { kind: 'object' }>, name: string): WireNode | undefined {
@@ -122,7 +141,15 @@ export function compileSchema(schema: Schema, c?: Crypto): CompiledSchema {
   return {
     sha256: prepared.sha256,
     check(field, instance) {
-      if (!validate(toValue(instance))) throw invalid(field, describe(validate.errors?.[0]));
+      let ok: boolean;
+      try {
+        ok = validate(toValue(instance)) as boolean;
+      } catch (e) {
+        // The validator recursing through a very deep instance: refused, never half-checked.
+        if (e instanceof RangeError) throw invalid(field, 'is nested too deeply to validate');
+        throw e;
+      }
+      if (!ok) throw invalid(field, describe(validate.errors?.[0]));
     },
   };
 }

@@ -71,12 +71,19 @@ function isRaw(s: Shape): s is RawShape {
   return s === 'raw' || (typeof s === 'object' && 'raw' in s);
 }
 
+type MemberTable = Map<string, { shape: Shape; omit: boolean }>;
+const tables = new WeakMap<ObjectShape, MemberTable>();
+
 /** The member table of an object shape: wire name → (shape, omitempty). */
-function memberTable(s: ObjectShape): Map<string, { shape: Shape; omit: boolean }> {
-  const t = new Map<string, { shape: Shape; omit: boolean }>();
-  for (const [k, v] of Object.entries(s.fields)) {
-    const omit = k.endsWith('?');
-    t.set(omit ? k.slice(0, -1) : k, { shape: v, omit });
+function memberTable(s: ObjectShape): MemberTable {
+  let t = tables.get(s);
+  if (!t) {
+    t = new Map();
+    for (const [k, v] of Object.entries(s.fields)) {
+      const omit = k.endsWith('?');
+      t.set(omit ? k.slice(0, -1) : k, { shape: v, omit });
+    }
+    tables.set(s, t);
   }
   return t;
 }
