@@ -772,6 +772,7 @@ export interface TaskTimelineEvent {
   plan_id?: string;
   plan_revision?: number;
   plan_step_id?: string;
+  signal?: SignalContextRef;
   event_kind: string;
   public_summary?: string;
   reason_code?: string;
@@ -780,7 +781,6 @@ export interface TaskTimelineEvent {
   observation_sequence?: number;
   epoch?: Epoch;
   capability?: CapabilityRef;
-  signal?: SignalContextRef;
   skill_refs?: SkillContextRef[];
   memory_context_refs?: MemoryContextRef[];
   model_usage?: ModelUsage;
