@@ -249,4 +249,18 @@ describe('rin control core state across a restart', () => {
       }
     });
   }
+
+  const runPg = PG_URL === undefined ? it.skip : it;
+  runPg(`a second server on the same PostgreSQL database is refused while the first runs${PG_URL === undefined ? ' — SKIPPED: AIGENORA_TEST_PG_URL is not set' : ''}`, async () => {
+    const place = await dataPlace('postgres');
+    try {
+      const first = await openControl(place);
+      await expect(openControl(place)).rejects.toThrow('in use by another server');
+      await first.control.close();
+      const after = await openControl(place);
+      await after.control.close();
+    } finally {
+      await place.drop();
+    }
+  });
 });

@@ -338,6 +338,20 @@ describe('rin control served on loopback, driven by the reference JavaScript SDK
       expect(lease.lease_id).toMatch(/^lease\.[0-9a-f]{32}$/);
       const wrong = new sdk.RinControlClient(served.url, { token: 'z'.repeat(32) });
       await expect(wrong.listWorlds()).rejects.toMatchObject({ status: 401 });
+
+      // Closing the server ends a long poll at once (410), then the socket closes.
+      await client.post('/control/v2/host/publish', { host_id: 'sdk.host', lease_id: lease.lease_id, publication: publication(1) });
+      const target = { host_id: 'sdk.host', world_id: 'world.one', actor_id: 'actor.one' };
+      const waiting = client.post('/control/v2/wait-actor', { ...target, after_observation_seq: 1, after_authority_revision: 1, wait_millis: 25_000 });
+      const settled = waiting.then(
+        () => 'answered',
+        (e: { code?: string }) => e.code,
+      );
+      await new Promise((r) => setTimeout(r, 50));
+      const started = Date.now();
+      await served.close();
+      expect(await settled).toBe('unavailable');
+      expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       await served.close();
     }

@@ -84,8 +84,8 @@ export interface ControlState {
   /** Wakes every waiter (wait-actor, poll, operation and timeline waits). */
   notify(): void;
   /**
-   * Waits until `notify()` is called, `deadline` (clock ms) passes, or `signal` aborts.
-   * Callers re-check their condition after every return.
+   * Waits until `notify()` is called, `deadline` (clock ms) passes, or `signal` aborts ('aborted'
+   * also once the server is closed). Callers re-check their condition after every return.
    */
   waitForChange(deadline: number, signal?: AbortSignal): Promise<'changed' | 'timeout' | 'aborted'>;
 

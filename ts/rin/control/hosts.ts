@@ -330,7 +330,7 @@ export class Hosts {
       const changed = actorCursorChanged(view, input);
       if (changed || input.wait_millis === 0) return { actor: view, changed };
       const woke = await this.core.waitForChange(deadline, signal);
-      if (woke === 'aborted') throw new RinError('unavailable', 'request cancelled');
+      if (woke === 'aborted') throw new RinError('unavailable', this.core.closed ? 'control plane is closed' : 'request cancelled');
       if (woke === 'timeout') {
         const last = this.getActor(principal, input.host_id, input.world_id, input.actor_id);
         return { actor: last, changed: actorCursorChanged(last, input) };

@@ -112,8 +112,8 @@ export class ControlCore implements ControlState {
 
   waitForChange(deadline: number, signal?: AbortSignal): Promise<'changed' | 'timeout' | 'aborted'> {
     return new Promise((resolve) => {
-      if (signal?.aborted) return resolve('aborted');
-      if (this.closed) return resolve('changed');
+      // A closed server has nothing more to wait for: waiters give up rather than loop.
+      if (signal?.aborted || this.closed) return resolve('aborted');
       const stopTimer = new AbortController();
       let settled = false;
       const finish = (why: 'changed' | 'timeout' | 'aborted'): void => {
