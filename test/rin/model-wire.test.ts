@@ -92,6 +92,7 @@ describe('strict wire decoding', () => {
     expect(fault(() => decodeEffects(effects)).field).toBe('effect_preview[0].attributes');
     expect(fault(() => decodeActionRequest(requestText().replace('"actor_id":"actor.guide"', '"actor_id":"actor.guide","actor_id":"x"'))).stage).toBe('decode');
     expect(fault(() => decodeActionRequest('{"request_id":"a"} {}')).stage).toBe('decode');
+    expect(fault(() => decodeActionRequest(requestText().replace('"count":2', '"count":'))).stage).toBe('decode');
     expect(fault(() => decodeActionRequest(new Uint8Array([0x7b, 0xff, 0x7d]))).stage).toBe('decode');
   });
 

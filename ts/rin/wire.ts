@@ -12,9 +12,10 @@
  *  - members marked omitempty (`name?` below) are dropped when zero, so `goJsonEncode` of a decoded
  *    value is what Go's `json.Marshal` writes for it;
  *  - raw sub-documents keep their exact text (`RawJson`); `null` stays the text `null` and an absent
- *    one is the empty text. A strictness fault inside a raw sub-document (a duplicate name, a lone
- *    surrogate) is reported as the reference's validator reports it: stage validate, with the raw
- *    document's field (`arguments`, `effect_preview[1].attributes`, `input.schema.document`).
+ *    one is the empty text. A duplicate name or a lone surrogate escape inside a raw sub-document is
+ *    reported as the reference's validator reports it: stage validate, with the raw document's field
+ *    (`arguments`, `effect_preview[1].attributes`, `input.schema.document`); a syntax fault anywhere
+ *    is a decode fault, as it is to Go's decoder.
  *
  * Every failure is a RinError with code `invalid`: stage `decode` with the Go field path where there
  * is one, or stage `validate` for the raw-document case above.
@@ -195,7 +196,8 @@ export function decodeWireText<T>(text: string | Uint8Array, shape: Shape, root 
     parsed = parseWireJson(text);
   } catch (e) {
     if (!(e instanceof GoJsonError)) throw e;
-    const field = rawFieldAt(shape, e.path, root);
+    // Go's decoder carries these two into a RawMessage untouched, for the validator to refuse by field.
+    const field = e.code === 'JSON_DUPLICATE' || e.code === 'JSON_SURROGATE' ? rawFieldAt(shape, e.path, root) : undefined;
     if (field !== undefined) throw invalid(field, e.message);
     throw decodeError(e.path.reduce<string>((p, seg) => (typeof seg === 'number' ? `${p}[${seg}]` : member(p, seg)), root), e.message);
   }
