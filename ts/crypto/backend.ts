@@ -54,7 +54,7 @@ export interface Crypto {
    * Go encoding/json canonical UTF-8 bytes of a strict wire JSON text, as rin.host/v2 digests hash
    * them (ts/crypto/gojson.ts, crates/core/src/gojson.rs): members sorted by UTF-8 bytes, number
    * lexemes verbatim, Go's HTML-safe escaping. Throws GoJsonError (not CryptoError) with the same
-   * code, path and message on both backends; texts over 16 MiB of UTF-8 are JSON_SIZE.
+   * code, path and message on both backends; texts over 8 MiB of UTF-8 are JSON_SIZE.
    */
   goCanonicalJson(text: string): Uint8Array;
   /** SHA-256 of `goCanonicalJson(text)`. */

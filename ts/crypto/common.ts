@@ -13,6 +13,21 @@ export { BLOB_A_LEN, BLOB_B_LEN, CARD_LEN, MIN_BLOB_LEN, PAD_LEN, PLAINTEXT_LEN,
 export type { Ot, OtContextInput, PayloadType, RsaKey, RsaKeyParts, RsaPublicKey, SenderRole } from './ot.js';
 export { intFromHex, intToHex, isWireInt, wideIntFromHex, OT_NONCE_LEN, PAYLOAD_K_INNER, PAYLOAD_K_OUTER, ROLE_GUEST, ROLE_HOST, RSA_BYTES, RSA_E } from './ot.js';
 export { BOX_MAGIC, BOX_MIN_LEN, POW_MAX_DIFFICULTY } from './box.js';
+export {
+  canonicalGoJson,
+  compareUtf8,
+  GO_JSON_ERROR_CODES,
+  GO_MAX_BYTES,
+  GO_MAX_DEPTH,
+  GoJsonError,
+  type GoJsonErrorCode,
+  goJsonEncode,
+  goJsonString,
+  parseWireJson,
+  RawJson,
+  type WireNode,
+  type WireParseOptions,
+} from './gojson.js';
 export { jsBackend } from './js-backend.js';
 
 export const BACKENDS: readonly BackendName[] = ['wasm', 'js'];

@@ -55,10 +55,12 @@ export type GoJsonErrorCode = (typeof GO_JSON_ERROR_CODES)[number];
 /** The deepest nesting Go's scanner accepts (encoding/json maxNestingDepth). */
 export const GO_MAX_DEPTH = 10000;
 /**
- * Default size bound in UTF-8 bytes, the same as the Rust core's (16 MiB): twice the reference control
- * plane's largest request body, and small enough that a hostile text's tree fits easily in memory.
+ * Default size bound in UTF-8 bytes, the same as the Rust core's (8 MiB): the reference control
+ * plane's largest request body, so no wire text is longer. The tree of a hostile text at the bound
+ * (`[0,0,…]`) takes about 1 GiB of JS heap here and about 300 MiB of WebAssembly memory; callers with
+ * smaller documents (arguments: 1 MiB, schemas: 64 KiB) pass their own `maxBytes`.
  */
-export const GO_MAX_BYTES = 16 << 20;
+export const GO_MAX_BYTES = 8 << 20;
 
 /**
  * `message` is the reference's own wording for the fault class (`must be valid UTF-8 JSON`, `must contain
