@@ -1,9 +1,11 @@
 // `aigenora rin …` as a user runs it, against a running control daemon: human lines, --json answers as
 // the daemon gave them, and every mistake or refusal as one line on stderr.
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN } from '../interop/harness.js';
-import { describeWithReference, RIN_TOKEN, startGoDaemon, type Daemon } from '../interop/rin-harness.js';
+import { describeWithReference, freePort, harborPolicy, PRINCIPAL, RIN_TOKEN, SCOPES, startDaemon, startGoDaemon, type Daemon } from '../interop/rin-harness.js';
 import { tempDir } from '../shared/tmp.js';
 
 interface Ran {
@@ -100,3 +102,148 @@ describeWithReference('rin commands against the reference daemon with no world',
     expectOneLine(wrong, /^aigenora rin worlds: forbidden: unauthorized \(HTTP 401/);
   });
 });
+
+/** Our daemon as a user starts it: `aigenora rin serve` in its own process. */
+async function startOurDaemon(dir: string): Promise<Daemon> {
+  const port = await freePort();
+  const policy = join(dir, 'policy.json');
+  writeFileSync(policy, harborPolicy());
+  const args = [BIN, 'rin', 'serve', '--principal', PRINCIPAL, '--scopes', SCOPES.join(','), '--policy', policy, '--listen', `127.0.0.1:${port}`, '--data-dir', dir, '--json'];
+  return startDaemon('aigenora rin serve', process.execPath, args, { RIN_CONTROL_TOKEN: RIN_TOKEN }, port, /"url":/, 60_000);
+}
+
+const DAEMONS: [string, (dir: string) => Promise<Daemon>][] = [
+  ['our daemon (aigenora rin serve)', startOurDaemon],
+  ['the reference daemon', (dir) => startGoDaemon(dir)],
+];
+
+for (const [label, start] of DAEMONS) {
+  describeWithReference(`rin commands against ${label} with the harbor attached by aigenora rin host`, () => {
+    let daemon: Daemon;
+    let host: Daemon;
+    beforeAll(async () => {
+      daemon = await start(tempDir('rin-cli'));
+      host = await startDaemon('aigenora rin host', process.execPath, [BIN, 'rin', 'host', 'harbor', '--owner', PRINCIPAL, '--control', daemon.url, '--tick-ms', '200', '--json'], { RIN_CONTROL_TOKEN: RIN_TOKEN }, 0, /"host_id":/, 60_000);
+    });
+    afterAll(async () => {
+      await host?.stop();
+      await daemon?.stop();
+    });
+    const at = (...args: string[]) => rinCli([...args, '--control', daemon.url]);
+    const json = async (...args: string[]) => {
+      const r = await at(...args, '--json');
+      expect(r.err, `${r.err}\n--- daemon:\n${daemon.output()}\n--- host:\n${host.output()}`).toBe('');
+      return { status: r.status, value: JSON.parse(r.out) as Record<string, any> };
+    };
+
+    it('host announced itself in one JSON line', () => {
+      expect(JSON.parse(host.output().trim().split('\n')[0]!)).toEqual({ host_id: 'harbor-host', world_id: 'harbor', control: daemon.url });
+    });
+
+    it('lists the world and observes an actor', async () => {
+      const worlds = await at('worlds');
+      expect([worlds.status, worlds.out]).toEqual([0, 'harbor-host/harbor "Harbor" online\n']);
+      const obs = await at('observe', '--actor', 'gull');
+      expect(obs.status, obs.err).toBe(0);
+      expect(obs.out).toMatch(/^harbor-host\/harbor\/gull sequence \d+ epoch harbor\.session:1\.1\.1 observed step \d+\n/);
+      expect(obs.out).toMatch(/^fact hull harbor\.hull = 100$/m);
+      const envelope = await json('observe', '--actor', 'gull');
+      expect(envelope.value).toMatchObject({ host_id: 'harbor-host', world_id: 'harbor', actor_id: 'gull' });
+    });
+
+    it('asks which actor when several match', async () => {
+      expectOneLine(await at('observe'), /^aigenora rin observe: invalid: 3 actors in harbor \(gull, puffin, tern\); name one with --actor$/);
+    });
+
+    it('lists and describes capabilities', async () => {
+      const list = await at('capabilities', '--actor', 'gull');
+      expect(list.status).toBe(0);
+      expect(list.out.trimEnd().split('\n').map((l) => l.split(' ')[0])).toEqual([
+        'harbor.inspect@1.0.0',
+        'harbor.load-cargo@1.0.0',
+        'harbor.repair@1.0.0',
+        'harbor.sail@1.0.0',
+        'harbor.scuttle@1.0.0',
+        'harbor.shift@1.0.0',
+        'harbor.tow@1.0.0',
+      ]);
+      const spec = await json('capabilities', '--actor', 'gull', '--capability', 'harbor.repair');
+      expect(spec.value).toMatchObject({ capability: { id: 'harbor.repair', version: '1.0.0' }, execution: 'queued', risk_floor: 'moderate' });
+      expect(spec.value['digest']).toMatch(/^[0-9a-f]{64}$/);
+      expectOneLine(await at('capabilities', '--actor', 'gull', '--capability', 'harbor.nope'), /^aigenora rin capabilities: not_found: actor gull offers no capability harbor\.nope$/);
+      expectOneLine(await at('capabilities', '--actor', 'gull', '--capability', 'harbor.repair@9.9.9'), /^aigenora rin capabilities: not_found: /);
+    });
+
+    it('submits an allowed action and waits for it', async () => {
+      const r = await at('submit', '--actor', 'gull', '--capability', 'harbor.load-cargo', '--arguments', '{"crates":3}', '--wait');
+      expect(r.status, r.err).toBe(0);
+      expect(r.out).toMatch(/^operation operation\.[0-9a-f]{32} harbor\.load-cargo@1\.0\.0: succeeded /);
+      const again = await json('submit', '--actor', 'gull', '--capability', 'harbor.load-cargo@1.0.0', '--arguments', '{"crates":2}', '--wait', '--task-id', 'task.cli-load');
+      expect(again.status).toBe(0);
+      expect(again.value).toMatchObject({ status: 'succeeded', terminal: true, execution_confirmed: true, output: { cargo: 5, crates_on_dock: 35 } });
+      expect(again.value['action_request']).toMatchObject({ controller_id: 'aigenora-cli', task_id: 'task.cli-load', arguments: { crates: 2 } });
+    });
+
+    it('returns the first operation for a retried idempotency key', async () => {
+      const first = await json('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--idempotency-key', 'retry.one');
+      const second = await json('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--idempotency-key', 'retry.one');
+      expect(first.value['operation_id']).toMatch(/^operation\./);
+      expect(second.value['operation_id']).toBe(first.value['operation_id']);
+      const other = await at('submit', '--actor', 'gull', '--capability', 'harbor.load-cargo', '--arguments', '{"crates":1}', '--idempotency-key', 'retry.one');
+      expectOneLine(other, /^aigenora rin submit: conflict: .*\(HTTP 409 from POST \/control\/v2\/actions\/submit\)$/);
+    });
+
+    it('leaves an action awaiting confirmation until confirmed, then it runs', async () => {
+      const r = await at('submit', '--actor', 'tern', '--capability', 'harbor.repair');
+      expect(r.status, r.err).toBe(0);
+      const m = /^operation (operation\.[0-9a-f]{32}) harbor\.repair@1\.0\.0: awaiting-confirmation \(aigenora rin operation confirm \1\)\n$/.exec(r.out);
+      expect(m, r.out).not.toBeNull();
+      const id = m![1]!;
+      const got = await json('operation', 'get', id);
+      expect(got.value).toMatchObject({ status: 'awaiting-confirmation', policy_decision: { result: 'require_confirmation' } });
+      const confirmed = await at('operation', 'confirm', id);
+      expect(confirmed.status, confirmed.err).toBe(0);
+      expect(confirmed.out).toMatch(new RegExp(`^operation ${id} harbor\\.repair@1\\.0\\.0: (queued|delivered|accepted|running|succeeded)`));
+      const waited = await at('operation', 'wait', id);
+      expect([waited.status, waited.out]).toEqual([0, `operation ${id} harbor.repair@1.0.0: succeeded The hull is repaired.\n`]);
+    });
+
+    it('prints a policy rejection as the result, with exit 1', async () => {
+      const r = await at('submit', '--actor', 'puffin', '--capability', 'harbor.scuttle');
+      expect(r.status).toBe(1);
+      expect(r.err).toBe('');
+      expect(r.out).toMatch(/^operation operation\.[0-9a-f]{32} harbor\.scuttle@1\.0\.0: rejected policy\.profile_deny: /);
+    });
+
+    it('cancels a running action', async () => {
+      const sail = await json('submit', '--actor', 'puffin', '--capability', 'harbor.sail', '--arguments', '{"distance":40}');
+      const id = sail.value['operation_id'] as string;
+      const cancel = await at('operation', 'cancel', id);
+      expect(cancel.status, cancel.err).toBe(0);
+      expect(cancel.out).toMatch(new RegExp(`^operation ${id} harbor\\.sail@1\\.0\\.0: `));
+      const waited = await at('operation', 'wait', id, '--timeout-ms', '20000');
+      expect(waited.status).toBe(1);
+      expect(waited.out).toMatch(new RegExp(`^operation ${id} harbor\\.sail@1\\.0\\.0: cancelled`));
+    });
+
+    it('stops an actor and lifts the stop', async () => {
+      const stop = await at('emergency-stop', '--actor', 'tern');
+      expect([stop.status, stop.out]).toEqual([0, 'emergency stop active for harbor-host/harbor/tern (revision 1)\n']);
+      const refused = await at('submit', '--actor', 'tern', '--capability', 'harbor.inspect');
+      expect(refused.status).toBe(1);
+      expect(refused.out).toMatch(/: rejected policy\.emergency_stop: /);
+      const lifted = await json('emergency-stop', '--actor', 'tern', '--off');
+      expect(lifted.value).toMatchObject({ host_id: 'harbor-host', world_id: 'harbor', actor_id: 'tern', active: false, revision: 2, updated_by_principal_id: PRINCIPAL });
+      const after = await at('submit', '--actor', 'tern', '--capability', 'harbor.inspect', '--wait');
+      expect(after.status, after.out + after.err).toBe(0);
+    });
+
+    it('refuses a lease id that is not the live one, in one line', async () => {
+      expectOneLine(await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--lease-id', 'controller-lease.0000'), /^aigenora rin submit: lease_expired: --lease-id controller-lease\.0000 is not the actor's live controller lease$/);
+    });
+
+    it('refuses another controller while the CLI holds the lease', async () => {
+      expectOneLine(await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--controller-id', 'someone-else'), /^aigenora rin submit: lease_conflict: /);
+    });
+  });
+}

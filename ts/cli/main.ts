@@ -80,6 +80,8 @@ export const COMMANDS: Entry[] = [
     name: 'rin',
     summary: 'rin.control/v2: serve a control daemon, host the built-in world, observe, submit and follow actions',
     subcommands: [
+      lazy('serve', 'run a rin.control/v2 control daemon on loopback', async () => (await rinCli()).rinServe),
+      lazy('host', 'run a built-in world and attach it to a control daemon as a host', async () => (await rinCli()).rinHost),
       lazy('worlds', 'the worlds this principal can see at a control daemon', async () => (await rinCli()).rinWorlds),
       lazy('observe', "an actor's latest observation", async () => (await rinCli()).rinObserve),
       lazy('capabilities', 'the capabilities an actor offers, or one capability in full', async () => (await rinCli()).rinCapabilities),

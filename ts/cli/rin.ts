@@ -5,8 +5,11 @@
  * The bearer token comes from $RIN_CONTROL_TOKEN only, never a flag: a flag would show in `ps`. Text from
  * the daemon is printed with control characters removed; --json prints its answer as received.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { parseWireJson, RawJson } from '../crypto/gojson.js';
+import { readText } from '../files/read.js';
+import { resolveDataDir } from '../library/data-dir.js';
 import { sanitize } from '../registry/errors.js';
 import { CONTROL_DEFAULT_BASE_URL, RinControlClient, type Plain } from '../rin/client.js';
 import { RinError } from '../rin/errors.js';
@@ -234,7 +237,8 @@ export const rinSubmit: Command = {
 byte) and the --target-refs it acts on (a JSON array of HostRefs copied from \`rin observe --json\`). The actor's
 current epoch and observation sequence and the capability's digest are fetched here.
 A controller lease is acquired (or renewed) for --controller-id (default aigenora-cli) unless --lease-id names
-the live one to use. --idempotency-key makes a retry return the first submission's operation (default: a new key).
+the live one to use. --idempotency-key makes a retry return the first submission's operation while the actor's observation is unchanged
+(default: a new key each time).
 Prints the operation and its status: queued, awaiting-confirmation (then \`rin operation confirm\`), or rejected
 with the policy's reason (exit 1). --wait waits until it finishes (at most --timeout-ms, default 60000) and exits 1
 unless it succeeded.\n${TARGET_HELP}\n${CONTROL_HELP}`,
@@ -277,8 +281,12 @@ unless it succeeded.\n${TARGET_HELP}\n${CONTROL_HELP}`,
     // The actor view carries the epoch and observation sequence the host will fence the request with.
     const actor = await c.getActor(target);
     const taskId = str(args.flags, 'task-id');
+    // A retry under the same key must be the same request (the daemon compares digests), so its id
+    // comes from the key.
+    const givenKey = str(args.flags, 'idempotency-key');
+    const key = givenKey ?? randomId('cli');
     const request: ActionRequest = {
-      request_id: randomId('request'),
+      request_id: givenKey === undefined ? randomId('request') : `request.${createHash('sha256').update(givenKey).digest('hex').slice(0, 32)}`,
       controller_id: controllerId,
       actor_id: target.actor_id,
       capability,
@@ -288,7 +296,7 @@ unless it succeeded.\n${TARGET_HELP}\n${CONTROL_HELP}`,
       expected_epoch: actor.epoch,
       observation_sequence: actor.observation_seq,
       ...(taskId !== undefined && { task_id: taskId }),
-      idempotency_key: str(args.flags, 'idempotency-key') ?? randomId('cli'),
+      idempotency_key: key,
     };
     let op = await c.submitAction({ host_id: target.host_id, world_id: target.world_id, action_request: request });
     if (args.flags['wait'] && op.status !== 'awaiting-confirmation') op = await waitTerminal(c, op, timeoutMs);
@@ -340,6 +348,138 @@ denies new ones until --off lifts the stop. Only the actor's owner may do this.\
     const stop = await c.setEmergencyStop({ ...target, active: args.flags['off'] !== true });
     if (args.flags['json']) out.json(stop);
     else out.line(`emergency stop ${stop.active ? 'active' : 'lifted'} for ${show(stop.host_id, 96)}/${show(stop.world_id, 96)}/${show(stop.actor_id, 96)} (revision ${stop.revision})`);
+    return 0;
+  },
+};
+
+const DEFAULT_LISTEN = '127.0.0.1:7375';
+const SCOPE_LIST = /^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*(?:,[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*)*$/;
+
+/** Resolves when the process is asked to stop (SIGINT or SIGTERM), naming the signal. */
+const stopSignal = () =>
+  new Promise<string>((resolve) => {
+    for (const s of ['SIGINT', 'SIGTERM'] as const) process.once(s, () => resolve(s));
+  });
+
+/** Why the daemon could not start: its socket or its database. */
+class ServeError extends Error {
+  override readonly name = 'ServeError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(`${code}: ${message}`);
+  }
+}
+
+export const rinServe: Command = {
+  name: 'serve',
+  usage: 'aigenora rin serve --principal ID [--scopes LIST] [--policy FILE] [--listen HOST:PORT] [--data-dir DIR] [--db URL] [--json]',
+  help: `Runs a rin.control/v2 control daemon: hosts register and publish their worlds, and one client principal
+(--principal, with the comma-separated --scopes, default actor.read) observes and acts through it. Its bearer token
+is read from $${TOKEN_ENV} (at least 32 bytes) and guards every route but health.
+--listen (default ${DEFAULT_LISTEN}; port 0 picks a free port) must be a loopback address.
+--policy: the gameplay policy (the reference's JSON format). Without it the guarded default applies, which knows
+no effect kinds and so denies every action: name the world's effect kinds and scopes in the file.
+Operations, controller leases and emergency stops are kept in PGlite under <data-dir>/rin/db, or in PostgreSQL
+with --db postgres://...; one daemon per database. Prints one line with the URL once it accepts connections
+(--json: {"url", "principal", "database"}); SIGINT or SIGTERM stops it.`,
+  flags: { principal: 'string', scopes: 'string', policy: 'string', listen: 'string', 'data-dir': 'string', db: 'string', json: 'boolean' },
+  async run(args, out) {
+    noPositional(args);
+    const token = controlToken();
+    const principal = str(args.flags, 'principal');
+    if (principal === undefined) throw new UsageError('--principal is required: the client principal the daemon serves');
+    const scopes = str(args.flags, 'scopes') ?? 'actor.read';
+    if (!SCOPE_LIST.test(scopes)) throw new UsageError('--scopes must be a comma-separated list of scopes (e.g. actor.read,actor.control,actor.execute)');
+    const dbUrl = str(args.flags, 'db');
+    if (dbUrl !== undefined && !/^postgres(ql)?:\/\//.test(dbUrl)) throw new UsageError('--db must be a postgres:// or postgresql:// URL');
+    const policyPath = str(args.flags, 'policy');
+    const policy = policyPath === undefined ? undefined : readText(policyPath, { maxBytes: 1 << 20, what: 'the policy' });
+    const dataDir = join(resolveDataDir(str(args.flags, 'data-dir')), 'rin');
+    const [{ serveRinControl }, { createOperations }] = await Promise.all([import('../rin/control/service.js'), import('../rin/control/operations.js')]);
+    const listen = str(args.flags, 'listen') ?? DEFAULT_LISTEN;
+    let served;
+    try {
+      served = await serveRinControl({
+        token,
+        principal: { id: principal, granted_scopes: scopes.split(',') },
+        ...(dbUrl === undefined ? { dataDir } : { dbUrl }),
+        ...(policy !== undefined && { policy }),
+        ops: createOperations,
+        listen,
+      });
+    } catch (e) {
+      if (e instanceof RinError) throw e;
+      const why = show(e instanceof Error ? e.message.split('\n')[0] : String(e), 300);
+      const sys = (e as { code?: unknown }).code;
+      if (typeof sys === 'string' && sys.startsWith('E')) throw new ServeError('LISTEN_FAILED', `cannot listen on ${show(listen, 80)}: ${why}`);
+      throw new ServeError('DB_UNAVAILABLE', `cannot open the database: ${why}`);
+    }
+    // Never print the PostgreSQL URL: it may hold a password.
+    const database = dbUrl === undefined ? `pglite ${join(dataDir, 'db')}` : 'postgres';
+    if (args.flags['json']) out.line(JSON.stringify({ url: served.url, principal, database }));
+    else out.line(`aigenora rin control daemon listening on ${served.url} for ${principal} (database: ${database})`);
+    await stopSignal();
+    await served.close();
+    return 0;
+  },
+};
+
+const WORLDS = ['harbor'];
+
+export const rinHost: Command = {
+  name: 'host',
+  usage: `aigenora rin host WORLD --owner ID [--controller ID] [--host-id ID] [--tick-ms N] ${CONTROL_USAGE}`,
+  help: `Runs a built-in world (${WORLDS.join(', ')}) and attaches it to a control daemon as a host: it registers, publishes
+the world and its actors, and executes the actions the daemon delivers until SIGINT or SIGTERM, then unregisters.
+harbor: boats (gull, tern, puffin) that load cargo, sail, queue for the slipway, tow and sink; its clock advances
+one step every --tick-ms (default 1000). Every boat is owned by --owner and controlled by --controller (default
+the owner): the daemon's client principal must be one of them to act. --host-id defaults to harbor-host.
+Prints one line once the world is published (--json: {"host_id", "world_id", "control"}).\n${CONTROL_HELP}`,
+  flags: { owner: 'string', controller: 'string', 'host-id': 'string', 'tick-ms': 'string', ...CONTROL },
+  async run(args, out) {
+    const [world, ...extra] = args.positional;
+    if (world === undefined || !WORLDS.includes(world)) throw new UsageError(`expected a built-in world: ${WORLDS.join(', ')}`);
+    if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
+    const owner = str(args.flags, 'owner');
+    if (owner === undefined) throw new UsageError('--owner is required: the principal that owns the world\'s actors');
+    const tickMs = intFlag(args.flags, 'tick-ms', 10, 3_600_000) ?? 1000;
+    const token = controlToken();
+    const baseUrl = client(args.flags).baseUrl;
+    const hostId = str(args.flags, 'host-id') ?? 'harbor-host';
+    const [{ HarborWorld }, { SerialDispatcher }, { AdapterCoordinator }, { startHostAgent }] = await Promise.all([
+      import('../rin/world/harbor.js'),
+      import('../rin/hostkit/authority.js'),
+      import('../rin/hostkit/coordinator.js'),
+      import('../rin/host-agent.js'),
+    ]);
+    const controller = str(args.flags, 'controller');
+    const harbor = new HarborWorld({ owner, ...(controller !== undefined && { controller }) });
+    const dispatcher = new SerialDispatcher();
+    const coordinator = await AdapterCoordinator.create(harbor, dispatcher);
+    // The agent retries what fails inside its loop; say so, one line each, so a stuck host is visible.
+    const warn = (e: unknown) => out.error(`aigenora rin host: ${show(e instanceof Error ? e.message : String(e), 300)}`);
+    const agent = await startHostAgent({ baseUrl, token, coordinator, world: harbor, hostId, instanceId: randomId('instance'), onError: warn });
+    if (args.flags['json']) out.line(JSON.stringify({ host_id: hostId, world_id: harbor.worldId, control: baseUrl }));
+    else out.line(`aigenora rin host: ${world} published as ${hostId}/${harbor.worldId} at ${baseUrl}`);
+    let busy = false;
+    const ticker = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      dispatcher
+        .dispatch(() => harbor.tick())
+        .then(() => agent.refresh())
+        .catch(warn)
+        .finally(() => (busy = false));
+    }, tickMs);
+    const ended = await Promise.race([stopSignal(), agent.stopped.then(() => 'stopped')]);
+    clearInterval(ticker);
+    if (ended === 'stopped') {
+      out.error('aigenora rin host: the host agent stopped (its lease could not be kept)');
+      return 1;
+    }
+    await agent.stop();
     return 0;
   },
 };

@@ -1,0 +1,45 @@
+/**
+ * The reference JS SDK (imported unmodified from ../shared) against OUR control daemon, with our
+ * built-in world attached through our host agent: one whole task — acquire the controller, observe,
+ * list and describe the capabilities, submit an action the guarded policy sends to confirmation,
+ * confirm, wait for the outcome, read the task timeline — judged by the same checks as the run against
+ * the reference daemon (rin-go-daemon.test.ts). The daemon runs in this process on 127.0.0.1 with an
+ * in-memory database; test/rin/cli-rin.test.ts runs it as `aigenora rin serve`.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createOperations } from '../../ts/rin/control/operations.js';
+import { serveRinControl, type ServedRinControl } from '../../ts/rin/control/service.js';
+import { jsonLineLog } from '../../ts/server/log.js';
+import { attachHarbor, checkWholeTask, describeWithReference, harborPolicy, importReferenceSdk, PRINCIPAL, RIN_TOKEN, SCOPES, sdkWholeTask, type AttachedHarbor } from './rin-harness.js';
+
+describeWithReference('the reference SDK against our control daemon with our world attached', () => {
+  let served: ServedRinControl;
+  let attached: AttachedHarbor | undefined;
+  const log: string[] = [];
+
+  beforeAll(async () => {
+    served = await serveRinControl({
+      token: RIN_TOKEN,
+      principal: { id: PRINCIPAL, granted_scopes: SCOPES },
+      policy: harborPolicy(),
+      ops: createOperations,
+      listen: '127.0.0.1:0',
+      log: jsonLineLog((line) => log.push(line.trimEnd())),
+    });
+    attached = await attachHarbor(served.url);
+  });
+  afterAll(async () => {
+    await attached?.stop();
+    await served?.close();
+  });
+
+  it('completes a whole task for the reference SDK', async () => {
+    const sdk = await importReferenceSdk();
+    try {
+      const task = await sdkWholeTask(sdk, served.url, { capability: 'harbor.repair', arguments: {}, taskId: 'task.ours-repair', controllerId: 'controller.sdk', tick: () => attached!.tick() });
+      checkWholeTask(task, attached!, expect);
+    } catch (e) {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- daemon log:\n${log.join('\n')}\n--- host agent errors:\n${attached!.errors.map((x) => `${x.code}: ${x.message}`).join('\n')}`);
+    }
+  });
+});
