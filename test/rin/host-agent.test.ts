@@ -83,7 +83,7 @@ async function published(actor = 'gull'): Promise<Loose> {
 let requests = 0;
 /** Added to the agent's clock: moves its renewal schedule without waiting. */
 let skew = 0;
-async function submit(capability: string, args: Record<string, unknown>, actor = 'gull'): Promise<Loose> {
+async function submit(capability: string, args: Record<string, unknown>, actor = 'gull', task?: { task_id: string; parent?: string }): Promise<Loose> {
   const observation = await published(actor);
   const catalog = await ok('capabilities', target(actor));
   const spec = catalog.specs.find((s: { capability: { id: string } }) => s.capability.id === capability);
@@ -100,8 +100,10 @@ async function submit(capability: string, args: Record<string, unknown>, actor =
       arguments: new RawJson(JSON.stringify(args)),
       expected_epoch: observation.epoch,
       observation_sequence: observation.sequence,
+      ...(task ? { task_id: task.task_id } : {}),
       idempotency_key: `key.${requests}`,
     },
+    ...(task?.parent ? { parent_operation_id: task.parent } : {}),
   });
 }
 
@@ -238,6 +240,29 @@ describe('host agent against the reference control daemon', () => {
     // Every refusal the agent met was one the test asked for.
     expect(agentErrors.filter((e) => e.code !== 'unavailable')).toEqual([]);
     expect(agent.stats()).toMatchObject({ executed: 3, refused: 0, cancellations: 1 });
+  });
+
+  it('runs a macro shift whose task is submitted as a child operation', async () => {
+    // Children share their parent's task (R84).
+    const shift = await submit(CAPABILITY.shift, { steps: 3 }, 'gull', { task_id: 'task.shift' });
+    expect(shift.body.policy_decision.result).toBe('allow');
+    await settle(shift.body.operation_id, (op) => op.status === 'running');
+    const child = await submit(CAPABILITY.load, { crates: 2 }, 'gull', { task_id: 'task.shift', parent: shift.body.operation_id });
+    expect(child.status, JSON.stringify(child.body)).toBe(200);
+    expect(child.body.parent_operation_id).toBe(shift.body.operation_id);
+    const loaded = await settle(child.body.operation_id, (op) => op.terminal);
+    expect(loaded).toMatchObject({ status: 'succeeded', output: { cargo: 5 } });
+    const done = await settle(shift.body.operation_id, (op) => op.terminal, true);
+    expect(done).toMatchObject({ status: 'succeeded', output: { steps: 3 }, child_operation_ids: [child.body.operation_id] });
+    // A running atomic voyage cannot parent anything; the same request without a parent is fine.
+    const sail = await submit(CAPABILITY.sail, { distance: 9 }, 'gull', { task_id: 'task.voyage' });
+    await settle(sail.body.operation_id, (op) => op.status === 'running');
+    const orphan = await submit(CAPABILITY.inspect, {}, 'gull', { task_id: 'task.voyage', parent: sail.body.operation_id });
+    expect(orphan.body).toMatchObject({ code: 'conflict' });
+    const alone = await submit(CAPABILITY.inspect, {}, 'gull', { task_id: 'task.voyage' });
+    expect(alone.body.policy_decision.result).toBe('allow');
+    await ok('operations/cancel', { operation_id: sail.body.operation_id });
+    await settle(sail.body.operation_id, (op) => op.terminal);
   });
 
   it('renews its lease once a third of its lifetime has passed on its clock', async () => {
