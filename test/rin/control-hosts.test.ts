@@ -133,6 +133,22 @@ describeControlDbs('rin control hosts', (server) => {
     expect(view.text).toContain('"state":{"z":1.0,"a":-0,"big":123456789012345678901234567890}');
   });
 
+  it('answers compact JSON even when a host published its documents with whitespace, as Go marshals raw JSON', async () => {
+    const h = server();
+    const leaseId = await register(h, 'pretty.host');
+    const pub = publication(1, [actor('actor.one', { observation: observation('pretty.host', 'actor.one') })]);
+    const body = JSON.stringify({ host_id: 'pretty.host', lease_id: leaseId, publication: pub })
+      .replace('{"status":"ready"}', '{ "tag" : "<b>&",\n  "n": 1.50 }')
+      .replace('{"position":{"x":1,"y":2}}', '{\t"position" : { "y" : 2 , "x" : 1 } }');
+    expect((await h.call('/control/v2/host/publish', undefined, { raw: body })).status).toBe(200);
+    const view = await h.call('/control/v2/actor', target('pretty.host'));
+    expect(view.text).toContain('"state":{"tag":"\\u003cb\\u003e\\u0026","n":1.50}');
+    const obs = await h.call('/control/v2/observe', target('pretty.host'));
+    expect(obs.text).toContain('"payload":{"position":{"y":2,"x":1}}');
+    // The same text again is the same publication.
+    expect((await h.call('/control/v2/host/publish', undefined, { raw: body })).status).toBe(200);
+  });
+
   it('refuses publications that do not validate, with the field', async () => {
     const h = server();
     const leaseId = await register(h, 'pv.host');

@@ -4,7 +4,8 @@
  * are noticed when touched; nothing here is stored, hosts register and publish again after a
  * restart (R96).
  */
-import { goJsonEncode } from '../../crypto/gojson.js';
+import { RawJson, goJsonEncode } from '../../crypto/gojson.js';
+import { goCompact } from '../canon.js';
 import { RinError, invalid } from '../errors.js';
 import { CONTROL_CONTRACT_VERSION } from '../types.js';
 import type {
@@ -163,6 +164,31 @@ export function validatePublication(value: WorldPublication, maxConcurrentActors
   if (byteLength(goJsonEncode(value)) > MAX_PUBLICATION_BYTES) throw invalid('publication', 'must contain at most 8388608 bytes');
 }
 
+const compact = (raw: RawJson): RawJson => (raw.text === '' ? raw : new RawJson(goCompact(raw.text)));
+
+/**
+ * The raw documents of a validated publication as Go's json.Marshal writes them (no whitespace, HTML
+ * characters escaped), so every view built from it is compact JSON (R66).
+ */
+function compactPublication(p: WorldPublication): WorldPublication {
+  return {
+    ...p,
+    actors: p.actors.map((a) => ({
+      ...a,
+      state: compact(a.state),
+      observation:
+        a.observation === undefined
+          ? undefined
+          : {
+              ...a.observation,
+              payload: compact(a.observation.payload),
+              facts: a.observation.facts?.map((f) => ({ ...f, value: compact(f.value) })),
+              resources: a.observation.resources?.map((r) => ({ ...r, attributes: compact(r.attributes) })),
+            },
+    })),
+  };
+}
+
 /** Host leases and the published read models. Every method runs inside `core.mutate` or reads only. */
 export class Hosts {
   readonly entries = new Map<string, HostEntry>();
@@ -232,9 +258,10 @@ export class Hosts {
   }
 
   /** R73: atomically replaces one world's read model. */
-  publish(hostId: string, leaseId: string, publication: WorldPublication): void {
+  publish(hostId: string, leaseId: string, published: WorldPublication): void {
     const entry = this.requireLease(hostId, leaseId);
-    validatePublication(publication, entry.registration.manifest.max_concurrent_actors, hostId);
+    validatePublication(published, entry.registration.manifest.max_concurrent_actors, hostId);
+    const publication = compactPublication(published);
     const existing = entry.worlds.get(publication.world_id);
     if (existing !== undefined) {
       if (publication.sequence < existing.sequence) throw new RinError('stale', 'publication sequence moved backwards');
