@@ -226,6 +226,12 @@ describe.each(['wasm', 'js'])('schemas and observations, %s backend', (backend) 
     validateAgainstSchema(local, '{"target":"not-a-uuid"}', c);
     expect(fault(() => validateAgainstSchema(local, '{"target":7}', c)).field).toBe('instance');
     expect(canonicalizeSchema(closed(), c)).toBe(newSchema(closed(), c).document.text);
+    // Documents compile apart: the same $id with other content is another schema, and one document's
+    // $id is not reachable from another.
+    const withId = (minimum: number) => newSchema(closed(`,"$id":"https://example.com/shared.json","minProperties":${minimum}`), c);
+    validateAgainstSchema(withId(1), '{"target":"dock"}', c);
+    expect(fault(() => validateAgainstSchema(withId(2), '{"target":"dock"}', c)).field).toBe('instance');
+    expect(fault(() => newSchema(closed().replace('{"type":"string","minLength":1}', '{"$ref":"https://example.com/shared.json"}'), c)).field).toBe('schema.document');
     // An instance nested as deep as the parser allows is checked, not a stack overflow.
     const open = newSchema(`{"$schema":"${DIALECT}","type":"object","properties":{"a":{}},"additionalProperties":false}`, c);
     validateAgainstSchema(open, `{"a":${'['.repeat(9990)}${']'.repeat(9990)}}`, c);
