@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { tempDir } from '../shared/tmp.js';
-import { attachHarbor, checkWholeTask, describeWithReference, importReferenceSdk, sdkWholeTask, startGoDaemon, type AttachedHarbor, type Daemon } from './rin-harness.js';
+import { attachHarbor, describeWithReference, expectWholeTask, startGoDaemon, type AttachedHarbor, type Daemon } from './rin-harness.js';
 
 describeWithReference('the reference Go control daemon with our world attached', () => {
   let daemon: Daemon;
@@ -23,12 +23,6 @@ describeWithReference('the reference Go control daemon with our world attached',
   });
 
   it('serves the reference SDK a whole task on our world', async () => {
-    const sdk = await importReferenceSdk();
-    try {
-      const task = await sdkWholeTask(sdk, daemon.url, { capability: 'harbor.repair', arguments: {}, taskId: 'task.go-repair', controllerId: 'controller.sdk', tick: () => attached!.tick() });
-      checkWholeTask(task, attached!, expect);
-    } catch (e) {
-      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- daemon output:\n${daemon.output()}\n--- host agent errors:\n${attached!.errors.map((x) => `${x.code}: ${x.message}`).join('\n')}`);
-    }
+    await expectWholeTask(daemon.url, attached!, 'task.go-repair', () => daemon.output(), expect);
   });
 });

@@ -299,3 +299,15 @@ export function checkWholeTask(task: SdkTask, attached: AttachedHarbor, expect: 
   expect(firsts, kinds.join(' ')).toEqual([...firsts].sort((a, b) => a - b));
   expect((events[0] as unknown as { policy: { disposition: string } }).policy.disposition).toBe('require_confirmation');
 }
+
+/** The whole task through the reference SDK at `url`, checked; a failure carries the daemon's side of the story. */
+export async function expectWholeTask(url: string, attached: AttachedHarbor, taskId: string, daemonLog: () => string, expect: typeof import('vitest').expect): Promise<void> {
+  const sdk = await importReferenceSdk();
+  try {
+    const task = await sdkWholeTask(sdk, url, { capability: 'harbor.repair', arguments: {}, taskId, controllerId: 'controller.sdk', tick: () => attached.tick() });
+    checkWholeTask(task, attached, expect);
+  } catch (e) {
+    const agentErrors = attached.errors.map((x) => `${x.code}: ${x.message}`).join('\n');
+    throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- daemon:\n${daemonLog()}\n--- host agent errors:\n${agentErrors}`);
+  }
+}

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createOperations } from '../../ts/rin/control/operations.js';
 import { serveRinControl, type ServedRinControl } from '../../ts/rin/control/service.js';
 import { jsonLineLog } from '../../ts/server/log.js';
-import { attachHarbor, checkWholeTask, describeWithReference, harborPolicy, importReferenceSdk, PRINCIPAL, RIN_TOKEN, SCOPES, sdkWholeTask, type AttachedHarbor } from './rin-harness.js';
+import { attachHarbor, describeWithReference, expectWholeTask, harborPolicy, PRINCIPAL, RIN_TOKEN, SCOPES, type AttachedHarbor } from './rin-harness.js';
 
 describeWithReference('the reference SDK against our control daemon with our world attached', () => {
   let served: ServedRinControl;
@@ -34,12 +34,6 @@ describeWithReference('the reference SDK against our control daemon with our wor
   });
 
   it('completes a whole task for the reference SDK', async () => {
-    const sdk = await importReferenceSdk();
-    try {
-      const task = await sdkWholeTask(sdk, served.url, { capability: 'harbor.repair', arguments: {}, taskId: 'task.ours-repair', controllerId: 'controller.sdk', tick: () => attached!.tick() });
-      checkWholeTask(task, attached!, expect);
-    } catch (e) {
-      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- daemon log:\n${log.join('\n')}\n--- host agent errors:\n${attached!.errors.map((x) => `${x.code}: ${x.message}`).join('\n')}`);
-    }
+    await expectWholeTask(served.url, attached!, 'task.ours-repair', () => log.join('\n'), expect);
   });
 });
