@@ -90,21 +90,39 @@ export interface WireParseOptions {
 const INVALID_JSON = 'must be valid UTF-8 JSON';
 const BAD_ESCAPE = 'must contain well-formed escaped Unicode';
 
-/** Go's %q of a name, for the duplicate message: printable text raw, the rest escaped. */
-function goQuote(s: string): string {
+/**
+ * Code points Go's strconv.IsPrint refuses, beside the ASCII controls: C1 controls, spaces other than
+ * U+0020, line and paragraph separators, format characters, private use and noncharacters. Go also
+ * escapes unassigned code points, which need Unicode tables; those are written raw here (and in the
+ * Rust core, which has no tables either), so both backends give the same message.
+ */
+const NON_PRINT: ReadonlyArray<readonly [number, number]> = [
+  [0x7f, 0x9f], [0xa0, 0xa0], [0xad, 0xad], [0x600, 0x605], [0x61c, 0x61c], [0x6dd, 0x6dd], [0x70f, 0x70f],
+  [0x890, 0x891], [0x8e2, 0x8e2], [0x1680, 0x1680], [0x180e, 0x180e], [0x2000, 0x200f], [0x2028, 0x202f],
+  [0x205f, 0x2064], [0x2066, 0x206f], [0x3000, 0x3000], [0xe000, 0xf8ff], [0xfdd0, 0xfdef], [0xfeff, 0xfeff],
+  [0xfff9, 0xfffb], [0x110bd, 0x110bd], [0x110cd, 0x110cd], [0x13430, 0x1343f], [0x1bca0, 0x1bca3],
+  [0x1d173, 0x1d17a], [0xe0001, 0xe0001], [0xe0020, 0xe007f], [0xf0000, 0x10ffff],
+];
+
+function goPrintable(c: number): boolean {
+  if (c < 0x20) return false;
+  if ((c & 0xfffe) === 0xfffe) return false; // U+xFFFE and U+xFFFF of every plane
+  return !NON_PRINT.some(([lo, hi]) => c >= lo && c <= hi);
+}
+
+const QUOTE_SHORT: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 0x22: '\\"', 0x5c: '\\\\' };
+
+/** Go's %q of a name (strconv.Quote), for the duplicate message; see NON_PRINT for the one difference. */
+export function goQuote(s: string): string {
   let out = '"';
   for (const ch of s) {
     const c = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += '\\' + ch;
-    else if (c === 7) out += '\\a';
-    else if (c === 8) out += '\\b';
-    else if (c === 12) out += '\\f';
-    else if (c === 10) out += '\\n';
-    else if (c === 13) out += '\\r';
-    else if (c === 9) out += '\\t';
-    else if (c === 11) out += '\\v';
+    const short = QUOTE_SHORT[c];
+    if (short !== undefined) out += short;
+    else if (goPrintable(c)) out += ch;
     else if (c < 0x20 || c === 0x7f) out += '\\x' + c.toString(16).padStart(2, '0');
-    else out += ch;
+    else if (c < 0x10000) out += '\\u' + c.toString(16).padStart(4, '0');
+    else out += '\\U' + c.toString(16).padStart(8, '0');
   }
   return out + '"';
 }

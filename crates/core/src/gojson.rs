@@ -136,25 +136,67 @@ impl Drop for Node<'_> {
     }
 }
 
-/// Go's %q of a name, for the duplicate message: printable text raw, the rest escaped.
-fn go_quote(s: &str) -> String {
+/// Code points Go's strconv.IsPrint refuses, beside the ASCII controls: C1 controls, spaces other
+/// than U+0020, line and paragraph separators, format characters, private use and noncharacters. Go
+/// also escapes unassigned code points, which need Unicode tables; those are written raw here (and in
+/// the TypeScript twin), so both backends give the same message.
+const NON_PRINT: &[(u32, u32)] = &[
+    (0x7f, 0x9f),
+    (0xa0, 0xa0),
+    (0xad, 0xad),
+    (0x600, 0x605),
+    (0x61c, 0x61c),
+    (0x6dd, 0x6dd),
+    (0x70f, 0x70f),
+    (0x890, 0x891),
+    (0x8e2, 0x8e2),
+    (0x1680, 0x1680),
+    (0x180e, 0x180e),
+    (0x2000, 0x200f),
+    (0x2028, 0x202f),
+    (0x205f, 0x2064),
+    (0x2066, 0x206f),
+    (0x3000, 0x3000),
+    (0xe000, 0xf8ff),
+    (0xfdd0, 0xfdef),
+    (0xfeff, 0xfeff),
+    (0xfff9, 0xfffb),
+    (0x110bd, 0x110bd),
+    (0x110cd, 0x110cd),
+    (0x13430, 0x1343f),
+    (0x1bca0, 0x1bca3),
+    (0x1d173, 0x1d17a),
+    (0xe0001, 0xe0001),
+    (0xe0020, 0xe007f),
+    (0xf0000, 0x10ffff),
+];
+
+fn go_printable(c: u32) -> bool {
+    // U+xFFFE and U+xFFFF of every plane are noncharacters.
+    c >= 0x20 && c & 0xfffe != 0xfffe && !NON_PRINT.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
+}
+
+/// Go's %q of a name (strconv.Quote), for the duplicate message; see [`NON_PRINT`] for the one
+/// difference.
+pub fn go_quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for ch in s.chars() {
+        let c = ch as u32;
         match ch {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(ch);
-            }
             '\u{7}' => out.push_str("\\a"),
             '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
             '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c => out.push(c),
+            '\u{c}' => out.push_str("\\f"),
+            '\r' => out.push_str("\\r"),
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            _ if go_printable(c) => out.push(ch),
+            _ if c < 0x20 || c == 0x7f => out.push_str(&format!("\\x{c:02x}")),
+            _ if c < 0x10000 => out.push_str(&format!("\\u{c:04x}")),
+            _ => out.push_str(&format!("\\U{c:08x}")),
         }
     }
     out.push('"');

@@ -99,6 +99,10 @@ func inputs() []input {
 	add("dup-05", "astral escaped and raw", "{\"\U0001F600\":1,\"\\ud83d\\ude00\":2}")
 	add("dup-06", "names differing in case are distinct", `{"a":1,"A":2}`)
 	add("dup-07", "same name in sibling objects is fine", `[{"a":1},{"a":2}]`)
+	// The message quotes the name as Go's %q does.
+	add("dup-08", "quoted name: controls and quotes", `{"\t\u007f\u0001\u0007\u000b\"\\":1,"\t\u007f\u0001\u0007\u000b\"\\":2}`)
+	add("dup-09", "quoted name: spaces, separators, format characters", `{"\u00a0\u2028\u00ad\u200b\ufeff\u0085 é中😀":1,"\u00a0\u2028\u00ad\u200b\ufeff\u0085 é中😀":2}`)
+	add("dup-10", "quoted name: private use and noncharacters", `{"\ue000\udb80\udc00\ufffe\udb40\udc01":1,"\ue000\udb80\udc00\ufffe\udb40\udc01":2}`)
 
 	// Which fault the reference reports first.
 	add("order-01", "duplicate then surrogate: surrogate", `{"a":1,"a":"\ud800"}`)
