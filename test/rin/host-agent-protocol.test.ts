@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { goJsonEncode } from '../../ts/crypto/gojson.js';
+import { RinError } from '../../ts/rin/errors.js';
 import { startHostAgent, type HostAgent } from '../../ts/rin/host-agent.js';
 import type { HostAdapter } from '../../ts/rin/hostkit/adapter.js';
 import { SerialDispatcher } from '../../ts/rin/hostkit/authority.js';
@@ -90,7 +91,7 @@ afterEach(async () => {
   agent = undefined;
 });
 
-async function setup() {
+async function setup(bindFailure?: () => never) {
   const world = new HarborWorld({ owner: 'player.one' });
   const counts: Record<string, number> = {};
   const counted = (name: keyof HostAdapter) => {
@@ -108,7 +109,7 @@ async function setup() {
     observe: (q) => world.observe(q),
     preview: (t, r, b) => world.preview(t, r, b),
     verify: (op) => world.verify(op),
-    bind: counted('bind') as HostAdapter['bind'],
+    bind: bindFailure ?? (counted('bind') as HostAdapter['bind']),
     execute: counted('execute') as HostAdapter['execute'],
     cancel: counted('cancel') as HostAdapter['cancel'],
   };
@@ -196,6 +197,19 @@ describe('host agent protocol', () => {
     const [stalled, full] = control.of('host/gateway-result').map((c) => c.body.result);
     expect(stalled).toMatchObject({ gateway_request_id: 'gateway.stale', error_code: 'stale' });
     expect(full).toMatchObject({ gateway_request_id: 'gateway.full', error_code: 'conflict', error_message: expect.stringMatching(/holds at most 12/) });
+  });
+
+  it('sends a long or malformed refusal message as at most 500 bytes of well-formed text', async () => {
+    const { control, request, until } = await setup(() => {
+      throw new RinError('conflict', `\ud800 line\nbreak ${'é'.repeat(400)}`);
+    });
+    const req = await request(CAPABILITY.load, { crates: 1 });
+    control.batches.push(batch({ gateway_requests: [{ request: { gateway_request_id: 'gateway.long', kind: 'bind', target: TARGET, action_request: req, submitted_at_unix_millis: 1 }, delivery_attempt: 1 }] }));
+    await until(() => control.of('host/gateway-result').length === 1, 'the gateway refusal');
+    const result = control.of('host/gateway-result')[0]?.body.result as { error_code: string; error_message: string };
+    expect(result.error_code).toBe('conflict');
+    expect(Buffer.byteLength(result.error_message, 'utf8')).toBeLessThanOrEqual(500);
+    expect(result.error_message.startsWith('\ufffd line break é')).toBe(true);
   });
 
   it('executes a delivery once when its acknowledgement is lost and it comes again', async () => {

@@ -186,11 +186,16 @@ function ackCode(e: unknown): string {
   return 'internal';
 }
 
+/** A message for the control plane: one line, at most `max` bytes, cut between code points. */
 function clip(text: string, max = 500): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ').trim() || 'refused';
-  if (Buffer.byteLength(clean, 'utf8') <= max) return clean;
-  let out = clean.slice(0, max);
-  while (Buffer.byteLength(out, 'utf8') > max) out = out.slice(0, -1);
+  const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ').replace(/\p{Cs}/gu, '\ufffd').trim() || 'refused';
+  let out = '';
+  let bytes = 0;
+  for (const ch of clean) {
+    bytes += Buffer.byteLength(ch, 'utf8');
+    if (bytes > max) break;
+    out += ch;
+  }
   return out;
 }
 
