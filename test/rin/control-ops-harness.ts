@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'vitest';
 import { goJsonEncode, parseWireJson, RawJson } from '../../ts/crypto/gojson.js';
-import type { ActorSnapshot, ControlClock, ControlState, WireBody } from '../../ts/rin/control/contracts.js';
+import type { ActorSnapshot, ControlState, WireBody } from '../../ts/rin/control/contracts.js';
 import { RIN_MIGRATIONS } from '../../ts/rin/control/migrations.js';
 import type { HostGateway } from '../../ts/rin/control/gateway.js';
 import { Operations } from '../../ts/rin/control/operations.js';
@@ -57,32 +57,9 @@ export const TEST_POLICY: PolicyConfig = {
   confirmation_scopes: ['rin.policy.confirm'],
 };
 
-/** Virtual time: `sleep` resolves only when `advance` passes its deadline (or its signal aborts). */
-export class TestClock implements ControlClock {
-  private sleepers: Array<{ at: number; resolve: () => void }> = [];
-  constructor(public ms = Date.UTC(2026, 0, 1)) {}
-  now = (): number => this.ms;
-  sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-    new Promise((resolve) => {
-      if (signal?.aborted) return resolve();
-      const entry = { at: this.ms + ms, resolve };
-      this.sleepers.push(entry);
-      signal?.addEventListener('abort', () => {
-        this.sleepers = this.sleepers.filter((s) => s !== entry);
-        resolve();
-      });
-    });
-  async advance(ms: number): Promise<void> {
-    this.ms += ms;
-    const due = this.sleepers.filter((s) => s.at <= this.ms);
-    this.sleepers = this.sleepers.filter((s) => s.at > this.ms);
-    for (const s of due) s.resolve();
-    await settle();
-  }
-  get pending(): number {
-    return this.sleepers.length;
-  }
-}
+/** Virtual time: the core's test clock (timers fire only when a test advances it). */
+export { VirtualTimers as TestClock } from './control-http-harness.js';
+import { VirtualTimers as TestClock } from './control-http-harness.js';
 
 /** Lets queued promise work run (the database round trips included). */
 export async function settle(rounds = 5): Promise<void> {

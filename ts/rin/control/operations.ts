@@ -47,6 +47,7 @@ import {
   TimepointShape,
   type Shape,
 } from '../wire.js';
+import { hasScope } from './auth.js';
 import {
   MAX_WAIT_MILLIS,
   SCOPE_ACTOR_CONTROL,
@@ -60,6 +61,8 @@ import {
   type PollInput,
   type WireBody,
 } from './contracts.js';
+import { leaseMatchesActor } from './controllers.js';
+import { validateControlText } from './hosts.js';
 import { ChangeFeed, HostGateway, validateActionHostSnapshot } from './gateway.js';
 import { clonePolicyDecision, parsePolicyConfig, PolicyEngine, type PolicyConfig } from './policy.js';
 import { loadStoredState, saveMeta, saveOperations, OPERATION_STORE_VERSION, type OperationRecord, type OperationTimelineItem } from './store.js';
@@ -113,19 +116,6 @@ const decode = <T>(body: WireBody, shape: Shape): T => decodeWire<T>(body.text, 
 
 const fail = (code: RinError['code'], detail = ''): RinError => new RinError(code, detail);
 const invalidField = (field: string, reason: string): RinError => new RinError('invalid', `${field}: ${reason}`, field);
-
-function validateId(field: string, value: string): void {
-  try {
-    validateIdentifier(field, value);
-  } catch (e) {
-    if (e instanceof RinError) throw new RinError('invalid', e.message, field);
-    throw e;
-  }
-}
-
-function validateControlText(field: string, value: string, maximum: number, required: boolean): void {
-  if (Buffer.byteLength(value) > maximum || (required && value.trim() === '')) throw invalidField(field, `must be valid UTF-8 text of at most ${maximum} bytes`);
-}
 
 // ---- operation state ----
 
@@ -185,20 +175,6 @@ function sortedPrincipal(p: Principal): Principal {
 
 function fingerprint(digest: string, parentId: string, principal: Principal): string {
   return [digest, parentId, principal.id, [...(principal.granted_scopes ?? [])].sort().join(',')].join('\0');
-}
-
-const hasScope = (p: Principal, scope: string): boolean => (p.granted_scopes ?? []).includes(scope);
-
-function leaseMatchesActor(lease: ControllerLease, actor: ActorPublication): boolean {
-  const a = actor.decision_authority;
-  return (
-    lease.actor_id === actor.actor_id &&
-    epochEquals(lease.epoch, actor.epoch) &&
-    lease.source === a.source &&
-    lease.persona_mode === a.persona_mode &&
-    lease.authority_revision === a.revision &&
-    (a.source !== 'external' || lease.principal_id === a.controller_principal_id)
-  );
 }
 
 const sameJson = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -401,9 +377,9 @@ export class Operations implements ControlOps {
 
   async submit(principal: Principal, body: WireBody, signal: AbortSignal): Promise<OperationView> {
     const input = decode<{ host_id: string; world_id: string; action_request: ActionRequest; parent_operation_id?: string }>(body, SubmitShape);
-    validateId('host_id', input.host_id);
-    validateId('world_id', input.world_id);
-    validateId('actor_id', input.action_request.actor_id);
+    validateIdentifier('host_id', input.host_id);
+    validateIdentifier('world_id', input.world_id);
+    validateIdentifier('actor_id', input.action_request.actor_id);
     try {
       validateActionRequest(input.action_request);
     } catch (e) {
@@ -412,7 +388,7 @@ export class Operations implements ControlOps {
     }
     if (input.action_request.expected_epoch.world_id !== input.world_id) throw invalidField('action_request.expected_epoch.world_id', 'must equal world_id');
     const parentId = input.parent_operation_id ?? '';
-    if (parentId !== '') validateId('parent_operation_id', parentId);
+    if (parentId !== '') validateIdentifier('parent_operation_id', parentId);
     validatePrincipal(principal);
     const who = sortedPrincipal(principal);
     const request = input.action_request;
@@ -629,7 +605,7 @@ export class Operations implements ControlOps {
   async confirm(approver: Principal, body: WireBody, signal: AbortSignal): Promise<OperationView> {
     const { operation_id: id } = decode<{ operation_id: string }>(body, OperationTargetShape);
     validatePrincipal(approver);
-    validateId('operation_id', id);
+    validateIdentifier('operation_id', id);
     const prepared = await this.state.mutate(() => {
       const op = this.ops.get(id);
       if (op === undefined) throw fail('not_found');
@@ -784,11 +760,11 @@ export class Operations implements ControlOps {
   async ack(body: WireBody): Promise<void> {
     const input = decode<{ host_id: string; lease_id: string; acknowledgement: HostAcknowledgement }>(body, AckShape);
     const a = input.acknowledgement;
-    validateId('operation_id', a.operation_id);
+    validateIdentifier('operation_id', a.operation_id);
     if (a.accepted) {
       if ((a.code ?? '') !== '') throw invalidField('code', 'must be empty when accepted');
     } else {
-      validateId('code', a.code ?? '');
+      validateIdentifier('code', a.code ?? '');
     }
     validateControlText('message', a.message ?? '', 500, false);
     await this.state.mutate(() => {
@@ -898,14 +874,14 @@ export class Operations implements ControlOps {
   async get(principal: Principal, body: WireBody): Promise<OperationView> {
     const { operation_id: id } = decode<{ operation_id: string }>(body, OperationTargetShape);
     validatePrincipal(principal);
-    validateId('operation_id', id);
+    validateIdentifier('operation_id', id);
     return this.readView(principal, id);
   }
 
   async wait(principal: Principal, body: WireBody, signal: AbortSignal): Promise<OperationUpdate> {
     const input = decode<{ operation_id: string; after_cursor?: string; wait_millis: number }>(body, WaitShape);
     validatePrincipal(principal);
-    validateId('operation_id', input.operation_id);
+    validateIdentifier('operation_id', input.operation_id);
     const after = input.after_cursor ?? '';
     if (Buffer.byteLength(after) > MAX_CURSOR_BYTES) throw invalidField('after_cursor', 'must be valid UTF-8 of at most 256 bytes');
     if (input.wait_millis > MAX_WAIT_MILLIS) throw invalidField('wait_millis', 'must not exceed 25000');
@@ -928,7 +904,7 @@ export class Operations implements ControlOps {
   async cancel(principal: Principal, body: WireBody): Promise<OperationView> {
     const { operation_id: id } = decode<{ operation_id: string }>(body, OperationTargetShape);
     validatePrincipal(principal);
-    validateId('operation_id', id);
+    validateIdentifier('operation_id', id);
     return this.state.mutate(() => {
       const op = this.ops.get(id);
       if (op === undefined) throw fail('not_found');
