@@ -22,3 +22,4 @@ export { startHostAgent, type HostAgent, type HostAgentOptions, type HostAgentSt
 export { HarborWorld, type Boat, type Berth, type HarborOptions } from './world/harbor.js';
 export { harborConformanceScenario, harborRequest, type HarborRequestOptions } from './world/conformance.js';
 export { CAPABILITY as HARBOR_CAPABILITY, EFFECT_KINDS as HARBOR_EFFECT_KINDS, EFFECT_SCOPES as HARBOR_EFFECT_SCOPES, harborCapabilities, harborObservationSchema } from './world/catalog.js';
+export { createRinControl, serveRinControl, isLoopbackHost, type RinControl, type RinControlOptions, type ServedRinControl } from './control/service.js';

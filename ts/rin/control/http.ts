@@ -289,6 +289,12 @@ export function createControlApp(core: ControlCore, opts: HttpOptions): { app: H
   const open = new Set(['/health', '/control/v2/health']);
 
   app.use('*', async (c, next) => {
+    const started = performance.now();
+    await next();
+    // Method, path and status only: never a body, a token or a header.
+    opts.log.info('request', { method: c.req.method, path: c.req.path, status: c.res.status, ms: Math.round(performance.now() - started) });
+  });
+  app.use('*', async (c, next) => {
     if (open.has(c.req.path) || bearerMatches(c.req.header('authorization'), opts.token)) return next();
     return errorResponse(new TransportError(401, 'unauthorized'), opts.log, c.req.path);
   });
