@@ -92,7 +92,8 @@ afterEach(async () => {
 });
 
 async function setup(bindFailure?: () => never) {
-  const world = new HarborWorld({ owner: 'player.one' });
+  const dispatcher = new SerialDispatcher();
+  const world = new HarborWorld({ owner: 'player.one', authority: dispatcher });
   const counts: Record<string, number> = {};
   const counted = (name: keyof HostAdapter) => {
     const original = world[name].bind(world) as (...args: unknown[]) => unknown;
@@ -113,7 +114,7 @@ async function setup(bindFailure?: () => never) {
     execute: counted('execute') as HostAdapter['execute'],
     cancel: counted('cancel') as HostAdapter['cancel'],
   };
-  const coordinator = await AdapterCoordinator.create(adapter, new SerialDispatcher());
+  const coordinator = await AdapterCoordinator.create(adapter, dispatcher);
   const control = new ScriptedControl();
   const errors: string[] = [];
   agent = await startHostAgent({

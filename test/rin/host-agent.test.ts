@@ -165,8 +165,10 @@ beforeAll(async () => {
     if (i > 100 || daemon.exitCode !== null) throw new Error(`the reference daemon did not start:\n${daemonLog}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  world = new HarborWorld({ owner: PRINCIPAL });
-  coordinator = await AdapterCoordinator.create(world, new SerialDispatcher());
+  // The harbor refuses any call that does not come through the coordinator's authority dispatcher.
+  const dispatcher = new SerialDispatcher();
+  world = new HarborWorld({ owner: PRINCIPAL, authority: dispatcher });
+  coordinator = await AdapterCoordinator.create(world, dispatcher);
   agent = await startHostAgent({
     baseUrl,
     token,

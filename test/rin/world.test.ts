@@ -83,6 +83,16 @@ describe('the harbor catalog', () => {
 });
 
 describe('the harbor world', () => {
+  it('refuses, when given its authority thread, any call made outside it', async () => {
+    const dispatcher = new SerialDispatcher();
+    const world = new HarborWorld({ owner: 'player.one', authority: dispatcher });
+    const coordinator = await AdapterCoordinator.create(world, dispatcher);
+    expect(() => world.tick()).toThrow(/tick ran outside the authority thread/);
+    expect(() => world.snapshot({ host_id: 'h', world_id: 'harbor', actor_id: 'gull' })).toThrow(/outside the authority thread/);
+    await dispatcher.dispatch(() => world.tick());
+    expect((await coordinator.snapshotAction({ host_id: 'h', world_id: 'harbor', actor_id: 'gull' })).now.value).toBe(2);
+  });
+
   it('is deterministic: the same actions give the same states, observations and results', async () => {
     const play = async () => {
       const h = await harbor();

@@ -25,6 +25,7 @@ import type {
 import type {
   ActionOutcome,
   ActionRequest,
+  ActionRun,
   ActionRunStatus,
   CapabilitySpec,
   Effect,
@@ -60,6 +61,11 @@ export interface HarborOptions {
   worldId?: string;
   sessionId?: string;
   dockCrates?: number;
+  /**
+   * The authority thread (e.g. the coordinator's SerialDispatcher): when given, every game method
+   * refuses to run unless that dispatcher is running work, so a test proves nothing bypasses it.
+   */
+  authority?: { readonly active: boolean };
   /** Boats by actor id; defaults to gull, tern and puffin. */
   boats?: Array<Pick<Boat, 'actor_id' | 'name'> & Partial<Boat>>;
 }
@@ -108,8 +114,10 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
   private tasks = new Map<string, Task>();
   private slipway: string[] = [];
   private bindings = 0;
+  private readonly authority: { readonly active: boolean } | undefined;
 
   constructor(options: HarborOptions) {
+    this.authority = options.authority;
     this.owner = options.owner;
     this.controller = options.controller ?? options.owner;
     this.worldId = options.worldId ?? 'harbor';
@@ -165,6 +173,7 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
 
   /** Worlds and actors as the host publishes them. */
   describe(): HostWorldDescription[] {
+    this.onAuthority('describe');
     return [
       {
         world_id: this.worldId,
@@ -183,12 +192,14 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
 
   /** The actor's public state for the publication (a JSON object). */
   actorState(actorId: string): Record<string, unknown> {
+    this.onAuthority('actorState');
     const b = this.boat(actorId);
     return { berth: b.berth, cargo: b.cargo, hull: b.hull };
   }
 
   /** One world step: voyages advance, the slipway works, shifts count down. */
   tick(): void {
+    this.onAuthority('tick');
     this.step += 1;
     for (const task of [...this.tasks.values()]) {
       if (task.result.outcome) continue;
@@ -203,12 +214,14 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
 
   /** An unrelated harbor event (weather) that changes every boat: prepared bindings go stale. */
   squall(): void {
+    this.onAuthority('squall');
     for (const boat of this.boats.values()) if (boat.hull > 10) boat.hull -= 10;
     this.touch([...this.boats.keys()]);
   }
 
   /** The authoritative host was replaced: a new host epoch, and work in flight is gone. */
   restart(): void {
+    this.onAuthority('restart');
     this.epochValue = { ...this.epochValue, host: this.epochValue.host + 1 };
     for (const task of this.tasks.values()) {
       const boat = this.boats.get(task.operation.target.actor_id);
@@ -251,19 +264,23 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
   }
 
   listCapabilities(): CapabilitySpec[] {
+    this.onAuthority('listCapabilities');
     return harborCapabilities();
   }
 
   policyFacts(): AdapterPolicyFacts {
+    this.onAuthority('policyFacts');
     return { known_effect_kinds: [...EFFECT_KINDS], known_scopes: [...EFFECT_SCOPES] };
   }
 
   snapshot(target: AdapterTarget): AdapterSnapshot {
+    this.onAuthority('snapshot');
     this.requireTarget(target);
     return { now: this.now, epoch: this.epoch, observation_seq: this.seq };
   }
 
   observe(query: ObservationQuery): ObservationEnvelope {
+    this.onAuthority('observe');
     const target = { host_id: query.host_id, world_id: query.world_id, actor_id: query.actor_id };
     const boat = this.requireTarget(target);
     const self = this.boatRef(boat.actor_id);
@@ -309,6 +326,7 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
 
   /** Resolves the actor's boat and any targeted boat, and refuses what the harbor cannot do now. */
   bind(target: AdapterTarget, request: ActionRequest): AdapterBinding {
+    this.onAuthority('bind');
     const boat = this.requireTarget(target);
     const args = argumentsOf(request.arguments.text);
     const id = request.capability.id;
@@ -340,6 +358,7 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
 
   /** Effects are derived from the harbor, never from the controller's words. */
   preview(target: AdapterTarget, request: ActionRequest, binding: AdapterBinding): Effect[] {
+    this.onAuthority('preview');
     const boat = this.requireTarget(target);
     const args = argumentsOf(request.arguments.text);
     const subject = this.boatRef(boat.actor_id);
@@ -384,6 +403,7 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
   }
 
   execute(operation: AdapterOperation): AdapterResult {
+    this.onAuthority('execute');
     const known = this.tasks.get(operation.operation_id);
     if (known) return known.result;
     const boat = this.requireTarget(operation.target);
@@ -460,6 +480,7 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
   }
 
   verify(operation: AdapterOperation): AdapterResult {
+    this.onAuthority('verify');
     const task = this.tasks.get(operation.operation_id);
     if (!task) throw refuse('not_found', `operation ${operation.operation_id} is not running here`);
     return task.result;
@@ -467,6 +488,7 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
 
   /** Cooperative: the boat stops at the next safe point, which in this harbor is right now. */
   cancel(operation: AdapterOperation): AdapterResult {
+    this.onAuthority('cancel');
     const task = this.tasks.get(operation.operation_id);
     if (!task) throw refuse('not_found', `operation ${operation.operation_id} is not running here`);
     if (task.result.outcome) return task.result;
@@ -484,6 +506,10 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
   }
 
   // ---- internals ----
+
+  private onAuthority(what: string): void {
+    if (this.authority && !this.authority.active) throw refuse('internal', `${what} ran outside the authority thread`);
+  }
 
   private requireTarget(target: AdapterTarget): Boat {
     if (target.world_id !== this.worldId) throw refuse('not_found', `no world ${target.world_id}`);
@@ -508,24 +534,26 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
     for (const id of actorIds) this.changedAt.set(id, this.seq);
   }
 
-  private progress(task: Task, status: ActionRunStatus, message?: string): AdapterResult {
+  /** The task's next run report (progress_seq +1). */
+  private run(task: Task, status: ActionRunStatus, progress: number, message?: string): ActionRun {
     task.progressSeq += 1;
-    const progress = task.total > 0 ? Math.min(99, Math.floor((task.done * 100) / task.total)) : 0;
-    task.result = {
-      run: {
-        operation_id: task.operation.operation_id,
-        status,
-        progress_seq: task.progressSeq,
-        progress: status === 'queued' ? 0 : progress,
-        updated_at: this.now,
-        ...(message ? { message } : {}),
-      },
+    return {
+      operation_id: task.operation.operation_id,
+      status,
+      progress_seq: task.progressSeq,
+      progress,
+      updated_at: this.now,
+      ...(message ? { message } : {}),
     };
+  }
+
+  private progress(task: Task, status: ActionRunStatus, message?: string): AdapterResult {
+    const progress = status !== 'queued' && task.total > 0 ? Math.min(99, Math.floor((task.done * 100) / task.total)) : 0;
+    task.result = { run: this.run(task, status, progress, message) };
     return task.result;
   }
 
   private complete(task: Task, status: ActionRunStatus, summary: string, output?: Record<string, unknown>, code?: string): AdapterResult {
-    task.progressSeq += 1;
     const outcome: ActionOutcome = {
       operation_id: task.operation.operation_id,
       status,
@@ -535,15 +563,8 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
       world_seq: this.seq,
       occurred_at: this.now,
     };
-    const previous = task.result.run.progress;
     task.result = {
-      run: {
-        operation_id: task.operation.operation_id,
-        status,
-        progress_seq: task.progressSeq,
-        progress: status === 'succeeded' ? 100 : previous,
-        updated_at: this.now,
-      },
+      run: this.run(task, status, status === 'succeeded' ? 100 : task.result.run.progress),
       outcome,
       ...(output ? { output: raw(output) } : {}),
     };
