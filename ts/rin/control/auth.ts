@@ -45,8 +45,9 @@ export function checkClientPrincipal(principal: Principal): Principal {
   }
   const scopes = [SCOPE_ACTOR_READ, SCOPE_ACTOR_CONTROL, SCOPE_ACTOR_EXECUTE, SCOPE_OPERATION_CANCEL, SCOPE_HOST_ADMIN];
   if (!scopes.some((s) => hasScope(principal, s))) throw new RinError('invalid', 'client principal has no Control Plane scope');
+  // Sorted, as the reference keeps it (its info route and operation requests show this order).
   const copy: Principal = { id: principal.id };
-  if (principal.granted_scopes !== undefined && principal.granted_scopes.length > 0) copy.granted_scopes = [...principal.granted_scopes];
+  if (principal.granted_scopes !== undefined && principal.granted_scopes.length > 0) copy.granted_scopes = [...principal.granted_scopes].sort();
   return copy;
 }
 
