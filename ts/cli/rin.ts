@@ -11,7 +11,7 @@ import { parseWireJson, RawJson } from '../crypto/gojson.js';
 import { readText } from '../files/read.js';
 import { resolveDataDir } from '../library/data-dir.js';
 import { sanitize } from '../registry/errors.js';
-import { CONTROL_DEFAULT_BASE_URL, RinControlClient, type Plain } from '../rin/client.js';
+import { checkControlToken, CONTROL_DEFAULT_BASE_URL, RinControlClient, type Plain } from '../rin/client.js';
 import { RinError } from '../rin/errors.js';
 import type { ActionRequest, ActorTarget, CapabilityRef, HostRef, OperationView } from '../rin/types.js';
 import { UsageError, type Command, type FlagKind, type Output } from './args.js';
@@ -50,8 +50,11 @@ function intFlag(flags: Flags, name: string, min: number, max: number): number |
 export function controlToken(env: NodeJS.ProcessEnv = process.env): string {
   const token = env[TOKEN_ENV];
   if (token === undefined || token === '') throw new UsageError(`$${TOKEN_ENV} is not set: it holds the control daemon's bearer token (at least 32 bytes)`);
-  if (Buffer.byteLength(token) < 32) throw new UsageError(`$${TOKEN_ENV} must contain at least 32 bytes`);
-  return token;
+  try {
+    return checkControlToken(token);
+  } catch (e) {
+    throw new UsageError(`$${TOKEN_ENV} ${e instanceof RinError ? e.message.replace(/^the control token /, '') : 'is not a usable token'}`);
+  }
 }
 
 function client(flags: Flags): RinControlClient {
