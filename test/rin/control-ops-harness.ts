@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
 import { goJsonEncode, parseWireJson, RawJson } from '../../ts/crypto/gojson.js';
 import type { ActorSnapshot, ControlState, WireBody } from '../../ts/rin/control/contracts.js';
 import { RIN_MIGRATIONS } from '../../ts/rin/control/migrations.js';
@@ -530,4 +530,35 @@ export function describeOpsDbs(name: string, fn: (kind: 'pglite' | 'postgres') =
     }
     describe(`${name} [${kind}]`, () => fn(kind));
   }
+}
+
+/**
+ * One in-memory PGlite for a test file and a fresh world (tables emptied, a controller lease on
+ * ACTOR held by alice) before each test; the returned function gives the current world.
+ */
+export function useOpsWorld(): () => OpsWorld {
+  let db: Db | undefined;
+  let world: OpsWorld | undefined;
+  beforeAll(async () => {
+    db = await openDb({});
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+  beforeEach(async () => {
+    world = await openOpsWorld(db!);
+    world.state.acquire(ACTOR);
+  });
+  return () => world!;
+}
+
+/** Awaits a promise that must fail with a RinError of `code`. */
+export async function rejects(p: Promise<unknown>, code: RinError['code']): Promise<RinError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e, `expected RinError ${code}`).toBeInstanceOf(RinError);
+  expect((e as RinError).code).toBe(code);
+  return e as RinError;
 }

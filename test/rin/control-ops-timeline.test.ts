@@ -1,33 +1,23 @@
 /**
  * The task timeline (rin.task-timeline/v1) and child operations, driven through the operations half.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { buildTimelinePage, formatTimelineCursor, normalizeTimelineQuery, parseTimelineCursor } from '../../ts/rin/control/timeline.js';
 import { RinError } from '../../ts/rin/errors.js';
 import type { TaskTimelineEvent } from '../../ts/rin/types.js';
-import { openDb, type Db } from '../../ts/server/db.js';
-import { ACTOR, ADMIN, ALICE, BOB, actionRequest, openOpsWorld, settle, wire, type OpsWorld } from './control-ops-harness.js';
+import { ADMIN, ALICE, BOB, actionRequest, settle, useOpsWorld, wire, type OpsWorld } from './control-ops-harness.js';
 
-let db: Db;
+const world = useOpsWorld();
 let w: OpsWorld;
-
-beforeAll(async () => {
-  db = await openDb({});
-});
-afterAll(async () => {
-  await db.close();
-});
-beforeEach(async () => {
-  w = await openOpsWorld(db);
-  w.state.acquire(ACTOR);
+beforeEach(() => {
+  w = world();
 });
 
 async function code(p: Promise<unknown>): Promise<string> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
+  return p.then(
+    () => 'resolved',
+    (e: unknown) => (e instanceof RinError ? e.code : String(e)),
   );
-  return e instanceof RinError ? e.code : `no RinError: ${String(e)}`;
 }
 
 describe('timeline cursors', () => {

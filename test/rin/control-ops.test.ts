@@ -2,35 +2,16 @@
  * The operations half driven directly (no HTTP): submit through the host gateway and policy,
  * idempotency, fencing, confirmation, delivery/ack/run/outcome, cancellation, expiry, waits.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { RinError } from '../../ts/rin/errors.js';
 import type { OperationView } from '../../ts/rin/types.js';
-import { openDb, type Db } from '../../ts/server/db.js';
-import { ACTOR, ADMIN, ALICE, BOB, HOST, actionRequest, openOpsWorld, settle, submitBody, wire, type OpsWorld } from './control-ops-harness.js';
+import { ACTOR, ADMIN, ALICE, BOB, HOST, actionRequest, rejects, settle, submitBody, useOpsWorld, wire, type OpsWorld } from './control-ops-harness.js';
 
-let db: Db;
+const world = useOpsWorld();
 let w: OpsWorld;
-
-beforeAll(async () => {
-  db = await openDb({});
+beforeEach(() => {
+  w = world();
 });
-afterAll(async () => {
-  await db.close();
-});
-beforeEach(async () => {
-  w = await openOpsWorld(db);
-  w.state.acquire(ACTOR);
-});
-
-async function rejects(p: Promise<unknown>, code: RinError['code']): Promise<RinError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e, `expected RinError ${code}`).toBeInstanceOf(RinError);
-  expect((e as RinError).code).toBe(code);
-  return e as RinError;
-}
 
 const spec = () => w.specs[0]!;
 
