@@ -8,6 +8,9 @@ import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, it } from 'vitest';
+import { createOperations } from '../../ts/rin/control/operations.js';
+import { serveRinControl, type ServedRinControl } from '../../ts/rin/control/service.js';
+import { jsonLineLog } from '../../ts/server/log.js';
 import { startHostAgent, type HostAgent } from '../../ts/rin/host-agent.js';
 import { SerialDispatcher } from '../../ts/rin/hostkit/authority.js';
 import { AdapterCoordinator } from '../../ts/rin/hostkit/coordinator.js';
@@ -212,6 +215,18 @@ export async function sdkWholeTask(
   }
   const timeline = await c['getTaskTimeline']!({ task_id: opts.taskId });
   return { principal, target, lease, observation, capabilities, spec, submitted, confirmed, final, timeline };
+}
+
+/** Our control daemon in this process on 127.0.0.1 (in-memory database), as the Go one is configured; its log lines go to `log`. */
+export function serveOurDaemon(log: string[]): Promise<ServedRinControl> {
+  return serveRinControl({
+    token: RIN_TOKEN,
+    principal: { id: PRINCIPAL, granted_scopes: SCOPES },
+    policy: harborPolicy(),
+    ops: createOperations,
+    listen: '127.0.0.1:0',
+    log: jsonLineLog((line) => log.push(line.trimEnd())),
+  });
 }
 
 /** Our built-in world attached to a control daemon through our host agent, in this process. */

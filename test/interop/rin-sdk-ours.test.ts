@@ -7,10 +7,8 @@
  * in-memory database; test/rin/cli-rin.test.ts runs it as `aigenora rin serve`.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createOperations } from '../../ts/rin/control/operations.js';
-import { serveRinControl, type ServedRinControl } from '../../ts/rin/control/service.js';
-import { jsonLineLog } from '../../ts/server/log.js';
-import { attachHarbor, describeWithReference, expectWholeTask, harborPolicy, PRINCIPAL, RIN_TOKEN, SCOPES, type AttachedHarbor } from './rin-harness.js';
+import type { ServedRinControl } from '../../ts/rin/control/service.js';
+import { attachHarbor, describeWithReference, expectWholeTask, serveOurDaemon, type AttachedHarbor } from './rin-harness.js';
 
 describeWithReference('the reference SDK against our control daemon with our world attached', () => {
   let served: ServedRinControl;
@@ -18,14 +16,7 @@ describeWithReference('the reference SDK against our control daemon with our wor
   const log: string[] = [];
 
   beforeAll(async () => {
-    served = await serveRinControl({
-      token: RIN_TOKEN,
-      principal: { id: PRINCIPAL, granted_scopes: SCOPES },
-      policy: harborPolicy(),
-      ops: createOperations,
-      listen: '127.0.0.1:0',
-      log: jsonLineLog((line) => log.push(line.trimEnd())),
-    });
+    served = await serveOurDaemon(log);
     attached = await attachHarbor(served.url);
   });
   afterAll(async () => {

@@ -6,11 +6,9 @@
  * random or timed (ids, timestamps, cursors, lease ids) are compared by shape only.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createOperations } from '../../ts/rin/control/operations.js';
-import { serveRinControl, type ServedRinControl } from '../../ts/rin/control/service.js';
-import { jsonLineLog } from '../../ts/server/log.js';
+import type { ServedRinControl } from '../../ts/rin/control/service.js';
 import { tempDir } from '../shared/tmp.js';
-import { attachHarbor, describeWithReference, harborPolicy, importReferenceSdk, PRINCIPAL, RIN_TOKEN, SCOPES, startGoDaemon, type AttachedHarbor, type Daemon } from './rin-harness.js';
+import { attachHarbor, describeWithReference, importReferenceSdk, RIN_TOKEN, serveOurDaemon, startGoDaemon, type AttachedHarbor, type Daemon } from './rin-harness.js';
 
 type Json = any;
 type Sdk = Record<string, (input?: unknown) => Promise<Json>>;
@@ -57,14 +55,7 @@ describeWithReference('our control daemon answers as the reference one does', ()
   beforeAll(async () => {
     Client = (await importReferenceSdk())['RinControlClient'] as typeof Client;
     go = await startGoDaemon(tempDir('rin-side-go'));
-    ours = await serveRinControl({
-      token: RIN_TOKEN,
-      principal: { id: PRINCIPAL, granted_scopes: SCOPES },
-      policy: harborPolicy(),
-      ops: createOperations,
-      listen: '127.0.0.1:0',
-      log: jsonLineLog((line) => log.push(line.trimEnd())),
-    });
+    ours = await serveOurDaemon(log);
     attached.push(await attachHarbor(go.url), await attachHarbor(ours.url));
     // Every test submits as this controller (the discovery test's acquire then renews the lease).
     for (const url of [go.url, ours.url]) await new Client(url, { token: RIN_TOKEN })['acquireController']!({ ...target, controller_id: 'controller.side', lease_ttl_millis: 300_000 });
