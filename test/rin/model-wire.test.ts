@@ -59,11 +59,13 @@ describe('strict wire decoding', () => {
   });
 
   it('refuses integers Go cannot decode into the member type: 7.0, 1e1, -1, a string, 2^64, and 2^32 for uint32', () => {
-    for (const bad of ['7.0', '1e1', '-1', '"7"', '18446744073709551616', 'true']) {
+    for (const bad of ['7.0', '1e1', '-1', '-0', '"7"', '18446744073709551616', 'true']) {
       const e = fault(() => decodeActionRequest(requestText().replace('"observation_sequence":7', `"observation_sequence":${bad}`)));
       expect([e.stage, e.field]).toEqual(['decode', 'observation_sequence']);
     }
     expect(fault(() => decodeActionRequest(requestText().replace('"world":2', '"world":-2'))).field).toBe('expected_epoch.world');
+    // A signed member (Timepoint.value) takes -0 and a negative value, for the validator to refuse.
+    expect(decodeWireText<{ value: number }>('{"clock":"step","value":-0}', { fields: { clock: 'string', value: 'i64' } }).value).toBe(0);
     const manifest = JSON.stringify({ max_concurrent_actors: 4294967296 });
     expect(fault(() => decodeHostManifest(manifest)).stage).toBe('decode');
   });

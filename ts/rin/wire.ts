@@ -112,7 +112,9 @@ function isEmpty(v: unknown): boolean {
 function decodeInt(n: WireNode, s: 'u64' | 'u32' | 'i64', path: string): number {
   if (n.kind !== 'number') throw decodeError(path, `cannot unmarshal ${kindOf(n)} into an integer`);
   const lexeme = n.lexeme;
-  if (!/^-?(0|[1-9][0-9]*)$/.test(lexeme)) throw decodeError(path, `cannot unmarshal number ${lexeme} into an integer`);
+  // Go parses unsigned members with ParseUint, which takes no sign at all (not even -0).
+  const pattern = s === 'i64' ? /^-?(0|[1-9][0-9]*)$/ : /^(0|[1-9][0-9]*)$/;
+  if (!pattern.test(lexeme)) throw decodeError(path, `cannot unmarshal number ${lexeme} into an integer`);
   const v = BigInt(lexeme);
   const [lo, hi] = LIMITS[s];
   if (v < lo || v > hi) throw decodeError(path, `cannot unmarshal number ${lexeme} into ${s === 'u32' ? 'uint32' : s === 'u64' ? 'uint64' : 'int64'}`);
