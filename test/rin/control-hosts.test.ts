@@ -240,6 +240,17 @@ describeControlDbs('rin control hosts', (server) => {
     expect(await listed()).toBe(true);
   });
 
+  it('holds at most 64 worlds per host', async () => {
+    const h = server();
+    const leaseId = await register(h, 'many.host', 'instance.one', 300_000);
+    const world = (n: number) => publication(1, [actor('actor.one', { epoch: epoch(`world.${n}`) })], { world_id: `world.${n}` });
+    for (let n = 0; n < 64; n++) expect((await publish(h, 'many.host', leaseId, world(n))).status).toBe(200);
+    const over = await publish(h, 'many.host', leaseId, world(64));
+    expect(over.body).toEqual({ error: 'invalid control plane value: world_id: host already contains 64 worlds', code: 'invalid' });
+    // A known world may still be replaced.
+    expect((await publish(h, 'many.host', leaseId, { ...world(3), sequence: 2 })).status).toBe(200);
+  });
+
   it('lists worlds sorted by host then world', async () => {
     const h = server();
     for (const hostId of ['sort.b', 'sort.a']) {
