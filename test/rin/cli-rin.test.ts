@@ -64,6 +64,19 @@ describe('rin commands without a daemon', () => {
     expectOneLine(await rinCli(['worlds', '--control', 'http://127.0.0.1:9']), /^aigenora rin worlds: unavailable: POST \/control\/v2\/worlds: cannot reach the control daemon at http:\/\/127\.0\.0\.1:9/);
   });
 
+  it('serve and host refuse a bad start in one line', async () => {
+    const dir = tempDir('rin-cli-start');
+    expectOneLine(await rinCli(['serve']), /^aigenora rin serve: --principal is required/, 2);
+    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--scopes', 'actor.read,,x']), /^aigenora rin serve: --scopes must be a comma-separated list/, 2);
+    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--db', 'mysql://x']), /^aigenora rin serve: --db must be a postgres/, 2);
+    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--listen', '0.0.0.0:7375', '--data-dir', dir]), /^aigenora rin serve: invalid: the control daemon listens only on loopback/);
+    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--policy', join(dir, 'missing.json'), '--data-dir', dir]), /^aigenora rin serve: FILE_NOT_FOUND: /, 2);
+    writeFileSync(join(dir, 'bad-policy.json'), '{"revision":0}');
+    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--policy', join(dir, 'bad-policy.json'), '--listen', '127.0.0.1:0', '--data-dir', dir]), /^aigenora rin serve: invalid: /);
+    expectOneLine(await rinCli(['host', 'atlantis', '--owner', 'alice']), /^aigenora rin host: expected a built-in world: harbor$/, 2);
+    expectOneLine(await rinCli(['host', 'harbor']), /^aigenora rin host: --owner is required/, 2);
+  });
+
   it('refuses bad arguments before contacting anyone', async () => {
     expectOneLine(await rinCli(['submit', '--control', 'http://127.0.0.1:9']), /--capability is required/, 2);
     expectOneLine(await rinCli(['submit', '--capability', 'a.b', '--arguments', '{"a":1,"a":2}', '--control', 'http://127.0.0.1:9']), /--arguments is not strict JSON/, 2);
@@ -104,8 +117,8 @@ describeWithReference('rin commands against the reference daemon with no world',
 });
 
 /** Our daemon as a user starts it: `aigenora rin serve` in its own process. */
-async function startOurDaemon(dir: string): Promise<Daemon> {
-  const port = await freePort();
+async function startOurDaemon(dir: string, port?: number): Promise<Daemon> {
+  port ??= await freePort();
   const policy = join(dir, 'policy.json');
   writeFileSync(policy, harborPolicy());
   const args = [BIN, 'rin', 'serve', '--principal', PRINCIPAL, '--scopes', SCOPES.join(','), '--policy', policy, '--listen', `127.0.0.1:${port}`, '--data-dir', dir, '--json'];
@@ -247,3 +260,28 @@ for (const [label, start] of DAEMONS) {
     });
   });
 }
+
+describeWithReference('aigenora rin serve keeps finished operations across a restart', () => {
+  it('answers for an operation after SIGTERM and a new start on the same data directory', async () => {
+    const dir = tempDir('rin-cli-restart');
+    let daemon = await startOurDaemon(dir);
+    const host = await startDaemon('aigenora rin host', process.execPath, [BIN, 'rin', 'host', 'harbor', '--owner', PRINCIPAL, '--control', daemon.url, '--tick-ms', '200'], { RIN_CONTROL_TOKEN: RIN_TOKEN }, 0, /published as/, 60_000);
+    try {
+      const r = await rinCli(['submit', '--actor', 'gull', '--capability', 'harbor.load-cargo', '--arguments', '{"crates":4}', '--wait', '--json', '--control', daemon.url]);
+      expect(r.status, r.err).toBe(0);
+      const op = JSON.parse(r.out) as { operation_id: string; status: string };
+      expect(op.status).toBe('succeeded');
+      await host.stop();
+      await daemon.stop();
+      expect(daemon.child.exitCode, daemon.output()).toBe(0);
+      // The same port: the restarted daemon is a new process on the same database.
+      daemon = await startOurDaemon(dir, Number(new URL(daemon.url).port));
+      const got = await rinCli(['operation', 'get', op.operation_id, '--json', '--control', daemon.url]);
+      expect(got.status, got.err).toBe(0);
+      expect(JSON.parse(got.out)).toMatchObject({ operation_id: op.operation_id, status: 'succeeded', terminal: true, output: { cargo: 4, crates_on_dock: 36 } });
+    } finally {
+      await host.stop();
+      await daemon.stop();
+    }
+  });
+});
