@@ -3,9 +3,10 @@
  * idempotency, fencing, confirmation, delivery/ack/run/outcome, cancellation, expiry, waits.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import { Operations } from '../../ts/rin/control/operations.js';
 import { RinError } from '../../ts/rin/errors.js';
 import type { OperationView } from '../../ts/rin/types.js';
-import { ACTOR, ADMIN, ALICE, BOB, HOST, actionRequest, rejects, settle, submitBody, useOpsWorld, wire, type OpsWorld } from './control-ops-harness.js';
+import { ACTOR, ADMIN, ALICE, BOB, HOST, TEST_POLICY, actionRequest, rejects, settle, submitBody, useOpsWorld, wire, type OpsWorld } from './control-ops-harness.js';
 
 const world = useOpsWorld();
 let w: OpsWorld;
@@ -282,6 +283,21 @@ describe('expiry', () => {
     await w.state.mutate(() => w.state.ops.onControllerLeaseInvalidated(lease, w.clock.now()));
     expect((await w.state.ops.get(ALICE, wire({ operation_id: queued.operation_id }))).status).toBe('stale');
     expect((await w.state.ops.get(ALICE, wire({ operation_id: delivered.operation_id }))).cancel_requested).toBe(true);
+  });
+
+  it('more operations than the configured maximum are refused with capacity until old ones are pruned', async () => {
+    await w.state.ops.close();
+    w.state.ops = await Operations.open({ state: w.state, db: w.db, policy: TEST_POLICY, options: { maxOperations: 2, operationTtlMillis: 60_000 } });
+    const first = await w.submit(ALICE, actionRequest(w.state, spec(), 'key.cap1'));
+    await w.submit(ALICE, actionRequest(w.state, spec(), 'key.cap2'));
+    await rejects(w.submit(ALICE, actionRequest(w.state, spec(), 'key.cap3')), 'capacity');
+    await w.state.ops.cancel(ALICE, wire({ operation_id: first.operation_id }));
+    w.state.lease = { ...w.state.lease, expires_at_unix_millis: w.clock.now() + 3_600_000 };
+    w.state.acquire(ACTOR);
+    await w.clock.advance(60_001);
+    w.state.acquire(ACTOR);
+    expect((await w.submit(ALICE, actionRequest(w.state, spec(), 'key.cap4'))).status).toBe('queued');
+    await rejects(w.state.ops.get(ALICE, wire({ operation_id: first.operation_id })), 'not_found');
   });
 
   it('idle unfinished operations settle after the TTL and finished ones are pruned later', async () => {

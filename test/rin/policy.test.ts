@@ -199,7 +199,9 @@ describe('configuration', () => {
     expect(() => sealPolicyConfig({ ...KNOWN, known_effect_kinds: ['nodot'] })).toThrow('known_effect_kinds[0] must be namespaced');
     expect(() => sealPolicyConfig({ ...KNOWN, confirmation_ttl: {} })).toThrow('confirmation_ttl must enable at least one Host clock');
     expect(() => sealPolicyConfig({ ...KNOWN, profile: 'lenient' as never })).toThrow('unsupported profile');
-    expect(() => parsePolicyConfig('{"revision":1,"profile":"open","extra":1}')).toThrow('unknown member');
+    expect(() => parsePolicyConfig('{"revision":1,"profile":"open","extra":1}')).toThrow('unknown field "extra"');
+    expect(() => parsePolicyConfig(JSON.stringify({ ...KNOWN, rules: [{ rule_id: 'a.b', layer: 'server', priority: 0, result: 'allow', reason_code: 'a.b', human_summary: 'x', why: 1 }] }))).toThrow('unknown field "why"');
+    expect(() => parsePolicyConfig('{"revision":1,"revision":2}')).toThrow(RinError);
     expect(parsePolicyConfig(JSON.stringify(KNOWN)).known_effect_kinds).toEqual(['cargo.move', 'cargo.talk']);
   });
 

@@ -10,6 +10,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { RinError } from '../errors.js';
+import { decodeWireText } from '../wire.js';
 import type {
   BoundAction,
   ClockMode,
@@ -262,21 +263,57 @@ export function sealPolicyConfig(config: PolicyConfig): PolicyConfig {
   return sealed;
 }
 
+const names = { list: 'string' } as const;
+const RuleShape = {
+  fields: {
+    rule_id: 'string',
+    layer: 'string',
+    priority: 'i64',
+    result: 'string',
+    'effect_kinds?': names,
+    'operations?': names,
+    'ownership?': names,
+    'scopes?': names,
+    'tags_all?': names,
+    'tags_any?': names,
+    'risk_at_least?': 'string',
+    'risk_at_most?': 'string',
+    'reversible?': { ptr: 'bool' },
+    reason_code: 'string',
+    human_summary: 'string',
+  },
+} as const;
+const BudgetShape = {
+  fields: {
+    budget_id: 'string',
+    layer: 'string',
+    'effect_kinds?': names,
+    'operations?': names,
+    'tags_any?': names,
+    'max_actions?': 'u32',
+    'max_quantity?': 'u64',
+    'window?': { ptr: { fields: { clock: 'string', value: 'u64' } } },
+  },
+} as const;
+const PolicyConfigShape = {
+  fields: {
+    revision: 'u64',
+    profile: 'string',
+    'known_effect_kinds?': names,
+    'known_scopes?': names,
+    'rules?': { list: RuleShape },
+    'budgets?': { list: BudgetShape },
+    confirmation_ttl: { fields: { 'event?': 'u64', 'step?': 'u64', 'realtime?': 'u64' } },
+    confirmation_scopes: names,
+  },
+} as const;
+
 /**
- * Reads a policy JSON text (the reference's policy file format). Unknown members are rejected by
- * the sealing step only where they would change a decision; the text must be one JSON object.
+ * Reads a policy file in the reference's format: strict JSON (no duplicate names), unknown members
+ * refused at every depth, then sealed.
  */
 export function parsePolicyConfig(text: string): PolicyConfig {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw configError('gameplay policy must be one JSON value');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw configError('gameplay policy must be a JSON object');
-  const allowed = new Set(['revision', 'profile', 'known_effect_kinds', 'known_scopes', 'rules', 'budgets', 'confirmation_ttl', 'confirmation_scopes']);
-  for (const k of Object.keys(value)) if (!allowed.has(k)) throw configError(`gameplay policy: unknown member ${JSON.stringify(k)}`);
-  return sealPolicyConfig(value as PolicyConfig);
+  return sealPolicyConfig(decodeWireText<PolicyConfig>(text, PolicyConfigShape));
 }
 
 interface EffectDecision {
