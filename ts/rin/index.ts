@@ -23,3 +23,4 @@ export { HarborWorld, type Boat, type Berth, type HarborOptions } from './world/
 export { harborConformanceScenario, harborRequest, type HarborRequestOptions } from './world/conformance.js';
 export { CAPABILITY as HARBOR_CAPABILITY, EFFECT_KINDS as HARBOR_EFFECT_KINDS, EFFECT_SCOPES as HARBOR_EFFECT_SCOPES, harborCapabilities, harborObservationSchema } from './world/catalog.js';
 export { createRinControl, serveRinControl, isLoopbackHost, type RinControl, type RinControlOptions, type ServedRinControl } from './control/service.js';
+export { checkControlToken, CONTROL_DEFAULT_BASE_URL, CONTROL_MAX_RESPONSE_BYTES, CONTROL_TIMEOUT_MS, normalizeControlBaseUrl, RinControlClient, RinControlError, type ControlAnswer, type Plain, type RinControlClientOptions } from './client.js';
