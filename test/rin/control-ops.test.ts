@@ -3,6 +3,7 @@
  * idempotency, fencing, confirmation, delivery/ack/run/outcome, cancellation, expiry, waits.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
+import { RawJson } from '../../ts/crypto/gojson.js';
 import { Operations } from '../../ts/rin/control/operations.js';
 import { RinError } from '../../ts/rin/errors.js';
 import type { OperationView } from '../../ts/rin/types.js';
@@ -26,6 +27,12 @@ describe('submit', () => {
     expect(view.operation_id).toMatch(/^operation\.[0-9a-f]{32}$/);
     expect(view.cursor).toBe(`op2:queued:0:false:${w.clock.now()}::0:false:0`);
     expect(view.terminal).toBe(false);
+  });
+
+  it('keeps the arguments as submitted, compacted as the reference writes them back', async () => {
+    const view = await w.submit(ALICE, actionRequest(w.state, spec(), 'key.spaced', { arguments: new RawJson('{ "weight" : 1.50 ,\n "crate":"a<b" }') }));
+    expect(view.action_request?.arguments.text).toBe('{"weight":1.50,"crate":"a\\u003cb"}');
+    expect(view.bound_action?.normalized_arguments.text).toBe('{"crate":"a\\u003cb","weight":1.50}');
   });
 
   it('stores require_confirmation as awaiting-confirmation and deny as rejected with the reason code', async () => {

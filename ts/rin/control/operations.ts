@@ -11,6 +11,7 @@
  */
 import { canonicalGoJson, RawJson } from '../../crypto/gojson.js';
 import type { Db } from '../../server/db.js';
+import { goCompact } from '../canon.js';
 import { actionRequestDigest } from '../digest.js';
 import { RinError } from '../errors.js';
 import { canTransitionActionRun, validateActionOutcome, validateActionRun } from '../run.js';
@@ -391,7 +392,9 @@ export class Operations implements ControlOps {
     if (parentId !== '') validateIdentifier('parent_operation_id', parentId);
     validatePrincipal(principal);
     const who = sortedPrincipal(principal);
-    const request = input.action_request;
+    // Go keeps the submitted bytes and writes them back through json.Marshal, which compacts them:
+    // compacting once here gives the host and every view those same bytes.
+    const request: ActionRequest = { ...input.action_request, arguments: new RawJson(goCompact(input.action_request.arguments.text)) };
     const digest = requestDigest(request);
     const key = requestKey(who.id, request.idempotency_key);
     const print = fingerprint(digest, parentId, who);
