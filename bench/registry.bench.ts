@@ -5,12 +5,10 @@
 // (4) proof-of-work solve time per difficulty on the wasm and js backends. PostgreSQL is
 // AIGENORA_TEST_PG_URL, or a throwaway cluster started by scripts/lib/postgres.sh as the test suite
 // does; without PostgreSQL its rows say SKIPPED. No floors: figures only. Writes bench/results/registry.md.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { Crypto } from '../ts/crypto/backend.js';
 import { toHex } from '../ts/crypto/encoding.js';
 import { getCrypto } from '../ts/crypto/index.js';
@@ -18,6 +16,7 @@ import { registrationBody, restHeaders, signRegistration } from '../ts/registry/
 import { createServer, listen } from '../ts/server/app.js';
 import { silentLog } from '../ts/server/log.js';
 import { fmt, median, percentile, table } from './measure.js';
+import { freshDatabase, postgresUrl } from './postgres.js';
 
 const SECONDS = Number(process.env['BENCH_REGISTRY_SECONDS'] ?? 4);
 const CONCURRENCY = 8;
@@ -131,42 +130,6 @@ async function runOn(kind: 'pglite' | 'postgres', dbUrl?: string): Promise<DbRes
     await http.close();
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-/** AIGENORA_TEST_PG_URL, else a cluster of our own (stopped at the end), else undefined. */
-async function postgresUrl(): Promise<{ url: string; stop(): void } | undefined> {
-  const given = process.env['AIGENORA_TEST_PG_URL'];
-  if (given) return { url: given, stop: () => {} };
-  // Its own process group, so that stopping it also stops the sleep it waits on.
-  const child: ChildProcess = spawn('bash', [new URL('../scripts/lib/postgres.sh', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
-  const url = await new Promise<string | undefined>((resolve) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /AIGENORA_TEST_PG_URL=(\S+)/.exec(out);
-      if (m) resolve(m[1]);
-      else if (out.includes('SKIPPED')) resolve(undefined);
-    });
-    child.on('exit', () => resolve(undefined));
-  });
-  // The script's background sleep inherits this pipe and would outlive it, keeping this process alive.
-  child.stdout!.destroy();
-  if (!url) return undefined;
-  return { url, stop: () => process.kill(-child.pid!, 'SIGTERM') };
-}
-
-async function freshDatabase(baseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `aig_bench_${hex(6)}`;
-  const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: baseUrl });
-    await client.connect();
-    await client.query(sql);
-    await client.end();
-  };
-  await run(`CREATE DATABASE ${name}`);
-  const u = new URL(baseUrl);
-  u.pathname = `/${name}`;
-  return { url: u.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 function powTimes(crypto: Crypto, difficulty: number, n: number): { ms: number[]; hashesPerSecond: number } {
