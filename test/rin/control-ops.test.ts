@@ -124,6 +124,30 @@ describe('submit', () => {
     await rejects(failing, 'stale');
   });
 
+  it('a malformed gateway answer is refused and the request stays answerable; a host leaving fails it at once', async () => {
+    const pending = w.state.ops.submit(ALICE, submitBody(actionRequest(w.state, spec(), 'key.malformed')), w.signal);
+    const caught = pending.catch((e: unknown) => e);
+    await settle();
+    const batch = await w.state.ops.poll({ hostId: HOST, leaseId: w.state.lease.lease_id, limit: 4, waitMillis: 0, signal: w.signal });
+    const id = batch.gateway_requests[0]!.request.gateway_request_id;
+    const snapshot = { now: { clock: 'step', value: 1 }, epoch: w.state.epoch, observation_sequence: 10 };
+    await rejects(w.state.ops.gatewayResult(wire({ host_id: HOST, lease_id: w.state.lease.lease_id, result: { gateway_request_id: id, snapshot } })), 'invalid');
+    const again = await w.state.ops.poll({ hostId: HOST, leaseId: w.state.lease.lease_id, limit: 4, waitMillis: 0, signal: w.signal });
+    expect(again.gateway_requests.map((g) => [g.request.gateway_request_id, g.delivery_attempt])).toEqual([[id, 2]]);
+    await w.state.mutate(() => w.state.ops.onHostUnregistered(HOST, w.clock.now()));
+    expect(((await caught) as RinError).code).toBe('unavailable');
+  });
+
+  it('a publication with a new authority revision fences unaccepted work: undelivered → stale, delivered → cancel requested', async () => {
+    const delivered = await w.submit(ALICE, actionRequest(w.state, spec(), 'key.auth1'));
+    await w.host.pollOnce();
+    const queued = await w.submit(ALICE, actionRequest(w.state, spec(), 'key.auth2'));
+    const actors = [...w.state.actors.values()].map((a) => ({ ...a.publication, decision_authority: { ...a.publication.decision_authority, revision: 2 } }));
+    await w.state.mutate(() => w.state.ops.onWorldPublished(HOST, { world_id: 'world.harbor', display_name: 'Harbor', sequence: 2, actors }, w.clock.now()));
+    expect((await w.state.ops.get(ALICE, wire({ operation_id: queued.operation_id }))).status).toBe('stale');
+    expect((await w.state.ops.get(ALICE, wire({ operation_id: delivered.operation_id }))).cancel_requested).toBe(true);
+  });
+
   it('an active emergency stop makes policy deny the submission', async () => {
     await w.state.stop(ACTOR);
     const view = await w.submit(ALICE, actionRequest(w.state, spec(), 'key.stopped'));
