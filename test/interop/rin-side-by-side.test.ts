@@ -6,7 +6,11 @@
  * random or timed (ids, timestamps, cursors, lease ids) are compared by shape only.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RawJson } from '../../ts/crypto/gojson.js';
+import { RinControlClient } from '../../ts/rin/client.js';
 import type { ServedRinControl } from '../../ts/rin/control/service.js';
+import { actionRequestDigest } from '../../ts/rin/digest.js';
+import type { ActionRequest } from '../../ts/rin/types.js';
 import { tempDir } from '../shared/tmp.js';
 import { attachHarbor, describeWithReference, importReferenceSdk, RIN_TOKEN, serveOurDaemon, startGoDaemon, type AttachedHarbor, type Daemon } from './rin-harness.js';
 
@@ -191,6 +195,41 @@ describeWithReference('our control daemon answers as the reference one does', ()
       return out;
     });
     same(mine, ref);
+  });
+
+  it('carries raw argument lexemes byte for byte, to the same request digest', async () => {
+    // Sent through our client (the SDK's JSON.stringify would turn 2.0 into 2): Go keeps the lexeme and
+    // re-derives the digest our host sealed, so a difference in canonical JSON would be refused there.
+    const texts: Json[] = [];
+    for (const [i, url] of [go.url, ours.url].entries()) {
+      const c = new RinControlClient({ baseUrl: url, token: RIN_TOKEN });
+      const actor = await c.getActor(target);
+      const spec = await c.describeCapability({ ...target, capability: { id: 'harbor.load-cargo', version: '1.0.0' } });
+      const request: ActionRequest = {
+        request_id: 'request.lexeme',
+        controller_id: 'controller.side',
+        actor_id: target.actor_id,
+        capability: spec.capability,
+        spec_digest: spec.digest,
+        arguments: new RawJson('{ "crates" : 2.0 }'),
+        expected_epoch: actor.epoch,
+        observation_sequence: actor.observation_seq,
+        idempotency_key: 'key.lexeme',
+      };
+      const op = await c.submitAction({ host_id: target.host_id, world_id: target.world_id, action_request: request });
+      const done = await untilTerminal(new Client(url, { token: RIN_TOKEN }), attached[i]!, op);
+      const text = (await c.call('POST', '/control/v2/operations/get', { operation_id: op.operation_id })).text;
+      texts.push({
+        status: done.status,
+        output: done.output,
+        arguments: /"arguments":(\{[^}]*\})/.exec(text)?.[1],
+        normalized: /"normalized_arguments":(\{[^}]*\})/.exec(text)?.[1],
+      });
+      // The digest depends on the world's observation sequence, which the two harbors need not share.
+      expect(/"request_digest":"([0-9a-f]{64})"/.exec(text)?.[1]).toBe(actionRequestDigest(request));
+    }
+    same(texts.slice(1), texts.slice(0, 1));
+    expect(texts[0]).toMatchObject({ status: 'succeeded', arguments: '{"crates":2.0}', normalized: '{"crates":2.0}' });
   });
 
   it('emergency stop revisions and the policy refusal while stopped', async () => {
