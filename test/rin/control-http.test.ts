@@ -357,4 +357,25 @@ describe('rin control served on loopback, driven by the reference JavaScript SDK
       await served.close();
     }
   });
+
+  it('a client that hangs up during a long poll frees its wait at once', async () => {
+    const clock = new VirtualTimers();
+    const served = await serveRinControl({ token: TOKEN, principal: ALL_SCOPES, ops: fakeOps([]), log: silentLog, listen: '127.0.0.1:0', clock });
+    try {
+      const post = (path: string, body: unknown, signal?: AbortSignal) =>
+        fetch(`${served.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal });
+      const lease = (await (await post('/control/v2/host/register', registration('hangup.host'))).json()) as { lease_id: string };
+      expect((await post('/control/v2/host/publish', { host_id: 'hangup.host', lease_id: lease.lease_id, publication: publication(1) })).status).toBe(200);
+      const hangUp = new AbortController();
+      const wait = post('/control/v2/wait-actor', { host_id: 'hangup.host', world_id: 'world.one', actor_id: 'actor.one', after_observation_seq: 1, after_authority_revision: 1, wait_millis: 20_000 }, hangUp.signal).catch(() => 'hung up');
+      for (let i = 0; i < 100 && clock.pending === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(clock.pending).toBe(1);
+      hangUp.abort();
+      expect(await wait).toBe('hung up');
+      for (let i = 0; i < 100 && clock.pending > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(clock.pending).toBe(0);
+    } finally {
+      await served.close();
+    }
+  });
 });
