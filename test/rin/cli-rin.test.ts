@@ -3,10 +3,14 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BIN } from '../interop/harness.js';
 import { describeWithReference, freePort, harborPolicy, PRINCIPAL, RIN_TOKEN, SCOPES, startDaemon, startGoDaemon, type Daemon } from '../interop/rin-harness.js';
 import { tempDir } from '../shared/tmp.js';
+
+// Each command is a new Node process (tsx compiles the CLI on start): on a loaded machine a test of
+// several commands can take longer than the default minute.
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 });
 
 interface Ran {
   status: number | null;
