@@ -11,7 +11,9 @@
 // for an operation's outcome before the next submit), which gives the submit → outcome latency.
 // Both are bounded by time and by an operation count that stays under the reference's fixed limit of
 // 1,024 operations per daemon. Our daemon, the host agent and the controllers share this process; the
-// Go daemon is a process of its own. No floors: figures only. Writes bench/results/rin-control.md.
+// Go daemon is a process of its own. Our daemon's database is opened here and handed over, to count the
+// transactions and statements an operation costs. No floors: figures only. Writes
+// bench/results/rin-control.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,6 +30,7 @@ import { AdapterCoordinator } from '../ts/rin/hostkit/coordinator.js';
 import type { ActionRequest, CapabilityRef, Epoch } from '../ts/rin/types.js';
 import { CAPABILITY, EFFECT_KINDS, EFFECT_SCOPES } from '../ts/rin/world/catalog.js';
 import { HarborWorld } from '../ts/rin/world/harbor.js';
+import { openDb, type Db } from '../ts/server/db.js';
 import { silentLog } from '../ts/server/log.js';
 import { fmt, median, percentile, table } from './measure.js';
 import { freshDatabase, postgresUrl } from './postgres.js';
@@ -71,6 +74,46 @@ interface Column {
   burst?: Phase;
   closed?: Phase;
   agent?: string;
+  /** Our daemon: database transactions and statements over the measured operations. */
+  db?: { transactions: number; statements: number; ms: number };
+}
+
+/** Counts what the daemon asks of its database (transactions, statements, time inside transactions). */
+class CountingDb implements Db {
+  transactions = 0;
+  statements = 0;
+  ms = 0;
+  constructor(
+    private readonly inner: Db,
+    private readonly top = inner,
+    private readonly root?: CountingDb,
+  ) {}
+  get kind(): Db['kind'] {
+    return this.inner.kind;
+  }
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<R[]> {
+    (this.root ?? this).statements++;
+    return this.inner.query<R>(sql, params);
+  }
+  exec(sql: string): Promise<void> {
+    return this.inner.exec(sql);
+  }
+  async transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+    if (this.root) return fn(this);
+    this.transactions++;
+    const t = performance.now();
+    try {
+      return await this.top.transaction((tx) => fn(new CountingDb(tx, tx, this)));
+    } finally {
+      this.ms += performance.now() - t;
+    }
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+  reset(): void {
+    this.transactions = this.statements = this.ms = 0;
+  }
 }
 
 /** One controller: a lease on its boat and what a submit needs, taken from the boat's observation. */
@@ -183,7 +226,7 @@ async function closedLoop(controllers: Controller[], seconds = SECONDS, cap = PH
 }
 
 /** The harbor (ACTORS boats) attached to the daemon at `url` through our host agent, and the whole workload. */
-async function workload(name: string, url: string): Promise<Column> {
+async function workload(name: string, url: string, db?: CountingDb): Promise<Column> {
   const dispatcher = new SerialDispatcher();
   const boats = Array.from({ length: ACTORS }, (_, i) => ({ actor_id: `boat${i + 1}`, name: `Boat ${i + 1}` }));
   const harbor = new HarborWorld({ owner: PRINCIPAL, boats });
@@ -202,6 +245,7 @@ async function workload(name: string, url: string): Promise<Column> {
     });
     const controllers = await Promise.all(boats.map((b) => controller(url, b.actor_id)));
     await closedLoop(controllers, 60, WARMUP * controllers.length);
+    db?.reset();
     console.log(`  ${name}: warmed up, ${ACTORS} controllers; back-to-back submits for up to ${SECONDS} s`);
     const burstPhase = await burst(controllers);
     console.log(`  ${name}: closed loop for up to ${SECONDS} s`);
@@ -209,7 +253,8 @@ async function workload(name: string, url: string): Promise<Column> {
     const s = agent.stats();
     const agentText = `${s.gatewayAnswers} gateway answers, ${s.executed} executed, ${s.refused} refused, ${s.publications} publications, ${s.retries} retries, ${errors.length} errors`;
     if (errors.length > 0) console.warn(`  ${name}: host agent errors: ${errors.slice(0, 3).map((e) => `${e.code}: ${e.message}`).join(' | ')}`);
-    return { name, burst: burstPhase, closed, agent: agentText };
+    const counted = db && { transactions: db.transactions, statements: db.statements, ms: db.ms };
+    return { name, burst: burstPhase, closed, agent: agentText, ...(counted && { db: counted }) };
   } finally {
     await agent?.stop().catch((e: unknown) => console.warn(`  ${name}: agent stop: ${e instanceof Error ? e.message : String(e)}`));
   }
@@ -217,18 +262,17 @@ async function workload(name: string, url: string): Promise<Column> {
 
 async function ours(name: string, dbUrl?: string): Promise<Column> {
   const dir = mkdtempSync(join(tmpdir(), 'aigenora-rinbench-'));
-  const served = await serveRinControl({
-    token: TOKEN,
-    principal: { id: PRINCIPAL, granted_scopes: SCOPES },
-    policy: POLICY,
-    ...(dbUrl ? { dbUrl } : { dataDir: dir }),
-    listen: '127.0.0.1:0',
-    log: silentLog,
-  });
+  // Opened here (where `aigenora rin serve` would put it) only to count the daemon's use of it.
+  const db = new CountingDb(await openDb({ url: dbUrl, dir: dbUrl ? undefined : join(dir, 'db') }));
   try {
-    return await workload(name, served.url);
+    const served = await serveRinControl({ token: TOKEN, principal: { id: PRINCIPAL, granted_scopes: SCOPES }, policy: POLICY, db, listen: '127.0.0.1:0', log: silentLog });
+    try {
+      return await workload(name, served.url, db);
+    } finally {
+      await served.close();
+    }
   } finally {
-    await served.close();
+    await db.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
@@ -312,9 +356,16 @@ const rows: Row[] = [
   ['closed loop: submit → outcome median ms', (c) => c.closed && median(c.closed.outcome), ms],
   ['closed loop: submit → outcome p95 ms', (c) => c.closed && percentile(c.closed.outcome, 0.95), ms],
   ['operations measured (back-to-back + closed)', (c) => c.burst && c.closed && c.burst.ops + c.closed.ops, String],
+  ['database transactions per operation', (c) => c.db && c.burst && c.closed && c.db.transactions / (c.burst.ops + c.closed.ops), (x) => x.toFixed(1)],
+  ['database statements per operation', (c) => c.db && c.burst && c.closed && c.db.statements / (c.burst.ops + c.closed.ops), (x) => x.toFixed(1)],
+  ['ms inside database transactions per operation', (c) => c.db && c.burst && c.closed && c.db.ms / (c.burst.ops + c.closed.ops), ms],
 ];
 const [pglite, postgres, goRef] = columns as [Column, Column, Column];
-const cell = (c: Column, r: Row) => (c.skipped ? 'SKIPPED' : r[2](r[1](c)!));
+const cell = (c: Column, r: Row) => {
+  if (c.skipped) return 'SKIPPED';
+  const v = r[1](c);
+  return v === undefined ? '–' : r[2](v);
+};
 const ratio = (r: Row) => {
   const a = r[1](pglite);
   const b = r[1](postgres);
@@ -326,7 +377,7 @@ const lines = [
   '',
   `${new Date().toISOString()} · Node ${process.version} · load average ${loadText(load0)} at the start, ${loadText(load1)} at the end, on a shared 2-core machine · ${total.toFixed(0)} s in all`,
   '',
-  `Each daemon: the built-in harbor with ${ACTORS} boats attached through our host agent over HTTP (long poll 1 s), ${ACTORS} controllers (RinControlClient, one controller lease per boat) submitting \`${CAPABILITY.inspect}\` (immediate, read-only, low risk; the guarded policy told the harbor's vocabulary allows it), each operation waited for until it succeeded. After ${WARMUP} warm-up operations per controller: back-to-back submits (the next submit once the last is accepted; outcomes waited for in order), then a closed loop (submit, wait for the outcome, repeat); each phase at most ${SECONDS} s and ${PHASE_CAP} operations (the Go daemon keeps at most 1,024 operations). Our daemon runs in the bench's process beside the agent and the controllers, PGlite on disk in a temporary directory, PostgreSQL a throwaway local cluster (fsync off); the Go daemon is its own process with its own file store.`,
+  `Each daemon: the built-in harbor with ${ACTORS} boats attached through our host agent over HTTP (long poll 1 s), ${ACTORS} controllers (RinControlClient, one controller lease per boat) submitting \`${CAPABILITY.inspect}\` (immediate, read-only, low risk; the guarded policy told the harbor's vocabulary allows it), each operation waited for until it succeeded. After ${WARMUP} warm-up operations per controller: back-to-back submits (the next submit once the last is accepted; outcomes waited for in order), then a closed loop (submit, wait for the outcome, repeat); each phase at most ${SECONDS} s and ${PHASE_CAP} operations (the Go daemon keeps at most 1,024 operations). Our daemon runs in the bench's process beside the agent and the controllers, PGlite on disk in a temporary directory (as \`aigenora rin serve\` keeps it), PostgreSQL a throwaway local cluster (fsync off), the database opened by the bench and handed to serveRinControl so that its transactions and statements are counted (over the measured operations, waits and polls included); the Go daemon is its own process with its own file store.`,
   '',
   ...(skips.length > 0 ? [...skips, ''] : []),
   ...table(
