@@ -258,6 +258,12 @@ describe('rin control HTTP', () => {
     const wrongMethod = await h.call('/control/v2/worlds', undefined, { method: 'GET' });
     expect(wrongMethod.status).toBe(405);
     expect(wrongMethod.headers.get('allow')).toBe('POST');
+    const postHealth = await h.call('/health', {}, { token: null });
+    expect(postHealth.status).toBe(405);
+    expect(postHealth.headers.get('allow')).toBe('GET, HEAD');
+    const head = await h.call('/control/v2/info', undefined, { method: 'HEAD' });
+    expect([head.status, head.text, head.headers.get('content-type')]).toEqual([200, '', 'application/json']);
+    expect((await h.call('/control/v2/info', undefined, { method: 'HEAD', token: null })).status).toBe(401);
   });
 });
 

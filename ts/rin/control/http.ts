@@ -190,6 +190,7 @@ function routes(core: ControlCore, principal: Principal | undefined): Route[] {
   const client = (path: string, handler: Handler, method: 'GET' | 'POST' = 'POST'): Route => ({ method, path: `/control/v2/${path}`, client: true, handler });
   const ops = () => core.ops;
   return [
+    { method: 'GET', path: '/health', client: false, handler: async () => STATUS('ok') },
     { method: 'GET', path: '/control/v2/health', client: false, handler: async () => STATUS('ok') },
     host('register', async (_c, body) => {
       const input = decodeBody<HostRegistration>(await body(), HostRegistrationShape);
@@ -281,7 +282,7 @@ function routes(core: ControlCore, principal: Principal | undefined): Route[] {
   ];
 }
 
-/** The app and its routes as `METHOD path` (GET /health aside). */
+/** The app and its rin.control/v2 routes as `METHOD path` (GET /health, outside the contract, aside). */
 export function createControlApp(core: ControlCore, opts: HttpOptions): { app: Hono; routes: string[] } {
   const app = new Hono();
   const table = routes(core, opts.principal).filter((r) => !r.client || opts.principal !== undefined);
@@ -302,22 +303,21 @@ export function createControlApp(core: ControlCore, opts: HttpOptions): { app: H
   app.all('*', async (c) => {
     const path = c.req.path;
     try {
-      if (path === '/health') {
-        if (c.req.method !== 'GET') throw new TransportError(405, 'method not allowed');
-        return jsonResponse(200, STATUS('ok'));
-      }
       const route = byPath.get(path);
       if (route === undefined) throw new TransportError(404, 'not found');
-      if (c.req.method !== route.method) {
-        return jsonResponse(405, { error: 'method not allowed' }, { Allow: route.method });
+      // A GET route answers HEAD too, without the body, as Go's mux does.
+      const head = c.req.method === 'HEAD' && route.method === 'GET';
+      if (c.req.method !== route.method && !head) {
+        return jsonResponse(405, { error: 'method not allowed' }, { Allow: route.method === 'GET' ? 'GET, HEAD' : route.method });
       }
       let read: Promise<WireBody> | undefined;
       const body = (): Promise<WireBody> => (read ??= readWireBody(c.req.raw, opts.maxBodyBytes));
       const value = await route.handler(c, body);
-      return jsonResponse(200, value);
+      const res = jsonResponse(200, value);
+      return head ? new Response(null, { status: res.status, headers: res.headers }) : res;
     } catch (e) {
       return errorResponse(e, opts.log, path);
     }
   });
-  return { app, routes: table.map((r) => `${r.method} ${r.path}`) };
+  return { app, routes: table.filter((r) => r.path.startsWith('/control/v2/')).map((r) => `${r.method} ${r.path}`) };
 }
