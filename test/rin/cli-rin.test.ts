@@ -275,7 +275,10 @@ describeWithReference('aigenora rin serve keeps finished operations across a res
       expect(r.status, r.err).toBe(0);
       const op = JSON.parse(r.out) as { operation_id: string; status: string };
       expect(op.status).toBe('succeeded');
+      // SIGTERM: the host unregisters before it exits, so its world is listed offline at once.
       await host.stop();
+      expect(host.child.exitCode, host.output()).toBe(0);
+      expect((await rinCli(['worlds', '--control', daemon.url])).out).toBe('harbor-host/harbor "Harbor" offline\n');
       await daemon.stop();
       expect(daemon.child.exitCode, daemon.output()).toBe(0);
       // The same port: the restarted daemon is a new process on the same database.
