@@ -3,7 +3,8 @@
  * controller's commands against one (worlds, observe, capabilities, submit, operation, emergency-stop).
  *
  * The bearer token comes from $RIN_CONTROL_TOKEN only, never a flag: a flag would show in `ps`. Text from
- * the daemon is printed with control characters removed; --json prints its answer as received.
+ * the daemon is printed with control characters removed; --json prints its answer re-encoded from the
+ * parsed value (members and values kept; a raw number such as 2.0 prints as 2).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
