@@ -236,7 +236,7 @@ export class Hosts {
       lease_id: this.core.newId('lease'),
       expires_at_unix_millis: now + request.lease_ttl_millis,
     };
-    // Decoded bodies belong to this call alone, so they are kept without a copy; views copy what they hand out.
+    // A decoded body belongs to this call alone and stored values are never mutated, so no copy is needed.
     this.entries.set(request.host_id, { registration: { ...request }, lease, worlds: new Map() });
     return { ...lease };
   }
