@@ -30,6 +30,8 @@ export async function freshDatabase(baseUrl: string): Promise<{ url: string; dro
   const name = `aig_bench_${randomBytes(6).toString('hex')}`;
   const run = async (sql: string) => {
     const client = new pg.Client({ connectionString: baseUrl });
+    // A connection lost mid-statement also rejects the statement: that is the error the caller sees.
+    client.on('error', () => {});
     await client.connect();
     await client.query(sql);
     await client.end();

@@ -10,16 +10,17 @@
 // submit is accepted; the operations are then waited for), (2) a closed loop (each controller waits
 // for an operation's outcome before the next submit), which gives the submit → outcome latency.
 // Both are bounded by time and by an operation count that stays under the reference's fixed limit of
-// 1,024 operations per daemon. Our daemon, the host agent and the controllers share this process; the
-// Go daemon is a process of its own. Our daemon's database is opened here and handed over, to count the
-// transactions and statements an operation costs. No floors: figures only. Writes
-// bench/results/rin-control.md.
-import { spawn, type ChildProcess } from 'node:child_process';
+// 1,024 operations per daemon. Each daemon runs in a process of its own (ours is this file forked with
+// DAEMON_FLAG); the host agent and the controllers share the bench's process. Our daemon's database is
+// opened beside it and handed over, to count the transactions and statements an operation costs. No
+// floors: figures only. Writes bench/results/rin-control.md.
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { RawJson } from '../ts/crypto/gojson.js';
 import { RinControlClient } from '../ts/rin/client.js';
 import { serveRinControl } from '../ts/rin/control/service.js';
@@ -42,7 +43,9 @@ const WARMUP = 3;
 /** Operations per phase across all controllers: two phases and the warm-up stay under the Go daemon's 1,024. */
 const PHASE_CAP = 480;
 const BIN = process.env['AIGENORA_RIN_CONTROL'] ?? new URL('../.cache/rin-control', import.meta.url).pathname;
-const TOKEN = randomBytes(24).toString('hex');
+/** The daemon child gets the token from its parent by environment, never by argument (it would show in `ps`). */
+const TOKEN = process.env['BENCH_RIN_CONTROL_TOKEN'] ?? randomBytes(24).toString('hex');
+const DAEMON_FLAG = '--rin-control-daemon';
 const PRINCIPAL = 'bench.player';
 const SCOPES = ['actor.read', 'actor.control', 'actor.execute', 'operation.cancel', 'rin.policy.confirm'];
 const HOST = 'harbor.bench';
@@ -53,9 +56,7 @@ const POLICY = JSON.stringify({
   confirmation_ttl: { event: 16, step: 600, realtime: 30_000 }, confirmation_scopes: ['rin.policy.confirm'],
 });
 
-const load0 = loadavg();
 const loadText = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
-console.log(`rin-control bench: load average ${loadText(load0)} at the start (2 shared cores)`);
 
 interface Phase {
   ops: number;
@@ -68,6 +69,12 @@ interface Phase {
   drainSeconds?: number;
 }
 
+interface DbCounts {
+  transactions: number;
+  statements: number;
+  ms: number;
+}
+
 interface Column {
   name: string;
   skipped?: string;
@@ -75,7 +82,7 @@ interface Column {
   closed?: Phase;
   agent?: string;
   /** Our daemon: database transactions and statements over the measured operations. */
-  db?: { transactions: number; statements: number; ms: number };
+  db?: DbCounts;
 }
 
 /** Counts what the daemon asks of its database (transactions, statements, time inside transactions). */
@@ -226,7 +233,13 @@ async function closedLoop(controllers: Controller[], seconds = SECONDS, cap = PH
 }
 
 /** The harbor (ACTORS boats) attached to the daemon at `url` through our host agent, and the whole workload. */
-async function workload(name: string, url: string, db?: CountingDb): Promise<Column> {
+/** Our daemon's database counters, in its own process. */
+interface Counter {
+  reset(): Promise<void>;
+  read(): Promise<DbCounts>;
+}
+
+async function workload(name: string, url: string, counter?: Counter): Promise<Column> {
   const dispatcher = new SerialDispatcher();
   const boats = Array.from({ length: ACTORS }, (_, i) => ({ actor_id: `boat${i + 1}`, name: `Boat ${i + 1}` }));
   const harbor = new HarborWorld({ owner: PRINCIPAL, boats });
@@ -245,7 +258,7 @@ async function workload(name: string, url: string, db?: CountingDb): Promise<Col
     });
     const controllers = await Promise.all(boats.map((b) => controller(url, b.actor_id)));
     await closedLoop(controllers, 60, WARMUP * controllers.length);
-    db?.reset();
+    await counter?.reset();
     console.log(`  ${name}: warmed up, ${ACTORS} controllers; back-to-back submits for up to ${SECONDS} s`);
     const burstPhase = await burst(controllers);
     console.log(`  ${name}: closed loop for up to ${SECONDS} s`);
@@ -253,27 +266,78 @@ async function workload(name: string, url: string, db?: CountingDb): Promise<Col
     const s = agent.stats();
     const agentText = `${s.gatewayAnswers} gateway answers, ${s.executed} executed, ${s.refused} refused, ${s.publications} publications, ${s.retries} retries, ${errors.length} errors`;
     if (errors.length > 0) console.warn(`  ${name}: host agent errors: ${errors.slice(0, 3).map((e) => `${e.code}: ${e.message}`).join(' | ')}`);
-    const counted = db && { transactions: db.transactions, statements: db.statements, ms: db.ms };
-    return { name, burst: burstPhase, closed, agent: agentText, ...(counted && { db: counted }) };
+    return { name, burst: burstPhase, closed, agent: agentText, ...(counter && { db: await counter.read() }) };
   } finally {
     await agent?.stop().catch((e: unknown) => console.warn(`  ${name}: agent stop: ${e instanceof Error ? e.message : String(e)}`));
   }
 }
 
-async function ours(name: string, dbUrl?: string): Promise<Column> {
+/**
+ * The daemon process (this file run with DAEMON_FLAG): our control daemon on PGlite under a temporary
+ * directory or on BENCH_RIN_CONTROL_DB, its database opened here, where `aigenora rin serve` would put
+ * it, so that its use is counted. Talks to the bench over IPC: {url} once listening; 'reset' and
+ * 'read' the counters; it stops on 'stop' or when the bench goes away.
+ */
+async function daemonProcess(): Promise<void> {
+  const dbUrl = process.env['BENCH_RIN_CONTROL_DB'] || undefined;
   const dir = mkdtempSync(join(tmpdir(), 'aigenora-rinbench-'));
-  // Opened here (where `aigenora rin serve` would put it) only to count the daemon's use of it.
   const db = new CountingDb(await openDb({ url: dbUrl, dir: dbUrl ? undefined : join(dir, 'db') }));
+  const served = await serveRinControl({ token: TOKEN, principal: { id: PRINCIPAL, granted_scopes: SCOPES }, policy: POLICY, db, listen: '127.0.0.1:0', log: silentLog });
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      await served.close().catch(() => undefined);
+      await db.close().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+      process.exit(0);
+    })());
+  process.on('disconnect', () => void stop());
+  process.on('message', (m: unknown) => {
+    if (m === 'reset') {
+      db.reset();
+      process.send!('reset');
+    } else if (m === 'read') process.send!({ transactions: db.transactions, statements: db.statements, ms: db.ms } satisfies DbCounts);
+    else if (m === 'stop') void stop();
+  });
+  process.send!({ url: served.url });
+}
+
+/** Our daemon in a process of its own (as the Go daemon is), with the workload run against it. */
+async function ours(name: string, dbUrl?: string): Promise<Column> {
+  const child = fork(fileURLToPath(import.meta.url), [DAEMON_FLAG], {
+    env: { ...process.env, BENCH_RIN_CONTROL_TOKEN: TOKEN, BENCH_RIN_CONTROL_DB: dbUrl ?? '' },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const next = (): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`${name}: the daemon process exited (${code}) early`));
+      child.once('exit', onExit);
+      child.once('message', (m) => {
+        child.off('exit', onExit);
+        resolve(m);
+      });
+    });
   try {
-    const served = await serveRinControl({ token: TOKEN, principal: { id: PRINCIPAL, granted_scopes: SCOPES }, policy: POLICY, db, listen: '127.0.0.1:0', log: silentLog });
-    try {
-      return await workload(name, served.url, db);
-    } finally {
-      await served.close();
-    }
+    const { url } = (await next()) as { url: string };
+    const counter: Counter = {
+      reset: async () => {
+        const answer = next();
+        child.send('reset');
+        await answer;
+      },
+      read: async () => {
+        const answer = next();
+        child.send('read');
+        return (await answer) as DbCounts;
+      },
+    };
+    return await workload(name, url, counter);
   } finally {
-    await db.close();
-    rmSync(dir, { recursive: true, force: true });
+    if (child.connected) child.send('stop');
+    const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(kill);
   }
 }
 
@@ -315,81 +379,91 @@ async function reference(name: string): Promise<Column> {
 }
 
 // ---------------------------------------------------------------- the run
-const t0 = performance.now();
-const columns: Column[] = [];
-console.log('  PGlite …');
-columns.push(await ours('ours, PGlite'));
-const pgServer = await postgresUrl();
-if (pgServer) {
-  const db = await freshDatabase(pgServer.url);
-  try {
-    console.log('  PostgreSQL …');
-    columns.push(await ours('ours, PostgreSQL', db.url));
-  } finally {
-    await db.drop();
-    pgServer.stop();
+async function main(): Promise<void> {
+  const load0 = loadavg();
+  console.log(`rin-control bench: load average ${loadText(load0)} at the start (2 shared cores)`);
+  const t0 = performance.now();
+  const columns: Column[] = [];
+  console.log('  PGlite …');
+  columns.push(await ours('ours, PGlite'));
+  const pgServer = await postgresUrl();
+  // Only a cluster that cannot be had is a skip; a failure of our daemon on it fails the bench.
+  const db = pgServer && (await freshDatabase(pgServer.url).catch((e: unknown) => (e instanceof Error ? e.message : String(e))));
+  if (pgServer && typeof db === 'object') {
+    try {
+      console.log('  PostgreSQL …');
+      columns.push(await ours('ours, PostgreSQL', db.url));
+    } finally {
+      await db.drop().catch((e: unknown) => console.warn(`  dropping the bench database: ${e instanceof Error ? e.message : String(e)}`));
+      pgServer.stop();
+    }
+  } else {
+    pgServer?.stop();
+    const why = db === undefined ? 'no AIGENORA_TEST_PG_URL and no cluster could be started' : `no database could be created on the cluster: ${db}`;
+    console.warn(`\n*** rin-control bench: PostgreSQL SKIPPED (${why}) ***\n`);
+    columns.push({ name: 'ours, PostgreSQL', skipped: why });
   }
-} else {
-  console.warn('\n*** rin-control bench: PostgreSQL SKIPPED (no AIGENORA_TEST_PG_URL and no cluster could be started) ***\n');
-  columns.push({ name: 'ours, PostgreSQL', skipped: 'no AIGENORA_TEST_PG_URL and no cluster could be started' });
-}
-console.log('  Go reference …');
-const go = await reference('Go reference');
-if (go.skipped) console.warn(`\n*** rin-control bench: Go reference SKIPPED: ${go.skipped} ***\n`);
-columns.push(go);
-const load1 = loadavg();
-const total = (performance.now() - t0) / 1000;
+  console.log('  Go reference …');
+  const go = await reference('Go reference');
+  if (go.skipped) console.warn(`\n*** rin-control bench: Go reference SKIPPED: ${go.skipped} ***\n`);
+  columns.push(go);
+  const load1 = loadavg();
+  const total = (performance.now() - t0) / 1000;
 
-// ---------------------------------------------------------------- the report
-const ms = (x: number) => (Number.isNaN(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
-type Row = [label: string, value: (c: Column) => number | undefined, format: (x: number) => string];
-const rows: Row[] = [
-  ['back-to-back: submits/s (accepted)', (c) => c.burst && c.burst.ops / c.burst.seconds, fmt],
-  ['back-to-back: completed ops/s (first submit → last outcome)', (c) => c.burst && c.burst.ops / c.burst.drainSeconds!, fmt],
-  ['back-to-back: submit median ms', (c) => c.burst && median(c.burst.submit), ms],
-  ['back-to-back: submit p95 ms', (c) => c.burst && percentile(c.burst.submit, 0.95), ms],
-  ['back-to-back: submit → outcome median ms', (c) => c.burst && median(c.burst.outcome), ms],
-  ['back-to-back: submit → outcome p95 ms', (c) => c.burst && percentile(c.burst.outcome, 0.95), ms],
-  ['closed loop: completed ops/s', (c) => c.closed && c.closed.ops / c.closed.seconds, fmt],
-  ['closed loop: submit median ms', (c) => c.closed && median(c.closed.submit), ms],
-  ['closed loop: submit p95 ms', (c) => c.closed && percentile(c.closed.submit, 0.95), ms],
-  ['closed loop: submit → outcome median ms', (c) => c.closed && median(c.closed.outcome), ms],
-  ['closed loop: submit → outcome p95 ms', (c) => c.closed && percentile(c.closed.outcome, 0.95), ms],
-  ['operations measured (back-to-back + closed)', (c) => c.burst && c.closed && c.burst.ops + c.closed.ops, String],
-  ['database transactions per operation', (c) => c.db && c.burst && c.closed && c.db.transactions / (c.burst.ops + c.closed.ops), (x) => x.toFixed(1)],
-  ['database statements per operation', (c) => c.db && c.burst && c.closed && c.db.statements / (c.burst.ops + c.closed.ops), (x) => x.toFixed(1)],
-  ['ms inside database transactions per operation', (c) => c.db && c.burst && c.closed && c.db.ms / (c.burst.ops + c.closed.ops), ms],
-];
-const [pglite, postgres, goRef] = columns as [Column, Column, Column];
-const cell = (c: Column, r: Row) => {
-  if (c.skipped) return 'SKIPPED';
-  const v = r[1](c);
-  return v === undefined ? '–' : r[2](v);
-};
-const ratio = (r: Row) => {
-  const a = r[1](pglite);
-  const b = r[1](postgres);
-  return a === undefined || b === undefined || !(a > 0) ? '–' : `${(b / a).toFixed(2)}×`;
-};
-const skips = columns.filter((c) => c.skipped).map((c) => `**${c.name}: SKIPPED** (${c.skipped}).`);
-const lines = [
-  '# rin.control/v2 control plane, end to end (loopback HTTP)',
-  '',
-  `${new Date().toISOString()} · Node ${process.version} · load average ${loadText(load0)} at the start, ${loadText(load1)} at the end, on a shared 2-core machine · ${total.toFixed(0)} s in all`,
-  '',
-  `Each daemon: the built-in harbor with ${ACTORS} boats attached through our host agent over HTTP (long poll 1 s), ${ACTORS} controllers (RinControlClient, one controller lease per boat) submitting \`${CAPABILITY.inspect}\` (immediate, read-only, low risk; the guarded policy told the harbor's vocabulary allows it), each operation waited for until it succeeded. After ${WARMUP} warm-up operations per controller: back-to-back submits (the next submit once the last is accepted; outcomes waited for in order), then a closed loop (submit, wait for the outcome, repeat); each phase at most ${SECONDS} s and ${PHASE_CAP} operations (the Go daemon keeps at most 1,024 operations). Our daemon runs in the bench's process beside the agent and the controllers, PGlite on disk in a temporary directory (as \`aigenora rin serve\` keeps it), PostgreSQL a throwaway local cluster (fsync off), the database opened by the bench and handed to serveRinControl so that its transactions and statements are counted (over the measured operations, waits and polls included); the Go daemon is its own process with its own file store.`,
-  '',
-  ...(skips.length > 0 ? [...skips, ''] : []),
-  ...table(
-    ['', pglite.name, postgres.name, 'PostgreSQL / PGlite', goRef.name],
-    rows.map((r) => [r[0], cell(pglite, r), cell(postgres, r), ratio(r), cell(goRef, r)]),
-    'lrrrr',
-  ),
-  '',
-  'Host agent, per daemon:',
-  '',
-  ...columns.filter((c) => c.agent).map((c) => `- ${c.name}: ${c.agent}`),
-];
-const report = `${lines.join('\n')}\n`;
-process.stdout.write(report);
-writeFileSync(new URL('results/rin-control.md', import.meta.url), report);
+  // ---------------------------------------------------------------- the report
+  const ms = (x: number) => (Number.isNaN(x) ? '–' : x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+  type Row = [label: string, value: (c: Column) => number | undefined, format: (x: number) => string];
+  const rows: Row[] = [
+    ['back-to-back: submits/s (accepted)', (c) => c.burst && c.burst.ops / c.burst.seconds, fmt],
+    ['back-to-back: completed ops/s (first submit → last outcome)', (c) => c.burst && c.burst.ops / c.burst.drainSeconds!, fmt],
+    ['back-to-back: submit median ms', (c) => c.burst && median(c.burst.submit), ms],
+    ['back-to-back: submit p95 ms', (c) => c.burst && percentile(c.burst.submit, 0.95), ms],
+    ['back-to-back: submit → outcome median ms', (c) => c.burst && median(c.burst.outcome), ms],
+    ['back-to-back: submit → outcome p95 ms', (c) => c.burst && percentile(c.burst.outcome, 0.95), ms],
+    ['closed loop: completed ops/s', (c) => c.closed && c.closed.ops / c.closed.seconds, fmt],
+    ['closed loop: submit median ms', (c) => c.closed && median(c.closed.submit), ms],
+    ['closed loop: submit p95 ms', (c) => c.closed && percentile(c.closed.submit, 0.95), ms],
+    ['closed loop: submit → outcome median ms', (c) => c.closed && median(c.closed.outcome), ms],
+    ['closed loop: submit → outcome p95 ms', (c) => c.closed && percentile(c.closed.outcome, 0.95), ms],
+    ['operations measured (back-to-back + closed)', (c) => c.burst && c.closed && c.burst.ops + c.closed.ops, String],
+    ['database transactions per operation', (c) => c.db && c.burst && c.closed && c.db.transactions / (c.burst.ops + c.closed.ops), (x) => x.toFixed(1)],
+    ['database statements per operation', (c) => c.db && c.burst && c.closed && c.db.statements / (c.burst.ops + c.closed.ops), (x) => x.toFixed(1)],
+    ['ms inside database transactions per operation', (c) => c.db && c.burst && c.closed && c.db.ms / (c.burst.ops + c.closed.ops), ms],
+  ];
+  const [pglite, postgres, goRef] = columns as [Column, Column, Column];
+  const cell = (c: Column, r: Row) => {
+    if (c.skipped) return 'SKIPPED';
+    const v = r[1](c);
+    return v === undefined ? '–' : r[2](v);
+  };
+  const ratio = (r: Row) => {
+    const a = r[1](pglite);
+    const b = r[1](postgres);
+    return a === undefined || b === undefined || !(a > 0) ? '–' : `${(b / a).toFixed(2)}×`;
+  };
+  const skips = columns.filter((c) => c.skipped).map((c) => `**${c.name}: SKIPPED** (${c.skipped}).`);
+  const lines = [
+    '# rin.control/v2 control plane, end to end (loopback HTTP)',
+    '',
+    `${new Date().toISOString()} · Node ${process.version} · load average ${loadText(load0)} at the start, ${loadText(load1)} at the end, on a shared 2-core machine · ${total.toFixed(0)} s in all`,
+    '',
+    `Each daemon: the built-in harbor with ${ACTORS} boats attached through our host agent over HTTP (long poll 1 s), ${ACTORS} controllers (RinControlClient, one controller lease per boat) submitting \`${CAPABILITY.inspect}\` (immediate, read-only, low risk; the guarded policy told the harbor's vocabulary allows it), each operation waited for until it succeeded. After ${WARMUP} warm-up operations per controller: back-to-back submits (the next submit once the last is accepted; outcomes waited for in order), then a closed loop (submit, wait for the outcome, repeat); each phase at most ${SECONDS} s and ${PHASE_CAP} operations (the Go daemon keeps at most 1,024 operations). Each daemon runs in a process of its own, the host agent and the controllers in the bench's process. Ours: PGlite on disk in a temporary directory (as \`aigenora rin serve\` keeps it), PostgreSQL a throwaway local cluster (fsync off), the database opened beside serveRinControl and handed to it so that its transactions and statements are counted (over the measured operations, waits and polls included); the Go daemon keeps its own file store (written through and synced on every change).`,
+    '',
+    ...(skips.length > 0 ? [...skips, ''] : []),
+    ...table(
+      ['', pglite.name, postgres.name, 'PostgreSQL / PGlite', goRef.name],
+      rows.map((r) => [r[0], cell(pglite, r), cell(postgres, r), ratio(r), cell(goRef, r)]),
+      'lrrrr',
+    ),
+    '',
+    'Host agent, per daemon:',
+    '',
+    ...columns.filter((c) => c.agent).map((c) => `- ${c.name}: ${c.agent}`),
+  ];
+  const report = `${lines.join('\n')}\n`;
+  process.stdout.write(report);
+  writeFileSync(new URL('results/rin-control.md', import.meta.url), report);
+}
+
+if (process.argv.includes(DAEMON_FLAG)) await daemonProcess();
+else await main();
