@@ -559,6 +559,83 @@ function valueError(path: Array<string | number>, what: string): GoJsonError {
  * objects and arrays, cycles; deeper than 1000 levels is JSON_DEPTH.
  */
 export function goJsonEncode(value: unknown): string {
+  try {
+    return encodeFast(value, 0);
+  } catch (e) {
+    if (e !== UNENCODABLE) throw e;
+  }
+  // The fast writer found something to refuse: the careful one names the fault and its path.
+  return encodeCareful(value);
+}
+
+const UNENCODABLE = new Error('unencodable');
+
+/**
+ * goJsonEncode's output for a value it accepts, written without tracking paths or open objects;
+ * anything it would refuse (and anything that could be a cycle: nesting at the depth limit) throws
+ * UNENCODABLE, so that the careful writer reports it. Digest payloads go through here many
+ * thousands of times a second.
+ */
+function encodeFast(v: unknown, depth: number): string {
+  switch (typeof v) {
+    case 'string':
+      return quoteWellFormed(v);
+    case 'number':
+      if (!Number.isFinite(v) || (Number.isInteger(v) && !Number.isSafeInteger(v))) throw UNENCODABLE;
+      return Object.is(v, -0) ? '0' : String(v);
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'bigint':
+      return v.toString();
+    case 'object': {
+      if (v === null) return 'null';
+      if (v instanceof RawJson) return v.text;
+      if (depth >= ENCODE_MAX_DEPTH) throw UNENCODABLE;
+      if (Array.isArray(v)) {
+        let s = '[';
+        for (let k = 0; k < v.length; k++) {
+          const item: unknown = v[k];
+          if (item === undefined) throw UNENCODABLE;
+          s += (k > 0 ? ',' : '') + encodeFast(item, depth + 1);
+        }
+        return s + ']';
+      }
+      const proto = Object.getPrototypeOf(v) as unknown;
+      if (proto !== Object.prototype && proto !== null) throw UNENCODABLE;
+      const o = v as Record<string, unknown>;
+      let s = '{';
+      let first = true;
+      for (const name of Object.keys(o)) {
+        const member = o[name];
+        if (member === undefined) continue;
+        s += (first ? '' : ',') + quoteWellFormed(name) + ':' + encodeFast(member, depth + 1);
+        first = false;
+      }
+      return s + '}';
+    }
+    default:
+      throw UNENCODABLE;
+  }
+}
+
+/**
+ * `s` quoted as `quote` does, in one scan that also looks for lone surrogates (UNENCODABLE); for
+ * the short strings of a payload a scan is several times cheaper than two regular expressions.
+ */
+function quoteWellFormed(s: string): string {
+  let plain = true;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029) plain = false;
+    else if (c >= 0xd800 && c <= 0xdfff) {
+      if (c > 0xdbff || i + 1 >= s.length || (s.charCodeAt(i + 1) & 0xfc00) !== 0xdc00) throw UNENCODABLE;
+      i++;
+    }
+  }
+  return plain ? '"' + s + '"' : '"' + s.replace(ESCAPED, escapeOne) + '"';
+}
+
+function encodeCareful(value: unknown): string {
   const out: string[] = [];
   const path: Array<string | number> = [];
   const open = new Set<object>();

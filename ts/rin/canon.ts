@@ -25,6 +25,7 @@ export function sha256Hex(c: Crypto, text: string): string {
   return toHex(c.sha256(utf8(text)));
 }
 
+const COMPACTED = /[ \t\n\r<>&\u2028\u2029]/;
 const COMPACT_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
 
 /**
@@ -32,6 +33,8 @@ const COMPACT_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e'
  * with `<` `>` `&` U+2028 U+2029 escaped, members and lexemes untouched. The text must be valid JSON.
  */
 export function goCompact(text: string): string {
+  // Nothing to drop or escape (the common case: canonical attributes) leaves the text as it is.
+  if (typeof text === 'string' && !COMPACTED.test(text)) return text;
   let out = '';
   let inString = false;
   let escaped = false;

@@ -8,10 +8,11 @@ import { backend, goCanonical, goCompact, sha256Hex } from './canon.js';
 import { copyBoundAction, copyCapabilityRef, copyDuration, copyEpoch, copyPlanStepRef, copyRefs, copySpec, requestOfBound } from './copy.js';
 import { canonicalizeScalarObject, compactEffect, effectPreviewDigest, validateEffect } from './effects.js';
 import { invalid, prefixed } from './errors.js';
+import { requestPayloadText } from './payload.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
 import type { ActionRequest, BoundAction, CapabilitySpec, RawJson as Raw } from './types.js';
 import {
-  durabilityRank, isSha256Hex, MAX_INSTANCE_BYTES, MAX_JSON_SAFE, parseJsonObject, riskRank, validateActionRequest,
+  checkActionRequest, durabilityRank, isSha256Hex, MAX_INSTANCE_BYTES, MAX_JSON_SAFE, parseJsonObject, riskRank,
   validateCapabilityRef, validateDuration, validateEpoch, validateIdentifier, validatePlanStepRef, validateRefs, validateText,
   validateTimepoint,
 } from './validate.js';
@@ -106,11 +107,9 @@ export function canonicalizeJsonObject(field: string, raw: Raw | undefined, maxi
   return goCanonical(backend(c), text);
 }
 
-/** The digest payload of a valid request (its arguments canonical). */
-export function actionRequestDigestText(r: ActionRequest, c?: Crypto): string {
-  validateActionRequest(r);
-  const args = canonicalizeJsonObject('arguments', r.arguments, MAX_INSTANCE_BYTES, c);
-  return goJsonEncode({
+/** The reference's ActionRequestDigest payload struct, arguments given canonical, as goJsonEncode takes it. */
+export function actionRequestPayload(r: ActionRequest, args: string): Record<string, unknown> {
+  return {
     request_id: r.request_id,
     controller_id: r.controller_id,
     actor_id: r.actor_id,
@@ -123,7 +122,14 @@ export function actionRequestDigestText(r: ActionRequest, c?: Crypto): string {
     task_id: r.task_id ? r.task_id : undefined,
     plan_step_ref: r.plan_step_ref ? copyPlanStepRef(r.plan_step_ref) : undefined,
     idempotency_key: r.idempotency_key,
-  });
+  };
+}
+
+/** The digest payload of a valid request (its arguments canonical). */
+export function actionRequestDigestText(r: ActionRequest, c?: Crypto): string {
+  // The checks parse the arguments; the canonical form is then all that is left to compute.
+  const args = goCanonical(backend(c), checkActionRequest(r));
+  return requestPayloadText(r, args) ?? goJsonEncode(actionRequestPayload(r, args));
 }
 
 /** action_request_digest (R13): the request is validated first. */

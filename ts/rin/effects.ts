@@ -8,6 +8,7 @@ import { compareUtf8, goJsonEncode, goJsonString, GoJsonError, parseWireJson, Ra
 import { backend, goCanonical, goCompact, sha256Hex } from './canon.js';
 import { copyEffect } from './copy.js';
 import { invalid, prefixed } from './errors.js';
+import { effectsPayloadText } from './payload.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
 import type { CapabilitySpec, Effect, Epoch, RiskLevel } from './types.js';
 import {
@@ -102,7 +103,7 @@ export function effectPreviewDigest(effects: readonly Effect[], c?: Crypto): str
 
 /** The exact text the effect digest is computed over. */
 export function effectPreviewText(effects: readonly Effect[]): string {
-  return goJsonEncode(effects.map(compactEffect));
+  return effectsPayloadText(effects) ?? goJsonEncode(effects.map(compactEffect));
 }
 
 /** An effect as Go's json.Marshal sees it: its attributes compacted. */

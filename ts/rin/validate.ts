@@ -6,6 +6,7 @@
  * a validator from.
  */
 import { parseWireJson, GoJsonError, type WireNode } from '../crypto/gojson.js';
+import { isWellFormed } from '../crypto/jcs.js';
 import { invalid } from './errors.js';
 import type {
   ActionRequest, CapabilityRef, ClockMode, Duration, Durability, DurabilityProfile, Epoch, HostManifest, HostRef, PlanStepRef,
@@ -22,8 +23,8 @@ export const MAX_JSON_SAFE = Number.MAX_SAFE_INTEGER;
 /** Instances (arguments, outputs) validated against a schema are at most 1 MiB (R18). */
 export const MAX_INSTANCE_BYTES = 1 << 20;
 
-const ID = /^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$/;
 const VERSION = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?$/;
+const ID = /^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
 /** UTF-8 length of a well-formed string. */
@@ -52,8 +53,6 @@ function runeCount(s: string): number {
   return n;
 }
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
 /** Go's unicode.IsSpace, which strings.TrimSpace trims (JavaScript's trim differs on U+0085 and U+FEFF). */
 const GO_SPACE = /^[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/;
 
@@ -74,9 +73,28 @@ const RISKS: readonly string[] = ['low', 'moderate', 'high', 'critical'];
 /** Rank of a risk level: low 0 … critical 3; −1 unknown. */
 export const riskRank = (r: string): number => RISKS.indexOf(r);
 
+/**
+ * `ID.test(value)` as a scan: requests and effects carry dozens of identifiers, and the scan costs a
+ * fraction of a RegExp call.
+ */
+function isIdentifier(value: string): boolean {
+  // Anything but a string is taken as the expression did: as its String() text.
+  if (typeof value !== 'string') return ID.test(value);
+  const first = value.charCodeAt(0);
+  if (!(first >= 0x61 && first <= 0x7a)) return false;
+  let separated = false;
+  for (let i = 1; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39)) separated = false;
+    else if ((c === 0x2e || c === 0x5f || c === 0x2d) && !separated) separated = true;
+    else return false;
+  }
+  return !separated;
+}
+
 /** R4: a lowercase safe identifier of 1..96 bytes; namespaced ones also contain a dot. */
 export function validateIdentifier(field: string, value: string, namespaced = false): void {
-  if (value.length === 0 || value.length > 96 || !ID.test(value)) throw invalid(field, 'must be a lowercase safe identifier of at most 96 bytes');
+  if (value.length === 0 || value.length > 96 || !isIdentifier(value)) throw invalid(field, 'must be a lowercase safe identifier of at most 96 bytes');
   if (namespaced && !value.includes('.')) throw invalid(field, 'must be namespaced');
 }
 
@@ -102,9 +120,12 @@ export function validateExactVersion(field: string, value: string): void {
 
 /** R7: text counted in code points, valid UTF-8 without NUL, non-blank when required. */
 export function validateText(field: string, value: string, maximum: number, required: boolean): void {
-  if (required && GO_SPACE.test(value)) throw invalid(field, 'is required');
-  if (LONE_SURROGATE.test(value) || value.includes('\u0000')) throw invalid(field, 'must be valid UTF-8 without NUL');
-  if (runeCount(value) > maximum) throw invalid(field, `must contain at most ${maximum} characters`);
+  // A text starting with a visible ASCII character is not blank.
+  const first = value.charCodeAt(0);
+  if (required && !(first > 0x20 && first < 0x7f) && GO_SPACE.test(value)) throw invalid(field, 'is required');
+  if (!isWellFormed(value) || value.includes('\u0000')) throw invalid(field, 'must be valid UTF-8 without NUL');
+  // There are never more code points than UTF-16 units.
+  if (value.length > maximum && runeCount(value) > maximum) throw invalid(field, `must contain at most ${maximum} characters`);
 }
 
 export function validateEpoch(epoch: Epoch, field: string): void {
@@ -132,6 +153,26 @@ export function validateHostRef(ref: HostRef, field: string): void {
   validateEpoch(ref.epoch, `${field}.epoch`);
 }
 
+const isObject = (v: unknown): boolean => typeof v === 'object' && v !== null;
+
+const isPlainIdentifier = (v: unknown, namespaced: boolean): boolean =>
+  typeof v === 'string' && v.length <= 96 && isIdentifier(v) && (!namespaced || v.includes('.'));
+
+/** True when validateHostRef's checks of namespace, type and key would pass (false: let them speak). */
+function plainRefNames(ref: HostRef): boolean {
+  const key: unknown = ref.key;
+  if (!isPlainIdentifier(ref.namespace, true) || !isPlainIdentifier(ref.type, false) || typeof key !== 'string') return false;
+  // Visible ASCII only, at most 256 of it: not blank, no NUL, no surrogate.
+  if (key.length === 0 || key.length > 256) return false;
+  const first = key.charCodeAt(0);
+  if (!(first > 0x20 && first < 0x7f)) return false;
+  for (let i = 1; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
 export function validateCapabilityRef(ref: CapabilityRef, field: string): void {
   validateIdentifier(`${field}.id`, ref.id, true);
   validateExactVersion(`${field}.version`, ref.version);
@@ -147,14 +188,32 @@ export function validatePlanStepRef(ref: PlanStepRef, field: string): void {
 export function validateRefs(field: string, refs: readonly HostRef[] | undefined, epoch: Epoch): void {
   const list = refs ?? [];
   if (list.length > 32) throw invalid(field, 'must contain at most 32 values');
-  const seen = new Set<string>();
+  if (list.length === 0) return;
+  // Refs carry the action epoch; when it is valid, a ref's equal epoch needs no second look.
+  let epochValid = true;
+  try {
+    validateEpoch(epoch, '');
+  } catch {
+    epochValid = false;
+  }
+  const keys = new Set<string>();
   list.forEach((ref, i) => {
-    const item = `${field}[${i}]`;
-    validateHostRef(ref, item);
-    if (!epochEquals(ref.epoch, epoch)) throw invalid(`${item}.epoch`, 'must equal action epoch');
-    const key = `${ref.namespace}\u0000${ref.type}\u0000${ref.key}`;
-    if (seen.has(key)) throw invalid(field, 'must not contain duplicates');
-    seen.add(key);
+    // The field names are built only for a ref that may fail.
+    const plain = epochValid && isObject(ref) && plainRefNames(ref) && isObject(ref.epoch) && epochEquals(ref.epoch, epoch);
+    if (!plain) {
+      const item = `${field}[${i}]`;
+      validateHostRef(ref, item);
+      if (!epochEquals(ref.epoch, epoch)) throw invalid(`${item}.epoch`, 'must equal action epoch');
+    }
+    // Unique by (namespace, type, key): only a key seen before can make a duplicate.
+    if (keys.has(ref.key)) {
+      for (let k = 0; k < i; k++) {
+        const other = list[k];
+        if (other === undefined) continue; // a hole, which forEach skipped
+        if (other.key === ref.key && other.type === ref.type && other.namespace === ref.namespace) throw invalid(field, 'must not contain duplicates');
+      }
+    }
+    keys.add(ref.key);
   });
 }
 
@@ -270,6 +329,11 @@ export function validatePrincipal(p: Principal): void {
 
 /** R37 in the reference's order. */
 export function validateActionRequest(r: ActionRequest): void {
+  checkActionRequest(r);
+}
+
+/** validateActionRequest, returning the arguments' text it has checked to be one bounded JSON object. */
+export function checkActionRequest(r: ActionRequest): string {
   for (const f of ['request_id', 'controller_id', 'actor_id', 'idempotency_key'] as const) validateIdentifier(f, r[f]);
   if (r.task_id) validateIdentifier('task_id', r.task_id);
   if (r.plan_step_ref) {
@@ -279,7 +343,8 @@ export function validateActionRequest(r: ActionRequest): void {
   validateCapabilityRef(r.capability, 'capability');
   if (!isSha256Hex(r.spec_digest)) throw invalid('spec_digest', 'must be a lowercase SHA-256 digest');
   validateEpoch(r.expected_epoch, 'expected_epoch');
-  parseJsonObject('arguments', r.arguments, MAX_INSTANCE_BYTES);
+  const args = parseJsonObject('arguments', r.arguments, MAX_INSTANCE_BYTES).text;
   validateRefs('target_refs', r.target_refs, r.expected_epoch);
   if (!isPositiveSafe(r.observation_sequence)) throw invalid('observation_sequence', 'must be a positive JSON-safe integer');
+  return args;
 }
