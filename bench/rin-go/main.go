@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sunrioa/rin/host"
 )
@@ -32,6 +34,8 @@ type result struct {
 	Name      string  `json:"name"`
 	Output    string  `json:"output"`
 	OpsPerSec float64 `json:"ops_per_sec"`
+	// Operations per second of CPU time this process used (every thread: the collector's work counts).
+	OpsPerCPUSec float64 `json:"ops_per_cpu_sec"`
 }
 
 func fail(format string, args ...any) {
@@ -39,9 +43,22 @@ func fail(format string, args ...any) {
 	os.Exit(1)
 }
 
-func rate(f func() error) float64 {
+func cpuSeconds() float64 {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		fail("getrusage: %v", err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano()).Seconds()
+}
+
+// rate returns a case's operations per second of wall time and per second of CPU time, measured
+// over testing.Benchmark's final run: the CPU clock is read around every run and the last one kept.
+func rate(f func() error) (float64, float64) {
 	var failed error
+	var cpu float64
 	r := testing.Benchmark(func(b *testing.B) {
+		start := cpuSeconds()
+		defer func() { cpu = cpuSeconds() - start }()
 		for b.Loop() {
 			if err := f(); err != nil {
 				failed = err
@@ -52,7 +69,12 @@ func rate(f func() error) float64 {
 	if failed != nil {
 		fail("%v", failed)
 	}
-	return float64(r.N) / r.T.Seconds()
+	return float64(r.N) / r.T.Seconds(), float64(r.N) / cpu
+}
+
+func measured(name string, f func() error) result {
+	wall, cpu := rate(f)
+	return result{Name: name, OpsPerSec: wall, OpsPerCPUSec: cpu}
 }
 
 // canonical is host/action_validate.go canonicalizeJSONObject without its bound and wire checks:
@@ -94,22 +116,22 @@ func main() {
 	var results []result
 	var sealed host.CapabilitySpec
 	seal := func() (err error) { sealed, err = host.SealCapabilitySpec(spec); return err }
-	results = append(results, result{Name: "capability spec seal", OpsPerSec: rate(seal)})
+	results = append(results, measured("capability spec seal", seal))
 	results[len(results)-1].Output = sealed.Digest
 
 	var digest string
 	requestDigest := func() (err error) { digest, err = host.ActionRequestDigest(request); return err }
-	results = append(results, result{Name: "action request digest", OpsPerSec: rate(requestDigest)})
+	results = append(results, measured("action request digest", requestDigest))
 	results[len(results)-1].Output = digest
 
 	effectDigest := func() (err error) { digest, err = host.EffectPreviewDigest(effects); return err }
-	results = append(results, result{Name: fmt.Sprintf("effect digest (%d effects)", len(effects)), OpsPerSec: rate(effectDigest)})
+	results = append(results, measured(fmt.Sprintf("effect digest (%d effects)", len(effects)), effectDigest))
 	results[len(results)-1].Output = digest
 
 	for _, doc := range in.Documents {
 		var out []byte
 		canon := func() (err error) { out, err = canonical([]byte(doc.Text)); return err }
-		results = append(results, result{Name: "canonical " + doc.Name, OpsPerSec: rate(canon)})
+		results = append(results, measured("canonical "+doc.Name, canon))
 		results[len(results)-1].Output = string(out)
 	}
 
