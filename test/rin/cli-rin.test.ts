@@ -232,6 +232,28 @@ for (const [label, start] of DAEMONS) {
       expect(r.out).toMatch(/^operation operation\.[0-9a-f]{32} harbor\.scuttle@1\.0\.0: rejected policy\.profile_deny: /);
     });
 
+    it('submits with target refs copied from an observation', async () => {
+      const envelope = await json('observe', '--actor', 'gull');
+      const tern = (envelope.value['resources'] as { ref: { key: string } }[]).find((r) => r.ref.key === 'tern')!.ref;
+      const tow = () => at('submit', '--actor', 'gull', '--capability', 'harbor.tow', '--target-refs', JSON.stringify([tern]), '--json');
+      // The host refuses to bind a tow of a boat in the harbor, before any policy is asked.
+      expectOneLine(await tow(), /^aigenora rin submit: conflict: .*Tern is not at sea/);
+      const sail = await json('submit', '--actor', 'tern', '--capability', 'harbor.sail', '--arguments', '{"distance":50}');
+      try {
+        // Towing another player's boat is a high-risk effect: bound with its target, then denied by policy.
+        const r = await tow();
+        expect(r.status, r.err).toBe(1);
+        expect(r.err).toBe('');
+        const op = JSON.parse(r.out) as Record<string, any>;
+        expect(op).toMatchObject({ status: 'rejected', rejection_code: 'policy.profile_deny', action_request: { target_refs: [tern] } });
+        expect(op['bound_action']).toMatchObject({ requested_targets: [tern], resolved_targets: [tern] });
+        expect(op['bound_action'].effect_preview[0]).toMatchObject({ kind: 'harbor.tow', target_ref: tern, risk: 'high' });
+      } finally {
+        await at('operation', 'cancel', sail.value['operation_id'] as string);
+        await at('operation', 'wait', sail.value['operation_id'] as string);
+      }
+    });
+
     it('cancels a running action', async () => {
       const sail = await json('submit', '--actor', 'puffin', '--capability', 'harbor.sail', '--arguments', '{"distance":40}');
       const id = sail.value['operation_id'] as string;

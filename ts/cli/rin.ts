@@ -28,6 +28,9 @@ const CONTROL_HELP = `The daemon is --control URL (default ${CONTROL_DEFAULT_BAS
 its bearer token is read from $${TOKEN_ENV}.`;
 const TARGET_HELP = `The actor is named by --host-id, --world and --actor; each may be left out when only one
 visible world or actor matches the others.`;
+/** Submissions tried when the world moves under one (`stale`), and the pause before the next. */
+const STALE_ATTEMPTS = 5;
+const STALE_PAUSE_MS = 250;
 /** The longest wait the daemon grants one long poll (R70). */
 const MAX_WAIT_MILLIS = 25_000;
 
@@ -239,7 +242,8 @@ export const rinSubmit: Command = {
   usage: `aigenora rin submit --capability ID[@VERSION] [--arguments JSON] [--target-refs JSON] [--task-id ID] [--controller-id ID] [--lease-id ID] [--idempotency-key KEY] [--wait] [--timeout-ms N] ${TARGET_USAGE} ${CONTROL_USAGE}`,
   help: `Submits one action for the actor: the capability, its --arguments (a JSON object, default {}, sent byte for
 byte) and the --target-refs it acts on (a JSON array of HostRefs copied from \`rin observe --json\`). The actor's
-current epoch and observation sequence and the capability's digest are fetched here.
+current epoch and observation sequence and the capability's digest are fetched here; when the world moves before
+the host binds the request (stale), they are fetched again and the action resubmitted, up to ${STALE_ATTEMPTS} times.
 A controller lease is acquired (or renewed) for --controller-id (default aigenora-cli) unless --lease-id names
 the live one to use. --idempotency-key makes a retry return the first submission's operation while the actor's observation is unchanged
 (default: a new key each time).
@@ -282,27 +286,40 @@ unless it succeeded.\n${TARGET_HELP}\n${CONTROL_HELP}`,
       controllerId = str(args.flags, 'controller-id') ?? 'aigenora-cli';
       await c.acquireController({ ...target, controller_id: controllerId, lease_ttl_millis: 60_000 });
     }
-    // The actor view carries the epoch and observation sequence the host will fence the request with.
-    const actor = await c.getActor(target);
     const taskId = str(args.flags, 'task-id');
     // A retry under the same key must be the same request (the daemon compares digests), so its id
     // comes from the key.
     const givenKey = str(args.flags, 'idempotency-key');
-    const key = givenKey ?? randomId('cli');
-    const request: ActionRequest = {
-      request_id: givenKey === undefined ? randomId('request') : `request.${createHash('sha256').update(givenKey).digest('hex').slice(0, 32)}`,
-      controller_id: controllerId,
-      actor_id: target.actor_id,
-      capability,
-      spec_digest: spec.digest,
-      arguments: argumentsJson,
-      ...(targetRefs !== undefined && targetRefs.length > 0 && { target_refs: targetRefs }),
-      expected_epoch: actor.epoch,
-      observation_sequence: actor.observation_seq,
-      ...(taskId !== undefined && { task_id: taskId }),
-      idempotency_key: key,
+    const submit = async () => {
+      // The actor view carries the epoch and observation sequence the host will fence the request with.
+      const actor = await c.getActor(target);
+      const request: ActionRequest = {
+        request_id: givenKey === undefined ? randomId('request') : `request.${createHash('sha256').update(givenKey).digest('hex').slice(0, 32)}`,
+        controller_id: controllerId,
+        actor_id: target.actor_id,
+        capability,
+        spec_digest: spec.digest,
+        arguments: argumentsJson,
+        ...(targetRefs !== undefined && targetRefs.length > 0 && { target_refs: targetRefs }),
+        expected_epoch: actor.epoch,
+        observation_sequence: actor.observation_seq,
+        ...(taskId !== undefined && { task_id: taskId }),
+        idempotency_key: givenKey ?? randomId('cli'),
+      };
+      return c.submitAction({ host_id: target.host_id, world_id: target.world_id, action_request: request });
     };
-    let op = await c.submitAction({ host_id: target.host_id, world_id: target.world_id, action_request: request });
+    // A world that moves between our read and the host's binding answers `stale`: read it again and
+    // resubmit, a few times (not under a caller's key, whose request must stay the same).
+    let op: Plain<OperationView> | undefined;
+    for (let attempt = 1; op === undefined; attempt++) {
+      try {
+        op = await submit();
+      } catch (e) {
+        if (!(e instanceof RinError && e.code === 'stale') || givenKey !== undefined || attempt >= STALE_ATTEMPTS) throw e;
+        // The host republishes after each change; give it the time to, rather than racing it again.
+        await new Promise((r) => setTimeout(r, STALE_PAUSE_MS));
+      }
+    }
     if (args.flags['wait'] && op.status !== 'awaiting-confirmation') op = await waitTerminal(c, op, timeoutMs);
     printOperation(out, args.flags, op);
     if (op.status === 'rejected') return 1;
@@ -424,8 +441,10 @@ with --db postgres://...; one daemon per database. Prints one line with the URL 
     const database = dbUrl === undefined ? `pglite ${join(dataDir, 'db')}` : 'postgres';
     if (args.flags['json']) out.line(JSON.stringify({ url: served.url, principal, database }));
     else out.line(`aigenora rin control daemon listening on ${served.url} for ${principal} (database: ${database})`);
-    await stopSignal();
+    const ended = await Promise.race([stopSignal(), served.failed]);
     await served.close();
+    // The connection holding the database's one-writer lock was lost: another daemon may own it now.
+    if (ended instanceof Error) throw new ServeError('DB_LOCK_LOST', `stopped: the database lock was lost (${show(ended.message.split('\n')[0] ?? '', 200)})`);
     return 0;
   },
 };
