@@ -129,16 +129,25 @@ export function openPostgres(url: string, onError: (message: string) => void = (
     },
     transaction: async (fn) => {
       const client = await pool.connect();
+      // The pool listens for errors only on idle clients: a connection lost while checked out would
+      // otherwise be an unhandled 'error' event. Its queries fail on their own; the client is discarded.
+      let lost: Error | undefined;
+      const onLost = (e: Error): void => {
+        lost ??= e;
+        onError(e.message);
+      };
+      client.on('error', onLost);
       try {
         await client.query('BEGIN');
         const out = await fn(clientDb(client));
         await client.query('COMMIT');
         return out;
       } catch (e) {
-        await client.query('ROLLBACK').catch(() => {});
+        if (lost === undefined) await client.query('ROLLBACK').catch(() => {});
         throw e;
       } finally {
-        client.release();
+        client.removeListener('error', onLost);
+        client.release(lost);
       }
     },
     close: () => pool.end(),

@@ -137,8 +137,12 @@ export interface ControlOps {
   onControllerLeaseInvalidated(lease: ControllerLease, now: number): void;
   /** An emergency stop was activated: cancel the actor's unfinished operations (R81). */
   onEmergencyStop(hostId: string, worldId: string, actorId: string, now: number): void;
-  /** Writes the operations half's changed rows; called at the end of every `state.mutate`. */
+  /** Whether `flush` has rows to write; without it every mutation opens a transaction. */
+  hasDirty?(): boolean;
+  /** Writes the operations half's changed rows, in `state.mutate`'s transaction when anything is dirty. */
   flush(tx: Db): Promise<void>;
+  /** After that transaction: `committed` false means the rows written must be written again. */
+  afterFlush?(committed: boolean): void;
   /** Stops waiters and timers; the database is closed by the core afterwards. */
   close(): Promise<void>;
 

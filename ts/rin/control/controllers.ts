@@ -51,6 +51,7 @@ export class Controllers {
   private readonly leases = new Map<string, ControllerLease>();
   /** Rows to write at the end of the mutation: lease id → the lease, or null to delete. */
   private readonly dirty = new Map<string, ControllerLease | null>();
+  private writing = new Map<string, ControllerLease | null>();
 
   constructor(private readonly core: ControlCore) {}
 
@@ -207,7 +208,9 @@ export class Controllers {
   }
 
   async flush(tx: Db): Promise<void> {
-    for (const [leaseId, lease] of this.dirty) {
+    this.writing = new Map(this.dirty);
+    this.dirty.clear();
+    for (const [leaseId, lease] of this.writing) {
       if (lease === null) await tx.query('DELETE FROM rin_controller_leases WHERE lease_id = $1', [leaseId]);
       else {
         await tx.query('INSERT INTO rin_controller_leases (lease_id, doc) VALUES ($1, $2) ON CONFLICT (lease_id) DO UPDATE SET doc = EXCLUDED.doc', [
@@ -216,7 +219,12 @@ export class Controllers {
         ]);
       }
     }
-    this.dirty.clear();
+  }
+
+  /** A batch that was not committed is written again with the next one (unless changed since). */
+  afterFlush(committed: boolean): void {
+    if (!committed) for (const [leaseId, lease] of this.writing) if (!this.dirty.has(leaseId)) this.dirty.set(leaseId, lease);
+    this.writing.clear();
   }
 
   hasDirty(): boolean {

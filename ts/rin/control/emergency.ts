@@ -14,6 +14,7 @@ import type { ControlCore } from './service.js';
 export class EmergencyStops {
   private readonly stops = new Map<string, ActorEmergencyStop>();
   private readonly dirty = new Set<string>();
+  private writing = new Set<string>();
 
   constructor(private readonly core: ControlCore) {}
 
@@ -59,12 +60,19 @@ export class EmergencyStops {
   }
 
   async flush(tx: Db): Promise<void> {
-    for (const key of this.dirty) {
+    this.writing = new Set(this.dirty);
+    this.dirty.clear();
+    for (const key of this.writing) {
       const stop = this.stops.get(key);
       if (stop === undefined) continue;
       await tx.query('INSERT INTO rin_emergency_stops (key, doc) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc', [key, JSON.stringify(stop)]);
     }
-    this.dirty.clear();
+  }
+
+  /** A batch that was not committed is written again with the next one. */
+  afterFlush(committed: boolean): void {
+    if (!committed) for (const key of this.writing) this.dirty.add(key);
+    this.writing.clear();
   }
 
   hasDirty(): boolean {

@@ -198,6 +198,10 @@ export class Operations implements ControlOps {
   private readonly deleted = new Set<string>();
   private timelineSequence = 0;
   private metaDirty = false;
+  /** The batch of the flush in progress, kept until its transaction commits or fails. */
+  private readonly writing = { ids: new Set<string>(), deleted: new Set<string>() };
+  /** Each rin_meta row's text as last committed. */
+  private readonly metaWritten = new Map<string, string>();
   private closed = false;
   private readonly maxOperations: number;
   private readonly ttl: number;
@@ -237,29 +241,57 @@ export class Operations implements ControlOps {
 
   // ---- persistence ----
 
+  hasDirty(): boolean {
+    return this.dirty.size > 0 || this.deleted.size > 0 || this.metaDirty;
+  }
+
   async flush(tx: Db): Promise<void> {
     const records: OperationRecord[] = [];
     for (const id of this.dirty) {
       const op = this.ops.get(id);
       if (op !== undefined) records.push(recordOf(op));
     }
+    const batch = this.writing;
+    for (const id of this.dirty) batch.ids.add(id);
+    for (const id of this.deleted) batch.deleted.add(id);
     const deleted = [...this.deleted];
     const meta = this.metaDirty || records.length > 0 || deleted.length > 0;
     this.dirty.clear();
     this.deleted.clear();
     this.metaDirty = false;
-    if (records.length === 0 && deleted.length === 0 && !meta) return;
+    if (!meta) return;
     await saveOperations(tx, records, deleted);
-    await saveMeta(tx, {
+    // Only the meta rows whose text moved are written (the version is written once).
+    const current: Record<string, string> = {
       version: OPERATION_STORE_VERSION,
       timeline_sequence: String(this.timelineSequence),
       policy_state: JSON.stringify(this.policy.snapshotState()),
-    });
+    };
+    const changed: Record<string, string> = {};
+    for (const [key, value] of Object.entries(current)) {
+      if (this.metaWritten.get(key) !== value) changed[key] = value;
+    }
+    await saveMeta(tx, changed);
+    for (const [key, value] of Object.entries(changed)) this.metaWritten.set(key, value);
+  }
+
+  /** A batch that was not committed is written again with the next one; every meta row too. */
+  afterFlush(committed: boolean): void {
+    const batch = this.writing;
+    if (!committed) {
+      for (const id of batch.ids) if (this.ops.has(id)) this.dirty.add(id);
+      for (const id of batch.deleted) if (!this.ops.has(id)) this.deleted.add(id);
+      this.metaWritten.clear();
+      this.metaDirty = true;
+    }
+    batch.ids.clear();
+    batch.deleted.clear();
   }
 
   private async restore(db: Db): Promise<void> {
     const stored = await loadStoredState(db);
     this.timelineSequence = stored.timelineSequence;
+    for (const [key, value] of stored.meta) this.metaWritten.set(key, value);
     const now = this.now();
     const allowIds = new Set<string>();
     const persistedStatus = new Map<string, OperationStatus>();
@@ -310,7 +342,15 @@ export class Operations implements ControlOps {
       this.recordTimeline(op);
       if (op.timeline.length !== before) this.markDirty(op);
     }
-    if (this.dirty.size > 0) await db.transaction((tx) => this.flush(tx));
+    if (this.dirty.size > 0) {
+      let committed = false;
+      try {
+        await db.transaction((tx) => this.flush(tx));
+        committed = true;
+      } finally {
+        this.afterFlush(committed);
+      }
+    }
   }
 
   // ---- hooks called by the core inside state.mutate ----

@@ -49,6 +49,8 @@ export class ControlCore implements ControlState {
   readonly controllers: Controllers;
   readonly stops: EmergencyStops;
   closed = false;
+  /** Why the server stopped writing before it was closed (its database lock was lost). */
+  failure: Error | undefined;
   private opsImpl: ControlOps | undefined;
   private tail: Promise<void> = Promise.resolve();
   private waiters = new Set<() => void>();
@@ -83,7 +85,7 @@ export class ControlCore implements ControlState {
     this.tail = new Promise((r) => (release = r));
     await previous;
     try {
-      if (this.closed) throw new RinError('unavailable', 'control plane is closed');
+      if (this.closed) throw new RinError('unavailable', this.failure === undefined ? 'control plane is closed' : 'control plane stopped: its database lock was lost');
       let result: T | undefined;
       let failure: { error: unknown } | undefined;
       try {
@@ -92,11 +94,23 @@ export class ControlCore implements ControlState {
         failure = { error };
       }
       // What changed before a refusal (an expired lease found and invalidated) is kept, as in memory.
-      await this.db.transaction(async (tx) => {
-        await this.controllers.flush(tx);
-        await this.stops.flush(tx);
-        await this.ops.flush(tx);
-      });
+      // A mutation that changed nothing (a poll wake, a refusal) costs no transaction.
+      const ops = this.ops;
+      if (this.controllers.hasDirty() || this.stops.hasDirty() || (ops.hasDirty?.() ?? true)) {
+        let committed = false;
+        try {
+          await this.db.transaction(async (tx) => {
+            await this.controllers.flush(tx);
+            await this.stops.flush(tx);
+            await ops.flush(tx);
+          });
+          committed = true;
+        } finally {
+          this.controllers.afterFlush(committed);
+          this.stops.afterFlush(committed);
+          ops.afterFlush?.(committed);
+        }
+      }
       if (failure !== undefined) throw failure.error;
       return result as T;
     } finally {
@@ -192,6 +206,12 @@ export class ControlCore implements ControlState {
     return hasScope(principal, scope);
   }
 
+  /** Refuses every further mutation for good: another server may now own the database. */
+  fail(error: Error): void {
+    this.failure ??= error;
+    this.close();
+  }
+
   /** Wakes every waiter and refuses further mutations. */
   close(): void {
     this.closed = true;
@@ -233,22 +253,49 @@ export interface RinControl {
   service: ControlCore;
   /** `METHOD path` of every route served. */
   routes: string[];
+  /**
+   * Settles with the reason if the server had to stop writing (PostgreSQL: the connection holding
+   * the one-writer lock was lost); it then refuses every mutation with `unavailable`. Never settles
+   * otherwise.
+   */
+  failed: Promise<Error>;
   close(): Promise<void>;
 }
 
 /** An arbitrary constant naming the one-writer lock among the database's advisory locks. */
 const WRITER_LOCK = 0x72696e63746c;
 
-/** PostgreSQL: hold a session advisory lock for the server's lifetime; refuse when another holds it. */
-async function claimPostgres(url: string): Promise<() => Promise<void>> {
+/**
+ * PostgreSQL: hold a session advisory lock for the server's lifetime; refuse when another holds it.
+ * `onLost` is called once if the lock's connection ends or fails before `release`: from then on
+ * another server may take the database, so this one must stop writing.
+ */
+async function claimPostgres(url: string, onLost: (error: Error) => void): Promise<() => Promise<void>> {
   const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  const rows = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [WRITER_LOCK])).rows;
-  if (rows[0]?.locked !== true) {
-    await client.end().catch(() => {});
-    throw new Error('the rin control database is in use by another server (one writer per database)');
+  let held = false;
+  let released = false;
+  let lost = false;
+  const lose = (error: Error): void => {
+    if (!held || released || lost) return;
+    lost = true;
+    onLost(error);
+  };
+  client.on('error', lose);
+  client.on('end', () => lose(new Error('connection ended')));
+  const release = async (): Promise<void> => {
+    released = true;
+    await client.end();
+  };
+  try {
+    await client.connect();
+    const rows = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [WRITER_LOCK])).rows;
+    if (rows[0]?.locked !== true) throw new Error('the rin control database is in use by another server (one writer per database)');
+    held = true;
+  } catch (e) {
+    await release().catch(() => {});
+    throw e;
   }
-  return () => client.end();
+  return release;
 }
 
 /** Opens the database, applies migrations, loads stored state and builds the app; no socket. */
@@ -265,16 +312,28 @@ export async function createRinControl(opts: RinControlOptions): Promise<RinCont
   const cleanup = async (): Promise<void> => {
     for (const c of cleanups.splice(0).reverse()) await c().catch(() => {});
   };
+  let core: ControlCore | undefined;
+  let lostLock: Error | undefined;
+  let signalFailed!: (error: Error) => void;
+  const failed = new Promise<Error>((resolve) => (signalFailed = resolve));
+  const onLockLost = (error: Error): void => {
+    log.error('rin_db_lock_lost', { error: `the connection holding the one-writer lock was lost (${error.message.split('\n')[0]}); refusing every change from now on` });
+    lostLock = error;
+    core?.fail(error);
+    signalFailed(error);
+  };
   try {
     let db = opts.db;
     if (db === undefined) {
-      if (opts.dbUrl !== undefined) cleanups.push(await claimPostgres(opts.dbUrl));
+      if (opts.dbUrl !== undefined) cleanups.push(await claimPostgres(opts.dbUrl, onLockLost));
       const opened = await openDb({ url: opts.dbUrl, dir: opts.dataDir === undefined ? undefined : join(opts.dataDir, 'db'), onError: (m) => log.warn('db_pool_error', { error: m }) });
       cleanups.push(() => opened.close());
       db = opened;
     }
     await migrate(db, opts.migrations ?? RIN_MIGRATIONS);
-    const core = new ControlCore(clock, db, opts.crypto ?? getCrypto(), opts.random ?? ((n) => randomBytes(n)));
+    const service = new ControlCore(clock, db, opts.crypto ?? getCrypto(), opts.random ?? ((n) => randomBytes(n)));
+    if (lostLock !== undefined) throw lostLock;
+    core = service;
     await core.controllers.load(db);
     await core.stops.load(db);
     const ops = await (opts.ops ?? createOperations)({ state: core, db, policy: opts.policy, options: opts.operations });
@@ -285,10 +344,11 @@ export async function createRinControl(opts: RinControlOptions): Promise<RinCont
     const { app, routes } = createControlApp(core, { token, principal, maxBodyBytes, log });
     return {
       app,
-      service: core,
+      service,
       routes,
+      failed,
       close: async () => {
-        core.close();
+        service.close();
         await cleanup();
       },
     };

@@ -69,6 +69,8 @@ export interface StoredState {
   operations: OperationRecord[];
   timelineSequence: number;
   policyState: PolicyState | undefined;
+  /** The rin_meta rows as stored. */
+  meta: ReadonlyMap<string, string>;
 }
 
 /** JSON text of a document with every RawJson kept verbatim. */
@@ -107,6 +109,7 @@ export async function loadStoredState(db: Db): Promise<StoredState> {
     operations: ops.map((r) => parse<OperationRecord>('rin_operations', r.operation_id, r.doc)),
     timelineSequence: sequence,
     policyState: policyText === undefined ? undefined : parse<PolicyState>('rin_meta', 'policy_state', policyText),
+    meta,
   };
 }
 
