@@ -3,11 +3,11 @@
  * daemon never does on its own — redelivering a gateway request or a delivery, losing an
  * acknowledgement on the network, expiring the lease — and what the agent must then do exactly once.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { goJsonEncode } from '../../ts/crypto/gojson.js';
 import { RinError } from '../../ts/rin/errors.js';
 import { startHostAgent, type HostAgent } from '../../ts/rin/host-agent.js';
-import type { HostAdapter } from '../../ts/rin/hostkit/adapter.js';
+import type { HostAdapter, HostWorldSource } from '../../ts/rin/hostkit/adapter.js';
 import { SerialDispatcher } from '../../ts/rin/hostkit/authority.js';
 import { allowedDelivery } from '../../ts/rin/hostkit/conformance.js';
 import { AdapterCoordinator } from '../../ts/rin/hostkit/coordinator.js';
@@ -91,7 +91,7 @@ afterEach(async () => {
   agent = undefined;
 });
 
-async function setup(bindFailure?: () => never) {
+async function setup(bindFailure?: () => never, source?: (world: HarborWorld) => HostWorldSource) {
   const dispatcher = new SerialDispatcher();
   const world = new HarborWorld({ owner: 'player.one', authority: dispatcher });
   const counts: Record<string, number> = {};
@@ -121,7 +121,7 @@ async function setup(bindFailure?: () => never) {
     baseUrl: 'http://127.0.0.1:7399',
     token: TOKEN,
     coordinator,
-    world,
+    world: source === undefined ? world : source(world),
     hostId: HOST,
     instanceId: 'instance.one',
     pollWaitMillis: 50,
@@ -267,6 +267,35 @@ describe('host agent protocol', () => {
       await until(() => control.of('host/poll').some((c) => c.body.lease_id === 'lease.2'), 'a poll on the new lease');
     };
     await lastPoll();
+  });
+
+  it('rebuilds its publications after a poll only when the world says it changed', async () => {
+    const { world, coordinator, control } = await setup();
+    const describe = vi.spyOn(world, 'describe');
+    for (let i = 0; i < 3; i++) await agent!.refresh();
+    expect(describe).not.toHaveBeenCalled();
+    expect(control.of('host/publish')).toHaveLength(1);
+    // A step moves the observation's time without a new sequence: it is published all the same.
+    await coordinator.dispatcher.dispatch(() => world.tick());
+    await agent!.refresh();
+    expect(describe).toHaveBeenCalledTimes(1);
+    const publications = control.of('host/publish');
+    expect(publications).toHaveLength(2);
+    const observedAt = (c: Call) => (c.body.publication as { actors: Array<{ observation: { observed_at: { value: number } } }> }).actors[0]!.observation.observed_at.value;
+    expect(observedAt(publications[1]!)).toBe(observedAt(publications[0]!) + 1);
+    await agent!.refresh();
+    expect(describe).toHaveBeenCalledTimes(1);
+  });
+
+  it('rebuilds and compares after every poll for a world without a change signal', async () => {
+    const { world, coordinator, control } = await setup(undefined, (w) => ({ describe: () => w.describe(), actorState: (id) => w.actorState(id) }));
+    const describe = vi.spyOn(world, 'describe');
+    await agent!.refresh();
+    expect(describe).toHaveBeenCalled();
+    expect(control.of('host/publish')).toHaveLength(1);
+    await coordinator.dispatcher.dispatch(() => world.tick());
+    await agent!.refresh();
+    expect(control.of('host/publish')).toHaveLength(2);
   });
 
   it('stops: the poll is abandoned and the host unregisters', async () => {

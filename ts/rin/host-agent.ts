@@ -265,6 +265,8 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
   // Seeded from the clock, so a restarted agent publishes above what the control plane kept of it.
   let sequence = now();
   const published = new Map<string, string>();
+  /** The change signal every world was last published (or found unchanged) at. */
+  let publishedVersion: string | undefined;
   const answers = new Bounded<string, HostGatewayResult>(MAX_ANSWERS);
   const tracked = new Bounded<string, Tracked>(MAX_TRACKED);
   const refusedAcks = new Bounded<string, { code: string; message: string }>(MAX_TRACKED);
@@ -290,6 +292,7 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
     lease = answer.body as HostLease;
     renewAt = now() + Math.floor(ttl / 3);
     published.clear();
+    publishedVersion = undefined;
   };
 
   const leaseBody = () => ({ host_id: hostId, lease_id: lease.lease_id });
@@ -363,8 +366,18 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
     return out;
   };
 
+  /** The world's change signal and the catalog revision, when the world offers one. */
+  const publicationVersion = async (): Promise<string | undefined> => {
+    if (world.publicationVersion === undefined) return undefined;
+    const version = await dispatcher.dispatch(() => world.publicationVersion!());
+    return `${version}\0${coordinator.capabilities().revision}`;
+  };
+
   /** Publishes every world whose content changed since its last publication (sequence +1). */
   async function publish(): Promise<void> {
+    // Read before building: a change while building moves it again, so nothing is skipped wrongly.
+    const version = await publicationVersion();
+    if (version !== undefined && version === publishedVersion) return;
     for (const publication of await buildPublications()) {
       const content = goJsonEncode(publication);
       if (published.get(publication.world_id) === content) continue;
@@ -374,6 +387,7 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
       published.set(publication.world_id, content);
       stats.publications += 1;
     }
+    publishedVersion = version;
   }
 
   const track = (operationId: string): Tracked => {

@@ -101,4 +101,10 @@ export interface HostWorldSource {
   describe(): HostWorldDescription[];
   /** The actor's public state, a JSON object. */
   actorState(actorId: string): Record<string, unknown>;
+  /**
+   * Optional change signal: a text that moves whenever `describe`, `actorState`, or the adapter's
+   * `observe` or `snapshot` would answer differently. The host agent rebuilds its publications only
+   * when it moved; without it they are rebuilt and compared after every poll.
+   */
+  publicationVersion?(): string;
 }

@@ -197,6 +197,12 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
     return { berth: b.berth, cargo: b.cargo, hull: b.hull };
   }
 
+  /** Every change to the boats or the dock moves the sequence; the step and the host epoch move the rest. */
+  publicationVersion(): string {
+    this.onAuthority('publicationVersion');
+    return `${this.epochValue.host}.${this.seq}.${this.step}`;
+  }
+
   /** One world step: voyages advance, the slipway works, shifts count down. */
   tick(): void {
     this.onAuthority('tick');
