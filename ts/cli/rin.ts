@@ -433,8 +433,10 @@ with --db postgres://...; one daemon per database. Prints one line with the URL 
     } catch (e) {
       if (e instanceof RinError) throw e;
       const why = show(e instanceof Error ? e.message.split('\n')[0] : String(e), 300);
-      const sys = (e as { code?: unknown }).code;
-      if (typeof sys === 'string' && sys.startsWith('E')) throw new ServeError('LISTEN_FAILED', `cannot listen on ${show(listen, 80)}: ${why}`);
+      const { code, syscall } = e as { code?: unknown; syscall?: unknown };
+      if (syscall === 'listen') throw new ServeError('LISTEN_FAILED', `cannot listen on ${show(listen, 80)}: ${why}`);
+      // A typed error of its own (WASM_UNAVAILABLE, ...) already says what is wrong.
+      if (typeof code === 'string' && code !== '' && !/^E[A-Z]+$/.test(code)) throw e;
       throw new ServeError('DB_UNAVAILABLE', `cannot open the database: ${why}`);
     }
     // Never print the PostgreSQL URL: it may hold a password.
