@@ -93,6 +93,28 @@ console.log(JSON.stringify(cases.map((v) => protocolId(getCrypto(), v.spec))));`
     expect(JSON.parse(r.out)).toEqual(cases.map((v) => v.protocol_id));
   });
 
+  it('computes the rin.host/v2 fixture digest with aigenora/rin, and aigenora/rin/control serves', () => {
+    const fixturePath = join(ROOT, '../shared/reference/rin/host/testdata/v2_action_fixture.json');
+    if (!existsSync(fixturePath)) throw new Error(`the rin fixture is missing: ${fixturePath}`);
+    writeFileSync(join(app, 'rin-fixture.json'), readFileSync(fixturePath));
+    const r = node(
+      'rin.mjs',
+      `import { readFileSync } from 'node:fs';
+import { actionRequestDigest, decodeActionRequest } from 'aigenora/rin';
+import { createRinControl } from 'aigenora/rin/control';
+const f = JSON.parse(readFileSync('rin-fixture.json', 'utf8'));
+const quiet = { info() {}, warn() {}, error() {} };
+const control = await createRinControl({ token: 'x'.repeat(32), log: quiet });
+const health = await (await control.app.request('/health')).text();
+await control.close();
+console.log(JSON.stringify({ digest: actionRequestDigest(decodeActionRequest(JSON.stringify(f.action_request))), want: f.action_request_digest, health }));`,
+    );
+    expect(r.err).toBe('');
+    const out = JSON.parse(r.out) as { digest: string; want: string; health: string };
+    expect(out.digest).toBe(out.want);
+    expect(out.health).toBe('{"status":"ok"}\n');
+  });
+
   it('loads every entry with require()', () => {
     const r = node(
       'cjs.cjs',

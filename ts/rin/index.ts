@@ -1,6 +1,7 @@
 /**
- * rin.host/v2 and rin.control/v2 for TypeScript: the wire model (this folder's top level), HostKit,
- * the control plane and its client. Each part adds its exports here.
+ * rin.host/v2 and rin.control/v2 for TypeScript: the wire model (this folder's top level), HostKit, the
+ * built-in world, the host agent and the control API client. Everything here runs in browsers too; the
+ * control daemon, which needs a database and a socket, is the Node-only entry `aigenora/rin/control`.
  */
 export * from './types.js';
 export * from './errors.js';
@@ -22,5 +23,4 @@ export { startHostAgent, type HostAgent, type HostAgentOptions, type HostAgentSt
 export { HarborWorld, type Boat, type Berth, type HarborOptions } from './world/harbor.js';
 export { harborConformanceScenario, harborRequest, type HarborRequestOptions } from './world/conformance.js';
 export { CAPABILITY as HARBOR_CAPABILITY, EFFECT_KINDS as HARBOR_EFFECT_KINDS, EFFECT_SCOPES as HARBOR_EFFECT_SCOPES, harborCapabilities, harborObservationSchema } from './world/catalog.js';
-export { createRinControl, serveRinControl, isLoopbackHost, type RinControl, type RinControlOptions, type ServedRinControl } from './control/service.js';
 export { checkControlToken, CONTROL_DEFAULT_BASE_URL, CONTROL_MAX_RESPONSE_BYTES, CONTROL_TIMEOUT_MS, normalizeControlBaseUrl, RinControlClient, RinControlError, type ControlAnswer, type Plain, type RinControlClientOptions } from './client.js';
