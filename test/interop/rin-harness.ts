@@ -15,7 +15,9 @@ import { startHostAgent, type HostAgent } from '../../ts/rin/host-agent.js';
 import { SerialDispatcher } from '../../ts/rin/hostkit/authority.js';
 import { AdapterCoordinator } from '../../ts/rin/hostkit/coordinator.js';
 import type { RinError } from '../../ts/rin/errors.js';
-import { EFFECT_KINDS, EFFECT_SCOPES } from '../../ts/rin/world/catalog.js';
+import { harborPolicy } from '../../ts/rin/world/catalog.js';
+
+export { harborPolicy };
 import { HarborWorld } from '../../ts/rin/world/harbor.js';
 import { REPO } from './harness.js';
 
@@ -116,21 +118,6 @@ export async function startDaemon(name: string, cmd: string, args: string[], env
     await new Promise((r) => setTimeout(r, 50));
   }
   return daemon;
-}
-
-/**
- * The gameplay policy both daemons run the harbor under: the reference's guarded default, told the
- * harbor's effect kinds and scopes (it denies effects it does not know).
- */
-export function harborPolicy(): string {
-  return JSON.stringify({
-    revision: 1,
-    profile: 'guarded',
-    known_effect_kinds: EFFECT_KINDS,
-    known_scopes: EFFECT_SCOPES,
-    confirmation_ttl: { event: 16, step: 600, realtime: 30_000 },
-    confirmation_scopes: ['rin.policy.confirm'],
-  });
 }
 
 /** The reference Go daemon with `principal` granted `scopes` and the harbor policy, its state under `dataDir`. */

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BIN } from '../interop/harness.js';
-import { describeWithReference, freePort, harborPolicy, PRINCIPAL, RIN_TOKEN, SCOPES, startDaemon, startGoDaemon, type Daemon } from '../interop/rin-harness.js';
+import { describeWithReference, freePort, PRINCIPAL, RIN_TOKEN, SCOPES, startDaemon, startGoDaemon, type Daemon } from '../interop/rin-harness.js';
 import { tempDir } from '../shared/tmp.js';
 
 // Each command is a new Node process (tsx compiles the CLI on start): on a loaded machine a test of
@@ -123,9 +123,8 @@ describeWithReference('rin commands against the reference daemon with no world',
 /** Our daemon as a user starts it: `aigenora rin serve` in its own process. */
 async function startOurDaemon(dir: string, port?: number): Promise<Daemon> {
   port ??= await freePort();
-  const policy = join(dir, 'policy.json');
-  writeFileSync(policy, harborPolicy());
-  const args = [BIN, 'rin', 'serve', '--principal', PRINCIPAL, '--scopes', SCOPES.join(','), '--policy', policy, '--listen', `127.0.0.1:${port}`, '--data-dir', dir, '--json'];
+  // The built-in world's policy by name, as a user starts the demo; the reference daemon gets it as a file.
+  const args = [BIN, 'rin', 'serve', '--principal', PRINCIPAL, '--scopes', SCOPES.join(','), '--policy', 'harbor', '--listen', `127.0.0.1:${port}`, '--data-dir', dir, '--json'];
   return startDaemon('aigenora rin serve', process.execPath, args, { RIN_CONTROL_TOKEN: RIN_TOKEN }, port, /"url":/, 60_000);
 }
 

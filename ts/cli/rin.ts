@@ -395,13 +395,14 @@ class ServeError extends Error {
 
 export const rinServe: Command = {
   name: 'serve',
-  usage: 'aigenora rin serve --principal ID [--scopes LIST] [--policy FILE] [--listen HOST:PORT] [--data-dir DIR] [--db URL] [--json]',
+  usage: 'aigenora rin serve --principal ID [--scopes LIST] [--policy FILE|harbor] [--listen HOST:PORT] [--data-dir DIR] [--db URL] [--json]',
   help: `Runs a rin.control/v2 control daemon: hosts register and publish their worlds, and one client principal
 (--principal, with the comma-separated --scopes, default actor.read) observes and acts through it. Its bearer token
 is read from $${TOKEN_ENV} (at least 32 bytes) and guards every route but health.
 --listen (default ${DEFAULT_LISTEN}; port 0 picks a free port) must be a loopback address.
 --policy: the gameplay policy (the reference's JSON format). Without it the guarded default applies, which knows
-no effect kinds and so denies every action: name the world's effect kinds and scopes in the file.
+no effect kinds and so denies every action: name the world's effect kinds and scopes in the file. --policy harbor
+is the built-in world's policy (a file named harbor is ./harbor).
 Operations, controller leases and emergency stops are kept in PGlite under <data-dir>/rin/db, or in PostgreSQL
 with --db postgres://...; one daemon per database. Prints one line with the URL once it accepts connections
 (--json: {"url", "principal", "database"}); SIGINT or SIGTERM stops it.`,
@@ -416,7 +417,8 @@ with --db postgres://...; one daemon per database. Prints one line with the URL 
     const dbUrl = str(args.flags, 'db');
     if (dbUrl !== undefined && !/^postgres(ql)?:\/\//.test(dbUrl)) throw new UsageError('--db must be a postgres:// or postgresql:// URL');
     const policyPath = str(args.flags, 'policy');
-    const policy = policyPath === undefined ? undefined : readText(policyPath, { maxBytes: 1 << 20, what: 'the policy' });
+    const policy =
+      policyPath === undefined ? undefined : policyPath === 'harbor' ? (await import('../rin/world/catalog.js')).harborPolicy() : readText(policyPath, { maxBytes: 1 << 20, what: 'the policy' });
     const dataDir = join(resolveDataDir(str(args.flags, 'data-dir')), 'rin');
     const [{ serveRinControl }, { createOperations }] = await Promise.all([import('../rin/control/service.js'), import('../rin/control/operations.js')]);
     const listen = str(args.flags, 'listen') ?? DEFAULT_LISTEN;

@@ -25,6 +25,23 @@ export type HarborCapability = (typeof CAPABILITY)[keyof typeof CAPABILITY];
 export const EFFECT_KINDS = ['harbor.cargo', 'harbor.plan', 'harbor.repair', 'harbor.survey', 'harbor.tow', 'harbor.vessel', 'harbor.voyage'];
 export const EFFECT_SCOPES = ['harbor.public', 'harbor.slipway'];
 
+/**
+ * The gameplay policy the harbor is meant to run under, in the reference daemon's JSON format: its guarded
+ * default profile, told the harbor's effect kinds and scopes (guarded denies every effect it does not know).
+ * Under it inspect, load-cargo, sail and shift are allowed, repair asks for confirmation, tow and scuttle
+ * are denied. `aigenora rin serve --policy harbor` uses it.
+ */
+export function harborPolicy(): string {
+  return JSON.stringify({
+    revision: 1,
+    profile: 'guarded',
+    known_effect_kinds: EFFECT_KINDS,
+    known_scopes: EFFECT_SCOPES,
+    confirmation_ttl: { event: 16, step: 600, realtime: 30_000 },
+    confirmation_scopes: ['rin.policy.confirm'],
+  });
+}
+
 /** A JSON value written canonically (Go encoding/json form), ready to travel as a raw sub-document. */
 export function raw(value: unknown): RawJson {
   return new RawJson(canonicalGoJson(JSON.stringify(value)));
