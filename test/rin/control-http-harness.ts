@@ -9,13 +9,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe } from 'vitest';
 import type { ControlClock, ControlOps, OpsFactory } from '../../ts/rin/control/contracts.js';
 import { createRinControl, type RinControl, type RinControlOptions } from '../../ts/rin/control/service.js';
 import { RinError } from '../../ts/rin/errors.js';
 import type { HostControlBatch, HostManifest, HostRegistration, Principal } from '../../ts/rin/types.js';
 import { silentLog } from '../../ts/server/log.js';
-import { PG_URL, freshPgDatabase } from '../server/harness.js';
+import { describeEachDbWith, freshPgDatabase, PG_URL, type DbKind } from '../server/harness.js';
 
 export const TOKEN = '0123456789abcdef0123456789abcdef';
 export const SHARED = join(import.meta.dirname, '../../../shared');
@@ -152,7 +151,7 @@ export function harnessFor(control: RinControl, clock: VirtualTimers, calls: Hoo
   };
 }
 
-export type DbKind = 'pglite' | 'postgres';
+export type { DbKind };
 
 /** Where a server's data lives; `reopen` starts another server on the same data (restart). */
 export interface DataPlace {
@@ -191,32 +190,23 @@ export async function openControl(
 
 /** One server per database kind for the suite; `h()` inside a test returns it. */
 export function describeControlDbs(name: string, fn: (h: () => ControlHarness, kind: DbKind) => void, o: Parameters<typeof openControl>[1] = {}): void {
-  for (const kind of ['pglite', 'postgres'] as const) {
-    if (kind === 'postgres' && PG_URL === undefined) {
-      describe.skip(`${name} [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)`, () =>
-        fn(() => {
-          throw new Error('no PostgreSQL');
-        }, kind),
-      );
-      continue;
-    }
-    describe(`${name} [${kind}]`, () => {
-      let place: DataPlace | undefined;
-      let harness: ControlHarness | undefined;
-      beforeAll(async () => {
-        place = await dataPlace(kind);
-        harness = await openControl(place, o);
-      });
-      afterAll(async () => {
-        await harness?.control.close();
-        await place?.drop();
-      });
-      fn(() => {
-        if (harness === undefined) throw new Error('control server not open');
-        return harness;
-      }, kind);
-    });
-  }
+  describeEachDbWith(
+    name,
+    async (kind) => {
+      const place = await dataPlace(kind);
+      try {
+        return { place, harness: await openControl(place, o) };
+      } catch (e) {
+        await place.drop();
+        throw e;
+      }
+    },
+    async ({ place, harness }) => {
+      await harness.control.close();
+      await place.drop();
+    },
+    (get, kind) => fn(() => get().harness, kind),
+  );
 }
 
 // ---- fixtures (the shapes of the reference's own tests) ----

@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { goJsonEncode, parseWireJson, RawJson } from '../../ts/crypto/gojson.js';
 import type { ActorSnapshot, ControlState, WireBody } from '../../ts/rin/control/contracts.js';
 import { RIN_MIGRATIONS } from '../../ts/rin/control/migrations.js';
@@ -38,7 +38,7 @@ import type {
 } from '../../ts/rin/types.js';
 import { openDb, type Db } from '../../ts/server/db.js';
 import { migrate } from '../../ts/server/migrate.js';
-import { freshPgDatabase, PG_URL } from '../server/harness.js';
+import { describeEachDb, freshPgDatabase, PG_URL } from '../server/harness.js';
 
 export const HOST = 'host.harbor';
 export const WORLD = 'world.harbor';
@@ -522,15 +522,7 @@ export async function openTestDb(kind: 'pglite' | 'postgres'): Promise<{ db: Db;
 }
 
 /** Registers a suite once per database engine; PostgreSQL only with AIGENORA_TEST_PG_URL (skipped by name otherwise). */
-export function describeOpsDbs(name: string, fn: (kind: 'pglite' | 'postgres') => void): void {
-  for (const kind of ['pglite', 'postgres'] as const) {
-    if (kind === 'postgres' && PG_URL === undefined) {
-      describe.skip(`${name} [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)`, () => fn(kind));
-      continue;
-    }
-    describe(`${name} [${kind}]`, () => fn(kind));
-  }
-}
+export const describeOpsDbs = describeEachDb;
 
 /**
  * One in-memory PGlite for a test file and a fresh world (tables emptied, a controller lease on

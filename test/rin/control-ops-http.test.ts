@@ -12,8 +12,7 @@ import { HostRegistry } from '../../ts/rin/registry.js';
 import type { ActionRequest, BoundAction, CapabilitySpec, HostControlBatch } from '../../ts/rin/types.js';
 import { ALL_SCOPES, dataPlace, openControl, VirtualTimers, type ControlHarness, type DbKind } from './control-http-harness.js';
 import { capability, manifest, settle, TEST_POLICY } from './control-ops-harness.js';
-import { describe } from 'vitest';
-import { PG_URL } from '../server/harness.js';
+import { describeEachDb } from '../server/harness.js';
 
 const HOST_ID = 'host.e2e';
 const WORLD_ID = 'world.one';
@@ -207,10 +206,4 @@ function suite(kind: DbKind): void {
   });
 }
 
-for (const kind of ['pglite', 'postgres'] as const) {
-  if (kind === 'postgres' && PG_URL === undefined) {
-    describe.skip(`operations over HTTP [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)`, () => suite(kind));
-    continue;
-  }
-  describe(`operations over HTTP [${kind}]`, () => suite(kind));
-}
+describeEachDb('operations over HTTP', suite);

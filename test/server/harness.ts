@@ -165,31 +165,43 @@ export async function openTestServer(kind: DbKind, opts: Partial<ServerOptions> 
 }
 
 /**
+ * Registers a suite once per database kind. Without AIGENORA_TEST_PG_URL the PostgreSQL one is
+ * registered skipped, with the reason in its name, so the totals say what did not run.
+ */
+export function describeEachDb(name: string, fn: (kind: DbKind) => void): void {
+  for (const kind of ['pglite', 'postgres'] as const) {
+    if (kind === 'postgres' && PG_URL === undefined) {
+      describe.skip(`${name} [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)`, () => fn(kind));
+      continue;
+    }
+    describe(`${name} [${kind}]`, () => fn(kind));
+  }
+}
+
+/**
+ * describeEachDb with one value per kind opened before the suite's first test and closed after its
+ * last; `get()` inside a test returns it.
+ */
+export function describeEachDbWith<T>(name: string, open: (kind: DbKind) => Promise<T>, close: (value: T) => Promise<void>, fn: (get: () => T, kind: DbKind) => void): void {
+  describeEachDb(name, (kind) => {
+    let value: T | undefined;
+    beforeAll(async () => {
+      value = await open(kind);
+    });
+    afterAll(async () => {
+      if (value !== undefined) await close(value);
+    });
+    fn(() => {
+      if (value === undefined) throw new Error(`${name} [${kind}]: not open`);
+      return value;
+    }, kind);
+  });
+}
+
+/**
  * Registers a suite once per database, sharing one server (opened before its first test, closed
  * after its last). `server()` inside a test returns it.
  */
 export function describeDbs(name: string, fn: (server: () => TestServer, kind: DbKind) => void, opts: Partial<ServerOptions> = {}): void {
-  for (const kind of ['pglite', 'postgres'] as const) {
-    if (kind === 'postgres' && PG_URL === undefined) {
-      describe.skip(`${name} [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)`, () =>
-        fn(() => {
-          throw new Error('no PostgreSQL');
-        }, kind),
-      );
-      continue;
-    }
-    describe(`${name} [${kind}]`, () => {
-      let opened: Awaited<ReturnType<typeof openTestServer>> | undefined;
-      beforeAll(async () => {
-        opened = await openTestServer(kind, opts);
-      });
-      afterAll(async () => {
-        await opened?.close();
-      });
-      fn(() => {
-        if (opened === undefined) throw new Error('server not open');
-        return opened.t;
-      }, kind);
-    });
-  }
+  describeEachDbWith(name, (kind) => openTestServer(kind, opts), (opened) => opened.close(), (get, kind) => fn(() => get().t, kind));
 }
