@@ -14,6 +14,7 @@
 import { goJsonEncode, parseWireJson, type RawJson } from '../crypto/gojson.js';
 import { sanitize } from '../registry/errors.js';
 import { RinError, type RinCode } from './errors.js';
+import { isLoopbackHost } from './loopback.js';
 import type {
   AcknowledgementRequest,
   AcquireControllerInput,
@@ -104,13 +105,6 @@ export interface ControlAnswer {
 
 const STATUS_CODES: Record<number, RinCode> = { 400: 'invalid', 401: 'forbidden', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 410: 'unavailable', 429: 'capacity' };
 const RIN_CODES: ReadonlySet<string> = new Set<RinCode>(['invalid', 'forbidden', 'not_found', 'lease_expired', 'unavailable', 'not_accepted', 'lease_conflict', 'stale', 'conflict', 'capacity', 'internal']);
-
-function isLoopbackHost(hostname: string): boolean {
-  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
-  if (host === 'localhost' || host === '::1') return true;
-  const octets = host.split('.');
-  return octets.length === 4 && octets.every((o) => /^\d{1,3}$/.test(o) && Number(o) <= 255) && octets[0] === '127';
-}
 
 /** R69: the origin of a loopback control daemon, or a RinError `invalid`. */
 export function normalizeControlBaseUrl(raw: string): string {

@@ -5,7 +5,7 @@
 import type { Crypto } from '../crypto/backend.js';
 import { compareUtf8, goJsonEncode, RawJson } from '../crypto/gojson.js';
 import { backend, goCanonical, goCompact, sha256Hex } from './canon.js';
-import { copyBoundAction, copyCapabilityRef, copyDuration, copyEpoch, copyPlanStepRef, copyRefs, copySpec, requestOfBound } from './copy.js';
+import { copyBoundAction, copyCapabilityRef, copyDuration, copyRequest, copySpec, requestOfBound } from './copy.js';
 import { canonicalizeScalarObject, compactEffect, effectPreviewDigest, validateEffect } from './effects.js';
 import { invalid, prefixed } from './errors.js';
 import { requestPayloadText } from './payload.js';
@@ -109,20 +109,8 @@ export function canonicalizeJsonObject(field: string, raw: Raw | undefined, maxi
 
 /** The reference's ActionRequestDigest payload struct, arguments given canonical, as goJsonEncode takes it. */
 export function actionRequestPayload(r: ActionRequest, args: string): Record<string, unknown> {
-  return {
-    request_id: r.request_id,
-    controller_id: r.controller_id,
-    actor_id: r.actor_id,
-    capability: copyCapabilityRef(r.capability),
-    spec_digest: r.spec_digest,
-    arguments: new RawJson(args),
-    target_refs: copyRefs(r.target_refs),
-    expected_epoch: copyEpoch(r.expected_epoch),
-    observation_sequence: r.observation_sequence,
-    task_id: r.task_id ? r.task_id : undefined,
-    plan_step_ref: r.plan_step_ref ? copyPlanStepRef(r.plan_step_ref) : undefined,
-    idempotency_key: r.idempotency_key,
-  };
+  // The defensive copy already has the struct's member order and drops the omitempty members.
+  return { ...copyRequest(r), arguments: new RawJson(args) };
 }
 
 /** The digest payload of a valid request (its arguments canonical). */

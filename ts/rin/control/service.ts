@@ -17,6 +17,7 @@ import { openDb, type Db } from '../../server/db.js';
 import { jsonLineLog, type Log } from '../../server/log.js';
 import { migrate } from '../../server/migrate.js';
 import { RinError } from '../errors.js';
+import { isLoopbackHost } from '../loopback.js';
 import type { ActorEmergencyStop, ActorPublication, ControllerLease, HostLease, Principal } from '../types.js';
 import { canAccessActor, checkClientPrincipal, checkToken, hasScope } from './auth.js';
 import type { ActorSnapshot, ControlClock, ControlOps, ControlState, OpsFactory } from './contracts.js';
@@ -356,14 +357,6 @@ export async function createRinControl(opts: RinControlOptions): Promise<RinCont
     await cleanup();
     throw e;
   }
-}
-
-/** `localhost` or a loopback address: the daemon is never reachable from another machine (R69). */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
-  const octets = h.split('.');
-  return octets.length === 4 && octets.every((o) => /^\d{1,3}$/.test(o) && Number(o) <= 255) && Number(octets[0]) === 127;
 }
 
 export interface ServedRinControl extends RinControl {
