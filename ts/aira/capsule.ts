@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { Crypto } from '../crypto/backend.js';
+import type { CapabilityContract, CapabilityHit } from './authority.js';
 import { contentId } from './ids.js';
 import {
   Budgets, BudgetLimits, CapabilityId, CertificateSummary, Diagnostic, EffectClass, HashId, IntentFrame, IntentItem,
@@ -227,7 +228,7 @@ export const TaskCapsule = z.strictObject({
 export type TaskCapsule = z.infer<typeof TaskCapsule>;
 
 type Optionalised = 'selection' | 'parameters' | 'featureSubgraph' | 'constraints' | 'requirements' | 'activeAssertions' | 'resolvedReferences'
-  | 'downstreamSummary' | 'capabilityHits' | 'selectedContracts' | 'operationCatalog' | 'discoveryCatalogHash' | 'ambiguities'
+  | 'downstreamSummary' | 'operationCatalog' | 'discoveryCatalogHash' | 'ambiguities'
   | 'missingInformation' | 'recentDiagnostics' | 'certificates' | 'extensions';
 
 /**
@@ -236,7 +237,12 @@ type Optionalised = 'selection' | 'parameters' | 'featureSubgraph' | 'constraint
  * compactStepSignatures, grant) are not parts.
  */
 export type CapsuleParts = Pick<TaskCapsule, 'taskId' | 'intentFrame' | 'protocol' | 'revision' | 'branch' | 'runtimeSnapshot' | 'budget'>
-  & Partial<Pick<TaskCapsule, Optionalised>> & { grantId: string };
+  & Partial<Pick<TaskCapsule, Optionalised>> & {
+    grantId: string;
+    /** What the authority answered to search and describe (checked here against the capsule schema). */
+    capabilityHits?: readonly CapabilityHit[];
+    selectedContracts?: readonly CapabilityContract[];
+  };
 
 const PART_KEYS: ReadonlySet<string> = new Set([
   'taskId', 'intentFrame', 'protocol', 'revision', 'branch', 'runtimeSnapshot', 'budget', 'grantId', 'selection', 'parameters', 'featureSubgraph',
