@@ -3,18 +3,18 @@
 // the tests share the harbor, each on its own boat where the world's state matters.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
-import type { Authority, AuthorityContext } from '../../ts/aira/authority.js';
+import type { Authority } from '../../ts/aira/authority.js';
 import { HARBOR_EFFECTS, harborLoadTask, openRinAuthority, type RinAuthorityOptions } from '../../ts/aira/rin/index.js';
 import { harborRinPolicy } from '../../ts/aira/rin/local-policy.js';
-import { Diagnostic, HashId, type Plan, type PlanStep } from '../../ts/aira/schema.js';
+import { Diagnostic, HashId } from '../../ts/aira/schema.js';
 import { RinControlClient } from '../../ts/rin/client.js';
 import type { ServedRinControl } from '../../ts/rin/control/service.js';
 import { attachHarbor, RIN_TOKEN, serveOurDaemon, type AttachedHarbor } from '../interop/rin-harness.js';
+import { commitAction, ctx, H, plan, prepare } from './rin-harness.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const crypto = getCrypto();
-const H = (c: string) => `${c}:sha256:${'0'.repeat(64)}`;
 const GRANT_APPROVES = 'grant:approver';
 
 let served: ServedRinControl;
@@ -40,32 +40,7 @@ function authority(actor: string, more: Partial<RinAuthorityOptions> = {}): Auth
   return a;
 }
 
-let seq = 0;
-const ctx = (taskId = 'task:sha256:' + 'a'.repeat(64)): AuthorityContext => ({ taskId, branch: `task/${taskId}`, requestId: `r${++seq}` });
-
-function plan(baseRevision: string, steps: Array<Partial<PlanStep> & Pick<PlanStep, 'capability' | 'args'>>, grantId = 'grant:local'): Plan {
-  return {
-    baseRevision,
-    intentFrameHash: H('intent'),
-    bindings: { operationCatalog: 'aira.rin.ops/1', discoveryCatalogHash: H('catalog'), runtimeSnapshot: H('snapshot'), grantId },
-    steps: steps.map((s, i) => ({ id: `s${i + 1}`, mode: 'authoring', ...s })),
-    acceptanceAssertions: [],
-    estimatedEffects: [],
-    estimatedRisk: 'low',
-  };
-}
-
 const codes = (ds: readonly Diagnostic[]) => ds.map((d) => d.code);
-
-/** Propose, preview and validate one action; returns the candidate and the token (if validation passed). */
-async function prepare(a: Authority, capability: string, args: Record<string, unknown>, grantId?: string, c = ctx()) {
-  const head = await a.head(c);
-  const proposed = await a.propose(c, plan(head, [{ capability: capability as PlanStep['capability'], args }], grantId));
-  expect(proposed.diagnostics).toEqual([]);
-  const candidateId = proposed.data.candidateId;
-  const validated = await a.validate(c, candidateId);
-  return { head, candidateId, validated, ctx: c };
-}
 
 beforeAll(async () => {
   served = await serveOurDaemon(log);
@@ -347,6 +322,41 @@ describe('rin authority: commit', () => {
     expect(s.diagnostics[0]).toMatchObject({ code: 'POLICY_DENIED', phase: 'commit' });
     expect(attached.agent.stats().executed).toBe(before);
     expect(attached.harbor.boat('tern').berth).toBe('dock');
+  });
+
+  it('holds one controller lease, renews it when it runs short, and reports another controller holding the actor', async () => {
+    let skew = 0;
+    const a = authority('gull', { now: () => Date.now() + skew, controller: { id: 'aira.lease-test', leaseTtlMillis: 60_000 } });
+    const target = { host_id: 'harbor-host', world_id: 'harbor', actor_id: 'gull' };
+    // Another controller holds gull (the earlier commit's): refused, nothing runs.
+    const before = attached.agent.stats().executed;
+    const held = await client.getController(target);
+    expect(held.controller_id).toBe('aira.controller');
+    const refused = await prepare(a, 'cap:harbor.load-cargo@1', { crates: 1 });
+    const r = await a.commit(refused.ctx, { requestId: 'c1', candidateId: refused.candidateId, validationToken: refused.validated.data.validationToken! });
+    expect(r.diagnostics[0]).toMatchObject({ code: 'ACTION_REFUSED', cause: 'conflict', actual: 'lease_conflict' });
+    expect(attached.agent.stats().executed).toBe(before);
+
+    await client.releaseController({ ...target, lease_id: held.lease_id });
+    const first = await commitAction(a, 'cap:harbor.load-cargo@1', { crates: 1 });
+    expect(first.committed.status, JSON.stringify(first.committed.diagnostics)).toBe('success');
+    const lease1 = await client.getController(target);
+    expect(lease1.controller_id).toBe('aira.lease-test');
+    // Within a third of its time: the same lease, not renewed.
+    const second = await commitAction(a, 'cap:harbor.load-cargo@1', { crates: 1 });
+    expect(second.committed.status).toBe('success');
+    expect(await client.getController(target)).toEqual(lease1);
+    // Its clock says the lease is nearly over: renewed, same lease, later expiry.
+    skew = 45_000;
+    const third = await commitAction(a, 'cap:harbor.load-cargo@1', { crates: 1 });
+    expect(third.committed.status).toBe('success');
+    const lease2 = await client.getController(target);
+    expect(lease2.lease_id).toBe(lease1.lease_id);
+    expect(lease2.expires_at_unix_millis).toBeGreaterThan(lease1.expires_at_unix_millis);
+    expect(attached.harbor.boat('gull').cargo).toBe(6);
+    // close() gives the actor back.
+    await a.close();
+    await expect(client.getController(target)).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('refuses revert: a rin action cannot be undone', async () => {
