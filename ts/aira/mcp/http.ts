@@ -1,0 +1,160 @@
+/**
+ * The Aira MCP server over Streamable HTTP: one MCP session (`mcp-session-id`) is one task, opened on the
+ * session's `initialize` and cancelled when the session ends unfinished (DELETE, or the server closing).
+ * Loopback only; the Host header must name the bound address (DNS rebinding); bodies are capped and read
+ * here, so nothing is parsed, and no task opened, for a request that is not a well-formed initialize.
+ */
+import { randomUUID } from 'node:crypto';
+import { serve, type ServerType } from '@hono/node-server';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { isLoopbackHost } from '../../rin/loopback.js';
+import { createAiraMcpSession, type AiraMcpSession, type AiraMcpSessionOptions } from './server.js';
+
+export const MCP_PATH = '/mcp';
+export const DEFAULT_MAX_BODY_BYTES = 1 << 20;
+
+export class McpListenError extends Error {
+  override readonly name = 'McpListenError';
+  constructor(
+    readonly code: 'INVALID_LISTEN' | 'LISTEN_FAILED',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface AiraMcpHttpOptions {
+  /** `host:port` on loopback; port 0 picks a free one. */
+  listen: string;
+  /** Opens the task (and whatever it needs) of a new session. */
+  openSession: (sessionId: string) => Promise<Omit<AiraMcpSessionOptions, 'version'>>;
+  version?: string;
+  maxBodyBytes?: number;
+}
+
+export interface ServedAiraMcp {
+  /** `http://host:port/mcp`. */
+  readonly url: string;
+  readonly port: number;
+  /** Live sessions by id. */
+  readonly sessions: ReadonlyMap<string, AiraMcpSession>;
+  close(): Promise<void>;
+}
+
+export function parseListen(listen: string): { hostname: string; port: number } {
+  const m = /^(\[[^\]]+\]|[^:[\]]+):(\d{1,5})$/.exec(listen);
+  const port = Number(m?.[2]);
+  if (m === null || port > 65535) throw new McpListenError('INVALID_LISTEN', `--http must be host:port, got ${JSON.stringify(listen.slice(0, 80))}`);
+  const hostname = m[1]!.replace(/^\[|\]$/g, '');
+  if (!isLoopbackHost(hostname)) throw new McpListenError('INVALID_LISTEN', `the MCP server listens only on loopback (localhost, 127.0.0.0/8, ::1), not ${hostname.slice(0, 80)}`);
+  return { hostname, port };
+}
+
+const jsonError = (status: number, code: number, message: string) =>
+  new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json' } });
+
+/** The body as text, or a 413 once it passes `max` bytes (declared or streamed). */
+async function readBody(req: Request, max: number): Promise<string | Response> {
+  const declared = Number(req.headers.get('content-length') ?? '0');
+  const tooLarge = () => jsonError(413, -32600, `request body larger than ${max} bytes`);
+  if (declared > max) return tooLarge();
+  if (req.body === null) return '';
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(() => undefined);
+      return tooLarge();
+    }
+    chunks.push(value);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    return jsonError(400, -32700, 'request body is not UTF-8');
+  }
+}
+
+export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<ServedAiraMcp> {
+  const { hostname, port } = parseListen(opts.listen);
+  const max = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const sessions = new Map<string, AiraMcpSession>();
+  const transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
+  let allowedHosts: string[] = [];
+  let closing = false;
+
+  async function endSession(id: string): Promise<void> {
+    const s = sessions.get(id);
+    sessions.delete(id);
+    transports.delete(id);
+    await s?.close();
+  }
+
+  async function fetch(req: Request): Promise<Response> {
+    const url = new URL(req.url);
+    if (!allowedHosts.includes(req.headers.get('host') ?? '')) return jsonError(403, -32000, 'the Host header must name the loopback address the server is bound to');
+    if (url.pathname !== MCP_PATH) return jsonError(404, -32601, `not found: the MCP endpoint is ${MCP_PATH}`);
+    if (closing) return jsonError(503, -32000, 'the server is closing');
+    let parsedBody: unknown;
+    if (req.method === 'POST') {
+      const text = await readBody(req, max);
+      if (text instanceof Response) return text;
+      try {
+        parsedBody = JSON.parse(text);
+      } catch {
+        return jsonError(400, -32700, 'request body is not JSON');
+      }
+    }
+    const sid = req.headers.get('mcp-session-id');
+    if (sid !== null) {
+      const t = transports.get(sid);
+      if (t === undefined) return jsonError(404, -32001, 'session not found');
+      return t.handleRequest(req, parsedBody === undefined ? undefined : { parsedBody });
+    }
+    if (req.method !== 'POST' || !isInitializeRequest(parsedBody)) return jsonError(400, -32000, 'no mcp-session-id: the first request of a session is initialize');
+    const id = randomUUID();
+    const session = createAiraMcpSession({ ...(await opts.openSession(id)), ...(opts.version !== undefined && { version: opts.version }) });
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => id,
+      enableJsonResponse: true,
+      onsessioninitialized: (sessionId) => {
+        sessions.set(sessionId, session);
+        transports.set(sessionId, transport);
+      },
+      onsessionclosed: (sessionId) => endSession(sessionId),
+    });
+    await session.server.connect(transport);
+    const res = await transport.handleRequest(req, { parsedBody });
+    // An initialize the transport refused leaves no session (and cancels its task).
+    if (!sessions.has(id)) await session.close();
+    return res;
+  }
+
+  let server: ServerType | undefined;
+  const bound = await new Promise<number>((resolve, reject) => {
+    server = serve({ fetch, hostname, port }, (info) => resolve(info.port));
+    server.once('error', (e: NodeJS.ErrnoException) => reject(new McpListenError('LISTEN_FAILED', `cannot listen on ${hostname}:${port}: ${e.code ?? e.message}`)));
+  });
+  const urlHost = hostname.includes(':') ? `[${hostname}]` : hostname;
+  allowedHosts = [`${urlHost}:${bound}`, ...(hostname === '127.0.0.1' || hostname === '::1' ? [`localhost:${bound}`] : [])];
+  return {
+    url: `http://${urlHost}:${bound}${MCP_PATH}`,
+    port: bound,
+    sessions,
+    async close() {
+      closing = true;
+      for (const id of [...sessions.keys()]) await endSession(id);
+      await new Promise<void>((resolve) => {
+        if (server === undefined) return resolve();
+        server.close(() => resolve());
+        // Idle keep-alive connections would hold close() open.
+        if ('closeAllConnections' in server) server.closeAllConnections();
+      });
+    },
+  };
+}
