@@ -1,0 +1,10 @@
+/**
+ * aigenora/aira: the browser-safe Aira surface — the contract schemas, the Authority interface, the
+ * runtime and its pure decisions, the structures, and the built-in authorities that need no Node APIs.
+ * Node-only parts (the database-backed document store, the MCP server) are in aigenora/aira/node.
+ */
+export * from './schema.js';
+export * from './authority.js';
+export { AiraError, checkContract, defaultContract, loadContract, lookupCell, MatrixDescriptor, type AiraErrorCode, type MatrixContract, type MatrixCell } from './contract.js';
+export { admit, reduceBatch, type Admission, type AdmissionView, type CallDecision, type ClassifiedCall, type Reduction } from './batch.js';
+export { AiraTask, startTask, type BatchOutcome, type BatchResult, type RuntimeOptions, type TaskInput } from './runtime.js';
