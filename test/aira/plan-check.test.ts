@@ -110,10 +110,21 @@ describe('checkPlan', () => {
     const v = compileArgsSchema(c.inputSchema);
     expect(v).toBeTypeOf('function');
     expect(compileArgsSchema(c.inputSchema)).toBe(v);
+    expect(compileArgsSchema(structuredClone(c.inputSchema))).toBe(v);
     const broken: CapabilityContract = { ...c, inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.com/elsewhere.json' } } } };
     const x = only(checkPlan(plan({ steps: [{ id: 's', capability: c.id, mode: 'authoring', args: {} }] }), ctx({ described: new Map([[c.id, broken]]) })), 'CAPABILITY_SCHEMA_INVALID');
     expect(x.cause).toBe('authority');
     expect(compileArgsSchema(broken.inputSchema)).toBeInstanceOf(Error);
+  });
+
+  it('bounds the schema cache: an evicted schema text is compiled afresh', () => {
+    const first = { type: 'object', properties: { n0: { type: 'number' } } };
+    const v = compileArgsSchema(first);
+    for (let i = 1; i <= 600; i++) compileArgsSchema({ type: 'object', properties: { [`n${i}`]: { type: 'number' } } });
+    expect(compileArgsSchema(first)).toBe(v);
+    const again = compileArgsSchema(structuredClone(first));
+    expect(again).not.toBe(v);
+    expect((again as (x: unknown) => boolean)({ n0: 'x' })).toBe(false);
   });
 
   it('ARGS_TOO_LARGE for deep or huge args, without recursing', () => {

@@ -100,7 +100,8 @@ function firstIssue(e: z.ZodError, root: string): [string, string] {
 
 /**
  * Depth and size of a JSON-like value, walked without recursion (a hostile payload may nest deeper
- * than the stack). Returns null when the value is within bounds, else what is exceeded.
+ * than the stack). Size is counted in UTF-16 units of the JSON text, close enough for a bound.
+ * Returns null when the value is within bounds, else what is exceeded.
  */
 export function jsonBoundsFault(value: unknown, maxDepth: number, maxBytes: number): string | null {
   let size = 0;

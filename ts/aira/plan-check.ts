@@ -72,25 +72,50 @@ function d(code: PlanCheckCode, message: string, extra?: Partial<Diagnostic>): D
 }
 
 // ---------------------------------------------------------------------------------------------
-// Argument schemas: one ajv for all, each contract's schema compiled once (keyed by the schema
-// object, which the runtime keeps for the task), never registered by $id so schemas cannot reach
-// each other.
+// Argument schemas: one ajv for all, each contract's schema compiled once. Looked up by the schema
+// object first, then by its JSON text (an authority may hand out a fresh copy per describe); the
+// text cache is bounded and evicts from ajv too, so a long-running server does not grow with every
+// task. Schemas are never registered by $id, so they cannot reach each other.
 
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true, addUsedSchema: false });
-const compiled = new WeakMap<object, ValidateFunction | Error>();
+const byObject = new WeakMap<object, ValidateFunction | Error>();
+const byText = new Map<string, { result: ValidateFunction | Error; doc: object }>();
+const CACHE_LIMIT = 512;
 
-/** The compiled validator of an argument schema (the same function for the same schema object), or the compile error. */
+/** The compiled validator of an argument schema (the same function for the same schema), or the compile error. */
 export function compileArgsSchema(schema: Readonly<Record<string, unknown>>): ValidateFunction | Error {
-  const hit = compiled.get(schema);
+  const hit = byObject.get(schema);
   if (hit) return hit;
-  let out: ValidateFunction | Error;
+  let text: string | undefined;
   try {
-    out = ajv.compile(schema as Record<string, unknown>);
-  } catch (e) {
-    out = e instanceof Error ? e : new Error(String(e));
+    text = JSON.stringify(schema);
+  } catch {
+    text = undefined;
   }
-  compiled.set(schema, out);
-  return out;
+  const known = text === undefined ? undefined : byText.get(text);
+  if (known) {
+    byText.delete(text!);
+    byText.set(text!, known);
+    byObject.set(schema, known.result);
+    return known.result;
+  }
+  let result: ValidateFunction | Error;
+  try {
+    result = ajv.compile(schema as Record<string, unknown>);
+  } catch (e) {
+    ajv.removeSchema(schema as Record<string, unknown>);
+    result = e instanceof Error ? e : new Error(String(e));
+  }
+  byObject.set(schema, result);
+  if (text !== undefined) {
+    byText.set(text, { result, doc: schema });
+    if (byText.size > CACHE_LIMIT) {
+      const [oldest, entry] = byText.entries().next().value!;
+      byText.delete(oldest);
+      ajv.removeSchema(entry.doc as Record<string, unknown>);
+    }
+  }
+  return result;
 }
 
 function fieldPath(stepId: string, e: ErrorObject): string {
