@@ -217,6 +217,13 @@ function diffDocs(from: AiraDoc, to: AiraDoc): Record<string, unknown> {
   };
 }
 
+type Refuse = (code: string, cause: Diagnostic['cause'], message: string, extra?: Partial<Diagnostic>, status?: 'success' | 'stale') => AuthorityResult<{ revision: string }>;
+
+/** A commit or revert that changed nothing: the branch head stays, one diagnostic says why. */
+function refusal(head: string, code: string, cause: Diagnostic['cause'], message: string, extra?: Partial<Diagnostic>, status: 'success' | 'stale' = 'success'): AuthorityResult<{ revision: string }> {
+  return { observedRevision: head, data: { revision: head }, diagnostics: [diagnostic(code, 'commit', cause, message, extra)], status };
+}
+
 /** `openDocumentAuthority` returns at once; the store is seeded on first use. */
 export function openDocumentAuthority(opts: DocumentAuthorityOptions): Authority {
   return new DocumentAuthority(opts);
@@ -569,12 +576,7 @@ class DocumentAuthority implements Authority {
   commit(ctx: AuthorityContext, input: OpInput<'model.commit'>): Promise<AuthorityResult<{ revision: string }>> {
     return this.guard('commit', async () => {
       const head = await this.branchHead(ctx);
-      const no = (code: string, cause: Diagnostic['cause'], message: string, extra?: Partial<Diagnostic>, status: 'success' | 'stale' = 'success'): AuthorityResult<{ revision: string }> => ({
-        observedRevision: head,
-        data: { revision: head },
-        diagnostics: [diagnostic(code, 'commit', cause, message, extra)],
-        status,
-      });
+      const no: Refuse = (...args) => refusal(head, ...args);
       const tokenId = input?.validationToken;
       const tok = typeof tokenId === 'string' && tokenId.length <= 200 ? await this.store.getToken(tokenId) : null;
       if (tok === null || tok.taskId !== ctx.taskId) return no('TOKEN_UNKNOWN', 'precondition', 'no validation token of this task has that id', { repairScope: ['model.validate'] });
@@ -624,7 +626,7 @@ class DocumentAuthority implements Authority {
     tok: TokenRecord,
     live: string | null,
     head: string,
-    no: (code: string, cause: Diagnostic['cause'], message: string, extra?: Partial<Diagnostic>, status?: 'success' | 'stale') => AuthorityResult<{ revision: string }>,
+    no: Refuse,
   ): Promise<AuthorityResult<{ revision: string }>> {
     if (live !== USED + tok.id) return no('PUBLISH_REQUIRES_COMMIT', 'precondition', 'publish takes the token of the candidate last committed to the task branch', { repairScope: ['model.commit'] });
     const user = await this.store.getRef(refs.head);
@@ -646,12 +648,7 @@ class DocumentAuthority implements Authority {
   revert(ctx: AuthorityContext, input: OpInput<'model.revert'>): Promise<AuthorityResult<{ revision: string }>> {
     return this.guard('revert', async () => {
       const head = await this.branchHead(ctx);
-      const no = (code: string, cause: Diagnostic['cause'], message: string, extra?: Partial<Diagnostic>, status: 'success' | 'stale' = 'success'): AuthorityResult<{ revision: string }> => ({
-        observedRevision: head,
-        data: { revision: head },
-        diagnostics: [diagnostic(code, 'commit', cause, message, extra)],
-        status,
-      });
+      const no: Refuse = (...args) => refusal(head, ...args);
       const to = input?.toRevision;
       const target = typeof to === 'string' ? await this.findRevision(to) : null;
       if (target === null) return no('REVISION_UNKNOWN', 'precondition', `no revision ${quote(String(to))}`, { repairScope: ['model.read'] });

@@ -104,6 +104,12 @@ export class MemoryDocStore implements DocStore {
     if (this.closed) throw new Error('document store is closed');
   }
 
+  private read<T>(map: Map<string, string>, id: string): T | null {
+    this.live();
+    const t = map.get(id);
+    return t === undefined ? null : (JSON.parse(t) as T);
+  }
+
   async getRef(name: string): Promise<string | null> {
     this.live();
     return this.refMap.get(name) ?? null;
@@ -119,9 +125,7 @@ export class MemoryDocStore implements DocStore {
   }
 
   async getRevision(id: string): Promise<RevisionRecord | null> {
-    this.live();
-    const t = this.revisions.get(id);
-    return t === undefined ? null : (JSON.parse(t) as RevisionRecord);
+    return this.read<RevisionRecord>(this.revisions, id);
   }
 
   async putCandidate(candidate: CandidateRecord): Promise<void> {
@@ -132,9 +136,7 @@ export class MemoryDocStore implements DocStore {
   }
 
   async getCandidate(id: string): Promise<CandidateRecord | null> {
-    this.live();
-    const t = this.candidates.get(id);
-    return t === undefined ? null : (JSON.parse(t) as CandidateRecord);
+    return this.read<CandidateRecord>(this.candidates, id);
   }
 
   async putToken(token: TokenRecord): Promise<void> {
@@ -143,9 +145,7 @@ export class MemoryDocStore implements DocStore {
   }
 
   async getToken(id: string): Promise<TokenRecord | null> {
-    this.live();
-    const t = this.tokens.get(id);
-    return t === undefined ? null : (JSON.parse(t) as TokenRecord);
+    return this.read<TokenRecord>(this.tokens, id);
   }
 
   async close(): Promise<void> {
