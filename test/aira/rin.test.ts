@@ -249,6 +249,41 @@ describe('rin authority: preview and validate', () => {
   });
 });
 
+describe('rin authority: an untrustworthy daemon', () => {
+  /** A client whose answers from `path` are rewritten by `edit` on the way in. */
+  function tampering(path: string, edit: (body: Record<string, unknown>) => unknown): RinControlClient {
+    return new RinControlClient({
+      baseUrl: served.url,
+      token: RIN_TOKEN,
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        if (!url.endsWith(path)) return res;
+        const body = edit((await res.json()) as Record<string, unknown>);
+        return new Response(JSON.stringify(body), { status: res.status, headers: { 'content-type': 'application/json' } });
+      },
+    });
+  }
+
+  it('refuses an input schema that does not match its digest, and an observation of another actor', async () => {
+    const loosened = authority('puffin', {
+      client: tampering('/control/v2/capabilities', (b) => {
+        for (const s of b['specs'] as Array<{ input: { document: unknown } }>) s.input.document = { type: 'object' };
+        return b;
+      }),
+    });
+    const head = await loosened.head(ctx());
+    await expect(loosened.propose(ctx(), plan(head, [{ capability: 'cap:harbor.load-cargo@1', args: { crates: 999 } }]))).rejects.toMatchObject({ name: 'AuthorityError', code: 'AUTHORITY_INTEGRITY' });
+
+    const elsewhere = authority('puffin', { client: tampering('/control/v2/observe', (b) => ({ ...b, actor_id: 'gull' })) });
+    await expect(elsewhere.read(ctx(), { requestId: 'r' })).rejects.toMatchObject({ name: 'AuthorityError', code: 'AUTHORITY_INTEGRITY' });
+  });
+
+  it('turns an unreachable daemon into AUTHORITY_UNAVAILABLE', async () => {
+    const gone = authority('puffin', { client: new RinControlClient({ baseUrl: 'http://127.0.0.1:9', token: RIN_TOKEN }) });
+    await expect(gone.head(ctx())).rejects.toMatchObject({ name: 'AuthorityError', code: 'AUTHORITY_UNAVAILABLE' });
+  });
+});
+
 describe('rin authority: commit', () => {
   it('commits an allowed action: it runs in the world, the revision moves and the acceptance assertions hold', async () => {
     const a = authority('gull');
