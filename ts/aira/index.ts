@@ -13,3 +13,4 @@ export { diagnostic, runtimeDiagnostic, isBlockingDiagnostic, RUNTIME_CODES, typ
 export { AiraInputError, buildCapsule, defaultBudget, defaultProtocol, DEFAULT_GRANT_ID, intentFrameHash, resolveTaskInput, TaskCapsule, TaskInputSchema, CapabilityHitSchema, CapabilityContractSchema, type AiraInputErrorCode, type CapsuleParts, type ResolvedTaskInput } from './capsule.js';
 export { checkPlan, compileArgsSchema, dependencyCycles, PLAN_CHECK_CODES, type PlanCheckCode, type PlanCheckContext } from './plan-check.js';
 export { compactStepSignatures, schemaToTs, SIGNATURES_MAX_BYTES } from './signatures.js';
+export * from './doc/index.js';
