@@ -1,0 +1,148 @@
+// Whole Aira tasks through the runtime with the rin authority driving the built-in harbor: our control
+// daemon in this process (in-memory database, the harbor policy), the harbor attached through our host
+// agent, all on loopback. One daemon for the file; each task on its own boat.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { getCrypto } from '../../ts/crypto/index.js';
+import type { Authority } from '../../ts/aira/authority.js';
+import { HARBOR_EFFECTS, harborLoadTask, openRinAuthority } from '../../ts/aira/rin/index.js';
+import { harborRinPolicy } from '../../ts/aira/rin/local-policy.js';
+import { startTask, type AiraTask } from '../../ts/aira/runtime.js';
+import { Envelope, Trace, type Plan } from '../../ts/aira/schema.js';
+import { RinControlClient } from '../../ts/rin/client.js';
+import type { ServedRinControl } from '../../ts/rin/control/service.js';
+import { attachHarbor, RIN_TOKEN, serveOurDaemon, type AttachedHarbor } from '../interop/rin-harness.js';
+
+vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
+
+const crypto = getCrypto();
+let served: ServedRinControl;
+let attached: AttachedHarbor;
+let client: RinControlClient;
+const log: string[] = [];
+const opened: Authority[] = [];
+
+function authority(actor: string): Authority {
+  const a = openRinAuthority({
+    client,
+    crypto,
+    world: { host_id: 'harbor-host', world_id: 'harbor' },
+    actor,
+    effects: HARBOR_EFFECTS,
+    policy: harborRinPolicy(),
+    advance: () => attached.tick(),
+    waitMillis: 200,
+  });
+  opened.push(a);
+  return a;
+}
+
+beforeAll(async () => {
+  served = await serveOurDaemon(log);
+  attached = await attachHarbor(served.url);
+  client = new RinControlClient({ baseUrl: served.url, token: RIN_TOKEN });
+});
+
+afterAll(async () => {
+  for (const a of opened) await a.close();
+  await attached?.stop();
+  await served?.close();
+});
+
+let n = 0;
+async function call(task: AiraTask, op: string, input: Record<string, unknown> = {}): Promise<Envelope> {
+  const env = await task.call({ op, input: { requestId: `req-${++n}`, ...input } });
+  expect(Envelope.safeParse(env).success, JSON.stringify(env)).toBe(true);
+  return env;
+}
+
+/** search → describe → read → propose (one step) → preview → validate, as a model would. */
+async function upToValidate(task: AiraTask, query: string, capability: string, args: Record<string, unknown>) {
+  const search = await call(task, 'catalog.search', { query });
+  expect(search.status).toBe('success');
+  expect((search.data['hits'] as Array<{ id: string }>).map((h) => h.id)).toContain(capability);
+  const describe = await call(task, 'catalog.describe', { capability });
+  expect(describe.status).toBe('success');
+  const read = await call(task, 'model.read');
+  const capsule = task.capsule();
+  const plan: Plan = {
+    baseRevision: read.observedRevision!,
+    intentFrameHash: capsule.intentFrameHash,
+    bindings: { operationCatalog: 'aira.rin.ops/1', discoveryCatalogHash: search.data['catalogHash'] as string, runtimeSnapshot: capsule.runtimeSnapshot, grantId: 'grant:local' },
+    steps: [{ id: 'load', capability: capability as Plan['steps'][number]['capability'], mode: 'authoring', args }],
+    acceptanceAssertions: capsule.intentFrame.acceptanceAssertions.map((a) => a.id),
+    estimatedEffects: [],
+    estimatedRisk: 'low',
+  };
+  const proposed = await call(task, 'model.proposePatch', { plan });
+  expect(proposed.status, JSON.stringify(proposed.diagnostics)).toBe('success');
+  const candidateId = proposed.data['candidateId'] as string;
+  const preview = await call(task, 'model.preview', { candidateId });
+  expect(preview.status).toBe('success');
+  const validated = await call(task, 'model.validate', { candidateId });
+  return { candidateId, validated };
+}
+
+describe('a whole Aira task on the harbor through the runtime', () => {
+  it('loads crates: discovery, one action, policy allowed, committed in the world, verified at read-back', async () => {
+    const a = authority('gull');
+    const task = await startTask({ authority: a, crypto, task: { intentFrame: harborLoadTask(2) } });
+    expect(task.state).toBe('observe');
+    const { candidateId, validated } = await upToValidate(task, 'load crates', 'cap:harbor.load-cargo@1', { crates: 2 });
+    expect(validated.status).toBe('success');
+    expect(task.state).toBe('validate');
+    const committed = await call(task, 'model.commit', { candidateId, validationToken: validated.data['validationToken'] });
+    expect(committed.status, JSON.stringify(committed.diagnostics)).toBe('success');
+    expect(committed.effectsObserved.map((e) => e.kind)).toEqual(['harbor.cargo']);
+    expect(attached.harbor.boat('gull').cargo).toBe(2);
+    const readBack = await call(task, 'model.read');
+    expect(readBack.status).toBe('success');
+    expect(readBack.task.terminal).toBe('completed');
+    expect(readBack.certificateSummary).toMatchObject({ passed: true, assertions: 2 });
+    expect(task.terminal).toMatchObject({ state: 'completed', code: 'COMPLETED' });
+    const trace = task.trace();
+    expect(Trace.safeParse(trace).success).toBe(true);
+    expect(trace.events.map((e) => `${e.op}:${e.toState}`)).toEqual([
+      'catalog.search:discover',
+      'catalog.describe:describe',
+      'model.read:describe',
+      'model.proposePatch:propose',
+      'model.preview:preview',
+      'model.validate:validate',
+      'model.commit:commit',
+      'model.read:readBack',
+    ]);
+    expect(trace.events.find((e) => e.op === 'model.commit')?.effectClass).toBe('reversible');
+  });
+
+  it('a world that moves before the commit sends the task back to observe; the retry completes', async () => {
+    const a = authority('tern');
+    const task = await startTask({ authority: a, crypto, task: { intentFrame: harborLoadTask(1) } });
+    const first = await upToValidate(task, 'load crates', 'cap:harbor.load-cargo@1', { crates: 1 });
+    await attached.tick();
+    const stale = await call(task, 'model.commit', { candidateId: first.candidateId, validationToken: first.validated.data['validationToken'] });
+    expect(stale.status).toBe('stale');
+    expect(task.state).toBe('observe');
+    expect(attached.harbor.boat('tern').cargo).toBe(0);
+
+    const again = await upToValidate(task, 'load crates', 'cap:harbor.load-cargo@1', { crates: 1 });
+    const committed = await call(task, 'model.commit', { candidateId: again.candidateId, validationToken: again.validated.data['validationToken'] });
+    expect(committed.status, JSON.stringify(committed.diagnostics)).toBe('success');
+    const readBack = await call(task, 'model.read');
+    expect(readBack.task.terminal).toBe('completed');
+    expect(attached.harbor.boat('tern').cargo).toBe(1);
+  });
+
+  it('a capability the policy denies is caught at validation: repair, nothing sent to the world', async () => {
+    const a = authority('puffin');
+    const before = attached.agent.stats().executed;
+    const task = await startTask({ authority: a, crypto, task: { intentFrame: harborLoadTask(1) } });
+    const { validated } = await upToValidate(task, 'sink', 'cap:harbor.scuttle@1', {});
+    expect(validated.status).toBe('failed');
+    expect(validated.diagnostics.map((d) => d.code)).toEqual(['POLICY_DENIED']);
+    expect(task.state).toBe('repair');
+    const revert = await call(task, 'model.revert', { toRevision: validated.observedRevision });
+    expect(revert.status).not.toBe('success');
+    expect(attached.agent.stats().executed).toBe(before);
+    expect(attached.harbor.boat('puffin').berth).toBe('dock');
+  });
+});
