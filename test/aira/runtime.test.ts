@@ -240,6 +240,22 @@ describe('aira runtime: repair (M41, M42)', () => {
     expect(after.diagnostics[0]!.code).toBe('TASK_TERMINAL');
   });
 
+  it('plan.check runs inside proposePatch: its diagnostics open repair and the authority never sees the plan', async () => {
+    const { task, auth } = await open();
+    await task.call(calls.search('s'));
+    await task.call(calls.describe('d'));
+    const good = calls.propose('p', task) as { op: string; input: { requestId: string; plan: { steps: Array<Record<string, unknown>> } } };
+    good.input.plan.steps[0]!['args'] = { name: 'width', value: 'wide' };
+    const e = await task.call(good);
+    expect(e.status).toBe('failed');
+    expect(e.diagnostics.length).toBeGreaterThan(0);
+    expect(e.diagnostics.every((d) => d.phase === 'plan')).toBe(true);
+    expect(auth.count('propose')).toBe(0);
+    expect(auth.count('manifest')).toBe(1);
+    expect(task.state).toBe('repair');
+    expect(e.budgets.consumed).toMatchObject({ calls: 3, effects: 1, repairs: 1 });
+  });
+
   it('repairCap 0: the first diagnostic ends the task', async () => {
     const { task, auth } = await open({ protocol: { repairCap: 0 } });
     await task.call(calls.search('s'));
