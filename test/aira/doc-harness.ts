@@ -387,6 +387,9 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
       [{ capability: 'cap:doc.setParameter@1', args: protoArgs }, 'ARGS_INVALID'],
       [{ capability: 'cap:doc.teleport@1', args: {} }, 'CAPABILITY_UNKNOWN'],
       [setWidth(Number.NaN), 'ARGS_INVALID'],
+      [{ capability: 'cap:doc.setParameter@1', args: { name: 'material', value: 'alu\uD800' } }, 'ARGS_INVALID'],
+      [{ capability: 'cap:doc.addAssertion@1', args: { id: 'lone', validator: 'param.equals', args: { name: 'material', value: '\uDC00' } } }, 'ARGS_INVALID'],
+      [{ capability: 'cap:doc.inspect@1', args: { select: ['parameters/\uD800'] } }, 'ARGS_INVALID'],
     ];
     for (const [step, code] of cases) {
       const p = await a.propose(o.ctx, plan(o.base, [step]));
@@ -422,6 +425,7 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
     expect((await authorityError(a.head(ctxOf(taskId('never-opened'))))).code).toBe('AUTHORITY_INTEGRITY');
     expect((await authorityError(a.openTask('bad id with spaces'))).code).toBe('AUTHORITY_INTEGRITY');
     expect((await authorityError(a.openTask('x'.repeat(201)))).code).toBe('AUTHORITY_INTEGRITY');
+    expect((await authorityError(a.head(ctxOf('nul\u0000task')))).code).toBe('AUTHORITY_INTEGRITY');
   });
 
   it('read: selections, resolve, impact and lineage queries; unknown references make it partial', async () => {

@@ -299,7 +299,7 @@ class DocumentAuthority implements Authority {
   }
 
   private async branchHead(ctx: AuthorityContext): Promise<string> {
-    if (ctx.branch !== refs.branch(ctx.taskId)) throw new AuthorityError('AUTHORITY_INTEGRITY', `branch ${quote(String(ctx.branch))} is not the branch of task ${quote(String(ctx.taskId))}`);
+    if (typeof ctx.taskId !== 'string' || !TASK_ID.test(ctx.taskId) || ctx.branch !== refs.branch(ctx.taskId)) throw new AuthorityError('AUTHORITY_INTEGRITY', `branch ${quote(String(ctx.branch))} is not the branch of task ${quote(String(ctx.taskId))}`);
     const head = await this.store.getRef(ctx.branch);
     if (head === null) throw new AuthorityError('AUTHORITY_INTEGRITY', `task branch ${quote(ctx.branch)} is not open`);
     return head;
@@ -510,7 +510,13 @@ class DocumentAuthority implements Authority {
         return { observedRevision: head, data: { candidateId: '', failedStep: l.diagnostics[0]!.affected[0] ?? null }, diagnostics: l.diagnostics };
       }
       // All steps, query ones included: a dependsOn may name them, and lowering again must see them.
-      const id = this.candidateIdOf(ctx.taskId, head, plan.steps);
+      let id: string;
+      try {
+        id = this.candidateIdOf(ctx.taskId, head, plan.steps);
+      } catch (e) {
+        // Args the checks above let through but canonical JSON refuses: the plan's fault, not the authority's.
+        return refused(diagnostic('ARGS_INVALID', 'lower', 'input', `the steps cannot be canonicalised: ${e instanceof Error ? e.message : String(e)}`.slice(0, 300)));
+      }
       await this.store.putCandidate({ id, taskId: ctx.taskId, baseRevision: head, steps: plan.steps });
       return { observedRevision: head, data: { candidateId: id, baseRevision: head, patch: l.patch }, diagnostics: [] };
     });

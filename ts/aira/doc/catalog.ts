@@ -110,15 +110,22 @@ export function checkArgs(id: string, args: unknown): string | null {
     const e = fn.errors?.[0];
     return `args${e?.instancePath ?? ''}: ${e?.message ?? 'invalid'}`;
   }
-  return nonFinite(args);
+  return notJsonSafe(args);
 }
 
-/** JSON has no NaN or Infinity; a library caller can still pass them. Two levels: a step's args and an assertion's args within them. */
-export function nonFinite(args: unknown, depth = 2): string | null {
-  if (typeof args === 'number') return Number.isFinite(args) ? null : 'args: numbers must be finite';
-  if (depth === 0 || args === null || typeof args !== 'object') return null;
-  for (const v of Object.values(args)) {
-    const bad = nonFinite(v, depth - 1);
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/**
+ * What canonical JSON (and so a content id) cannot carry although a schema passes it: NaN and
+ * ±Infinity, and strings with a lone surrogate. Three levels: a step's args, an assertion's args or
+ * the select list within them, their members.
+ */
+export function notJsonSafe(v: unknown, depth = 3): string | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? null : 'args: numbers must be finite';
+  if (typeof v === 'string') return LONE_SURROGATE.test(v) ? 'args: strings must be well-formed Unicode' : null;
+  if (depth === 0 || v === null || typeof v !== 'object') return null;
+  for (const x of Object.values(v)) {
+    const bad = notJsonSafe(x, depth - 1);
     if (bad !== null) return bad;
   }
   return null;
