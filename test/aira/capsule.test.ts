@@ -112,6 +112,14 @@ describe('resolveTaskInput', () => {
     }
   });
 
+  it('refuses input it cannot even read with the same typed error', () => {
+    const trap = { intentFrame: bracketIntent() };
+    Object.defineProperty(trap, 'protocol', { enumerable: true, get: () => { throw new Error('getter trap'); } });
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    for (const input of [trap, proxy]) expect(fault(() => resolveTaskInput(input)).code).toBe('TASK_INPUT_INVALID');
+  });
+
   it('refuses oversized and deeply nested intent frames without recursing', () => {
     const many = { ...bracketIntent(), assumptions: Array.from({ length: 65 }, (_, i) => ({ id: `a${i}`, text: 'x' })) };
     expect(fault(() => resolveTaskInput({ intentFrame: many })).code).toBe('TASK_INPUT_TOO_LARGE');

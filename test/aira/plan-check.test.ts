@@ -209,6 +209,9 @@ describe('checkPlan', () => {
       [{ ...plan(), estimatedRisk: 'moderate' }, 'plan.estimatedRisk'],
     ];
     for (const [input, path] of cases) expect(only(checkPlan(input, ctx()), 'PLAN_INVALID').affected).toEqual([path]);
+    const trap = { ...plan() };
+    Object.defineProperty(trap, 'steps', { enumerable: true, get: () => { throw new Error('getter trap'); } });
+    expect(codes(checkPlan(trap, ctx()))).toHaveLength(1);
     const hostileCtx = { ...ctx(), described: null } as unknown as PlanCheckContext;
     expect(only(checkPlan(plan(), hostileCtx), 'PLAN_CHECK_INTERNAL').severity).toBe('error');
   });

@@ -136,7 +136,13 @@ export function isSubsequence<T>(sub: readonly T[], seq: readonly T[]): boolean 
  * contain the default ones in order, and discovery may only wait on reads. Throws `AiraInputError`.
  */
 export function resolveTaskInput(input: unknown): ResolvedTaskInput {
-  const r = TaskInputSchema.safeParse(input);
+  let r: ReturnType<typeof TaskInputSchema.safeParse>;
+  try {
+    r = TaskInputSchema.safeParse(input);
+  } catch (e) {
+    // A value zod cannot even read (a throwing getter, a revoked proxy): refused like any bad input.
+    throw new AiraInputError('TASK_INPUT_INVALID', 'task', `cannot be read: ${e instanceof Error ? e.message : String(e)}`);
+  }
   if (!r.success) {
     const [path, msg] = firstIssue(r.error, 'task');
     throw new AiraInputError('TASK_INPUT_INVALID', path, msg);

@@ -144,7 +144,7 @@ function checkArgs(step: PlanStep, contract: CapabilityContract): Diagnostic | n
   return d('ARGS_INVALID', `step ${step.id}: args do not match ${contract.id}: ${first ? `${fields[0]} ${first.message ?? first.keyword}` : 'invalid'}`, {
     affected: [step.id],
     repairScope: fields,
-    repairCapabilities: [contract.id as Diagnostic['repairCapabilities'][number]],
+    repairCapabilities: [step.capability],
     expected: first ? { keyword: first.keyword, params: first.params, schemaPath: first.schemaPath } : undefined,
     actual: first ? { instancePath: first.instancePath } : undefined,
   });
