@@ -7,7 +7,7 @@ import type { Authority } from '../../ts/aira/authority.js';
 import { HARBOR_EFFECTS, harborLoadTask, openRinAuthority } from '../../ts/aira/rin/index.js';
 import { harborRinPolicy } from '../../ts/aira/rin/local-policy.js';
 import { startTask, type AiraTask } from '../../ts/aira/runtime.js';
-import { Envelope, Trace, type Plan } from '../../ts/aira/schema.js';
+import { Envelope, Trace, type IntentFrame, type Plan } from '../../ts/aira/schema.js';
 import { RinControlClient } from '../../ts/rin/client.js';
 import type { ServedRinControl } from '../../ts/rin/control/service.js';
 import { attachHarbor, RIN_TOKEN, serveOurDaemon, type AttachedHarbor } from '../interop/rin-harness.js';
@@ -23,6 +23,7 @@ const opened: Authority[] = [];
 
 function authority(actor: string): Authority {
   const a = openRinAuthority({
+    approvingGrants: ['grant:skipper'],
     client,
     crypto,
     world: { host_id: 'harbor-host', world_id: 'harbor' },
@@ -67,7 +68,7 @@ async function upToValidate(task: AiraTask, query: string, capability: string, a
   const plan: Plan = {
     baseRevision: read.observedRevision!,
     intentFrameHash: capsule.intentFrameHash,
-    bindings: { operationCatalog: 'aira.rin.ops/1', discoveryCatalogHash: search.data['catalogHash'] as string, runtimeSnapshot: capsule.runtimeSnapshot, grantId: 'grant:local' },
+    bindings: { operationCatalog: 'aira.rin.ops/1', discoveryCatalogHash: search.data['catalogHash'] as string, runtimeSnapshot: capsule.runtimeSnapshot, grantId: capsule.grant.grantId },
     steps: [{ id: 'load', capability: capability as Plan['steps'][number]['capability'], mode: 'authoring', args }],
     acceptanceAssertions: capsule.intentFrame.acceptanceAssertions.map((a) => a.id),
     estimatedEffects: [],
@@ -130,6 +131,29 @@ describe('a whole Aira task on the harbor through the runtime', () => {
     const readBack = await call(task, 'model.read');
     expect(readBack.task.terminal).toBe('completed');
     expect(attached.harbor.boat('tern').cargo).toBe(1);
+  });
+
+  it('a repair the policy asks to confirm runs only under a grant that may approve it', async () => {
+    const repairTask = (): IntentFrame => ({
+      ...harborLoadTask(0),
+      goal: 'Repair the hull on the slipway',
+      acceptanceAssertions: [{ id: 'hull-whole', text: 'The hull is whole', validator: 'payload.equals', args: { pointer: '/boat/hull', value: 100 } }],
+    });
+    const a = authority('puffin');
+    const plain = await startTask({ authority: a, crypto, task: { intentFrame: repairTask() } });
+    const refused = await upToValidate(plain, 'repair hull', 'cap:harbor.repair@1', {});
+    expect(refused.validated.status).toBe('failed');
+    expect(refused.validated.diagnostics[0]).toMatchObject({ code: 'APPROVAL_REQUIRED', approvalRequired: true });
+    expect(plain.state).toBe('repair');
+
+    const approving = await startTask({ authority: a, crypto, task: { intentFrame: repairTask(), grantId: 'grant:skipper' } });
+    const { candidateId, validated } = await upToValidate(approving, 'repair hull', 'cap:harbor.repair@1', {});
+    expect(validated.status, JSON.stringify(validated.diagnostics)).toBe('success');
+    const committed = await call(approving, 'model.commit', { candidateId, validationToken: validated.data['validationToken'] });
+    expect(committed.status, JSON.stringify(committed.diagnostics)).toBe('success');
+    expect(committed.effectsObserved).toMatchObject([{ kind: 'harbor.repair', effectClass: 'irreversible' }]);
+    expect((await call(approving, 'model.read')).task.terminal).toBe('completed');
+    expect(approving.trace().events.find((e) => e.op === 'model.commit')?.effectClass).toBe('irreversible');
   });
 
   it('a capability the policy denies is caught at validation: repair, nothing sent to the world', async () => {
