@@ -26,6 +26,7 @@ const netCli = () => import('./net.js');
 const tradeCli = () => import('./trade.js');
 const registryCli = () => import('./registry.js');
 const rinCli = () => import('./rin.js');
+const airaCli = () => import('./aira.js');
 
 export const COMMANDS: Entry[] = [
   lazy('demo', 'sign, canonicalize and verify a sample document with both crypto backends', async () => (await import('./demo.js')).demo),
@@ -88,6 +89,15 @@ export const COMMANDS: Entry[] = [
       lazy('submit', 'submit one action for an actor (epoch, observation and digest fetched here)', async () => (await rinCli()).rinSubmit),
       lazy('operation', 'get, wait for, cancel or confirm an operation', async () => (await rinCli()).rinOperation),
       lazy('emergency-stop', "stop an actor's actions, or lift the stop with --off", async () => (await rinCli()).rinEmergencyStop),
+    ],
+  },
+  {
+    name: 'aira',
+    summary: 'the Aira meta-operation runtime: an MCP server (one task a session), scripted runs, the admission matrix',
+    subcommands: [
+      lazy('mcp', 'serve the nine meta-operations as MCP tools over stdio or Streamable HTTP', async () => (await airaCli()).airaMcp),
+      lazy('run', 'drive a scripted task through the library and print its trace', async () => (await airaCli()).airaRun),
+      lazy('matrix', 'the admission matrix the runtime enforces', async () => (await airaCli()).airaMatrix),
     ],
   },
   { name: 'receipt', summary: "recheck a session's transcript and receipt offline", subcommands: [lazy('verify', "recheck a session's transcript and receipt offline", async () => (await sessionCli()).receiptVerify)] },

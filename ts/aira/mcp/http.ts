@@ -96,6 +96,17 @@ export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<Served
   }
 
   async function fetch(req: Request): Promise<Response> {
+    try {
+      return await serveRequest(req);
+    } catch (e) {
+      // A task that cannot be opened (its authority unreachable, …) is the client's answer, not a crash.
+      const first = (e instanceof Error ? e.message : String(e)).split('\n')[0]!.slice(0, 300);
+      const code = (e as { code?: unknown }).code;
+      return jsonError(500, -32603, typeof code === 'string' && !first.startsWith(code) ? `${code}: ${first}` : first);
+    }
+  }
+
+  async function serveRequest(req: Request): Promise<Response> {
     const url = new URL(req.url);
     if (!allowedHosts.includes(req.headers.get('host') ?? '')) return jsonError(403, -32000, 'the Host header must name the loopback address the server is bound to');
     if (url.pathname !== MCP_PATH) return jsonError(404, -32601, `not found: the MCP endpoint is ${MCP_PATH}`);

@@ -1,0 +1,101 @@
+// Shared pieces of the MCP tests: the library reference run and a script driver over an MCP client.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { getCrypto } from '../../ts/crypto/index.js';
+import { bracketTask, openDocumentAuthority } from '../../ts/aira/doc/index.js';
+import { bracketScript, runScript, type ScriptStep } from '../../ts/aira/mcp/script.js';
+import { CAPSULE_URI, TRACE_URI } from '../../ts/aira/mcp/server.js';
+import { startTask } from '../../ts/aira/runtime.js';
+import { Envelope, Trace, type TaskStatus } from '../../ts/aira/schema.js';
+
+export const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+
+/**
+ * The bracket task run through the library alone: the reference every transport must reproduce. It runs
+ * on the pure-JS crypto backend while the CLI runs on WASM, so equal traces also mean equal ids.
+ */
+export async function libraryTrace(steps: readonly ScriptStep[] = bracketScript()): Promise<Trace> {
+  const crypto = getCrypto('js');
+  const authority = openDocumentAuthority({ crypto });
+  const task = await startTask({ authority, crypto, task: bracketTask() });
+  await runScript(steps, (op, input) => task.call({ op, input }), () => task.capsule());
+  await authority.close();
+  return task.trace();
+}
+
+export interface ToolAnswer {
+  envelope: Envelope;
+  text: string;
+  isError: boolean;
+}
+
+/** One tool call; the structured content must be a valid envelope and the text one line. */
+export async function callTool(client: Client, name: string, args: unknown): Promise<ToolAnswer> {
+  const r = await client.callTool({ name, arguments: args as Record<string, unknown> });
+  const envelope = Envelope.parse(r.structuredContent);
+  const content = r.content as Array<{ type: string; text?: string }>;
+  if (content.length !== 1 || content[0]!.type !== 'text' || /\n/.test(content[0]!.text ?? '')) throw new Error(`expected one line of text, got ${JSON.stringify(content)}`);
+  return { envelope, text: content[0]!.text!, isError: r.isError === true };
+}
+
+export async function readJsonResource(client: Client, uri: string): Promise<unknown> {
+  const r = await client.readResource({ uri });
+  const first = r.contents[0] as { text?: string; mimeType?: string } | undefined;
+  if (first?.mimeType !== 'application/json' || typeof first.text !== 'string') throw new Error(`resource ${uri} is not JSON text`);
+  return JSON.parse(first.text) as unknown;
+}
+
+export async function mcpTrace(client: Client): Promise<Trace> {
+  return Trace.parse(await readJsonResource(client, TRACE_URI));
+}
+
+/** The script driven through an MCP client: plan bindings come from the capsule resource. */
+export async function runOverMcp(client: Client, steps: readonly ScriptStep[] = bracketScript()): Promise<ToolAnswer[]> {
+  const answers: ToolAnswer[] = [];
+  await runScript(
+    steps,
+    async (op, input) => {
+      const a = await callTool(client, op, input);
+      answers.push(a);
+      return a.envelope;
+    },
+    () => readJsonResource(client, CAPSULE_URI),
+  );
+  return answers;
+}
+
+export const status = (e: Envelope): TaskStatus => e.task;
+
+/** Starts `aigenora …` and resolves with the first stdout line matching `ready`. */
+export function startCli(args: string[], ready: RegExp, timeoutMs = 180_000): Promise<{ child: ChildProcess; line: string; stderr: () => string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`no ready line from aigenora ${args.join(' ')} within ${timeoutMs} ms; stderr: ${err}`));
+    }, timeoutMs);
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => ready.test(l));
+      if (line !== undefined) {
+        clearTimeout(timer);
+        resolve({ child, line, stderr: () => err });
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`aigenora ${args.join(' ')} exited ${code} before it was ready: ${err}`));
+    });
+  });
+}
+
+export function stopCli(child: ChildProcess): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill('SIGTERM');
+  });
+}

@@ -1,0 +1,145 @@
+// One MCP session over one task, in process: schema refusals reach the runtime, a closed session cancels
+// the task, and scoped bound tools go stale instead of following the latest revision.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { getCrypto } from '../../ts/crypto/index.js';
+import { bracketTask, openDocumentAuthority } from '../../ts/aira/doc/index.js';
+import { openTaskSession } from '../../ts/aira/mcp/open.js';
+import { bracketScript } from '../../ts/aira/mcp/script.js';
+import { createAiraMcpSession, type AiraMcpSession } from '../../ts/aira/mcp/server.js';
+import type { AiraTask } from '../../ts/aira/runtime.js';
+import { callTool, mcpTrace, runOverMcp } from './mcp-harness.js';
+
+const crypto = getCrypto();
+
+async function session(opts: { bindCapabilities?: number; bindTtlMs?: number; now?: () => number } = {}): Promise<{ client: Client; session: AiraMcpSession; task: AiraTask; released: () => boolean; listChanged: () => number }> {
+  let released = false;
+  const opened = await openTaskSession({
+    crypto,
+    task: bracketTask(),
+    authority: async () => {
+      const authority = openDocumentAuthority({ crypto });
+      return {
+        authority,
+        release: async () => {
+          released = true;
+          await authority.close();
+        },
+      };
+    },
+    ...opts,
+  });
+  const s = createAiraMcpSession(opened);
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await s.server.connect(a);
+  const client = new Client({ name: 'aira-test', version: '1.0.0' });
+  let changes = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    changes++;
+  });
+  await client.connect(b);
+  return { client, session: s, task: opened.task, released: () => released, listChanged: () => changes };
+}
+
+describe('a session', () => {
+  it('sends input the schema refuses to the runtime, which answers INVALID_INPUT and records it', async () => {
+    const { client, task } = await session();
+    const r = await callTool(client, 'catalog.search', { requestId: 'bad-1', limit: 0, frobnicate: true });
+    expect(r.isError).toBe(true);
+    expect(r.envelope.status).toBe('blocked');
+    expect(r.envelope.diagnostics[0]).toMatchObject({ code: 'INVALID_INPUT', phase: 'input' });
+    expect(r.envelope.task.state).toBe('observe');
+    const trace = await mcpTrace(client);
+    expect(trace.events).toHaveLength(1);
+    expect(trace.events[0]).toMatchObject({ op: 'catalog.search', decision: 'rejected', code: 'INVALID_INPUT' });
+    expect(trace).toEqual(task.trace());
+    // A missing arguments object is refused the same way, not by the transport.
+    const none = await client.callTool({ name: 'interface.manifest' });
+    expect((none.structuredContent as { diagnostics: Array<{ code: string }> }).diagnostics[0]?.code).toBe('INVALID_INPUT');
+    await client.close();
+  });
+
+  it('answers an unknown tool or resource with an MCP error, not a task event', async () => {
+    const { client, task } = await session();
+    await expect(client.callTool({ name: 'model.frobnicate', arguments: { requestId: 'x' } })).rejects.toThrow(/Tool model\.frobnicate not found/);
+    await expect(client.readResource({ uri: 'aira://task/secrets' })).rejects.toThrow(/not found/);
+    expect(task.trace().events).toEqual([]);
+    await client.close();
+  });
+
+  it('cancels an unfinished task when the session closes, and releases its authority once', async () => {
+    const { client, task, released } = await session();
+    await callTool(client, 'catalog.search', { requestId: 'q' });
+    expect(task.terminal).toBeNull();
+    await client.close();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(task.terminal).toMatchObject({ state: 'cancelled', code: 'CANCELLED', reason: 'the MCP session closed' });
+    expect(released()).toBe(true);
+    expect(task.trace().terminal?.state).toBe('cancelled');
+  });
+
+  it('leaves a completed task completed when the session closes', async () => {
+    const { client, task, session: s } = await session();
+    await runOverMcp(client);
+    expect(task.terminal?.state).toBe('completed');
+    await s.close();
+    expect(task.terminal?.state).toBe('completed');
+  });
+});
+
+describe('scoped bound tools', () => {
+  const widen = (requestId: string) => ({ requestId, args: { name: 'width', value: 45 } });
+
+  it('appear after describe, propose through model.proposePatch, and go stale when the TTL passes', async () => {
+    let clock = 1_000;
+    const { client, task, listChanged } = await session({ bindCapabilities: 2, bindTtlMs: 5_000, now: () => clock });
+    expect((await client.listTools()).tools).toHaveLength(9);
+    await runOverMcp(client, bracketScript().slice(0, 3));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(listChanged()).toBe(1);
+    const tools = (await client.listTools()).tools;
+    expect(tools.map((t) => t.name)).toContain('bound.doc.setParameter');
+    const bound = tools.find((t) => t.name === 'bound.doc.setParameter')!;
+    expect(bound.inputSchema.required).toEqual(['requestId', 'args']);
+    const ok = await callTool(client, 'bound.doc.setParameter', widen('bound-1'));
+    expect(ok.envelope.status).toBe('success');
+    expect(ok.envelope.data['candidateId']).toMatch(/^cand:sha256:/);
+    expect(task.state).toBe('propose');
+    // The bound call is a model.proposePatch in the trace: no operation the meta-tools lack.
+    expect(task.trace().events.at(-1)).toMatchObject({ op: 'model.proposePatch', requestId: 'bound-1', decision: 'scheduled' });
+    clock += 5_000;
+    const stale = await callTool(client, 'bound.doc.setParameter', widen('bound-2'));
+    expect(stale.envelope.status).toBe('blocked');
+    expect(stale.envelope.diagnostics[0]).toMatchObject({ code: 'BOUND_CAPABILITY_STALE', phase: 'binding', cause: 'stale' });
+    expect(stale.envelope.nextActions).toEqual([{ op: 'catalog.describe', capability: 'cap:doc.setParameter@1', preconditions: [] }]);
+    expect(stale.envelope.task.state).toBe('propose');
+    // Nothing was dispatched.
+    expect(task.trace().events.at(-1)?.requestId).toBe('bound-1');
+    await client.close();
+  });
+
+  it('go stale once the branch head moves, never switching to the latest revision', async () => {
+    const { client, task } = await session({ bindCapabilities: 1, now: () => 0 });
+    await runOverMcp(client, bracketScript().slice(0, 7));
+    expect(task.state).toBe('commit');
+    const stale = await callTool(client, 'bound.doc.setParameter', widen('after-commit'));
+    expect(stale.envelope.diagnostics[0]?.code).toBe('BOUND_CAPABILITY_STALE');
+    expect(stale.envelope.diagnostics[0]?.message).toMatch(/revision moved/);
+    expect(task.trace().events.map((e) => e.requestId)).not.toContain('after-commit');
+    await client.close();
+  });
+
+  it('are refused by the runtime input check when malformed, and capped in number', async () => {
+    const { client, task } = await session({ bindCapabilities: 1, now: () => 0 });
+    await runOverMcp(client, bracketScript().slice(0, 3));
+    await callTool(client, 'catalog.describe', { requestId: 'd2', capability: 'cap:doc.addParameter@1' });
+    const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('bound.'));
+    expect(names).toEqual(['bound.doc.setParameter']);
+    const bad = await callTool(client, 'bound.doc.setParameter', { requestId: 'b', args: 'width=45' });
+    expect(bad.envelope.diagnostics[0]?.code).toBe('INVALID_INPUT');
+    expect(task.trace().events.at(-1)).toMatchObject({ op: 'model.proposePatch', decision: 'rejected', code: 'INVALID_INPUT' });
+    await client.close();
+  });
+});

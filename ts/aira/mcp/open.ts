@@ -1,0 +1,97 @@
+/**
+ * Opening the task behind an MCP session: the authority (one per session, or one shared store), the
+ * runtime task, and the scoped bindings read from that task.
+ */
+import type { Crypto } from '../../crypto/backend.js';
+import type { Authority } from '../authority.js';
+import { runtimeDiagnostic } from '../diagnostics.js';
+import { startTask, type AiraTask, type TaskInput } from '../runtime.js';
+import type { Envelope } from '../schema.js';
+import type { BindingOptions, BindingSnapshot, BoundFacts } from './bindings.js';
+import type { AiraMcpSessionOptions } from './server.js';
+
+/** An authority for one session and how to let go of it when the session ends. */
+export interface SessionAuthority {
+  readonly authority: Authority;
+  release(): Promise<void>;
+}
+
+export interface TaskSessionOptions {
+  crypto: Crypto;
+  task: TaskInput;
+  authority: () => Promise<SessionAuthority>;
+  /** Scoped bound tools (M49): how many at most; 0 or absent: none. */
+  bindCapabilities?: number;
+  /** Their time to live (default 10 minutes). */
+  bindTtlMs?: number;
+  /** Clock for the TTL and the runtime's `millis` budget (default: wall clock for TTLs only). */
+  now?: () => number;
+}
+
+export const DEFAULT_BIND_TTL_MS = 600_000;
+
+/** The facts a bound tool is checked against, as the task knows them now. */
+export function bindingSnapshot(task: AiraTask): BindingSnapshot {
+  const c = task.capsule();
+  return {
+    revision: task.head,
+    runtimeSnapshot: c.runtimeSnapshot,
+    intentFrameHash: c.intentFrameHash,
+    grantId: c.grant.grantId,
+    operationCatalog: c.operationCatalog,
+    acceptanceAssertions: c.intentFrame.acceptanceAssertions.map((a) => a.id),
+  };
+}
+
+/**
+ * The refusal of a stale bound call. Nothing is dispatched and no state changes; the envelope is built
+ * from the task's own status so it reads like any runtime refusal.
+ */
+export function staleBindingEnvelope(task: AiraTask, requestId: string, facts: BoundFacts, why: string): Envelope {
+  const c = task.capsule();
+  const terminal = task.terminal;
+  return {
+    requestId,
+    observedRevision: task.head,
+    status: 'blocked',
+    data: { capability: facts.capability, boundRevision: facts.revision, nextOperation: 'catalog.describe' },
+    diagnostics: [
+      runtimeDiagnostic('BOUND_CAPABILITY_STALE', `the binding of ${facts.capability} is stale: ${why}; describe it again`, {
+        affected: [facts.capability],
+        expected: { revision: facts.revision, catalogHash: facts.catalogHash, runtimeSnapshot: facts.runtimeSnapshot },
+        actual: { revision: task.head },
+      }),
+    ],
+    effectsObserved: [],
+    artifacts: [],
+    certificateSummary: null,
+    budgets: c.budget,
+    nextActions: [{ op: 'catalog.describe', capability: facts.capability as `cap:${string}`, preconditions: [] }],
+    task: { taskId: task.taskId, state: task.state, terminal: terminal?.state ?? null, contractVersion: task.contract.contractVersion },
+  };
+}
+
+/** Opens the authority and the task of one session; the task's end releases the authority. */
+export async function openTaskSession(opts: TaskSessionOptions): Promise<AiraMcpSessionOptions & { task: AiraTask; release(): Promise<void> }> {
+  const held = await opts.authority();
+  let task: AiraTask;
+  try {
+    task = await startTask({ authority: held.authority, crypto: opts.crypto, task: opts.task, ...(opts.now !== undefined && { now: opts.now }) });
+  } catch (e) {
+    await held.release();
+    throw e;
+  }
+  const n = opts.bindCapabilities ?? 0;
+  const now = opts.now ?? Date.now;
+  const bindings: BindingOptions | undefined =
+    n > 0
+      ? {
+          max: n,
+          ttlMs: opts.bindTtlMs ?? DEFAULT_BIND_TTL_MS,
+          now,
+          snapshot: () => bindingSnapshot(task),
+          refuseStale: (requestId, facts, why) => Promise.resolve(staleBindingEnvelope(task, requestId, facts, why)),
+        }
+      : undefined;
+  return { task, ...(bindings !== undefined && { bindings }), release: () => held.release() };
+}
