@@ -120,7 +120,7 @@ describe('checkPlan', () => {
   it('bounds the schema cache: an evicted schema text is compiled afresh', () => {
     const first = { type: 'object', properties: { n0: { type: 'number' } } };
     const v = compileArgsSchema(first);
-    for (let i = 1; i <= 600; i++) compileArgsSchema({ type: 'object', properties: { [`n${i}`]: { type: 'number' } } });
+    for (let i = 1; i <= 260; i++) compileArgsSchema({ type: 'object', properties: { [`n${i}`]: { type: 'number' } } });
     expect(compileArgsSchema(first)).toBe(v);
     const again = compileArgsSchema(structuredClone(first));
     expect(again).not.toBe(v);

@@ -80,7 +80,7 @@ function d(code: PlanCheckCode, message: string, extra?: Partial<Diagnostic>): D
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true, addUsedSchema: false });
 const byObject = new WeakMap<object, ValidateFunction | Error>();
 const byText = new Map<string, { result: ValidateFunction | Error; doc: object }>();
-const CACHE_LIMIT = 512;
+const CACHE_LIMIT = 256;
 
 /** The compiled validator of an argument schema (the same function for the same schema), or the compile error. */
 export function compileArgsSchema(schema: Readonly<Record<string, unknown>>): ValidateFunction | Error {
