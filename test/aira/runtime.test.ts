@@ -197,6 +197,31 @@ describe('aira runtime: admission refuses before any dispatch (M33, M26)', () =>
     expect((await task.call(calls.search('b'))).status).toBe('success');
   });
 
+  it('input that is not plain JSON (NaN, bigint, a function, a cycle, a class instance) is INVALID_INPUT, nothing dispatched', async () => {
+    const { task, auth } = await open();
+    await task.call(calls.search('s'));
+    await task.call(calls.describe('d'));
+    const cyclic: Record<string, unknown> = {};
+    cyclic['self'] = cyclic;
+    const odd = [Number.NaN, 10n, () => 1, cyclic, new Date(0)];
+    const out = await task.batch(odd.map((v, i) => {
+      const c = calls.propose(`j${i}`, task) as { input: { plan: { steps: Array<{ args: Record<string, unknown> }> } } };
+      c.input.plan.steps[0]!.args['value'] = v;
+      return c;
+    }));
+    expect(out.results.map((r) => r.envelope.diagnostics[0]!.code)).toEqual(odd.map(() => 'INVALID_INPUT'));
+    expect(auth.count('propose') + auth.count('manifest')).toBe(0);
+    expect(task.terminal).toBeNull();
+  });
+
+  it('a batch that is not an array or holds more than 256 calls is refused whole with a typed error', async () => {
+    const { task } = await open();
+    await expect(task.batch('x' as unknown as unknown[])).rejects.toMatchObject({ name: 'AiraError', code: 'BATCH_INVALID' });
+    await expect(task.batch(Array.from({ length: 257 }, (_, i) => calls.search(`s${i}`)))).rejects.toMatchObject({ code: 'BATCH_TOO_LARGE' });
+    expect(task.trace().events).toEqual([]);
+    expect((await task.call(calls.search('ok'))).status).toBe('success');
+  });
+
   it('an effect naming an old observedRevision → STALE_REVISION, status stale, state observe, not dispatched', async () => {
     const { task, auth } = await open();
     await task.call(calls.search('s'));
@@ -492,6 +517,10 @@ describe('aira runtime: startTask refuses bad input with typed errors', () => {
     delete broken.cells['observe']!['model.read'];
     expect(await code(start({ intentFrame: INTENT }, { contract: { ...good, descriptor: broken } }))).toBe('CONTRACT_INVALID');
     expect(await code(start({ intentFrame: INTENT }, { contract: 'matrix' }))).toBe('CONTRACT_INVALID');
+    expect(await code(startTask({ authority: {} as never, crypto, task: { intentFrame: INTENT } }))).toBe('RUNTIME_OPTIONS_INVALID');
+    expect(await code(startTask({ authority: auth, crypto: undefined as never, task: { intentFrame: INTENT } }))).toBe('RUNTIME_OPTIONS_INVALID');
+    const nan = { ...INTENT, hardRequirements: [{ id: 'h', text: 't', payload: Number.NaN }] };
+    expect(await code(start({ intentFrame: nan }))).toBe('TASK_INPUT_INVALID');
     const down = new ScriptedAuthority().fail('openTask', new AuthorityError('AUTHORITY_UNAVAILABLE', 'no store'));
     expect(await code(startTask({ authority: down, crypto, task: { intentFrame: INTENT } }))).toBe('AUTHORITY_UNAVAILABLE');
     const bad = new ScriptedAuthority().answer('openTask', { branch: '' });

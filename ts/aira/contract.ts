@@ -16,6 +16,9 @@ export type AiraErrorCode =
   | 'AUTHORITY_UNAVAILABLE'
   | 'AUTHORITY_INTEGRITY'
   | 'AUTHORITY_INTERNAL'
+  | 'RUNTIME_OPTIONS_INVALID'
+  | 'BATCH_INVALID'
+  | 'BATCH_TOO_LARGE'
   | (string & {});
 
 /** Every error the Aira runtime API throws: a stable `code`, a one-line message. */

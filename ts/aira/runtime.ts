@@ -134,6 +134,40 @@ function matchedPrefix(sequence: readonly MetaOp[], done: readonly MetaOp[]): Me
   return sequence.slice(0, k);
 }
 
+/** Calls in one round at most; a larger batch is refused whole. */
+export const MAX_BATCH = 256;
+const MAX_INPUT_DEPTH = 64;
+const MAX_INPUT_NODES = 100_000;
+
+/**
+ * Why `value` is not plain JSON (NaN, bigint, undefined in an array, a function, a non-plain object,
+ * too deep or too large — a cycle is one of the last two), else null. Walked without recursion: input
+ * may be hostile.
+ */
+function jsonFault(value: unknown): string | null {
+  const work: Array<[unknown, number]> = [[value, 0]];
+  let nodes = 0;
+  while (work.length > 0) {
+    const [v, depth] = work.pop()!;
+    if (++nodes > MAX_INPUT_NODES) return `more than ${MAX_INPUT_NODES} values`;
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return 'a number that is not finite';
+      continue;
+    }
+    if (typeof v !== 'object') return `a ${typeof v} value`;
+    if (depth >= MAX_INPUT_DEPTH) return `nesting deeper than ${MAX_INPUT_DEPTH}`;
+    if (Array.isArray(v)) {
+      for (const x of v) work.push([x, depth + 1]);
+      continue;
+    }
+    const proto = Object.getPrototypeOf(v) as unknown;
+    if (proto !== Object.prototype && proto !== null) return 'an object that is not plain';
+    for (const x of Object.values(v)) if (x !== undefined) work.push([x, depth + 1]);
+  }
+  return null;
+}
+
 function faultCode(e: unknown): RuntimeCode {
   if (e instanceof AuthorityError) return e.code;
   if (e instanceof IntegrityFault) return 'AUTHORITY_INTEGRITY';
@@ -149,7 +183,11 @@ function faultMessage(e: unknown): string {
  * task id and opens the task branch. No meta-operation is dispatched.
  */
 export async function startTask(opts: RuntimeOptions & { task: TaskInput }): Promise<AiraTask> {
-  const { authority, crypto } = opts;
+  const { authority, crypto } = opts ?? {};
+  if (typeof crypto?.jcsValueSha256 !== 'function') throw new AiraError('RUNTIME_OPTIONS_INVALID', 'crypto must be a Crypto backend');
+  const methods = ['openTask', 'manifest', 'search', 'describe', 'read', 'propose', 'preview', 'validate', 'commit', 'revert', 'verify', 'effectClass'] as const;
+  const missing = methods.find((m) => typeof (authority as Partial<Authority> | undefined)?.[m] !== 'function');
+  if (missing) throw new AiraError('RUNTIME_OPTIONS_INVALID', `authority lacks ${missing}()`);
   const contract = opts.contract === undefined ? defaultContract(crypto) : checkContract(opts.contract, crypto);
   let input: ResolvedTaskInput;
   try {
@@ -158,6 +196,8 @@ export async function startTask(opts: RuntimeOptions & { task: TaskInput }): Pro
     if (e instanceof AiraInputError) throw new AiraError(e.code, e.message);
     throw e;
   }
+  const notJson = jsonFault(input.intentFrame);
+  if (notJson) throw new AiraError('TASK_INPUT_INVALID', `task.intentFrame is not plain JSON: ${notJson}`);
   const taskId = contentId('task', {
     intentFrame: input.intentFrame,
     protocol: input.protocol,
@@ -348,6 +388,8 @@ export class AiraTask {
 
   /** One round of calls (M38–M40); rounds of one task run one after another. */
   batch(calls: readonly unknown[]): Promise<BatchOutcome> {
+    if (!Array.isArray(calls)) return Promise.reject(new AiraError('BATCH_INVALID', 'a batch is an array of calls'));
+    if (calls.length > MAX_BATCH) return Promise.reject(new AiraError('BATCH_TOO_LARGE', `a batch holds at most ${MAX_BATCH} calls`));
     const run = this.#queue.then(() => this.#round(calls));
     this.#queue = run.catch(() => undefined);
     return run;
@@ -444,6 +486,11 @@ export class AiraTask {
         continue;
       }
       const metaOp = op as MetaOp;
+      const notJson = jsonFault(obj['input']);
+      if (notJson) {
+        out.push({ kind: 'invalid', code: 'INVALID_INPUT', requestId: rid, op, message: `${op} input is not plain JSON: ${notJson}` });
+        continue;
+      }
       const extra = Object.keys(obj).filter((k) => k !== 'op' && k !== 'input');
       const parsed = OP_INPUTS[metaOp].safeParse(obj['input']);
       if (!parsed.success || extra.length > 0) {
@@ -470,7 +517,6 @@ export class AiraTask {
 
   async #round(calls: readonly unknown[]): Promise<BatchOutcome> {
     const batch = this.#batches++;
-    if (!Array.isArray(calls)) calls = [calls];
     if (this.#trace.terminal === null && this.#budget.millis !== undefined && this.#elapsed() >= this.#budget.millis) {
       this.#end('budgetExhausted', 'BUDGET_EXHAUSTED', 'the time budget is spent', this.#trace.nextSeq);
     }
