@@ -140,11 +140,15 @@ export class CorpusTask {
   token = `vtok:sha256:${ZERO}`;
   catalogHash = `disc:sha256:${ZERO}`;
   batchStartHead = '';
+  /** Every candidate id / validation token learned, in order: `$candidate#1` is the first. */
+  readonly candidates: string[] = [];
+  readonly tokens: string[] = [];
 
   private constructor(readonly task: AiraTask, readonly auth: CountingAuthority, readonly intentFrame: IntentFrame) {}
 
-  static async start(crypto: Crypto, spec: TaskSpec = {}, fault?: Fault): Promise<CorpusTask> {
-    const auth = new CountingAuthority(openDocumentAuthority({ crypto }), fault);
+  /** `shared`: run on the same authority as another task (a second session of the same task). */
+  static async start(crypto: Crypto, spec: TaskSpec = {}, fault?: Fault, shared?: Authority): Promise<CorpusTask> {
+    const auth = new CountingAuthority(shared ?? openDocumentAuthority({ crypto }), fault);
     const intentFrame: IntentFrame = { ...bracketTask().intentFrame, ...(spec.intentFrame ?? {}) };
     const task = await startTask({
       authority: auth,
@@ -173,9 +177,16 @@ export class CorpusTask {
           return this.token;
         case '$batchStartHead':
           return this.batchStartHead;
-        default:
+        default: {
+          const nth = /^\$(candidate|token)#([1-9][0-9]?)$/.exec(v);
+          if (nth !== null) {
+            const got = (nth[1] === 'candidate' ? this.candidates : this.tokens)[Number(nth[2]) - 1];
+            if (got === undefined) throw new Error(`corpus value ${v}: not learned yet`);
+            return got;
+          }
           if (v.startsWith('$')) throw new Error(`unknown corpus value ${v}`);
           return v;
+        }
       }
     }
     if (Array.isArray(v)) return Promise.all(v.map((x) => this.resolve(x)));
@@ -215,8 +226,8 @@ export class CorpusTask {
   /** Learns candidate, token and catalog hash from a scheduled call's envelope. */
   learn(op: string, env: Envelope): void {
     const d = env.data;
-    if (op === 'model.proposePatch' && typeof d['candidateId'] === 'string') this.candidate = d['candidateId'];
-    if (op === 'model.validate' && typeof d['validationToken'] === 'string') this.token = d['validationToken'];
+    if (op === 'model.proposePatch' && typeof d['candidateId'] === 'string') this.candidates.push((this.candidate = d['candidateId']));
+    if (op === 'model.validate' && typeof d['validationToken'] === 'string') this.tokens.push((this.token = d['validationToken']));
     if (op === 'catalog.search' && typeof d['catalogHash'] === 'string') this.catalogHash = d['catalogHash'];
   }
 

@@ -3,11 +3,14 @@
 // with the hand-written code, next operation and completed prefix, without reaching the authority.
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
+import { defaultContract } from '../../ts/aira/contract.js';
 import { META_OPS, RUNTIME_STATES } from '../../ts/aira/schema.js';
 import { checkTrace, CorpusTask, loadVectors, runCall, type CallEntry, type CallExpect, type TaskSpec } from './corpus-harness.js';
 
 interface CellExpect { admit: boolean; to?: string; code?: string; next?: string }
+type FootnoteCall = CallEntry & { session?: 'twin' };
 interface MatrixVectors {
+  footnotes: { cases: Array<{ name: string; task: TaskSpec; calls: FootnoteCall[] }> };
   contractVersion: string;
   task: TaskSpec & { why?: string };
   cellCalls: Record<string, Record<string, unknown>>;
@@ -30,6 +33,16 @@ describe('matrix vectors', () => {
       for (const op of META_OPS) expect(keys, `${s} x ${op}`).toContain(`${s} ${op}`);
     }
     for (const op of META_OPS) expect(v.cellCalls[op], `call for ${op}`).toBeDefined();
+  });
+
+  it('agree with the descriptor the runtime ships (matrix-1.0.0.json), cell by cell', () => {
+    const d = defaultContract(getCrypto()).descriptor;
+    expect(d.contractVersion).toBe(v.contractVersion);
+    for (const c of v.cells) {
+      const cell = d.cells[c.state as (typeof RUNTIME_STATES)[number]][c.op as (typeof META_OPS)[number]];
+      const got = cell.admit ? { admit: true, to: cell.to === '=' ? c.state : cell.to } : { admit: false, code: cell.code, next: cell.next };
+      expect(got, `${c.state} x ${c.op}`).toEqual(c.expect);
+    }
   });
 });
 
@@ -54,5 +67,21 @@ describe.each(['wasm', 'js'])('runtime matrix 1.0.0 on the document authority (%
     }
     expect(t.task.terminal, `${name}: no terminal`).toBeNull();
     checkTrace(name, t);
+  });
+});
+
+describe.each(['wasm', 'js'])('matrix footnotes on the document authority (%s)', (backend) => {
+  const crypto = getCrypto(backend);
+
+  it.each(v.footnotes.cases.map((c) => [c.name, c] as const))('footnote %s', async (name, c) => {
+    const main = await CorpusTask.start(crypto, c.task);
+    let twin: CorpusTask | null = null;
+    for (const [i, entry] of c.calls.entries()) {
+      if (entry.session === 'twin') twin ??= await CorpusTask.start(crypto, c.task, undefined, main.auth.inner);
+      const t = entry.session === 'twin' ? twin! : main;
+      await runCall(`${name} #${i + 1} ${entry.requestId}`, t, entry);
+    }
+    if (twin !== null) expect(twin.task.taskId, `${name}: the twin is the same task`).toBe(main.task.taskId);
+    checkTrace(name, main);
   });
 });
