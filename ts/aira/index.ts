@@ -14,3 +14,4 @@ export { AiraInputError, buildCapsule, defaultBudget, defaultProtocol, DEFAULT_G
 export { checkPlan, compileArgsSchema, dependencyCycles, PLAN_CHECK_CODES, type PlanCheckCode, type PlanCheckContext } from './plan-check.js';
 export { compactStepSignatures, schemaToTs, SIGNATURES_MAX_BYTES } from './signatures.js';
 export * from './doc/index.js';
+export * from './rin/index.js';
