@@ -357,6 +357,14 @@ describe('aira runtime: authority faults and stale CAS', () => {
     expect(task.terminal).toMatchObject({ state: 'failed', code: 'AUTHORITY_INTEGRITY' });
   });
 
+  it('a describe answered with another capability\'s contract is AUTHORITY_INTEGRITY', async () => {
+    const { task, auth } = await open();
+    await task.call(calls.search('s'));
+    auth.answer('describe', { observedRevision: auth.branchHead, data: { id: 'cap:test.other@1' }, diagnostics: [] });
+    await task.call(calls.describe('d'));
+    expect(task.terminal).toMatchObject({ state: 'failed', code: 'AUTHORITY_INTEGRITY' });
+  });
+
   it('an authority classing a commit as a read fails the task before anything runs', async () => {
     const { task, auth } = await open();
     const { candidateId, token } = await toValidate(task);

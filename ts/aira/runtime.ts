@@ -740,7 +740,7 @@ export class AiraTask {
           if (!v.passed) status = 'failed';
         }
         if (status !== 'failed' && alive) {
-          this.#learn(op, r.data);
+          this.#learn(call, r.data);
           this.#applyFlags(cell, op, r.data);
           to = resolveTarget(cell, from);
           this.#cycle.push(op);
@@ -789,7 +789,11 @@ export class AiraTask {
   }
 
   /** What a successful read teaches the runtime: search hits, described contracts, the manifest. */
-  #learn(op: MetaOp, data: Record<string, unknown>): void {
+  #learn(call: MetaCall, data: Record<string, unknown>): void {
+    const op = call.op;
+    if (call.op === 'catalog.describe' && data['id'] !== call.input.capability) {
+      throw new IntegrityFault(`catalog.describe answered ${String(data['id']).slice(0, 160)} for ${call.input.capability}`);
+    }
     if (op === 'catalog.search') {
       const s = requireData(SearchData, op, data);
       for (const h of s.hits) this.#searched.add(h.id);
