@@ -314,6 +314,7 @@ export async function runCall(where: string, t: CorpusTask, entry: CallEntry): P
   expect(env.requestId, `${where}: envelope requestId`).toBe(entry.requestId);
   const after = t.auth.snapshot();
   if (ev.decision === 'scheduled') {
+    expect(ev.effectClass, `${where}: effect class in the trace (M30)`).toBe(m30EffectClass(entry.op, entry.in));
     const m = OP_METHOD[entry.op]!;
     expect(after[m] - before[m], `${where}: ${entry.op} dispatched once`).toBe(1);
     // The runtime may read (the manifest for a plan check, verify at read-back); it never writes for another op.
@@ -326,6 +327,14 @@ export async function runCall(where: string, t: CorpusTask, entry: CallEntry): P
   checkEnvelope(where, t, entry.op, env, x, ev);
   if (ev.decision === 'scheduled') t.learn(entry.op, env);
   return env;
+}
+
+/** M30's effect class of a meta-operation call, written out here rather than asked of the authority. */
+export function m30EffectClass(op: string, input: Record<string, unknown>): string {
+  if (op === 'interface.manifest' || op === 'catalog.search' || op === 'catalog.describe' || op === 'model.read') return 'read';
+  if (op === 'model.proposePatch' || op === 'model.preview' || op === 'model.validate') return 'bufferable';
+  if (op === 'model.commit') return input['target'] === 'publish' ? 'irreversible' : 'reversible';
+  return 'reversible';
 }
 
 /** The trace as a whole: schema-valid, versions bound, seq strictly +1, states chained. */

@@ -8,6 +8,7 @@ import {
   checkTrace,
   CorpusTask,
   loadVectors,
+  m30EffectClass,
   OP_METHOD,
   runCall,
   type CallEntry,
@@ -128,6 +129,11 @@ describe.each(['wasm', 'js'])('Aira corpus on the document authority (%s)', (bac
       if (e.effectClass !== undefined) expect(events[i]?.effectClass, `${name}: effect class of ${e.requestId}`).toBe(e.effectClass);
     }
     for (const e of events) expect(e.batch, `${name}: one batch number`).toBe(out.batch);
+    for (const [i, r] of out.results.entries()) {
+      if (r.decision !== 'scheduled') continue;
+      const ev = events.find((e) => e.requestId === r.requestId && e.decision === 'scheduled');
+      expect(ev?.effectClass, `${name}: effect class of ${r.requestId} (M30)`).toBe(m30EffectClass(c.batch[i]!.op, c.batch[i]!.in));
+    }
     expect(new Set(events.map((e) => e.op))).toEqual(new Set(c.batch.map((b) => b.op)));
 
     // Exactly the scheduled calls reached the authority.
