@@ -28,7 +28,7 @@ import { canonicalGoJson, RawJson } from '../../crypto/gojson.js';
 import type { Plain, RinControlClient } from '../../rin/client.js';
 import { RinError } from '../../rin/errors.js';
 import { compileSchema, newSchema, parseInstance, type CompiledSchema } from '../../rin/schema.js';
-import type { ActionRequest, CapabilitySnapshot, CapabilitySpec, ControllerLease, Effect, Epoch, ObservationEnvelope, OperationView, RiskLevel } from '../../rin/types.js';
+import type { ActionRequest, CapabilitySnapshot, ClockMode, CapabilitySpec, ControllerLease, Effect, Epoch, ObservationEnvelope, OperationView, RiskLevel } from '../../rin/types.js';
 import { AuthorityError, type AssertionResult, type Authority, type AuthorityContext, type AuthorityManifest, type AuthorityResult, type CapabilityContract, type CapabilityHit, type TaskBranch, type ValidationData } from '../authority.js';
 import { diagnostic } from '../diagnostics.js';
 import { contentId } from '../ids.js';
@@ -69,6 +69,7 @@ interface Candidate {
   readonly baseRevision: string;
   readonly epoch: Plain<Epoch>;
   readonly sequence: number;
+  readonly clock: ClockMode;
   readonly capability: CapabilityId;
   readonly spec: { readonly id: string; readonly version: string; readonly digest: string };
   readonly argsText: string;
@@ -382,6 +383,7 @@ class RinAuthority implements Authority {
       baseRevision: revision,
       epoch: observation.epoch,
       sequence: observation.sequence,
+      clock: observation.observed_at.clock as ClockMode,
       capability: step.capability,
       spec: { id: spec.capability.id, version: spec.capability.version, digest: spec.digest },
       argsText,
@@ -457,7 +459,7 @@ class RinAuthority implements Authority {
     const policy = this.#o.policy;
     let verdict: PolicyVerdict | null = null;
     if (policy !== undefined && cand.effects !== null) {
-      verdict = policy.decide({ actorId: this.#target.actor_id, controllerId: this.#controllerId, principalId: await this.#principalId(), effects: cand.effects });
+      verdict = policy.decide({ actorId: this.#target.actor_id, controllerId: this.#controllerId, principalId: await this.#principalId(), effects: cand.effects, clock: cand.clock });
       const approvable = (this.#o.approvingGrants ?? []).includes(cand.grantId);
       const passed = verdict.result === 'allow' || (verdict.result === 'require_confirmation' && approvable);
       evidence.push({ assertion: 'policy', passed, detail: { policyMode: 'local', policy: policy.name, result: verdict.result, reasonCode: verdict.reasonCode, matchedRuleIds: verdict.matchedRuleIds, summary: verdict.summary, confirm: verdict.result === 'require_confirmation' && approvable } });

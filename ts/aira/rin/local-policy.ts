@@ -41,8 +41,8 @@ function predictedAction(q: PolicyQuestion): BoundAction {
     idempotency_key: 'aira.prediction',
     effect_preview: effects,
     effect_digest: '0'.repeat(64),
-    bound_at: { clock: 'event', value: 1 },
-    valid_until: { clock: 'event', value: 2 },
+    bound_at: { clock: q.clock, value: 1 },
+    valid_until: { clock: q.clock, value: 2 },
   };
 }
 
@@ -53,7 +53,7 @@ export function rinPolicyFromConfig(config: PolicyConfig, name: string): RinPoli
     name,
     decide(q: PolicyQuestion): PolicyVerdict {
       const d = new PolicyEngine(sealed).evaluate(predictedAction(q), {
-        now: { clock: 'event', value: 1 },
+        now: { clock: q.clock, value: 1 },
         current_epoch: EPOCH,
         principal: { id: q.principalId },
         server_id: 'aira.prediction',

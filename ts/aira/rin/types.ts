@@ -4,7 +4,7 @@
  * authors them when it binds a request, after submission), so a preview before submitting can only show
  * what the world's author declared; without a declaration the authority says so and stays conservative.
  */
-import type { EffectOperation, OwnershipClass, PolicyResult, RiskLevel } from '../../rin/types.js';
+import type { ClockMode, EffectOperation, OwnershipClass, PolicyResult, RiskLevel } from '../../rin/types.js';
 
 /** One effect a capability declares it has: the policy-relevant members of a rin Effect. */
 export interface DeclaredEffect {
@@ -32,6 +32,8 @@ export interface PolicyQuestion {
   readonly controllerId: string;
   readonly principalId: string;
   readonly effects: readonly DeclaredEffect[];
+  /** The world's clock (its observations'): confirmation lifetimes are configured per clock. */
+  readonly clock: ClockMode;
 }
 
 /**
