@@ -2,56 +2,25 @@
 // scripts/lib/rin-reference.sh, run with the harbor policy) with our harbor attached through our host
 // agent: the same mapping must hold whichever daemon decides, and the local policy prediction must
 // agree with the reference's own decision (a disagreement would show as POLICY_MISMATCH).
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { getCrypto } from '../../ts/crypto/index.js';
-import type { Authority } from '../../ts/aira/authority.js';
-import { HARBOR_EFFECTS, harborLoadTask, openRinAuthority, type RinAuthorityOptions } from '../../ts/aira/rin/index.js';
-import { harborRinPolicy } from '../../ts/aira/rin/local-policy.js';
-import { RinControlClient } from '../../ts/rin/client.js';
+import { beforeAll, expect, it, vi } from 'vitest';
+import { harborLoadTask } from '../../ts/aira/rin/index.js';
 import { tempDir } from '../shared/tmp.js';
-import { attachHarbor, describeWithReference, RIN_TOKEN, startGoDaemon, type AttachedHarbor, type Daemon } from '../interop/rin-harness.js';
-import { commitAction, ctx, prepare } from './rin-harness.js';
+import { describeWithReference, startGoDaemon, type AttachedHarbor } from '../interop/rin-harness.js';
+import { commitAction, ctx, GRANT_APPROVES, prepare, useRinWorld } from './rin-harness.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
-const crypto = getCrypto();
-const GRANT_APPROVES = 'grant:approver';
-
 describeWithReference('rin authority on the reference Go control daemon', () => {
-  let daemon: Daemon;
+  const world = useRinWorld(async () => {
+    const d = await startGoDaemon(tempDir('aira-rin-go'));
+    return { url: d.url, stop: () => d.stop(), output: () => d.output() };
+  });
+  const authority = world.authority;
   let attached: AttachedHarbor;
-  let client: RinControlClient;
-  const opened: Authority[] = [];
-
-  const authority = (actor: string, more: Partial<RinAuthorityOptions> = {}): Authority => {
-    const a = openRinAuthority({
-      client,
-      crypto,
-      world: { host_id: 'harbor-host', world_id: 'harbor' },
-      actor,
-      effects: HARBOR_EFFECTS,
-      policy: harborRinPolicy(),
-      approvingGrants: [GRANT_APPROVES],
-      advance: () => attached.tick(),
-      waitMillis: 200,
-      ...more,
-    });
-    opened.push(a);
-    return a;
-  };
-
-  beforeAll(async () => {
-    daemon = await startGoDaemon(tempDir('aira-rin-go'));
-    attached = await attachHarbor(daemon.url);
-    client = new RinControlClient({ baseUrl: daemon.url, token: RIN_TOKEN });
+  beforeAll(() => {
+    attached = world.attached;
   });
-  afterAll(async () => {
-    for (const a of opened) await a.close();
-    await attached?.stop();
-    await daemon?.stop();
-  });
-
-  const failureContext = () => `\n--- Go daemon:\n${daemon.output().slice(-4000)}\n--- host agent errors:\n${attached.errors.map((e) => e.message).join('\n')}`;
+  const failureContext = () => `\n--- Go daemon:\n${world.output()}`;
 
   it('offers the same catalog and reads the same kind of revision', async () => {
     const a = authority('puffin');

@@ -1,52 +1,26 @@
 // Whole Aira tasks through the runtime with the rin authority driving the built-in harbor: our control
 // daemon in this process (in-memory database, the harbor policy), the harbor attached through our host
 // agent, all on loopback. One daemon for the file; each task on its own boat.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
-import type { Authority } from '../../ts/aira/authority.js';
-import { HARBOR_EFFECTS, harborLoadTask, openRinAuthority } from '../../ts/aira/rin/index.js';
-import { harborRinPolicy } from '../../ts/aira/rin/local-policy.js';
+import { harborLoadTask } from '../../ts/aira/rin/index.js';
 import { startTask, type AiraTask } from '../../ts/aira/runtime.js';
 import { Envelope, Trace, type IntentFrame, type Plan } from '../../ts/aira/schema.js';
-import { RinControlClient } from '../../ts/rin/client.js';
-import type { ServedRinControl } from '../../ts/rin/control/service.js';
-import { attachHarbor, RIN_TOKEN, serveOurDaemon, type AttachedHarbor } from '../interop/rin-harness.js';
+import { serveOurDaemon, type AttachedHarbor } from '../interop/rin-harness.js';
+import { useRinWorld } from './rin-harness.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
 const crypto = getCrypto();
-let served: ServedRinControl;
-let attached: AttachedHarbor;
-let client: RinControlClient;
 const log: string[] = [];
-const opened: Authority[] = [];
-
-function authority(actor: string): Authority {
-  const a = openRinAuthority({
-    approvingGrants: ['grant:skipper'],
-    client,
-    crypto,
-    world: { host_id: 'harbor-host', world_id: 'harbor' },
-    actor,
-    effects: HARBOR_EFFECTS,
-    policy: harborRinPolicy(),
-    advance: () => attached.tick(),
-    waitMillis: 200,
-  });
-  opened.push(a);
-  return a;
-}
-
-beforeAll(async () => {
-  served = await serveOurDaemon(log);
-  attached = await attachHarbor(served.url);
-  client = new RinControlClient({ baseUrl: served.url, token: RIN_TOKEN });
+const world = useRinWorld(async () => {
+  const served = await serveOurDaemon(log);
+  return { url: served.url, stop: () => served.close() };
 });
-
-afterAll(async () => {
-  for (const a of opened) await a.close();
-  await attached?.stop();
-  await served?.close();
+const authority = (actor: string) => world.authority(actor, { approvingGrants: ['grant:skipper'] });
+let attached: AttachedHarbor;
+beforeAll(() => {
+  attached = world.attached;
 });
 
 let n = 0;

@@ -1,58 +1,28 @@
 // The rin authority against our control daemon (in this process, in-memory database, the harbor policy)
 // with the built-in harbor attached through our host agent, all on loopback. One daemon for the file:
 // the tests share the harbor, each on its own boat where the world's state matters.
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { getCrypto } from '../../ts/crypto/index.js';
-import type { Authority } from '../../ts/aira/authority.js';
-import { HARBOR_EFFECTS, harborLoadTask, openRinAuthority, type RinAuthorityOptions } from '../../ts/aira/rin/index.js';
-import { harborRinPolicy } from '../../ts/aira/rin/local-policy.js';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { harborLoadTask } from '../../ts/aira/rin/index.js';
 import { Diagnostic, HashId } from '../../ts/aira/schema.js';
 import { RinControlClient } from '../../ts/rin/client.js';
-import type { ServedRinControl } from '../../ts/rin/control/service.js';
-import { attachHarbor, RIN_TOKEN, serveOurDaemon, type AttachedHarbor } from '../interop/rin-harness.js';
-import { commitAction, ctx, H, plan, prepare } from './rin-harness.js';
+import { RIN_TOKEN, serveOurDaemon, type AttachedHarbor } from '../interop/rin-harness.js';
+import { commitAction, ctx, GRANT_APPROVES, H, plan, prepare, useRinWorld } from './rin-harness.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
-const crypto = getCrypto();
-const GRANT_APPROVES = 'grant:approver';
-
-let served: ServedRinControl;
+const log: string[] = [];
+const world = useRinWorld(async () => {
+  const served = await serveOurDaemon(log);
+  return { url: served.url, stop: () => served.close() };
+});
+const authority = world.authority;
 let attached: AttachedHarbor;
 let client: RinControlClient;
-const log: string[] = [];
-const opened: Authority[] = [];
-
-function authority(actor: string, more: Partial<RinAuthorityOptions> = {}): Authority {
-  const a = openRinAuthority({
-    client,
-    crypto,
-    world: { host_id: 'harbor-host', world_id: 'harbor' },
-    actor,
-    effects: HARBOR_EFFECTS,
-    policy: harborRinPolicy(),
-    approvingGrants: [GRANT_APPROVES],
-    advance: () => attached.tick(),
-    waitMillis: 200,
-    ...more,
-  });
-  opened.push(a);
-  return a;
-}
+beforeAll(() => {
+  ({ attached, client } = world);
+});
 
 const codes = (ds: readonly Diagnostic[]) => ds.map((d) => d.code);
-
-beforeAll(async () => {
-  served = await serveOurDaemon(log);
-  attached = await attachHarbor(served.url);
-  client = new RinControlClient({ baseUrl: served.url, token: RIN_TOKEN });
-});
-
-afterAll(async () => {
-  for (const a of opened) await a.close();
-  await attached?.stop();
-  await served?.close();
-});
 
 describe('rin authority: catalog', () => {
   it('searches the actor capabilities by words, risk and effect class, with a stable catalog hash', async () => {
@@ -253,7 +223,7 @@ describe('rin authority: an untrustworthy daemon', () => {
   /** A client whose answers from `path` are rewritten by `edit` on the way in. */
   function tampering(path: string, edit: (body: Record<string, unknown>) => unknown): RinControlClient {
     return new RinControlClient({
-      baseUrl: served.url,
+      baseUrl: world.url,
       token: RIN_TOKEN,
       fetch: async (url, init) => {
         const res = await fetch(url, init);
