@@ -9,3 +9,4 @@ export { bracketScript, parseScript, resolveRefs, runScript, Script, ScriptError
 export { CAPSULE_URI, createAiraMcpSession, SERVER_NAME, summaryLine, toolResult, TRACE_URI, type AiraMcpSession, type AiraMcpSessionOptions, type McpTask } from './mcp/server.js';
 export { serveAiraMcpStdio, STDIO_MAX_MESSAGE_BYTES, type StdioServed } from './mcp/stdio.js';
 export { AIRA_DOC_MIGRATIONS, DbDocStore, type DbDocStoreOptions } from './doc/db-store.js';
+export { harborRinPolicy, rinPolicyFromConfig, rinPolicyFromText } from './rin/local-policy.js';
