@@ -18,10 +18,12 @@
  * - revert: a rin action cannot be undone: always a `REVERT_UNSUPPORTED` diagnostic.
  *
  * Confirmation rule: the authority confirms an operation the daemon holds for confirmation only when
- * its own validation predicted `require_confirmation` (local policy) AND the plan's grant is one of
- * `approvingGrants`. Validation refuses (`APPROVAL_REQUIRED`) a require_confirmation under any other
- * grant; anything the daemon asks to confirm that was not predicted is cancelled and reported
- * (`POLICY_MISMATCH`), never approved.
+ * its own validation predicted `require_confirmation` (local policy) AND the plan's grant
+ * (`plan.bindings.grantId`, which plan.check binds to the task's grant) is one of `approvingGrants`.
+ * Validation fails with `APPROVAL_REQUIRED` (approvalRequired: true) for a require_confirmation under
+ * any other grant. Whatever the daemon asks to confirm that validation did not predict (schema-only
+ * mode, or a policy that disagrees: `POLICY_MISMATCH` warning) is cancelled, never approved, and the
+ * commit answers `APPROVAL_REQUIRED`.
  */
 import type { Crypto } from '../../crypto/backend.js';
 import { canonicalGoJson, RawJson } from '../../crypto/gojson.js';
@@ -50,7 +52,10 @@ export interface RinAuthorityOptions {
   readonly effects?: EffectProfile;
   /** The daemon's policy, evaluated locally at validate (e.g. harborRinPolicy() from ./local-policy.js). */
   readonly policy?: RinPolicy;
-  /** Plan grant ids under which a predicted require_confirmation may be confirmed; default none. */
+  /**
+   * Grant ids under which this authority confirms what its validation predicted to need confirmation
+   * (see the confirmation rule above); default none, so nothing is ever confirmed.
+   */
   readonly approvingGrants?: readonly string[];
   /** Called between waits for an outcome: a world on a step clock moves only when told to. */
   readonly advance?: () => Promise<void>;
