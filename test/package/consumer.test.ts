@@ -115,6 +115,22 @@ console.log(JSON.stringify({ digest: actionRequestDigest(decodeActionRequest(JSO
     expect(out.health).toBe('{"status":"ok"}\n');
   });
 
+  it('runs an Aira task to completed with aigenora/aira and the script runner of aigenora/aira/node', () => {
+    const r = node(
+      'aira.mjs',
+      `import { bracketTask, openDocumentAuthority, startTask } from 'aigenora/aira';
+import { bracketScript, runScript } from 'aigenora/aira/node';
+import { getCrypto } from 'aigenora/crypto';
+const crypto = getCrypto();
+const task = await startTask({ authority: openDocumentAuthority({ crypto }), crypto, task: bracketTask() });
+await runScript(bracketScript(), (op, input) => task.call({ op, input }), () => task.capsule());
+const t = task.trace();
+console.log(JSON.stringify({ terminal: t.terminal?.state, contract: t.contractVersion, rejected: t.events.filter((e) => e.decision !== 'scheduled').length }));`,
+    );
+    expect(r.err).toBe('');
+    expect(JSON.parse(r.out)).toEqual({ terminal: 'completed', contract: '1.0.0', rejected: 0 });
+  });
+
   it('loads every entry with require()', () => {
     const r = node(
       'cjs.cjs',
