@@ -233,8 +233,8 @@ const whole: Row[] = [wasm, js].flatMap((crypto) =>
   ),
 );
 
-// Measured once, after the rounds: the same read deep into a long task. The runtime's per-call work
-// includes scans over the task's history so far, so a long task answers more slowly than a fresh one.
+// Measured once, after the rounds: the same read deep into a long task. The runtime keeps no per-call
+// scan over the task's history, so this row should match the fresh one; a gap means one crept back.
 const LONG_TASK = Number(process.env['BENCH_AIRA_LONG_TASK'] ?? 20_000);
 const long: Row = {
   name: `AiraTask.call model.read (wasm), after ${LONG_TASK} calls in the task`,

@@ -110,6 +110,29 @@ describe('aira runtime: admission refuses before any dispatch (M33, M26)', () =>
     expect(e.data).toEqual({ completedPrefix: ['catalog.search'], nextOperation: 'catalog.describe' });
   });
 
+  it('the protocol sequences are matched in order, as subsequences of the cycle, after thousands of other calls', async () => {
+    const { task, auth } = await open({ protocol: { requiredDiscoverySequence: ['interface.manifest', 'catalog.search', 'catalog.describe'] }, budget: { calls: 10_000 } });
+    for (let b = 0; b < 8; b++) {
+      const out = await task.batch(Array.from({ length: 250 }, (_, i) => calls.read(`r${b}-${i}`)));
+      expect(out.results.every((r) => r.decision === 'scheduled')).toBe(true);
+    }
+    await task.call(calls.search('s1'));
+    await task.call(calls.manifest('m'));
+    await task.call(calls.describe('d1'));
+    // The manifest came after the search, so the discovery sequence still needs a search after it.
+    const first = await task.call(calls.propose('p1', task));
+    expect(first.diagnostics[0]!.code).toBe('DISCOVERY_REQUIRED');
+    expect(first.data).toEqual({ completedPrefix: ['catalog.search', 'catalog.describe'], nextOperation: 'catalog.search' });
+    await task.call(calls.search('s2'));
+    const second = await task.call(calls.propose('p2', task));
+    expect(second.data).toEqual({ completedPrefix: ['catalog.search', 'catalog.describe'], nextOperation: 'catalog.describe' });
+    await task.call(calls.describe('d2'));
+    const ok = await task.call(calls.propose('p3', task));
+    expect(ok.status).toBe('success');
+    expect(ok.nextActions).toEqual([{ op: 'model.preview', preconditions: [] }]);
+    expect(auth.count('propose')).toBe(1);
+  });
+
   it('describe of a capability no search returned → DISCOVERY_REQUIRED (M14), not dispatched', async () => {
     const { task, auth } = await open();
     await task.call(calls.search('s'));

@@ -127,11 +127,32 @@ function requireData<T>(schema: z.ZodType<T>, op: MetaOp, data: unknown): T {
   return r.data;
 }
 
-/** Longest prefix of `sequence` found, in order, as a subsequence of `done`. */
-function matchedPrefix(sequence: readonly MetaOp[], done: readonly MetaOp[]): MetaOp[] {
-  let k = 0;
-  for (const op of done) if (k < sequence.length && sequence[k] === op) k++;
-  return sequence.slice(0, k);
+/**
+ * The longest prefix of `sequence` found, in order, as a subsequence of the ops pushed so far. Greedy
+ * matching is exact for a prefix, so one counter suffices: each op costs O(1) however long the task.
+ */
+class PrefixProgress {
+  #matched = 0;
+
+  constructor(private readonly sequence: readonly MetaOp[]) {}
+
+  push(op: MetaOp): void {
+    if (this.#matched < this.sequence.length && this.sequence[this.#matched] === op) this.#matched++;
+  }
+
+  reset(): void {
+    this.#matched = 0;
+  }
+
+  /** The prefix matched so far (a fresh array). */
+  get prefix(): MetaOp[] {
+    return this.sequence.slice(0, this.#matched);
+  }
+
+  /** The first op of the sequence not yet matched, or null when all of it is. */
+  get missing(): MetaOp | null {
+    return this.sequence[this.#matched] ?? null;
+  }
 }
 
 /** Calls in one round at most; a larger batch is refused whole. */
@@ -266,10 +287,14 @@ export class AiraTask {
   #candidate: string | null = null;
   #token: string | null = null;
   #verified: string | null = null;
-  /** Successful scheduled ops since the cycle began (reset on stale → observe and on repair). */
-  #cycle: MetaOp[] = [];
-  /** Successful scheduled ops of the whole task (the completion check, M43). */
-  readonly #done: MetaOp[] = [];
+  /**
+   * How far this cycle's successful scheduled ops (reset on stale → observe and on repair) have gone
+   * through the protocol's discovery and completion sequences.
+   */
+  readonly #cycleDiscovery: PrefixProgress;
+  readonly #cycleCompletion: PrefixProgress;
+  /** The same for the whole task's successful scheduled ops (the completion check, M43). */
+  readonly #taskCompletion: PrefixProgress;
   #calls = 0;
   #effects = 0;
   #repairs = 0;
@@ -286,6 +311,9 @@ export class AiraTask {
     this.#branch = init.branch;
     this.#now = init.now;
     this.#startedAt = init.budget.millis === undefined ? 0 : init.now();
+    this.#cycleDiscovery = new PrefixProgress(init.protocol.requiredDiscoverySequence);
+    this.#cycleCompletion = new PrefixProgress(init.protocol.requiredCompletionSequence);
+    this.#taskCompletion = new PrefixProgress(init.protocol.requiredCompletionSequence);
     this.#state = init.contract.descriptor.initial;
     this.#head = init.branch.head;
     this.#trace = new TraceLog(init.contract, init.taskId);
@@ -406,8 +434,6 @@ export class AiraTask {
   }
 
   #view(): AdmissionView {
-    const seq = this.#protocol.requiredDiscoverySequence;
-    const prefix = matchedPrefix(seq, this.#cycle);
     return {
       state: this.#state,
       terminal: this.#trace.terminal !== null,
@@ -416,7 +442,7 @@ export class AiraTask {
       candidateId: this.#candidate,
       validationToken: this.#token,
       verifiedRevision: this.#verified,
-      discoveryMissing: prefix.length < seq.length ? seq[prefix.length]! : null,
+      discoveryMissing: this.#cycleDiscovery.missing,
     };
   }
 
@@ -439,8 +465,13 @@ export class AiraTask {
     return { consumed, remaining };
   }
 
+  #resetCycle(): void {
+    this.#cycleDiscovery.reset();
+    this.#cycleCompletion.reset();
+  }
+
   #completedPrefix(): MetaOp[] {
-    return matchedPrefix(this.#protocol.requiredCompletionSequence, this.#cycle);
+    return this.#cycleCompletion.prefix;
   }
 
   #envelope(requestId: string, parts: {
@@ -620,7 +651,7 @@ export class AiraTask {
 
   #enterObserveByStale(): void {
     this.#state = 'observe';
-    this.#cycle = [];
+    this.#resetCycle();
     this.#candidate = null;
     this.#token = null;
   }
@@ -713,7 +744,7 @@ export class AiraTask {
           this.#head = r.observedRevision;
           if (cell.onStale) {
             to = cell.onStale;
-            this.#cycle = [];
+            this.#resetCycle();
           }
           this.#candidate = null;
           this.#token = null;
@@ -727,7 +758,7 @@ export class AiraTask {
           } else {
             this.#repairs++;
             to = cell.onDiagnostic;
-            this.#cycle = [];
+            this.#resetCycle();
             this.#candidate = null;
             this.#token = null;
           }
@@ -743,8 +774,9 @@ export class AiraTask {
           this.#learn(call, r.data);
           this.#applyFlags(cell, op, r.data);
           to = resolveTarget(cell, from);
-          this.#cycle.push(op);
-          this.#done.push(op);
+          this.#cycleDiscovery.push(op);
+          this.#cycleCompletion.push(op);
+          this.#taskCompletion.push(op);
           if (op === 'model.read' && to === this.#contract.descriptor.completionState) {
             const check = await this.#readBack(c.requestId, variant);
             certificate = check.certificate;
@@ -845,7 +877,7 @@ export class AiraTask {
     if (!asked) return { completed: false, certificate, diagnostics: [] };
     const diagnostics: Diagnostic[] = [];
     const seq = this.#protocol.requiredCompletionSequence;
-    const have = matchedPrefix(seq, this.#done);
+    const have = this.#taskCompletion.prefix;
     if (have.length < seq.length) {
       diagnostics.push(diagnostic('COMPLETION_SEQUENCE_INCOMPLETE', 'completion', 'protocol', `the completion sequence needs ${seq[have.length]!} after ${have.join(', ') || 'nothing'}`, {
         expected: seq,
