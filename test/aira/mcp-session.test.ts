@@ -115,8 +115,18 @@ describe('scoped bound tools', () => {
     expect(stale.envelope.diagnostics[0]).toMatchObject({ code: 'BOUND_CAPABILITY_STALE', phase: 'binding', cause: 'stale' });
     expect(stale.envelope.nextActions).toEqual([{ op: 'catalog.describe', capability: 'cap:doc.setParameter@1', preconditions: [] }]);
     expect(stale.envelope.task.state).toBe('propose');
-    // Nothing was dispatched.
-    expect(task.trace().events.at(-1)?.requestId).toBe('bound-1');
+    expect(stale.envelope.data).toEqual({ completedPrefix: ['catalog.search', 'catalog.describe', 'model.proposePatch'], nextOperation: 'catalog.describe' });
+    // The runtime recorded the refusal (served as the trace resource) and dispatched nothing.
+    const trace = await mcpTrace(client);
+    expect(trace).toEqual(task.trace());
+    expect(trace.events.slice(-2)).toMatchObject([
+      { op: 'model.proposePatch', requestId: 'bound-1', decision: 'scheduled' },
+      { op: 'model.proposePatch', requestId: 'bound-2', decision: 'rejected', code: 'BOUND_CAPABILITY_STALE', status: 'blocked', fromState: 'propose', toState: 'propose' },
+    ]);
+    expect(stale.envelope.budgets).toEqual(ok.envelope.budgets);
+    // Its request id is spent, as any refused call's is.
+    const again = await callTool(client, 'bound.doc.setParameter', widen('bound-2'));
+    expect(again.envelope.diagnostics[0]?.code).toBe('DUPLICATE_REQUEST_ID');
     await client.close();
   });
 
@@ -127,7 +137,8 @@ describe('scoped bound tools', () => {
     const stale = await callTool(client, 'bound.doc.setParameter', widen('after-commit'));
     expect(stale.envelope.diagnostics[0]?.code).toBe('BOUND_CAPABILITY_STALE');
     expect(stale.envelope.diagnostics[0]?.message).toMatch(/revision moved/);
-    expect(task.trace().events.map((e) => e.requestId)).not.toContain('after-commit');
+    expect((await mcpTrace(client)).events.at(-1)).toMatchObject({ requestId: 'after-commit', decision: 'rejected', code: 'BOUND_CAPABILITY_STALE', fromState: 'commit', toState: 'commit' });
+    expect(task.state).toBe('commit');
     await client.close();
   });
 

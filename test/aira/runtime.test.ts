@@ -3,7 +3,7 @@ import { getCrypto } from '../../ts/crypto/index.js';
 import { AiraError, defaultContract } from '../../ts/aira/contract.js';
 import { startTask, type AiraTask, type TaskInput } from '../../ts/aira/runtime.js';
 import { Envelope, Trace } from '../../ts/aira/schema.js';
-import { AuthorityError, INTENT, ScriptedAuthority, calls, diag } from './runtime-double.js';
+import { AuthorityError, CAP, INTENT, ScriptedAuthority, calls, diag } from './runtime-double.js';
 
 const crypto = getCrypto('js');
 
@@ -520,6 +520,82 @@ describe('aira runtime: budgets, cancel, abstain', () => {
     const other = (await open()).task;
     expect(other.abstain('no legal action reaches the goal')).toMatchObject({ state: 'cannotProceed', code: 'ABSTAINED', seq: 0 });
     expect(other.trace().terminal).toMatchObject({ state: 'cannotProceed' });
+  });
+});
+
+describe('aira runtime: a refusal decided outside admission (refuse)', () => {
+  const stale = (requestId: string) => ({
+    requestId,
+    op: 'model.proposePatch' as const,
+    code: 'BOUND_CAPABILITY_STALE' as const,
+    message: 'the binding is stale',
+    next: { op: 'catalog.describe' as const, capability: CAP },
+    details: { affected: [CAP], expected: { revision: 'rev:old' }, actual: { revision: 'rev:new' } },
+  });
+
+  it('is one rejected event of its own round, with an admission refusal\'s envelope; nothing dispatched, nothing spent', async () => {
+    const { task, auth } = await open();
+    await task.call(calls.search('s'));
+    const before = await task.call(calls.describe('d'));
+    const dispatched = auth.calls.length;
+    const e = await task.refuse(stale('b1'));
+    expect(Envelope.safeParse(e).success).toBe(true);
+    expect(e).toMatchObject({ requestId: 'b1', status: 'blocked', observedRevision: task.head, effectsObserved: [], artifacts: [], certificateSummary: null });
+    expect(e.diagnostics).toEqual([{
+      code: 'BOUND_CAPABILITY_STALE', phase: 'binding', severity: 'error', cause: 'stale', message: 'the binding is stale',
+      affected: [CAP], expected: { revision: 'rev:old' }, actual: { revision: 'rev:new' }, repairCapabilities: [], repairScope: [], approvalRequired: false,
+    }]);
+    expect(e.data).toEqual({ completedPrefix: ['catalog.search', 'catalog.describe'], nextOperation: 'catalog.describe' });
+    expect(e.nextActions).toEqual([{ op: 'catalog.describe', capability: CAP, preconditions: [] }]);
+    expect(e.budgets).toEqual(before.budgets);
+    expect(e.task).toEqual(before.task);
+    expect(auth.calls.length).toBe(dispatched);
+    // The same members as the runtime's own refusal of a call.
+    const admission = await task.call(calls.preview('pv', 'cand:sha256:' + '0'.repeat(64)));
+    expect(admission.diagnostics[0]!.code).toBe('CANDIDATE_REQUIRED');
+    expect(Object.keys(e).sort()).toEqual(Object.keys(admission).sort());
+    expect(Object.keys(e.data).sort()).toEqual(Object.keys(admission.data).sort());
+    const events = task.trace().events;
+    expect(events.at(-2)).toEqual({ seq: 2, batch: 2, requestId: 'b1', op: 'model.proposePatch', fromState: 'describe', decision: 'rejected', code: 'BOUND_CAPABILITY_STALE', status: 'blocked', toState: 'describe' });
+    expect(events.at(-1)).toMatchObject({ seq: 3, batch: 3, requestId: 'pv', code: 'CANDIDATE_REQUIRED' });
+    expect(task.state).toBe('describe');
+  });
+
+  it('follows the request id rules of any refused call: it consumes its id, a reused id is DUPLICATE_REQUEST_ID, after the end TASK_TERMINAL', async () => {
+    const { task, auth } = await open();
+    await task.call(calls.search('s'));
+    expect((await task.refuse(stale('s'))).diagnostics[0]!.code).toBe('DUPLICATE_REQUEST_ID');
+    await task.refuse(stale('b1'));
+    expect((await task.call(calls.describe('b1'))).diagnostics[0]!.code).toBe('DUPLICATE_REQUEST_ID');
+    expect((await task.refuse(stale('b1'))).diagnostics[0]!.code).toBe('DUPLICATE_REQUEST_ID');
+    expect(auth.count('describe')).toBe(0);
+    const end = task.cancel('done');
+    const late = await task.refuse(stale('b2'));
+    expect(late.diagnostics[0]!.code).toBe('TASK_TERMINAL');
+    expect(late.task.terminal).toBe('cancelled');
+    expect(late.nextActions).toEqual([]);
+    expect(task.terminal).toEqual(end);
+    expect(task.trace().events.map((ev) => [ev.requestId, ev.code ?? ev.decision])).toEqual([
+      ['s', 'scheduled'], ['s', 'DUPLICATE_REQUEST_ID'], ['b1', 'BOUND_CAPABILITY_STALE'], ['b1', 'DUPLICATE_REQUEST_ID'], ['b1', 'DUPLICATE_REQUEST_ID'], ['b2', 'TASK_TERMINAL'],
+    ]);
+  });
+
+  it('a malformed refusal is REFUSAL_INVALID and records nothing', async () => {
+    const { task } = await open();
+    const bad: unknown[] = [
+      { ...stale('x'), code: 'STALE_REVISION' },
+      { ...stale('x'), code: 'TASK_TERMINAL' },
+      { ...stale('x'), op: 'model.delete' },
+      { ...stale('bad id') },
+      { ...stale('x'), next: { op: 'catalog.describe', capability: 'not-a-capability' } },
+      { ...stale('x'), details: { expected: Number.NaN } },
+      { ...stale('x'), details: { approvalRequired: true } },
+      null,
+    ];
+    for (const r of bad) await expect(task.refuse(r as never)).rejects.toMatchObject({ name: 'AiraError', code: 'REFUSAL_INVALID' });
+    expect(task.trace().events).toEqual([]);
+    expect((await task.refuse(stale('x'))).diagnostics[0]!.code).toBe('BOUND_CAPABILITY_STALE');
+    expect(task.trace().events).toHaveLength(1);
   });
 });
 

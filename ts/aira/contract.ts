@@ -19,6 +19,7 @@ export type AiraErrorCode =
   | 'RUNTIME_OPTIONS_INVALID'
   | 'BATCH_INVALID'
   | 'BATCH_TOO_LARGE'
+  | 'REFUSAL_INVALID'
   | (string & {});
 
 /** Every error the Aira runtime API throws: a stable `code`, a one-line message. */

@@ -7,7 +7,7 @@ export * from './schema.js';
 export * from './authority.js';
 export { AiraError, checkContract, defaultContract, loadContract, lookupCell, MatrixDescriptor, type AiraErrorCode, type MatrixContract, type MatrixCell } from './contract.js';
 export { admit, reduceBatch, type Admission, type AdmissionView, type CallDecision, type ClassifiedCall, type Reduction } from './batch.js';
-export { AiraTask, startTask, type BatchOutcome, type BatchResult, type RuntimeOptions, type TaskInput } from './runtime.js';
+export { AiraTask, REFUSAL_CODES, startTask, type BatchOutcome, type BatchResult, type Refusal, type RefusalCode, type RuntimeOptions, type TaskInput } from './runtime.js';
 export { contentId, verifyContentId, ContentIdError, CONTENT_ID } from './ids.js';
 export { diagnostic, runtimeDiagnostic, isBlockingDiagnostic, RUNTIME_CODES, type RuntimeCode, type RuntimeCodeInfo } from './diagnostics.js';
 export { AiraInputError, buildCapsule, defaultBudget, defaultProtocol, DEFAULT_GRANT_ID, intentFrameHash, resolveTaskInput, TaskCapsule, TaskInputSchema, CapabilityHitSchema, CapabilityContractSchema, type AiraInputErrorCode, type CapsuleParts, type ResolvedTaskInput } from './capsule.js';

@@ -13,11 +13,13 @@ import { diagnostic, runtimeDiagnostic, type RuntimeCode, RUNTIME_CODES } from '
 import { contentId } from './ids.js';
 import {
   Artifact,
+  CapabilityId,
   Diagnostic,
   EffectClass,
   EffectObserved,
   HashId,
   META_OPS,
+  Name,
   OP_INPUTS,
   type Budgets,
   type BudgetLimits,
@@ -66,6 +68,50 @@ export interface BatchOutcome {
   readonly batch: number;
   /** Input order. */
   readonly results: BatchResult[];
+}
+
+/**
+ * Codes a caller outside the runtime may refuse a call with (`AiraTask.refuse`): refusals that change
+ * nothing. The runtime's own refusals with other effects (a stale revision moves the task, a duplicate
+ * or a call after the end consumes no id, a deferral is resent) stay the runtime's.
+ */
+export const REFUSAL_CODES = [
+  'BOUND_CAPABILITY_STALE',
+  'DISCOVERY_REQUIRED',
+  'CANDIDATE_REQUIRED',
+  'PREVIEW_REQUIRED',
+  'VALIDATION_REQUIRED',
+  'NOTHING_TO_REVERT',
+  'READBACK_REQUIRED',
+] as const satisfies readonly RuntimeCode[];
+export type RefusalCode = (typeof REFUSAL_CODES)[number];
+
+/** A call refused before the runtime saw it whole, e.g. through a scoped binding gone stale (M49). */
+export interface Refusal {
+  readonly requestId: string;
+  /** The meta-operation the refused call stood for. */
+  readonly op: MetaOp;
+  readonly code: RefusalCode;
+  readonly message: string;
+  /** What to call instead, optionally about one capability. */
+  readonly next?: { readonly op: MetaOp; readonly capability?: string } | null;
+  /** The diagnostic's members beyond code, phase, cause, severity and message; `affected` defaults to the request id. */
+  readonly details?: Pick<Partial<Diagnostic>, 'affected' | 'expected' | 'actual' | 'repairCapabilities' | 'repairScope'>;
+}
+
+const RefusalShape = z.object({
+  requestId: Name,
+  op: z.enum(META_OPS),
+  code: z.enum(REFUSAL_CODES),
+  message: z.string(),
+  next: z.object({ op: z.enum(META_OPS), capability: CapabilityId.optional() }).nullable().optional(),
+  details: Diagnostic.pick({ affected: true, expected: true, actual: true, repairCapabilities: true, repairScope: true }).partial().optional(),
+});
+
+/** What a rejected event needs beyond the call and its decision. */
+interface RejectExtra {
+  readonly nextCapability?: string;
+  readonly details?: Partial<Diagnostic>;
 }
 
 type CertificateSummaryT = z.infer<typeof CertificateSummary>;
@@ -414,6 +460,27 @@ export class AiraTask {
     return out.results[0]!.envelope;
   }
 
+  /**
+   * Records a call refused outside the runtime's own admission (a scoped binding gone stale, M49) as a
+   * round of its own holding one rejected event: the envelope any admission refusal has, nothing
+   * dispatched, state and budgets unchanged, the request id consumed. A reused request id is refused
+   * `DUPLICATE_REQUEST_ID` and, after the end, `TASK_TERMINAL` instead (neither consumes it). The call
+   * was never built whole, so its event carries no effect class. A malformed refusal is an `AiraError`
+   * `REFUSAL_INVALID`, with nothing recorded.
+   */
+  refuse(refusal: Refusal): Promise<Envelope> {
+    const r = RefusalShape.safeParse(refusal);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      return Promise.reject(new AiraError('REFUSAL_INVALID', `refusal invalid at ${issue?.path.map(String).join('.') || '(refusal)'}: ${issue?.message ?? 'malformed'}`));
+    }
+    const notJson = jsonFault(r.data.details ?? null);
+    if (notJson) return Promise.reject(new AiraError('REFUSAL_INVALID', `refusal details are not plain JSON: ${notJson}`));
+    const run = this.#queue.then(() => this.#refusal(r.data));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
   /** One round of calls (M38–M40); rounds of one task run one after another. */
   batch(calls: readonly unknown[]): Promise<BatchOutcome> {
     if (!Array.isArray(calls)) return Promise.reject(new AiraError('BATCH_INVALID', 'a batch is an array of calls'));
@@ -546,11 +613,35 @@ export class AiraTask {
     return out;
   }
 
-  async #round(calls: readonly unknown[]): Promise<BatchOutcome> {
-    const batch = this.#batches++;
+  /** A new round's number; a round that starts with the time budget spent ends the task first. */
+  #startRound(): number {
     if (this.#trace.terminal === null && this.#budget.millis !== undefined && this.#elapsed() >= this.#budget.millis) {
       this.#end('budgetExhausted', 'BUDGET_EXHAUSTED', 'the time budget is spent', this.#trace.nextSeq);
     }
+    return this.#batches++;
+  }
+
+  #refusal(r: z.infer<typeof RefusalShape>): Envelope {
+    const batch = this.#startRound();
+    const c: ClassifiedCall = { kind: 'invalid', code: 'INVALID_INPUT', requestId: r.requestId, op: r.op, message: r.message };
+    let d: Extract<CallDecision, { decision: 'rejected' }>;
+    if (this.#trace.terminal !== null) {
+      d = { index: 0, decision: 'rejected', code: 'TASK_TERMINAL', next: null, message: 'the task has ended' };
+    } else if (this.#used.has(r.requestId)) {
+      d = { index: 0, decision: 'rejected', code: 'DUPLICATE_REQUEST_ID', next: null, message: `requestId ${r.requestId} was used before` };
+    } else {
+      this.#used.add(r.requestId);
+      d = { index: 0, decision: 'rejected', code: r.code, next: r.next?.op ?? null, message: r.message };
+      return this.#reject(batch, c, d, {
+        ...(r.next?.capability !== undefined && { nextCapability: r.next.capability }),
+        ...(r.details !== undefined && { details: r.details }),
+      });
+    }
+    return this.#reject(batch, c, d);
+  }
+
+  async #round(calls: readonly unknown[]): Promise<BatchOutcome> {
+    const batch = this.#startRound();
     let classified: ClassifiedCall[] | null = null;
     if (this.#trace.terminal === null) {
       try {
@@ -598,15 +689,16 @@ export class AiraTask {
     return { batch, results };
   }
 
-  #reject(batch: number, c: ClassifiedCall, d: Extract<CallDecision, { decision: 'rejected' }>): Envelope {
+  #reject(batch: number, c: ClassifiedCall, d: Extract<CallDecision, { decision: 'rejected' }>, extra: RejectExtra = {}): Envelope {
     const from = this.#state;
     if (d.code === 'STALE_REVISION') this.#enterObserveByStale();
     const code = d.code;
     const info = (RUNTIME_CODES as Record<string, { status?: EnvelopeStatus }>)[code];
     const status: EnvelopeStatus = info?.status ?? 'blocked';
+    const refine: Partial<Diagnostic> = { affected: c.requestId ? [c.requestId] : [], ...extra.details };
     const diag = code in RUNTIME_CODES
-      ? runtimeDiagnostic(code as RuntimeCode, d.message, { affected: c.requestId ? [c.requestId] : [] })
-      : diagnostic(code, 'admission', 'protocol', d.message, { affected: c.requestId ? [c.requestId] : [] });
+      ? runtimeDiagnostic(code as RuntimeCode, d.message, refine)
+      : diagnostic(code, 'admission', 'protocol', d.message, refine);
     this.#trace.append({
       batch,
       requestId: c.requestId,
@@ -623,7 +715,7 @@ export class AiraTask {
       status,
       data: { completedPrefix: this.#completedPrefix(), nextOperation: d.next },
       diagnostics: [diag],
-      nextActions: d.next ? [{ op: d.next, preconditions: [] }] : [],
+      nextActions: d.next ? [{ op: d.next, ...(extra.nextCapability !== undefined && { capability: extra.nextCapability as NextAction['capability'] }), preconditions: [] }] : [],
     });
   }
 

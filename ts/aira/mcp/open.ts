@@ -4,7 +4,6 @@
  */
 import type { Crypto } from '../../crypto/backend.js';
 import type { Authority } from '../authority.js';
-import { runtimeDiagnostic } from '../diagnostics.js';
 import { startTask, type AiraTask, type TaskInput } from '../runtime.js';
 import type { Envelope } from '../schema.js';
 import type { BindingOptions, BindingSnapshot, BoundFacts } from './bindings.js';
@@ -44,31 +43,22 @@ export function bindingSnapshot(task: AiraTask): BindingSnapshot {
 }
 
 /**
- * The refusal of a stale bound call. Nothing is dispatched and no state changes; the envelope is built
- * from the task's own status so it reads like any runtime refusal.
+ * Refuses a stale bound call through the runtime, so it is in the trace like any refusal; nothing is
+ * dispatched and no state changes.
  */
-export function staleBindingEnvelope(task: AiraTask, requestId: string, facts: BoundFacts, why: string): Envelope {
-  const c = task.capsule();
-  const terminal = task.terminal;
-  return {
+function refuseStaleBinding(task: AiraTask, requestId: string, facts: BoundFacts, why: string): Promise<Envelope> {
+  return task.refuse({
     requestId,
-    observedRevision: task.head,
-    status: 'blocked',
-    data: { capability: facts.capability, boundRevision: facts.revision, nextOperation: 'catalog.describe' },
-    diagnostics: [
-      runtimeDiagnostic('BOUND_CAPABILITY_STALE', `the binding of ${facts.capability} is stale: ${why}; describe it again`, {
-        affected: [facts.capability],
-        expected: { revision: facts.revision, catalogHash: facts.catalogHash, runtimeSnapshot: facts.runtimeSnapshot },
-        actual: { revision: task.head },
-      }),
-    ],
-    effectsObserved: [],
-    artifacts: [],
-    certificateSummary: null,
-    budgets: c.budget,
-    nextActions: [{ op: 'catalog.describe', capability: facts.capability as `cap:${string}`, preconditions: [] }],
-    task: { taskId: task.taskId, state: task.state, terminal: terminal?.state ?? null, contractVersion: task.contract.contractVersion },
-  };
+    op: 'model.proposePatch',
+    code: 'BOUND_CAPABILITY_STALE',
+    message: `the binding of ${facts.capability} is stale: ${why}; describe it again`,
+    next: { op: 'catalog.describe', capability: facts.capability },
+    details: {
+      affected: [facts.capability],
+      expected: { revision: facts.revision, catalogHash: facts.catalogHash, runtimeSnapshot: facts.runtimeSnapshot },
+      actual: { revision: task.head },
+    },
+  });
 }
 
 /** Opens the authority and the task of one session; the task's end releases the authority. */
@@ -90,7 +80,7 @@ export async function openTaskSession(opts: TaskSessionOptions): Promise<AiraMcp
           ttlMs: opts.bindTtlMs ?? DEFAULT_BIND_TTL_MS,
           now,
           snapshot: () => bindingSnapshot(task),
-          refuseStale: (requestId, facts, why) => Promise.resolve(staleBindingEnvelope(task, requestId, facts, why)),
+          refuseStale: (requestId, facts, why) => refuseStaleBinding(task, requestId, facts, why),
         }
       : undefined;
   return { task, ...(bindings !== undefined && { bindings }), release: () => held.release() };
