@@ -10,7 +10,9 @@ import { bracketTask, openDocumentAuthority } from '../../ts/aira/doc/index.js';
 import { McpListenError, parseListen, serveAiraMcpHttp, type ServedAiraMcp } from '../../ts/aira/mcp/http.js';
 import { openTaskSession } from '../../ts/aira/mcp/open.js';
 import type { AiraTask } from '../../ts/aira/runtime.js';
-import { callTool } from './mcp-harness.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { bracketScript } from '../../ts/aira/mcp/script.js';
+import { callTool, runOverMcp } from './mcp-harness.js';
 
 const crypto = getCrypto();
 const opened: AiraTask[] = [];
@@ -95,6 +97,35 @@ describe('aira mcp over HTTP, from the outside', () => {
     }
     expect(opened.length).toBe(before);
     expect(served.sessions.size).toBe(0);
+  });
+
+  it('keeps serving after a body over the cap was cut off mid-stream', async () => {
+    const big = raw('POST', '/mcp', { body: JSON.stringify({ pad: 'x'.repeat(50_000) }) });
+    expect((await big).status).toBe(413);
+    const transport = new StreamableHTTPClientTransport(new URL(served.url));
+    const client = new Client({ name: 'aira-test', version: '1.0.0' });
+    await client.connect(transport);
+    expect((await callTool(client, 'interface.manifest', { requestId: 'm' })).envelope.status).toBe('success');
+    await transport.terminateSession();
+    await client.close();
+  });
+
+  it("delivers the server's notifications on the session's event stream (GET)", async () => {
+    const other = await serveAiraMcpHttp({
+      listen: '127.0.0.1:0',
+      openSession: () => openTaskSession({ crypto, task: bracketTask(), bindCapabilities: 2, authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }) }),
+    });
+    const client = new Client({ name: 'aira-test', version: '1.0.0' });
+    let changed!: () => void;
+    const listChanged = new Promise<void>((resolve) => (changed = resolve));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
+    await client.connect(new StreamableHTTPClientTransport(new URL(other.url)));
+    // search then describe: the described capability becomes a bound tool, announced as a list change.
+    await runOverMcp(client, bracketScript().slice(0, 3));
+    await listChanged;
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('bound.doc.setParameter');
+    await other.close();
+    await client.close().catch(() => undefined);
   });
 
   it('cancels the task of a session the client ends (DELETE)', async () => {

@@ -5,7 +5,8 @@
  * here, so nothing is parsed, and no task opened, for a request that is not a well-formed initialize.
  */
 import { randomUUID } from 'node:crypto';
-import { serve, type ServerType } from '@hono/node-server';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { isLoopbackHost } from '../../rin/loopback.js';
@@ -55,28 +56,64 @@ const jsonError = (status: number, code: number, message: string) =>
   new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json' } });
 
 /** The body as text, or a 413 once it passes `max` bytes (declared or streamed). */
-async function readBody(req: Request, max: number): Promise<string | Response> {
-  const declared = Number(req.headers.get('content-length') ?? '0');
+function readBody(req: IncomingMessage, max: number): Promise<string | Response> {
   const tooLarge = () => jsonError(413, -32600, `request body larger than ${max} bytes`);
-  if (declared > max) return tooLarge();
-  if (req.body === null) return '';
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => undefined);
-      return tooLarge();
-    }
-    chunks.push(value);
+  if (Number(req.headers['content-length'] ?? '0') > max) return Promise.resolve(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size <= max) return void chunks.push(chunk);
+      // The rest is discarded unread; the connection closes once the 413 is written.
+      req.off('data', onData).off('end', onEnd).resume();
+      resolve(tooLarge());
+    };
+    const onEnd = () => {
+      try {
+        resolve(utf8.decode(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+      } catch {
+        resolve(jsonError(400, -32700, 'request body is not UTF-8'));
+      }
+    };
+    req.on('data', onData).once('end', onEnd).once('error', reject);
+  });
+}
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The request line and headers as the SDK transport reads them; its body is passed to it already parsed. */
+function webRequest(req: IncomingMessage, host: string): Request {
+  const headers = new Headers();
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i]!, raw[i + 1]!);
+  return new Request(`http://${host}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers });
+}
+
+/** Writes a transport's answer: JSON in one write, an event stream as it comes until either side ends it. */
+async function writeResponse(res: ServerResponse, answer: Response): Promise<void> {
+  const headers: Record<string, string> = {};
+  answer.headers.forEach((value, name) => (headers[name] = value));
+  if (answer.body === null) {
+    res.writeHead(answer.status, headers).end();
+    return;
   }
+  if (!(headers['content-type'] ?? '').startsWith('text/event-stream')) {
+    const body = Buffer.from(await answer.arrayBuffer());
+    res.writeHead(answer.status, { ...headers, 'content-length': String(body.byteLength) }).end(body);
+    return;
+  }
+  res.writeHead(answer.status, headers);
+  res.flushHeaders();
+  const reader = answer.body.getReader();
+  res.once('close', () => void reader.cancel().catch(() => undefined));
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
-  } catch {
-    return jsonError(400, -32700, 'request body is not UTF-8');
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+  } finally {
+    res.end();
   }
 }
 
@@ -95,7 +132,7 @@ export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<Served
     await s?.close();
   }
 
-  async function fetch(req: Request): Promise<Response> {
+  async function answer(req: IncomingMessage): Promise<Response> {
     try {
       return await serveRequest(req);
     } catch (e) {
@@ -106,10 +143,12 @@ export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<Served
     }
   }
 
-  async function serveRequest(req: Request): Promise<Response> {
-    const url = new URL(req.url);
-    if (!allowedHosts.includes(req.headers.get('host') ?? '')) return jsonError(403, -32000, 'the Host header must name the loopback address the server is bound to');
-    if (url.pathname !== MCP_PATH) return jsonError(404, -32601, `not found: the MCP endpoint is ${MCP_PATH}`);
+  async function serveRequest(req: IncomingMessage): Promise<Response> {
+    const host = req.headers.host ?? '';
+    if (!allowedHosts.includes(host)) return jsonError(403, -32000, 'the Host header must name the loopback address the server is bound to');
+    const path = req.url ?? '';
+    const q = path.indexOf('?');
+    if ((q === -1 ? path : path.slice(0, q)) !== MCP_PATH) return jsonError(404, -32601, `not found: the MCP endpoint is ${MCP_PATH}`);
     if (closing) return jsonError(503, -32000, 'the server is closing');
     let parsedBody: unknown;
     if (req.method === 'POST') {
@@ -121,11 +160,12 @@ export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<Served
         return jsonError(400, -32700, 'request body is not JSON');
       }
     }
-    const sid = req.headers.get('mcp-session-id');
-    if (sid !== null) {
+    const sidHeader = req.headers['mcp-session-id'];
+    const sid = Array.isArray(sidHeader) ? sidHeader.join(', ') : sidHeader;
+    if (sid !== undefined) {
       const t = transports.get(sid);
       if (t === undefined) return jsonError(404, -32001, 'session not found');
-      return t.handleRequest(req, parsedBody === undefined ? undefined : { parsedBody });
+      return t.handleRequest(webRequest(req, host), parsedBody === undefined ? undefined : { parsedBody });
     }
     if (req.method !== 'POST' || !isInitializeRequest(parsedBody)) return jsonError(400, -32000, 'no mcp-session-id: the first request of a session is initialize');
     const id = randomUUID();
@@ -140,16 +180,26 @@ export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<Served
       onsessionclosed: (sessionId) => endSession(sessionId),
     });
     await session.server.connect(transport);
-    const res = await transport.handleRequest(req, { parsedBody });
+    const res = await transport.handleRequest(webRequest(req, host), { parsedBody });
     // An initialize the transport refused leaves no session (and cancels its task).
     if (!sessions.has(id)) await session.close();
     return res;
   }
 
-  let server: ServerType | undefined;
+  // Plain node:http rather than a Fetch-API bridge: the body is read (and capped) here anyway, so the
+  // transport gets a body-less Request and the parsed message, and a JSON answer goes out in one write.
+  const server = createServer((req, res) => {
+    void answer(req)
+      .then((r) => {
+        // A body left unread (over the cap) would stall the next request on this connection.
+        if (!req.complete) res.shouldKeepAlive = false;
+        return writeResponse(res, r);
+      })
+      .catch(() => res.destroy());
+  });
   const bound = await new Promise<number>((resolve, reject) => {
-    server = serve({ fetch, hostname, port }, (info) => resolve(info.port));
     server.once('error', (e: NodeJS.ErrnoException) => reject(new McpListenError('LISTEN_FAILED', `cannot listen on ${hostname}:${port}: ${e.code ?? e.message}`)));
+    server.listen(port, hostname, () => resolve((server.address() as AddressInfo).port));
   });
   const urlHost = hostname.includes(':') ? `[${hostname}]` : hostname;
   allowedHosts = [`${urlHost}:${bound}`, ...(hostname === '127.0.0.1' || hostname === '::1' ? [`localhost:${bound}`] : [])];
@@ -161,10 +211,9 @@ export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<Served
       closing = true;
       for (const id of [...sessions.keys()]) await endSession(id);
       await new Promise<void>((resolve) => {
-        if (server === undefined) return resolve();
         server.close(() => resolve());
-        // Idle keep-alive connections would hold close() open.
-        if ('closeAllConnections' in server) server.closeAllConnections();
+        // Idle keep-alive connections (and open event streams) would hold close() open.
+        server.closeAllConnections();
       });
     },
   };
