@@ -17,6 +17,7 @@ import {
   type TaskBranch,
   type ValidationData,
 } from '../../ts/aira/authority.js';
+import { staticEffectClass } from '../../ts/aira/contract.js';
 import type { AcceptanceAssertion, Diagnostic, EffectClass, MetaCall, OpInput, Plan } from '../../ts/aira/schema.js';
 
 export const h = (prefix: string, s: string): string => `${prefix}:sha256:${createHash('sha256').update(s).digest('hex')}`;
@@ -145,19 +146,7 @@ export class ScriptedAuthority implements Authority {
     return this.#run('verify', ctx, () => ({ passed: this.verifyPasses, results: assertions.map((a) => ({ assertion: a.id, passed: this.verifyPasses })) }));
   }
   effectClass(call: MetaCall): EffectClass {
-    switch (call.op) {
-      case 'interface.manifest':
-      case 'catalog.search':
-      case 'catalog.describe':
-      case 'model.read':
-        return 'read';
-      case 'model.commit':
-        return call.input.target === 'publish' ? 'irreversible' : 'reversible';
-      case 'model.revert':
-        return 'reversible';
-      default:
-        return 'bufferable';
-    }
+    return staticEffectClass(call);
   }
   async close(): Promise<void> {}
 }

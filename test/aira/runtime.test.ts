@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { AiraError, defaultContract } from '../../ts/aira/contract.js';
+import { AiraError, defaultContract, staticEffectClass } from '../../ts/aira/contract.js';
 import { startTask, type AiraTask, type TaskInput } from '../../ts/aira/runtime.js';
-import { Envelope, Trace } from '../../ts/aira/schema.js';
+import { Envelope, Trace, type MetaCall } from '../../ts/aira/schema.js';
 import { AuthorityError, CAP, INTENT, ScriptedAuthority, calls, diag } from './runtime-double.js';
 
 const crypto = getCrypto('js');
@@ -636,5 +636,26 @@ describe('aira runtime: startTask refuses bad input with typed errors', () => {
 
   it('every meta-op is known to the runtime (the nine of M28)', () => {
     expect(Object.keys(defaultContract(crypto).descriptor.cells.observe)).toEqual(META);
+  });
+
+  it('the static effect class of each meta-operation is M30\'s table', () => {
+    const r = { requestId: 'r' };
+    const cand = { ...r, candidateId: 'cand:sha256:' + '1'.repeat(64), validationToken: 'vtok:sha256:' + '2'.repeat(64) };
+    const table: Array<[unknown, string]> = [
+      [{ op: 'interface.manifest', input: r }, 'read'],
+      [{ op: 'catalog.search', input: r }, 'read'],
+      [{ op: 'catalog.describe', input: { ...r, capability: CAP } }, 'read'],
+      [{ op: 'model.read', input: r }, 'read'],
+      [{ op: 'model.read', input: { ...r, complete: true } }, 'read'],
+      [{ op: 'model.proposePatch', input: r }, 'bufferable'],
+      [{ op: 'model.preview', input: cand }, 'bufferable'],
+      [{ op: 'model.validate', input: cand }, 'bufferable'],
+      [{ op: 'model.commit', input: cand }, 'reversible'],
+      [{ op: 'model.commit', input: { ...cand, target: 'branch' } }, 'reversible'],
+      [{ op: 'model.commit', input: { ...cand, target: 'publish' } }, 'irreversible'],
+      [{ op: 'model.revert', input: { ...r, toRevision: 'rev:x' } }, 'reversible'],
+      [{ op: 'model.delete', input: r }, 'irreversible'],
+    ];
+    expect(table.map(([call]) => staticEffectClass(call as MetaCall))).toEqual(table.map(([, ec]) => ec));
   });
 });

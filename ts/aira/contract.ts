@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Crypto } from '../crypto/backend.js';
 import { contentId } from './ids.js';
-import { META_OPS, MetaOp, RUNTIME_STATES, RuntimeState } from './schema.js';
+import { META_OPS, MetaOp, RUNTIME_STATES, RuntimeState, type EffectClass, type MetaCall } from './schema.js';
 import matrix100 from './matrix-1.0.0.json' with { type: 'json' };
 
 export type AiraErrorCode =
@@ -189,4 +189,31 @@ export function lookupCell(contract: MatrixContract, state: RuntimeState, op: Me
 /** Where an admitted cell leads on plain success. */
 export function resolveTarget(cell: AdmitCell, from: RuntimeState): RuntimeState {
   return cell.to === '=' ? from : cell.to;
+}
+
+/**
+ * The effect class M30 gives a call by its meta-operation alone: reads `read`; proposal, preview and
+ * validation `bufferable`; a commit to the task branch and a revert `reversible`; publishing
+ * `irreversible`. An authority may refine a write from what it knows of the call (a capability's own
+ * reversibility), never turn one into a read or a read into a write. Anything that is not a
+ * meta-operation gets the strictest class.
+ */
+export function staticEffectClass(call: MetaCall): EffectClass {
+  switch (call.op) {
+    case 'interface.manifest':
+    case 'catalog.search':
+    case 'catalog.describe':
+    case 'model.read':
+      return 'read';
+    case 'model.proposePatch':
+    case 'model.preview':
+    case 'model.validate':
+      return 'bufferable';
+    case 'model.commit':
+      return call.input.target === 'publish' ? 'irreversible' : 'reversible';
+    case 'model.revert':
+      return 'reversible';
+    default:
+      return 'irreversible';
+  }
 }

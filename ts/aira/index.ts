@@ -5,7 +5,7 @@
  */
 export * from './schema.js';
 export * from './authority.js';
-export { AiraError, checkContract, defaultContract, loadContract, lookupCell, MatrixDescriptor, type AiraErrorCode, type MatrixContract, type MatrixCell } from './contract.js';
+export { AiraError, checkContract, defaultContract, loadContract, lookupCell, MatrixDescriptor, staticEffectClass, type AiraErrorCode, type MatrixContract, type MatrixCell } from './contract.js';
 export { admit, reduceBatch, type Admission, type AdmissionView, type CallDecision, type ClassifiedCall, type Reduction } from './batch.js';
 export { AiraTask, REFUSAL_CODES, startTask, type BatchOutcome, type BatchResult, type Refusal, type RefusalCode, type RuntimeOptions, type TaskInput } from './runtime.js';
 export { contentId, verifyContentId, ContentIdError, CONTENT_ID } from './ids.js';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Crypto } from '../crypto/backend.js';
 import { AuthorityError, type Authority, type AuthorityContext, type AuthorityManifest, type AuthorityResult, type CapabilityContract, type TaskBranch } from './authority.js';
 import { reduceBatch, type AdmissionView, type CallDecision, type ClassifiedCall } from './batch.js';
-import { AiraError, checkContract, defaultContract, resolveTarget, type AdmitCell, type MatrixContract } from './contract.js';
+import { AiraError, checkContract, defaultContract, resolveTarget, staticEffectClass, type AdmitCell, type MatrixContract } from './contract.js';
 import { diagnostic, runtimeDiagnostic, type RuntimeCode, RUNTIME_CODES } from './diagnostics.js';
 import { contentId } from './ids.js';
 import {
@@ -115,8 +115,6 @@ interface RejectExtra {
 }
 
 type CertificateSummaryT = z.infer<typeof CertificateSummary>;
-
-const READ_OPS: ReadonlySet<MetaOp> = new Set(['interface.manifest', 'catalog.search', 'catalog.describe', 'model.read']);
 
 // What the runtime itself relies on in an authority's answer; anything else in `data` is passed through.
 const ResultShape = z.object({
@@ -607,7 +605,7 @@ export class AiraTask {
         throw new ClassifyFault(e);
       }
       // The op's class family is protocol (M30): an authority may refine a write, never turn one into a read.
-      if ((ec === 'read') !== READ_OPS.has(metaOp)) throw new ClassifyFault(new IntegrityFault(`${op}: authority classed it ${ec}`));
+      if ((ec === 'read') !== (staticEffectClass(call) === 'read')) throw new ClassifyFault(new IntegrityFault(`${op}: authority classed it ${ec}`));
       out.push({ kind: 'call', requestId: parsed.data.requestId, call, effectClass: ec });
     }
     return out;

@@ -12,6 +12,7 @@
 import { z } from 'zod';
 import { AuthorityError, type AssertionResult, type Authority, type AuthorityContext, type AuthorityManifest, type AuthorityResult, type CapabilityContract, type CapabilityHit, type TaskBranch, type ValidationData } from '../authority.js';
 import type { Crypto } from '../../crypto/backend.js';
+import { staticEffectClass } from '../contract.js';
 import { diagnostic } from '../diagnostics.js';
 import { contentId } from '../ids.js';
 import { Plan, type AcceptanceAssertion, type CapabilityId, type Diagnostic, type EffectClass, type EffectObserved, type MetaCall, type OpInput, type PlanStep } from '../schema.js';
@@ -699,24 +700,7 @@ class DocumentAuthority implements Authority {
   }
 
   effectClass(call: MetaCall): EffectClass {
-    switch (call.op) {
-      case 'interface.manifest':
-      case 'catalog.search':
-      case 'catalog.describe':
-      case 'model.read':
-        return 'read';
-      case 'model.proposePatch':
-      case 'model.preview':
-      case 'model.validate':
-        return 'bufferable';
-      case 'model.commit':
-        return call.input.target === 'publish' ? 'irreversible' : 'reversible';
-      case 'model.revert':
-        return 'reversible';
-      default:
-        // Not a meta-operation: the runtime refuses it before asking; the strictest class if it does.
-        return 'irreversible';
-    }
+    return staticEffectClass(call);
   }
 
   close(): Promise<void> {

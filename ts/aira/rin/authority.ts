@@ -32,6 +32,7 @@ import { RinError } from '../../rin/errors.js';
 import { compileSchema, newSchema, parseInstance, type CompiledSchema } from '../../rin/schema.js';
 import type { ActionRequest, CapabilitySnapshot, ClockMode, CapabilitySpec, ControllerLease, Effect, Epoch, ObservationEnvelope, OperationView, RiskLevel } from '../../rin/types.js';
 import { AuthorityError, type AssertionResult, type Authority, type AuthorityContext, type AuthorityManifest, type AuthorityResult, type CapabilityContract, type CapabilityHit, type TaskBranch, type ValidationData } from '../authority.js';
+import { staticEffectClass } from '../contract.js';
 import { diagnostic } from '../diagnostics.js';
 import { contentId } from '../ids.js';
 import type { AcceptanceAssertion, CapabilityId, Diagnostic, EffectClass, EffectObserved, MetaCall, OpInput, Plan, Risk } from '../schema.js';
@@ -671,23 +672,11 @@ class RinAuthority implements Authority {
   }
 
   effectClass(call: MetaCall): EffectClass {
-    switch (call.op) {
-      case 'interface.manifest':
-      case 'catalog.search':
-      case 'catalog.describe':
-      case 'model.read':
-        return 'read';
-      case 'model.proposePatch':
-      case 'model.preview':
-      case 'model.validate':
-        return 'bufferable';
-      case 'model.revert':
-        return 'reversible';
-      case 'model.commit': {
-        const cand = this.#candidates.get(call.input.candidateId);
-        return cand === undefined || call.input.target === 'publish' ? 'irreversible' : effectClassOf(cand.effects, cand.riskFloor);
-      }
-    }
+    if (call.op !== 'model.commit' || call.input.target === 'publish') return staticEffectClass(call);
+    // A branch commit submits the candidate's action: as reversible as its declared effects, and an
+    // unknown candidate is taken at its worst.
+    const cand = this.#candidates.get(call.input.candidateId);
+    return cand === undefined ? 'irreversible' : effectClassOf(cand.effects, cand.riskFloor);
   }
 
   async close(): Promise<void> {
