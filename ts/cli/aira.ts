@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { readText } from '../files/read.js';
 import type { Crypto } from '../crypto/backend.js';
-import { UsageError, type Command, type Output } from './args.js';
+import { intFlag, noPositional, stringFlag, UsageError, type Command, type Output } from './args.js';
 import type { TaskInput } from '../aira/runtime.js';
 import type { SessionAuthority } from '../aira/mcp/open.js';
 import type { Trace } from '../aira/schema.js';
@@ -26,19 +26,9 @@ export class AiraCliError extends Error {
   }
 }
 
-const str = (flags: Flags, name: string) => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
+const str = stringFlag;
 
-function noPositional(args: { positional: string[] }): void {
-  if (args.positional.length) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0]!.slice(0, 80))}`);
-}
 
-function intFlag(flags: Flags, name: string, min: number, max: number): number | undefined {
-  const v = str(flags, name);
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
-  return n;
-}
 
 /** A JSON file: missing, a directory, too large or not UTF-8 are FileErrors; empty or not JSON are ours. */
 function readJsonFile(path: string, what: string, code: 'TASK_FILE_INVALID' | 'SCRIPT_FILE_INVALID'): unknown {

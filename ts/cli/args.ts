@@ -58,3 +58,23 @@ export function parseArgs(argv: readonly string[], kinds: Record<string, FlagKin
   }
   return args;
 }
+
+/** A string flag's value; a flag given without a value (parsed as boolean) counts as absent. */
+export function stringFlag(flags: Args['flags'], name: string): string | undefined {
+  const v = flags[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** A decimal integer flag within [min, max], else a UsageError naming the range. */
+export function intFlag(flags: Args['flags'], name: string, min: number, max: number): number | undefined {
+  const v = stringFlag(flags, name);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+  return n;
+}
+
+/** For commands that take no positional argument: the first one is refused, quoted and cut short. */
+export function noPositional(args: Pick<Args, 'positional'>): void {
+  if (args.positional.length) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0]!.slice(0, 80))}`);
+}

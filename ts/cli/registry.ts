@@ -15,7 +15,7 @@ import { sanitize } from '../registry/errors.js';
 import { INVITATION_TYPES } from '../registry/invitation.js';
 import { openRegistry } from '../registry/open.js';
 import { loadSpec } from '../spec/index.js';
-import { UsageError, type Command, type FlagKind } from './args.js';
+import { intFlag, stringFlag, UsageError, type Command, type FlagKind } from './args.js';
 import { writeFileAtomic } from './io.js';
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -25,20 +25,13 @@ const COMMON_USAGE = '[--server URL] [--data-dir DIR] [--json]';
 const SERVER_HELP = 'The server is --server URL, else $AIGENORA_SERVER or $P2P_SERVER, else "server" in $AIGENORA_CONFIG or in <data dir>/config.json (register remembers it there).';
 
 const dataDirOf = (flags: Flags) => resolveDataDir(flags['data-dir'] as string | undefined);
-const str = (flags: Flags, name: string) => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
+const str = stringFlag;
 
 function registry(flags: Flags) {
   const dataDir = dataDirOf(flags);
   return { dataDir, ...openRegistry(getCrypto(), dataDir, str(flags, 'server')) };
 }
 
-function intFlag(flags: Flags, name: string, max: number): number | undefined {
-  const v = str(flags, name);
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n < 1 || n > max) throw new UsageError(`--${name} must be an integer from 1 to ${max}`);
-  return n;
-}
 
 function onePositional(args: { positional: string[] }, what: string): string {
   if (args.positional.length !== 1) throw new UsageError(`expected one ${what}`);
@@ -92,7 +85,7 @@ all must match); --post-id shows one invitation. ${SERVER_HELP}`,
     if (args.positional.length) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0])}`);
     const type = str(args.flags, 'type');
     if (type !== undefined && !(INVITATION_TYPES as readonly string[]).includes(type)) throw new UsageError(`--type must be one of ${INVITATION_TYPES.join(', ')}`);
-    const limit = intFlag(args.flags, 'limit', 100);
+    const limit = intFlag(args.flags, 'limit', 1, 100);
     const tags = str(args.flags, 'tag')?.split(',').map((t) => t.trim()).filter((t) => t !== '');
     if (tags !== undefined && tags.length === 0) throw new UsageError('--tag cannot be empty');
     const { dataDir, client } = registry(args.flags);
@@ -181,7 +174,7 @@ A last line "next_cursor C" means more follow (--cursor C). ${SERVER_HELP}`,
   flags: { limit: 'string', cursor: 'string', ...COMMON },
   async run(args, out) {
     if (args.positional.length) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0])}`);
-    const limit = intFlag(args.flags, 'limit', 100);
+    const limit = intFlag(args.flags, 'limit', 1, 100);
     const cursor = str(args.flags, 'cursor');
     const { client } = registry(args.flags);
     const r = await client.inboxList({ ...(limit !== undefined && { limit }), ...(cursor !== undefined && { cursor }) });
@@ -282,8 +275,8 @@ matched here against name and description over at most --max-pages pages (defaul
   flags: { limit: 'string', 'max-pages': 'string', cursor: 'string', ...COMMON },
   async run(args, out) {
     if (args.positional.length > 1) throw new UsageError('expected at most one QUERY (quote words together)');
-    const limit = intFlag(args.flags, 'limit', 100);
-    const maxPages = intFlag(args.flags, 'max-pages', 50);
+    const limit = intFlag(args.flags, 'limit', 1, 100);
+    const maxPages = intFlag(args.flags, 'max-pages', 1, 50);
     const cursor = str(args.flags, 'cursor');
     const { client } = registry(args.flags);
     const r = await client.searchProtocols(args.positional[0], {

@@ -15,7 +15,7 @@ import { sanitize } from '../registry/errors.js';
 import { checkControlToken, CONTROL_DEFAULT_BASE_URL, RinControlClient, type Plain } from '../rin/client.js';
 import { RinError } from '../rin/errors.js';
 import type { ActionRequest, ActorTarget, CapabilityRef, HostRef, OperationView } from '../rin/types.js';
-import { UsageError, type Command, type FlagKind, type Output } from './args.js';
+import { intFlag, noPositional, stringFlag, UsageError, type Command, type FlagKind, type Output } from './args.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 
@@ -34,21 +34,11 @@ const STALE_PAUSE_MS = 250;
 /** The longest wait the daemon grants one long poll (R70). */
 const MAX_WAIT_MILLIS = 25_000;
 
-const str = (flags: Flags, name: string) => (typeof flags[name] === 'string' ? (flags[name] as string) : undefined);
+const str = stringFlag;
 const show = (v: unknown, max = 120) => sanitize(typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v), max);
 const randomId = (prefix: string) => `${prefix}.${randomBytes(16).toString('hex')}`;
 
-function noPositional(args: { positional: string[] }): void {
-  if (args.positional.length) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0])}`);
-}
 
-function intFlag(flags: Flags, name: string, min: number, max: number): number | undefined {
-  const v = str(flags, name);
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^\d+$/.test(v) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
-  return n;
-}
 
 /** The token from the environment, checked before anything is sent. */
 export function controlToken(env: NodeJS.ProcessEnv = process.env): string {
