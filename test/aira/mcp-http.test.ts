@@ -128,6 +128,34 @@ describe('aira mcp over HTTP, from the outside', () => {
     await client.close().catch(() => undefined);
   });
 
+  it('refuses an initialize beyond the open-session cap until a session ends', async () => {
+    const capped = await serveAiraMcpHttp({
+      listen: '127.0.0.1:0',
+      maxSessions: 2,
+      openSession: () => openTaskSession({ crypto, task: bracketTask(), authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }) }),
+    });
+    const connect = async () => {
+      const transport = new StreamableHTTPClientTransport(new URL(capped.url));
+      const client = new Client({ name: 'aira-test', version: '1.0.0' });
+      await client.connect(transport);
+      return { transport, client };
+    };
+    try {
+      const first = await connect();
+      await connect();
+      expect(capped.sessions.size).toBe(2);
+      await expect(connect()).rejects.toThrow(/too many open sessions \(2\)/);
+      expect(capped.sessions.size).toBe(2);
+      await first.transport.terminateSession();
+      await first.client.close();
+      const third = await connect();
+      expect((await callTool(third.client, 'interface.manifest', { requestId: 'm' })).envelope.status).toBe('success');
+      expect(capped.sessions.size).toBe(2);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('cancels the task of a session the client ends (DELETE)', async () => {
     const transport = new StreamableHTTPClientTransport(new URL(served.url));
     const client = new Client({ name: 'aira-test', version: '1.0.0' });

@@ -14,6 +14,8 @@ import { createAiraMcpSession, type AiraMcpSession, type AiraMcpSessionOptions }
 
 export const MCP_PATH = '/mcp';
 export const DEFAULT_MAX_BODY_BYTES = 1 << 20;
+/** Each session holds a task (and, with the default store, a document store) until it ends. */
+export const DEFAULT_MAX_SESSIONS = 64;
 
 export class McpListenError extends Error {
   override readonly name = 'McpListenError';
@@ -32,6 +34,8 @@ export interface AiraMcpHttpOptions {
   openSession: (sessionId: string) => Promise<Omit<AiraMcpSessionOptions, 'version'>>;
   version?: string;
   maxBodyBytes?: number;
+  /** Open sessions at once (default 64); a further initialize is refused until one ends. */
+  maxSessions?: number;
 }
 
 export interface ServedAiraMcp {
@@ -120,6 +124,8 @@ async function writeResponse(res: ServerResponse, answer: Response): Promise<voi
 export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<ServedAiraMcp> {
   const { hostname, port } = parseListen(opts.listen);
   const max = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxSessions = opts.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  let opening = 0;
   const sessions = new Map<string, AiraMcpSession>();
   const transports = new Map<string, WebStandardStreamableHTTPServerTransport>();
   let allowedHosts: string[] = [];
@@ -168,6 +174,18 @@ export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<Served
       return t.handleRequest(webRequest(req, host), parsedBody === undefined ? undefined : { parsedBody });
     }
     if (req.method !== 'POST' || !isInitializeRequest(parsedBody)) return jsonError(400, -32000, 'no mcp-session-id: the first request of a session is initialize');
+    if (sessions.size + opening >= maxSessions) return jsonError(503, -32000, `too many open sessions (${maxSessions}): end one (DELETE) first`);
+    // Counted from here until the transport has registered the session (or refused it), so concurrent
+    // initializes cannot pass the cap together.
+    opening++;
+    try {
+      return await openSession(req, host, parsedBody);
+    } finally {
+      opening--;
+    }
+  }
+
+  async function openSession(req: IncomingMessage, host: string, parsedBody: unknown): Promise<Response> {
     const id = randomUUID();
     const session = createAiraMcpSession({ ...(await opts.openSession(id)), ...(opts.version !== undefined && { version: opts.version }) });
     const transport = new WebStandardStreamableHTTPServerTransport({
