@@ -19,7 +19,7 @@ import { fmt, median, percentile, table } from './measure.js';
 
 const rps = BUILTINS.find((b) => b.alias === 'rps-v1')!;
 const hooks = (await import('../ts/protocols/rps/hooks.js')).default as HooksModule;
-const lines = ['# Session engine', '', `${new Date().toISOString()} · Node ${process.version} · RPS, 99 fixed rounds, in-memory transport, transcripts fsync'ed per frame · load average ${loadavg()[0]!.toFixed(2)} on a shared 2-core machine`, ''];
+const lines = ['# Session engine', '', `${new Date().toISOString()} · Node ${process.version} · RPS, 99 fixed rounds, in-memory transport, transcripts written per frame with durability \`process\` (one write(2) per frame, no fsync: what \`runLocal\` records with) · load average ${loadavg()[0]!.toFixed(2)} on a shared 2-core machine`, ''];
 const rows: string[][] = [];
 for (const name of ['wasm', 'js'] as const) {
   const c = getCrypto(name);
