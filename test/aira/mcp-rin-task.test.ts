@@ -13,7 +13,7 @@ import { startTask } from '../../ts/aira/runtime.js';
 import { Trace } from '../../ts/aira/schema.js';
 import { serveOurDaemon } from '../interop/rin-harness.js';
 import { mcpTrace, runOverMcp } from './mcp-harness.js';
-import { useRinWorld } from './rin-harness.js';
+import { HARBOR_LOAD_PATH, useRinWorld } from './rin-harness.js';
 
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
@@ -58,17 +58,6 @@ function loadScript(): ScriptStep[] {
   ];
 }
 
-const EXPECTED_PATH = [
-  'catalog.search:discover',
-  'catalog.describe:describe',
-  'model.read:describe',
-  'model.proposePatch:propose',
-  'model.preview:preview',
-  'model.validate:validate',
-  'model.commit:commit',
-  'model.read:readBack',
-];
-
 describe('a harbor task over MCP', () => {
   it('completes over Streamable HTTP with the trace of the same task run through the library', async () => {
     const task = { intentFrame: harborLoadTask(2) };
@@ -95,7 +84,7 @@ describe('a harbor task over MCP', () => {
       const overMcp = await mcpTrace(client);
       const lib = library.trace();
       expect(Trace.safeParse(lib).success).toBe(true);
-      expect(overMcp.events.map((e) => `${e.op}:${e.toState}`)).toEqual(EXPECTED_PATH);
+      expect(overMcp.events.map((e) => `${e.op}:${e.toState}`)).toEqual(HARBOR_LOAD_PATH);
       // The trace is the decision log (ops, states, decisions, effect classes, the terminal): no revision or
       // tick in it, so two boats at different world times give equal traces when the decisions agree.
       expect(overMcp).toEqual(lib);

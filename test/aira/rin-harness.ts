@@ -9,6 +9,21 @@ import { getCrypto } from '../../ts/crypto/index.js';
 import { RinControlClient } from '../../ts/rin/client.js';
 import { attachHarbor, RIN_TOKEN, type AttachedHarbor } from '../interop/rin-harness.js';
 
+/**
+ * The `op:toState` path of the harbor load task driven to completion (search, describe, an observing
+ * read, then the transaction and its read-back), written by hand from the matrix.
+ */
+export const HARBOR_LOAD_PATH = [
+  'catalog.search:discover',
+  'catalog.describe:describe',
+  'model.read:describe',
+  'model.proposePatch:propose',
+  'model.preview:preview',
+  'model.validate:validate',
+  'model.commit:commit',
+  'model.read:readBack',
+] as const;
+
 /** The grant the test authorities may approve confirmations under. */
 export const GRANT_APPROVES = 'grant:approver';
 

@@ -7,7 +7,7 @@ import { harborLoadTask } from '../../ts/aira/rin/index.js';
 import { startTask, type AiraTask } from '../../ts/aira/runtime.js';
 import { Envelope, Trace, type IntentFrame, type Plan } from '../../ts/aira/schema.js';
 import { serveOurDaemon, type AttachedHarbor } from '../interop/rin-harness.js';
-import { useRinWorld } from './rin-harness.js';
+import { HARBOR_LOAD_PATH, useRinWorld } from './rin-harness.js';
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
@@ -76,16 +76,7 @@ describe('a whole Aira task on the harbor through the runtime', () => {
     expect(task.terminal).toMatchObject({ state: 'completed', code: 'COMPLETED' });
     const trace = task.trace();
     expect(Trace.safeParse(trace).success).toBe(true);
-    expect(trace.events.map((e) => `${e.op}:${e.toState}`)).toEqual([
-      'catalog.search:discover',
-      'catalog.describe:describe',
-      'model.read:describe',
-      'model.proposePatch:propose',
-      'model.preview:preview',
-      'model.validate:validate',
-      'model.commit:commit',
-      'model.read:readBack',
-    ]);
+    expect(trace.events.map((e) => `${e.op}:${e.toState}`)).toEqual(HARBOR_LOAD_PATH);
     expect(trace.events.find((e) => e.op === 'model.commit')?.effectClass).toBe('reversible');
   });
 
