@@ -10,6 +10,11 @@ cd "$(dirname "$0")/.."
 source scripts/lib/toolchain.sh # also checks that /dev/null is the null device
 # Tools here (cargo's rustc probe among them) may read standard input; never let them see the caller's.
 exec </dev/null
+# One build at a time per checkout: two at once would race on target/ and on bindings/ (removed and
+# regenerated below).
+mkdir -p target
+exec 9>target/.build-wasm.lock
+flock 9
 
 OUT_WASM=target/wasm/wasm32-unknown-unknown/release/aigenora_wasm.wasm
 STAMP=bindings/.build-stamp
