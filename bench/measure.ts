@@ -1,6 +1,15 @@
-/** Shared by the bench files: a fixed-time ops/s measurement and number formatting. */
+/**
+ * Shared by the bench files: fixed-time ops/s measurements, samples interleaved across cases, floors
+ * judged on the median of paired ratios, and the floors file each bench hands to scripts/bench.sh.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
 
 export const MS = Number(process.env['BENCH_MS'] ?? 400);
+/**
+ * Milliseconds per interleaved sample, BENCH_MS when set. Smaller than MS: a floor takes SAMPLES
+ * samples of every case it compares, and the median of those is steadier than one long window.
+ */
+export const SAMPLE_MS = Number(process.env['BENCH_MS'] ?? 150);
 
 /** ops/s of `f`, after a warm-up, over about MS milliseconds; `per` = operations per call. */
 export function measure(f: () => unknown, per = 1): number {
@@ -54,12 +63,34 @@ export const SAMPLES = Math.max(3, Number(process.env['BENCH_SAMPLES'] ?? 5));
  * rotating each round), so a shared machine's busy moments fall on all cases alike. Each sample is a
  * `rates` run of about `ms` milliseconds. Returns the wall-clock rates per case, in round order.
  */
-export function interleaved<K extends string>(cases: Readonly<Record<K, () => unknown>>, per = 1, ms = MS): Record<K, number[]> {
+export function interleaved<K extends string>(cases: Readonly<Record<K, () => unknown>>, per = 1, ms = SAMPLE_MS): Record<K, number[]> {
   const keys = Object.keys(cases) as K[];
   const out = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
   for (let i = 0; i < SAMPLES; i++) {
     const order = keys.map((_, j) => keys[(i + j) % keys.length]!);
     for (const k of order) out[k].push(ratesFor(cases[k], per, ms).wall);
+  }
+  return out;
+}
+
+/** One sample: ops/s of `f` over about `ms` milliseconds after a warm-up of a quarter of that. */
+export function sample(f: () => unknown, per = 1, ms = SAMPLE_MS): number {
+  return ratesFor(f, per, ms).wall;
+}
+
+/**
+ * The same rotation for cases that are whole runs (a session, a child process, an async loop): each
+ * call of a case returns one sample (a rate, or a cost when the floor is `atMost`). Rounds defaults to
+ * SAMPLES.
+ */
+export async function interleavedRuns<K extends string>(cases: Readonly<Record<K, () => number | Promise<number>>>, rounds = SAMPLES): Promise<Record<K, number[]>> {
+  const keys = Object.keys(cases) as K[];
+  const out = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  for (let i = 0; i < rounds; i++) {
+    for (let j = 0; j < keys.length; j++) {
+      const k = keys[(i + j) % keys.length]!;
+      out[k].push(await cases[k]());
+    }
   }
   return out;
 }
@@ -91,6 +122,8 @@ export interface Floor {
   /** The required median ratio; `atMost` flips the comparison (for costs, where lower is better). */
   required: number;
   atMost?: boolean;
+  /** Set when the floor is not a ratio (a size budget): the unit its figures are in. */
+  unit?: string;
   ok: boolean;
 }
 
@@ -101,11 +134,36 @@ export function ratioFloor(name: string, num: readonly number[], den: readonly n
   return { name, median: m, min: Math.min(...ratios), max: Math.max(...ratios), required, atMost, ok: atMost ? m <= required : m >= required };
 }
 
+/** A budget that is not a ratio (a byte size, which no machine's speed changes): one figure, no spread. */
+export function budgetFloor(name: string, value: number, atMost: number, unit: string): Floor {
+  return { name, median: value, min: value, max: value, required: atMost, atMost: true, unit, ok: value <= atMost };
+}
+
+/** How a floor's figures print: `1.23×` for a ratio, `245.8 KiB` for a budget. */
+export function floorCells(f: Floor): [median: string, spread: string, required: string, verdict: string] {
+  const x = (v: number) => (f.unit ? `${v.toFixed(1)} ${f.unit}` : `${v.toFixed(2)}×`);
+  return [x(f.median), f.unit ? '–' : `${f.min.toFixed(2)}–${f.max.toFixed(2)}×`, `${f.atMost ? '≤' : '≥'} ${f.required}${f.unit ? ` ${f.unit}` : '×'}`, f.ok ? 'met' : 'MISSED'];
+}
+
 /** The floors as a Markdown table: median ratio, the spread of the paired samples, and the verdict. */
 export function floorTable(floors: readonly Floor[]): string[] {
   return table(
-    ['floor (ratio of rates measured in the same run)', 'median', 'spread (min–max)', 'required', ''],
-    floors.map((f) => [f.name, `${f.median.toFixed(2)}×`, `${f.min.toFixed(2)}–${f.max.toFixed(2)}×`, `${f.atMost ? '≤' : '≥'} ${f.required}×`, f.ok ? 'met' : 'MISSED']),
+    [`floor (median of ${SAMPLES} paired samples measured in the same run)`, 'median', 'spread (min–max)', 'required', ''],
+    floors.map((f) => [f.name, ...floorCells(f)]),
     'lrrrl',
   );
+}
+
+/**
+ * Hands this bench's floors to scripts/bench.sh (bench/results/<bench>.floors.json) and says on
+ * stderr which were missed. A missed floor is a result, not a failure: the exit code stays 0, so
+ * the runner goes on; a bench exits non-zero only when it could not run. `notes` are floors that
+ * could not be measured in this run (an anchor absent), said in the summary beside the others.
+ */
+export function writeFloors(bench: string, floors: readonly Floor[], notes: readonly string[] = []): void {
+  const dir = new URL('results/', import.meta.url);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(new URL(`${bench}.floors.json`, dir), `${JSON.stringify({ bench, at: new Date().toISOString(), samples: SAMPLES, floors, notes }, null, 1)}\n`);
+  for (const f of floors.filter((x) => !x.ok)) process.stderr.write(`${bench} bench: floor MISSED: ${f.name}: ${floorCells(f)[0]} (required ${floorCells(f)[2]})\n`);
+  for (const n of notes) process.stderr.write(`${bench} bench: ${n}\n`);
 }
