@@ -7,6 +7,7 @@
 //! Every fallible function returns [`Error`], whose [`Error::code`] is stable across releases.
 
 pub mod aead;
+mod chacha;
 pub mod commit;
 pub mod deck;
 pub mod ed25519;
