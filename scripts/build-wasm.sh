@@ -18,6 +18,11 @@ flock 9
 
 OUT_WASM=target/wasm/wasm32-unknown-unknown/release/aigenora_wasm.wasm
 STAMP=bindings/.build-stamp
+# --no-simd: the same crate without WebAssembly SIMD (the AEAD's portable path, for runtimes that lack
+# SIMD), for Node only, into target/wasm-nosimd/node: under target/, so it is never committed nor
+# shipped; test/crypto/aead-simd.test.ts runs the AEAD vectors through it and the shipped module.
+NOSIMD_DIR=target/wasm-nosimd
+[[ ${1:-} == --no-simd ]] && NOSIMD=1 || NOSIMD=0
 
 # Skip everything when the sources, the lock file and this script are unchanged since the last build.
 fingerprint() {
@@ -26,6 +31,25 @@ fingerprint() {
     find crates -name '*.rs' -o -name Cargo.toml | sort | xargs sha256sum; } | sha256sum | cut -c1-64
 }
 want=$(fingerprint)
+if ((NOSIMD)); then
+  if [[ -f $NOSIMD_DIR/.build-stamp && $(cat "$NOSIMD_DIR/.build-stamp") == "$want" && -f $NOSIMD_DIR/node/aigenora_wasm_bg.wasm ]]; then
+    echo "build-wasm --no-simd: up to date"
+    exit 0
+  fi
+  ensure_wasm_toolchain
+  ensure_wasm_bindgen "$(wasm_bindgen_version)"
+  echo "build-wasm: compiling crates/wasm for wasm32 without SIMD ($WASM_TOOLCHAIN_KIND)"
+  # Cargo appends a --config array to the rustflags of .cargo/config.toml, and the last target-feature
+  # flag wins, so this is that configuration less simd128 (the standard library included, with build-std).
+  wasm_cargo build --release --target wasm32-unknown-unknown -p aigenora-wasm --target-dir "$NOSIMD_DIR" \
+    --config 'target.wasm32-unknown-unknown.rustflags=["-C", "target-feature=-simd128"]'
+  rm -rf "$NOSIMD_DIR/node"
+  wasm-bindgen --target nodejs --out-dir "$NOSIMD_DIR/node" "$NOSIMD_DIR/wasm32-unknown-unknown/release/aigenora_wasm.wasm"
+  echo '{ "type": "commonjs" }' > "$NOSIMD_DIR/node/package.json"
+  echo "$want" > "$NOSIMD_DIR/.build-stamp"
+  echo "build-wasm --no-simd: $(wc -c < "$NOSIMD_DIR/node/aigenora_wasm_bg.wasm") bytes"
+  exit 0
+fi
 if [[ -f $STAMP && $(cat "$STAMP") == "$want" && -f bindings/node/aigenora_wasm_bg.wasm && -f bindings/web/aigenora_wasm_bg.wasm ]]; then
   echo "build-wasm: up to date"
   exit 0
