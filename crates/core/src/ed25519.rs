@@ -11,9 +11,19 @@
 //! Points with a small-order *component* (mixed order) are accepted when the equation holds, exactly as
 //! libsodium does; a batch equation would not be exact for them, which is why [`verify_many`] checks
 //! each item on its own.
+//!
+//! [`verify`] keeps per-key precomputation in a bounded process-wide cache ([`VerifyCache`], bounds in
+//! [`DEFAULT_ENTRIES`] and [`DEFAULT_TABLES`]): the decompressed key for every key seen recently, and a
+//! window table for `[k]A` for keys used [`BUILD_AFTER_USES`] times or more, which makes verification
+//! under a repeated key about twice as fast. It is transparent: same policy, same results, same errors
+//! as [`verify_uncached`]. Its arithmetic is variable time, which is sound only because verification
+//! handles public data.
 
 use crate::error::{fixed, Error, Result};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+
+mod cache;
+pub use cache::{VerifyCache, BUILD_AFTER_USES, DEFAULT_ENTRIES, DEFAULT_TABLES, TABLE_BYTES};
 
 pub const SEED_LEN: usize = 32;
 pub const PUBLIC_KEY_LEN: usize = 32;
@@ -74,10 +84,20 @@ const fn hex32(s: &str) -> [u8; 32] {
 
 /// Strict verification (see the module docs). `Err(SignatureInvalid)` for a signature that does not
 /// verify, `Err(Length)` for inputs of the wrong size, `Err(PublicKeyInvalid)` for a key that is not a
-/// canonical point encoding.
+/// canonical point encoding. Uses the process-wide [`VerifyCache`].
 pub fn verify(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
-    let pk: [u8; 32] = fixed("Ed25519 public key", public_key)?;
-    let sig: [u8; 64] = fixed("Ed25519 signature", signature)?;
+    cache::GLOBAL.verify(public_key, message, signature)
+}
+
+/// The lengths are checked key first, then signature.
+fn sized(public_key: &[u8], signature: &[u8]) -> Result<([u8; 32], [u8; 64])> {
+    Ok((fixed("Ed25519 public key", public_key)?, fixed("Ed25519 signature", signature)?))
+}
+
+/// [`verify`] without the cache, on ed25519-dalek's own verification: the reference the cached path
+/// is tested against.
+pub fn verify_uncached(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+    let (pk, sig) = sized(public_key, signature)?;
     // The key is judged whole before the signature, so that a bad key is PUBLIC_KEY_INVALID whatever
     // the signature holds (the js backend decodes A first too).
     if is_non_canonical(&pk) {
