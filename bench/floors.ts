@@ -62,7 +62,7 @@ const lines = [
   '',
   `${met} of ${rows.length} floors met.`,
   '',
-  ...table(['bench', 'floor', 'median', 'spread (min–max)', 'required', ''], rows, 'llrrrl'),
+  ...table(['bench', 'floor', 'median', 'spread (min–max, n)', 'required', ''], rows, 'llrrrl'),
   '',
   '## Benches',
   '',

@@ -124,6 +124,8 @@ export interface Floor {
   atMost?: boolean;
   /** Set when the floor is not a ratio (a size budget): the unit its figures are in. */
   unit?: string;
+  /** How many paired ratios the median is of. */
+  samples?: number;
   ok: boolean;
 }
 
@@ -131,7 +133,7 @@ export function ratioFloor(name: string, num: readonly number[], den: readonly n
   if (num.length !== den.length || num.length === 0) throw new Error(`floor ${name}: ${num.length} vs ${den.length} samples`);
   const ratios = num.map((x, i) => x / den[i]!);
   const m = median(ratios);
-  return { name, median: m, min: Math.min(...ratios), max: Math.max(...ratios), required, atMost, ok: atMost ? m <= required : m >= required };
+  return { name, median: m, min: Math.min(...ratios), max: Math.max(...ratios), required, atMost, samples: ratios.length, ok: atMost ? m <= required : m >= required };
 }
 
 /** A budget that is not a ratio (a byte size, which no machine's speed changes): one figure, no spread. */
@@ -142,13 +144,13 @@ export function budgetFloor(name: string, value: number, atMost: number, unit: s
 /** How a floor's figures print: `1.23×` for a ratio, `245.8 KiB` for a budget. */
 export function floorCells(f: Floor): [median: string, spread: string, required: string, verdict: string] {
   const x = (v: number) => (f.unit ? `${v.toFixed(1)} ${f.unit}` : `${v.toFixed(2)}×`);
-  return [x(f.median), f.unit ? '–' : `${f.min.toFixed(2)}–${f.max.toFixed(2)}×`, `${f.atMost ? '≤' : '≥'} ${f.required}${f.unit ? ` ${f.unit}` : '×'}`, f.ok ? 'met' : 'MISSED'];
+  return [x(f.median), f.unit ? '–' : `${f.min.toFixed(2)}–${f.max.toFixed(2)}×${f.samples === undefined ? '' : ` (n = ${f.samples})`}`, `${f.atMost ? '≤' : '≥'} ${f.required}${f.unit ? ` ${f.unit}` : '×'}`, f.ok ? 'met' : 'MISSED'];
 }
 
 /** The floors as a Markdown table: median ratio, the spread of the paired samples, and the verdict. */
 export function floorTable(floors: readonly Floor[]): string[] {
   return table(
-    [`floor (median of ${SAMPLES} paired samples measured in the same run)`, 'median', 'spread (min–max)', 'required', ''],
+    ['floor (median of n paired ratios, measured in the same run)', 'median', 'spread (min–max, n)', 'required', ''],
     floors.map((f) => [f.name, ...floorCells(f)]),
     'lrrrl',
   );

@@ -3,8 +3,11 @@
 // per wall-clock second) and signed frames/s (every transcript line: frames, commands, acks,
 // receipts). (2) Host and guest over the real network transport (libp2p on loopback, one process)
 // at the spec's tick rate: the sustained tick rate, the host's tick jitter and the guest's
-// command-to-ack latency. Floor: the network session holds the tick rate with p99 jitter under one
-// tick interval. Writes bench/results/realtime.md.
+// command-to-ack latency. Floors, on the median of NET_RUNS (≥ 3) matches: the tick rate held (measured
+// ÷ the spec's rate ≥ 0.99) and p99 tick jitter under one tick interval (p99 ÷ the interval ≤ 1). Their
+// anchor is the protocol's own cadence, not a measurement: a realtime match must keep it on any
+// machine that runs it. Transcripts: durability `process` (one write per frame, no fsync). Writes
+// bench/results/realtime.md and realtime.floors.json.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +19,7 @@ import { host, join as joinSession } from '../ts/net/session.js';
 import { builtinDir, BUILTINS } from '../ts/protocols/index.js';
 import { rulesetHashOfDir } from '../ts/realtime/ruleset-dir.js';
 import { loadSpec } from '../ts/spec/index.js';
-import { fmt, median, percentile, table } from './measure.js';
+import { floorTable, fmt, median, percentile, ratioFloor, table, writeFloors } from './measure.js';
 
 const c = getCrypto('wasm');
 const tank = BUILTINS.find((b) => b.alias === 'tank-battle-v1')!;
@@ -63,14 +66,15 @@ for (const profile of ['short', 'quick', 'standard'] as const) {
 }
 
 // (2) Over loopback at the spec's tick rate: the short profile, 100 ticks.
-const NET_RUNS = Number(process.env['BENCH_RT_NET_RUNS'] ?? 2);
+const NET_RUNS = Math.max(3, Number(process.env['BENCH_RT_NET_RUNS'] ?? 3));
 const protocol = { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks, rulesetHash };
 const short = tank.profiles['short']!.options;
 const netCols: string[][] = [];
 const floorRows: (string | number)[][] = [];
 type Summary = { count?: number; timers?: number; p50_ms: number; p99_ms: number; max_ms: number };
 const three = (a: number, b: number, c: number, n?: number) => `${ms(a)} / ${ms(b)} / ${ms(c)}${n === undefined ? '' : ` (${n})`}`;
-let allMet = true;
+const heldRates: number[] = [];
+const jitters: number[] = [];
 for (let run = 1; run <= NET_RUNS; run++) {
   const out = mkdtempSync(join(tmpdir(), 'aigenora-rtnetbench-'));
   const seed = (n: number) => new Uint8Array(32).fill(n + run * 2);
@@ -119,7 +123,8 @@ for (let run = 1; run <= NET_RUNS; run++) {
   rmSync(out, { recursive: true, force: true });
   const p99Jitter = Math.max(late?.p99_ms ?? 0, percentile(gaps, 0.99));
   const holds = rateFrames >= tickHz * 0.99 && p99Jitter < periodMs;
-  allMet &&= holds;
+  heldRates.push(rateFrames);
+  jitters.push(p99Jitter);
   netCols.push([
     String(ticks), `${rateFrames.toFixed(3)} Hz`, `${rateEvents.toFixed(2)} Hz`,
     late ? three(late.p50_ms, late.p99_ms, late.max_ms, late.count ?? late.timers) : '**NOT RECORDED**',
@@ -142,6 +147,11 @@ const netMeasures = [
 ];
 const netRows = netMeasures.map((m, i) => [m, ...netCols.map((col) => col[i]!)]);
 const load1 = loadavg();
+const floors = [
+  ratioFloor(`network match tick rate ÷ the spec's ${tickHz} Hz`, heldRates, heldRates.map(() => tickHz), 0.99),
+  ratioFloor(`network match p99 tick jitter ÷ the tick interval (${periodMs} ms)`, jitters, jitters.map(() => periodMs), 1, true),
+];
+writeFloors('realtime', floors);
 
 const lines = [
   '# Realtime (authoritative_realtime, Tank Battle)',
@@ -150,7 +160,7 @@ const lines = [
   '',
   `## In memory, virtual clock, unthrottled (seeds ${SEEDS.join(', ')})`,
   '',
-  'Both sides in one process (runVirtual): every frame signed, checked against the spec and the chain, and fsync\'ed to both transcripts. rt_frame/s is ticks per wall-clock second; signed frames counts every line of the host\'s transcript; "× realtime" is match time on the virtual clock over wall time.',
+  'Both sides in one process (runVirtual): every frame signed, checked against the spec and the chain, and written to both transcripts with durability `process` (one write per frame, no fsync). No floor: figures only. rt_frame/s is ticks per wall-clock second; signed frames counts every line of the host\'s transcript; "× realtime" is match time on the virtual clock over wall time.',
   '',
   ...table(['profile', 'seed', 'ticks', 'outcome', 'wall time', 'rt_frame/s', 'signed frames', 'signed frames/s', '× realtime'], memRows, 'lrrlrrrrr'),
   '',
@@ -162,11 +172,14 @@ const lines = [
   '',
   ...table(['measure', ...netCols.map((_, i) => `run ${i + 1}`)], netRows),
   '',
-  '## Floor, from this run',
+  ...table(['run', 'measured', 'both held'], floorRows, 'lrl'),
   '',
-  ...table(['floor', 'measured', ''], floorRows, 'lrl'),
+  '## Floors, from this run',
+  '',
+  `Judged on the median of the ${NET_RUNS} matches. The tick rate divides the rate from the frames' host_time_ns by the spec's ${tickHz} Hz; the jitter divides the p99 of the host's tick lateness and the frames' spacing error (the larger) by the tick interval, ${ms(periodMs)}. The anchor is the protocol's cadence, not a measurement of this run: it is what the match must keep on any machine.`,
+  '',
+  ...floorTable(floors),
 ];
 const report = `${lines.join('\n')}\n`;
 process.stdout.write(report);
 writeFileSync(new URL('results/realtime.md', import.meta.url), report);
-if (!allMet) process.stderr.write('realtime bench: the network session MISSED the tick-rate floor\n');
