@@ -1,9 +1,10 @@
 //! ChaCha20-Poly1305 (RFC 8439, 12-byte nonce) and XChaCha20-Poly1305 (24-byte nonce), both with
 //! associated data and a 16-byte tag appended to the ciphertext.
 //!
-//! The cipher is ours (`crate::chacha`: four blocks per step in wasm simd128 lanes, which no
-//! maintained crate offers for wasm32); the construction follows RFC 8439 §2.8 and is checked against
-//! the RFC, Wycheproof and the `chacha20poly1305` crate (tests/aead_diff.rs).
+//! The primitives are ours (`crate::chacha`: ChaCha20 four blocks per step and Poly1305 two chains
+//! per step in wasm simd128 lanes, which no maintained crate offers for wasm32); the construction
+//! follows RFC 8439 §2.8 and is checked against the RFC, Wycheproof and the `chacha20poly1305` crate
+//! (tests/aead_diff.rs).
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 use crate::chacha::poly1305::Poly1305;
