@@ -1,10 +1,11 @@
 // `npm run bench`: rin.host/v2 canonical JSON and digests — the wasm backend, the js backend and the
 // Go reference (bench/rin-go, built once against ../shared/reference/rin-src) on the same inputs,
 // taken from the reference conformance corpus. Go's outputs are checked against ours before any rate
-// is reported. The machine is shared, so the two sides take turns: BENCH_ROUNDS rounds (default 3) of
-// ours then Go's, and each side's best round is reported, as ops per second of wall time and as ops per
-// second of the process's CPU time (which other load disturbs less). Prints Markdown tables and writes
-// bench/results/rin.md.
+// is reported. The machine is shared, so the two sides take turns: BENCH_ROUNDS rounds (default
+// SAMPLES, at least 3) of ours then Go's, and each side's median round is reported, as ops per second of
+// wall time and as ops per second of the process's CPU time (which other load disturbs less). Floors:
+// ours ÷ Go ≥ 1.0× on the three digest rows, per backend, on the median of the rounds' paired CPU-time
+// ratios. In memory, nothing written. Writes bench/results/rin.md and rin.floors.json.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -13,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { getCrypto, type Crypto } from '../ts/crypto/index.js';
 import { canonicalGoJson, parseWireJson, type WireNode } from '../ts/crypto/gojson.js';
 import { actionRequestDigest, decodeActionRequest, decodeCapabilitySpec, decodeEffects, effectPreviewDigest, sealCapabilitySpec } from '../ts/rin/index.js';
-import { fmt, MS, rates, table } from './measure.js';
+import { floorTable, fmt, median, MS, ratioFloor, rates, SAMPLES, table, writeFloors, type Floor } from './measure.js';
 
 const wasm = getCrypto('wasm');
 const js = getCrypto('js');
@@ -71,16 +72,16 @@ const documents = [
 
 // ---------------------------------------------------------------- our side
 type Rate = { wall: number; cpu: number };
-const best = (a: Rate | undefined, b: Rate): Rate => (a ? { wall: Math.max(a.wall, b.wall), cpu: Math.max(a.cpu, b.cpu) } : b);
 
 interface Row {
   name: string;
   /** What one operation is, on each side. */
   measures: string;
   f?: (c: Crypto) => unknown;
-  wasm?: Rate;
-  js?: Rate;
-  go?: Rate;
+  /** One rate per round. */
+  wasm: Rate[];
+  js: Rate[];
+  go: Rate[];
 }
 const rows: Row[] = [];
 for (const d of documents) {
@@ -88,8 +89,8 @@ for (const d of documents) {
   for (const c of [wasm, js]) {
     if (decoder.decode(c.goCanonicalJson(d.text)) !== want) throw new Error(`${c.backend}: canonical ${d.name} differs from gojson.ts`);
   }
-  rows.push({ name: `canonical ${d.name}`, measures: 'strict parse + canonical text; Go: Decoder.UseNumber + Marshal', f: (c) => c.goCanonicalJson(d.text) });
-  rows.push({ name: `canonical ${d.name} + SHA-256`, measures: 'the same, hashed (ours only)', f: (c) => c.goCanonicalJsonSha256(d.text) });
+  rows.push({ name: `canonical ${d.name}`, measures: 'strict parse + canonical text; Go: Decoder.UseNumber + Marshal', f: (c) => c.goCanonicalJson(d.text), wasm: [], js: [], go: [] });
+  rows.push({ name: `canonical ${d.name} + SHA-256`, measures: 'the same, hashed (ours only)', f: (c) => c.goCanonicalJsonSha256(d.text), wasm: [], js: [], go: [] });
 }
 
 // The digests of ts/rin on each backend, from values decoded once as Go decodes once (the decoding is
@@ -122,13 +123,13 @@ for (const d of digestCases) {
   const [a, b] = [d.f(wasm), d.f(js)];
   if (a !== b || (d.want !== undefined && a !== d.want)) throw new Error(`${d.name}: wasm ${a}, js ${b}, corpus ${d.want}`);
   ourDigests.set(d.name, a);
-  rows.push({ name: d.name, measures: d.measures, f: d.f });
+  rows.push({ name: d.name, measures: d.measures, f: d.f, wasm: [], js: [], go: [] });
 }
-const ROUNDS = Math.max(1, Number(process.env['BENCH_ROUNDS'] ?? 3));
+const ROUNDS = Math.max(3, Number(process.env['BENCH_ROUNDS'] ?? SAMPLES));
 function ourRound(): void {
   for (const r of rows) {
-    r.wasm = best(r.wasm, rates(() => r.f!(wasm)));
-    r.js = best(r.js, rates(() => r.f!(js)));
+    r.wasm.push(rates(() => r.f!(wasm)));
+    r.js.push(rates(() => r.f!(js)));
   }
 }
 
@@ -181,7 +182,7 @@ if (goVersion.status !== 0) {
       const row = rows.find((x) => x.name === r.name);
       if (!row) throw new Error(`Go gave a result for ${r.name}, which the TypeScript side does not measure`);
       if (!r.name.startsWith('canonical ') && r.output !== ourDigests.get(r.name)) throw new Error(`${r.name}: Go ${r.output}, ours ${ourDigests.get(r.name)}`);
-      row.go = best(row.go, { wall: r.ops_per_sec, cpu: r.ops_per_cpu_sec });
+      row.go.push({ wall: r.ops_per_sec, cpu: r.ops_per_cpu_sec });
     }
   };
 }
@@ -198,20 +199,33 @@ try {
 }
 
 // ---------------------------------------------------------------- report
+const med = (xs: Rate[], k: keyof Rate) => (xs.length === 0 ? undefined : median(xs.map((x) => x[k])));
 const cell = (n: number | undefined) => (n === undefined ? '—' : fmt(n));
-const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? '—' : `${(a / b).toFixed(2)}×`);
+/** The median of the rounds' paired ratios. */
+const ratio = (a: Rate[], b: Rate[], k: keyof Rate) => (a.length === 0 || a.length !== b.length ? '—' : `${ratioFloor('', a.map((x) => x[k]), b.map((x) => x[k]), 0).median.toFixed(2)}×`);
 const rateTable = (k: keyof Rate) =>
   table(
     ['case', 'wasm', 'js', 'Go reference', 'wasm / Go', 'js / Go', 'wasm / js'],
-    rows.map((r) => [r.name, cell(r.wasm?.[k]), cell(r.js?.[k]), cell(r.go?.[k]), ratio(r.wasm?.[k], r.go?.[k]), ratio(r.js?.[k], r.go?.[k]), ratio(r.wasm?.[k], r.js?.[k])]),
+    rows.map((r) => [r.name, cell(med(r.wasm, k)), cell(med(r.js, k)), cell(med(r.go, k)), ratio(r.wasm, r.go, k), ratio(r.js, r.go, k), ratio(r.wasm, r.js, k)]),
   );
+const floors: Floor[] = [];
+const floorNotes: string[] = [];
+for (const d of digestCases) {
+  const r = rows.find((x) => x.name === d.name)!;
+  if (r.go.length !== ROUNDS) {
+    floorNotes.push(`floors on ${d.name} (ours ÷ Go) NOT MEASURED: the Go reference did not run`);
+    continue;
+  }
+  for (const b of ['wasm', 'js'] as const) floors.push(ratioFloor(`${d.name}, ${b} ÷ Go reference (ops per CPU second)`, r[b].map((x) => x.cpu), r.go.map((x) => x.cpu), 1.0));
+}
+writeFloors('rin', floors, floorNotes);
 const lines = [
   `# rin.host/v2 canonical JSON and digests (ops/s)`,
   '',
   `Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}${goLine ? `; ${goLine}` : ''}.`,
-  `${ROUNDS} rounds (ours ${MS} ms a case, then Go's), best round of each side; 1-minute load average at each round: ${loads.map((l) => l.toFixed(2)).join(', ')}.`,
+  `${ROUNDS} rounds (ours ${MS} ms a case, then Go's), the median round of each side, ratios the median of the rounds' paired ratios; 1-minute load average at each round: ${loads.map((l) => l.toFixed(2)).join(', ')}. In memory, nothing written.`,
   `Inputs from ../shared/conformance/rin-reference: capdigest-01, ${request.id} (${requestText.length} B request), 64 effects from effects-01.`,
-  'The floor is ours / Go ≥ 1.0× on the three digest rows. On a loaded machine the wall-time rates mostly say how much CPU each',
+  'The floors are ours ÷ Go ≥ 1.0× on the three digest rows, each backend, judged on ops per CPU second: on a loaded machine the wall-time rates mostly say how much CPU each',
   "process was given (Go's several threads get more of it than Node's one), so the CPU-time table is the steadier comparison.",
   '',
   '## Operations per second of wall time',
@@ -226,7 +240,12 @@ const lines = [
   '',
   ...table(['case', 'measures'], rows.map((r) => [r.name, r.measures]), 'll'),
   '',
+  '## Floors, from this run',
+  '',
+  ...floorTable(floors),
+  '',
   ...notes,
+  ...floorNotes,
 ];
 console.log(lines.join('\n'));
 writeFileSync(new URL('./results/rin.md', import.meta.url), lines.join('\n') + '\n');
