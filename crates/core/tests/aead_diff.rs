@@ -87,10 +87,12 @@ fn lengths_around_64_kib_match_the_oracle() {
     let mut rng = Rng(2);
     let k = 65536usize;
     let offsets = [-257i64, -256, -255, -193, -192, -129, -65, -64, -63, -17, -16, -15, -1, 0, 1, 15, 16, 17, 63, 64, 65, 191, 255, 256, 257];
-    for cipher in [Cipher::ChaCha20Poly1305, Cipher::XChaCha20Poly1305] {
-        for off in offsets {
-            check(&mut rng, cipher, (k as i64 + off) as usize, off == 0);
-        }
+    for off in offsets {
+        check(&mut rng, Cipher::ChaCha20Poly1305, (k as i64 + off) as usize, off == 0);
+    }
+    // XChaCha20 differs only in how the key and nonce are set up, which the short lengths cover.
+    for off in [-1i64, 0, 1] {
+        check(&mut rng, Cipher::XChaCha20Poly1305, (k as i64 + off) as usize, off == 0);
     }
 }
 
