@@ -17,6 +17,7 @@ pub mod gojson;
 pub mod jcs;
 pub mod ot;
 pub mod pow;
+pub mod pyjson;
 pub mod sealed_box;
 pub mod x25519;
 
