@@ -461,7 +461,7 @@ const lines = [
   '',
   `${new Date().toISOString()} · Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · contract ${contract.contractVersion}.`,
   `1-minute load average through the run: ${loads.map((l) => l.toFixed(2)).join(', ')} (a shared machine: other work competes for the same 2 cores, so the wall-time rates say how much CPU the bench was given; the per-CPU-second rates and CPU µs are the steadier figures).`,
-  'No floors: figures only, from one run.',
+  'No floors: figures only, from one run. Durability: the document authority keeps its memory store; nothing is written to disk.',
   '',
   '## Decisions per second (pure functions, no authority)',
   '',

@@ -171,6 +171,8 @@ const lines = [
   '',
   `${new Date().toISOString()} · Node ${process.version} · load average ${load0[0]!.toFixed(2)} at the start, ${load1[0]!.toFixed(2)} at the end, on a shared 2-core machine`,
   '',
+  `No floors: figures only (each database is its own anchor in the table; nothing else here does the same work). Durability: PGlite on disk in a temporary directory, with PGlite's own settings (not tuned here); PostgreSQL a throwaway local cluster with fsync off${process.env['AIGENORA_TEST_PG_URL'] ? ' unless AIGENORA_TEST_PG_URL points elsewhere' : ''}.`,
+  '',
   `Client and server in one process over 127.0.0.1 (Node fetch → @hono/node-server), ${CONCURRENCY} concurrent clients for ${SECONDS} s each. A registration is GET challenge + proof of work at difficulty 1 (client side, wasm) + POST register; a signed request is GET /api/v1/inbox (signature check, request-id insert, one query).${pgServer ? '' : ' PostgreSQL: SKIPPED (no AIGENORA_TEST_PG_URL and no cluster could be started).'}`,
   '',
   ...table(

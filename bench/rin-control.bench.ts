@@ -447,6 +447,8 @@ async function main(): Promise<void> {
     '',
     `${new Date().toISOString()} · Node ${process.version} · load average ${loadText(load0)} at the start, ${loadText(load1)} at the end, on a shared 2-core machine · ${total.toFixed(0)} s in all`,
     '',
+    'No floors: figures only (the Go reference and PostgreSQL are columns beside ours, not floors).',
+    '',
     `Each daemon: the built-in harbor with ${ACTORS} boats attached through our host agent over HTTP (long poll 1 s), ${ACTORS} controllers (RinControlClient, one controller lease per boat) submitting \`${CAPABILITY.inspect}\` (immediate, read-only, low risk; the guarded policy told the harbor's vocabulary allows it), each operation waited for until it succeeded. After ${WARMUP} warm-up operations per controller: back-to-back submits (the next submit once the last is accepted; outcomes waited for in order), then a closed loop (submit, wait for the outcome, repeat); each phase at most ${SECONDS} s and ${PHASE_CAP} operations (the Go daemon keeps at most 1,024 operations). Each daemon runs in a process of its own, the host agent and the controllers in the bench's process. Ours: PGlite on disk in a temporary directory (as \`aigenora rin serve\` keeps it), PostgreSQL a throwaway local cluster (fsync off), the database opened beside serveRinControl and handed to it so that its transactions and statements are counted (over the measured operations, waits and polls included); the Go daemon keeps its own file store (written through and synced on every change).`,
     '',
     ...(skips.length > 0 ? [...skips, ''] : []),
