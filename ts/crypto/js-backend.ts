@@ -1,14 +1,9 @@
 /**
- * The pure-JS twin of the Rust core, on @noble/curves, @noble/hashes and @noble/ciphers.
- *
- * noble's own `ed25519.verify(..., { zip215: false })` rejects non-canonical encodings, S >= L and
- * small-order A, but it uses the cofactored equation and lets small-order R through, so it accepts
- * speccheck cases 2, 4 and 5. `check` below applies the project's strict policy itself with noble's
- * point arithmetic: small-order R is refused and the equation is checked without the cofactor.
+ * The pure-JS twin of the Rust core, on @noble/curves, @noble/hashes and @noble/ciphers. Strict
+ * Ed25519 verification and its per-key cache are in ed25519-js.ts.
  */
 import { chacha20poly1305, xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { ed25519, x25519 } from '@noble/curves/ed25519.js';
-import { bytesToNumberLE } from '@noble/curves/utils.js';
 import { sha256, sha512 } from '@noble/hashes/sha2.js';
 import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { concatBytes, toHex, utf8, bytesEqual } from './encoding.js';
@@ -17,48 +12,14 @@ import { canonicalGoJsonBytes } from './gojson.js';
 import { canonicalBytes, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 import { jsDeck } from './js-deck.js';
 import { jsOt } from './js-ot.js';
+import { check, decode, verify } from './ed25519-js.js';
 import { BOX_INFO, BOX_MAGIC, BOX_MIN_LEN, checkPowCounter, checkPowDifficulty, randomSeal } from './box.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
 
 const Point = ed25519.Point;
-const L = Point.Fn.ORDER;
 
 function len(what: string, bytes: Uint8Array, want: number): void {
   if (bytes.length !== want) throw badLength(what, want, bytes.length);
-}
-
-function decode(bytes: Uint8Array): InstanceType<typeof Point> | undefined {
-  try {
-    // zip215=false: y < p, and x = 0 with the sign bit set is refused.
-    return Point.fromBytes(bytes, false);
-  } catch {
-    return undefined;
-  }
-}
-
-function check(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): void {
-  len('Ed25519 public key', publicKey, 32);
-  len('Ed25519 signature', signature, 64);
-  const A = decode(publicKey);
-  if (!A) throw new CryptoError('PUBLIC_KEY_INVALID', 'public key is not a canonical Ed25519 point encoding');
-  const invalid = () => new CryptoError('SIGNATURE_INVALID', 'signature does not verify (strict Ed25519)');
-  const rBytes = signature.subarray(0, 32);
-  const R = decode(rBytes);
-  const s = bytesToNumberLE(signature.subarray(32));
-  if (!R || s >= L || A.isSmallOrder() || R.isSmallOrder()) throw invalid();
-  const k = Point.Fn.create(bytesToNumberLE(sha512(concatBytes(rBytes, publicKey, message))));
-  // Cofactorless: [S]B == R + [k]A exactly, not after multiplying both sides by 8.
-  const SB = s === 0n ? Point.ZERO : Point.BASE.multiplyUnsafe(s);
-  if (!SB.equals(R.add(A.multiplyUnsafe(k)))) throw invalid();
-}
-
-function verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
-  try {
-    check(publicKey, message, signature);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function aead(cipher: AeadCipher, key: Uint8Array, nonce: Uint8Array, aad: Uint8Array) {
