@@ -38,7 +38,9 @@ for (const r of runs) {
   const fresh = f !== undefined && (start === '' || f.at >= start);
   let what: string;
   if (r.rc !== 0) {
-    const tail = logs && existsSync(join(logs, `${r.name}.err`)) ? readFileSync(join(logs, `${r.name}.err`), 'utf8').trim().split('\n').slice(-3).join(' / ') : '';
+    // The error's own line when there is one (a stack's last lines say only where Node started it).
+    const err = logs && existsSync(join(logs, `${r.name}.err`)) ? readFileSync(join(logs, `${r.name}.err`), 'utf8').trim().split('\n') : [];
+    const tail = err.find((l) => /^\s*(\w*Error\b|error\b)/i.test(l))?.trim() ?? err.slice(-3).join(' / ');
     what = `**COULD NOT RUN** (exit ${r.rc})`;
     problems.push(`- **${r.name}** could not run (exit ${r.rc})${tail ? `: ${tail.replace(/\|/g, '\\|').slice(0, 400)}` : ''}`);
   } else if (!fresh) what = 'ran; no floors reported (figures only)';
