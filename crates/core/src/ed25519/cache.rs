@@ -70,7 +70,7 @@ impl Table {
             let mut m = base;
             t.push(m);
             for _ in 1..HALF {
-                m = &m + &base;
+                m += base;
                 t.push(m);
             }
             // HALF · base = 2^(W-1) · base; the next row starts at 2^(2W) · base.
@@ -87,9 +87,9 @@ impl Table {
         }
         if let Some(p) = self.0.get(row * HALF + m - 1) {
             if (digit < 0) != negate {
-                *acc = &*acc - p;
+                *acc -= p;
             } else {
-                *acc = &*acc + p;
+                *acc += p;
             }
         }
     }
@@ -103,7 +103,7 @@ fn mul_pow2(p: &EdwardsPoint, mut k: usize) -> EdwardsPoint {
         k -= 3;
     }
     for _ in 0..k {
-        r = &r + &r;
+        r = r + r;
     }
     r
 }
@@ -356,7 +356,7 @@ mod tests {
             let d = digits(&s);
             let mut acc = Scalar::ZERO;
             for &x in d.iter().rev() {
-                acc = acc * Scalar::from(1u8 << W);
+                acc *= Scalar::from(1u8 << W);
                 acc += if x < 0 { -Scalar::from(x.unsigned_abs()) } else { Scalar::from(x as u8) };
                 assert!((-(HALF as i8)..HALF as i8).contains(&x));
             }
