@@ -60,6 +60,15 @@ export interface Crypto {
   /** SHA-256 of `goCanonicalJson(text)`. */
   goCanonicalJsonSha256(text: string): Uint8Array;
 
+  /**
+   * protocol_id of a spec text (NOTES A2): 64 lowercase hex digits of the SHA-256 of its contract
+   * subset, serialised as Python's json.dumps(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+   * (ts/crypto/pyjson.ts, crates/core/src/pyjson.rs). The text is parsed as strictly as `jcs` parses
+   * (JSON_SYNTAX for a text that is not a JSON object), but integers are exact at any size; both
+   * backends throw the same CryptoError code and message for every text.
+   */
+  protocolId(specText: string): string;
+
   /** Public key of the Ed25519 key pair with this 32-byte seed. */
   ed25519PublicKey(seed: Uint8Array): Uint8Array;
   /** The key pair for this 32-byte seed; prefer it to ed25519Sign when signing more than once. */

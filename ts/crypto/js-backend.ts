@@ -12,6 +12,7 @@ import { canonicalGoJsonBytes } from './gojson.js';
 import { canonicalBytes, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
 import { jsDeck } from './js-deck.js';
 import { jsOt } from './js-ot.js';
+import { contractText } from './pyjson.js';
 import { check, decode, verify } from './ed25519-js.js';
 import { BOX_INFO, BOX_MAGIC, BOX_MIN_LEN, checkPowCounter, checkPowDifficulty, randomSeal } from './box.js';
 import { hkdf } from '@noble/hashes/hkdf.js';
@@ -114,6 +115,7 @@ export const jsBackend: Crypto = {
   jcsValueSha256: (value) => sha256(canonicalBytes(stringifyStrict(value))),
   goCanonicalJson: (text) => canonicalGoJsonBytes(text),
   goCanonicalJsonSha256: (text) => sha256(canonicalGoJsonBytes(text)),
+  protocolId: (specText) => toHex(sha256(utf8(contractText(specText)))),
 
   ed25519PublicKey(seed) {
     len('Ed25519 seed', seed, 32);

@@ -42,6 +42,7 @@ export interface WasmExports {
   jcs_sha256(text: string): Uint8Array;
   gojson_canonicalize(text: Uint8Array): Uint8Array;
   gojson_sha256(text: Uint8Array): Uint8Array;
+  protocol_id(specText: string): string;
   sha256(data: Uint8Array): Uint8Array;
   sha512(data: Uint8Array): Uint8Array;
   ed25519_public_key(seed: Uint8Array): Uint8Array;
@@ -161,6 +162,8 @@ export function wasmBackend(w: WasmExports): Crypto {
     // Size and well-formedness are checked (JSON_SIZE, JSON_UTF8) before the text is copied in as UTF-8.
     goCanonicalJson: (text) => call(() => goJsonCall(() => w.gojson_canonicalize(encoder.encode(checkWireText(text))))),
     goCanonicalJsonSha256: (text) => call(() => goJsonCall(() => w.gojson_sha256(encoder.encode(checkWireText(text))))),
+    // Size and well-formedness are checked (JSON_TOO_LARGE, JSON_LONE_SURROGATE) before the text is copied in.
+    protocolId: (specText) => call(() => w.protocol_id(checkText(specText))),
 
     ed25519PublicKey: (seed) => call(() => w.ed25519_public_key(seed)),
     ed25519Keypair(seed) {
