@@ -21,9 +21,12 @@
 //! `EdwardsBasepointTable`, whose 256 inversions cost some twenty verifications).
 //!
 //! Bounds (see [`VerifyCache::new`]): at most `entries` keys remembered with their decompressed point
-//! (about 200 bytes each) in a first-in-first-out ring, and at most `tables` keys holding a table
+//! (about 250 bytes each with its index entry) in a first-in-first-out ring, and at most `tables` keys holding a table
 //! ([`TABLE_BYTES`] each, least recently used evicted). A stream of keys each used once only rotates
-//! the ring: it never builds a table and never evicts a key that holds one.
+//! the ring: it never builds a table and never evicts a key that holds one. Measured on wasm32 with
+//! more hot keys than tables, in round robin, verification stays faster than without the cache (33
+//! keys: 1.8x libsodium-wrappers, 40: 1.3x, 64: 1.1x, against 1.0x uncached): an evicted key must be
+//! used [`BUILD_AFTER_USES`] times again before its table is rebuilt.
 
 use crate::error::{Error, Result};
 use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
@@ -54,7 +57,7 @@ pub const TABLE_BYTES: usize = ROWS * HALF * core::mem::size_of::<EdwardsPoint>(
 pub const BUILD_AFTER_USES: u32 = 4;
 
 /// Default bounds of the process-wide cache used by [`super::verify`]: 256 remembered keys (about
-/// 50 KiB) and 32 tables (one per participant of the largest group a spec may declare; 32 ×
+/// 64 KiB) and 32 tables (one per participant of the largest group a spec may declare; 32 ×
 /// [`TABLE_BYTES`] ≈ 2 MiB, allocated only as keys become hot), plus one table of `B`.
 pub const DEFAULT_ENTRIES: usize = 256;
 pub const DEFAULT_TABLES: usize = 32;
@@ -189,7 +192,7 @@ enum Found {
 }
 
 impl VerifyCache {
-    /// At most `entries` keys remembered with their decompressed point (about 200 bytes each), of
+    /// At most `entries` keys remembered with their decompressed point (about 250 bytes each), of
     /// which at most `tables` (each [`TABLE_BYTES`]) hold a window table. `entries = 0` remembers
     /// nothing; `tables = 0` builds no table.
     pub const fn new(entries: usize, tables: usize) -> VerifyCache {
