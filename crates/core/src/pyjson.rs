@@ -360,9 +360,12 @@ impl<'a> Parser<'a> {
         fail(Code::Syntax, format!("{msg} at offset {}", utf16_offset(self.b, at)))
     }
 
+    #[inline]
     fn ws(&mut self) {
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
-            self.i += 1;
+        // Compact text has none; indented text has a newline and a run of spaces.
+        if let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
+            let rest = self.b.get(self.i..).unwrap_or(&[]);
+            self.i += rest.iter().position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t')).unwrap_or(rest.len());
         }
     }
 
@@ -447,8 +450,10 @@ impl<'a> Parser<'a> {
         let t = self.string()?;
         let tok = self.emit(t)?;
         let mut head = [0u8; 8];
-        for (d, s) in head.iter_mut().zip(self.doc.key(tok).bytes()) {
-            *d = s;
+        let key = self.doc.key(tok).as_bytes();
+        let n = key.len().min(8);
+        if let (Some(d), Some(k)) = (head.get_mut(..n), key.get(..n)) {
+            d.copy_from_slice(k);
         }
         push(&mut self.keys, Key { prefix: u64::from_be_bytes(head), tok })?;
         self.ws();
@@ -812,8 +817,22 @@ impl Doc<'_> {
                         put(out, b",")?;
                     }
                     *first = false;
-                    self.write_scalar(out, self.tok(k))?;
-                    put(out, b":")?;
+                    match self.tok(k) {
+                        Tok::Str { at, len, decoded: false } => {
+                            // A key with no escape in the text, written in one piece.
+                            let body = self.str_of(at, len, false).as_bytes();
+                            if out.capacity() - out.len() < body.len() + 3 {
+                                out.try_reserve(body.len() + 3).map_err(|_| oom())?;
+                            }
+                            out.push(b'"');
+                            out.extend_from_slice(body);
+                            out.extend_from_slice(b"\":");
+                        }
+                        t => {
+                            self.write_scalar(out, t)?;
+                            put(out, b":")?;
+                        }
+                    }
                     let child = if *mode == Mode::Parameters && self.is_obj(k + 1) { Mode::NoDefault } else { Mode::All };
                     next = Some((k + 1, child));
                 }
