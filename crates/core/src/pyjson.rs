@@ -246,7 +246,10 @@ fn js_unit_literal(c: char) -> String {
 /// the decimal exponent is in -4..16, else as `d.ddde±XX`.
 pub fn write_float_repr(out: &mut Vec<u8>, x: f64) -> Result<()> {
     if !x.is_finite() {
-        return Err(fail(Code::NumberRange, format!("{x} has no JSON form")));
+        // Named as ECMAScript prints them (the TypeScript twin's message), and without formatting a
+        // float: f64's Display would link core's float printer into the WebAssembly module.
+        let name = if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" };
+        return Err(fail(Code::NumberRange, format!("{name} has no JSON form")));
     }
     if x == 0.0 {
         return put(out, if x.is_sign_negative() { b"-0.0" } else { b"0.0" });
