@@ -27,7 +27,7 @@ NOSIMD_DIR=target/wasm-nosimd
 # Skip everything when the sources, the lock file and this script are unchanged since the last build.
 fingerprint() {
   { git ls-files -s crates Cargo.toml Cargo.lock .cargo scripts/build-wasm.sh scripts/lib/toolchain.sh 2>/dev/null
-    cat .cargo/config.toml
+    cat .cargo/config.toml Cargo.toml Cargo.lock scripts/build-wasm.sh scripts/lib/toolchain.sh
     find crates -name '*.rs' -o -name Cargo.toml | sort | xargs sha256sum; } | sha256sum | cut -c1-64
 }
 want=$(fingerprint)
@@ -41,8 +41,10 @@ if ((NOSIMD)); then
   echo "build-wasm: compiling crates/wasm for wasm32 without SIMD ($WASM_TOOLCHAIN_KIND)"
   # Cargo appends a --config array to the rustflags of .cargo/config.toml, and the last target-feature
   # flag wins, so this is that configuration less simd128 (the standard library included, with build-std).
+  # It is built to be tested, not shipped: no LTO and light optimisation keep its build short.
   wasm_cargo build --release --target wasm32-unknown-unknown -p aigenora-wasm --target-dir "$NOSIMD_DIR" \
-    --config 'target.wasm32-unknown-unknown.rustflags=["-C", "target-feature=-simd128"]'
+    --config 'target.wasm32-unknown-unknown.rustflags=["-C", "target-feature=-simd128"]' \
+    --config profile.release.lto=false --config profile.release.codegen-units=16 --config profile.release.opt-level=1
   rm -rf "$NOSIMD_DIR/node"
   wasm-bindgen --target nodejs --out-dir "$NOSIMD_DIR/node" "$NOSIMD_DIR/wasm32-unknown-unknown/release/aigenora_wasm.wasm"
   echo '{ "type": "commonjs" }' > "$NOSIMD_DIR/node/package.json"
@@ -62,8 +64,11 @@ echo "build-wasm: compiling crates/wasm for wasm32 ($WASM_TOOLCHAIN_KIND)"
 wasm_cargo build --release --target wasm32-unknown-unknown -p aigenora-wasm
 
 rm -rf bindings/node bindings/web
-wasm-bindgen --target nodejs --out-dir bindings/node "$OUT_WASM"
-wasm-bindgen --target web --out-dir bindings/web "$OUT_WASM"
+# The name and producers sections are debugging aids only (a trap is reported as WASM_TRAP either
+# way) and were about a tenth of the shipped module: leave them out.
+strip=(--remove-name-section --remove-producers-section)
+wasm-bindgen "${strip[@]}" --target nodejs --out-dir bindings/node "$OUT_WASM"
+wasm-bindgen "${strip[@]}" --target web --out-dir bindings/web "$OUT_WASM"
 # The Node glue is CommonJS, but the package is "type": "module".
 echo '{ "type": "commonjs" }' > bindings/node/package.json
 echo "$want" > "$STAMP"

@@ -22,6 +22,7 @@ ensure_reference_peer || echo "reference peer not set up: the interop test will 
 source scripts/lib/rin-reference.sh # the rin interop test's peer: the reference Go control daemon
 ensure_rin_reference || echo "rin reference daemon not built: the rin interop test will fail and say what is missing"
 bash scripts/build.sh
+bash scripts/build-wasm.sh --no-simd # the AEAD without WebAssembly SIMD, for test/crypto/aead-simd.test.ts (never shipped)
 
 # Without the corpora the corpus tests (cargo's and vitest's) fail, unless told to report themselves
 # skipped, which the totals below then count and name.
