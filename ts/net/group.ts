@@ -35,7 +35,7 @@ import { GroupSessionRecord, type GroupTranscriptHeader } from '../group/session
 import { signAdmission, signChannelReady, verifyAdmission } from '../group/wire.js';
 import { SocketGuard } from './guard.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
-import { createNode, ipAndPort, peerKeyHex } from './node.js';
+import { createNode, ipAndPort, peerKeyHex, sessionStream } from './node.js';
 import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
 import { ensureWritableDir } from '../files/write.js';
 
@@ -342,7 +342,7 @@ export class LeaderHub {
   /** Serves one member connection: admission, then its actions until it leaves. */
   async serve(stream: unknown, connection: Connection | undefined, guard: SocketGuard): Promise<void> {
     const remoteKey = peerKeyHex(connection?.remotePeer ?? {});
-    const t = new LineTransport(stream as ByteStream, { maxLineBytes: 64 << 10, heartbeatIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 });
+    const t = new LineTransport(sessionStream(stream as ByteStream), { maxLineBytes: 64 << 10, heartbeatIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 });
     const refuse = (reason: string) => {
       send(t, { _group: 'error', reason });
       t.close();
@@ -585,7 +585,7 @@ async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: str
       const stream = await dialNode.dialProtocol(multiaddr(addr), GROUP_NET_PROTOCOL);
       const conn = dialNode.getConnections().find((x) => peerKeyHex(x.remotePeer as never) === target);
       if (!conn) throw new Error('the connected peer is not the leader');
-      t = new LineTransport(stream as unknown as ByteStream, { maxLineBytes: DEFAULT_MAX_LINE_BYTES, heartbeatIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 });
+      t = new LineTransport(sessionStream(stream as unknown as ByteStream), { maxLineBytes: DEFAULT_MAX_LINE_BYTES, heartbeatIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 });
     } catch (e) {
       if (Date.now() > until) return 'lost';
       emit('dial_retry', { leader: target, message: (e as Error)?.message ?? String(e) });

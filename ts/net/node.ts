@@ -48,6 +48,132 @@ function guarded(factory: TransportFactory, guard: SocketGuard): TransportFactor
   };
 }
 
+/**
+ * AIGENORA_NET_UNPATCHED=1 (read when a node or a session stream is made) leaves the pinned libp2p
+ * stack as it ships, without the per-frame cuts below: bench/net.bench.ts measures before against
+ * after with it, and it is the way back should a libp2p upgrade misbehave under them (each cut already
+ * stands aside when the internals it relies on are missing).
+ */
+const unpatched = (): boolean => process.env['AIGENORA_NET_UNPATCHED'] === '1';
+
+type EncrypterFactory = ReturnType<typeof noise>;
+type Encrypter = ReturnType<EncrypterFactory>;
+
+/** What a TCP connection of the pinned @libp2p/tcp holds (not part of its typings). */
+interface RawConnectionInternals {
+  sendData?: (data: unknown) => unknown;
+  socket?: { cork(): void; uncork(): void };
+}
+
+/**
+ * Noise hands each encrypted message to the connection as two buffers (its 2-byte length and the
+ * ciphertext), and the TCP connection writes each with its own socket.write: with Nagle off, that is
+ * two write(2) calls and two segments per frame, each of which may wake the peer. Corking the socket
+ * around one hand-over makes them one writev(2). The bytes on the wire are the same, nothing waits,
+ * and Node's own buffer limit still reports a full socket (backpressure). The cork is released before
+ * the hand-over returns: a socket closed or reset right after a send must still have sent it.
+ */
+function oneWritePerMessage(factory: EncrypterFactory): EncrypterFactory {
+  const patch = <C>(conn: C): C => {
+    const raw = conn as RawConnectionInternals;
+    const socket = raw.socket;
+    if (typeof raw.sendData !== 'function' || typeof socket?.cork !== 'function' || typeof socket.uncork !== 'function') return conn;
+    const sendData = raw.sendData.bind(conn);
+    raw.sendData = (data) => {
+      socket.cork();
+      try {
+        return sendData(data);
+      } finally {
+        socket.uncork();
+      }
+    };
+    return conn;
+  };
+  type Secured = Awaited<ReturnType<Encrypter['secureInbound']>>;
+  const after = (s: Secured): Secured => {
+    quietLengths(s.connection);
+    return s;
+  };
+  return (components) => {
+    const encrypter: Encrypter = factory(components);
+    if (unpatched()) return encrypter;
+    return new Proxy(encrypter, {
+      get(target, prop) {
+        if (prop === 'secureInbound') return async (conn: Parameters<Encrypter['secureInbound']>[0], o?: Parameters<Encrypter['secureInbound']>[1]) => after(await target.secureInbound(patch(conn), o));
+        if (prop === 'secureOutbound') return async (conn: Parameters<Encrypter['secureOutbound']>[0], o?: Parameters<Encrypter['secureOutbound']>[1]) => after(await target.secureOutbound(patch(conn), o));
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  };
+}
+
+/** What the pinned Noise's encrypted stream holds: its length-prefix decoder (not part of its typings). */
+interface NoiseStreamInternals {
+  decoder?: {
+    buffer?: { append(b: unknown): void; byteLength: number; getUint16(offset: number): number; sublist(from: number, to: number): { byteLength: number }; consume(n: number): void };
+    maxBufferSize?: number;
+    maxDataLength?: number;
+    lengthDecoder?: { bytes?: number };
+    decode?: (chunk: unknown) => Iterable<unknown>;
+  };
+}
+
+/**
+ * Noise cuts what it reads into messages with a decoder that learns it has run out of bytes by
+ * catching a RangeError from its 2-byte length reader: one exception, with its stack trace, per read,
+ * the largest single cost on the receiving side of a frame. The same cut, reading the length only when
+ * two bytes are there; the same limits, and the same end (an error, which aborts the connection).
+ */
+function quietLengths(stream: unknown): void {
+  const d = (stream as NoiseStreamInternals).decoder;
+  const buffer = d?.buffer;
+  if (!d || !buffer || typeof buffer.getUint16 !== 'function' || typeof d.decode !== 'function' || d.lengthDecoder?.bytes !== 2 || typeof d.maxBufferSize !== 'number' || typeof d.maxDataLength !== 'number') return;
+  const maxBuffer = d.maxBufferSize;
+  const maxData = d.maxDataLength;
+  d.decode = function* (chunk: unknown) {
+    buffer.append(chunk);
+    if (buffer.byteLength > maxBuffer) throw new Error(`Buffer length limit exceeded - ${buffer.byteLength}/${maxBuffer}`);
+    while (buffer.byteLength >= 2) {
+      const length = buffer.getUint16(0);
+      if (length > maxData) throw new Error('Invalid message length');
+      if (buffer.byteLength < 2 + length) break;
+      const message = buffer.sublist(2, 2 + length);
+      buffer.consume(2 + length);
+      if (message.byteLength > 0) yield message;
+    }
+  };
+}
+
+/** What a stream of the pinned @chainsafe/libp2p-yamux holds (not part of its typings). */
+interface YamuxStreamInternals {
+  state?: number;
+  recvWindow?: number;
+  recvWindowCapacity?: number;
+  sendWindowUpdate?: () => void;
+}
+const YAMUX_ESTABLISHED = 3;
+
+/**
+ * A session stream whose receive window is granted back in halves. The pinned Yamux sends a window
+ * update after every data frame it reads, so each frame costs the reader one more (encrypted) write and
+ * the writer one more wakeup; Yamux implementations in Go and Rust grant the window once half of it is
+ * used, which the protocol allows (the window only bounds what the writer may send unacknowledged).
+ * Streams of any other muxer are returned as they are.
+ */
+export function sessionStream<S>(stream: S): S {
+  const y = stream as YamuxStreamInternals;
+  const update = y.sendWindowUpdate;
+  if (unpatched()) return stream;
+  if (typeof update !== 'function' || typeof y.recvWindow !== 'number' || typeof y.recvWindowCapacity !== 'number') return stream;
+  y.sendWindowUpdate = () => {
+    // Opening flags and pauses are the original's to handle; only a plain refill is deferred.
+    if (y.state === YAMUX_ESTABLISHED && y.recvWindowCapacity! > y.recvWindow! / 2) return;
+    update.call(stream);
+  };
+  return stream;
+}
+
 export interface NodeOptions {
   listen?: string[];
   /** Required to listen: the host's socket guard. */
@@ -63,7 +189,7 @@ export async function createNode(seed: Uint8Array, o: NodeOptions = {}): Promise
     privateKey: await generateKeyPairFromSeed('Ed25519', seed),
     addresses: { listen },
     transports,
-    connectionEncrypters: [noise()],
+    connectionEncrypters: [oneWritePerMessage(noise())],
     streamMuxers: [yamux()],
     connectionManager: {
       maxConnections: 128,

@@ -24,7 +24,7 @@ import type { Spec } from '../spec/types.js';
 import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
 import { SocketGuard, type GuardLimits } from './guard.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
-import { createNode, DEFAULT_LISTEN, ipAndPort, peerKeyHex, SESSION_PROTOCOL } from './node.js';
+import { createNode, DEFAULT_LISTEN, ipAndPort, peerKeyHex, SESSION_PROTOCOL, sessionStream } from './node.js';
 
 export interface Protocol {
   spec: Spec;
@@ -234,7 +234,7 @@ export async function host(
   });
 
   const serve = async (stream: unknown, connection: Connection | undefined): Promise<void> => {
-    const t = new LineTransport(stream as ByteStream, { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: emit });
+    const t = new LineTransport(sessionStream(stream as ByteStream), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: emit });
     const refuse = (reason: string) => {
       try {
         t.send(JSON.stringify({ _session_refused: true, reason }));
@@ -410,7 +410,7 @@ export async function join(o: NetSessionOptions & { invitation: Pick<Invitation,
     if (!stream) throw new HandshakeError('HANDSHAKE_TIMEOUT', `cannot reach the host (${failures.join('; ') || 'no address'})`);
     const conn = node.getConnections(expected)[0];
     if (!conn || peerKeyHex(conn.remotePeer as never) !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the connected peer is not the invitation host');
-    const t = new LineTransport(stream as ByteStream, { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
+    const t = new LineTransport(sessionStream(stream as ByteStream), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
     const { sid, nonce, canonical, proof } = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: o.protocol.protocolId, controlMode: o.controlMode ?? 'autonomous', timeoutMs: handshakeMs, ...(o.onProof && { onProof: o.onProof }) });
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
     saveHandshake(dir, { canonical, session_id: sid, host_signature: proof.host_signature, guest_signature: proof.guest_signature });
