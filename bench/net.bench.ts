@@ -1,67 +1,229 @@
-// Network sessions between two processes on loopback (issue 5): the host is `aigenora host` in a child
-// process, the guest runs here so that it can time each round. RPS, 99 fixed rounds: total time,
-// median round latency (between consecutive round_results), frames/s over the one connection, and
-// the time to establish a session (dial + Noise + handshake, until the guest's join is sent).
-import { spawn, spawnSync } from 'node:child_process';
+// Network sessions against the in-memory engine, side by side in one run. Workload: RPS, 99 fixed
+// rounds, wasm backend on every side, transcripts written by both sides with durability `process` (each
+// frame written with one write(2) before the engine's next step, no fsync per frame; the files are
+// fsync'ed once when the session closes), as bench/engine.bench.ts runs the engine.
+//
+// - loopback: `aigenora host --daemon` in a child process serving every session (so its code is as
+//   warm as this process's), the guest here, libp2p over 127.0.0.1 (TCP + Noise + Yamux).
+// - loopback, stack as pinned: the same with AIGENORA_NET_UNPATCHED=1 on both sides (a second host
+//   process), i.e. without node.ts's cuts to the per-frame cost of the pinned libp2p: before ÷ after.
+// - in memory: runLocal, host and guest in this process over the in-memory transport.
+//
+// One uncounted warm-up session of each, then SAMPLES rounds of one session of each, the order
+// rotating every round so that a shared machine's busy moments fall on all alike. frames/s = frames of
+// the session ÷ the time from its first frame to its last, as seen by a side that sees every frame (the
+// guest over the network, the host in memory); connection setup is reported apart. Floor: loopback ÷
+// in-memory frames/s, the median of the rounds' ratios ≥ 0.6× (a missed floor prints MISSED and exits
+// 0; a bench that cannot run exits 1). Writes bench/results/net.md.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { getCrypto } from '../ts/crypto/index.js';
-import type { HooksModule } from '../ts/hooks/types.js';
+import { runLocal } from '../ts/engine/local.js';
+import type { HooksModule, Message } from '../ts/hooks/types.js';
 import { loadIdentity } from '../ts/library/identity.js';
-import { parseInvitation } from '../ts/net/invitation.js';
+import { parseInvitation, type Invitation } from '../ts/net/invitation.js';
 import { join as joinSession } from '../ts/net/session.js';
 import { builtinDir, BUILTINS } from '../ts/protocols/index.js';
 import { loadSpec } from '../ts/spec/index.js';
+import { floorTable, median, ratioFloor, SAMPLES, table } from './measure.js';
 
+const FLOOR = 0.6;
+const UNPATCHED = 'AIGENORA_NET_UNPATCHED';
+const OPTIONS = { best_of: 99, termination: 'fixed_rounds' };
 const BIN = new URL('../bin/aigenora.mjs', import.meta.url).pathname;
-const work = mkdtempSync(join(tmpdir(), 'aigenora-netbench-'));
-const c = getCrypto();
-for (const who of ['alice', 'bob']) spawnSync(process.execPath, [BIN, 'init', '--data-dir', join(work, who)], { stdio: 'ignore' });
+const c = getCrypto('wasm');
 const l = loadSpec(c, builtinDir(BUILTINS.find((b) => b.alias === 'rps-v1')!));
 const hooks = (await import('../ts/protocols/rps/hooks.js')).default as HooksModule;
 const protocol = { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks };
 
-const runs: { total: number; setup: number; median: number; frames: number }[] = [];
-for (let i = 0; i < 3; i++) {
-  const invFile = join(work, `inv${i}.txt`);
-  const child = spawn(process.execPath, [BIN, 'host', '--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--data-dir', join(work, 'alice'), '--invitation-file', invFile, '--json'], { stdio: 'ignore' });
-  for (let k = 0; k < 200 && !existsSync(invFile); k++) await new Promise((r) => setTimeout(r, 50));
-  const inv = parseInvitation(c, readFileSync(invFile, 'utf8'));
-  const results: number[] = [];
-  let frames = 0;
-  let joined = 0;
-  const t0 = performance.now();
-  const r = await joinSession({
-    crypto: c, seed: loadIdentity(c, join(work, 'bob')).seed, protocol, options: {}, sessionsDir: join(work, 'bob', 'sessions'), invitation: inv,
-    onMessage: (_from, msg) => {
-      frames++;
-      if (msg.action === 'join') joined = performance.now();
-      if (msg.action === 'round_result') results.push(performance.now());
-    },
-  });
-  const total = performance.now() - t0;
-  await new Promise((res) => child.on('exit', res));
-  if (!r.completed) throw new Error(`bench session failed: ${r.reason}`);
-  const gaps = results.slice(1).map((t, k) => t - results[k]!).sort((a, b) => a - b);
-  runs.push({ total, setup: joined - t0, median: gaps[Math.floor(gaps.length / 2)]!, frames });
+interface Sample {
+  frames: number;
+  /** First to last frame, ms. */
+  ms: number;
+  /** Median gap between consecutive round_result frames, ms. */
+  round: number;
+  /** CPU time (user + system) of this process over the session. */
+  cpu: number;
+  /** Loopback only: from the join call to the first frame (dial, Noise, Yamux, handshake, engine start). */
+  setup?: number;
+  /** Loopback only: from the join call until it returned (the node stopped). */
+  total?: number;
+  /** Loopback only: CPU time of the host process over the session (Linux /proc). */
+  hostCpu?: number;
 }
-rmSync(work, { recursive: true, force: true });
-runs.sort((a, b) => a.total - b.total);
-const m = runs[1]!;
-const lines = [
-  '# Network sessions (libp2p, loopback, two processes)',
-  '',
-  `${new Date().toISOString()} · Node ${process.version} · RPS 99 fixed rounds, wasm backend, TCP + Noise + Yamux · median of 3 sessions`,
-  '',
-  '| measure | value |',
-  '|---|---:|',
-  `| session end to end (dial → receipts) | ${m.total.toFixed(0)} ms |`,
-  `| time to establish (dial + Noise + A7 handshake) | ${m.setup.toFixed(1)} ms |`,
-  `| median round latency (commit → commit → reveal → reveal → result) | ${m.median.toFixed(2)} ms |`,
-  `| frames over the connection | ${m.frames} |`,
-  `| frames/s over one connection | ${((m.frames * 1000) / (m.total - m.setup)).toFixed(0)} |`,
-];
-const report = `${lines.join('\n')}\n`;
-process.stdout.write(report);
-writeFileSync(new URL('results/net.md', import.meta.url), report);
+
+/** CPU time (user + system) of a process so far, ms, from Linux /proc (10 ms ticks); undefined elsewhere. */
+function procCpu(pid: number | undefined): number | undefined {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
+const ownCpu = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+/** Times the frames one side sees: every frame once, as it is sent or accepted. */
+function clock() {
+  let first = 0;
+  let last = 0;
+  let frames = 0;
+  const results: number[] = [];
+  return {
+    onMessage: (_from: unknown, msg: Message) => {
+      const now = performance.now();
+      if (frames++ === 0) first = now;
+      last = now;
+      if (msg.action === 'round_result') results.push(now);
+    },
+    sample: () => ({ frames, ms: last - first, round: median(results.slice(1).map((t, k) => t - results[k]!)) }),
+    get first() {
+      return first;
+    },
+  };
+}
+
+const work = mkdtempSync(join(tmpdir(), 'aigenora-netbench-'));
+const children: ChildProcess[] = [];
+
+/** `aigenora host --daemon` in a child process, and the sessions it reports on its standard output. */
+async function startHost(name: string, unpatched: boolean): Promise<{ child: ChildProcess; inv: Invitation; report(): Promise<{ completed?: boolean; reason?: string }>; stop(): Promise<void> }> {
+  const invFile = join(work, `${name}.invitation`);
+  let stderr = '';
+  const env = { ...process.env, AIGENORA_CRYPTO: 'wasm', [UNPATCHED]: unpatched ? '1' : '0' };
+  const child = spawn(process.execPath, [BIN, 'host', '--daemon', '--protocol', 'rps-v1', '--options', JSON.stringify(OPTIONS), '--data-dir', join(work, 'alice'), '--invitation-file', invFile, '--invitation-ttl-minutes', '60', '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  children.push(child);
+  child.stderr!.on('data', (d: Buffer) => void (stderr = (stderr + d.toString()).slice(-4000)));
+  const exited = new Promise<never>((_, reject) => child.on('exit', (code) => reject(new Error(`the host (${name}) exited (${code}): ${stderr.trim().split('\n').slice(-4).join(' / ')}`))));
+  exited.catch(() => undefined);
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  /** One report per session served: a JSON object printed indented, so it ends with a lone "}". */
+  const next = async (): Promise<{ completed?: boolean; reason?: string }> => {
+    const block: string[] = [];
+    for (let r = await lines.next(); !r.done; r = await lines.next()) {
+      block.push(r.value as string);
+      if (r.value === '}') return JSON.parse(block.join('\n')) as { completed?: boolean; reason?: string };
+    }
+    return await exited;
+  };
+  for (let k = 0; k < 600 && !existsSync(invFile); k++) await Promise.race([new Promise((r) => setTimeout(r, 50)), exited]);
+  if (!existsSync(invFile)) throw new Error(`the host (${name}) wrote no invitation in 30 s: ${stderr.trim()}`);
+  return {
+    child,
+    inv: parseInvitation(c, readFileSync(invFile, 'utf8')),
+    report: () => Promise.race([next(), exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no report from the host (${name}) within 10 s`)), 10_000))]),
+    async stop() {
+      child.kill('SIGINT');
+      await exited.catch(() => undefined);
+    },
+  };
+}
+
+async function main(): Promise<string> {
+  for (const who of ['alice', 'bob']) {
+    const r = spawnSync(process.execPath, [BIN, 'init', '--data-dir', join(work, who)], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`aigenora init: ${r.stderr.trim()}`);
+  }
+  const seed = loadIdentity(c, join(work, 'bob')).seed;
+  const hosts = { net: await startHost('patched', false), raw: await startHost('unpatched', true) };
+
+  const loopback = async (which: 'net' | 'raw'): Promise<Sample> => {
+    const h = hosts[which];
+    const k = clock();
+    // node.ts reads the switch when the guest's node and stream are made, i.e. during the join.
+    process.env[UNPATCHED] = which === 'raw' ? '1' : '0';
+    const cpu0 = ownCpu();
+    const host0 = procCpu(h.child.pid);
+    const t0 = performance.now();
+    const r = await joinSession({ crypto: c, seed, protocol, options: {}, sessionsDir: join(work, 'bob', 'sessions'), invitation: h.inv, onMessage: k.onMessage });
+    const total = performance.now() - t0;
+    const cpu = ownCpu() - cpu0;
+    delete process.env[UNPATCHED];
+    if (!r.completed) throw new Error(`loopback session failed on the guest: ${r.reason} ${r.detail ?? ''}`);
+    const report = await h.report();
+    if (!report.completed) throw new Error(`loopback session failed on the host: ${report.reason ?? 'no report'}`);
+    const host1 = procCpu(h.child.pid);
+    return { ...k.sample(), cpu, setup: k.first - t0, total, ...(host0 !== undefined && host1 !== undefined && { hostCpu: host1 - host0 }) };
+  };
+  let seedN = 0;
+  const memory = async (): Promise<Sample> => {
+    const k = clock();
+    const out = mkdtempSync(join(work, 'mem-'));
+    const cpu0 = ownCpu();
+    const r = await runLocal({ crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks, options: OPTIONS, seed: ++seedN, outDir: out, onMessage: k.onMessage });
+    const cpu = ownCpu() - cpu0;
+    if (!r.host.completed || !r.guest.completed) throw new Error(`in-memory session failed: ${r.host.reason} ${r.guest.reason}`);
+    rmSync(out, { recursive: true, force: true });
+    return { ...k.sample(), cpu };
+  };
+  const cases = { net: () => loopback('net'), raw: () => loopback('raw'), mem: memory } as const;
+  const keys = Object.keys(cases) as (keyof typeof cases)[];
+
+  for (const key of keys) await cases[key]();
+  const runs: Record<keyof typeof cases, Sample[]> = { net: [], raw: [], mem: [] };
+  for (let i = 0; i < SAMPLES; i++) for (let j = 0; j < keys.length; j++) {
+    const key = keys[(i + j) % keys.length]!;
+    runs[key].push(await cases[key]());
+  }
+  await hosts.net.stop();
+  await hosts.raw.stop();
+
+  const rate = (s: Sample) => (s.frames * 1000) / s.ms;
+  const med = (w: keyof typeof cases, f: (s: Sample) => number) => median(runs[w].map(f));
+  const frames = (w: keyof typeof cases) => [...new Set(runs[w].map((s) => s.frames))].join(', ');
+  const cpu = (w: 'net' | 'raw') => (runs[w].every((s) => s.hostCpu !== undefined) ? `${med(w, (s) => s.cpu).toFixed(0)} ms guest + ${med(w, (s) => s.hostCpu!).toFixed(0)} ms host` : `${med(w, (s) => s.cpu).toFixed(0)} ms guest (host: not measured)`);
+  const row = (name: string, w: 'net' | 'raw') => [name, frames(w), `${med(w, (s) => s.ms).toFixed(0)} ms`, med(w, rate).toFixed(0), `${med(w, (s) => s.round).toFixed(2)} ms`, `${med(w, (s) => s.setup!).toFixed(1)} ms`, `${med(w, (s) => s.total!).toFixed(0)} ms`, cpu(w)];
+  const floors = [
+    ratioFloor('loopback frames/s ÷ in-memory frames/s (RPS 99 rounds, wasm, durability process on both)', runs.net.map(rate), runs.mem.map(rate), FLOOR),
+  ];
+  const before = ratioFloor('', runs.raw.map(rate), runs.mem.map(rate), 0);
+  const gain = ratioFloor('', runs.net.map(rate), runs.raw.map(rate), 0);
+  const lines = [
+    '# Network sessions against the in-memory engine (one run)',
+    '',
+    `${new Date().toISOString()} · Node ${process.version} · load average ${loadavg()[0]!.toFixed(2)} on a shared 2-core machine · RPS, 99 fixed rounds, wasm backend on every side`,
+    '',
+    '- **loopback**: `aigenora host --daemon` in a child process (one process for all its sessions), the guest in the bench process, libp2p over 127.0.0.1: TCP + Noise + Yamux.',
+    `- **loopback, stack as pinned**: the same with \`${UNPATCHED}=1\` on both sides (its own host process): without ts/net/node.ts's cuts to the per-frame cost of the pinned libp2p (one writev per engine step, Yamux window granted in halves, Noise's length reader without an exception per read). The bytes on the wire are the same either way.`,
+    '- **in memory**: `runLocal`, host and guest in the bench process over the in-memory transport (as bench/engine.bench.ts).',
+    '- **transcripts**: both sides of every path write theirs with durability `process`: each frame written with one write(2) before the engine takes its next step; no fsync per frame; fsync once at close.',
+    `- **ratio**: loopback frames/s ÷ in-memory frames/s of the same round; ${SAMPLES} rounds of one session per path after one uncounted warm-up session of each, the order rotating every round; the floor is judged on the median of the ${SAMPLES} ratios.`,
+    '- **frames/s**: the frames of a session ÷ the time from its first frame to its last, seen by a side that sees every frame (the guest over the network, the host in memory); connection setup is reported apart.',
+    '',
+    ...table(['path', 'frames per session', 'median first→last frame', 'median frames/s', 'median round latency', 'median setup (dial → first frame)', 'median join call, end to end', 'median CPU per session'], [
+      row('loopback (libp2p)', 'net'),
+      row('loopback, stack as pinned', 'raw'),
+      ['in memory', frames('mem'), `${med('mem', (s) => s.ms).toFixed(0)} ms`, med('mem', rate).toFixed(0), `${med('mem', (s) => s.round).toFixed(2)} ms`, '–', '–', `${med('mem', (s) => s.cpu).toFixed(0)} ms, both sides`],
+    ], 'lrrrrrrr'),
+    '',
+    'Round latency: the median gap between consecutive round_result frames (commit → commit → reveal → reveal → result). CPU: user + system time of each process over the session (loopback: the join call with its setup and teardown; the host from /proc, in 10 ms ticks).',
+    '',
+    ...floorTable(floors),
+    '',
+    ...table(['not a floor (median of the same rounds\' ratios)', 'median', 'spread (min–max)'], [
+      ['loopback with the stack as pinned ÷ in memory (before the cuts)', `${before.median.toFixed(2)}×`, `${before.min.toFixed(2)}–${before.max.toFixed(2)}×`],
+      ['loopback ÷ loopback with the stack as pinned (what the cuts gain)', `${gain.median.toFixed(2)}×`, `${gain.min.toFixed(2)}–${gain.max.toFixed(2)}×`],
+    ], 'lrr'),
+    '',
+    `Samples, frames/s in round order: loopback ${runs.net.map((s) => rate(s).toFixed(0)).join(', ')}; stack as pinned ${runs.raw.map((s) => rate(s).toFixed(0)).join(', ')}; in memory ${runs.mem.map((s) => rate(s).toFixed(0)).join(', ')}.`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+try {
+  const report = await main();
+  process.stdout.write(report);
+  writeFileSync(new URL('results/net.md', import.meta.url), report);
+} catch (e) {
+  process.stderr.write(`\nnet bench: COULD NOT RUN: ${(e as Error)?.stack ?? String(e)}\n`);
+  process.exitCode = 1;
+} finally {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+}
