@@ -18,6 +18,17 @@ export interface ByteStream extends AsyncIterable<Uint8Array | { subarray(): Uin
   abort?(err: Error): void;
 }
 
+/**
+ * A libp2p v3 stream is also an event target: its 'message' events are what its async iterator
+ * queues and hands out one promise at a time. Reading the events directly cuts those promise hops
+ * from every frame.
+ */
+interface EventStream {
+  readStatus?: string;
+  addEventListener(type: string, listener: (evt: { data?: unknown }) => void): void;
+  removeEventListener(type: string, listener: (evt: { data?: unknown }) => void): void;
+}
+
 export interface LineTransportOptions {
   maxLineBytes?: number;
   heartbeatIntervalMs?: number;
@@ -67,7 +78,9 @@ export class LineTransport implements Transport {
     private readonly opts: LineTransportOptions = {},
   ) {
     this.maxLine = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-    void this.pump();
+    const events = stream as unknown as Partial<EventStream>;
+    if (typeof events.addEventListener === 'function' && typeof events.removeEventListener === 'function' && typeof events.readStatus === 'string') this.listen(events as EventStream);
+    else void this.pump();
     const interval = opts.heartbeatIntervalMs ?? 10_000;
     const timeout = opts.heartbeatTimeoutMs ?? interval * 3;
     if (interval > 0) {
@@ -135,35 +148,70 @@ export class LineTransport implements Transport {
     this.maxLine = n;
   }
 
-  // Lines are cut on bytes, so the cost stays linear in what arrives however it is chunked.
-  private async pump(): Promise<void> {
-    const tail = new Tail();
-    try {
-      reading: for await (const chunk of this.stream) {
-        const bytes = chunk instanceof Uint8Array ? chunk : chunk.subarray();
-        let start = 0;
-        for (let nl = bytes.indexOf(NEWLINE); nl >= 0; nl = bytes.indexOf(NEWLINE, start)) {
-          const piece = bytes.subarray(start, nl);
-          const line = tail.take(piece);
-          start = nl + 1;
-          if (line.length > this.maxLine) {
-            // Hand the oversize frame over: it is refused (frame_too_large, or a failed handshake).
-            this.deliver(dec.decode(line));
-            break reading;
-          }
-          const text = dec.decode(line);
-          if (text.trim()) this.deliver(text);
-        }
-        if (start < bytes.length) tail.append(bytes.subarray(start));
-        if (tail.size > this.maxLine) {
-          this.deliver(dec.decode(tail.take()));
-          break;
-        }
+  private readonly tail = new Tail();
+
+  /**
+   * Cuts the lines out of one chunk; false once reading must stop (an oversize line was handed over).
+   * Lines are cut on bytes, so the cost stays linear in what arrives however it is chunked.
+   */
+  private chunk(chunk: Uint8Array | { subarray(): Uint8Array }): boolean {
+    const tail = this.tail;
+    const bytes = chunk instanceof Uint8Array ? chunk : chunk.subarray();
+    let start = 0;
+    for (let nl = bytes.indexOf(NEWLINE); nl >= 0; nl = bytes.indexOf(NEWLINE, start)) {
+      const piece = bytes.subarray(start, nl);
+      const line = tail.take(piece);
+      start = nl + 1;
+      if (line.length > this.maxLine) {
+        // Hand the oversize frame over: it is refused (frame_too_large, or a failed handshake).
+        this.deliver(dec.decode(line));
+        return false;
       }
+      const text = dec.decode(line);
+      if (text.trim()) this.deliver(text);
+    }
+    if (start < bytes.length) tail.append(bytes.subarray(start));
+    if (tail.size > this.maxLine) {
+      this.deliver(dec.decode(tail.take()));
+      return false;
+    }
+    return true;
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      for await (const chunk of this.stream) if (!this.chunk(chunk)) break;
     } catch {
       // a reset stream is a disconnect
     }
     this.finish();
+  }
+
+  /** The same reading as pump(), on the stream's events. */
+  private listen(s: EventStream): void {
+    if (s.readStatus !== 'readable' && s.readStatus !== 'paused') {
+      this.finish();
+      return;
+    }
+    const stop = () => {
+      s.removeEventListener('message', onMessage);
+      s.removeEventListener('close', stop);
+      s.removeEventListener('remoteCloseWrite', stop);
+      this.finish();
+    };
+    const onMessage = (evt: { data?: unknown }) => {
+      if (this.ended) return;
+      let go: boolean;
+      try {
+        go = this.chunk(evt.data as Uint8Array | { subarray(): Uint8Array });
+      } catch {
+        go = false;
+      }
+      if (!go) stop();
+    };
+    s.addEventListener('message', onMessage);
+    s.addEventListener('close', stop);
+    s.addEventListener('remoteCloseWrite', stop);
   }
 
   /** Throws when the stream is gone (the engine reads that as a disconnect). */
