@@ -28,7 +28,7 @@ import { parseInvitation, type Invitation } from '../ts/net/invitation.js';
 import { join as joinSession } from '../ts/net/session.js';
 import { builtinDir, BUILTINS } from '../ts/protocols/index.js';
 import { loadSpec } from '../ts/spec/index.js';
-import { floorTable, median, ratioFloor, SAMPLES, table } from './measure.js';
+import { floorTable, median, ratioFloor, SAMPLES, table, writeFloors } from './measure.js';
 
 const FLOOR = 0.6;
 const UNPATCHED = 'AIGENORA_NET_UNPATCHED';
@@ -182,6 +182,7 @@ async function main(): Promise<string> {
   const floors = [
     ratioFloor('loopback frames/s ÷ in-memory frames/s (RPS 99 rounds, wasm, durability process on both)', runs.net.map(rate), runs.mem.map(rate), FLOOR),
   ];
+  writeFloors('net', floors);
   const before = ratioFloor('', runs.raw.map(rate), runs.mem.map(rate), 0);
   const gain = ratioFloor('', runs.net.map(rate), runs.raw.map(rate), 0);
   const lines = [
