@@ -20,14 +20,14 @@ export function measure(f: () => unknown, per = 1): number {
  * `measure`'s run, rated two ways: ops per second of wall time, and ops per second of the process's
  * CPU time (user + system, all threads), which a loaded machine disturbs less.
  */
-export function rates(f: () => unknown, per = 1): { wall: number; cpu: number } {
-  const warm = performance.now() + MS / 4;
+export function rates(f: () => unknown, per = 1, ms = MS): { wall: number; cpu: number } {
+  const warm = performance.now() + ms / 4;
   while (performance.now() < warm) f();
   let n = 0;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let t = t0;
-  while (t - t0 < MS) {
+  while (t - t0 < ms) {
     for (let i = 0; i < 4; i++) f();
     n += 4;
     t = performance.now();
@@ -68,14 +68,14 @@ export function interleaved<K extends string>(cases: Readonly<Record<K, () => un
   const out = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
   for (let i = 0; i < SAMPLES; i++) {
     const order = keys.map((_, j) => keys[(i + j) % keys.length]!);
-    for (const k of order) out[k].push(ratesFor(cases[k], per, ms).wall);
+    for (const k of order) out[k].push(rates(cases[k], per, ms).wall);
   }
   return out;
 }
 
 /** One sample: ops/s of `f` over about `ms` milliseconds after a warm-up of a quarter of that. */
 export function sample(f: () => unknown, per = 1, ms = SAMPLE_MS): number {
-  return ratesFor(f, per, ms).wall;
+  return rates(f, per, ms).wall;
 }
 
 /**
@@ -93,23 +93,6 @@ export async function interleavedRuns<K extends string>(cases: Readonly<Record<K
     }
   }
   return out;
-}
-
-function ratesFor(f: () => unknown, per: number, ms: number): { wall: number; cpu: number } {
-  if (ms === MS) return rates(f, per);
-  const warm = performance.now() + ms / 4;
-  while (performance.now() < warm) f();
-  let n = 0;
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  let t = t0;
-  while (t - t0 < ms) {
-    for (let i = 0; i < 4; i++) f();
-    n += 4;
-    t = performance.now();
-  }
-  const cpu = process.cpuUsage(cpu0);
-  return { wall: (n * per * 1000) / (t - t0), cpu: (n * per * 1e6) / Math.max(1, cpu.user + cpu.system) };
 }
 
 /** A floor judged on paired samples: ratio i is num[i] / den[i] (measured in the same round). */
