@@ -53,21 +53,35 @@ pub fn seal_in_place(cipher: Cipher, key: &[u8], nonce: &[u8], buf: &mut Vec<u8>
 /// checked first (`Length`), so that the error does not depend on the sealed input.
 pub fn open(cipher: Cipher, key: &[u8], nonce: &[u8], sealed: &[u8], aad: &[u8]) -> Result<Vec<u8>> {
     let chacha = cipher_for(cipher, key, nonce)?;
-    let Some(split) = sealed.len().checked_sub(TAG_LEN) else { return Err(Error::AeadOpenFailed) };
-    let (ct, tag) = sealed.split_at(split);
-    if ct.len() as u64 > MAX_LEN {
-        return Err(Error::AeadOpenFailed);
-    }
-    if !bool::from(mac(&chacha, aad, ct).ct_eq(tag)) {
-        return Err(Error::AeadOpenFailed);
-    }
+    let ct = authenticate(&chacha, sealed, aad)?;
     let mut out = ct.to_vec();
     chacha.apply(1, &mut out);
     Ok(out)
 }
 
-/// The ChaCha20 instance of the construction: XChaCha20 derives its subkey with HChaCha20 from the
-/// first 16 nonce bytes and uses `0^4 || last 8 nonce bytes` as the 96-bit nonce.
+/// Like [`open`], but decrypts `buf` where it is and drops the tag, for callers that already own a
+/// copy of the sealed message (the WASM binding does). On failure `buf` is left as it was.
+pub fn open_in_place(cipher: Cipher, key: &[u8], nonce: &[u8], buf: &mut Vec<u8>, aad: &[u8]) -> Result<()> {
+    let chacha = cipher_for(cipher, key, nonce)?;
+    let len = authenticate(&chacha, buf, aad)?.len();
+    buf.truncate(len);
+    chacha.apply(1, buf);
+    Ok(())
+}
+
+/// The ciphertext part of `sealed` once its tag has been checked (in constant time) over it and `aad`.
+fn authenticate<'a>(chacha: &ChaCha20, sealed: &'a [u8], aad: &[u8]) -> Result<&'a [u8]> {
+    let Some(split) = sealed.len().checked_sub(TAG_LEN) else { return Err(Error::AeadOpenFailed) };
+    let (ct, tag) = sealed.split_at(split);
+    if ct.len() as u64 > MAX_LEN {
+        return Err(Error::AeadOpenFailed);
+    }
+    if !bool::from(mac(chacha, aad, ct).ct_eq(tag)) {
+        return Err(Error::AeadOpenFailed);
+    }
+    Ok(ct)
+}
+
 fn cipher_for(cipher: Cipher, key: &[u8], nonce: &[u8]) -> Result<ChaCha20> {
     let key: [u8; KEY_LEN] = fixed("AEAD key", key)?;
     Ok(match cipher {

@@ -51,6 +51,9 @@ fn check(rng: &mut Rng, cipher: Cipher, len: usize, tamper: bool) {
     aead::seal_in_place(cipher, &key, &nonce, &mut in_place, &aad).unwrap();
     assert!(in_place == want, "{cipher:?} len {len}: seal_in_place differs");
     assert!(aead::open(cipher, &key, &nonce, &want, &aad).unwrap() == msg, "{cipher:?} len {len}: open");
+    let mut opened = want.clone();
+    aead::open_in_place(cipher, &key, &nonce, &mut opened, &aad).unwrap();
+    assert!(opened == msg, "{cipher:?} len {len}: open_in_place");
     if !tamper {
         return;
     }
@@ -59,6 +62,9 @@ fn check(rng: &mut Rng, cipher: Cipher, len: usize, tamper: bool) {
             let mut bad = want.clone();
             bad[i] ^= bit;
             assert_eq!(aead::open(cipher, &key, &nonce, &bad, &aad), Err(Error::AeadOpenFailed), "tag byte {} bit {bit:#x}", i - len);
+            let mut in_place = bad.clone();
+            assert_eq!(aead::open_in_place(cipher, &key, &nonce, &mut in_place, &aad), Err(Error::AeadOpenFailed));
+            assert!(in_place == bad, "a failed open_in_place leaves the buffer as it was");
         }
     }
     if len > 0 {
