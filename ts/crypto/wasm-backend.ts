@@ -50,8 +50,10 @@ export interface WasmExports {
   ed25519_verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): void;
   ed25519_is_valid(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
   ed25519_verify_many(publicKeys: Uint8Array, messages: Uint8Array, messageLengths: Uint32Array, signatures: Uint8Array): Uint8Array;
-  aead_seal(xchacha: boolean, key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array;
-  aead_open(xchacha: boolean, key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array;
+  wasm_memory(): WebAssembly.Memory;
+  aead_scratch(len: number): number;
+  aead_seal_scratch(xchacha: boolean, keyLen: number, nonceLen: number, aadLen: number, textLen: number): number;
+  aead_open_scratch(xchacha: boolean, keyLen: number, nonceLen: number, aadLen: number, sealedLen: number): number;
   x25519_shared_secret(privateKey: Uint8Array, publicKey: Uint8Array): Uint8Array;
   x25519_public_key(privateKey: Uint8Array): Uint8Array;
   ed25519_public_to_x25519(publicKey: Uint8Array): Uint8Array;
@@ -130,8 +132,75 @@ function packMany(items: readonly SignatureItem[]) {
   return { keys, sigs, lengths, messages, wellSized };
 }
 
+/** Where the AEAD scratch of one instance is, as JavaScript last saw it. */
+interface Scratch {
+  memory: WebAssembly.Memory;
+  bytes: Uint8Array;
+  at: number;
+  size: number;
+}
+
+// Per instance (its memory), not per wasmBackend() nor per exports object: two wrappers of one instance
+// share its scratch, and one growing it moves it under the other.
+const scratches = new WeakMap<WebAssembly.Memory, Scratch>();
+
+/** Each call's region: key, nonce, aad, text, then room for the tag (see SCRATCH in crates/wasm). */
+const TAG_LEN = 16;
+const MAX_SCRATCH = 0xffff_ffff;
+
+/**
+ * Seal and open through the instance's scratch: each input is copied in with one `set`, the call
+ * allocates nothing, the output is copied out with one `slice`. A view of the memory is taken again
+ * whenever the memory has grown (growth detaches the previous buffer).
+ */
+function wasmAead(w: WasmExports) {
+  let sc: Scratch | undefined;
+  const view = (s: Scratch) => (s.bytes.buffer === s.memory.buffer ? s.bytes : (s.bytes = new Uint8Array(s.memory.buffer)));
+
+  /** Writes the inputs in; answers where the text starts. */
+  function place(key: Uint8Array, nonce: Uint8Array, aad: Uint8Array, text: Uint8Array): number {
+    if (!sc) {
+      const memory = w.wasm_memory();
+      sc = scratches.get(memory);
+      if (!sc) scratches.set(memory, (sc = { memory, bytes: new Uint8Array(memory.buffer), at: 0, size: 0 }));
+    }
+    const need = key.length + nonce.length + aad.length + text.length + TAG_LEN;
+    if (need > MAX_SCRATCH) throw new CryptoError('OUT_OF_MEMORY', `an AEAD input of ${text.length} bytes does not fit in WASM memory`);
+    if (need > sc.size) {
+      sc.at = w.aead_scratch(need);
+      sc.size = need;
+    }
+    const m = view(sc);
+    let at = sc.at;
+    m.set(key, at);
+    m.set(nonce, (at += key.length));
+    at += nonce.length;
+    if (aad.length > 0) m.set(aad, at);
+    m.set(text, (at += aad.length));
+    return at;
+  }
+
+  return {
+    seal(x: boolean, key: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array, aad: Uint8Array): Uint8Array {
+      const at = place(key, nonce, aad, plaintext);
+      const n = w.aead_seal_scratch(x, key.length, nonce.length, aad.length, plaintext.length);
+      return view(sc!).slice(at, at + n);
+    },
+    open(x: boolean, key: Uint8Array, nonce: Uint8Array, sealed: Uint8Array, aad: Uint8Array): Uint8Array {
+      const at = place(key, nonce, aad, sealed);
+      const n = w.aead_open_scratch(x, key.length, nonce.length, aad.length, sealed.length);
+      const m = view(sc!);
+      const out = m.slice(at, at + n);
+      // The plaintext is the caller's now; the scratch outlives the call and keeps none of it.
+      m.fill(0, at, at + n);
+      return out;
+    },
+  };
+}
+
 export function wasmBackend(w: WasmExports): Crypto {
   const xchacha = (c: AeadCipher) => c === 'xchacha20-poly1305';
+  const aead = wasmAead(w);
   let trap: string | undefined;
 
   /** Runs `f` on the instance, converting the core's `"CODE: message"` exceptions and traps into CryptoError. */
@@ -190,8 +259,8 @@ export function wasmBackend(w: WasmExports): Crypto {
       return p.wellSized.map((sized, i) => sized && ok[i] === 1);
     },
 
-    aeadSeal: (cipher, key, nonce, plaintext, aad = EMPTY) => call(() => w.aead_seal(xchacha(cipher), key, nonce, plaintext, aad)),
-    aeadOpen: (cipher, key, nonce, sealed, aad = EMPTY) => call(() => w.aead_open(xchacha(cipher), key, nonce, sealed, aad)),
+    aeadSeal: (cipher, key, nonce, plaintext, aad = EMPTY) => call(() => aead.seal(xchacha(cipher), key, nonce, plaintext, aad)),
+    aeadOpen: (cipher, key, nonce, sealed, aad = EMPTY) => call(() => aead.open(xchacha(cipher), key, nonce, sealed, aad)),
 
     x25519PublicKey: (privateKey) => call(() => w.x25519_public_key(privateKey)),
     x25519SharedSecret: (privateKey, publicKey) => call(() => w.x25519_shared_secret(privateKey, publicKey)),

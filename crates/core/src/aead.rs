@@ -36,17 +36,23 @@ pub fn seal(cipher: Cipher, key: &[u8], nonce: &[u8], plaintext: &[u8], aad: &[u
 }
 
 /// Like [`seal`], but encrypts `buf` where it is and appends the tag, for callers that already own a
-/// copy of the message (the WASM binding does: wasm-bindgen copied it into WASM memory).
+/// copy of the message.
 pub fn seal_in_place(cipher: Cipher, key: &[u8], nonce: &[u8], buf: &mut Vec<u8>, aad: &[u8]) -> Result<()> {
+    let tag = seal_detached(cipher, key, nonce, buf, aad)?;
+    buf.extend_from_slice(&tag);
+    Ok(())
+}
+
+/// Like [`seal_in_place`], but answers the tag instead of appending it, for a caller whose buffer
+/// cannot grow (the WASM binding's scratch, which JavaScript writes into and reads from directly).
+pub fn seal_detached(cipher: Cipher, key: &[u8], nonce: &[u8], buf: &mut [u8], aad: &[u8]) -> Result<[u8; TAG_LEN]> {
     let chacha = cipher_for(cipher, key, nonce)?;
     let len = buf.len();
     if len as u64 > MAX_LEN {
         return Err(Error::Length("AEAD plaintext (at most 2^38 - 64)", 0, len));
     }
     chacha.apply(1, buf);
-    let tag = mac(&chacha, aad, buf);
-    buf.extend_from_slice(&tag);
-    Ok(())
+    Ok(mac(&chacha, aad, buf))
 }
 
 /// The plaintext, or `AeadOpenFailed` if anything does not authenticate. Key and nonce lengths are
@@ -60,7 +66,7 @@ pub fn open(cipher: Cipher, key: &[u8], nonce: &[u8], sealed: &[u8], aad: &[u8])
 }
 
 /// Like [`open`], but decrypts `buf` where it is and drops the tag, for callers that already own a
-/// copy of the sealed message (the WASM binding does). On failure `buf` is left as it was.
+/// copy of the sealed message. On failure `buf` is left as it was.
 pub fn open_in_place(cipher: Cipher, key: &[u8], nonce: &[u8], buf: &mut Vec<u8>, aad: &[u8]) -> Result<()> {
     let chacha = cipher_for(cipher, key, nonce)?;
     let len = authenticate(&chacha, buf, aad)?.len();
@@ -69,17 +75,32 @@ pub fn open_in_place(cipher: Cipher, key: &[u8], nonce: &[u8], buf: &mut Vec<u8>
     Ok(())
 }
 
-/// The ciphertext part of `sealed` once its tag has been checked (in constant time) over it and `aad`.
+/// Like [`open_in_place`], with the tag apart from the ciphertext (see [`seal_detached`]). A tag
+/// of any length other than 16 bytes fails like a wrong one. On failure `buf` is left as it was.
+pub fn open_detached(cipher: Cipher, key: &[u8], nonce: &[u8], buf: &mut [u8], tag: &[u8], aad: &[u8]) -> Result<()> {
+    let chacha = cipher_for(cipher, key, nonce)?;
+    check_tag(&chacha, buf, tag, aad)?;
+    chacha.apply(1, buf);
+    Ok(())
+}
+
+/// The ciphertext part of `sealed` once its tag has been checked over it and `aad`.
 fn authenticate<'a>(chacha: &ChaCha20, sealed: &'a [u8], aad: &[u8]) -> Result<&'a [u8]> {
     let Some(split) = sealed.len().checked_sub(TAG_LEN) else { return Err(Error::AeadOpenFailed) };
     let (ct, tag) = sealed.split_at(split);
+    check_tag(chacha, ct, tag, aad)?;
+    Ok(ct)
+}
+
+/// Compares in constant time (a tag of another length compares unequal).
+fn check_tag(chacha: &ChaCha20, ct: &[u8], tag: &[u8], aad: &[u8]) -> Result<()> {
     if ct.len() as u64 > MAX_LEN {
         return Err(Error::AeadOpenFailed);
     }
     if !bool::from(mac(chacha, aad, ct).ct_eq(tag)) {
         return Err(Error::AeadOpenFailed);
     }
-    Ok(ct)
+    Ok(())
 }
 
 fn cipher_for(cipher: Cipher, key: &[u8], nonce: &[u8]) -> Result<ChaCha20> {
