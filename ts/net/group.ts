@@ -498,7 +498,7 @@ export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult>
   const c = o.crypto;
   const pk = o.core.publicKey;
   const guard = new SocketGuard({ deadlineMs: HANDSHAKE_MS });
-  const node: Libp2p = await createNode(o.seed, { listen: LISTEN, guard });
+  const node: Libp2p = await createNode(o.seed, { listen: LISTEN, guard, crypto: c });
   const ownTicket: Ticket = { peer_id: node.peerId.toString(), addrs: node.getMultiaddrs().map(String) };
   const peersPath = joinPath(o.dir, 'peers.json');
   const peers: Record<string, Ticket> = existsSync(peersPath) ? (JSON.parse(readFileSync(peersPath, 'utf8')) as Record<string, Ticket>) : {};
@@ -684,7 +684,7 @@ export async function hostGroup(o: { crypto: Crypto; seed: Uint8Array; protocol:
   ensureWritableDir(o.sessionsDir, 'sessions directory');
   const autoplay = autoplayOf(o.protocol);
   const guard = new SocketGuard({ deadlineMs: HANDSHAKE_MS });
-  const node = await createNode(o.seed, { listen: o.listen ?? LISTEN, guard });
+  const node = await createNode(o.seed, { listen: o.listen ?? LISTEN, guard, crypto: c });
   const key = c.ed25519Keypair(o.seed);
   const ticket: Ticket = { peer_id: node.peerId.toString(), addrs: node.getMultiaddrs().map(String) };
   let invitation: Invitation;

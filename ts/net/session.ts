@@ -172,7 +172,7 @@ export async function host(
   const key = c.ed25519Keypair(o.seed);
   let node: Libp2p;
   try {
-    node = await createNode(o.seed, { listen: o.listen ?? DEFAULT_LISTEN, guard });
+    node = await createNode(o.seed, { listen: o.listen ?? DEFAULT_LISTEN, guard, crypto: c });
   } catch (e) {
     key.dispose();
     throw e;
@@ -395,7 +395,7 @@ export async function join(o: NetSessionOptions & { invitation: Pick<Invitation,
   const guestKey = toHex(key.publicKey);
   let node: Libp2p | undefined;
   try {
-    node = await createNode(o.seed);
+    node = await createNode(o.seed, { crypto: c });
     let stream: unknown;
     const failures: string[] = [];
     for (const a of inv.ticket.addrs) {
