@@ -1,6 +1,7 @@
 // `npm run bench`: the crypto core side by side in one run — the wasm backend, the js backend,
 // node:crypto, libsodium-wrappers, @noble/* directly, and canonicalize + node:crypto for JCS. Each row
-// measures its implementations interleaved (SAMPLES rounds of SAMPLE_MS ms each, the order rotating),
+// measures its implementations interleaved (SAMPLES rounds of SAMPLE_MS ms each, FLOOR_SAMPLES in the rows
+// whose floors sit close to their line, the order rotating),
 // so every floor is the median of paired ratios from the same rounds, with their spread. Also the
 // size of the .wasm (a byte budget) and its compile + instantiate time (a figure: no anchor). In
 // memory, nothing written. Prints a Markdown table; writes bench/results/crypto.md and crypto.floors.json.
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import os from 'node:os';
 import { getCrypto, type Crypto } from '../ts/crypto/index.js';
-import { budgetFloor, floorTable, fmt, interleaved, median, ratioFloor, SAMPLE_MS, SAMPLES, writeFloors, type Floor } from './measure.js';
+import { budgetFloor, FLOOR_SAMPLES, floorTable, fmt, interleaved, median, ratioFloor, SAMPLE_MS, SAMPLES, writeFloors, type Floor } from './measure.js';
 
 nobleEd.hashes.sha512 = sha512;
 await sodium.ready;
@@ -226,14 +227,15 @@ const benches: Bench[] = [
 // ---------------------------------------------------------------- run
 // Every implementation of an AEAD or verify row gives the same answer before any is timed.
 const answer = (x: unknown): string => (x instanceof Uint8Array ? Buffer.from(x).toString('hex') : Array.isArray(x) ? Buffer.concat(x as Uint8Array[]).toString('hex') : String(x));
-for (const b of benches.filter((b) => b.name.startsWith('ChaCha20') || b.name.startsWith('Ed25519 strict verify'))) {
+const closeToFloor = (b: Bench) => b.name.startsWith('ChaCha20') || b.name.startsWith('Ed25519 strict verify');
+for (const b of benches.filter(closeToFloor)) {
   const answers = new Set(Object.values(b.impls).map((f) => answer((f as () => unknown)())));
   if (answers.size !== 1) throw new Error(`${b.name}: the implementations disagree: ${[...answers].map((x) => x.slice(0, 16)).join(' ')}`);
 }
 const t0 = performance.now();
 const samples = new Map<string, Partial<Record<Impl, number[]>>>();
 for (const b of benches) {
-  const s = interleaved(b.impls as Record<string, () => unknown>, b.per) as Partial<Record<Impl, number[]>>;
+  const s = interleaved(b.impls as Record<string, () => unknown>, b.per, SAMPLE_MS, closeToFloor(b) ? FLOOR_SAMPLES : SAMPLES) as Partial<Record<Impl, number[]>>;
   samples.set(b.name, s);
   process.stderr.write(`  ${b.name}: ${Object.entries(s).map(([k, v]) => `${k} ${fmt(median(v!))}`).join(', ')}\n`);
 }
@@ -284,7 +286,7 @@ writeFloors('crypto', floors);
 // ---------------------------------------------------------------- report
 const lines: string[] = [];
 lines.push(`# aigenora crypto benchmarks`, '');
-lines.push(`${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · load average ${os.loadavg()[0]!.toFixed(2)} · ${SAMPLES} interleaved samples of ${SAMPLE_MS} ms per cell, ${seconds.toFixed(0)} s in all · in memory, nothing written`, '');
+lines.push(`${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · load average ${os.loadavg()[0]!.toFixed(2)} · ${SAMPLES} interleaved samples of ${SAMPLE_MS} ms per cell (${FLOOR_SAMPLES} in the AEAD and strict-verify rows), ${seconds.toFixed(0)} s in all · in memory, nothing written`, '');
 lines.push('ops/s, the median of the samples (higher is better); in brackets, the ratio of the wasm backend to that column (ratio of medians).', '');
 lines.push(`| case | ${IMPLS.join(' | ')} |`, `|---|${IMPLS.map(() => '---:').join('|')}|`);
 for (const [name, row] of results) {

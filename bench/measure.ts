@@ -59,14 +59,21 @@ export function table(head: readonly string[], rows: readonly (readonly (string 
 export const SAMPLES = Math.max(3, Number(process.env['BENCH_SAMPLES'] ?? 5));
 
 /**
- * ops/s of each case, SAMPLES times, interleaved: round i measures every case once (the order
+ * Samples for the cheap cases whose floors sit closest to their line (the 1 KiB AEAD, strict verify,
+ * loopback frames): on a shared machine one busy moment moves a ratio by 20% or more, and the median
+ * of 9 paired ratios moves far less than the median of 5 for a few seconds more.
+ */
+export const FLOOR_SAMPLES = Math.max(SAMPLES, Number(process.env['BENCH_FLOOR_SAMPLES'] ?? 9));
+
+/**
+ * ops/s of each case, `samples` times, interleaved: round i measures every case once (the order
  * rotating each round), so a shared machine's busy moments fall on all cases alike. Each sample is a
  * `rates` run of about `ms` milliseconds. Returns the wall-clock rates per case, in round order.
  */
-export function interleaved<K extends string>(cases: Readonly<Record<K, () => unknown>>, per = 1, ms = SAMPLE_MS): Record<K, number[]> {
+export function interleaved<K extends string>(cases: Readonly<Record<K, () => unknown>>, per = 1, ms = SAMPLE_MS, samples = SAMPLES): Record<K, number[]> {
   const keys = Object.keys(cases) as K[];
   const out = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
-  for (let i = 0; i < SAMPLES; i++) {
+  for (let i = 0; i < samples; i++) {
     const order = keys.map((_, j) => keys[(i + j) % keys.length]!);
     for (const k of order) out[k].push(rates(cases[k], per, ms).wall);
   }

@@ -9,7 +9,7 @@
 //   process), i.e. without node.ts's cuts to the per-frame cost of the pinned libp2p: before ÷ after.
 // - in memory: runLocal, host and guest in this process over the in-memory transport.
 //
-// One uncounted warm-up session of each, then SAMPLES rounds of one session of each, the order
+// One uncounted warm-up session of each, then FLOOR_SAMPLES rounds of one session of each, the order
 // rotating every round so that a shared machine's busy moments fall on all alike. frames/s = frames of
 // the session ÷ the time from its first frame to its last, as seen by a side that sees every frame (the
 // guest over the network, the host in memory); connection setup is reported apart. Floor: loopback ÷
@@ -28,7 +28,7 @@ import { parseInvitation, type Invitation } from '../ts/net/invitation.js';
 import { join as joinSession } from '../ts/net/session.js';
 import { builtinDir, BUILTINS } from '../ts/protocols/index.js';
 import { loadSpec } from '../ts/spec/index.js';
-import { floorTable, median, ratioFloor, SAMPLES, table, writeFloors } from './measure.js';
+import { FLOOR_SAMPLES, floorTable, median, ratioFloor, table, writeFloors } from './measure.js';
 
 const FLOOR = 0.6;
 const UNPATCHED = 'AIGENORA_NET_UNPATCHED';
@@ -167,7 +167,7 @@ async function main(): Promise<string> {
 
   for (const key of keys) await cases[key]();
   const runs: Record<keyof typeof cases, Sample[]> = { net: [], raw: [], mem: [] };
-  for (let i = 0; i < SAMPLES; i++) for (let j = 0; j < keys.length; j++) {
+  for (let i = 0; i < FLOOR_SAMPLES; i++) for (let j = 0; j < keys.length; j++) {
     const key = keys[(i + j) % keys.length]!;
     runs[key].push(await cases[key]());
   }
@@ -191,10 +191,10 @@ async function main(): Promise<string> {
     `${new Date().toISOString()} · Node ${process.version} · load average ${loadavg()[0]!.toFixed(2)} on a shared 2-core machine · RPS, 99 fixed rounds, wasm backend on every side`,
     '',
     '- **loopback**: `aigenora host --daemon` in a child process (one process for all its sessions), the guest in the bench process, libp2p over 127.0.0.1: TCP + Noise + Yamux.',
-    `- **loopback, stack as pinned**: the same with \`${UNPATCHED}=1\` on both sides (its own host process): without ts/net/node.ts's cuts to the per-frame cost of the pinned libp2p (one writev per Noise message, Yamux window granted in halves, Noise's length reader without an exception per read). The bytes on the wire are the same either way. Both loopback paths read the stream through its events (ts/net/line-transport.ts), so this is not the whole before.`,
+    `- **loopback, stack as pinned**: the same with \`${UNPATCHED}=1\` on both sides (its own host process): without ts/net/node.ts's cuts to the per-frame cost of the pinned libp2p (one writev per Noise message, Yamux window granted in halves, Noise's length reader without an exception per read, Noise's transport messages sealed by the session's own backend). The bytes on the wire are the same either way. Both loopback paths read the stream through its events (ts/net/line-transport.ts), so this is not the whole before.`,
     '- **in memory**: `runLocal`, host and guest in the bench process over the in-memory transport (as bench/engine.bench.ts).',
     '- **transcripts**: both sides of every path write theirs with durability `process`: each frame written with one write(2) before the engine takes its next step; no fsync per frame; fsync once at close.',
-    `- **ratio**: loopback frames/s ÷ in-memory frames/s of the same round; ${SAMPLES} rounds of one session per path after one uncounted warm-up session of each, the order rotating every round; the floor is judged on the median of the ${SAMPLES} ratios.`,
+    `- **ratio**: loopback frames/s ÷ in-memory frames/s of the same round; ${FLOOR_SAMPLES} rounds of one session per path after one uncounted warm-up session of each, the order rotating every round; the floor is judged on the median of the ${FLOOR_SAMPLES} ratios.`,
     '- **frames/s**: the frames of a session ÷ the time from its first frame to its last, seen by a side that sees every frame (the guest over the network, the host in memory); connection setup is reported apart.',
     '',
     ...table(['path', 'frames per session', 'median first→last frame', 'median frames/s', 'median round latency', 'median setup (dial → first frame)', 'median join call, end to end', 'median CPU per session'], [
