@@ -176,6 +176,20 @@ export function sessionStream<S>(stream: S): S {
   return stream;
 }
 
+/**
+ * Yamux's per-stream bounds. The line transport pauses a stream whose peer sends faster than the
+ * engine reads; what the peer may still send then is its window, which must stay below what a paused
+ * stream may hold before libp2p aborts it (the read buffer), or a fast but honest peer would be cut off
+ * instead of slowed down. The pinned defaults let the window grow to 16 MiB against a 4 MiB read
+ * buffer. Unsent data is bounded too (Infinity by default); the line transport gives up on a peer long
+ * before this, at its own send backlog limit.
+ */
+const STREAM_LIMITS = {
+  maxStreamWindowSize: 2 << 20,
+  maxReadBufferLength: 4 << 20,
+  maxWriteBufferLength: 64 << 20,
+};
+
 export interface NodeOptions {
   listen?: string[];
   /** Required to listen: the host's socket guard. */
@@ -216,7 +230,7 @@ export async function createNode(seed: Uint8Array, o: NodeOptions = {}): Promise
     addresses: { listen },
     transports,
     connectionEncrypters: [oneWritePerMessage(noise(o.crypto && !unpatched() ? { crypto: noiseCrypto(o.crypto) } : {}))],
-    streamMuxers: [yamux()],
+    streamMuxers: [yamux({ streamOptions: STREAM_LIMITS })],
     connectionManager: {
       maxConnections: 128,
       maxIncomingPendingConnections: 96,
