@@ -4,24 +4,11 @@
 // the memory between calls (which detaches JavaScript's views), sizes around the block and tag
 // boundaries, other WASM calls in between, and what a refused call leaves in the scratch, read from
 // the memory itself.
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { getCrypto, type AeadCipher, type Crypto } from '../../ts/crypto/index.js';
 import { CryptoError } from '../../ts/crypto/errors.js';
-import { wasmBackend, type WasmExports } from '../../ts/crypto/wasm-backend.js';
-
-const root = new URL('../../', import.meta.url);
-const MODULES = {
-  simd: new URL('bindings/node/', root),
-  nosimd: new URL('target/wasm-nosimd/node/', root),
-} as const;
-
-function load(dir: URL): WasmExports {
-  const js = new URL('aigenora_wasm.js', dir);
-  if (!existsSync(js)) throw new Error(`${js.pathname} is absent; build it first: bash scripts/build-wasm.sh${dir === MODULES.nosimd ? ' --no-simd' : ''}`);
-  return createRequire(import.meta.url)(js.pathname) as WasmExports;
-}
+import { wasmBackend } from '../../ts/crypto/wasm-backend.js';
+import { load, MODULES } from './wasm-modules.js';
 
 const ref = getCrypto('js');
 const CIPHERS = ['chacha20-poly1305', 'xchacha20-poly1305'] as const;

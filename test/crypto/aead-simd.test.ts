@@ -5,23 +5,13 @@
 // AIGENORA_SKIP_CORPORA=1 asks to skip it), and a decoder of the code section checks that the shipped
 // module really contains SIMD instructions and the nosimd one none.
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { fromHex, toHex, type AeadCipher, type Crypto } from '../../ts/crypto/index.js';
 import { CryptoError } from '../../ts/crypto/errors.js';
-import { wasmBackend, type WasmExports } from '../../ts/crypto/wasm-backend.js';
+import { wasmBackend } from '../../ts/crypto/wasm-backend.js';
+import { load, MODULES } from './wasm-modules.js';
 
 const root = new URL('../../', import.meta.url);
-const MODULES = {
-  simd: new URL('bindings/node/', root),
-  nosimd: new URL('target/wasm-nosimd/node/', root),
-} as const;
-
-function load(dir: URL): WasmExports {
-  const js = new URL('aigenora_wasm.js', dir);
-  if (!existsSync(js)) throw new Error(`${js.pathname} is absent; build it first: bash scripts/build-wasm.sh${dir === MODULES.nosimd ? ' --no-simd' : ''}`);
-  return createRequire(import.meta.url)(js.pathname) as WasmExports;
-}
 const wasmBytes = (dir: URL) => new Uint8Array(readFileSync(new URL('aigenora_wasm_bg.wasm', dir)));
 
 const corpus = new URL('../shared/conformance/', root);
