@@ -330,13 +330,16 @@ export class SessionCore {
     this.lines[this.p.role].push(line);
     this.order.push(line);
     this.out.onMessage?.(this.p.role, msg);
-    if (!msg.action.startsWith('_')) this.out.event('protocol_message', { direction: 'sent', msg });
+    // The transcript line above is written ahead of the wire (a frame the peer holds is never one this
+    // side could forget); the event line is a log, written after the frame is on its way so that its
+    // write does not delay the peer. It is written either way, as before.
     const wire = this.witness ? plainWireLine(msg) : line;
-    if (wire === undefined) return;
     try {
-      this.out.transmit(wire);
+      if (wire !== undefined) this.out.transmit(wire);
     } catch {
       throw new ModeAbort('peer_disconnected', 'transport', 'the peer is gone');
+    } finally {
+      if (!msg.action.startsWith('_')) this.out.event('protocol_message', { direction: 'sent', msg });
     }
   }
 
