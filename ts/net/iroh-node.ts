@@ -27,6 +27,8 @@ interface SendStream {
   finish(): Promise<void>;
   /** Resolves once the peer has read the finished stream to its end (or stopped it). */
   stopped(): Promise<bigint | null>;
+  /** Abandons what is unsent and tells the peer the stream was reset. */
+  reset(errorCode: bigint): Promise<void>;
 }
 interface RecvStream {
   read(buf: Uint8Array): Promise<bigint | null>;
@@ -75,6 +77,13 @@ function binding(): IrohBinding {
 const DRAIN_MS = 3000;
 
 /**
+ * Unsent bytes above which send() reports the stream full (false), as a libp2p stream does above its
+ * high-water mark; the line transport then counts the backlog (writeBufferLength) until 'drain' and
+ * gives up on a peer that does not read.
+ */
+const HIGH_WATER = 1 << 20;
+
+/**
  * Adapts an iroh bidirectional stream to the line transport's byte stream. `closing` collects each
  * close, so that a node shutting down first lets the peer read the last lines.
  *
@@ -83,9 +92,14 @@ const DRAIN_MS = 3000;
  * lines it has already received, so a host that finishes right after its last message can make the
  * guest drop that message and report the session failed.
  */
-export function byteStream(bi: BiStream, closing?: Set<Promise<void>>, o: { lingerForPeer?: boolean } = {}): ByteStream {
+export function byteStream(bi: BiStream, closing?: Set<Promise<void>>, o: { lingerForPeer?: boolean } = {}): ByteStream & { readonly writeBufferLength: number; addEventListener(type: string, l: () => void): void; removeEventListener(type: string, l: () => void): void } {
   let writing: Promise<void> = Promise.resolve();
   let broken = false;
+  // Bytes handed to send() and not yet written; whether send() has said the stream is full since the
+  // last 'drain'.
+  let pending = 0;
+  let full = false;
+  const drainListeners = new Set<() => void>();
   let peerEnded!: () => void;
   const peerDone = new Promise<void>((r) => (peerEnded = r));
   const bounded = async (p: Promise<unknown>) => {
@@ -111,17 +125,45 @@ export function byteStream(bi: BiStream, closing?: Set<Promise<void>>, o: { ling
         yield buf.slice(0, Number(n));
       }
     },
+    get writeBufferLength() {
+      return pending;
+    },
+    addEventListener(type: string, l: () => void) {
+      if (type === 'drain') drainListeners.add(l);
+    },
+    removeEventListener(type: string, l: () => void) {
+      if (type === 'drain') drainListeners.delete(l);
+    },
     send(data: Uint8Array): boolean {
       if (broken) throw new Error('stream closed');
+      const n = data.length;
+      pending += n;
       // Writes are queued in order; a failed write closes the stream for every later one.
-      writing = writing.then(() => bi.send.writeAll(data)).catch(() => {
-        broken = true;
-      });
-      return true;
+      writing = writing
+        .then(() => (broken ? undefined : bi.send.writeAll(data)))
+        .then(() => {
+          pending = Math.max(0, pending - n);
+          if (full && pending === 0) {
+            full = false;
+            for (const l of [...drainListeners]) l();
+          }
+        })
+        .catch(() => {
+          broken = true;
+        });
+      if (pending > HIGH_WATER) full = true;
+      return !full;
+    },
+    abort(): void {
+      if (broken) return;
+      broken = true;
+      pending = 0;
+      void bi.send.reset(0n).catch(() => undefined);
     },
     close(): Promise<void> {
       const drain = (async () => {
-        await writing;
+        // A peer that stopped reading must not hold a closing node forever.
+        await bounded(writing);
         if (broken) return;
         broken = true;
         if (o.lingerForPeer) await bounded(peerDone);
