@@ -202,10 +202,6 @@ export interface NodeOptions {
   crypto?: Crypto;
 }
 
-/** One piece of what Noise hands over: a Uint8Array or a Uint8ArrayList (both have subarray()). */
-type Bytes = Parameters<ICryptoInterface['chaCha20Poly1305Encrypt']>[0];
-const whole = (b: Bytes): Uint8Array => (b instanceof Uint8Array ? b : b.subarray());
-
 /**
  * Noise's transport messages sealed and opened by one of our backends. Only the AEAD changes (the same
  * IETF ChaCha20-Poly1305, so the same bytes on the wire); the handshake's X25519, HKDF and SHA-256 stay
@@ -215,8 +211,10 @@ const whole = (b: Bytes): Uint8Array => (b instanceof Uint8Array ? b : b.subarra
 export function noiseCrypto(c: Crypto): ICryptoInterface {
   return {
     ...defaultCrypto,
-    chaCha20Poly1305Encrypt: (plaintext, nonce, ad, k) => c.aeadSeal('chacha20-poly1305', k, nonce, whole(plaintext), ad),
-    chaCha20Poly1305Decrypt: (ciphertext, nonce, ad, k) => c.aeadOpen('chacha20-poly1305', k, nonce, whole(ciphertext), ad),
+    // Noise hands over a Uint8Array or a Uint8ArrayList: subarray() of either is the whole message
+    // (a view of the array, or the list joined).
+    chaCha20Poly1305Encrypt: (plaintext, nonce, ad, k) => c.aeadSeal('chacha20-poly1305', k, nonce, plaintext.subarray(), ad),
+    chaCha20Poly1305Decrypt: (ciphertext, nonce, ad, k) => c.aeadOpen('chacha20-poly1305', k, nonce, ciphertext.subarray(), ad),
   };
 }
 

@@ -103,6 +103,8 @@ fn check_tag(chacha: &ChaCha20, ct: &[u8], tag: &[u8], aad: &[u8]) -> Result<()>
     Ok(())
 }
 
+/// The ChaCha20 instance of the construction: XChaCha20 derives its subkey with HChaCha20 from the
+/// first 16 nonce bytes and uses `0^4 || last 8 nonce bytes` as the 96-bit nonce.
 fn cipher_for(cipher: Cipher, key: &[u8], nonce: &[u8]) -> Result<ChaCha20> {
     let key: [u8; KEY_LEN] = fixed("AEAD key", key)?;
     Ok(match cipher {
