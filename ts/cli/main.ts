@@ -68,13 +68,14 @@ export const COMMANDS: Entry[] = [
   },
   {
     name: 'session',
-    summary: 'sessions: list, events, snapshot, decide, abort',
+    summary: 'sessions: list, events, snapshot, decide, abort, web',
     subcommands: [
       lazy('list', 'the sessions under a data directory, running and finished', async () => (await sessionCli()).sessionList),
       lazy('events', "a session's events.jsonl", async () => (await sessionCli()).sessionEvents),
       lazy('snapshot', "a session's snapshot.json (its phase)", async () => (await sessionCli()).sessionSnapshot),
       lazy('decide', "submit a decision for a session's open decision window", async () => (await sessionCli()).sessionDecide),
       lazy('abort', 'ask a running session to abort', async () => (await sessionCli()).sessionAbort),
+      lazy('web', "a loopback page that follows a session and takes a person's decisions", async () => (await import('./session-web.js')).sessionWeb),
     ],
   },
   {

@@ -1,0 +1,262 @@
+// `aigenora session web` as a person meets it: the CLI spawned on a session side, its URL opened in
+// real Chromium, and a running human-controlled rock-paper-scissors guest decided by clicks. What the
+// engine did is read back from the session's own files (events.jsonl, transcript.jsonl), not from the
+// page. Around it, the server's refusals: no or a wrong token, a non-loopback --listen, a wrong Host,
+// bodies that are too large or not JSON, each a typed 4xx after which the server still serves.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../scripts/lib/chromium.js';
+import { runLocal } from '../../ts/engine/local.js';
+import type { Frame } from '../../ts/engine/frame.js';
+import { builtin, c, hooksOf } from '../engine/harness.js';
+import { tempDir } from '../shared/tmp.js';
+
+const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+const ARTIFACTS = new URL('../../artifacts/web/', import.meta.url).pathname;
+
+interface View {
+  url: string;
+  proc: ChildProcess;
+  /** SIGTERM, then the exit status. */
+  stop(): Promise<number | null>;
+}
+
+/** Spawns `aigenora session web … --json` and waits for the {url} line. */
+function startView(args: string[]): Promise<View> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [BIN, 'session', 'web', ...args, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const exited = new Promise<number | null>((ok) => proc.on('exit', (code) => ok(code)));
+    proc.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    proc.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const nl = out.indexOf('\n');
+      if (nl < 0) return;
+      const { url } = JSON.parse(out.slice(0, nl)) as { url: string };
+      resolve({
+        url,
+        proc,
+        stop: () => {
+          proc.kill('SIGTERM');
+          return exited;
+        },
+      });
+    });
+    void exited.then((code) => reject(new Error(`session web exited ${code}: ${err}`)));
+  });
+}
+
+function cli(args: string[]): Promise<{ status: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('close', (status) => resolve({ status, out, err }));
+  });
+}
+
+/** A raw request, so that the Host header and the body are exactly what the test says. */
+function raw(url: string, opts: { method?: string; host?: string; body?: Buffer | string; type?: string } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: u.hostname, port: u.port, path: u.pathname + u.search, method: opts.method ?? 'GET',
+        headers: { host: opts.host ?? u.host, ...(opts.type && { 'content-type': opts.type }), ...(opts.body !== undefined && { 'content-length': Buffer.byteLength(opts.body) }) },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+const errorCode = (body: string) => (JSON.parse(body) as { error: { code: string } }).error.code;
+const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').filter(Boolean);
+const events = (dir: string) => lines(join(dir, 'events.jsonl')).map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
+const frames = (dir: string) => lines(join(dir, 'transcript.jsonl')).slice(1).map((l) => JSON.parse(l) as Frame);
+
+describe('session web refuses what it must', () => {
+  let dir: string;
+  let view: View;
+  beforeAll(async () => {
+    // A finished session: no window is open.
+    const out = tempDir('web-refusals');
+    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 1 }, outDir: out });
+    expect(r.guest.completed).toBe(true);
+    dir = r.guest.dir;
+    view = await startView([dir, '--listen', '127.0.0.1:0']);
+  });
+  afterAll(async () => {
+    expect(await view?.stop()).toBe(0);
+  });
+
+  it('serves only under its 32-byte token, and only to a loopback Host', async () => {
+    const u = new URL(view.url);
+    const token = u.pathname.split('/')[1]!;
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    expect(u.hostname).toBe('127.0.0.1');
+    const wrong = token.replace(/^./, (ch) => (ch === '0' ? '1' : '0'));
+    for (const path of ['/', '/state', '/favicon.ico', `/${wrong}/`, `/${wrong}/state`, `/${token.slice(0, 63)}/state`, `/x${token}/state`, '/state?token=' + token]) {
+      const r = await raw(`${u.origin}${path}`);
+      expect(r.status, path).toBe(403);
+      expect(errorCode(r.body)).toBe('FORBIDDEN');
+      expect(r.body).not.toContain(token);
+    }
+    const post = await raw(`${u.origin}/${wrong}/decide`, { method: 'POST', type: 'application/json', body: '{"value":"rock"}' });
+    expect(post.status).toBe(403);
+    // The right token through a name that is not loopback (a rebinding page) is refused too.
+    expect((await raw(`${view.url}state`, { host: `attacker.example:${u.port}` })).status).toBe(403);
+    expect((await raw(`${view.url}state`, { host: `localhost:${u.port}` })).status).toBe(200);
+    expect(existsSync(join(dir, 'decision', 'decisions.jsonl'))).toBe(false);
+  });
+
+  it('serves the page under a nonce CSP, and state as JSON of the finished session', async () => {
+    const page = await raw(view.url);
+    expect(page.status).toBe(200);
+    const csp = String(page.headers['content-security-policy']);
+    const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
+    expect(nonce).toBeTruthy();
+    expect(csp).toContain("default-src 'self'");
+    expect(page.body).toContain(`<script nonce="${nonce}">`);
+    // Every script on the page carries the nonce; none is loaded from elsewhere.
+    expect(page.body.match(/<script/g)).toHaveLength(1);
+    expect(page.body).not.toMatch(/https?:\/\//);
+    const s = JSON.parse((await raw(`${view.url}state`)).body) as { role: string; snapshot: { phase: string }; window: unknown; frames: { action: string; from: string; fields: Record<string, unknown> }[]; events: { type: string }[] };
+    expect(s.role).toBe('guest');
+    expect(s.snapshot.phase).toBe('ended');
+    expect(s.window).toBeNull();
+    const transcript = frames(dir);
+    expect(s.frames.map((f) => f.action)).toEqual(transcript.map((f) => f.msg.action));
+    const result = s.frames.find((f) => f.action === 'round_result')!;
+    const fromFile = transcript.find((f) => f.msg.action === 'round_result')!.msg;
+    expect(result.fields['guest_choice']).toBe(fromFile['guest_choice']);
+    expect(s.events.at(-1)!.type).toBe(events(dir).at(-1)!.type);
+  });
+
+  it('answers bad requests with a typed 4xx and keeps serving', async () => {
+    const cases: [string, Parameters<typeof raw>[1], number, string][] = [
+      ['decide', { method: 'POST', type: 'application/json', body: Buffer.alloc(100 << 10, 0x20) }, 413, 'BODY_TOO_LARGE'],
+      ['decide', { method: 'POST', type: 'application/json', body: '{"value": rock' }, 400, 'BAD_JSON'],
+      ['decide', { method: 'POST', type: 'application/json', body: '"rock"' }, 400, 'BAD_DECISION'],
+      ['decide', { method: 'POST', type: 'application/json', body: '{"value":"rock","message":{}}' }, 400, 'BAD_DECISION'],
+      ['decide', { method: 'POST', type: 'text/plain', body: '{"value":"rock"}' }, 415, 'UNSUPPORTED_MEDIA_TYPE'],
+      ['decide', { method: 'POST', type: 'application/json', body: '{"value":"rock"}' }, 409, 'NO_WINDOW'],
+      ['decide', { method: 'GET' }, 405, 'METHOD_NOT_ALLOWED'],
+      ['state', { method: 'POST', type: 'application/json', body: '{}' }, 405, 'METHOD_NOT_ALLOWED'],
+      ['nothing-here', {}, 404, 'NOT_FOUND'],
+    ];
+    for (const [path, opts, status, code] of cases) {
+      const r = await raw(`${view.url}${path}`, opts);
+      expect([path, r.status, errorCode(r.body)], r.body).toEqual([path, status, code]);
+      expect(r.body.trim().split('\n')).toHaveLength(1);
+      expect((await raw(`${view.url}state`)).status).toBe(200);
+    }
+    expect(existsSync(join(dir, 'decision', 'decisions.jsonl'))).toBe(false);
+  });
+
+  it('refuses a --listen that is not loopback, in one line', async () => {
+    for (const listen of ['0.0.0.0:0', '192.168.1.10:8080', 'example.com:80', '127.0.0.1']) {
+      const r = await cli(['session', 'web', dir, '--listen', listen]);
+      expect(r.status, listen).toBe(2);
+      expect(r.err.split('\n')[0]).toMatch(/^aigenora session web: --listen must be a loopback HOST:PORT/);
+      expect(r.out).toBe('');
+    }
+  });
+});
+
+describe('session web in Chromium', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+    mkdirSync(ARTIFACTS, { recursive: true });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it("shows a running human-controlled guest's rounds and hands the clicked choice to its engine", async () => {
+    const out = tempDir('web-human');
+    const guestDir = join(out, 'guest');
+    // The guest waits for a person on every round (human control, no think time); the host plays its hooks.
+    const session = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', minThinkMs: 0, decisionTimeoutMs: 25_000, timeoutMs: 30_000 });
+    const done = session.then((r) => r, (e: unknown) => e);
+    for (let i = 0; !existsSync(join(guestDir, 'decision', 'state.json')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+    const view = await startView([guestDir, '--listen', '127.0.0.1:0']);
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    const outside: string[] = [];
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    page.on('console', (m) => {
+      if (m.type() === 'error') pageErrors.push(m.text());
+    });
+    page.on('request', (r) => {
+      if (!r.url().startsWith(new URL(view.url).origin)) outside.push(r.url());
+    });
+    try {
+      const denied = await page.goto(new URL(view.url).origin + '/');
+      expect(denied?.status()).toBe(403);
+      await page.screenshot({ path: join(ARTIFACTS, 'session-web-0-no-token.png') });
+
+      await page.goto(view.url);
+      await expect.poll(() => page.textContent('#role')).toBe('guest');
+      const clicks = ['paper', 'scissors', 'rock', 'paper', 'scissors', 'rock', 'paper', 'scissors', 'rock'];
+      const played: string[] = [];
+      for (let round = 0; ; round++) {
+        // Either the next round's window opens, or the session ends.
+        await page.waitForFunction((n) => document.body.dataset['phase'] === 'ended' || document.body.dataset['phase'] === 'aborted' || (!document.getElementById('decision')!.hidden && (document.getElementById('window-title')!.textContent ?? '').endsWith(`round ${n}`)), round, { timeout: 20_000 });
+        if (await page.evaluate(() => document.getElementById('decision')!.hidden)) break;
+        expect(round, 'more rounds than a best of 3 can take').toBeLessThan(clicks.length);
+        if (round === 0) await page.screenshot({ path: join(ARTIFACTS, 'session-web-1-window-open.png'), fullPage: true });
+        if (round === 1) {
+          // The session is still running, and the page lists the round decided before.
+          expect(await page.textContent('#phase')).not.toMatch(/ended|aborted/);
+          const first = page.locator('#results li[data-round="0"]');
+          await expect.poll(() => first.textContent()).toContain(`guest_choice=${played[0]} `);
+          await page.screenshot({ path: join(ARTIFACTS, 'session-web-2-running-round-1.png'), fullPage: true });
+        }
+        const choice = clicks[round]!;
+        const button = page.getByRole('button', { name: choice, exact: true });
+        expect(await page.getByRole('group').getByRole('button').allTextContents()).toEqual(['rock', 'paper', 'scissors']);
+        await button.click();
+        played.push(choice);
+        await expect.poll(() => page.textContent('#decide-result'), { timeout: 10_000 }).toMatch(new RegExp(`^(Sent|The engine took) ${choice}`));
+      }
+      const r = await done;
+      if (r instanceof Error) throw r;
+      const result = r as Awaited<typeof session>;
+      expect([result.host.completed, result.guest.completed]).toEqual([true, true]);
+      await expect.poll(() => page.textContent('#phase')).toBe('ended');
+      await expect.poll(() => page.locator('#results li').count()).toBe(played.length);
+      await page.screenshot({ path: join(ARTIFACTS, 'session-web-3-ended.png'), fullPage: true });
+
+      // The engine took every click: one consumed web decision per round, and each reveal it signed
+      // carries the clicked choice.
+      const consumed = events(guestDir).filter((e) => e.type === 'local_decision_consumed');
+      expect(consumed.map((e) => [e.data!['match_key'], e.data!['match_value']])).toEqual(played.map((_, i) => ['round', i]));
+      for (const e of consumed) expect(String(e.data!['decision_id'])).toMatch(/^web:/);
+      expect(events(guestDir).filter((e) => e.type === 'local_decision_rejected')).toEqual([]);
+      const reveals = frames(guestDir).filter((f) => f.from === 'guest' && f.msg.action === 'reveal');
+      expect(reveals.map((f) => f.msg['choice'])).toEqual(played);
+      const decisions = lines(join(guestDir, 'decision', 'decisions.jsonl')).map((l) => JSON.parse(l) as { value: string; _meta: { origin: string } });
+      expect(decisions.map((d) => [d.value, d._meta.origin])).toEqual(played.map((p) => [p, 'web']));
+      expect(pageErrors.filter((e) => !/403/.test(e))).toEqual([]);
+      expect(outside).toEqual([]);
+    } finally {
+      await page.close();
+      expect(await view.stop()).toBe(0);
+      await done;
+    }
+  });
+});
