@@ -14,7 +14,7 @@
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { CryptoError } from '../crypto/errors.js';
-import { instantiateHooks } from '../hooks/load.js';
+import { instantiateHooks } from '../hooks/instantiate.js';
 import type { ControlMode, DecisionConfig, HookContext, HooksModule, Message, Role } from '../hooks/types.js';
 import type { MpMode } from '../mp/mode.js';
 import type { MpSecrets } from '../mp/secrets.js';

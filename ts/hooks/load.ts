@@ -6,24 +6,13 @@ import type { Crypto } from '../crypto/backend.js';
 import { readText } from '../files/read.js';
 import { flowMode, type Spec } from '../spec/types.js';
 import { checkPristine, skeletonBypassFromEnv } from './skeleton.js';
-import { HOOK_NAMES, type HookContext, type HooksByMode, type HooksModule } from './types.js';
+import { HooksError } from './instantiate.js';
+import type { HooksModule } from './types.js';
+
+export { HooksError, instantiateHooks, type HooksErrorCode } from './instantiate.js';
 
 /** .mts/.mjs first: they are ES modules wherever they live; .ts/.js only inside a "type": "module" package. */
 export const HOOK_FILES = ['hooks.mts', 'hooks.mjs', 'hooks.ts', 'hooks.js'];
-
-export type HooksErrorCode = 'HOOKS_MISSING' | 'HOOKS_SKELETON' | 'HOOKS_INVALID' | 'HOOKS_MODE_MISMATCH' | 'HOOKS_INCOMPLETE' | 'HOOKS_OUTSIDE';
-
-export class HooksError extends Error {
-  override readonly name = 'HooksError';
-  constructor(
-    readonly code: HooksErrorCode,
-    message: string,
-    /** Hooks still to write, for HOOKS_SKELETON and HOOKS_INCOMPLETE. */
-    readonly pending: string[] = [],
-  ) {
-    super(`${code}: ${message}`);
-  }
-}
 
 export function findHooksFile(dir: string): string | undefined {
   return HOOK_FILES.map((f) => join(dir, f)).find((p) => existsSync(p));
@@ -82,12 +71,4 @@ async function importHooksModule(file: string): Promise<{ default?: unknown }> {
   }
   const { tsImport } = await import('tsx/esm/api');
   return (await tsImport(url, import.meta.url)) as { default?: unknown };
-}
-
-/** Creates one session's hooks and checks that every required hook of the mode is a function. */
-export function instantiateHooks<M extends keyof HooksByMode>(module: HooksModule<M>, ctx: HookContext): HooksByMode[M] {
-  const h = module.create(ctx) as unknown as Record<string, unknown>;
-  const missing = HOOK_NAMES[module.mode].required.filter((n) => typeof h[n] !== 'function');
-  if (missing.length) throw new HooksError('HOOKS_INCOMPLETE', `the ${module.mode} hooks lack ${missing.join(', ')}`, missing);
-  return h as unknown as HooksByMode[M];
 }

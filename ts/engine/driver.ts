@@ -1,0 +1,228 @@
+/**
+ * The session driver, on any platform: it owns the transport, the clock, the decision windows and the
+ * abort request, and runs a `SessionCore` (core.ts: chains, checks, flow mode, receipts; no I/O) by
+ * feeding it the peer's lines, its timers and local decisions. Where the record goes (files, a page's
+ * memory) and where decisions come from are given to it: session.ts wires files for Node.
+ */
+import type { ControlMode, Message, Role } from '../hooks/types.js';
+import { randomSecrets } from '../mp/secrets.js';
+import { rulesetHashOfSpec } from '../realtime/ruleset.js';
+import { systemClock, type Clock } from './clock.js';
+import { SessionCore, type CoreParams, type EndReason } from './core.js';
+import { decisionConfig, type DecisionRecord, type Window } from './decision.js';
+import type { DecideRequest } from './mode.js';
+import { msSummary } from './latency.js';
+import type { Transport } from './transport.js';
+
+/** Where a session's record goes: every accepted frame, its events, its phase and its end files. */
+export interface SessionStore {
+  /** Appends a frame's wire line; it is kept when this returns. */
+  frame(line: string): void;
+  event(type: string, data?: Record<string, unknown>): void;
+  snapshot(phase: string, extra?: Record<string, unknown>): void;
+  writeJson(name: string, value: unknown): void;
+  close(): void;
+}
+
+/** Where local decisions come from (hybrid and human control): decision.ts's DecisionBus on Node. */
+export interface DecisionSource {
+  /** The window open now, or null when none is. */
+  publish(w: Window | null): void;
+  /** The first acceptable decision for the window before `until` (ms on `clock`), or undefined. */
+  wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void, clock: Clock): Promise<{ id: string; rec: DecisionRecord } | undefined>;
+}
+
+export interface DriverConfig
+  extends Pick<CoreParams, 'crypto' | 'role' | 'spec' | 'specText' | 'protocolId' | 'hooks' | 'options' | 'key' | 'hostKey' | 'guestKey' | 'sid' | 'postId' | 'nonce' | 'stateDir' | 'maxFrameBytes' | 'mpWrap'>,
+    Partial<Pick<CoreParams, 'random' | 'chat' | 'controlMode' | 'rulesetHash' | 'mpSecrets' | 'wire'>> {
+  transport: Transport;
+  /** Longest wait for the peer's next frame (default: decision.timeout_seconds, else 30 s). */
+  timeoutMs?: number;
+  /** Overrides, mostly for tests: the hybrid/human hold (timing.min_think_seconds) and the human deadline (decision.timeout_seconds). */
+  minThinkMs?: number;
+  decisionTimeoutMs?: number;
+  store: SessionStore;
+  /** Required unless controlMode is autonomous. */
+  decisions?: DecisionSource;
+  /** Polled every 200 ms: true asks the session to abort (it tells the peer, then ends with local_abort). */
+  abortRequested?: () => boolean;
+  /** Called for every frame sent or accepted, for display. */
+  onMessage?: (from: Role, msg: Message) => void;
+  /** The clock decision windows and realtime ticks run on (default: the system clock). */
+  clock?: Clock;
+}
+
+export interface DriverResult {
+  completed: boolean;
+  reason: EndReason;
+  detail?: string;
+  sid: string;
+  /** The file (in the store) holding the proof when the peer was caught cheating. */
+  proofFile?: string;
+}
+
+export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
+  const { crypto, role, spec, transport, store: record } = cfg;
+  const clock = cfg.clock ?? systemClock;
+  const timeoutMs = cfg.timeoutMs ?? (spec.decision?.timeout_seconds ?? 30) * 1000;
+  const controlMode: ControlMode = cfg.controlMode ?? 'hybrid';
+  const decision = decisionConfig(spec, controlMode);
+  const bus = controlMode === 'autonomous' ? undefined : cfg.decisions;
+  if (controlMode !== 'autonomous' && !bus) throw new Error(`control mode ${controlMode} needs a decision source`);
+  const timingOn = spec.timing?.mode !== 'none';
+  const optSeconds = (k: string) => (typeof cfg.options[k] === 'number' ? (cfg.options[k] as number) : undefined);
+  const minThinkMs = cfg.minThinkMs ?? (timingOn ? (optSeconds('min_think_seconds') ?? spec.timing?.min_think_seconds ?? 0) * 1000 : 0);
+  const decisionTimeoutMs = cfg.decisionTimeoutMs ?? (decision?.timeout_seconds ?? 120) * 1000;
+  let windows = 0;
+  let localAbort = false;
+
+  const core = new SessionCore(
+    {
+      crypto, role, spec, specText: cfg.specText, protocolId: cfg.protocolId, hooks: cfg.hooks, options: cfg.options, key: cfg.key,
+      hostKey: cfg.hostKey, guestKey: cfg.guestKey, sid: cfg.sid, postId: cfg.postId, nonce: cfg.nonce, stateDir: cfg.stateDir,
+      ...(cfg.maxFrameBytes !== undefined && { maxFrameBytes: cfg.maxFrameBytes }),
+      random: cfg.random ?? Math.random,
+      randomBytes: (n) => globalThis.crypto.getRandomValues(new Uint8Array(n)),
+      now: () => clock.now(),
+      chat: cfg.chat ?? [],
+      controlMode, decision,
+      rulesetHash: cfg.rulesetHash ?? rulesetHashOfSpec(crypto, cfg.specText),
+      mpSecrets: cfg.mpSecrets ?? randomSecrets(crypto.ot),
+      ...(cfg.mpWrap && { mpWrap: cfg.mpWrap }),
+      ...(cfg.wire && { wire: cfg.wire }),
+    },
+    {
+      transmit: (line) => {
+        if (localAbort) throw new Error('aborted');
+        transport.send(line);
+      },
+      frame: (line) => record.frame(line),
+      event: (name, data) => record.event(name, data),
+      snapshot: (phase, data) => record.snapshot(phase, data),
+      writeJson: (file, value) => record.writeJson(file, value),
+      ...(cfg.onMessage && { onMessage: cfg.onMessage }),
+    },
+  );
+
+  /**
+   * A decision window for one of this side's moves (hybrid and human control). The hooks' move is the
+   * default; a local decision replaces it. Hybrid waits min_think and then plays the default; human
+   * waits until the decision deadline, then applies timeout_action.
+   */
+  async function decide(req: DecideRequest): Promise<{ value: unknown } | { timedOut: true }> {
+    if (!bus || !decision) return { value: req.fallback };
+    const now = clock.now();
+    const human = controlMode === 'human';
+    const w: Window = {
+      window_id: `${req.key}:${req.value}:${++windows}`,
+      match_key: req.key,
+      match_value: req.value,
+      expects: req.expects,
+      opened_at: new Date(now).toISOString(),
+      release_at: new Date(now + minThinkMs).toISOString(),
+      deadline_at: human ? new Date(now + decisionTimeoutMs).toISOString() : null,
+    };
+    bus.publish(w);
+    record.event('local_decision_window_started', { ...w });
+    record.snapshot('action_submitted', {
+      role,
+      sid: cfg.sid,
+      // NOTES A10: the window as ISO times and as Unix epoch seconds.
+      timing: {
+        match_key: req.key,
+        match_value: req.value,
+        release_at: w.release_at,
+        deadline_at: w.deadline_at,
+        release_at_epoch: (now + minThinkMs) / 1000,
+        deadline_at_epoch: human ? (now + decisionTimeoutMs) / 1000 : null,
+        phase: 'deciding',
+      },
+    });
+    const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, req.check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }), clock);
+    bus.publish(null);
+    record.snapshot('in_progress', { role, sid: cfg.sid });
+    if (got) {
+      // A decision is held until the window's release time (timing.min_think_seconds).
+      const hold = now + minThinkMs - clock.now();
+      if (hold > 0) await clock.sleep(hold);
+      record.event('local_decision_consumed', { match_key: req.key, match_value: req.value, decision_id: got.id });
+      return { value: req.take(got.rec) };
+    }
+    if (human && decision.timeout_action === 'abort') return { timedOut: true };
+    record.event('local_decision_fallback', { match_key: req.key, match_value: req.value });
+    return { value: req.fallback };
+  }
+
+  const abortWatch = setInterval(() => {
+    if (!localAbort && cfg.abortRequested?.()) {
+      // Tell the peer first, then close, which also wakes a pending receive.
+      const line = core.localAbort();
+      localAbort = true;
+      try {
+        if (line !== undefined) transport.send(line);
+      } catch {
+        // the peer is gone already
+      }
+      transport.close();
+    }
+  }, 200);
+  abortWatch.unref?.();
+
+  record.event('session_started', { role, sid: cfg.sid, protocol_id: cfg.protocolId, mode: core.mode });
+  record.snapshot('in_progress', { role, sid: cfg.sid });
+  let pending: string | null | undefined;
+  /** How late each timer fired, in ms: a realtime host's tick jitter. */
+  const lateness: number[] = [];
+  try {
+    await core.start();
+    while (!core.ending) {
+      if (core.decision) {
+        const req = core.decision;
+        const d = await decide(req);
+        if (core.ending) break;
+        if ('timedOut' in d) {
+          core.abort('decision_timeout', 'decision', `no decision for ${req.key} ${req.value} within ${decisionTimeoutMs} ms`);
+          break;
+        }
+        await core.decided(d.value);
+        continue;
+      }
+      const due = nextTimer(core.timers);
+      if (due && due.at <= clock.now()) {
+        lateness.push(clock.now() - due.at);
+        await core.timer(due.id);
+        continue;
+      }
+      const wait = due ? Math.max(0, due.at - clock.now()) : timeoutMs;
+      const r = await transport.recv(wait);
+      if (core.ending) break;
+      if (r.line !== null) await core.receive(r.line);
+      else if (localAbort) break;
+      else if (!(r.timedOut && due)) core.transportEnded(r.timedOut, timeoutMs);
+      else if (due.at > clock.now()) await clock.sleep(due.at - clock.now());
+    }
+    // A peer that aborted while this side was busy is seen as a closed connection; its _abort frame
+    // may still be waiting to be read, and is the better reason.
+    if (core.ending?.reason === 'peer_disconnected') {
+      try {
+        const r = await transport.recv(0);
+        pending = r.line;
+      } catch {
+        pending = null;
+      }
+    }
+  } finally {
+    clearInterval(abortWatch);
+  }
+  if (lateness.length) record.event('timer_lateness', { ...msSummary(lateness) });
+  const end = core.finish(pending);
+  record.close();
+  transport.close();
+  return { completed: end.completed, reason: end.reason, ...(end.detail !== undefined && !end.completed && { detail: end.detail }), sid: cfg.sid, ...(end.proofFile && { proofFile: end.proofFile }) };
+}
+
+function nextTimer(timers: ReadonlyMap<string, number>): { id: string; at: number } | undefined {
+  let best: { id: string; at: number } | undefined;
+  for (const [id, at] of timers) if (!best || at < best.at) best = { id, at };
+  return best;
+}
