@@ -1,0 +1,313 @@
+/**
+ * Custom renderers for the protocols a generic form serves badly: Connect Four (click a column),
+ * Reversi and Gomoku (click a cell) and chat (a transcript and a text box). Each board is derived from
+ * the frames alone, so a page that only holds the session's frames can draw it, and the move it
+ * submits is the message the spec expects (with the turn number the host checks).
+ *
+ * Pieces are told apart by shape and by their accessible names (● the guest, ○ the host), never by
+ * colour alone. Peer data only ever reaches the page as text nodes.
+ */
+import type { Message, Role } from '../hooks/types.js';
+import type { Spec } from '../spec/types.js';
+import { Board as ReversiBoard } from '../protocols/reversi/hooks.js';
+import type { DecisionAnswer, DecisionView } from './decide-form.js';
+
+export type StateView = Omit<DecisionView, 'window'>;
+
+/** An element with attributes and children; strings become text nodes (never parsed as markup). */
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
+  return e;
+}
+
+export interface BoardKit {
+  /** A short name for headings ("Connect Four"). */
+  title: string;
+  /** Whether this kit's controls can make `role`'s decision (else the generic form does, under the board). */
+  decides(spec: Spec, role: Role): boolean;
+  /** Draws the board or transcript into `parent`; with `submit`, the controls that make the choice. */
+  render(parent: HTMLElement, v: StateView, submit?: (a: DecisionAnswer) => void): void;
+}
+
+const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
+const sendsMove = (spec: Spec, role: Role, name: string) =>
+  spec.messages.some((m) => m.name === name && (m.direction === 'both' || m.direction === (role === 'host' ? 'host_to_guest' : 'guest_to_host')));
+const hasFields = (spec: Spec, name: string, fields: string[]) => {
+  const m = spec.messages.find((x) => x.name === name);
+  return !!m && fields.every((f) => f in m.fields);
+};
+const ready = (v: StateView): Message | undefined => v.frames.find((f) => f.from === 'host' && f.msg.action === 'ready')?.msg;
+const PIECE: Record<Role, string> = { guest: '●', host: '○' };
+
+/** The outcome a frame announces (an `end`, or a result with game_over), as text. */
+function outcome(msg: Message, names: Record<Role, string>, me: Role): string | undefined {
+  const over = msg.action === 'end' || msg['game_over'] === true;
+  if (!over) return undefined;
+  const w = msg['winner'];
+  if (w === 'host' || w === 'guest') return `Game over: ${names[w]}${w === me ? ' (you)' : ''} wins.`;
+  return 'Game over: a draw.';
+}
+
+function status(parent: HTMLElement, text: string): HTMLElement {
+  const p = el('p', { class: 'board-status' }, text);
+  parent.append(p);
+  return p;
+}
+
+// ---------------------------------------------------------------- Connect Four
+
+interface C4 {
+  cols: number;
+  rows: number;
+  /** cells[col][row], row 0 at the bottom (as the protocol counts). */
+  cells: (Role | null)[][];
+  next: number;
+  over?: string;
+}
+
+function connectFour(v: StateView): C4 {
+  const r = ready(v);
+  const cols = int(r?.['cols']) ?? int(v.options['cols']) ?? 7;
+  const rows = int(r?.['rows']) ?? int(v.options['rows']) ?? 6;
+  const cells: (Role | null)[][] = Array.from({ length: cols }, () => Array<Role | null>(rows).fill(null));
+  const drop = (col: number, who: Role) => {
+    const row = cells[col]?.indexOf(null) ?? -1;
+    if (row >= 0) cells[col]![row] = who;
+  };
+  let moves = 0;
+  let over: string | undefined;
+  for (const { from, msg } of v.frames) {
+    const col = int(msg['col']);
+    if (msg.action === 'move' && col !== undefined) {
+      drop(col, from);
+      if (from === v.role) moves++;
+    } else if (msg.action === 'round_result' && col !== undefined) {
+      const who: Role = msg['player'] === 'guest' ? 'guest' : 'host';
+      const row = int(msg['row']);
+      if (row !== undefined && cells[col]?.[row] === null) cells[col]![row] = who;
+      else drop(col, who);
+    }
+    over = outcome(msg, { guest: 'Red', host: 'Yellow' }, v.role) ?? over;
+  }
+  return { cols, rows, cells, next: moves + 1, ...(over && { over }) };
+}
+
+const c4Names: Record<Role, string> = { guest: 'red', host: 'yellow' };
+
+const connectFourKit: BoardKit = {
+  title: 'Connect Four',
+  decides: (spec, role) => sendsMove(spec, role, 'move'),
+  render(parent, v, submit) {
+    const b = connectFour(v);
+    const you = v.role === 'guest' ? 'Red (●), moving first' : 'Yellow (○)';
+    status(parent, `You are ${you}.`);
+    const grid = el('div', { class: 'board connect-four', role: 'group', 'aria-label': `Connect Four board, ${b.cols} columns by ${b.rows} rows` });
+    grid.style.display = 'grid';
+    grid.style.gridTemplateColumns = `repeat(${b.cols}, 2.6em)`;
+    grid.style.gap = '2px';
+    const full = (c: number) => !b.cells[c]!.includes(null);
+    const live = submit && !b.over;
+    const pick = (c: number) => {
+      if (!live || full(c)) return;
+      submit({ message: { action: 'move', turn: b.next, col: c } });
+    };
+    if (live)
+      for (let c = 0; c < b.cols; c++) {
+        const btn = el('button', { type: 'button', class: 'column', 'aria-label': `column ${c + 1}` }, `↓ ${c + 1}`);
+        if (full(c)) btn.disabled = true;
+        btn.addEventListener('click', () => pick(c));
+        grid.append(btn);
+      }
+    for (let r = b.rows - 1; r >= 0; r--)
+      for (let c = 0; c < b.cols; c++) {
+        const who = b.cells[c]![r] ?? null;
+        const label = `column ${c + 1}, row ${r + 1}: ${who ? `${c4Names[who]}${who === v.role ? ' (you)' : ''}` : 'empty'}`;
+        const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
+        cell.textContent = who ? PIECE[who] : '·';
+        cell.style.height = '2.2em';
+        cell.style.fontSize = '1.2em';
+        cell.style.textAlign = 'center';
+        cell.style.lineHeight = '2.2em';
+        if (who) cell.style.color = who === 'guest' ? '#c00' : '#a80';
+        if (cell instanceof HTMLButtonElement) {
+          if (full(c)) cell.disabled = true;
+          cell.addEventListener('click', () => pick(c));
+        }
+        grid.append(cell);
+      }
+    parent.append(grid);
+    if (b.over) status(parent, b.over);
+  },
+};
+
+// ---------------------------------------------------------------- Reversi and Gomoku
+
+interface Square {
+  n: number;
+  /** cells[row][col]. */
+  cells: (Role | null)[][];
+  next: number;
+  /** Cells this side may take now (Reversi: the bracketing ones; Gomoku: the empty ones). */
+  legal: (r: number, c: number) => boolean;
+  mustPass: boolean;
+  score?: string;
+  over?: string;
+}
+
+function reversi(v: StateView): Square {
+  const n = int(ready(v)?.['board_size']) ?? int(v.options['board_size']) ?? 8;
+  const b = new ReversiBoard(n);
+  let acts = 0;
+  let over: string | undefined;
+  for (const { from, msg } of v.frames) {
+    const [row, col] = [int(msg['row']), int(msg['col'])];
+    if ((msg.action === 'move' || msg.action === 'pass') && from === 'guest') acts++;
+    if (msg.action === 'move' && row !== undefined && col !== undefined) b.play(row, col, from);
+    else if (msg.action === 'round_result' && msg['passed'] !== true && row !== undefined && col !== undefined) b.play(row, col, msg['player'] === 'guest' ? 'guest' : 'host');
+    over = outcome(msg, { guest: 'Black', host: 'White' }, v.role) ?? over;
+  }
+  const legal = b.legal(v.role);
+  return {
+    n,
+    cells: b.cells,
+    next: 2 * acts + 1,
+    legal: (r, c) => legal.some(([lr, lc]) => lr === r && lc === c),
+    mustPass: legal.length === 0,
+    score: `Black ● ${b.count('guest')}, White ○ ${b.count('host')}.`,
+    ...(over && { over }),
+  };
+}
+
+function gomoku(v: StateView): Square {
+  const n = int(ready(v)?.['board_size']) ?? int(v.options['board_size']) ?? 15;
+  const cells: (Role | null)[][] = Array.from({ length: n }, () => Array<Role | null>(n).fill(null));
+  let moves = 0;
+  let over: string | undefined;
+  for (const { from, msg } of v.frames) {
+    over = outcome(msg, { guest: 'Black', host: 'White' }, v.role) ?? over;
+    const [row, col] = [int(msg['row']), int(msg['col'])];
+    if (row === undefined || col === undefined || !cells[row] || col < 0 || col >= n) continue;
+    if (msg.action === 'move') {
+      cells[row][col] = from;
+      if (from === 'guest') moves++;
+    } else if (msg.action === 'round_result') cells[row][col] = msg['player'] === 'guest' ? 'guest' : 'host';
+  }
+  return { n, cells, next: 2 * moves + 1, legal: (r, c) => cells[r]?.[c] === null, mustPass: false, ...(over && { over }) };
+}
+
+/** A square board whose cells are buttons in one tab stop; the arrow keys move between them. */
+function squareKit(title: string, derive: (v: StateView) => Square): BoardKit {
+  return {
+    title,
+    decides: (spec, role) => sendsMove(spec, role, 'move'),
+    render(parent, v, submit) {
+      const b = derive(v);
+      const live = submit && !b.over;
+      status(parent, `You are ${v.role === 'guest' ? 'Black (●), moving first' : 'White (○)'}.${b.score ? ` ${b.score}` : ''}`);
+      const grid = el('div', { class: `board ${title.toLowerCase()}`, role: 'group', 'aria-label': `${title} board, ${b.n} by ${b.n}` });
+      grid.style.display = 'grid';
+      grid.style.gridTemplateColumns = `repeat(${b.n}, 2em)`;
+      grid.style.gap = '1px';
+      const buttons: HTMLButtonElement[] = [];
+      const note = el('p', { class: 'board-note', role: 'status' });
+      let first = -1;
+      for (let r = 0; r < b.n; r++)
+        for (let c = 0; c < b.n; c++) {
+          const who = b.cells[r]![c] ?? null;
+          const ok = !!live && b.legal(r, c);
+          const label = `row ${r + 1}, column ${c + 1}: ${who ? `${who === 'guest' ? 'black' : 'white'}${who === v.role ? ' (you)' : ''}` : ok ? 'empty' : 'empty, not playable'}`;
+          const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
+          // Playable empty cells carry a dot, so they are visible without colour.
+          cell.textContent = who ? PIECE[who] : ok && title === 'Reversi' ? '·' : '';
+          cell.style.height = '2em';
+          cell.style.fontSize = '1.2em';
+          cell.style.textAlign = 'center';
+          cell.style.background = '#2e7d32';
+          cell.style.color = who === 'host' ? '#fff' : '#000';
+          if (cell instanceof HTMLButtonElement) {
+            const i = buttons.length;
+            if (ok && first < 0) first = i;
+            // Unplayable cells stay focusable (aria-disabled) so the arrow keys can cross them.
+            if (!ok) cell.setAttribute('aria-disabled', 'true');
+            cell.addEventListener('click', () => {
+              if (ok) submit({ message: { action: 'move', turn: b.next, row: r, col: c } });
+              else note.textContent = `Row ${r + 1}, column ${c + 1} is not a legal move.`;
+            });
+            cell.addEventListener('keydown', (e) => {
+              const step = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] }[e.key];
+              if (!step) return;
+              e.preventDefault();
+              const [nr, nc] = [Math.min(b.n - 1, Math.max(0, r + step[0]!)), Math.min(b.n - 1, Math.max(0, c + step[1]!))];
+              const next = buttons[nr * b.n + nc]!;
+              cell.tabIndex = -1;
+              next.tabIndex = 0;
+              next.focus();
+            });
+            buttons.push(cell);
+          }
+          grid.append(cell);
+        }
+      const entry = buttons[first >= 0 ? first : Math.floor(buttons.length / 2)];
+      if (entry) entry.tabIndex = 0;
+      parent.append(grid);
+      if (live && b.mustPass) {
+        const pass = el('button', { type: 'button', class: 'pass' }, 'Pass (no legal move)');
+        pass.addEventListener('click', () => submit({ message: { action: 'pass', turn: b.next } }));
+        parent.append(pass);
+      }
+      parent.append(note);
+      if (b.over) status(parent, b.over);
+    },
+  };
+}
+
+// ---------------------------------------------------------------- chat
+
+const chatKit: BoardKit = {
+  title: 'Chat',
+  decides: (spec, role) => sendsMove(spec, role, 'chat'),
+  render(parent, v, submit) {
+    const log = el('ol', { class: 'transcript', 'aria-label': 'Conversation', 'aria-live': 'polite' });
+    let mine = 0;
+    let ended = '';
+    for (const { from, msg } of v.frames) {
+      if (from === v.role && msg.action === 'chat') mine = Math.max(mine, int(msg['seq']) ?? mine + 1);
+      if (msg.action === 'chat') log.append(el('li', { class: from === v.role ? 'me' : 'peer' }, el('strong', {}, from === v.role ? 'you' : 'peer'), ': ', String(msg['text'] ?? '')));
+      if (msg.action === 'end') log.append(el('li', { class: 'left' }, from === v.role ? '(you left)' : '(peer left)'));
+      if (msg.action === 'end' && from === v.role) ended = 'You left the conversation.';
+    }
+    if (!log.children.length) log.append(el('li', { class: 'empty' }, 'No messages yet.'));
+    parent.append(log);
+    if (!submit || ended) {
+      if (ended) status(parent, ended);
+      return;
+    }
+    const max = v.spec.messages.find((m) => m.name === 'chat')?.fields['text']?.max_length;
+    const form = el('form', { class: 'chat-form' });
+    const input = el('input', { type: 'text', id: 'aigenora-chat-text', name: 'text', required: '', autocomplete: 'off', ...(max !== undefined && { maxlength: String(max) }) });
+    const send = el('button', { type: 'submit' }, 'Send');
+    const leave = el('button', { type: 'button' }, 'Leave');
+    form.append(el('label', { for: 'aigenora-chat-text' }, 'Message'), ' ', input, ' ', send, ' ', leave);
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      if (!input.value) return;
+      // Numbered here as well as by the frames, so two sends before the next redraw do not share a number.
+      submit({ message: { action: 'chat', text: input.value, seq: ++mine } });
+      input.value = '';
+    });
+    leave.addEventListener('click', () => submit({ message: { action: 'end' } }));
+    parent.append(form);
+  },
+};
+
+/** The custom renderer for a spec, by its name or family and the shape of its messages; null for the generic form. */
+export function boardFor(spec: Spec): BoardKit | null {
+  const tag = `${spec.name} ${spec.family ?? ''}`.toLowerCase();
+  if (/connect.?(four|4)/.test(tag) && hasFields(spec, 'move', ['col'])) return connectFourKit;
+  if (/reversi|othello/.test(tag) && hasFields(spec, 'move', ['row', 'col'])) return squareKit('Reversi', reversi);
+  if (/gomoku|five.in.a.row/.test(tag) && hasFields(spec, 'move', ['row', 'col'])) return squareKit('Gomoku', gomoku);
+  if ((spec.flow?.mode === 'free' || spec.type === 'chat') && hasFields(spec, 'chat', ['text'])) return chatKit;
+  return null;
+}
