@@ -259,4 +259,70 @@ describe('session web in Chromium', () => {
       await done;
     }
   });
+
+  it('takes whole messages for session_loop windows, from the templates the spec gives, and shows a refusal', async () => {
+    const out = tempDir('web-message');
+    const guestDir = join(out, 'guest');
+    // Guess the number as a person: each guess is typed into the page, each hint read from its frames.
+    const session = runLocal({ crypto: c, ...builtin('guess-number'), hooks: await hooksOf('guess-number'), outDir: out, guestControl: 'human', minThinkMs: 0, decisionTimeoutMs: 25_000, timeoutMs: 30_000 });
+    const done = session.then((r) => r, (e: unknown) => e);
+    for (let i = 0; !existsSync(join(guestDir, 'decision', 'state.json')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+    const view = await startView([guestDir]);
+    const page = await browser.newPage();
+    try {
+      await page.goto(view.url);
+      const box = page.getByLabel('Message (JSON)');
+      await expect.poll(() => box.inputValue()).not.toBe('');
+      // One template per message a guest may send, the flow's move first, required fields at their least values.
+      expect(await page.getByLabel('Message kind (fills the template)').locator('option').allTextContents()).toEqual(['guess', 'error']);
+      expect(JSON.parse(await box.inputValue())).toEqual({ action: 'guess', attempt: 1, number: 0 });
+      await page.getByLabel('Message kind (fills the template)').selectOption({ label: 'error' });
+      expect(JSON.parse(await box.inputValue())).toEqual({ action: 'error', reason: 'invalid_guess' });
+      await page.screenshot({ path: join(ARTIFACTS, 'session-web-4-message-window.png'), fullPage: true });
+
+      // An attempt the spec does not allow (min 1): the engine refuses it, the page says so, and the window stays open.
+      await box.fill(JSON.stringify({ action: 'guess', attempt: 0, number: 50 }));
+      await page.getByRole('button', { name: 'Send message' }).click();
+      await expect.poll(() => page.textContent('#decide-result'), { timeout: 10_000 }).toMatch(/^The engine refused guess: .*attempt.*Decide again\.$/);
+      await page.screenshot({ path: join(ARTIFACTS, 'session-web-5-refused.png'), fullPage: true });
+
+      let [lo, hi] = [1, 100];
+      const guesses: number[] = [];
+      for (let turn = 0; ; turn++) {
+        if (turn > 0) {
+          await page.waitForFunction((n) => document.body.dataset['phase'] === 'ended' || document.body.dataset['phase'] === 'aborted' || (!document.getElementById('decision')!.hidden && (document.getElementById('window-title')!.textContent ?? '').endsWith(`turn ${n}`)), turn, { timeout: 20_000 });
+          if (await page.evaluate(() => document.getElementById('decision')!.hidden)) break;
+          const hint = await page.locator('#frames-body tr[data-action="hint"]').last().textContent();
+          const result = /result=(higher|lower)/.exec(hint ?? '')?.[1];
+          expect(hint).toContain(`attempt=${turn} `);
+          if (result === 'higher') lo = guesses.at(-1)! + 1;
+          else hi = guesses.at(-1)! - 1;
+        }
+        expect(turn, 'bisection needs at most 7 guesses').toBeLessThan(7);
+        const n = Math.floor((lo + hi) / 2);
+        await box.fill(JSON.stringify({ action: 'guess', attempt: turn + 1, number: n }));
+        await page.getByRole('button', { name: 'Send message' }).click();
+        guesses.push(n);
+        await expect.poll(() => page.textContent('#decide-result'), { timeout: 10_000 }).toMatch(new RegExp(`^(Sent guess for turn ${turn};|The engine took guess for turn ${turn}\\.)`));
+      }
+      const r = await done;
+      if (r instanceof Error) throw r;
+      const result = r as Awaited<typeof session>;
+      expect([result.host.completed, result.guest.completed]).toEqual([true, true]);
+      await expect.poll(() => page.textContent('#phase')).toBe('ended');
+      await page.screenshot({ path: join(ARTIFACTS, 'session-web-6-message-ended.png'), fullPage: true });
+
+      const sent = frames(guestDir).filter((f) => f.from === 'guest' && f.msg.action === 'guess').map((f) => f.msg);
+      expect(sent).toEqual(guesses.map((number, i) => ({ action: 'guess', attempt: i + 1, number })));
+      const over = frames(guestDir).find((f) => f.msg.action === 'game_over')!.msg;
+      expect([over['winner'], over['secret_number']]).toEqual(['guest', guesses.at(-1)]);
+      const ev = events(guestDir);
+      expect(ev.filter((e) => e.type === 'local_decision_rejected')).toHaveLength(1);
+      expect(ev.filter((e) => e.type === 'local_decision_consumed').map((e) => [e.data!['match_key'], e.data!['match_value']])).toEqual(guesses.map((_, i) => ['turn', i]));
+    } finally {
+      await page.close();
+      expect(await view.stop()).toBe(0);
+      await done;
+    }
+  });
 });

@@ -141,6 +141,8 @@ function renderWindow(s) {
 
 function buildForm(w, control) {
   say($('window-title'), (control.expects === 'message' ? 'Your next message' : 'Your ' + (control.field || 'value')) + ' for ' + w.match_key + ' ' + w.match_value);
+  // The forms outlive a window: a new window opens them again after a decision disabled them.
+  $('decision').querySelectorAll('button, input, textarea, select').forEach((c) => { c.disabled = false; });
   const choices = $('choices');
   choices.replaceChildren();
   $('value-form').hidden = true;
