@@ -4,12 +4,13 @@
 // page. Around it, the server's refusals: no or a wrong token, a non-loopback --listen, a wrong Host,
 // bodies that are too large or not JSON, each a typed 4xx after which the server still serves.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../scripts/lib/chromium.js';
+import { latestSessionSide, MAX_FRAMES, serveSessionView, TAIL_BYTES } from '../../ts/cli/session-web.js';
 import { runLocal } from '../../ts/engine/local.js';
 import type { Frame } from '../../ts/engine/frame.js';
 import { builtin, c, hooksOf } from '../engine/harness.js';
@@ -119,6 +120,8 @@ describe('session web refuses what it must', () => {
     // The right token through a name that is not loopback (a rebinding page) is refused too.
     expect((await raw(`${view.url}state`, { host: `attacker.example:${u.port}` })).status).toBe(403);
     expect((await raw(`${view.url}state`, { host: `localhost:${u.port}` })).status).toBe(200);
+    const bare = await raw(`${u.origin}/${token}`);
+    expect([bare.status, bare.headers['location']]).toEqual([308, `/${token}/`]);
     expect(existsSync(join(dir, 'decision', 'decisions.jsonl'))).toBe(false);
   });
 
@@ -323,6 +326,87 @@ describe('session web in Chromium', () => {
       await page.close();
       expect(await view.stop()).toBe(0);
       await done;
+    }
+  });
+});
+
+/** A session side written by hand: the view reads files, it does not verify them. */
+function fakeSide(dir: string, msgs: Record<string, unknown>[], pad = 0): void {
+  mkdirSync(join(dir, 'decision'), { recursive: true });
+  const header = { _transcript: 1, sid: 'ab'.repeat(32), post_id: 'local', protocol_id: 'cd'.repeat(32), host_key: '01'.repeat(32), guest_key: '02'.repeat(32), nonce: '00'.repeat(16), role: 'guest' };
+  const body = msgs.map((msg, i) => JSON.stringify({ v: 2, sid: header.sid, from: i % 2 ? 'guest' : 'host', seq: Math.floor(i / 2), prev: '00'.repeat(32), ack: '00'.repeat(32), msg: { ...msg, ...(pad && { pad: 'x'.repeat(pad) }) }, sig: '00'.repeat(64) }));
+  writeFileSync(join(dir, 'transcript.jsonl'), `${[JSON.stringify(header), ...body].join('\n')}\n`);
+  writeFileSync(join(dir, 'events.jsonl'), `${JSON.stringify({ ts: new Date().toISOString(), type: 'session_started', data: { role: 'guest' } })}\n`);
+  writeFileSync(join(dir, 'snapshot.json'), JSON.stringify({ phase: 'in_progress', role: 'guest', sid: header.sid }));
+  writeFileSync(join(dir, 'spec.json'), JSON.stringify({ name: '<i>spec</i>', messages: [] }));
+}
+
+describe('session web reads only the end of large files', () => {
+  it('sends the newest frames of a transcript larger than its read limit, with the header and the cut said', async () => {
+    const dir = join(tempDir('web-large'), 'guest');
+    const n = 3000;
+    // Each frame ~2.3 KiB: the transcript is well past the read limit.
+    fakeSide(dir, Array.from({ length: n }, (_, i) => ({ action: 'note', i })), 2000);
+    expect(readFileSync(join(dir, 'transcript.jsonl')).length).toBeGreaterThan(TAIL_BYTES);
+    const view = await serveSessionView(dir, '127.0.0.1', 0);
+    try {
+      const s = JSON.parse((await raw(`${view.url}state`)).body) as { sid: string; frames: { action: string; fields: Record<string, unknown>; cut?: string[] }[]; frames_truncated: boolean };
+      expect(s.sid).toBe('ab'.repeat(32));
+      expect(s.frames_truncated).toBe(true);
+      expect(s.frames).toHaveLength(MAX_FRAMES);
+      expect(s.frames.map((f) => f.fields['i'])).toEqual(Array.from({ length: MAX_FRAMES }, (_, k) => n - MAX_FRAMES + k));
+      // A long field goes out cut, and says so.
+      expect(s.frames[0]!.cut).toEqual(['pad']);
+      expect(String(s.frames[0]!.fields['pad']).length).toBeLessThan(200);
+    } finally {
+      await view.close();
+    }
+  });
+});
+
+describe('session web without a directory', () => {
+  it('follows the session side written last under the data directory', () => {
+    const data = tempDir('web-data');
+    const a = join(data, 'sessions', 'aaaa', 'host');
+    const b = join(data, 'sessions', 'bbbb', 'guest');
+    fakeSide(a, []);
+    fakeSide(b, []);
+    const old = new Date(Date.now() - 60_000);
+    for (const f of ['snapshot.json', 'events.jsonl']) utimesSync(join(b, f), old, old);
+    expect(latestSessionSide(data)).toBe(a);
+    for (const f of ['snapshot.json', 'events.jsonl']) utimesSync(join(a, f), new Date(Date.now() - 120_000), new Date(Date.now() - 120_000));
+    expect(latestSessionSide(data)).toBe(b);
+    expect(latestSessionSide(join(data, 'nothing'))).toBeUndefined();
+  });
+});
+
+describe('session web never interprets peer text', () => {
+  it('shows markup in a frame, an event and the spec name as text, and runs none of it', async () => {
+    const dir = join(tempDir('web-markup'), 'guest');
+    const evil = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
+    fakeSide(dir, [{ action: '<b>join</b>', text: evil }, { action: 'chat', text: evil }]);
+    writeFileSync(join(dir, 'events.jsonl'), `${JSON.stringify({ ts: '<i>t</i>', type: `<img src=x onerror="window.__pwned=3">`, data: { text: evil } })}\n`);
+    const view = await serveSessionView(dir, '127.0.0.1', 0);
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage();
+      const requests: string[] = [];
+      page.on('request', (r) => requests.push(new URL(r.url()).pathname));
+      await page.goto(view.url);
+      await expect.poll(() => page.locator('#frames-body tr').count()).toBe(2);
+      await expect.poll(() => page.locator('#events li').count()).toBe(1);
+      expect(await page.textContent('#frames-body')).toContain(evil);
+      expect(await page.textContent('#frames-body tr >> nth=0 >> td >> nth=2')).toBe('<b>join</b>');
+      expect(await page.textContent('#protocol')).toBe('<i>spec</i>');
+      expect(await page.locator('main img, main b, main i, main script').count()).toBe(0);
+      expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      // The page asked its server only (the token path), never for x.
+      const token = new URL(view.url).pathname;
+      expect(requests.filter((p) => !p.startsWith(token))).toEqual([]);
+      await page.screenshot({ path: join(ARTIFACTS, 'session-web-7-markup-as-text.png'), fullPage: true });
+    } finally {
+      await browser.close();
+      await view.close();
     }
   });
 });
