@@ -32,8 +32,7 @@ function validates(name: string, role: Role, msg: unknown) {
 }
 
 /** A guest and a host playing `turns` full turns with the protocol's hooks: every frame, in order. */
-async function play(mod: HooksModule<'session_loop'>, turns: number, options: Record<string, unknown> = {}): Promise<Frame[]> {
-  let seed = 7;
+async function play(mod: HooksModule<'session_loop'>, turns: number, options: Record<string, unknown> = {}, seed = 7): Promise<Frame[]> {
   const ctx = (role: Role): HookContext => ({ role, options, args: [], stateDir: '', decision: null, random: () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) });
   const guest = mod.create(ctx('guest'));
   const host = mod.create(ctx('host'));
@@ -286,6 +285,7 @@ describe('decision form in Chromium', () => {
     const log = page.getByRole('list', { name: 'Conversation' });
     expect(await log.getByRole('listitem').allInnerTexts()).toEqual([`peer: ${peer}`, 'you: hello']);
     expect(await log.locator('img, b').count()).toBe(0);
+    expect(await log.locator('bdi').allInnerTexts()).toEqual([peer, 'hello']);
     const box = page.getByRole('textbox', { name: 'Message' });
     await box.fill('second line');
     await page.getByRole('button', { name: 'Send' }).click();
@@ -334,6 +334,80 @@ describe('decision form in Chromium', () => {
     const got = await submitted(page);
     expect(got).toEqual([{ message: { action: 'guess', attempt: 2, number: 75 } }]);
     expect(validates('guess-number', 'guest', (got[0] as { message: Message }).message).ok).toBe(true);
+    await page.close();
+  });
+
+  it('Reversi with no legal move: every cell refused and a Pass button that sends the pass (real frames, seed found by playing)', async () => {
+    const frames = await play(reversiHooks as HooksModule<'session_loop'>, 15, { board_size: 6 }, 2);
+    const board = new ReversiBoard(6);
+    for (const f of frames) {
+      if (f.msg.action === 'move') board.play(f.msg['row'] as number, f.msg['col'] as number, f.from);
+      if (f.msg.action === 'round_result' && !f.msg['passed']) board.play(f.msg['row'] as number, f.msg['col'] as number, 'host');
+    }
+    expect(board.legal('guest')).toEqual([]);
+    expect(board.over()).toBe(false);
+    const page = await open();
+    await decide(page, { spec: spec('reversi').spec, role: 'guest', options: { board_size: 6 }, window: win('message', 'turn', 15), frames });
+    expect(await page.locator('button.cell:not([aria-disabled="true"])').count()).toBe(0);
+    await shot(page, 'reversi-pass');
+    await page.getByRole('button', { name: 'Pass (no legal move)' }).click();
+    const got = await submitted(page);
+    expect(got).toEqual([{ message: { action: 'pass', turn: 31 } }]);
+    expect(validates('reversi', 'guest', (got[0] as { message: Message }).message).ok).toBe(true);
+    await page.close();
+  });
+
+  it('Connect Four as the host (the referee): a form with toggle buttons for the enums and booleans, a missing choice named, a valid round_result sent', async () => {
+    const frames = await play(c4Hooks as HooksModule<'session_loop'>, 1);
+    frames.push({ from: 'guest', msg: { action: 'move', turn: 2, col: 0 } });
+    const page = await open();
+    await decide(page, { spec: spec('connect-four').spec, role: 'host', options: {}, window: win('message', 'turn', 1), frames });
+    expect(await page.getByRole('group', { name: 'Connect Four board, 7 columns by 6 rows' }).count()).toBe(1);
+    const form = page.getByRole('group', { name: 'round_result' });
+    expect(await form.getByRole('spinbutton', { name: 'turn' }).inputValue()).toBe('3');
+    expect(await form.getByRole('spinbutton', { name: 'col' }).getAttribute('max')).toBe('9');
+    await form.getByRole('spinbutton', { name: 'turn' }).fill('2');
+    await form.getByRole('spinbutton', { name: 'col' }).fill('6');
+    await form.getByRole('spinbutton', { name: 'row' }).fill('0');
+    await form.getByRole('group', { name: 'player' }).getByRole('button', { name: 'host' }).click();
+    await form.getByRole('group', { name: 'game_over' }).getByRole('button', { name: 'false' }).click();
+    await form.getByRole('button', { name: 'Send round_result' }).click();
+    expect(await form.getByRole('alert').innerText()).toBe('choose a winner');
+    expect(await submitted(page)).toEqual([]);
+    await form.getByRole('group', { name: 'winner' }).getByRole('button', { name: 'none' }).click();
+    expect(await form.getByRole('group', { name: 'winner' }).getByRole('button', { name: 'none' }).getAttribute('aria-pressed')).toBe('true');
+    await shot(page, 'connect-four-host-form');
+    await form.getByRole('button', { name: 'Send round_result' }).click();
+    const got = await submitted(page);
+    expect(got).toEqual([{ message: { action: 'round_result', turn: 2, col: 6, row: 0, player: 'host', game_over: false, winner: 'none' } }]);
+    expect(validates('connect-four', 'host', (got[0] as { message: Message }).message).ok).toBe(true);
+    await page.close();
+  });
+
+  it('a redraw of the same window (a new chat line, a refusal) keeps the typed text and the focus; a new window moves the focus to its heading', async () => {
+    const frames: Frame[] = [{ from: 'guest', msg: { action: 'join' } }, { from: 'host', msg: { action: 'ready' } }];
+    const chat = (fs: Frame[]): DecisionView => ({ spec: spec('human-chat').spec, role: 'guest', options: {}, window: win('message', 'chat', 0, null), frames: fs });
+    const page = await open();
+    await decide(page, chat(frames));
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('half a sentence');
+    await decide(page, chat([...frames, { from: 'host', msg: { action: 'chat', text: 'are you there?', seq: 1 } }]));
+    expect(await box.inputValue()).toBe('half a sentence');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-key'))).toBe('chat.text');
+    expect(await page.getByRole('list', { name: 'Conversation' }).innerText()).toContain('are you there?');
+
+    const guess = { spec: spec('guess-number').spec, role: 'guest' as const, options: {}, frames: [{ from: 'guest' as const, msg: { action: 'join' } }, { from: 'host' as const, msg: { action: 'ready', range_min: 1, range_max: 100, max_attempts: 5 } }] };
+    await decide(page, { ...guess, window: win('message', 'turn', 0) });
+    const form = page.getByRole('group', { name: 'guess' });
+    await form.getByRole('spinbutton', { name: 'number' }).fill('101');
+    await form.getByRole('button', { name: 'Send guess' }).click();
+    expect(await submitted(page)).toEqual([{ message: { action: 'guess', attempt: 1, number: 101 } }]);
+    await decide(page, { ...guess, window: win('message', 'turn', 0), refused: 'out of range' });
+    expect(await form.getByRole('spinbutton', { name: 'number' }).inputValue()).toBe('101');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-key'))).toBe('send:guess');
+    await decide(page, { ...guess, window: win('message', 'turn', 1) });
+    expect(await form.getByRole('spinbutton', { name: 'number' }).inputValue()).toBe('');
+    expect(await page.evaluate(() => document.activeElement?.tagName)).toBe('H2');
     await page.close();
   });
 

@@ -22,6 +22,10 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<
   return e;
 }
 
+let ids = 0;
+/** A page-unique element id (several roots may be drawn in one page). */
+export const uid = (what: string) => `aigenora-${what}-${++ids}`;
+
 export interface BoardKit {
   /** A short name for headings ("Connect Four"). */
   title: string;
@@ -115,7 +119,7 @@ const connectFourKit: BoardKit = {
     };
     if (live)
       for (let c = 0; c < b.cols; c++) {
-        const btn = el('button', { type: 'button', class: 'column', 'aria-label': `column ${c + 1}` }, `↓ ${c + 1}`);
+        const btn = el('button', { type: 'button', class: 'column', 'aria-label': `column ${c + 1}`, 'data-key': `column:${c}` }, `↓ ${c + 1}`);
         if (full(c)) btn.disabled = true;
         btn.addEventListener('click', () => pick(c));
         grid.append(btn);
@@ -124,10 +128,11 @@ const connectFourKit: BoardKit = {
       for (let c = 0; c < b.cols; c++) {
         const who = b.cells[c]![r] ?? null;
         const label = `column ${c + 1}, row ${r + 1}: ${who ? `${c4Names[who]}${who === v.role ? ' (you)' : ''}` : 'empty'}`;
-        const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
+        const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
         cell.textContent = who ? PIECE[who] : '·';
         cell.style.height = '2.2em';
         cell.style.fontSize = '1.2em';
+        cell.style.border = '1px solid #888';
         cell.style.textAlign = 'center';
         cell.style.lineHeight = '2.2em';
         if (who) cell.style.color = who === 'guest' ? '#c00' : '#a80';
@@ -218,11 +223,12 @@ function squareKit(title: string, derive: (v: StateView) => Square): BoardKit {
           const who = b.cells[r]![c] ?? null;
           const ok = !!live && b.legal(r, c);
           const label = `row ${r + 1}, column ${c + 1}: ${who ? `${who === 'guest' ? 'black' : 'white'}${who === v.role ? ' (you)' : ''}` : ok ? 'empty' : 'empty, not playable'}`;
-          const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
+          const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
           // Playable empty cells carry a dot, so they are visible without colour.
           cell.textContent = who ? PIECE[who] : ok && title === 'Reversi' ? '·' : '';
           cell.style.height = '2em';
           cell.style.fontSize = '1.2em';
+          cell.style.border = '1px solid #1b5e20';
           cell.style.textAlign = 'center';
           cell.style.background = '#2e7d32';
           cell.style.color = who === 'host' ? '#fff' : '#000';
@@ -253,7 +259,7 @@ function squareKit(title: string, derive: (v: StateView) => Square): BoardKit {
       if (entry) entry.tabIndex = 0;
       parent.append(grid);
       if (live && b.mustPass) {
-        const pass = el('button', { type: 'button', class: 'pass' }, 'Pass (no legal move)');
+        const pass = el('button', { type: 'button', class: 'pass', 'data-key': 'pass' }, 'Pass (no legal move)');
         pass.addEventListener('click', () => submit({ message: { action: 'pass', turn: b.next } }));
         parent.append(pass);
       }
@@ -268,13 +274,14 @@ function squareKit(title: string, derive: (v: StateView) => Square): BoardKit {
 const chatKit: BoardKit = {
   title: 'Chat',
   decides: (spec, role) => sendsMove(spec, role, 'chat'),
+  // Peer text is isolated (<bdi>) so right-to-left overrides in it cannot reorder the rest of the line.
   render(parent, v, submit) {
     const log = el('ol', { class: 'transcript', 'aria-label': 'Conversation', 'aria-live': 'polite' });
     let mine = 0;
     let ended = '';
     for (const { from, msg } of v.frames) {
       if (from === v.role && msg.action === 'chat') mine = Math.max(mine, int(msg['seq']) ?? mine + 1);
-      if (msg.action === 'chat') log.append(el('li', { class: from === v.role ? 'me' : 'peer' }, el('strong', {}, from === v.role ? 'you' : 'peer'), ': ', String(msg['text'] ?? '')));
+      if (msg.action === 'chat') log.append(el('li', { class: from === v.role ? 'me' : 'peer' }, el('strong', {}, from === v.role ? 'you' : 'peer'), ': ', el('bdi', {}, String(msg['text'] ?? ''))));
       if (msg.action === 'end') log.append(el('li', { class: 'left' }, from === v.role ? '(you left)' : '(peer left)'));
       if (msg.action === 'end' && from === v.role) ended = 'You left the conversation.';
     }
@@ -286,10 +293,11 @@ const chatKit: BoardKit = {
     }
     const max = v.spec.messages.find((m) => m.name === 'chat')?.fields['text']?.max_length;
     const form = el('form', { class: 'chat-form' });
-    const input = el('input', { type: 'text', id: 'aigenora-chat-text', name: 'text', required: '', autocomplete: 'off', ...(max !== undefined && { maxlength: String(max) }) });
-    const send = el('button', { type: 'submit' }, 'Send');
-    const leave = el('button', { type: 'button' }, 'Leave');
-    form.append(el('label', { for: 'aigenora-chat-text' }, 'Message'), ' ', input, ' ', send, ' ', leave);
+    const id = uid('chat');
+    const input = el('input', { type: 'text', id, name: 'text', required: '', autocomplete: 'off', 'data-key': 'chat.text', ...(max !== undefined && { maxlength: String(max) }) });
+    const send = el('button', { type: 'submit', 'data-key': 'chat.send' }, 'Send');
+    const leave = el('button', { type: 'button', 'data-key': 'chat.leave' }, 'Leave');
+    form.append(el('label', { for: id }, 'Message'), ' ', input, ' ', send, ' ', leave);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       if (!input.value) return;

@@ -7,7 +7,7 @@
  */
 import type { Message, Role } from '../hooks/types.js';
 import type { FieldSchema, MessageSpec, Spec } from '../spec/types.js';
-import { boardFor, el, type StateView } from './boards.js';
+import { boardFor, el, uid, type StateView } from './boards.js';
 
 export interface DecisionWindow {
   match_key: string;
@@ -31,15 +31,58 @@ const OPAQUE = new Set(['hash', 'nonce', 'signature', 'ciphertext', 'key', 'ot_b
 /** Fields that count moves: prefilled with the next number after the frames' highest. */
 const COUNTER = /^(turn|seq|round|attempt|move_number|step)$/;
 
-/** Timers of what is drawn in a root, stopped when the root is drawn again. */
-const cleanups = new WeakMap<HTMLElement, () => void>();
-let ids = 0;
-const uid = (what: string) => `aigenora-${what}-${++ids}`;
+/**
+ * What is drawn in a root: its timer (stopped when the root is drawn again), its window, and the
+ * control that last had the focus ('' for somewhere else inside; absent when the focus left it).
+ */
+interface Drawn {
+  stop(): void;
+  window?: string;
+  focus?: string;
+}
+const drawn = new WeakMap<HTMLElement, Drawn>();
 
-function reset(root: HTMLElement): void {
-  cleanups.get(root)?.();
-  cleanups.delete(root);
+interface Carried {
+  window?: string;
+  focus?: string;
+  values: Map<string, string>;
+}
+
+/** Clears a root, keeping what the person typed and where the focus was, for the next drawing. */
+function reset(root: HTMLElement): Carried {
+  const prev = drawn.get(root);
+  prev?.stop();
+  drawn.delete(root);
+  const values = new Map<string, string>();
+  root.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[data-key], textarea[data-key]').forEach((e) => values.set(e.dataset['key']!, e.value));
   root.replaceChildren();
+  return { ...(prev?.window !== undefined && { window: prev.window }), ...(prev?.focus !== undefined && { focus: prev.focus }), values };
+}
+
+/**
+ * A redraw of the same window (a new frame, a refusal) gives back the typed text and the focus; a new
+ * window or the end moves a focus that was inside to the heading, so the next Tab reaches the first
+ * control and a screen reader reads what is asked now. A focus elsewhere in the page is left alone.
+ */
+function settle(root: HTMLElement, section: HTMLElement, heading: HTMLElement, carried: Carried, state: Drawn): void {
+  const same = state.window !== undefined && carried.window === state.window;
+  if (same)
+    section.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>('input[data-key], textarea[data-key]').forEach((e) => {
+      const v = carried.values.get(e.dataset['key']!);
+      if (v !== undefined) e.value = v;
+    });
+  section.addEventListener('focusin', (e) => {
+    state.focus = (e.target as HTMLElement).dataset?.['key'] ?? '';
+  });
+  section.addEventListener('focusout', (e) => {
+    const to = (e as FocusEvent).relatedTarget;
+    if (to instanceof Node && !section.contains(to)) delete state.focus;
+  });
+  drawn.set(root, state);
+  if (carried.focus === undefined) return;
+  const target = same && carried.focus ? section.querySelector<HTMLElement>(`[data-key="${CSS.escape(carried.focus)}"]`) : null;
+  if (target && !(target as HTMLButtonElement).disabled) target.focus();
+  else heading.focus();
 }
 
 const wireDir = (role: Role) => (role === 'host' ? 'host_to_guest' : 'guest_to_host');
@@ -95,7 +138,7 @@ interface Control {
 function choiceButtons(label: string, values: unknown[], pick: (value: unknown) => void): HTMLElement {
   const group = el('div', { class: 'choices', role: 'group', 'aria-label': label });
   for (const value of values) {
-    const b = el('button', { type: 'button', class: 'choice' }, String(value));
+    const b = el('button', { type: 'button', class: 'choice', 'data-key': `${label}:${String(value)}` }, String(value));
     b.addEventListener('click', () => pick(value));
     group.append(b);
   }
@@ -103,7 +146,7 @@ function choiceButtons(label: string, values: unknown[], pick: (value: unknown) 
 }
 
 /** One field of a form with several: its input and how to read it. */
-function fieldControl(name: string, f: FieldSchema, v: StateView): Control {
+function fieldControl(key: string, name: string, f: FieldSchema, v: StateView): Control {
   const id = uid('field');
   const label = el('label', { for: id }, f.required ? name : `${name} (optional)`);
   const hint = f.description ? el('span', { class: 'hint' }, ` ${f.description}`) : '';
@@ -113,10 +156,16 @@ function fieldControl(name: string, f: FieldSchema, v: StateView): Control {
     const labelId = uid('label');
     const group = el('div', { class: 'choices', role: 'group', 'aria-labelledby': labelId });
     const buttons = values.map((value) => {
-      const b = el('button', { type: 'button', class: 'choice', 'aria-pressed': 'false' }, String(value));
+      // The mark shows the choice without colour; it is hidden from the name, which aria-pressed carries.
+      const mark = el('span', { 'aria-hidden': 'true' });
+      const b = el('button', { type: 'button', class: 'choice', 'aria-pressed': 'false', 'data-key': `${key}:${String(value)}` }, mark, String(value));
       b.addEventListener('click', () => {
         chosen = { value };
-        for (const o of buttons) o.setAttribute('aria-pressed', String(o === b));
+        for (const o of buttons) {
+          o.setAttribute('aria-pressed', String(o === b));
+          o.firstElementChild!.textContent = o === b ? '✓ ' : '';
+          o.style.fontWeight = o === b ? 'bold' : '';
+        }
       });
       group.append(b);
       return b;
@@ -125,7 +174,7 @@ function fieldControl(name: string, f: FieldSchema, v: StateView): Control {
     return { node, read: () => (chosen ? { ok: true, value: chosen.value } : f.required ? { ok: false, error: `choose a ${name}` } : { ok: true }) };
   }
   if (f.type === 'integer') {
-    const input = el('input', { type: 'number', id, name, step: '1', inputmode: 'numeric', ...(f.required && { required: '' }) });
+    const input = el('input', { type: 'number', id, name, step: '1', inputmode: 'numeric', 'data-key': key, ...(f.required && { required: '' }) });
     if (f.min !== undefined) input.min = String(f.min);
     if (f.max !== undefined) input.max = String(f.max);
     const start = COUNTER.test(name) ? nextCount(v, name, f) : undefined;
@@ -142,7 +191,7 @@ function fieldControl(name: string, f: FieldSchema, v: StateView): Control {
     return { node: el('div', { class: 'field' }, label, hint, ' ', input), read };
   }
   const structured = f.type === 'array' || f.type === 'json';
-  const input = structured ? el('textarea', { id, name, rows: '3' }) : el('input', { type: 'text', id, name, autocomplete: 'off' });
+  const input = structured ? el('textarea', { id, name, rows: '3', 'data-key': key }) : el('input', { type: 'text', id, name, autocomplete: 'off', 'data-key': key });
   if (f.required) input.required = true;
   if (f.max_length !== undefined) input.maxLength = f.max_length;
   const read = (): Read => {
@@ -177,10 +226,10 @@ function messageForm(m: MessageSpec, v: StateView, submit: (a: DecisionAnswer) =
     return el('div', { class: 'message-form' }, box);
   }
   const form = el('form', { class: 'message-form', novalidate: '' }, box);
-  const controls = free.map(([name, f]) => [name, fieldControl(name, f, v)] as const);
+  const controls = free.map(([name, f]) => [name, fieldControl(`${m.name}.${name}`, name, f, v)] as const);
   for (const [, c] of controls) box.append(c.node);
   const error = el('p', { class: 'form-error', role: 'alert' });
-  box.append(el('button', { type: 'submit' }, free.length ? `Send ${m.name}` : m.name), error);
+  box.append(el('button', { type: 'submit', 'data-key': `send:${m.name}` }, free.length ? `Send ${m.name}` : m.name), error);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const msg: Record<string, unknown> = { ...fixed };
@@ -209,9 +258,9 @@ function roundField(spec: Spec): [string, FieldSchema] {
 function valueControls(v: DecisionView, submit: (a: DecisionAnswer) => void): HTMLElement {
   const [name, f] = roundField(v.spec);
   if (f.type === 'enum' || f.type === 'boolean') return choiceButtons(`your ${name}`, f.type === 'boolean' ? [true, false] : (f.values ?? []), (value) => submit({ value }));
-  const c = fieldControl(name, { ...f, required: true }, v);
+  const c = fieldControl(`value.${name}`, name, { ...f, required: true }, v);
   const error = el('p', { class: 'form-error', role: 'alert' });
-  const form = el('form', { class: 'value-form', novalidate: '' }, c.node, el('button', { type: 'submit' }, 'Choose'), error);
+  const form = el('form', { class: 'value-form', novalidate: '' }, c.node, el('button', { type: 'submit', 'data-key': 'send:value' }, 'Choose'), error);
   form.addEventListener('submit', (e) => {
     e.preventDefault();
     const r = c.read();
@@ -245,21 +294,23 @@ function frameLog(v: StateView): HTMLElement {
 
 /** Renders the decision into `root` (replacing its content); calls `submit` once per person's choice. */
 export function renderDecision(root: HTMLElement, v: DecisionView, submit: (a: DecisionAnswer) => void): void {
-  reset(root);
+  const carried = reset(root);
   const kit = boardFor(v.spec);
   const custom = kit && v.window.expects === 'message' && kit.decides(v.spec, v.role);
   const headingId = uid('heading');
   // Windows count from 0; people count from 1.
   const what = v.window.expects === 'value' ? `${v.window.match_key.charAt(0).toUpperCase()}${v.window.match_key.slice(1)} ${v.window.match_value + 1}, your choice` : 'Your move';
-  const section = el('section', { class: 'aigenora-decision', 'aria-labelledby': headingId }, el('h2', { id: headingId }, `${kit?.title ?? v.spec.name}: ${what}`));
+  // A chat has no moves, only lines to say: its heading is its name, and it says nothing of a time limit it does not have.
+  const chat = custom && kit.title === 'Chat';
+  const heading = el('h2', { id: headingId, tabindex: '-1' }, chat ? kit.title : `${kit?.title ?? v.spec.name}: ${what}`);
+  const section = el('section', { class: 'aigenora-decision', 'aria-labelledby': headingId }, heading);
   const timer = countdown(v.window.deadline_at);
-  cleanups.set(root, timer.stop);
-  section.append(timer.node);
+  if (!chat || v.window.deadline_at !== null) section.append(timer.node);
   if (v.refused) section.append(el('p', { class: 'refused', role: 'alert' }, `Your previous choice was refused: ${v.refused}`));
   const sent = el('p', { class: 'sent', role: 'status' });
   let done = false;
   // A chat goes on after each line; every other window takes one answer, then its controls are locked.
-  const repeatable = custom && kit.title === 'Chat';
+  const repeatable = chat;
   const once = (a: DecisionAnswer) => {
     if (done) return;
     if (!repeatable) {
@@ -271,24 +322,32 @@ export function renderDecision(root: HTMLElement, v: DecisionView, submit: (a: D
   };
   if (custom) kit.render(section, v, once);
   else {
+    // A board this side does not move on (the referee's) is drawn above the form that answers.
+    if (kit) {
+      const board = el('div', { class: 'state' });
+      kit.render(board, v);
+      section.append(board);
+    }
     const controls = el('div', { class: 'controls' });
     if (v.window.expects === 'value') controls.append(valueControls(v, once));
     else for (const m of sendable(v.spec, v.role)) controls.append(messageForm(m, v, once));
     section.append(controls);
-    section.append(kit ? el('div', { class: 'state' }) : frameLog(v));
-    if (kit) kit.render(section.lastElementChild as HTMLElement, v);
+    if (!kit) section.append(frameLog(v));
   }
   section.append(sent);
   root.append(section);
+  settle(root, section, heading, carried, { stop: timer.stop, window: `${v.window.match_key}:${v.window.match_value}` });
 }
 
 /** The board or conversation so far, without a decision (for watching, and after the end). */
 export function renderState(root: HTMLElement, v: Omit<DecisionView, 'window'>): void {
-  reset(root);
+  const carried = reset(root);
   const kit = boardFor(v.spec);
   const headingId = uid('heading');
-  const section = el('section', { class: 'aigenora-state', 'aria-labelledby': headingId }, el('h2', { id: headingId }, kit?.title ?? v.spec.name));
+  const heading = el('h2', { id: headingId, tabindex: '-1' }, kit?.title ?? v.spec.name);
+  const section = el('section', { class: 'aigenora-state', 'aria-labelledby': headingId }, heading);
   if (kit) kit.render(section, v);
   else section.append(frameLog(v));
   root.append(section);
+  settle(root, section, heading, carried, { stop: () => {} });
 }
