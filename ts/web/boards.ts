@@ -44,6 +44,11 @@ const hasFields = (spec: Spec, name: string, fields: string[]) => {
 };
 const ready = (v: StateView): Message | undefined => v.frames.find((f) => f.from === 'host' && f.msg.action === 'ready')?.msg;
 const PIECE: Record<Role, string> = { guest: '●', host: '○' };
+const centre = (cell: HTMLElement) => {
+  cell.style.display = 'flex';
+  cell.style.alignItems = 'center';
+  cell.style.justifyContent = 'center';
+};
 
 /** The outcome a frame announces (an `end`, or a result with game_over), as text. */
 function outcome(msg: Message, names: Record<Role, string>, me: Role): string | undefined {
@@ -110,6 +115,7 @@ const connectFourKit: BoardKit = {
     const grid = el('div', { class: 'board connect-four', role: 'group', 'aria-label': `Connect Four board, ${b.cols} columns by ${b.rows} rows` });
     grid.style.display = 'grid';
     grid.style.gridTemplateColumns = `repeat(${b.cols}, 2.6em)`;
+    grid.style.gridAutoRows = '2.6em';
     grid.style.gap = '2px';
     const full = (c: number) => !b.cells[c]!.includes(null);
     const live = submit && !b.over;
@@ -130,11 +136,10 @@ const connectFourKit: BoardKit = {
         const label = `column ${c + 1}, row ${r + 1}: ${who ? `${c4Names[who]}${who === v.role ? ' (you)' : ''}` : 'empty'}`;
         const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
         cell.textContent = who ? PIECE[who] : '·';
-        cell.style.height = '2.2em';
-        cell.style.fontSize = '1.2em';
+        cell.style.fontSize = '1.4em';
+        cell.style.padding = '0';
         cell.style.border = '1px solid #888';
-        cell.style.textAlign = 'center';
-        cell.style.lineHeight = '2.2em';
+        centre(cell);
         if (who) cell.style.color = who === 'guest' ? '#c00' : '#a80';
         if (cell instanceof HTMLButtonElement) {
           if (full(c)) cell.disabled = true;
@@ -214,6 +219,7 @@ function squareKit(title: string, derive: (v: StateView) => Square): BoardKit {
       const grid = el('div', { class: `board ${title.toLowerCase()}`, role: 'group', 'aria-label': `${title} board, ${b.n} by ${b.n}` });
       grid.style.display = 'grid';
       grid.style.gridTemplateColumns = `repeat(${b.n}, 2em)`;
+      grid.style.gridAutoRows = '2em';
       grid.style.gap = '1px';
       const buttons: HTMLButtonElement[] = [];
       const note = el('p', { class: 'board-note', role: 'status' });
@@ -226,10 +232,10 @@ function squareKit(title: string, derive: (v: StateView) => Square): BoardKit {
           const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
           // Playable empty cells carry a dot, so they are visible without colour.
           cell.textContent = who ? PIECE[who] : ok && title === 'Reversi' ? '·' : '';
-          cell.style.height = '2em';
-          cell.style.fontSize = '1.2em';
+          cell.style.fontSize = '1.3em';
+          cell.style.padding = '0';
           cell.style.border = '1px solid #1b5e20';
-          cell.style.textAlign = 'center';
+          centre(cell);
           cell.style.background = '#2e7d32';
           cell.style.color = who === 'host' ? '#fff' : '#000';
           if (cell instanceof HTMLButtonElement) {
@@ -310,9 +316,13 @@ const chatKit: BoardKit = {
   },
 };
 
-/** The custom renderer for a spec, by its name or family and the shape of its messages; null for the generic form. */
+/**
+ * The custom renderer for a spec, by its name, family or tags and the shape of its messages (a spec
+ * named like a board game whose move lacks the board's fields gets the generic form); null for the
+ * generic form.
+ */
 export function boardFor(spec: Spec): BoardKit | null {
-  const tag = `${spec.name} ${spec.family ?? ''}`.toLowerCase();
+  const tag = [spec.name, spec.family ?? '', ...(spec.tags ?? [])].join(' ').toLowerCase();
   if (/connect.?(four|4)/.test(tag) && hasFields(spec, 'move', ['col'])) return connectFourKit;
   if (/reversi|othello/.test(tag) && hasFields(spec, 'move', ['row', 'col'])) return squareKit('Reversi', reversi);
   if (/gomoku|five.in.a.row/.test(tag) && hasFields(spec, 'move', ['row', 'col'])) return squareKit('Gomoku', gomoku);
