@@ -92,7 +92,7 @@ const errorsOf = (page: Page) => (page as Page & { errors: string[] }).errors;
 const decide = (page: Page, v: DecisionView) => page.evaluate((view) => (window as unknown as { __decide(v: DecisionView): void }).__decide(view), v);
 const showState = (page: Page, v: Omit<DecisionView, 'window'>) => page.evaluate((view) => (window as unknown as { __state(v: Omit<DecisionView, 'window'>): void }).__state(view), v);
 const submitted = (page: Page) => page.evaluate(() => (window as unknown as { __submitted: DecisionAnswer[] }).__submitted);
-const shot = (page: Page, name: string) => page.screenshot({ path: join(ART, `${name}.png`), fullPage: true });
+const shot = (page: Page, name: string) => page.screenshot({ path: join(ART, `decide-${name}.png`), fullPage: true });
 
 const H = (c: string) => c.repeat(64);
 const rpsFrames: Frame[] = [
