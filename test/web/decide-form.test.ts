@@ -411,6 +411,35 @@ describe('decision form in Chromium', () => {
     await page.close();
   });
 
+  it('a page that redraws from inside submit (a refusal): the chat box is left empty, a form keeps its text and focus and is usable again', async () => {
+    const page = await open();
+    const refusing = (v: DecisionView, why: string) => page.evaluate(([view, w]) => (window as unknown as { __decideRefusing(v: DecisionView, why: string): void }).__decideRefusing(view, w), [v, why] as const);
+    await refusing({ spec: spec('human-chat').spec, role: 'guest', options: {}, window: win('message', 'chat', 0, null), frames: [] }, 'not now');
+    const box = page.getByRole('textbox', { name: 'Message' });
+    await box.fill('sent once');
+    await box.press('Enter');
+    expect(await box.inputValue()).toBe('');
+    expect(await page.getByRole('alert').innerText()).toContain('not now');
+
+    const frames: Frame[] = [{ from: 'guest', msg: { action: 'join' } }, { from: 'host', msg: { action: 'ready', range_min: 1, range_max: 100, max_attempts: 5 } }];
+    await refusing({ spec: spec('guess-number').spec, role: 'guest', options: {}, window: win('message', 'turn', 0), frames }, 'out of range');
+    const form = page.getByRole('group', { name: 'guess' });
+    await form.getByRole('spinbutton', { name: 'number' }).fill('500');
+    await form.getByRole('spinbutton', { name: 'number' }).press('Enter');
+    expect(await page.getByRole('alert').filter({ hasText: 'refused' }).innerText()).toBe('Your previous choice was refused: out of range');
+    expect(await form.getByRole('spinbutton', { name: 'number' }).inputValue()).toBe('500');
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('data-key'))).toBe('guess.number');
+    await form.getByRole('spinbutton', { name: 'number' }).fill('50');
+    await form.getByRole('spinbutton', { name: 'number' }).press('Enter');
+    expect(await submitted(page)).toEqual([
+      { message: { action: 'chat', text: 'sent once', seq: 1 } },
+      { message: { action: 'guess', attempt: 1, number: 500 } },
+      { message: { action: 'guess', attempt: 1, number: 50 } },
+    ]);
+    await shot(page, 'refused-redraw');
+    await page.close();
+  });
+
   it('state view: a finished Connect Four shows the board and the outcome, with nothing to click', async () => {
     const frames: Frame[] = [{ from: 'guest', msg: { action: 'join' } }, { from: 'host', msg: { action: 'ready', cols: 7, rows: 6, first: 'guest' } }];
     for (let t = 1; t <= 3; t++) {

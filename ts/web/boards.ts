@@ -306,10 +306,12 @@ const chatKit: BoardKit = {
     form.append(el('label', { for: id }, 'Message'), ' ', input, ' ', send, ' ', leave);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      if (!input.value) return;
-      // Numbered here as well as by the frames, so two sends before the next redraw do not share a number.
-      submit({ message: { action: 'chat', text: input.value, seq: ++mine } });
+      const text = input.value;
+      if (!text) return;
+      // Cleared first: a page may redraw from inside submit, and the redraw keeps what the box holds.
       input.value = '';
+      // Numbered here as well as by the frames, so two sends before the next redraw do not share a number.
+      submit({ message: { action: 'chat', text, seq: ++mine } });
     });
     leave.addEventListener('click', () => submit({ message: { action: 'end' } }));
     parent.append(form);
