@@ -145,6 +145,21 @@ describe('decision form in Chromium', () => {
     await page.close();
   });
 
+  it('a round value that is a number (weak-wins-all bid): a bounded number input, an out-of-range bid refused in the page, {value: 300} sent', async () => {
+    const page = await open();
+    await decide(page, { spec: spec('weak-wins-all').spec, role: 'host', options: {}, window: win('value', 'round', 0), frames: [] });
+    const bid = page.getByRole('spinbutton', { name: 'bid' });
+    expect([await bid.getAttribute('min'), await bid.getAttribute('max'), await bid.inputValue()]).toEqual(['0', '1000', '']);
+    expect(await page.getByRole('heading', { level: 2 }).innerText()).toMatch(/: Round 1, your choice$/);
+    await bid.fill('1001');
+    await page.getByRole('button', { name: 'Choose' }).click();
+    expect(await page.getByRole('alert').innerText()).toBe('bid must be from 0 to 1000');
+    await bid.fill('300');
+    await bid.press('Enter');
+    expect(await submitted(page)).toEqual([{ value: 300 }]);
+    await page.close();
+  });
+
   it('a refused choice is shown with the engine reason, as text even when it looks like markup', async () => {
     const page = await open();
     const reason = 'not a valid choice: MESSAGE_ENUM <img src=x onerror="window.__pwned=1">';
