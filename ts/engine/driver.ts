@@ -9,7 +9,7 @@ import { randomSecrets } from '../mp/secrets.js';
 import { rulesetHashOfSpec } from '../realtime/ruleset.js';
 import { systemClock, type Clock } from './clock.js';
 import { SessionCore, type CoreParams, type EndReason } from './core.js';
-import { decisionConfig, type DecisionRecord, type Window } from './decision.js';
+import { decisionConfig, type DecisionRecord, type Window } from './decision-window.js';
 import type { DecideRequest } from './mode.js';
 import { msSummary } from './latency.js';
 import type { Transport } from './transport.js';

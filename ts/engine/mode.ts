@@ -11,7 +11,7 @@ import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import type { ControlMode, DecisionConfig, HooksByMode, Message, Role } from '../hooks/types.js';
 import type { FlowMode, Spec } from '../spec/types.js';
 import type { MessageError } from '../spec/messages.js';
-import type { DecisionRecord } from './decision.js';
+import type { DecisionRecord } from './decision-window.js';
 import type { MpSecrets } from '../mp/secrets.js';
 import type { MpMode } from '../mp/mode.js';
 
