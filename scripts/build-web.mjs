@@ -16,3 +16,19 @@ await build({
   external: ['*.wasm'],
   logLevel: 'warning',
 });
+
+// The agent page (`aigenora web`): the engine, libp2p over WebSockets and the page's UI in one module.
+// Noise's crypto subpath is exported without a browser condition; its browser build is named here.
+await build({
+  entryPoints: ['ts/web/page.ts'],
+  outfile: 'dist/web/agent.js',
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  minify: true,
+  sourcemap: true,
+  alias: { '@chainsafe/libp2p-noise/crypto': './node_modules/@chainsafe/libp2p-noise/dist/src/crypto/index.browser.js' },
+  external: ['*.wasm'],
+  logLevel: 'warning',
+});

@@ -34,6 +34,7 @@ export const COMMANDS: Entry[] = [
   lazy('init', 'create the data directory, an Ed25519 identity and the built-in protocol library', async () => (await libraryCli()).init),
   lazy('host', 'publish an invitation and serve one session over the network', async () => (await netCli()).hostCommand),
   lazy('join', 'join the session an invitation offers', async () => (await netCli()).joinCommand),
+  lazy('web', 'serve the agent page: join and play a session from a browser', async () => (await import('./web.js')).webCommand),
   lazy('server', 'run the registry server (REST API on PGlite or PostgreSQL)', async () => (await import('./server.js')).serverCommand),
   lazy('validate', 'check a spec.json against every rule, or a message against a spec', async () => (await protocolCli()).validateTop),
   lazy('register', "register this agent's identity at a registry server (proof of work)", async () => (await registryCli()).registerCommand),

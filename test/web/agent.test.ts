@@ -1,0 +1,127 @@
+// The agent page in real Chromium against a CLI host: `aigenora host` (a separate process, the
+// reference-shaped CLI) serves a session on its WebSocket address; `aigenora web` serves the page; the
+// page joins from the invitation in its URL, plays, and checks its own transcript and receipt, and
+// both transcripts are then checked by `aigenora receipt verify`.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../../scripts/lib/chromium.js';
+
+const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+const ARTIFACTS = new URL('../../artifacts/web/', import.meta.url).pathname;
+const work = mkdtempSync(join(tmpdir(), 'aigenora-agent-page-'));
+const children: ChildProcess[] = [];
+let browser: Browser;
+let pageUrl: string;
+
+function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, AIGENORA_CRYPTO: 'wasm' } });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A long-running CLI command, and its first stdout line that parses as JSON. */
+async function start(args: string[]): Promise<{ child: ChildProcess; first: Record<string, unknown>; lines: string[]; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => void (stderr += d.toString()));
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
+  const first = await new Promise<Record<string, unknown>>((ok, bad) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.on('line', (l) => {
+      lines.push(l);
+      if (lines.length === 1) {
+        try {
+          ok(JSON.parse(l) as Record<string, unknown>);
+        } catch {
+          bad(new Error(`not JSON: ${l}`));
+        }
+      }
+    });
+    void exited.then((code) => bad(new Error(`aigenora ${args[0]} exited (${code}): ${stderr.trim()}`)));
+  });
+  return { child, first, lines, exited };
+}
+
+/** `aigenora host` for one session; resolves with the invitation text once it is written. */
+async function host(name: string, protocol: string, options: Record<string, unknown>): Promise<{ invitation: string; dataDir: string; exited: Promise<number | null> }> {
+  const dataDir = join(work, name);
+  expect(cli(['init', '--data-dir', dataDir]).status).toBe(0);
+  const invFile = join(work, `${name}.invitation`);
+  const child = spawn(process.execPath, [BIN, 'host', '--protocol', protocol, '--options', JSON.stringify(options), '--data-dir', dataDir, '--invitation-file', invFile, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => void (stderr += d.toString()));
+  child.stdout!.resume();
+  const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
+  for (let k = 0; k < 300 && !existsSync(invFile); k++) await new Promise((r) => setTimeout(r, 100));
+  if (!existsSync(invFile)) throw new Error(`the host wrote no invitation: ${stderr}`);
+  return { invitation: readFileSync(invFile, 'utf8').trim(), dataDir, exited };
+}
+
+/** The one session side a data directory holds. */
+function sessionSide(dataDir: string, role: 'host' | 'guest'): string {
+  const base = join(dataDir, 'sessions');
+  const sids = readdirSync(base);
+  expect(sids).toHaveLength(1);
+  return join(base, sids[0]!, role);
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, `agent-${name}.png`), fullPage: true });
+}
+
+async function outcome(page: Page, timeoutMs = 60_000): Promise<string> {
+  await page.waitForFunction(() => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true, undefined, { timeout: timeoutMs });
+  return (await page.textContent('#outcome')) ?? '';
+}
+
+beforeAll(async () => {
+  const web = await start(['web', '--listen', '127.0.0.1:0', '--json']);
+  pageUrl = String(web.first['url']);
+  browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  for (const c of children) c.kill('SIGKILL');
+  rmSync(work, { recursive: true, force: true });
+});
+
+describe('the agent page', () => {
+  it('plays rock-paper-scissors (best of 3) against a CLI host by itself; both transcripts verify, the page\'s with the CLI', async () => {
+    const h = await host('rps', 'rps-v1', { best_of: 3 });
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${pageUrl}#invitation=${encodeURIComponent(h.invitation)}&mode=autonomous`);
+    const text = await outcome(page);
+    await shot(page, 'rps-autonomous-ended');
+    expect(text).toContain('completed');
+    expect(text).toContain('receipt verified');
+    expect(errors).toEqual([]);
+    expect(await h.exited).toBe(0);
+    const hostSide = sessionSide(h.dataDir, 'host');
+    const hv = cli(['receipt', 'verify', hostSide, '--json']);
+    expect(hv.status, hv.stdout + hv.stderr).toBe(0);
+    // The page's own copy, checked by the CLI as a third party would.
+    const got = (await page.evaluate(() => (window as unknown as { __aigenora: { transcript: string; receipt: string | null; spec: string } }).__aigenora)) as { transcript: string; receipt: string | null; spec: string };
+    const dir = join(work, 'page-copy');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'transcript.jsonl'), got.transcript);
+    writeFileSync(join(dir, 'spec.json'), got.spec);
+    writeFileSync(join(dir, 'receipt.json'), got.receipt ?? '');
+    const gv = cli(['receipt', 'verify', dir, '--json']);
+    expect(gv.status, gv.stdout + gv.stderr).toBe(0);
+    const header = JSON.parse(got.transcript.split('\n')[0]!) as { role: string; sid: string };
+    expect(header.role).toBe('guest');
+    expect(JSON.parse(readFileSync(join(hostSide, 'transcript.jsonl'), 'utf8').split('\n')[0]!).sid).toBe(header.sid);
+    await page.close();
+  }, 90_000);
+});

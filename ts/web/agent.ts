@@ -1,0 +1,158 @@
+/**
+ * A guest session run from a browser page: the invitation's host dialled over WebSockets, the session
+ * handshake (NOTES A7), the engine with its validation and signed frames, the record kept in memory,
+ * and at the end the same transcript and receipt check `aigenora receipt verify` runs.
+ */
+import { peerIdFromString } from '@libp2p/peer-id';
+import { multiaddr } from '@multiformats/multiaddr';
+import type { Libp2p } from 'libp2p';
+import type { Crypto } from '../crypto/backend.js';
+import { toHex } from '../crypto/encoding.js';
+import type { Window } from '../engine/decision-window.js';
+import { driveSession } from '../engine/driver.js';
+import { MemoryStore, type StoredEvent } from '../engine/memory-store.js';
+import { verifyTranscript, type TranscriptCheck } from '../engine/transcript-check.js';
+import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js';
+import { createBrowserNode, isWebSocketAddr } from '../net/browser-node.js';
+import { DEFAULT_HANDSHAKE_TIMEOUT_MS, guestHandshake, HANDSHAKE_MAX_LINE_BYTES, HandshakeError } from '../net/handshake.js';
+import { InvitationRefused, parseInvitation, type Invitation } from '../net/invitation.js';
+import { LineTransport, type ByteStream } from '../net/line-transport.js';
+import { peerKeyHex, SESSION_PROTOCOL } from '../net/stack.js';
+import type { Spec } from '../spec/types.js';
+import { PageDecisions, type Answer } from './decisions.js';
+
+export interface PageProtocol {
+  alias: string;
+  spec: Spec;
+  specText: string;
+  protocolId: string;
+  hooks: HooksModule;
+}
+
+export type AgentErrorCode = 'INVITATION_INVALID' | 'PROTOCOL_UNKNOWN' | 'NO_WEBSOCKET_ADDRESS' | 'HOST_UNREACHABLE' | HandshakeError['code'];
+
+export class AgentError extends Error {
+  override readonly name = 'AgentError';
+  constructor(
+    readonly code: AgentErrorCode,
+    message: string,
+  ) {
+    super(`${code}: ${message}`);
+  }
+}
+
+export interface JoinOptions {
+  crypto: Crypto;
+  /** The page's Ed25519 seed (keystore.ts keeps one per browser profile). */
+  seed: Uint8Array;
+  /** An `aigenora1.…` invitation. */
+  invitation: string;
+  /** The protocols this page can play; the invitation's protocol_id picks one. */
+  protocols: PageProtocol[];
+  controlMode: ControlMode;
+  onMessage?: (from: Role, msg: Message) => void;
+  onEvent?: (e: StoredEvent) => void;
+  /** A decision window opened (or closed: null), with why the last answer was refused. */
+  onWindow?: (w: Window | null, submit: (a: Answer) => string | undefined, refused?: string) => void;
+  /** Connected and handshaken: the session starts. */
+  onReady?: (info: { sid: string; protocol: PageProtocol; invitation: Invitation; guestKey: string }) => void;
+  /** Abort the session (it tells the host and ends with local_abort). */
+  signal?: AbortSignal;
+  handshakeTimeoutMs?: number;
+}
+
+export interface PageSessionResult {
+  completed: boolean;
+  reason: string;
+  detail?: string;
+  sid: string;
+  protocol: PageProtocol;
+  /** transcript.jsonl, spec.json and receipt.json (null when none was made) as the CLI writes them. */
+  transcript: string;
+  receipt: string | null;
+  proof: string | null;
+  /** The in-page `receipt verify`. */
+  check: TranscriptCheck;
+  events: StoredEvent[];
+}
+
+/** The invitation checked (signature, expiry) and the protocol it names found among the page's. */
+export function openInvitation(crypto: Crypto, text: string, protocols: PageProtocol[]): { invitation: Invitation; protocol: PageProtocol } {
+  let invitation: Invitation;
+  try {
+    invitation = parseInvitation(crypto, text.trim());
+  } catch (e) {
+    throw new AgentError('INVITATION_INVALID', e instanceof InvitationRefused ? e.message : 'not an aigenora1 invitation');
+  }
+  const protocol = protocols.find((p) => p.protocolId === invitation.protocol_id);
+  if (!protocol) throw new AgentError('PROTOCOL_UNKNOWN', `this page does not know protocol ${invitation.protocol_id.slice(0, 16)}…; it plays ${protocols.map((p) => p.alias).join(', ')}`);
+  return { invitation, protocol };
+}
+
+async function dial(node: Libp2p, inv: Invitation): Promise<ByteStream> {
+  let expected;
+  try {
+    expected = peerIdFromString(inv.ticket.peer_id);
+  } catch {
+    throw new AgentError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not a libp2p peer id');
+  }
+  if (peerKeyHex(expected as never) !== inv.host_public_key) throw new AgentError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not the invitation host key');
+  const addrs = inv.ticket.addrs.filter(isWebSocketAddr);
+  if (!addrs.length) throw new AgentError('NO_WEBSOCKET_ADDRESS', 'the host offers no WebSocket address (a page can only dial ws:// or wss://)');
+  const failures: string[] = [];
+  for (const a of addrs) {
+    try {
+      const stream = await node.dialProtocol(multiaddr(a.includes('/p2p/') ? a : `${a}/p2p/${inv.ticket.peer_id}`), SESSION_PROTOCOL);
+      const conn = node.getConnections(expected)[0];
+      if (!conn || peerKeyHex(conn.remotePeer as never) !== inv.host_public_key) throw new AgentError('HANDSHAKE_KEY_MISMATCH', 'the connected peer is not the invitation host');
+      return stream as unknown as ByteStream;
+    } catch (e) {
+      if (e instanceof AgentError) throw e;
+      failures.push(`${a}: ${(e as Error)?.message ?? String(e)}`);
+    }
+  }
+  throw new AgentError('HOST_UNREACHABLE', `cannot reach the host (${failures.join('; ')})`);
+}
+
+export async function joinFromPage(o: JoinOptions): Promise<PageSessionResult> {
+  const c = o.crypto;
+  const { invitation: inv, protocol } = openInvitation(c, o.invitation, o.protocols);
+  const key = c.ed25519Keypair(o.seed);
+  const guestKey = toHex(key.publicKey);
+  let node: Libp2p | undefined;
+  try {
+    node = await createBrowserNode(o.seed, c);
+    const t = new LineTransport(await dial(node, inv), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES });
+    let hs;
+    try {
+      hs = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: protocol.protocolId, controlMode: o.controlMode, timeoutMs: o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS });
+    } catch (e) {
+      t.close();
+      if (e instanceof HandshakeError) throw new AgentError(e.code, e.message.replace(/^[A-Z_]+: /, ''));
+      throw e;
+    }
+    const { sid, nonce } = hs;
+    o.onReady?.({ sid, protocol, invitation: inv, guestKey });
+    const store = new MemoryStore({ _transcript: 1, sid, post_id: inv.post_id, protocol_id: inv.protocol_id, host_key: inv.host_public_key, guest_key: guestKey, nonce, role: 'guest' }, protocol.specText, (kind, v) => {
+      if (kind === 'event') o.onEvent?.(v as StoredEvent);
+    });
+    const decisions = o.controlMode === 'autonomous' ? undefined : new PageDecisions((w, refused) => o.onWindow?.(w, (a) => decisions!.submit(a), refused));
+    let abort = false;
+    o.signal?.addEventListener('abort', () => void (abort = true), { once: true });
+    const end = await driveSession({
+      crypto: c, role: 'guest', spec: protocol.spec, specText: protocol.specText, protocolId: protocol.protocolId, hooks: protocol.hooks, options: inv.options,
+      transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: '', controlMode: o.controlMode, store,
+      ...(decisions && { decisions }), abortRequested: () => abort, ...(o.onMessage && { onMessage: o.onMessage }),
+    });
+    const transcript = store.transcript();
+    const receipt = store.files.get('receipt.json') ?? null;
+    const check = verifyTranscript(c, transcript, protocol.specText, receipt, store.files.get('transcript_receipt.json') ?? null);
+    return {
+      completed: end.completed, reason: end.reason, ...(end.detail !== undefined && { detail: end.detail }), sid, protocol, transcript, receipt,
+      proof: end.proofFile ? (store.files.get(end.proofFile) ?? null) : null, check, events: store.events,
+    };
+  } finally {
+    key.dispose();
+    await node?.stop();
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * The protocols the agent page plays: the two-party built-ins whose hooks run in a browser. Their
+ * spec.json texts come from the server that serves the page (byte for byte, so their protocol_id is
+ * the host's); their hooks are part of the page.
+ */
+import type { Crypto } from '../crypto/backend.js';
+import type { HooksModule } from '../hooks/types.js';
+import coinFlip from '../protocols/coin-flip/hooks.js';
+import connectFour from '../protocols/connect-four/hooks.js';
+import gomoku from '../protocols/gomoku/hooks.js';
+import guessNumber from '../protocols/guess-number/hooks.js';
+import humanChat from '../protocols/human-chat/hooks.js';
+import qna from '../protocols/qna/hooks.js';
+import reversi from '../protocols/reversi/hooks.js';
+import rps from '../protocols/rps/hooks.js';
+import { checkSpecText } from '../spec/check.js';
+import type { PageProtocol } from './agent.js';
+
+/** Built-in folder → hooks. The server offers the spec of each of these folders (PAGE_FOLDERS). */
+export const PAGE_HOOKS: Record<string, HooksModule> = {
+  rps: rps as HooksModule,
+  'coin-flip': coinFlip as HooksModule,
+  'guess-number': guessNumber as HooksModule,
+  'connect-four': connectFour as HooksModule,
+  gomoku: gomoku as HooksModule,
+  reversi: reversi as HooksModule,
+  'human-chat': humanChat as HooksModule,
+  qna: qna as HooksModule,
+};
+
+/** What the server sends at ./protocols.json. */
+export interface ServedSpec {
+  alias: string;
+  folder: string;
+  spec: string;
+}
+
+export function pageProtocols(crypto: Crypto, served: ServedSpec[]): PageProtocol[] {
+  const out: PageProtocol[] = [];
+  for (const s of served) {
+    const hooks = PAGE_HOOKS[s.folder];
+    if (!hooks) continue;
+    const l = checkSpecText(crypto, s.spec);
+    if (!l.ok || !l.protocolId) continue;
+    out.push({ alias: s.alias, spec: l.spec, specText: s.spec, protocolId: l.protocolId, hooks });
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+/**
+ * The agent page (`aigenora web`): joins the session an invitation in the URL offers and plays it,
+ * by itself (#mode=autonomous) or with a person deciding each move (#mode=human, #mode=hybrid). When
+ * the session ends, #outcome says how (`completed` or the end reason) and what the in-page receipt
+ * check found (`receipt verified` or why not), so that a script can drive the page too.
+ */
+import { createCrypto } from '../crypto/browser.js';
+import type { Window } from '../engine/decision-window.js';
+import type { ControlMode, Message, Role } from '../hooks/types.js';
+import { AgentError, joinFromPage, openInvitation, type PageProtocol, type PageSessionResult } from './agent.js';
+import type { Answer } from './decisions.js';
+import { renderDecision, renderState } from './decide-form.js';
+import { pageSeed, saveSession } from './keystore.js';
+import { pageProtocols, type ServedSpec } from './page-protocols.js';
+
+const MODES: ControlMode[] = ['autonomous', 'human', 'hybrid'];
+
+const byId = (id: string): HTMLElement => {
+  const e = document.getElementById(id);
+  if (!e) throw new Error(`the page lacks #${id}`);
+  return e;
+};
+
+function say(text: string): void {
+  byId('status').textContent = text;
+}
+
+/** One line of the frame log: who sent which action, fields as text. */
+function logFrame(from: Role, msg: Message): void {
+  const li = document.createElement('li');
+  const fields = Object.entries(msg).filter(([k]) => k !== 'action' && !k.startsWith('_'));
+  li.textContent = `${from}: ${String(msg.action)}${fields.length ? ` ${fields.map(([k, v]) => `${k}=${typeof v === 'string' && v.length > 24 ? `${v.slice(0, 12)}…` : JSON.stringify(v)}`).join(' ')}` : ''}`;
+  byId('log').append(li);
+}
+
+function askForInvitation(): void {
+  const form = byId('join') as HTMLFormElement;
+  form.hidden = false;
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const data = new FormData(form);
+    const p = new URLSearchParams({ invitation: String(data.get('invitation') ?? '').trim(), mode: String(data.get('mode') ?? 'human') });
+    location.hash = p.toString();
+    location.reload();
+  });
+}
+
+function download(result: PageSessionResult): void {
+  const a = byId('download') as HTMLAnchorElement;
+  a.href = URL.createObjectURL(new Blob([result.transcript], { type: 'application/x-ndjson' }));
+  a.download = `transcript-${result.sid.slice(0, 16)}.jsonl`;
+  a.hidden = false;
+}
+
+async function run(invitation: string, mode: ControlMode): Promise<void> {
+  say('loading the WASM core…');
+  const crypto = await createCrypto('wasm', new URL('./aigenora_wasm_bg.wasm', location.href));
+  const served = (await (await fetch('./protocols.json')).json()) as ServedSpec[];
+  const protocols = pageProtocols(crypto, served);
+  // Refuse a bad invitation before any key is made or any connection opened.
+  const { protocol, invitation: inv } = openInvitation(crypto, invitation, protocols);
+  byId('protocol').textContent = `${protocol.alias} · ${mode} control · options ${JSON.stringify(inv.options)}`;
+  say('connecting to the host…');
+  const seed = await pageSeed();
+  const frames: { from: Role; msg: Message }[] = [];
+  const board = byId('board');
+  const decision = byId('decision');
+  const started = performance.now();
+  const view = (p: PageProtocol) => ({ spec: p.spec, role: 'guest' as Role, options: inv.options, frames });
+  const result = await joinFromPage({
+    crypto, seed, invitation, protocols, controlMode: mode,
+    onReady: ({ sid, guestKey }) => {
+      say(`session ${sid.slice(0, 16)}… ready`);
+      byId('identity').textContent = `this page's key ${guestKey.slice(0, 16)}…`;
+      document.body.dataset['readyMs'] = String(Math.round(performance.now() - started));
+    },
+    onMessage: (from, msg) => {
+      frames.push({ from, msg });
+      logFrame(from, msg);
+      renderState(board, view(protocol));
+    },
+    onWindow: (w: Window | null, submit: (a: Answer) => string | undefined, refused?: string) => {
+      if (!w) {
+        decision.replaceChildren();
+        return;
+      }
+      say('your move');
+      renderDecision(decision, { ...view(protocol), window: w, ...(refused && { refused }) }, (a) => {
+        const why = submit(a);
+        if (!why) say('move sent');
+      });
+    },
+  });
+  decision.replaceChildren();
+  renderState(board, view(protocol));
+  const verified = result.check.ok && result.check.receipt ? 'receipt verified' : `receipt not verified: ${result.check.reason ?? 'no receipt'}`;
+  byId('outcome').textContent = `${result.completed ? 'completed' : result.reason}${result.detail ? ` (${result.detail})` : ''} · ${verified}`;
+  say(`session ${result.sid.slice(0, 16)}… ended`);
+  download(result);
+  await saveSession({ sid: result.sid, protocol: protocol.alias, reason: result.reason, completed: result.completed, transcript: result.transcript, spec: protocol.specText, receipt: result.receipt, saved_at: new Date().toISOString() }).catch(() => undefined);
+  Object.assign(window, { __aigenora: { done: true, completed: result.completed, reason: result.reason, check: result.check, transcript: result.transcript, receipt: result.receipt, spec: protocol.specText, frames: frames.length } });
+}
+
+async function main(): Promise<void> {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const invitation = params.get('invitation');
+  const mode = (params.get('mode') ?? 'human') as ControlMode;
+  if (!invitation) {
+    say('paste an invitation to join a session');
+    askForInvitation();
+    return;
+  }
+  try {
+    if (!MODES.includes(mode)) throw new AgentError('INVITATION_INVALID', `mode must be one of ${MODES.join(', ')}`);
+    await run(invitation, mode);
+  } catch (e) {
+    const text = e instanceof AgentError ? e.message : `error: ${(e as Error)?.message ?? String(e)}`;
+    byId('outcome').textContent = text;
+    say('not joined');
+    Object.assign(window, { __aigenora: { done: true, error: text } });
+  }
+}
+
+void main();
