@@ -472,6 +472,19 @@ describe('decision form in Chromium', () => {
     await shot(page, 'connect-four-state');
     await page.close();
   });
+
+  it('board sizes outside what a page should draw (or an odd Reversi side) fall back to the defaults instead of thousands of cells or a throw', async () => {
+    const page = await open();
+    const ready = (fields: Record<string, unknown>): Frame[] => [{ from: 'guest', msg: { action: 'join' } }, { from: 'host', msg: { action: 'ready', first: 'guest', ...fields } }];
+    await showState(page, { spec: spec('gomoku').spec, role: 'guest', options: {}, frames: ready({ board_size: 100000 }) });
+    expect(await page.getByRole('group', { name: 'Gomoku board, 15 by 15' }).locator('.cell').count()).toBe(225);
+    await showState(page, { spec: spec('reversi').spec, role: 'guest', options: {}, frames: ready({ board_size: 7 }) });
+    expect(await page.getByRole('group', { name: 'Reversi board, 8 by 8' }).count()).toBe(1);
+    await showState(page, { spec: spec('connect-four').spec, role: 'guest', options: {}, frames: ready({ cols: 1e6, rows: 5 }) });
+    expect(await page.getByRole('group', { name: 'Connect Four board, 7 columns by 5 rows' }).locator('.cell').count()).toBe(35);
+    expect(errorsOf(page)).toEqual([]);
+    await page.close();
+  });
 });
 
 /** Reading order of a cell label (row-major). */

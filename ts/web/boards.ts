@@ -36,6 +36,11 @@ export interface BoardKit {
 }
 
 const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : undefined);
+/** A board dimension from the frames or options; anything outside 1..32 (no built-in spec allows it) takes the default, so a page never builds thousands of cells. */
+const dim = (v: unknown): number | undefined => {
+  const n = int(v);
+  return n !== undefined && n >= 1 && n <= 32 ? n : undefined;
+};
 const sendsMove = (spec: Spec, role: Role, name: string) =>
   spec.messages.some((m) => m.name === name && (m.direction === 'both' || m.direction === (role === 'host' ? 'host_to_guest' : 'guest_to_host')));
 const hasFields = (spec: Spec, name: string, fields: string[]) => {
@@ -78,8 +83,8 @@ interface C4 {
 
 function connectFour(v: StateView): C4 {
   const r = ready(v);
-  const cols = int(r?.['cols']) ?? int(v.options['cols']) ?? 7;
-  const rows = int(r?.['rows']) ?? int(v.options['rows']) ?? 6;
+  const cols = dim(r?.['cols']) ?? dim(v.options['cols']) ?? 7;
+  const rows = dim(r?.['rows']) ?? dim(v.options['rows']) ?? 6;
   const cells: (Role | null)[][] = Array.from({ length: cols }, () => Array<Role | null>(rows).fill(null));
   const drop = (col: number, who: Role) => {
     const row = cells[col]?.indexOf(null) ?? -1;
@@ -167,7 +172,9 @@ interface Square {
 }
 
 function reversi(v: StateView): Square {
-  const n = int(ready(v)?.['board_size']) ?? int(v.options['board_size']) ?? 8;
+  const size = dim(ready(v)?.['board_size']) ?? dim(v.options['board_size']) ?? 8;
+  // The opening cross needs an even side of at least 4.
+  const n = size >= 4 && size % 2 === 0 ? size : 8;
   const b = new ReversiBoard(n);
   let acts = 0;
   let over: string | undefined;
@@ -191,7 +198,7 @@ function reversi(v: StateView): Square {
 }
 
 function gomoku(v: StateView): Square {
-  const n = int(ready(v)?.['board_size']) ?? int(v.options['board_size']) ?? 15;
+  const n = dim(ready(v)?.['board_size']) ?? dim(v.options['board_size']) ?? 15;
   const cells: (Role | null)[][] = Array.from({ length: n }, () => Array<Role | null>(n).fill(null));
   let moves = 0;
   let over: string | undefined;
