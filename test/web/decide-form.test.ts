@@ -176,12 +176,16 @@ describe('decision form in Chromium', () => {
     const frames = await play(c4Hooks as HooksModule<'session_loop'>, 2);
     const board = new C4Board(7, 6);
     for (const f of frames) if (f.msg.action === 'move' || f.msg.action === 'round_result') board.drop(f.msg['col'] as number, f.from);
+    // The host's answer carries the cell of its stone, the latest on the board.
+    const lastResult = frames.at(-1)!.msg;
     const expected: string[] = [];
     for (let r = 5; r >= 0; r--)
       for (let c = 0; c < 7; c++) {
         const who = board.cells[c]![r];
-        expected.push(`column ${c + 1}, row ${r + 1}: ${who === 'guest' ? 'red (you)' : who === 'host' ? 'yellow' : 'empty'}`);
+        const last = c === lastResult['col'] && r === lastResult['row'] ? ', last move' : '';
+        expected.push(`column ${c + 1}, row ${r + 1}: ${who === 'guest' ? 'red (you)' : who === 'host' ? `yellow${last}` : 'empty'}`);
       }
+    expect(expected.filter((l) => l.endsWith('last move'))).toHaveLength(1);
     expect(expected.filter((l) => !l.endsWith('empty'))).toHaveLength(4);
     const page = await open();
     await decide(page, { spec: spec('connect-four').spec, role: 'guest', options: {}, window: win('message', 'turn', 2), frames });

@@ -49,6 +49,11 @@ const hasFields = (spec: Spec, name: string, fields: string[]) => {
 };
 const ready = (v: StateView): Message | undefined => v.frames.find((f) => f.from === 'host' && f.msg.action === 'ready')?.msg;
 const PIECE: Record<Role, string> = { guest: '●', host: '○' };
+/** The latest stone: a thick inner ring, seen without colour (its name says "last move"). */
+const lastMark = (cell: HTMLElement) => {
+  cell.style.outline = '3px double currentColor';
+  cell.style.outlineOffset = '-5px';
+};
 const centre = (cell: HTMLElement) => {
   cell.style.display = 'flex';
   cell.style.alignItems = 'center';
@@ -78,6 +83,8 @@ interface C4 {
   /** cells[col][row], row 0 at the bottom (as the protocol counts). */
   cells: (Role | null)[][];
   next: number;
+  /** The cell the latest stone went to, "col,row". */
+  last?: string;
   over?: string;
 }
 
@@ -86,9 +93,14 @@ function connectFour(v: StateView): C4 {
   const cols = dim(r?.['cols']) ?? dim(v.options['cols']) ?? 7;
   const rows = dim(r?.['rows']) ?? dim(v.options['rows']) ?? 6;
   const cells: (Role | null)[][] = Array.from({ length: cols }, () => Array<Role | null>(rows).fill(null));
+  let last: string | undefined;
+  const put = (col: number, row: number, who: Role) => {
+    cells[col]![row] = who;
+    last = `${col},${row}`;
+  };
   const drop = (col: number, who: Role) => {
     const row = cells[col]?.indexOf(null) ?? -1;
-    if (row >= 0) cells[col]![row] = who;
+    if (row >= 0) put(col, row, who);
   };
   let moves = 0;
   let over: string | undefined;
@@ -100,12 +112,12 @@ function connectFour(v: StateView): C4 {
     } else if (msg.action === 'round_result' && col !== undefined) {
       const who: Role = msg['player'] === 'guest' ? 'guest' : 'host';
       const row = int(msg['row']);
-      if (row !== undefined && cells[col]?.[row] === null) cells[col]![row] = who;
+      if (row !== undefined && cells[col]?.[row] === null) put(col, row, who);
       else drop(col, who);
     }
     over = outcome(msg, { guest: 'Red', host: 'Yellow' }, v.role) ?? over;
   }
-  return { cols, rows, cells, next: moves + 1, ...(over && { over }) };
+  return { cols, rows, cells, next: moves + 1, ...(last && { last }), ...(over && { over }) };
 }
 
 const c4Names: Record<Role, string> = { guest: 'red', host: 'yellow' };
@@ -138,7 +150,8 @@ const connectFourKit: BoardKit = {
     for (let r = b.rows - 1; r >= 0; r--)
       for (let c = 0; c < b.cols; c++) {
         const who = b.cells[c]![r] ?? null;
-        const label = `column ${c + 1}, row ${r + 1}: ${who ? `${c4Names[who]}${who === v.role ? ' (you)' : ''}` : 'empty'}`;
+        const isLast = b.last === `${c},${r}`;
+        const label = `column ${c + 1}, row ${r + 1}: ${who ? `${c4Names[who]}${who === v.role ? ' (you)' : ''}${isLast ? ', last move' : ''}` : 'empty'}`;
         const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
         cell.textContent = who ? PIECE[who] : '·';
         cell.style.fontSize = '1.4em';
@@ -146,6 +159,7 @@ const connectFourKit: BoardKit = {
         cell.style.border = '1px solid #888';
         centre(cell);
         if (who) cell.style.color = who === 'guest' ? '#c00' : '#a80';
+        if (isLast) lastMark(cell);
         if (cell instanceof HTMLButtonElement) {
           if (full(c)) cell.disabled = true;
           cell.addEventListener('click', () => pick(c));
@@ -167,6 +181,8 @@ interface Square {
   /** Cells this side may take now (Reversi: the bracketing ones; Gomoku: the empty ones). */
   legal: (r: number, c: number) => boolean;
   mustPass: boolean;
+  /** The cell the latest stone went to, "row,col". */
+  last?: string;
   score?: string;
   over?: string;
 }
@@ -177,12 +193,13 @@ function reversi(v: StateView): Square {
   const n = size >= 4 && size % 2 === 0 ? size : 8;
   const b = new ReversiBoard(n);
   let acts = 0;
+  let last: string | undefined;
   let over: string | undefined;
   for (const { from, msg } of v.frames) {
     const [row, col] = [int(msg['row']), int(msg['col'])];
     if ((msg.action === 'move' || msg.action === 'pass') && from === 'guest') acts++;
-    if (msg.action === 'move' && row !== undefined && col !== undefined) b.play(row, col, from);
-    else if (msg.action === 'round_result' && msg['passed'] !== true && row !== undefined && col !== undefined) b.play(row, col, msg['player'] === 'guest' ? 'guest' : 'host');
+    const placed = row !== undefined && col !== undefined && (msg.action === 'move' || (msg.action === 'round_result' && msg['passed'] !== true));
+    if (placed && b.play(row, col, msg.action === 'move' ? from : msg['player'] === 'guest' ? 'guest' : 'host')) last = `${row},${col}`;
     over = outcome(msg, { guest: 'Black', host: 'White' }, v.role) ?? over;
   }
   const legal = b.legal(v.role);
@@ -192,6 +209,7 @@ function reversi(v: StateView): Square {
     next: 2 * acts + 1,
     legal: (r, c) => legal.some(([lr, lc]) => lr === r && lc === c),
     mustPass: legal.length === 0,
+    ...(last && { last }),
     score: `Black ● ${b.count('guest')}, White ○ ${b.count('host')}.`,
     ...(over && { over }),
   };
@@ -201,6 +219,7 @@ function gomoku(v: StateView): Square {
   const n = dim(ready(v)?.['board_size']) ?? dim(v.options['board_size']) ?? 15;
   const cells: (Role | null)[][] = Array.from({ length: n }, () => Array<Role | null>(n).fill(null));
   let moves = 0;
+  let last: string | undefined;
   let over: string | undefined;
   for (const { from, msg } of v.frames) {
     over = outcome(msg, { guest: 'Black', host: 'White' }, v.role) ?? over;
@@ -208,10 +227,14 @@ function gomoku(v: StateView): Square {
     if (row === undefined || col === undefined || !cells[row] || col < 0 || col >= n) continue;
     if (msg.action === 'move') {
       cells[row][col] = from;
+      last = `${row},${col}`;
       if (from === 'guest') moves++;
-    } else if (msg.action === 'round_result') cells[row][col] = msg['player'] === 'guest' ? 'guest' : 'host';
+    } else if (msg.action === 'round_result') {
+      cells[row][col] = msg['player'] === 'guest' ? 'guest' : 'host';
+      last = `${row},${col}`;
+    }
   }
-  return { n, cells, next: 2 * moves + 1, legal: (r, c) => cells[r]?.[c] === null, mustPass: false, ...(over && { over }) };
+  return { n, cells, next: 2 * moves + 1, legal: (r, c) => cells[r]?.[c] === null, mustPass: false, ...(last && { last }), ...(over && { over }) };
 }
 
 /** A square board whose cells are buttons in one tab stop; the arrow keys move between them. */
@@ -235,7 +258,8 @@ function squareKit(title: string, derive: (v: StateView) => Square): BoardKit {
         for (let c = 0; c < b.n; c++) {
           const who = b.cells[r]![c] ?? null;
           const ok = !!live && b.legal(r, c);
-          const label = `row ${r + 1}, column ${c + 1}: ${who ? `${who === 'guest' ? 'black' : 'white'}${who === v.role ? ' (you)' : ''}` : ok ? 'empty' : 'empty, not playable'}`;
+          const isLast = b.last === `${r},${c}`;
+          const label = `row ${r + 1}, column ${c + 1}: ${who ? `${who === 'guest' ? 'black' : 'white'}${who === v.role ? ' (you)' : ''}${isLast ? ', last move' : ''}` : ok ? 'empty' : 'empty, not playable'}`;
           const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
           // Playable empty cells carry a dot, so they are visible without colour.
           cell.textContent = who ? PIECE[who] : ok && title === 'Reversi' ? '·' : '';
@@ -245,6 +269,7 @@ function squareKit(title: string, derive: (v: StateView) => Square): BoardKit {
           centre(cell);
           cell.style.background = '#2e7d32';
           cell.style.color = who === 'host' ? '#fff' : '#000';
+          if (isLast) lastMark(cell);
           if (cell instanceof HTMLButtonElement) {
             const i = buttons.length;
             if (ok && first < 0) first = i;
