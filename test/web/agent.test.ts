@@ -10,6 +10,13 @@ import { createInterface } from 'node:readline';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../scripts/lib/chromium.js';
+import { getCrypto } from '../../ts/crypto/index.js';
+import type { Crypto, Ed25519Keypair } from '../../ts/crypto/backend.js';
+import { encodeInvitation } from '../../ts/net/invitation.js';
+import { host as hostSession } from '../../ts/net/session.js';
+import { builtinDir, findBuiltin } from '../../ts/protocols/index.js';
+import { loadSpec } from '../../ts/spec/index.js';
+import type { HooksModule } from '../../ts/hooks/types.js';
 
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
 const ARTIFACTS = new URL('../../artifacts/web/', import.meta.url).pathname;
@@ -122,6 +129,81 @@ describe('the agent page', () => {
     const header = JSON.parse(got.transcript.split('\n')[0]!) as { role: string; sid: string };
     expect(header.role).toBe('guest');
     expect(JSON.parse(readFileSync(join(hostSide, 'transcript.jsonl'), 'utf8').split('\n')[0]!).sid).toBe(header.sid);
+    await page.close();
+  }, 90_000);
+
+  it('lets a person play Connect Four by clicking: every move of the page is a click, to the end of the game', async () => {
+    const h = await host('c4', 'connect4-v1', {});
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${pageUrl}#invitation=${encodeURIComponent(h.invitation)}&mode=human`);
+    const clicked: number[] = [];
+    const done = () => page.evaluate(() => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true);
+    for (let k = 0; k < 30 && !(await done()); k++) {
+      // The next window: the board's column buttons, enabled where a stone can still drop.
+      await page.waitForFunction(() => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true || document.querySelector('#decision button.column:not([disabled])') !== null, undefined, { timeout: 30_000 });
+      if (await done()) break;
+      if (k === 0) await shot(page, 'c4-human-first-window');
+      const free = await page.$$eval('#decision button.column:not([disabled])', (bs) => bs.map((b) => Number(b.getAttribute('data-key')!.split(':')[1])));
+      const col = [3, 2, 4, 1, 5, 0, 6].find((c) => free.includes(c))!;
+      await page.click(`#decision button.column[data-key="column:${col}"]`);
+      clicked.push(col);
+      // The window closes once the engine took the move.
+      await page.waitForFunction((n) => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true || document.querySelectorAll('#log li').length > n, clicked.length * 2, { timeout: 30_000 });
+    }
+    const text = await outcome(page);
+    await shot(page, 'c4-human-ended');
+    expect(text).toContain('completed');
+    expect(text).toContain('receipt verified');
+    expect(errors).toEqual([]);
+    expect(await h.exited).toBe(0);
+    const got = (await page.evaluate(() => (window as unknown as { __aigenora: { transcript: string } }).__aigenora)) as { transcript: string };
+    const frames = got.transcript.trim().split('\n').slice(1).map((l) => JSON.parse(l) as { from: string; msg: Record<string, unknown> });
+    const moves = frames.filter((f) => f.from === 'guest' && f.msg['action'] === 'move').map((f) => f.msg['col']);
+    expect(moves).toEqual(clicked);
+    const last = frames.filter((f) => f.from === 'host' && (f.msg['action'] === 'round_result' || f.msg['action'] === 'end')).map((f) => f.msg).at(-1)!;
+    expect(['host', 'guest']).toContain(last['winner']);
+    expect(cli(['receipt', 'verify', sessionSide(h.dataDir, 'host'), '--json']).status).toBe(0);
+    await page.close();
+  }, 120_000);
+
+  it('ends with bad_signature when the host sends a frame whose signature does not verify', async () => {
+    // A host that signs its sixth signature wrong: the handshake passes, a session frame is forged.
+    const c = getCrypto('wasm');
+    let signed = 0;
+    const forging: Crypto = new Proxy(c, {
+      get(target, prop) {
+        if (prop === 'ed25519Keypair') {
+          return (seed: Uint8Array): Ed25519Keypair => {
+            const k = target.ed25519Keypair(seed);
+            return {
+              publicKey: k.publicKey,
+              sign: (m: Uint8Array) => {
+                const sig = k.sign(m);
+                if (++signed === 6) sig[10] = sig[10]! ^ 0x01;
+                return sig;
+              },
+              dispose: () => k.dispose(),
+            };
+          };
+        }
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const b = findBuiltin('rps-v1')!;
+    const l = loadSpec(c, builtinDir(b));
+    const hooks = (await import('../../ts/protocols/rps/hooks.js')).default as HooksModule;
+    const h = await hostSession({ crypto: forging, seed: new Uint8Array(32).fill(7), protocol: { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks }, options: { best_of: 3 }, sessionsDir: join(work, 'forging-host') });
+    const page = await browser.newPage();
+    await page.goto(`${pageUrl}#invitation=${encodeURIComponent(encodeInvitation(c, h.invitation))}&mode=autonomous`);
+    const text = await outcome(page);
+    await shot(page, 'forged-frame');
+    expect(text).toContain('bad_signature');
+    expect(text).not.toContain('receipt verified');
+    await h.done.catch(() => undefined);
+    await h.stop();
     await page.close();
   }, 90_000);
 });

@@ -32,6 +32,7 @@ const PAGE = `<!doctype html>
   #outcome:not(:empty) { border: 2px solid; padding: .5rem .8rem; margin: 1rem 0; font-weight: 600; }
   #log { font: 13px/1.35 ui-monospace, monospace; max-height: 18rem; overflow: auto; border: 1px solid #8888; padding: .4rem 2.8rem; }
   button { font: inherit; padding: .35rem .8rem; }
+  .board button { padding: .1rem; white-space: nowrap; }
   button:focus-visible, input:focus-visible, textarea:focus-visible, select:focus-visible { outline: 3px solid; outline-offset: 2px; }
   textarea { width: 100%; font: 13px ui-monospace, monospace; }
   section { margin: 1rem 0; }

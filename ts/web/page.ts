@@ -80,6 +80,8 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
       renderState(board, view(protocol));
     },
     onWindow: (w: Window | null, submit: (a: Answer) => string | undefined, refused?: string) => {
+      // A board game's decision draws the board itself: one board on screen at a time.
+      board.hidden = w !== null;
       if (!w) {
         decision.replaceChildren();
         return;
@@ -92,6 +94,7 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
     },
   });
   decision.replaceChildren();
+  board.hidden = false;
   renderState(board, view(protocol));
   const verified = result.check.ok && result.check.receipt ? 'receipt verified' : `receipt not verified: ${result.check.reason ?? 'no receipt'}`;
   byId('outcome').textContent = `${result.completed ? 'completed' : result.reason}${result.detail ? ` (${result.detail})` : ''} · ${verified}`;

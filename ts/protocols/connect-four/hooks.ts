@@ -99,6 +99,15 @@ const hooks: HooksModule<'session_loop'> = {
         return null;
       },
       proto_guest_first_action: () => guestMove(),
+      supported_control_modes: () => ['autonomous', 'hybrid', 'human'],
+      // A person dropped the stone in another column: move it there on our board.
+      proto_on_decision(decided, suggested) {
+        if (decided.action !== 'move' || suggested.action !== 'move') return;
+        const col = suggested['col'] as number;
+        const top = board.landing(col) < 0 ? board.rows - 1 : board.landing(col) - 1;
+        if (top >= 0 && board.cells[col]![top] === 'guest') board.cells[col]![top] = null;
+        board.drop(decided['col'] as number, 'guest');
+      },
       proto_guest_handle(msg) {
         if (msg.action === 'end') return { completed: true };
         if (msg.action !== 'round_result') return { abort: true };
