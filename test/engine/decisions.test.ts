@@ -139,7 +139,7 @@ describe('decisions in a session', () => {
   });
 
   it('hooks that do not support a control mode refuse it', async () => {
-    const r = await runLocal({ crypto: c, ...builtin('connect-four'), hooks: await hooksOf('connect-four'), outDir: tempDir('decide'), guestControl: 'human', decisionTimeoutMs: 200 });
+    const r = await runLocal({ crypto: c, ...builtin('qna'), hooks: await hooksOf('qna'), outDir: tempDir('decide'), guestControl: 'human', decisionTimeoutMs: 200 });
     expect(r.guest).toMatchObject({ completed: false, reason: 'control_mode_unsupported' });
   });
 });

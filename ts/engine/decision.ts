@@ -78,7 +78,7 @@ export class DecisionBus {
    * real time. `accept` checks a candidate and returns why it is refused (it is then marked rejected
    * and the wait goes on).
    */
-  async wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void, clock: Clock = systemClock): Promise<{ id: string; rec: DecisionRecord } | undefined> {
+  async wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void, clock: Clock = systemClock, signal?: AbortSignal): Promise<{ id: string; rec: DecisionRecord } | undefined> {
     for (;;) {
       const cands = this.candidates(w).sort((a, b) => priority(b.rec) - priority(a.rec) || b.line - a.line);
       for (const [i, c] of cands.entries()) {
@@ -92,7 +92,7 @@ export class DecisionBus {
         for (const loser of cands.slice(i + 1)) this.mark(loser.id, w, 'superseded');
         return { id: c.id, rec: c.rec };
       }
-      if (clock.now() >= until) return undefined;
+      if (clock.now() >= until || signal?.aborted) return undefined;
       await new Promise((r) => setTimeout(r, Math.min(50, Math.max(1, until - clock.now()))));
     }
   }

@@ -28,8 +28,8 @@ export interface SessionStore {
 export interface DecisionSource {
   /** The window open now, or null when none is. */
   publish(w: Window | null): void;
-  /** The first acceptable decision for the window before `until` (ms on `clock`), or undefined. */
-  wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void, clock: Clock): Promise<{ id: string; rec: DecisionRecord } | undefined>;
+  /** The first acceptable decision for the window before `until` (ms on `clock`) or `signal`, else undefined. */
+  wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void, clock: Clock, signal?: AbortSignal): Promise<{ id: string; rec: DecisionRecord } | undefined>;
 }
 
 export interface DriverConfig
@@ -75,6 +75,8 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
   const decisionTimeoutMs = cfg.decisionTimeoutMs ?? (decision?.timeout_seconds ?? 120) * 1000;
   let windows = 0;
   let localAbort = false;
+  /** Ends the open decision window early: the session is ending (a local abort, the peer gone). */
+  let windowEnd = new AbortController();
 
   const core = new SessionCore(
     {
@@ -138,8 +140,10 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
         phase: 'deciding',
       },
     });
-    const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, req.check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }), clock);
+    windowEnd = new AbortController();
+    const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, req.check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }), clock, windowEnd.signal);
     bus.publish(null);
+    if (windowEnd.signal.aborted) return { value: req.fallback };
     record.snapshot('in_progress', { role, sid: cfg.sid });
     if (got) {
       // A decision is held until the window's release time (timing.min_think_seconds).
@@ -158,6 +162,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
       // Tell the peer first, then close, which also wakes a pending receive.
       const line = core.localAbort();
       localAbort = true;
+      windowEnd.abort();
       try {
         if (line !== undefined) transport.send(line);
       } catch {
@@ -167,6 +172,37 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
     }
   }, 200);
   abortWatch.unref?.();
+
+  /** A receive started while a listening window was open and still pending when it closed. */
+  let carried: ReturnType<Transport['recv']> | undefined;
+  const takeCarried = async (): ReturnType<Transport['recv']> => {
+    const r = await carried!;
+    carried = undefined;
+    // A receive that timed out while the person was deciding says nothing about the peer: try again.
+    return r.line === null && r.timedOut ? await transport.recv(timeoutMs) : r;
+  };
+
+  /**
+   * A decision window during which the peer's frames are still taken (DecideRequest.listen): each is
+   * checked and recorded by the core as it comes, and queued for the mode. The peer leaving ends the
+   * window.
+   */
+  async function decideListening(req: DecideRequest): Promise<{ value: unknown } | { timedOut: true }> {
+    const decided = decide(req);
+    const done = decided.then(() => 'decided' as const);
+    for (;;) {
+      const pending = (carried ??= transport.recv(timeoutMs));
+      if ((await Promise.race([done, pending.then(() => 'line' as const)])) === 'decided') return decided;
+      const r = await pending;
+      carried = undefined;
+      if (r.line !== null) await core.receive(r.line);
+      else if (!r.timedOut) core.transportEnded(false, timeoutMs);
+      if (core.ending || localAbort) {
+        windowEnd.abort();
+        return decided;
+      }
+    }
+  }
 
   record.event('session_started', { role, sid: cfg.sid, protocol_id: cfg.protocolId, mode: core.mode });
   record.snapshot('in_progress', { role, sid: cfg.sid });
@@ -178,7 +214,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
     while (!core.ending) {
       if (core.decision) {
         const req = core.decision;
-        const d = await decide(req);
+        const d = req.listen ? await decideListening(req) : await decide(req);
         if (core.ending) break;
         if ('timedOut' in d) {
           core.abort('decision_timeout', 'decision', `no decision for ${req.key} ${req.value} within ${decisionTimeoutMs} ms`);
@@ -194,7 +230,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
         continue;
       }
       const wait = due ? Math.max(0, due.at - clock.now()) : timeoutMs;
-      const r = await transport.recv(wait);
+      const r = carried ? await takeCarried() : await transport.recv(wait);
       if (core.ending) break;
       if (r.line !== null) await core.receive(r.line);
       else if (localAbort) break;

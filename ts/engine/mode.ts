@@ -63,6 +63,11 @@ export interface DecideRequest {
   /** Why a recorded decision is refused, or undefined when it is acceptable. */
   check(r: DecisionRecord): string | undefined;
   take(r: DecisionRecord): unknown;
+  /**
+   * The peer's frames are taken while the window is open and queued for the mode (free mode: the
+   * conversation goes on while a person types). Without it they wait in the transport.
+   */
+  listen?: boolean;
 }
 
 /** Evidence a mode hands the core for proof.json; the core adds the session's identity. */

@@ -30,11 +30,13 @@ export class PageDecisions implements DecisionSource {
     this.onWindow(w);
   }
 
-  wait(w: Window, until: number, accept: Pending['accept'], onReject: Pending['onReject'], clock: Clock): Promise<{ id: string; rec: DecisionRecord } | undefined> {
-    this.pending?.resolve(undefined);
+  wait(w: Window, until: number, accept: Pending['accept'], onReject: Pending['onReject'], clock: Clock, signal?: AbortSignal): Promise<{ id: string; rec: DecisionRecord } | undefined> {
+    this.settle(undefined);
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.settle(undefined), Math.max(0, until - clock.now()));
-      this.pending = { w, accept, onReject, resolve, timer };
+      const mine: Pending = { w, accept, onReject, resolve, timer };
+      this.pending = mine;
+      signal?.addEventListener('abort', () => this.pending === mine && this.settle(undefined), { once: true });
     });
   }
 

@@ -34,6 +34,9 @@ type Waiting = { kind: 'message'; resolve: (m: Inbound) => void } | { kind: 'dec
 
 export function coroutineMode(peer: Role, run: (io: ModeIo) => Promise<ModeEnd>): Mode {
   let effects: ModeEffect[] = [];
+  /** Peer messages that came while a listening decision was open (DecideRequest.listen), in order. */
+  const inbox: Inbound[] = [];
+  let listening = false;
   let waiting: Waiting | undefined;
   let finished: Promise<void> | undefined;
   /** Resolves when the function next suspends or returns. */
@@ -49,13 +52,16 @@ export function coroutineMode(peer: Role, run: (io: ModeIo) => Promise<ModeEnd>)
     event: (name, data) => void effects.push({ kind: 'event', name, data }),
     write: (file, value) => void effects.push({ kind: 'write', file, value }),
     recv: () =>
-      new Promise<Inbound>((resolve) => {
-        waiting = { kind: 'message', resolve };
-        pause();
-      }),
+      inbox.length
+        ? Promise.resolve(inbox.shift()!)
+        : new Promise<Inbound>((resolve) => {
+            waiting = { kind: 'message', resolve };
+            pause();
+          }),
     decide: (request) =>
       new Promise<unknown>((resolve) => {
         waiting = { kind: 'decision', resolve };
+        listening = request.listen === true;
         effects.push({ kind: 'decide', request });
         pause();
       }),
@@ -90,6 +96,10 @@ export function coroutineMode(peer: Role, run: (io: ModeIo) => Promise<ModeEnd>)
       if (input.kind === 'message' && w?.kind === 'message' && input.from === peer) {
         waiting = undefined;
         return resume(() => w.resolve({ msg: input.msg, line: input.line }));
+      }
+      if (input.kind === 'message' && w?.kind === 'decision' && listening && input.from === peer) {
+        inbox.push({ msg: input.msg, line: input.line });
+        return Promise.resolve([]);
       }
       if (input.kind === 'decision' && w?.kind === 'decision') {
         waiting = undefined;

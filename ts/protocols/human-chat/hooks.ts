@@ -31,6 +31,8 @@ const hooks: HooksModule<'free'> = {
       proto_on_end() {
         ended = true;
       },
+      // A person may say the lines (free mode asks for each while the peer's keep coming).
+      supported_control_modes: () => ['autonomous', 'hybrid', 'human'],
       proto_display(msg, direction) {
         if (msg.action === 'end') return direction === 'sent' ? '(you left)' : '(peer left)';
         if (msg.action !== 'chat') return undefined;
