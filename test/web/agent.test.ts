@@ -145,6 +145,7 @@ describe('the agent page', () => {
       await page.waitForFunction(() => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true || document.querySelector('#decision button.column:not([disabled])') !== null, undefined, { timeout: 30_000 });
       if (await done()) break;
       if (k === 0) await shot(page, 'c4-human-first-window');
+      if (k === 3) await shot(page, 'c4-human-midgame');
       const free = await page.$$eval('#decision button.column:not([disabled])', (bs) => bs.map((b) => Number(b.getAttribute('data-key')!.split(':')[1])));
       const col = [3, 2, 4, 1, 5, 0, 6].find((c) => free.includes(c))!;
       await page.click(`#decision button.column[data-key="column:${col}"]`);
@@ -206,4 +207,51 @@ describe('the agent page', () => {
     await h.stop();
     await page.close();
   }, 90_000);
+
+  it('carries a chat (free mode) between a person in the page and a person at the CLI host, both deciding their lines', async () => {
+    const dataDir = join(work, 'chat');
+    expect(cli(['init', '--data-dir', dataDir]).status).toBe(0);
+    const invFile = join(work, 'chat.invitation');
+    const child = spawn(process.execPath, [BIN, 'host', '--protocol', 'human-chat-v1', '--control-mode', 'human', '--data-dir', dataDir, '--invitation-file', invFile, '--json'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    children.push(child);
+    const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
+    for (let k = 0; k < 300 && !existsSync(invFile); k++) await new Promise((r) => setTimeout(r, 100));
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${pageUrl}#invitation=${encodeURIComponent(readFileSync(invFile, 'utf8').trim())}&mode=human`);
+    // The host's person speaks first, through `aigenora session decide` on the host's session side.
+    await page.waitForSelector('#decision [data-key="chat.text"]', { timeout: 30_000 });
+    const hostSide = sessionSide(dataDir, 'host');
+    const hostSays = async (message: Record<string, unknown>) => {
+      for (let k = 0; k < 100; k++) {
+        const r = cli(['session', 'decide', hostSide, '--message', JSON.stringify(message)]);
+        if (r.status === 0) return;
+        await new Promise((ok) => setTimeout(ok, 100));
+      }
+      throw new Error('the host never opened a window');
+    };
+    await hostSays({ action: 'chat', text: 'hello from the CLI <b>not bold</b>' });
+    await page.waitForFunction(() => document.querySelector('#decision')?.textContent?.includes('hello from the CLI <b>not bold</b>') === true, undefined, { timeout: 30_000 });
+    expect(await page.$('#decision b')).toBeNull();
+    await page.fill('#decision [data-key="chat.text"]', 'hi from the page');
+    await page.click('#decision [data-key="chat.send"]');
+    await shot(page, 'chat-human');
+    await hostSays({ action: 'end' });
+    await page.waitForSelector('#decision [data-key="chat.leave"]', { timeout: 30_000 });
+    await page.click('#decision [data-key="chat.leave"]');
+    const text = await outcome(page);
+    await shot(page, 'chat-ended');
+    expect(text).toContain('completed');
+    expect(text).toContain('receipt verified');
+    expect(errors).toEqual([]);
+    expect(await exited).toBe(0);
+    const lines = readFileSync(join(hostSide, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { from: string; msg: Record<string, unknown> });
+    expect(lines.filter((f) => f.msg['action'] === 'chat').map((f) => [f.from, f.msg['text']])).toEqual([
+      ['host', 'hello from the CLI <b>not bold</b>'],
+      ['guest', 'hi from the page'],
+    ]);
+    expect(cli(['receipt', 'verify', hostSide, '--json']).status).toBe(0);
+    await page.close();
+  }, 120_000);
 });

@@ -29,7 +29,7 @@ function say(text: string): void {
 function logFrame(from: Role, msg: Message): void {
   const li = document.createElement('li');
   const fields = Object.entries(msg).filter(([k]) => k !== 'action' && !k.startsWith('_'));
-  li.textContent = `${from}: ${String(msg.action)}${fields.length ? ` ${fields.map(([k, v]) => `${k}=${typeof v === 'string' && v.length > 24 ? `${v.slice(0, 12)}…` : JSON.stringify(v)}`).join(' ')}` : ''}`;
+  li.textContent = `${from}: ${String(msg.action)}${fields.length ? ` ${fields.map(([k, v]) => `${k}=${typeof v === 'string' && v.length > 64 ? `${v.slice(0, 48)}…` : JSON.stringify(v)}`).join(' ')}` : ''}`;
   byId('log').append(li);
 }
 
@@ -65,32 +65,45 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
   const frames: { from: Role; msg: Message }[] = [];
   const board = byId('board');
   const decision = byId('decision');
-  const started = performance.now();
+  /** First and last frame, ms since the page was opened (for the bench). */
+  const frameAt = { first: 0, last: 0 };
   const view = (p: PageProtocol) => ({ spec: p.spec, role: 'guest' as Role, options: inv.options, frames });
+  /** The window open now, drawn again when a frame comes (a chat goes on while the person types). */
+  let open: { w: Window; submit: (a: Answer) => string | undefined; refused?: string } | undefined;
+  const draw = () => {
+    if (!open) return;
+    const { w, submit, refused } = open;
+    renderDecision(decision, { ...view(protocol), window: w, ...(refused && { refused }) }, (a) => {
+      const why = submit(a);
+      if (!why) say('sent');
+    });
+  };
   const result = await joinFromPage({
     crypto, seed, invitation, protocols, controlMode: mode,
     onReady: ({ sid, guestKey }) => {
       say(`session ${sid.slice(0, 16)}… ready`);
       byId('identity').textContent = `this page's key ${guestKey.slice(0, 16)}…`;
-      document.body.dataset['readyMs'] = String(Math.round(performance.now() - started));
+      // Since the page was opened with the invitation: loading, the WASM core, dialling, the handshake.
+      document.body.dataset['readyMs'] = String(Math.round(performance.now()));
     },
     onMessage: (from, msg) => {
       frames.push({ from, msg });
+      frameAt.last = performance.now();
+      if (frames.length === 1) frameAt.first = frameAt.last;
       logFrame(from, msg);
       renderState(board, view(protocol));
+      draw();
     },
     onWindow: (w: Window | null, submit: (a: Answer) => string | undefined, refused?: string) => {
       // A board game's decision draws the board itself: one board on screen at a time.
       board.hidden = w !== null;
+      open = w ? { w, submit, ...(refused && { refused }) } : undefined;
       if (!w) {
         decision.replaceChildren();
         return;
       }
       say('your move');
-      renderDecision(decision, { ...view(protocol), window: w, ...(refused && { refused }) }, (a) => {
-        const why = submit(a);
-        if (!why) say('move sent');
-      });
+      draw();
     },
   });
   decision.replaceChildren();
@@ -101,7 +114,7 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
   say(`session ${result.sid.slice(0, 16)}… ended`);
   download(result);
   await saveSession({ sid: result.sid, protocol: protocol.alias, reason: result.reason, completed: result.completed, transcript: result.transcript, spec: protocol.specText, receipt: result.receipt, saved_at: new Date().toISOString() }).catch(() => undefined);
-  Object.assign(window, { __aigenora: { done: true, completed: result.completed, reason: result.reason, check: result.check, transcript: result.transcript, receipt: result.receipt, spec: protocol.specText, frames: frames.length } });
+  Object.assign(window, { __aigenora: { done: true, completed: result.completed, reason: result.reason, check: result.check, transcript: result.transcript, receipt: result.receipt, spec: protocol.specText, frames: frames.length, firstFrameMs: frameAt.first, lastFrameMs: frameAt.last, readyMs: Number(document.body.dataset['readyMs'] ?? NaN) } });
 }
 
 async function main(): Promise<void> {
