@@ -13,6 +13,7 @@ import { resolveDataDir } from '../library/data-dir.js';
 import type { FieldSchema, MessageSpec, Spec } from '../spec/types.js';
 import { sessionViewPage } from '../web/session-view.js';
 import { stringFlag, UsageError, type Command } from './args.js';
+import { firstLineOf } from './session.js';
 
 /** How much of the end of transcript.jsonl and events.jsonl a state request reads: they can be huge. */
 export const TAIL_BYTES = 4 << 20;
@@ -202,18 +203,11 @@ function framesOf(path: string): FramesView {
 
 /** The transcript header when the tail read did not reach it. */
 function firstLineObject(path: string): Record<string, unknown> | undefined {
-  let fd: number | undefined;
   try {
-    fd = openSync(path, 'r');
-    const buf = Buffer.alloc(64 << 10);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const text = buf.subarray(0, n).toString('utf8');
-    const v = JSON.parse(text.slice(0, Math.max(0, text.indexOf('\n')))) as unknown;
+    const v = JSON.parse(firstLineOf(path)) as unknown;
     return isObject(v) ? v : undefined;
   } catch {
     return undefined;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
 }
 

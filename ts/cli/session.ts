@@ -246,7 +246,7 @@ Exit 0 when proven, 1 when not, 2 for usage errors.`,
 };
 
 /** The first line of a file (up to 64 KiB of it), or '' when it cannot be read. */
-function firstLineOf(path: string): string {
+export function firstLineOf(path: string): string {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
