@@ -126,8 +126,23 @@ describe('the agent page', () => {
     writeFileSync(join(dir, 'receipt.json'), got.receipt ?? '');
     const gv = cli(['receipt', 'verify', dir, '--json']);
     expect(gv.status, gv.stdout + gv.stderr).toBe(0);
-    const header = JSON.parse(got.transcript.split('\n')[0]!) as { role: string; sid: string };
+    const header = JSON.parse(got.transcript.split('\n')[0]!) as { role: string; sid: string; guest_key: string };
     expect(header.role).toBe('guest');
+    // The page kept the session in IndexedDB, under its id, with the same transcript.
+    const saved = await page.evaluate(
+      (sid) =>
+        new Promise<{ transcript?: string } | undefined>((ok, bad) => {
+          const r = indexedDB.open('aigenora');
+          r.onerror = () => bad(r.error);
+          r.onsuccess = () => {
+            const get = r.result.transaction('sessions').objectStore('sessions').get(sid);
+            get.onsuccess = () => ok(get.result as { transcript?: string } | undefined);
+            get.onerror = () => bad(get.error);
+          };
+        }),
+      header.sid,
+    );
+    expect(saved?.transcript).toBe(got.transcript);
     expect(JSON.parse(readFileSync(join(hostSide, 'transcript.jsonl'), 'utf8').split('\n')[0]!).sid).toBe(header.sid);
     await page.close();
   }, 90_000);
@@ -254,4 +269,30 @@ describe('the agent page', () => {
     expect(cli(['receipt', 'verify', hostSide, '--json']).status).toBe(0);
     await page.close();
   }, 120_000);
+
+  it('refuses what it cannot join with one typed line: a garbled invitation, an unknown mode, a host that is gone', async () => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${pageUrl}#invitation=aigenora1.not-an-invitation&mode=autonomous`);
+    expect(await outcome(page, 20_000)).toMatch(/^INVITATION_INVALID: /);
+    const c = getCrypto('wasm');
+    const b = findBuiltin('rps-v1')!;
+    const l = loadSpec(c, builtinDir(b));
+    const hooks = (await import('../../ts/protocols/rps/hooks.js')).default as HooksModule;
+    const h = await hostSession({ crypto: c, seed: new Uint8Array(32).fill(9), protocol: { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks }, options: { best_of: 1 }, sessionsDir: join(work, 'gone-host') });
+    const text = encodeInvitation(c, h.invitation);
+    await page.goto(`${pageUrl}#invitation=${encodeURIComponent(text)}&mode=sideways`);
+    await page.reload();
+    expect(await outcome(page, 20_000)).toMatch(/^INVITATION_INVALID: mode must be one of/);
+    await h.stop();
+    await page.goto(`${pageUrl}#invitation=${encodeURIComponent(text)}&mode=autonomous`);
+    await page.reload();
+    const gone = await outcome(page, 60_000);
+    await shot(page, 'host-gone');
+    expect(gone).toMatch(/^HOST_UNREACHABLE: cannot reach the host/);
+    expect(gone.split('\n')).toHaveLength(1);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
 });

@@ -14,6 +14,7 @@ import { pageSeed, saveSession } from './keystore.js';
 import { pageProtocols, type ServedSpec } from './page-protocols.js';
 
 const MODES: ControlMode[] = ['autonomous', 'human', 'hybrid'];
+const PAINT_MS = 200;
 
 const byId = (id: string): HTMLElement => {
   const e = document.getElementById(id);
@@ -68,6 +69,24 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
   /** First and last frame, ms since the page was opened (for the bench). */
   const frameAt = { first: 0, last: 0 };
   const view = (p: PageProtocol) => ({ spec: p.spec, role: 'guest' as Role, options: inv.options, frames });
+  /**
+   * Frames can come far faster than a person reads them: the log and the board are redrawn at most
+   * every PAINT_MS (at once when the page was quiet), not once per frame of the session, whose layout
+   * work was four fifths of the page's time in an agent-against-agent game.
+   */
+  const unlogged: { from: Role; msg: Message }[] = [];
+  let painted = 0;
+  let painting: ReturnType<typeof setTimeout> | undefined;
+  const paint = () => {
+    painting = undefined;
+    painted = performance.now();
+    for (const f of unlogged.splice(0)) logFrame(f.from, f.msg);
+    renderState(board, view(protocol));
+    draw();
+  };
+  const repaint = () => {
+    painting ??= setTimeout(paint, Math.max(0, painted + PAINT_MS - performance.now()));
+  };
   /** The window open now, drawn again when a frame comes (a chat goes on while the person types). */
   let open: { w: Window; submit: (a: Answer) => string | undefined; refused?: string } | undefined;
   const draw = () => {
@@ -90,9 +109,8 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
       frames.push({ from, msg });
       frameAt.last = performance.now();
       if (frames.length === 1) frameAt.first = frameAt.last;
-      logFrame(from, msg);
-      renderState(board, view(protocol));
-      draw();
+      unlogged.push({ from, msg });
+      repaint();
     },
     onWindow: (w: Window | null, submit: (a: Answer) => string | undefined, refused?: string) => {
       // A board game's decision draws the board itself: one board on screen at a time.
@@ -108,7 +126,9 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
   });
   decision.replaceChildren();
   board.hidden = false;
-  renderState(board, view(protocol));
+  open = undefined;
+  clearTimeout(painting);
+  paint();
   const verified = result.check.ok && result.check.receipt ? 'receipt verified' : `receipt not verified: ${result.check.reason ?? 'no receipt'}`;
   byId('outcome').textContent = `${result.completed ? 'completed' : result.reason}${result.detail ? ` (${result.detail})` : ''} · ${verified}`;
   say(`session ${result.sid.slice(0, 16)}… ended`);
