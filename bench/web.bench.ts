@@ -4,7 +4,7 @@
 // dialling the host's WebSocket address, Noise, Yamux and the session handshake), and frames/s of a
 // browser guest against a Node guest (the CLI's join code in this process) playing the same host.
 // Workload: RPS, 99 fixed rounds, one `aigenora host --daemon` (wasm backend) for every session; the
-// page renders each frame as it would for a person (its log and the board), autonomous control.
+// page draws its log and board as it would for a person, autonomous control.
 // SAMPLES rounds of one session each, the order alternating. Writes bench/results/web.md.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -112,7 +112,7 @@ async function main(): Promise<string> {
     '',
     `- **page weight**: what \`aigenora web\` serves, gzip -9: agent.js ${kib(jsGz)} + the WASM core ${kib(wasmGz)} = ${kib(jsGz + wasmGz)}.`,
     '- **to `_session_ready`**: page: from opening the URL with the invitation to the end of the session handshake (page load, the WASM core, the libp2p node, dial, Noise, Yamux, A7); Node guest: from the join call to the same point (no page or WASM to load; the core is already loaded).',
-    '- **frames/s**: the frames of a session ÷ the time from its first frame to its last, as the guest sees them; the page also renders each frame (its log and the board) as it would for a person.',
+    '- **frames/s**: the frames of a session ÷ the time from its first frame to its last, as the guest sees them; the page also draws its log and the board as it would for a person (at most every 200 ms).',
     '',
     ...table(['guest', 'median frames/s', 'median to _session_ready', 'samples, frames/s'], [
       ['browser page (Chromium)', med('page', (s) => s.fps).toFixed(0), `${med('page', (s) => s.ready).toFixed(0)} ms`, runs.page.map((s) => s.fps.toFixed(0)).join(', ')],
