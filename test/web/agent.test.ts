@@ -295,4 +295,34 @@ describe('the agent page', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 90_000);
+
+  it('in hybrid mode plays what the person picks within the window, and the hooks\' move when the person lets a window pass', async () => {
+    // Windows of 4 s (the spec's min_think_seconds, an option), long enough for a script on a busy machine.
+    const h = await host('hybrid', 'rps-v1', { best_of: 3, termination: 'fixed_rounds', min_think_seconds: 4 });
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${pageUrl}#invitation=${encodeURIComponent(h.invitation)}&mode=hybrid`);
+    // Rounds 0 and 2: the person picks paper; round 1: nobody picks, the window passes.
+    const picked: number[] = [];
+    for (const round of [0, 2]) {
+      await page.waitForSelector(`body[data-window="round:${round}"]`, { timeout: 30_000 });
+      await page.locator('#decision').getByRole('button', { name: 'paper' }).click();
+      picked.push(round);
+    }
+    const text = await outcome(page);
+    await shot(page, 'rps-hybrid-ended');
+    expect(text).toContain('completed');
+    expect(text).toContain('receipt verified');
+    expect(errors).toEqual([]);
+    expect(await h.exited).toBe(0);
+    const got = (await page.evaluate(() => (window as unknown as { __aigenora: { transcript: string; events: string[] } }).__aigenora)) as { transcript: string; events: string[] };
+    expect(got.events.filter((e) => e === 'local_decision_consumed')).toHaveLength(2);
+    expect(got.events.filter((e) => e === 'local_decision_fallback')).toHaveLength(1);
+    const reveals = got.transcript.trim().split('\n').slice(1).map((l) => JSON.parse(l) as { from: string; msg: Record<string, unknown> }).filter((f) => f.from === 'guest' && f.msg['action'] === 'reveal');
+    expect(reveals.map((f) => f.msg['round'])).toEqual([0, 1, 2]);
+    for (const r of picked) expect(reveals[r]!.msg['choice']).toBe('paper');
+    expect(['rock', 'paper', 'scissors']).toContain(reveals[1]!.msg['choice']);
+    await page.close();
+  }, 120_000);
 });

@@ -116,6 +116,9 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
       // A board game's decision draws the board itself: one board on screen at a time.
       board.hidden = w !== null;
       open = w ? { w, submit, ...(refused && { refused }) } : undefined;
+      // The open window, for a script driving the page (`round:2`, `turn:5`, `chat:0`).
+      if (w) document.body.dataset['window'] = `${w.match_key}:${w.match_value}`;
+      else delete document.body.dataset['window'];
       if (!w) {
         decision.replaceChildren();
         return;
@@ -134,7 +137,7 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
   say(`session ${result.sid.slice(0, 16)}… ended`);
   download(result);
   await saveSession({ sid: result.sid, protocol: protocol.alias, reason: result.reason, completed: result.completed, transcript: result.transcript, spec: protocol.specText, receipt: result.receipt, saved_at: new Date().toISOString() }).catch(() => undefined);
-  Object.assign(window, { __aigenora: { done: true, completed: result.completed, reason: result.reason, check: result.check, transcript: result.transcript, receipt: result.receipt, spec: protocol.specText, frames: frames.length, firstFrameMs: frameAt.first, lastFrameMs: frameAt.last, readyMs: Number(document.body.dataset['readyMs'] ?? NaN) } });
+  Object.assign(window, { __aigenora: { done: true, completed: result.completed, reason: result.reason, check: result.check, transcript: result.transcript, receipt: result.receipt, spec: protocol.specText, frames: frames.length, firstFrameMs: frameAt.first, lastFrameMs: frameAt.last, readyMs: Number(document.body.dataset['readyMs'] ?? NaN), events: result.events.map((e) => e.type) } });
 }
 
 async function main(): Promise<void> {
