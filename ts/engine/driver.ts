@@ -12,6 +12,7 @@ import { SessionCore, type CoreParams, type EndReason } from './core.js';
 import { decisionConfig, type DecisionRecord, type Window } from './decision-window.js';
 import type { DecideRequest } from './mode.js';
 import { msSummary } from './latency.js';
+import type { TranscriptHeader } from './record.js';
 import type { Transport } from './transport.js';
 
 /** Where a session's record goes: every accepted frame, its events, its phase and its end files. */
@@ -59,6 +60,11 @@ export interface DriverResult {
   sid: string;
   /** The file (in the store) holding the proof when the peer was caught cheating. */
   proofFile?: string;
+}
+
+/** The first line of a transcript (record.ts), from the session's identity. */
+export function transcriptHeader(c: Pick<DriverConfig, 'sid' | 'postId' | 'protocolId' | 'hostKey' | 'guestKey' | 'nonce' | 'role' | 'wire'>): TranscriptHeader {
+  return { _transcript: 1, sid: c.sid, post_id: c.postId, protocol_id: c.protocolId, host_key: c.hostKey, guest_key: c.guestKey, nonce: c.nonce, role: c.role, ...(c.wire === 'plain' && { wire: 'plain' as const }) };
 }
 
 export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DecisionBus } from './decision.js';
-import { driveSession, type DriverConfig } from './driver.js';
+import { driveSession, transcriptHeader, type DriverConfig } from './driver.js';
 import { SessionRecord, type Durability } from './record.js';
 import type { EndReason } from './core.js';
 
@@ -30,7 +30,7 @@ export interface SessionResult {
 
 export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   const { role, stateDir } = cfg;
-  const store = new SessionRecord(stateDir, { _transcript: 1, sid: cfg.sid, post_id: cfg.postId, protocol_id: cfg.protocolId, host_key: cfg.hostKey, guest_key: cfg.guestKey, nonce: cfg.nonce, role, ...(cfg.wire === 'plain' && { wire: 'plain' as const }) }, cfg.specText, cfg.durability);
+  const store = new SessionRecord(stateDir, transcriptHeader(cfg), cfg.specText, cfg.durability);
   const decisions = (cfg.controlMode ?? 'hybrid') === 'autonomous' ? undefined : new DecisionBus(cfg.crypto, stateDir, `${role}:${cfg.sid.slice(0, 8)}`);
   const { proofFile, ...end } = await driveSession({ ...cfg, store, ...(decisions && { decisions }), abortRequested: () => existsSync(join(stateDir, 'abort.request')) });
   return { ...end, dir: stateDir, ...(proofFile && { proof: join(stateDir, proofFile) }) };

@@ -8,8 +8,7 @@
  * the invitation, not to anyone who found the port.
  */
 import './polyfill.js';
-import { peerIdFromString } from '@libp2p/peer-id';
-import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
+import type { Multiaddr } from '@multiformats/multiaddr';
 import type { Libp2p } from 'libp2p';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { ensureWritableDir } from '../files/write.js';
@@ -25,6 +24,7 @@ import { createInvitation, encodeInvitation, type Invitation, type Ticket } from
 import { SocketGuard, type GuardLimits } from './guard.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
 import { DEFAULT_HANDSHAKE_TIMEOUT_MS, guestHandshake, HANDSHAKE_MAX_LINE_BYTES, HandshakeError, next, say, sigOk } from './handshake.js';
+import { dialHost } from './dial.js';
 import { createNode, DEFAULT_LISTEN, ipAndPort, peerKeyHex, SESSION_PROTOCOL, sessionStream } from './node.js';
 
 export interface Protocol {
@@ -296,35 +296,14 @@ export async function join(o: NetSessionOptions & { invitation: Pick<Invitation,
   const inv = o.invitation;
   ensureWritableDir(o.sessionsDir, 'sessions directory');
   const handshakeMs = o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
-  // The ticket's peer id must be the invitation's host key: libp2p's Noise handshake then proves the
-  // connection reaches the holder of that key.
-  let expected;
-  try {
-    expected = peerIdFromString(inv.ticket.peer_id);
-  } catch {
-    throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not a libp2p peer id');
-  }
-  if (peerKeyHex(expected as never) !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not the invitation host key');
   const key = c.ed25519Keypair(o.seed);
   const guestKey = toHex(key.publicKey);
   let node: Libp2p | undefined;
   try {
     node = await createNode(o.seed, { crypto: c });
-    let stream: unknown;
-    const failures: string[] = [];
-    for (const a of inv.ticket.addrs) {
-      try {
-        const addr = a.includes('/p2p/') ? a : `${a}/p2p/${inv.ticket.peer_id}`;
-        stream = await node.dialProtocol(multiaddr(addr), SESSION_PROTOCOL);
-        break;
-      } catch (e) {
-        failures.push(`${a}: ${(e as Error)?.message ?? String(e)}`);
-      }
-    }
-    if (!stream) throw new HandshakeError('HANDSHAKE_TIMEOUT', `cannot reach the host (${failures.join('; ') || 'no address'})`);
-    const conn = node.getConnections(expected)[0];
-    if (!conn || peerKeyHex(conn.remotePeer as never) !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the connected peer is not the invitation host');
-    const t = new LineTransport(sessionStream(stream as ByteStream), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
+    const dialled = await dialHost(node, inv);
+    if ('unreachable' in dialled) throw new HandshakeError('HANDSHAKE_TIMEOUT', dialled.unreachable);
+    const t = new LineTransport(sessionStream(dialled.stream), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
     const { sid, nonce, canonical, proof } = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: o.protocol.protocolId, controlMode: o.controlMode ?? 'autonomous', timeoutMs: handshakeMs, ...(o.onProof && { onProof: o.onProof }) });
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
     saveHandshake(dir, { canonical, session_id: sid, host_signature: proof.host_signature, guest_signature: proof.guest_signature });

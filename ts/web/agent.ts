@@ -3,21 +3,19 @@
  * handshake (NOTES A7), the engine with its validation and signed frames, the record kept in memory,
  * and at the end the same transcript and receipt check `aigenora receipt verify` runs.
  */
-import { peerIdFromString } from '@libp2p/peer-id';
-import { multiaddr } from '@multiformats/multiaddr';
 import type { Libp2p } from 'libp2p';
 import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
 import type { Window } from '../engine/decision-window.js';
-import { driveSession } from '../engine/driver.js';
+import { driveSession, transcriptHeader } from '../engine/driver.js';
 import { MemoryStore, type StoredEvent } from '../engine/memory-store.js';
 import { verifyTranscript, type TranscriptCheck } from '../engine/transcript-check.js';
 import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js';
 import { createBrowserNode, isWebSocketAddr } from '../net/browser-node.js';
+import { dialHost } from '../net/dial.js';
 import { DEFAULT_HANDSHAKE_TIMEOUT_MS, guestHandshake, HANDSHAKE_MAX_LINE_BYTES, HandshakeError } from '../net/handshake.js';
 import { InvitationRefused, parseInvitation, type Invitation } from '../net/invitation.js';
 import { LineTransport, type ByteStream } from '../net/line-transport.js';
-import { peerKeyHex, SESSION_PROTOCOL } from '../net/stack.js';
 import type { Spec } from '../spec/types.js';
 import { PageDecisions, type Answer } from './decisions.js';
 
@@ -89,29 +87,19 @@ export function openInvitation(crypto: Crypto, text: string, protocols: PageProt
   return { invitation, protocol };
 }
 
+/** The host's session stream over one of its WebSocket addresses, the only ones a page can dial. */
 async function dial(node: Libp2p, inv: Invitation): Promise<ByteStream> {
-  let expected;
-  try {
-    expected = peerIdFromString(inv.ticket.peer_id);
-  } catch {
-    throw new AgentError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not a libp2p peer id');
-  }
-  if (peerKeyHex(expected as never) !== inv.host_public_key) throw new AgentError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not the invitation host key');
   const addrs = inv.ticket.addrs.filter(isWebSocketAddr);
   if (!addrs.length) throw new AgentError('NO_WEBSOCKET_ADDRESS', 'the host offers no WebSocket address (a page can only dial ws:// or wss://)');
-  const failures: string[] = [];
-  for (const a of addrs) {
-    try {
-      const stream = await node.dialProtocol(multiaddr(a.includes('/p2p/') ? a : `${a}/p2p/${inv.ticket.peer_id}`), SESSION_PROTOCOL);
-      const conn = node.getConnections(expected)[0];
-      if (!conn || peerKeyHex(conn.remotePeer as never) !== inv.host_public_key) throw new AgentError('HANDSHAKE_KEY_MISMATCH', 'the connected peer is not the invitation host');
-      return stream as unknown as ByteStream;
-    } catch (e) {
-      if (e instanceof AgentError) throw e;
-      failures.push(`${a}: ${(e as Error)?.message ?? String(e)}`);
-    }
-  }
-  throw new AgentError('HOST_UNREACHABLE', `cannot reach the host (${failures.join('; ')})`);
+  const dialled = await dialHost(node, inv, addrs).catch(asAgentError);
+  if ('unreachable' in dialled) throw new AgentError('HOST_UNREACHABLE', dialled.unreachable);
+  return dialled.stream;
+}
+
+/** A HandshakeError as the page's own error, with the same code; anything else as it is. */
+function asAgentError(e: unknown): never {
+  if (e instanceof HandshakeError) throw new AgentError(e.code, e.message.replace(/^[A-Z_]+: /, ''));
+  throw e;
 }
 
 export async function joinFromPage(o: JoinOptions): Promise<PageSessionResult> {
@@ -123,26 +111,21 @@ export async function joinFromPage(o: JoinOptions): Promise<PageSessionResult> {
   try {
     node = await createBrowserNode(o.seed, c);
     const t = new LineTransport(await dial(node, inv), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES });
-    let hs;
-    try {
-      hs = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: protocol.protocolId, controlMode: o.controlMode, timeoutMs: o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS });
-    } catch (e) {
+    const { sid, nonce } = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: protocol.protocolId, controlMode: o.controlMode, timeoutMs: o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS }).catch((e: unknown) => {
       t.close();
-      if (e instanceof HandshakeError) throw new AgentError(e.code, e.message.replace(/^[A-Z_]+: /, ''));
-      throw e;
-    }
-    const { sid, nonce } = hs;
+      return asAgentError(e);
+    });
     o.onReady?.({ sid, protocol, invitation: inv, guestKey });
-    const store = new MemoryStore({ _transcript: 1, sid, post_id: inv.post_id, protocol_id: inv.protocol_id, host_key: inv.host_public_key, guest_key: guestKey, nonce, role: 'guest' }, protocol.specText, (kind, v) => {
+    const session = {
+      crypto: c, role: 'guest' as const, spec: protocol.spec, specText: protocol.specText, protocolId: protocol.protocolId, hooks: protocol.hooks, options: inv.options,
+      transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: '', controlMode: o.controlMode,
+    };
+    const store = new MemoryStore(transcriptHeader(session), protocol.specText, (kind, v) => {
       if (kind === 'event') o.onEvent?.(v as StoredEvent);
     });
     const decisions = o.controlMode === 'autonomous' ? undefined : new PageDecisions((w, refused) => o.onWindow?.(w, (a) => decisions!.submit(a), refused));
-    let abort = false;
-    o.signal?.addEventListener('abort', () => void (abort = true), { once: true });
     const end = await driveSession({
-      crypto: c, role: 'guest', spec: protocol.spec, specText: protocol.specText, protocolId: protocol.protocolId, hooks: protocol.hooks, options: inv.options,
-      transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: '', controlMode: o.controlMode, store,
-      ...(decisions && { decisions }), abortRequested: () => abort, ...(o.onMessage && { onMessage: o.onMessage }),
+      ...session, store, ...(decisions && { decisions }), abortRequested: () => o.signal?.aborted === true, ...(o.onMessage && { onMessage: o.onMessage }),
     });
     const transcript = store.transcript();
     const receipt = store.files.get('receipt.json') ?? null;
