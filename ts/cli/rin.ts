@@ -16,6 +16,7 @@ import { checkControlToken, CONTROL_DEFAULT_BASE_URL, RinControlClient, type Pla
 import { RinError } from '../rin/errors.js';
 import type { ActionRequest, ActorTarget, CapabilityRef, HostRef, OperationView } from '../rin/types.js';
 import { intFlag, noPositional, stringFlag, UsageError, type Command, type FlagKind, type Output } from './args.js';
+import { stopSignal } from './serve.js';
 
 type Flags = Record<string, string | boolean | undefined>;
 
@@ -365,12 +366,6 @@ denies new ones until --off lifts the stop. Only the actor's owner may do this.\
 
 const DEFAULT_LISTEN = '127.0.0.1:7375';
 const SCOPE_LIST = /^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*(?:,[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*)*$/;
-
-/** Resolves when the process is asked to stop (SIGINT or SIGTERM), naming the signal. */
-const stopSignal = () =>
-  new Promise<string>((resolve) => {
-    for (const s of ['SIGINT', 'SIGTERM'] as const) process.once(s, () => resolve(s));
-  });
 
 /** Why the daemon could not start: its socket or its database. */
 class ServeError extends Error {

@@ -6,13 +6,13 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
 import { resolveDataDir } from '../library/data-dir.js';
 import type { FieldSchema, MessageSpec, Spec } from '../spec/types.js';
 import { sessionViewPage } from '../web/session-view.js';
 import { stringFlag, UsageError, type Command } from './args.js';
+import { listenOn, parseLoopbackListen, stopSignal } from './serve.js';
 import { firstLineOf } from './session.js';
 
 /** How much of the end of transcript.jsonl and events.jsonl a state request reads: they can be huge. */
@@ -28,28 +28,7 @@ const SPEC_BYTES = 4 << 20;
 /** A field value longer than this (as JSON) is shown cut. */
 const FIELD_CHARS = 240;
 
-export class WebViewError extends Error {
-  override readonly name = 'WebViewError';
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(`${code}: ${message}`);
-  }
-}
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
-/** `--listen HOST:PORT` where HOST is 127.0.0.1, [::1] or localhost; anything else is a usage error. */
-export function parseLoopbackListen(v: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]*)\]|([^:[\]]*)):(\d{1,5})$/.exec(v);
-  const host = m ? (m[1] ?? m[2]!) : '';
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535 || !LOOPBACK.has(host.toLowerCase())) {
-    throw new UsageError(`--listen must be a loopback HOST:PORT (127.0.0.1, [::1] or localhost; port 0 picks a free one), got ${JSON.stringify(v.slice(0, 80))}`);
-  }
-  return { host: host.toLowerCase() === 'localhost' ? '127.0.0.1' : host, port };
-}
+export { parseLoopbackListen, WebViewError } from './serve.js';
 
 /** The session side most recently written under `<data>/sessions` (its snapshot or events). */
 export function latestSessionSide(dataDir: string): string | undefined {
@@ -487,21 +466,9 @@ export async function serveSessionView(dir: string, host: string, port: number):
   // Requests are small: slow clients are not waited on for long.
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;
-  await new Promise<void>((ok, bad) => {
-    server.once('error', (e: NodeJS.ErrnoException) => bad(new WebViewError('LISTEN_FAILED', `cannot listen on ${host}:${port}: ${e.code ?? e.message}`)));
-    server.listen(port, host, () => ok());
-  });
-  const bound = (server.address() as AddressInfo).port;
+  const { port: bound, origin, close } = await listenOn(server, host, port);
   allowedHosts = new Set([`127.0.0.1:${bound}`, `localhost:${bound}`, `[::1]:${bound}`]);
-  const shown = host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${shown}:${bound}/${token}/`,
-    close: () =>
-      new Promise<void>((ok) => {
-        server.close(() => ok());
-        server.closeAllConnections();
-      }),
-  };
+  return { url: `${origin}/${token}/`, close };
 }
 
 export const sessionWeb: Command = {
@@ -535,9 +502,7 @@ Prints the URL (--json: {"url"}), then serves until SIGINT or SIGTERM.`,
     const view = await serveSessionView(dir, host, port);
     if (args.flags['json']) out.line(JSON.stringify({ url: view.url }));
     else out.line(`session view of ${dir} at ${view.url}`);
-    await new Promise<void>((ok) => {
-      for (const s of ['SIGINT', 'SIGTERM'] as const) process.once(s, () => ok());
-    });
+    await stopSignal();
     await view.close();
     return 0;
   },

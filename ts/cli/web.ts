@@ -5,12 +5,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { BUILTINS, builtinDir } from '../protocols/index.js';
 import { PAGE_HOOKS, type ServedSpec } from '../web/page-protocols.js';
 import { stringFlag, type Command } from './args.js';
-import { parseLoopbackListen, WebViewError } from './session-web.js';
+import { listenOn, parseLoopbackListen, stopSignal, WebViewError } from './serve.js';
 
 const ROOT = new URL('../../', import.meta.url);
 export const AGENT_BUNDLE = new URL('dist/web/agent.js', ROOT);
@@ -88,19 +87,8 @@ export async function serveAgentPage(host: string, port: number): Promise<AgentS
     res.writeHead(200, { 'content-type': file[0], 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'cache-control': 'no-store' });
     res.end(req.method === 'HEAD' ? undefined : file[1]);
   });
-  await new Promise<void>((ok, bad) => {
-    server.once('error', (e: NodeJS.ErrnoException) => bad(new WebViewError('LISTEN_FAILED', `cannot listen on ${host}:${port}: ${e.code ?? e.message}`)));
-    server.listen(port, host, () => ok());
-  });
-  const bound = (server.address() as AddressInfo).port;
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/`,
-    close: () =>
-      new Promise<void>((ok) => {
-        server.close(() => ok());
-        server.closeAllConnections();
-      }),
-  };
+  const { origin, close } = await listenOn(server, host, port);
+  return { url: `${origin}/`, close };
 }
 
 export const webCommand: Command = {
@@ -119,9 +107,7 @@ then serves until SIGINT or SIGTERM.`,
     const s = await serveAgentPage(host, port);
     if (args.flags['json']) out.line(JSON.stringify({ url: s.url }));
     else out.line(`agent page at ${s.url}  (open ${s.url}#invitation=<aigenora1…>&mode=autonomous)`);
-    await new Promise<void>((ok) => {
-      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => ok());
-    });
+    await stopSignal();
     await s.close();
     return 0;
   },
