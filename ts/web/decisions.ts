@@ -40,11 +40,6 @@ export class PageDecisions implements DecisionSource {
     });
   }
 
-  /** The window an answer would go to now, if any. */
-  get open(): Window | undefined {
-    return this.pending?.w;
-  }
-
   /** Hands the person's answer to the open window: undefined when taken, else why not. */
   submit(answer: Answer): string | undefined {
     const p = this.pending;

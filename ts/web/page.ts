@@ -7,7 +7,7 @@
 import { createCrypto } from '../crypto/browser.js';
 import type { Window } from '../engine/decision-window.js';
 import type { ControlMode, Message, Role } from '../hooks/types.js';
-import { AgentError, joinFromPage, openInvitation, type PageProtocol, type PageSessionResult } from './agent.js';
+import { AgentError, joinFromPage, openInvitation, type PageSessionResult } from './agent.js';
 import type { Answer } from './decisions.js';
 import { renderDecision, renderState } from './decide-form.js';
 import { pageSeed, saveSession } from './keystore.js';
@@ -68,7 +68,7 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
   const decision = byId('decision');
   /** First and last frame, ms since the page was opened (for the bench). */
   const frameAt = { first: 0, last: 0 };
-  const view = (p: PageProtocol) => ({ spec: p.spec, role: 'guest' as Role, options: inv.options, frames });
+  const view = () => ({ spec: protocol.spec, role: 'guest' as Role, options: inv.options, frames });
   /**
    * Frames can come far faster than a person reads them: the log and the board are redrawn at most
    * every PAINT_MS (at once when the page was quiet), not once per frame of the session, whose layout
@@ -81,7 +81,7 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
     painting = undefined;
     painted = performance.now();
     for (const f of unlogged.splice(0)) logFrame(f.from, f.msg);
-    renderState(board, view(protocol));
+    renderState(board, view());
     draw();
   };
   const repaint = () => {
@@ -92,7 +92,7 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
   const draw = () => {
     if (!open) return;
     const { w, submit, refused } = open;
-    renderDecision(decision, { ...view(protocol), window: w, ...(refused && { refused }) }, (a) => {
+    renderDecision(decision, { ...view(), window: w, ...(refused && { refused }) }, (a) => {
       const why = submit(a);
       if (!why) say('sent');
     });
@@ -117,12 +117,12 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
       board.hidden = w !== null;
       open = w ? { w, submit, ...(refused && { refused }) } : undefined;
       // The open window, for a script driving the page (`round:2`, `turn:5`, `chat:0`).
-      if (w) document.body.dataset['window'] = `${w.match_key}:${w.match_value}`;
-      else delete document.body.dataset['window'];
       if (!w) {
+        delete document.body.dataset['window'];
         decision.replaceChildren();
         return;
       }
+      document.body.dataset['window'] = `${w.match_key}:${w.match_value}`;
       say('your move');
       draw();
     },
