@@ -61,4 +61,25 @@ describe('free mode with a person saying the lines', () => {
     expect(r.guest.reason).toBe('local_abort');
     expect(Date.now() - t0).toBeLessThan(20_000);
   }, 60_000);
+
+  it("the peer leaving ends an open human window at once, with the peer's reason, in a turn it waits on", async () => {
+    const out = tempDir('free-chat');
+    const guestDir = join(out, 'guest');
+    const t0 = Date.now();
+    const run = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0 });
+    await until(() => window(guestDir).match_key !== undefined, 'the first window');
+    // The host's commit for the round may already wait unread behind the window.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    writeFileSync(join(out, 'host', 'abort.request'), 'now\n');
+    const r = await run;
+    expect(r.host.reason).toBe('local_abort');
+    expect(r.guest.reason).toBe('peer_aborted');
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect(frames(guestDir).at(-1)?.msg).toMatchObject({ action: '_abort', reason: 'local_abort' });
+    // Every frame the host sent, its commit read behind the window included, is in the guest's record.
+    const sent = frames(join(out, 'host')).filter((f) => f.from === 'host');
+    expect(sent.map((f) => f.msg.action)).toContain('commit');
+    expect(frames(guestDir).filter((f) => f.from === 'host')).toEqual(sent);
+    expect(verifyTranscriptAt(c, guestDir)).toMatchObject({ ok: true });
+  }, 60_000);
 });

@@ -56,7 +56,7 @@ async function start(args: string[]): Promise<{ child: ChildProcess; first: Reco
 }
 
 /** `aigenora host` for one session; resolves with the invitation text once it is written. */
-async function host(name: string, protocol: string, options: Record<string, unknown>): Promise<{ invitation: string; dataDir: string; exited: Promise<number | null> }> {
+async function host(name: string, protocol: string, options: Record<string, unknown>): Promise<{ invitation: string; dataDir: string; exited: Promise<number | null>; child: ChildProcess }> {
   const dataDir = join(work, name);
   expect(cli(['init', '--data-dir', dataDir]).status).toBe(0);
   const invFile = join(work, `${name}.invitation`);
@@ -68,7 +68,7 @@ async function host(name: string, protocol: string, options: Record<string, unkn
   const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
   for (let k = 0; k < 300 && !existsSync(invFile); k++) await new Promise((r) => setTimeout(r, 100));
   if (!existsSync(invFile)) throw new Error(`the host wrote no invitation: ${stderr}`);
-  return { invitation: readFileSync(invFile, 'utf8').trim(), dataDir, exited };
+  return { invitation: readFileSync(invFile, 'utf8').trim(), dataDir, exited, child };
 }
 
 /** The one session side a data directory holds. */
@@ -183,6 +183,25 @@ describe('the agent page', () => {
     expect(cli(['receipt', 'verify', sessionSide(h.dataDir, 'host'), '--json']).status).toBe(0);
     await page.close();
   }, 120_000);
+
+  it("ends a person's open window at once when the host dies, rather than at its deadline", async () => {
+    const h = await host('c4-dies', 'connect4-v1', {});
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${pageUrl}#invitation=${encodeURIComponent(h.invitation)}&mode=human`);
+    await page.waitForSelector('#decision button.column:not([disabled])', { timeout: 30_000 });
+    const t0 = Date.now();
+    h.child.kill('SIGKILL');
+    const text = await outcome(page, 30_000);
+    await shot(page, 'c4-human-host-died');
+    // The window's deadline is minutes away; the end comes with the connection's.
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect(text).toContain('peer_disconnected');
+    expect(await page.$('#decision button.column:not([disabled])')).toBeNull();
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
 
   it('ends with bad_signature when the host sends a frame whose signature does not verify', async () => {
     // A host that signs its sixth signature wrong: the handshake passes, a session frame is forged.

@@ -200,6 +200,26 @@ export class SessionCore {
     this.stop(new ModeAbort(reason, step, detail));
   }
 
+  /**
+   * The peer's `_abort` among the lines it sent before leaving while this side was busy: the better
+   * reason than a disconnect. The frames before it are checked and recorded as any received frame,
+   * so the transcript keeps its chain; anything unreadable ends the search.
+   */
+  private lastWords(lines: readonly string[]): CoreEnd | undefined {
+    for (const line of lines) {
+      let a: ReturnType<ChainReader['accept']>;
+      try {
+        a = this.reader.accept(JSON.parse(line));
+      } catch {
+        return undefined;
+      }
+      if (!a.ok) return undefined;
+      this.out.frame(line);
+      if (a.frame.msg.action === '_abort') return { completed: false, reason: 'peer_aborted', step: 'peer', detail: `the ${this.peer} aborted: ${String(a.frame.msg['reason'])}` };
+    }
+    return undefined;
+  }
+
   /** `aigenora session abort`: tells the peer and ends; the line to send is returned (already recorded). */
   localAbort(): string | undefined {
     if (this.ending) return undefined;
@@ -212,19 +232,9 @@ export class SessionCore {
    * makes sense. `pending` is a line the driver found waiting after a disconnect: the peer's `_abort`
    * read there is the better reason.
    */
-  finish(pending?: string | null): CoreEnd & { proofFile?: string } {
+  finish(pending: readonly string[] = []): CoreEnd & { proofFile?: string } {
     let e = this.ending ?? { completed: false, reason: 'local_abort' as EndReason, step: 'local', detail: 'the session was stopped' };
-    if (e.reason === 'peer_disconnected' && pending && !this.witness) {
-      try {
-        const a = this.reader.accept(JSON.parse(pending));
-        if (a.ok && a.frame.msg.action === '_abort') {
-          this.out.frame(pending);
-          e = { completed: false, reason: 'peer_aborted', step: 'peer', detail: `the ${this.peer} aborted: ${String(a.frame.msg['reason'])}` };
-        }
-      } catch {
-        // nothing readable: a plain disconnect
-      }
-    }
+    if (e.reason === 'peer_disconnected' && !this.witness) e = this.lastWords(pending) ?? e;
     const { role, sid } = this.p;
     if (e.completed) {
       this.out.event('session_ended', { completed: true, reason: e.reason });

@@ -117,7 +117,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
    * default; a local decision replaces it. Hybrid waits min_think and then plays the default; human
    * waits until the decision deadline, then applies timeout_action.
    */
-  async function decide(req: DecideRequest): Promise<{ value: unknown } | { timedOut: true }> {
+  async function decide(req: DecideRequest, watchPeer = false): Promise<{ value: unknown } | { timedOut: true }> {
     if (!bus || !decision) return { value: req.fallback };
     const now = clock.now();
     const human = controlMode === 'human';
@@ -146,10 +146,21 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
         phase: 'deciding',
       },
     });
-    windowEnd = new AbortController();
-    const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, req.check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }), clock, windowEnd.signal);
+    const end = (windowEnd = new AbortController());
+    // The peer waits for this move, so its leaving means the session cannot go on: no use waiting out
+    // the deadline. A listening window reads the peer's end itself, after the lines sent before it.
+    let peerLeft = false;
+    if (watchPeer)
+      void transport.whenEnded?.().then(() => {
+        peerLeft = true;
+        end.abort();
+      });
+    const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, req.check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }), clock, end.signal);
     bus.publish(null);
-    if (windowEnd.signal.aborted) return { value: req.fallback };
+    if (end.signal.aborted) {
+      if (peerLeft && !localAbort && !core.ending) core.transportEnded(false, timeoutMs);
+      return { value: req.fallback };
+    }
     record.snapshot('in_progress', { role, sid: cfg.sid });
     if (got) {
       // A decision is held until the window's release time (timing.min_think_seconds).
@@ -212,7 +223,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
 
   record.event('session_started', { role, sid: cfg.sid, protocol_id: cfg.protocolId, mode: core.mode });
   record.snapshot('in_progress', { role, sid: cfg.sid });
-  let pending: string | null | undefined;
+  const pending: string[] = [];
   /** How late each timer fired, in ms: a realtime host's tick jitter. */
   const lateness: number[] = [];
   try {
@@ -220,7 +231,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
     while (!core.ending) {
       if (core.decision) {
         const req = core.decision;
-        const d = req.listen ? await decideListening(req) : await decide(req);
+        const d = req.listen ? await decideListening(req) : await decide(req, true);
         if (core.ending) break;
         if ('timedOut' in d) {
           core.abort('decision_timeout', 'decision', `no decision for ${req.key} ${req.value} within ${decisionTimeoutMs} ms`);
@@ -244,13 +255,12 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
       else if (due.at > clock.now()) await clock.sleep(due.at - clock.now());
     }
     // A peer that aborted while this side was busy is seen as a closed connection; its _abort frame
-    // may still be waiting to be read, and is the better reason.
+    // may still be waiting to be read, behind frames sent before it, and is the better reason.
     if (core.ending?.reason === 'peer_disconnected') {
       try {
-        const r = await transport.recv(0);
-        pending = r.line;
+        for (let r = await transport.recv(0); r.line !== null && pending.length < MAX_LAST_LINES; r = await transport.recv(0)) pending.push(r.line);
       } catch {
-        pending = null;
+        // what was read is all there is
       }
     }
   } finally {
@@ -262,6 +272,9 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
   transport.close();
   return { completed: end.completed, reason: end.reason, ...(end.detail !== undefined && !end.completed && { detail: end.detail }), sid: cfg.sid, ...(end.proofFile && { proofFile: end.proofFile }) };
 }
+
+/** The lines read after the peer left, looking for its `_abort`: a peer that floods before leaving gets no more. */
+const MAX_LAST_LINES = 64;
 
 function nextTimer(timers: ReadonlyMap<string, number>): { id: string; at: number } | undefined {
   let best: { id: string; at: number } | undefined;

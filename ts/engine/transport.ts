@@ -9,6 +9,8 @@ export interface Transport {
   /** The next line, or null once the peer is gone (or `timeoutMs` passes: then `timedOut` is true). */
   recv(timeoutMs: number): Promise<{ line: string } | { line: null; timedOut: boolean }>;
   close(): void;
+  /** Resolves once nothing more can come from the peer, even while lines it sent are still unread. */
+  whenEnded?(): Promise<void>;
 }
 
 /** Decides what is delivered for the n-th line sent in one direction: [] drops it, two copies duplicate it. */
@@ -21,6 +23,8 @@ class Pipe {
   private inFlight = 0;
   ending = false;
   closed = false;
+  private onGone!: () => void;
+  readonly gone = new Promise<void>((resolve) => (this.onGone = resolve));
   /** Sends a line after `delayMs`; a graceful close waits for it, as a socket flushes what it accepted. */
   later(line: string, delayMs: number): void {
     this.inFlight++;
@@ -45,6 +49,7 @@ class Pipe {
   }
   end(): void {
     this.closed = true;
+    this.onGone();
     const w = this.waiting;
     this.waiting = undefined;
     w?.(null);
@@ -94,6 +99,7 @@ export function memoryPair(opts: MemoryOptions = {}): [Transport, Transport] {
         }
       },
       recv: (timeoutMs) => inbox.take(timeoutMs),
+      whenEnded: () => inbox.gone,
       close() {
         // Graceful: what was already sent is still delivered; the peer then sees the end.
         outbox.finish();

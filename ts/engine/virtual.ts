@@ -107,7 +107,7 @@ export async function runVirtual(r: VirtualRun): Promise<VirtualResult> {
   const ends: Partial<Record<Role, CoreEnd & { proofFile?: string }>> = {};
   const finish = (role: Role) => {
     if (ends[role]) return;
-    ends[role] = cores[role].finish(null);
+    ends[role] = cores[role].finish();
     closed[role] = true;
     records[role]!.close();
   };

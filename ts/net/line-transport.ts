@@ -122,6 +122,8 @@ export class LineTransport implements Transport {
   private readonly drained = (): void => {
     this.backlog = -1;
   };
+  private onEnded!: () => void;
+  private readonly endedP = new Promise<void>((resolve) => (this.onEnded = resolve));
 
   constructor(
     private readonly stream: ByteStream,
@@ -236,6 +238,11 @@ export class LineTransport implements Transport {
     this.ended = true;
     if (this.timer) clearInterval(this.timer);
     this.wake();
+    this.onEnded();
+  }
+
+  whenEnded(): Promise<void> {
+    return this.endedP;
   }
 
   /** Changes the line limit from the next byte read (the host raises it once the guest is authenticated). */
