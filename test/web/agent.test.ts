@@ -162,7 +162,9 @@ describe('the agent page', () => {
       if (k === 0) await shot(page, 'c4-human-first-window');
       if (k === 3) await shot(page, 'c4-human-midgame');
       const free = await page.$$eval('#decision button.column:not([disabled])', (bs) => bs.map((b) => Number(b.getAttribute('data-key')!.split(':')[1])));
-      const col = [3, 2, 4, 1, 5, 0, 6].find((c) => free.includes(c))!;
+      // One stone a column, edges first, never blocking: the host's hooks (win, else block, else centre)
+      // stack the centre column and win with their fourth stone, so the game ends in a win, not a draw.
+      const col = [0, 6, 1, 5, 2, 4, 3].find((c) => free.includes(c) && !clicked.includes(c))!;
       await page.click(`#decision button.column[data-key="column:${col}"]`);
       clicked.push(col);
       // The window closes once the engine took the move.
@@ -179,7 +181,8 @@ describe('the agent page', () => {
     const moves = frames.filter((f) => f.from === 'guest' && f.msg['action'] === 'move').map((f) => f.msg['col']);
     expect(moves).toEqual(clicked);
     const last = frames.filter((f) => f.from === 'host' && (f.msg['action'] === 'round_result' || f.msg['action'] === 'end')).map((f) => f.msg).at(-1)!;
-    expect(['host', 'guest']).toContain(last['winner']);
+    expect(last).toMatchObject({ game_over: true, winner: 'host', col: 3 });
+    expect(clicked).toEqual([0, 6, 1, 5]);
     expect(cli(['receipt', 'verify', sessionSide(h.dataDir, 'host'), '--json']).status).toBe(0);
     await page.close();
   }, 120_000);
@@ -268,10 +271,14 @@ describe('the agent page', () => {
     await hostSays({ action: 'chat', text: 'hello from the CLI <b>not bold</b>' });
     await page.waitForFunction(() => document.querySelector('#decision')?.textContent?.includes('hello from the CLI <b>not bold</b>') === true, undefined, { timeout: 30_000 });
     expect(await page.$('#decision b')).toBeNull();
+    // The peer's line is announced once, in a live region that outlives the redraws.
+    const said = () => page.$eval('#said', (e) => [e.getAttribute('aria-live'), e.textContent]);
+    expect(await said()).toEqual(['polite', 'peer: hello from the CLI <b>not bold</b>']);
     await page.fill('#decision [data-key="chat.text"]', 'hi from the page');
     await page.click('#decision [data-key="chat.send"]');
     await shot(page, 'chat-human');
     await hostSays({ action: 'end' });
+    await page.waitForFunction(() => document.querySelector('#said')?.textContent === 'the peer left the conversation', undefined, { timeout: 30_000 });
     await page.waitForSelector('#decision [data-key="chat.leave"]', { timeout: 30_000 });
     await page.click('#decision [data-key="chat.leave"]');
     const text = await outcome(page);

@@ -35,6 +35,7 @@ const PAGE = `<!doctype html>
   button:focus-visible, input:focus-visible, textarea:focus-visible, select:focus-visible { outline: 3px solid; outline-offset: 2px; }
   textarea { width: 100%; font: 13px ui-monospace, monospace; }
   section { margin: 1rem 0; }
+  .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 </style>
 <h1>aigenora agent</h1>
 <p><span id="status" role="status" aria-live="polite">starting…</span> <span id="protocol"></span></p>
@@ -45,6 +46,7 @@ const PAGE = `<!doctype html>
   <select id="mode" name="mode"><option value="human">I do (human)</option><option value="hybrid">the agent, unless I decide first (hybrid)</option><option value="autonomous">the agent (autonomous)</option></select>
   <button type="submit">Join</button></p>
 </form>
+<p id="said" class="visually-hidden" aria-live="polite" aria-atomic="true"></p>
 <section id="decision" aria-label="your decision"></section>
 <section id="board" aria-label="the game so far"></section>
 <div id="outcome" role="status" aria-live="polite"></div>

@@ -314,7 +314,8 @@ const chatKit: BoardKit = {
   decides: (spec, role) => sendsMove(spec, role, 'chat'),
   // Peer text is isolated (<bdi>) so right-to-left overrides in it cannot reorder the rest of the line.
   render(parent, v, submit) {
-    const log = el('ol', { class: 'transcript', 'aria-label': 'Conversation', 'aria-live': 'polite' });
+    // Not a live region: it is drawn anew on every change, so a page announces new lines itself.
+    const log = el('ol', { class: 'transcript', 'aria-label': 'Conversation' });
     let mine = 0;
     let ended = '';
     for (const { from, msg } of v.frames) {

@@ -111,6 +111,10 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
       if (frames.length === 1) frameAt.first = frameAt.last;
       unlogged.push({ from, msg });
       repaint();
+      // The conversation is redrawn whole, which a screen reader cannot follow: each line the peer
+      // says is announced here, once, as it comes.
+      if (from !== 'guest' && msg.action === 'chat') byId('said').textContent = `peer: ${String(msg['text'] ?? '')}`;
+      if (from !== 'guest' && msg.action === 'end' && protocol.spec.flow?.mode === 'free') byId('said').textContent = 'the peer left the conversation';
     },
     onWindow: (w: Window | null, submit: (a: Answer) => string | undefined, refused?: string) => {
       // A board game's decision draws the board itself: one board on screen at a time.
