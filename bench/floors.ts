@@ -2,7 +2,8 @@
 // (bench/results/floors.md), from the <bench>.floors.json files the benches wrote with writeFloors,
 // with the benches that could not run, each bench's time, and the run's start and end, load average
 // and Node version. A floors file older than this run's start is stale and is not read.
-// Usage: tsx bench/floors.ts --start ISO --load "1 5 15" [--logs DIR] name:exit:seconds ...
+// With --partial (some benches, not all) the table is only printed: floors.md stays the last full run's.
+// Usage: tsx bench/floors.ts --start ISO --load "1 5 15" [--logs DIR] [--partial] name:exit:seconds ...
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +17,9 @@ const opt = (name: string): string | undefined => {
 const start = opt('--start') ?? '';
 const load0 = opt('--load') ?? '';
 const logs = opt('--logs');
+const partialAt = args.indexOf('--partial');
+const partial = partialAt >= 0;
+if (partial) args.splice(partialAt, 1);
 const runs = args.map((a) => {
   const [name, rc, seconds] = a.split(':');
   return { name: name!, rc: Number(rc), seconds: Number(seconds) };
@@ -73,4 +77,5 @@ const lines = [
 ];
 const report = `${lines.join('\n')}\n`;
 process.stdout.write(report);
-writeFileSync(new URL('results/floors.md', import.meta.url), report);
+if (partial) process.stderr.write('bench: some benches only: bench/results/floors.md keeps the last full run\n');
+else writeFileSync(new URL('results/floors.md', import.meta.url), report);

@@ -3,7 +3,8 @@
 # file, or only those named (`bash scripts/bench.sh spec trade`), one after another. A bench whose
 # floor is missed still exits 0 and the run goes on; a bench that cannot run exits non-zero, which
 # is reported and the others still run. At the end bench/floors.ts writes bench/results/floors.md:
-# every floor of every bench of this run, what could not run, the run's times, load and Node.
+# every floor of every bench of this run, what could not run, the run's times, load and Node (a run of
+# some benches only prints that table, so floors.md always describes a full run).
 # Exits 1 when a bench could not run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -22,7 +23,8 @@ for a in "$@"; do
       ;;
   esac
 done
-((${#names[@]})) || names=("${ALL[@]}")
+partial=(--partial)
+((${#names[@]})) || { names=("${ALL[@]}"); partial=(); }
 
 start=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -47,7 +49,7 @@ for n in "${names[@]}"; do
   fi
 done
 
-node_modules/.bin/tsx bench/floors.ts --start "$start" --load "$load0" --logs "$logs" "${status[@]}"
+node_modules/.bin/tsx bench/floors.ts --start "$start" --load "$load0" --logs "$logs" "${partial[@]}" "${status[@]}"
 rc=$?
 rm -rf "$logs"
 if ((${#failed[@]})); then
