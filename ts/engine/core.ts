@@ -202,20 +202,18 @@ export class SessionCore {
 
   /**
    * The peer's `_abort` among the lines it sent before leaving while this side was busy: the better
-   * reason than a disconnect. The frames before it are checked and recorded as any received frame,
-   * so the transcript keeps its chain; anything unreadable ends the search.
+   * reason than a disconnect. The frames before it are taken as any received frame is, up to the
+   * spec (checked and recorded, so the transcript keeps its chain); a line that fails ends the search.
    */
   private lastWords(lines: readonly string[]): CoreEnd | undefined {
     for (const line of lines) {
-      let a: ReturnType<ChainReader['accept']>;
+      let msg: Message;
       try {
-        a = this.reader.accept(JSON.parse(line));
+        ({ msg } = this.takeFrame(line));
       } catch {
         return undefined;
       }
-      if (!a.ok) return undefined;
-      this.out.frame(line);
-      if (a.frame.msg.action === '_abort') return { completed: false, reason: 'peer_aborted', step: 'peer', detail: `the ${this.peer} aborted: ${String(a.frame.msg['reason'])}` };
+      if (msg.action === '_abort') return { completed: false, reason: 'peer_aborted', step: 'peer', detail: `the ${this.peer} aborted: ${String(msg['reason'])}` };
     }
     return undefined;
   }
@@ -229,8 +227,8 @@ export class SessionCore {
 
   /**
    * Records the end (events, snapshot, proof, receipt state) and tells the peer why when that still
-   * makes sense. `pending` is a line the driver found waiting after a disconnect: the peer's `_abort`
-   * read there is the better reason.
+   * makes sense. `pending` are the lines the driver found waiting after a disconnect: the peer's
+   * `_abort` among them is the better reason.
    */
   finish(pending: readonly string[] = []): CoreEnd & { proofFile?: string } {
     let e = this.ending ?? { completed: false, reason: 'local_abort' as EndReason, step: 'local', detail: 'the session was stopped' };
@@ -353,8 +351,11 @@ export class SessionCore {
     }
   }
 
-  private async inbound(line: string): Promise<void> {
-    const peer = this.peer;
+  /**
+   * One line from the peer, checked as far as the wire goes (size, I-JSON, envelope and chain) and
+   * recorded; a ModeAbort says why not. The spec and the flow are the caller's.
+   */
+  private takeFrame(line: string): { msg: Message; frameLine: string } {
     const size = utf8(line).length;
     if (size > this.maxBytes) throw new ModeAbort('frame_too_large', 'size', `a frame of ${size} bytes exceeds the ${this.maxBytes}-byte limit`);
     try {
@@ -363,7 +364,6 @@ export class SessionCore {
       if (e instanceof CryptoError) throw new ModeAbort('malformed_json', 'json', e.message);
       throw e;
     }
-    const before = this.phase === 'receipts' ? this.heads() : undefined;
     let msg: Message;
     // The frame as recorded: the wire line itself, or (plain profile) this side's witness frame of it.
     let frameLine = line;
@@ -378,8 +378,16 @@ export class SessionCore {
       msg = a.frame.msg;
     }
     this.out.frame(frameLine);
-    this.lines[peer].push(frameLine);
+    this.lines[this.peer].push(frameLine);
     this.order.push(frameLine);
+    return { msg, frameLine };
+  }
+
+  private async inbound(line: string): Promise<void> {
+    const peer = this.peer;
+    // The chain heads before this frame: in the receipts phase the peer's receipt must sign them.
+    const before = this.phase === 'receipts' ? this.heads() : undefined;
+    const { msg, frameLine } = this.takeFrame(line);
     if (msg.action === '_abort') throw new ModeAbort('peer_aborted', 'peer', `the ${peer} aborted: ${String(msg['reason'])}`);
     if (before) return this.closing(msg, before);
     if (msg.action.startsWith('_')) throw new ModeAbort('unexpected_message', 'engine', `unexpected ${msg.action} during the protocol`);
