@@ -6,11 +6,19 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { META_OPS, RUNTIME_STATES, Trace } from '../../ts/aira/schema.js';
 import { tempDir } from '../shared/tmp.js';
 import { BIN, libraryTrace } from './mcp-harness.js';
+import { cli as runCli } from '../shared/cli.js';
 
-// Each command is a new Node process (tsx compiles the CLI on start): slow on a loaded machine.
+// The spawned smoke test starts a new Node process (tsx compiles the CLI on start): slow on a loaded machine.
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
 
-function cli(args: string[]): Promise<{ status: number | null; out: string; err: string }> {
+/** In process: main() with the command's own output and exit status. */
+async function cli(args: string[]): Promise<{ status: number | null; out: string; err: string }> {
+  const r = await runCli(['aira', ...args]);
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** As a user runs it: a new process. */
+function spawned(args: string[]): Promise<{ status: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [BIN, 'aira', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -30,7 +38,7 @@ const file = (name: string, text: string) => {
 
 describe('aigenora aira matrix', () => {
   it('prints the 81 cells, and the descriptor with --json', async () => {
-    const text = await cli(['matrix']);
+    const text = await spawned(['matrix']);
     expect(text.status, text.err).toBe(0);
     const lines = text.out.trim().split('\n');
     expect(lines[0]).toMatch(/^Meta-operation Contract 1\.0\.0 \(trace 0\.5\.0\) matrix:sha256:[0-9a-f]{64}$/);

@@ -7,13 +7,13 @@ import canonicalize from 'canonicalize';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { cli } from '../shared/cli.js';
 
 const b64url = (s: string) => Buffer.from(s, 'base64url');
 
 describe('aigenora demo', () => {
-  it('prints a body hash and signatures that independent implementations accept, identical on both backends', () => {
-    const r = spawnSync(process.execPath, [BIN, 'demo', '--json'], { encoding: 'utf8' });
+  it('prints a body hash and signatures that independent implementations accept, identical on both backends', async () => {
+    const r = await cli(['demo', '--json']);
     expect(r.status, r.stderr).toBe(0);
     const d = JSON.parse(r.stdout) as {
       ok: boolean;

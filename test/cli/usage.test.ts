@@ -8,7 +8,7 @@ import type { Command } from '../../ts/cli/args.js';
 import { COMMANDS } from '../../ts/cli/main.js';
 import { tempDir } from '../shared/tmp.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { BIN, cli as inProcess } from '../shared/cli.js';
 
 async function allCommands(): Promise<{ label: string; cmd: Command }[]> {
   const out: { label: string; cmd: Command }[] = [];
@@ -19,7 +19,14 @@ async function allCommands(): Promise<{ label: string; cmd: Command }[]> {
   return out;
 }
 
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; out: string; err: string }> {
+/** In process: the same main(), output and exit status as the command, without starting Node. */
+async function cli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; out: string; err: string }> {
+  const r = await inProcess(args, { env });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** As a user runs it: bin/aigenora.mjs in a new process, with its launcher and process guards. */
+function spawned(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -85,6 +92,13 @@ describe('mistakes end in one line', () => {
     } else expect(r.out).toMatch(/\S/);
   });
 
+  it('a new process gives the same status and output as main() in process', async () => {
+    for (const [, , args] of cases.filter(([what]) => ['unknown command', 'a missing file', 'an empty envelope file'].includes(what))) {
+      const [a, b] = [await cli(args), await spawned(args)];
+      expect(b, args.join(' ')).toEqual(a);
+    }
+  });
+
   it('a host whose sessions cannot be written refuses before it publishes an invitation', async () => {
     const data = join(dir, 'host-data');
     expect((await cli(['init', '--data-dir', data])).status).toBe(0);
@@ -105,10 +119,10 @@ describe('mistakes end in one line', () => {
     expect(created.status, created.err).toBe(0);
     writeFileSync(join(p, 'hooks.mjs'), 'throw new TypeError("boom while loading");\n');
     writeFileSync(join(p, 'hooks.mts'), 'throw new TypeError("boom while loading");\n');
-    const r = await cli(['protocol', 'hooks', p]);
+    const r = await spawned(['protocol', 'hooks', p]);
     expect(r.status).toBe(1);
     expect(r.err).toBe('aigenora protocol hooks: internal error: boom while loading (AIGENORA_DEBUG=1 shows the stack)\n');
-    const d = await cli(['protocol', 'hooks', p], { AIGENORA_DEBUG: '1' });
+    const d = await spawned(['protocol', 'hooks', p], { AIGENORA_DEBUG: '1' });
     expect(d.status).toBe(1);
     expect(d.err).toMatch(/^aigenora protocol hooks: internal error: boom while loading\n/);
     expect(d.err).toMatch(/^\s+at /m);

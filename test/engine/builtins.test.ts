@@ -9,8 +9,10 @@ import { BUILTINS, builtinDir } from '../../ts/protocols/index.js';
 import { tempDir } from '../shared/tmp.js';
 import { appendDecision } from '../../ts/engine/decision.js';
 import { bendingHeroDuelHost, builtin, c, hooksOf, ManualClock, until } from './harness.js';
+import { toHex } from '../../ts/crypto/encoding.js';
+import { dealBytes, dealSecrets, memoCrypto } from '../mp/deal.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { BIN, cli } from '../shared/cli.js';
 
 
 const modeOf = (b: (typeof BUILTINS)[number]) => JSON.parse(readFileSync(`${builtinDir(b)}/spec.json`, 'utf8')).flow?.mode as string;
@@ -25,54 +27,65 @@ describe('group built-ins through protocol test', () => {
     ]);
   });
 
-  it.each(groups.map((b) => [b.alias, b]))('aigenora protocol test %s: every seat plays, the group completes, each seat\'s directory verifies', (_alias, b) => {
+  it.each(groups.map((b) => [b.alias, b]))('aigenora protocol test %s: every seat plays, the group completes, each seat\'s directory verifies', async (_alias, b) => {
     // The quickest profile: the game tests play the long ones.
     const profile = b.profiles['quick'] ?? b.profiles[b.default_profile]!;
     const out = tempDir('cli-group');
-    const r = spawnSync(process.execPath, [BIN, 'protocol', 'test', builtinDir(b), '--seed', '2', '--json', '--options', JSON.stringify(profile.options), '--out', out], { encoding: 'utf8' });
+    const r = await cli(['protocol', 'test', builtinDir(b), '--seed', '2', '--json', '--options', JSON.stringify(profile.options), '--out', out]);
     expect(r.status, r.stdout + r.stderr).toBe(0);
     const j = JSON.parse(r.stdout) as { ok: boolean; completed: boolean; refusals: number; members: { dir: string; completed: boolean; verify: { ok: boolean; receipt: boolean } }[] };
     expect([j.ok, j.completed, j.refusals]).toEqual([true, true, 0]);
     const spec = JSON.parse(readFileSync(`${builtinDir(b)}/spec.json`, 'utf8')) as { flow: { group: { min_participants: number } } };
     expect(j.members).toHaveLength(spec.flow.group.min_participants);
     for (const m of j.members) expect([m.completed, m.verify.ok, m.verify.receipt]).toEqual([true, true, true]);
-    const v = spawnSync(process.execPath, [BIN, 'receipt', 'verify', j.members.at(-1)!.dir], { encoding: 'utf8' });
+    const v = await cli(['receipt', 'verify', j.members.at(-1)!.dir]);
     expect(v.status, v.stdout).toBe(0);
   }, 120_000);
 });
 
 describe('built-ins through the engine', () => {
 
-  it.each(runnable.map((b) => [b.alias, b.folder]))('%s completes for 5 seeds with verified receipts', async (_alias, folder) => {
+  it.each(runnable.map((b) => [b.alias, b.folder, modeOf(b)]))('%s completes for 5 seeds with verified receipts', async (_alias, folder, mode) => {
     const b = builtin(folder);
     const hooks = await hooksOf(folder);
+    // mental_poker: the pinned deal of test/mp/deal.ts (fixture RSA keys, fixed card keys and nonces, one
+    // session id) with the Guest's shuffle drawn from the seed, so each seed deals other hands and plays
+    // another game, while the sealed tables, the costly RSA part, are computed once (memoCrypto). Fresh
+    // keys and a random deal through the engine: `aigenora protocol test` below.
+    const mp = mode === 'mental_poker';
+    const crypto = mp ? memoCrypto(c) : c;
     for (let seed = 1; seed <= 5; seed++) {
-      const r = await runLocal({ crypto: c, ...b, hooks, seed, outDir: tempDir('builtin'), chat: { host: ['hi'], guest: ['hello', 'bye'] } });
+      const pinned = mp && {
+        keySeeds: { host: new Uint8Array(32).fill(7), guest: new Uint8Array(32).fill(9) },
+        nonce: toHex(dealBytes('builtin session nonce', 16)),
+        mpSecrets: { host: dealSecrets(crypto.ot, 'host', { shuffle: seed }), guest: dealSecrets(crypto.ot, 'guest', { shuffle: seed }) },
+      };
+      const r = await runLocal({ crypto, ...b, hooks, seed, outDir: tempDir('builtin'), chat: { host: ['hi'], guest: ['hello', 'bye'] }, ...pinned });
       expect([r.host.reason, r.guest.reason], `seed ${seed}: ${r.host.detail ?? ''} ${r.guest.detail ?? ''}`).toEqual(
         folder === 'qna' ? ['request_response_complete', 'request_response_complete'] : ['completed', 'completed'],
       );
-      for (const side of [r.host, r.guest]) expect(verifyTranscriptAt(c, side.dir)).toMatchObject({ ok: true, receipt: true });
+      for (const side of [r.host, r.guest]) expect(verifyTranscriptAt(crypto, side.dir)).toMatchObject({ ok: true, receipt: true });
     }
   });
 
-  it.each(runnable.map((b) => [b.alias, b]))('aigenora protocol test %s exits 0', (_alias, b) => {
-    const r = spawnSync(process.execPath, [BIN, 'protocol', 'test', builtinDir(b), '--seed', '3', '--json', '--out', tempDir('cli-test')], { encoding: 'utf8' });
+  it.each(runnable.map((b) => [b.alias, b]))('aigenora protocol test %s exits 0', async (_alias, b) => {
+    const r = await cli(['protocol', 'test', builtinDir(b), '--seed', '3', '--json', '--out', tempDir('cli-test')]);
     expect(r.status, r.stdout + r.stderr).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ ok: true });
   });
 
-  it('receipt verify works from the CLI: 0 for a verified copy, 1 for a wrong spec or a bad receipt.json, 2 for no path', () => {
+  it('receipt verify works from the CLI: 0 for a verified copy, 1 for a wrong spec or a bad receipt.json, 2 for no path', async () => {
     const out = tempDir('cli-receipt');
     const t = spawnSync(process.execPath, [BIN, 'protocol', 'test', builtinDir(BUILTINS[0]!), '--quiet', '--out', out], { encoding: 'utf8' });
     expect(t.status).toBe(0);
-    const v = spawnSync(process.execPath, [BIN, 'receipt', 'verify', `${out}/guest`], { encoding: 'utf8' });
+    const v = await cli(['receipt', 'verify', `${out}/guest`]);
     expect([v.status, v.stdout]).toEqual([0, expect.stringMatching(/^verified: \d+ frames/)]);
     const bad = spawnSync(process.execPath, [BIN, 'receipt', 'verify', `${out}/guest`, '--spec', `${builtinDir(BUILTINS[1]!)}/spec.json`], { encoding: 'utf8' });
     expect(bad.status).toBe(1);
     writeFileSync(`${out}/guest/receipt.json`, 'garbage');
-    const garbage = spawnSync(process.execPath, [BIN, 'receipt', 'verify', `${out}/guest`], { encoding: 'utf8' });
+    const garbage = await cli(['receipt', 'verify', `${out}/guest`]);
     expect([garbage.status, garbage.stdout]).toEqual([1, expect.stringMatching(/^not verified: receipt\.json/)]);
-    expect(spawnSync(process.execPath, [BIN, 'receipt', 'verify', `${out}/nope`], { encoding: 'utf8' }).status).toBe(2);
+    expect((await cli(['receipt', 'verify', `${out}/nope`])).status).toBe(2);
   });
 
   it('proof verify works from the CLI, and refuses another protocol\'s rules', async () => {
@@ -82,14 +95,14 @@ describe('built-ins through the engine', () => {
     const r = await runLocal({ crypto: c, ...builtin('hero-duel'), hooks: honest, hostHooks: cheat, options: { max_rounds: 30 }, outDir: tempDir('cli-proof') });
     expect(r.guest.reason).toBe('balance_mismatch');
     const proof = r.guest.proof!;
-    const run = (...a: string[]) => spawnSync(process.execPath, [BIN, 'proof', 'verify', proof, ...a], { encoding: 'utf8' });
+    const run = (...a: string[]) => cli(['proof', 'verify', proof, ...a]);
     const dir = (folder: string) => new URL(`../../ts/protocols/${folder}`, import.meta.url).pathname;
-    const without = run();
+    const without = await run();
     expect([without.status, without.stdout]).toEqual([1, expect.stringMatching(/^not proven \(balance_mismatch, offender host\): .*--protocol-dir/)]);
-    const proven = run('--protocol-dir', dir('hero-duel'));
+    const proven = await run('--protocol-dir', dir('hero-duel'));
     expect([proven.status, proven.stdout]).toEqual([0, expect.stringMatching(/^proven \(balance_mismatch, offender host\)/)]);
     // rps has a pure judge too, and would "prove" something: its dir is refused before its hooks load.
-    const rps = run('--protocol-dir', dir('rps'));
+    const rps = await run('--protocol-dir', dir('rps'));
     expect(rps.status).toBe(2);
     expect(rps.stdout).toBe('');
     expect(rps.stderr).toMatch(/holds protocol [0-9a-f]{64}; the proof is about [0-9a-f]{64}/);
@@ -99,7 +112,7 @@ describe('built-ins through the engine', () => {
     const edits = ['garbage', '', 'null', '[]', '{}', JSON.stringify({ ...p, frames: [] }), JSON.stringify({ ...p, frames: [null] }), JSON.stringify({ ...p, frames: p.frames.map((f) => f.replace('"guest_hp":1', '"guest_hp":2')) }), JSON.stringify({ ...p, offender: 'guest' })];
     for (const edit of edits) {
       writeFileSync(proof, edit);
-      const e = run('--protocol-dir', dir('hero-duel'));
+      const e = await run('--protocol-dir', dir('hero-duel'));
       expect([e.status, e.stderr], edit.slice(0, 60)).toEqual([edit.startsWith('{"v"') ? 1 : expect.any(Number), expect.not.stringMatching(/\n\s+at /)]);
       if (edit.startsWith('{"v"')) expect(e.stdout).toMatch(/^not proven/);
       expect(e.status).not.toBe(0);
@@ -130,7 +143,7 @@ describe('observability while a session runs', () => {
     expect(types[0]).toBe('session_started');
     expect(types.at(-1)).toBe('session_ended');
     expect(types.length).toBeGreaterThan(before);
-    const snap = spawnSync(process.execPath, [BIN, 'session', 'snapshot', `${out}/guest`, '--json'], { encoding: 'utf8' });
+    const snap = await cli(['session', 'snapshot', `${out}/guest`, '--json']);
     expect(JSON.parse(snap.stdout)).toMatchObject({ phase: 'ended', completed: true });
   });
 });

@@ -1,7 +1,6 @@
 // Local decisions (NOTES A13): human control waits for `session decide` and aborts on its deadline,
 // hybrid falls back to the hooks after its window, invalid decisions are rejected, and an explicit
 // origin beats a script's.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { appendDecision, decisionConfig } from '../../ts/engine/decision.js';
 import { runLocal } from '../../ts/engine/local.js';
 import type { Frame } from '../../ts/engine/frame.js';
 import { tempDir } from '../shared/tmp.js';
+import { cli as runCli } from '../shared/cli.js';
 import { builtin, c, hooksOf, ManualClock, until } from './harness.js';
 
 const events = (dir: string) => readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
@@ -165,17 +165,8 @@ describe('the decision window in snapshot.json', () => {
 });
 
 describe('aigenora session decide, end to end', () => {
-  const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
-  /** Runs the CLI without blocking this process's event loop (the session keeps running meanwhile). */
-  const cli = (...args: string[]) =>
-    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      child.on('close', (status) => resolve({ status, stdout, stderr }));
-    });
+  /** In process: main() awaits, so the session keeps running meanwhile. */
+  const cli = (...args: string[]) => runCli(args);
 
   it('answers the open window of a running session: an invalid value is rejected, the next one is played', async () => {
     const out = tempDir('decide-cli');

@@ -2,7 +2,6 @@
 // (ts/group/session-dir.ts) rechecked offline, with tampered evidence; a staged leader failover under
 // the serverless successor rule and the in-process arbiter; an equivocating leader caught with a proof
 // that `aigenora proof verify` accepts; and `receipt verify` / `proof verify` from the CLI.
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -20,10 +19,10 @@ import meetingRoom from '../../ts/protocols/meeting-room/hooks.js';
 import { loadSpec } from '../../ts/spec/index.js';
 import { tempDir } from '../shared/tmp.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { cli as runCli } from '../shared/cli.js';
 const DIR = new URL('../../ts/protocols/landlord', import.meta.url).pathname;
-const cli = (args: string[]) => {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
+const cli = async (args: string[]) => {
+  const r = await runCli(args);
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 
@@ -104,7 +103,7 @@ describe('tampered group evidence is refused', () => {
     expect(verifyGroupSession(c, f.t, f.s, f.r)).toMatchObject({ ok: true, receipt: true });
   }, 120_000);
 
-  it('an envelope changed in the transcript', () => {
+  it('an envelope changed in the transcript', async () => {
     const f = files();
     const lines = f.t.split('\n');
     const e = JSON.parse(lines[5]!);
@@ -115,7 +114,7 @@ describe('tampered group evidence is refused', () => {
     expect(v.reason).toMatch(/^transcript entry 5: /);
   });
 
-  it('a view edited to show another hand (the view hash no longer matches)', () => {
+  it('a view edited to show another hand (the view hash no longer matches)', async () => {
     const f = files();
     const lines = f.t.split('\n');
     const e = JSON.parse(lines[1]!);
@@ -124,7 +123,7 @@ describe('tampered group evidence is refused', () => {
     expect(verifyGroupSession(c, lines.join('\n'), f.s, f.r)).toMatchObject({ ok: false });
   });
 
-  it('a transcript cut short no longer matches its receipt', () => {
+  it('a transcript cut short no longer matches its receipt', async () => {
     const f = files();
     const lines = f.t.trim().split('\n');
     const v = verifyGroupSession(c, `${lines.slice(0, -3).join('\n')}\n`, f.s, f.r);
@@ -132,7 +131,7 @@ describe('tampered group evidence is refused', () => {
     expect(v.reason).toMatch(/^receipt\.json: /);
   });
 
-  it('a receipt with another outcome, another member, or a signature by someone else', () => {
+  it('a receipt with another outcome, another member, or a signature by someone else', async () => {
     const f = files();
     const receipt = JSON.parse(f.r);
     const edited = (patch: Record<string, unknown>) => verifyGroupSession(c, f.t, f.s, JSON.stringify({ ...receipt, ...patch }));
@@ -143,7 +142,7 @@ describe('tampered group evidence is refused', () => {
     expect(verifyGroupSession(c, f.t, f.s, '{"kind":')).toMatchObject({ ok: false, reason: 'receipt.json: not strict JSON' });
   });
 
-  it("another protocol's spec, or a two-party spec", () => {
+  it("another protocol's spec, or a two-party spec", async () => {
     const f = files();
     const holdem = readFileSync(new URL('../../ts/protocols/texas-holdem/spec.json', import.meta.url), 'utf8');
     expect(verifyGroupSession(c, f.t, holdem, f.r).reason).toMatch(/^spec\.json hashes to /);
@@ -153,14 +152,14 @@ describe('tampered group evidence is refused', () => {
     expect(verifyGroupSession(c, relabelled, rps, null).reason).toBe('spec.json is a simultaneous_round protocol, not authoritative_group');
   });
 
-  it('a leader change to a key that is not a member', () => {
+  it('a leader change to a key that is not a member', async () => {
     const f = files();
     const lines = f.t.trim().split('\n');
     lines.splice(4, 0, JSON.stringify({ kind: 'epoch', leader_public_key: 'ab'.repeat(32), leader_epoch: 1 }));
     expect(verifyGroupSession(c, lines.join('\n'), f.s, null)).toMatchObject({ ok: false, reason: 'transcript entry 4: new leader is not an active group member' });
   });
 
-  it('files that are empty, not UTF-8, directories or symlinks get one-line reasons', () => {
+  it('files that are empty, not UTF-8, directories or symlinks get one-line reasons', async () => {
     const bad = tempDir('group-bad');
     mkdirSync(join(bad, 'empty'));
     writeFileSync(join(bad, 'empty', 'transcript.jsonl'), '');
@@ -178,15 +177,15 @@ describe('tampered group evidence is refused', () => {
     expect(verifyGroupSessionAt(c, join(bad, 'link')).ok).toBe(false);
   });
 
-  it('receipt verify from the CLI: exit 0 for the real session, 1 for a tampered receipt', () => {
-    const ok = cli(['receipt', 'verify', dir]);
+  it('receipt verify from the CLI: exit 0 for the real session, 1 for a tampered receipt', async () => {
+    const ok = await cli(['receipt', 'verify', dir]);
     expect(ok.code, ok.err).toBe(0);
     expect(ok.out).toMatch(/^verified: \d+ entries of group grp-[0-9a-f]{16} as seen by member [0-9a-f]{16}…, completed \((landlord|farmers)\), receipt signed by the member/);
     const copy = tempDir('group-cli');
     for (const f of ['transcript.jsonl', 'spec.json']) writeFileSync(join(copy, f), readFileSync(join(dir, f)));
     const receipt = JSON.parse(readFileSync(join(dir, 'receipt.json'), 'utf8'));
     writeFileSync(join(copy, 'receipt.json'), JSON.stringify({ ...receipt, seq: receipt.seq - 1 }));
-    const bad = cli(['receipt', 'verify', copy, '--json']);
+    const bad = await cli(['receipt', 'verify', copy, '--json']);
     expect(bad.code).toBe(1);
     expect(JSON.parse(bad.out)).toMatchObject({ ok: false, receipt: false });
   });
@@ -201,7 +200,7 @@ describe('an equivocating leader is caught with a portable proof', () => {
   const members = pks.map((public_key, seat) => ({ member_id: `m${seat}`, public_key, seat, status: 'active' }));
   const ctx = { role: 'host' as const, options: {}, args: [], stateDir: '', decision: null, random: () => 0.5 };
 
-  it('two different frames for one seq make an equivocation proof; the CLI proves it and refuses a tampered one', () => {
+  it('two different frames for one seq make an equivocation proof; the CLI proves it and refuses a tampered one', async () => {
     const leader = GroupLeader.start({ crypto: c, hooks: meetingRoom.create(ctx) as GroupHooks, config, groupId: 'grp-equivocate', leaderSeed: seeds[0]!, leaderEpoch: 0, membershipVersion: 3, members });
     const replica = new GroupReplica({ crypto: c, groupId: 'grp-equivocate', viewerPublicKey: pks[1]!, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 });
     expect(replica.apply(leader.bootstrapEnvelope(pks[1]!), { bootstrap: true }).status).toBe('applied');
@@ -216,12 +215,12 @@ describe('an equivocating leader is caught with a portable proof', () => {
     expect(verifyGroupProof(c, proof)).toEqual({ ok: true, fault: 'equivocation' });
     const dir = tempDir('group-proof');
     writeFileSync(join(dir, 'proof.json'), JSON.stringify(proof));
-    const ok = cli(['proof', 'verify', join(dir, 'proof.json')]);
+    const ok = await cli(['proof', 'verify', join(dir, 'proof.json')]);
     expect(ok.code, ok.err).toBe(0);
     expect(ok.out).toMatch(/^proven \(aigenora-group-proof-v1, equivocation, leader [0-9a-f]{16}…\)/);
     // Blame moved to another key: the signatures no longer verify.
     writeFileSync(join(dir, 'proof.json'), JSON.stringify({ ...proof, leader_public_key: pks[2], frames: proof.frames.map((f) => ({ ...f, leader_public_key: pks[2] })) }));
-    const bad = cli(['proof', 'verify', join(dir, 'proof.json')]);
+    const bad = await cli(['proof', 'verify', join(dir, 'proof.json')]);
     expect(bad.code).toBe(1);
     expect(bad.out).toMatch(/^not proven \(aigenora-group-proof-v1\): /);
   });
@@ -230,7 +229,7 @@ describe('an equivocating leader is caught with a portable proof', () => {
 describe('who leads after a failure', () => {
   const m = (seat: number, status = 'active') => ({ member_id: `m${seat}`, public_key: String(seat).repeat(64).slice(0, 64), seat, status });
 
-  it('the serverless rule names the next active seat after the failed leader, wrapping around', () => {
+  it('the serverless rule names the next active seat after the failed leader, wrapping around', async () => {
     const ms = [m(0), m(1, 'left'), m(2), m(5)];
     expect(serverlessSuccessor(ms, ms[0]!.public_key)?.seat).toBe(2);
     expect(serverlessSuccessor(ms, ms[2]!.public_key)?.seat).toBe(5);
@@ -238,7 +237,7 @@ describe('who leads after a failure', () => {
     expect(serverlessSuccessor([m(0)], m(0).public_key)).toBeUndefined();
   });
 
-  it('the arbiter grants the first claim of the next epoch only, and repeats its grant to the winner', () => {
+  it('the arbiter grants the first claim of the next epoch only, and repeats its grant to the winner', async () => {
     const a = new LocalArbiter();
     a.open('g', 'leader0');
     expect(a.claim({ groupId: 'g', epoch: 2, claimant: 'x', checkpointHash: 'h' })).toMatchObject({ granted: false, epoch: 0, leader: 'leader0' });
@@ -258,15 +257,15 @@ describe('who leads after a failure', () => {
 });
 
 describe('protocol test of a group protocol from the CLI', () => {
-  it('--members and --failover-after: five seats, two leader epochs, every seat verified; a seat count outside the spec is refused', () => {
+  it('--members and --failover-after: five seats, two leader epochs, every seat verified; a seat count outside the spec is refused', async () => {
     const out = tempDir('group-cli-failover');
-    const r = cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', '5', '--failover-after', '4', '--json', '--out', out]);
+    const r = await cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', '5', '--failover-after', '4', '--json', '--out', out]);
     expect(r.code, r.out + r.err).toBe(0);
     const j = JSON.parse(r.out) as { ok: boolean; epochs: number; members: { seat: number; verify: { ok: boolean; receipt: boolean } }[] };
     expect([j.ok, j.epochs, j.members.length]).toEqual([true, 2, 5]);
     for (const m of j.members) expect([m.verify.ok, m.verify.receipt]).toEqual([true, true]);
-    const many = cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', '40']);
+    const many = await cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', '40']);
     expect([many.code, many.out.trim()]).toEqual([1, 'refused: the spec takes 2–16 members, not 40']);
-    expect(cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', 'x']).code).toBe(2);
+    expect((await cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', 'x'])).code).toBe(2);
   }, 60_000);
 });

@@ -2,7 +2,6 @@
 // directory, on loopback): what the CLI sends is what the server accepts, and what the server answers
 // is what the CLI reads back — registration, inbox between two identities, protocol register → fetch,
 // invitations through browse and cancel, and a session proof, status and result.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,19 +16,15 @@ import { silentLog } from '../../ts/server/log.js';
 import { protocolId } from '../../ts/spec/protocol-id.js';
 import { tempDir } from '../shared/tmp.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { cli as runCli } from '../shared/cli.js';
 const c = getCrypto();
 
-function cli(args: string[]): Promise<{ status: number | null; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['AIGENORA_SERVER', 'P2P_SERVER', 'AIGENORA_CONFIG'].includes(k)));
-    const p = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    p.on('close', (status) => resolve({ status, out, err }));
-  });
+const REGISTRY_ENV = ['AIGENORA_SERVER', 'P2P_SERVER', 'AIGENORA_CONFIG'];
+
+/** In process (main() awaits, so the server in this process keeps answering), with the registry variables cleared. */
+async function cli(args: string[]): Promise<{ status: number | null; out: string; err: string }> {
+  const r = await runCli(args, { env: Object.fromEntries(REGISTRY_ENV.map((k) => [k, undefined])) });
+  return { status: r.status, out: r.stdout, err: r.stderr };
 }
 
 async function ok(args: string[]): Promise<string> {

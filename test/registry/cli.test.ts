@@ -14,7 +14,7 @@ import { protocolId } from '../../ts/spec/protocol-id.js';
 import { tempDir } from '../shared/tmp.js';
 import { FakeRegistry } from './fake-registry.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { BIN, cli as runCli } from '../shared/cli.js';
 const c = getCrypto();
 
 interface Run {
@@ -23,10 +23,18 @@ interface Run {
   err: string;
 }
 
-/** Asynchronous, so the registry in this process keeps answering while the command runs. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+const REGISTRY_ENV = ['AIGENORA_SERVER', 'P2P_SERVER', 'AIGENORA_CONFIG'];
+
+/** In process (main() awaits, so the registry in this process keeps answering), with the registry variables cleared. */
+async function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const r = await runCli(args, { env: { ...Object.fromEntries(REGISTRY_ENV.map((k) => [k, undefined])), ...env } });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** The same command as a user runs it, in a new process. */
+function spawned(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !['AIGENORA_SERVER', 'P2P_SERVER', 'AIGENORA_CONFIG'].includes(k)));
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !REGISTRY_ENV.includes(k)));
     const p = spawn(process.execPath, [BIN, ...args], { env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
@@ -160,5 +168,9 @@ describe('registry commands', () => {
     await refused(['register', '--nickname', 'x', '--server', 'ftp://h', '--data-dir', fresh], 'register', 'REGISTRY_BAD_URL');
     const r = await cli(['inbox', 'send', '--to', 'nothex', '--message', 'x', '--data-dir', fresh]);
     expect(r.status).toBe(2);
+    // The same refusals from a new process, as a user meets them.
+    for (const args of [['inbox', 'list', '--data-dir', fresh], ['inbox', 'send', '--to', 'nothex', '--message', 'x', '--data-dir', fresh]]) {
+      expect(await spawned(args), args.join(' ')).toEqual(await cli(args));
+    }
   }, 90_000);
 });

@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BIN } from '../interop/harness.js';
 import { describeWithReference, freePort, PRINCIPAL, RIN_TOKEN, SCOPES, startDaemon, startGoDaemon, type Daemon } from '../interop/rin-harness.js';
 import { tempDir } from '../shared/tmp.js';
+import { cli as runCli } from '../shared/cli.js';
 
-// Each command is a new Node process (tsx compiles the CLI on start): on a loaded machine a test of
-// several commands can take longer than the default minute.
+// The daemons and the smoke tests are new Node processes (tsx compiles the CLI on start): on a loaded
+// machine a test of several can take longer than the default minute.
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 });
 
 interface Ran {
@@ -18,7 +19,14 @@ interface Ran {
   err: string;
 }
 
-export function rinCli(args: string[], env: Record<string, string | undefined> = { RIN_CONTROL_TOKEN: RIN_TOKEN }): Promise<Ran> {
+/** In process (main() awaits, so nothing here blocks), with only the given RIN_CONTROL_TOKEN. */
+export async function rinCli(args: string[], env: Record<string, string | undefined> = { RIN_CONTROL_TOKEN: RIN_TOKEN }): Promise<Ran> {
+  const r = await runCli(['rin', ...args], { env: { RIN_CONTROL_TOKEN: undefined, ...env } });
+  return { status: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** As a user runs it: a new process. */
+function spawned(args: string[], env: Record<string, string | undefined> = { RIN_CONTROL_TOKEN: RIN_TOKEN }): Promise<Ran> {
   return new Promise((resolve) => {
     const merged: NodeJS.ProcessEnv = { ...process.env };
     delete merged['RIN_CONTROL_TOKEN'];
@@ -44,12 +52,13 @@ function expectOneLine(r: Ran, pattern: RegExp, status: 1 | 2 = 1): void {
 
 describe('rin commands without a daemon', () => {
   it('lists the subcommands', async () => {
-    const r = await rinCli(['--help']);
+    const r = await spawned(['--help']);
     expect(r.status).toBe(0);
     for (const sub of ['worlds', 'observe', 'capabilities', 'submit', 'operation', 'emergency-stop']) expect(r.out).toMatch(new RegExp(`rin ${sub} `));
   });
 
   it('refuses to run without the token, or with a short one, before sending anything', async () => {
+    expectOneLine(await spawned(['worlds'], {}), /^aigenora rin worlds: \$RIN_CONTROL_TOKEN is not set/, 2);
     expectOneLine(await rinCli(['worlds'], {}), /^aigenora rin worlds: \$RIN_CONTROL_TOKEN is not set/, 2);
     expectOneLine(await rinCli(['worlds'], { RIN_CONTROL_TOKEN: 'short' }), /^aigenora rin worlds: \$RIN_CONTROL_TOKEN must contain at least 32 bytes/, 2);
   });

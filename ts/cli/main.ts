@@ -118,11 +118,28 @@ export const COMMANDS: Entry[] = [
   },
 ];
 
-const output: Output = {
-  line: (t) => process.stdout.write(`${t}\n`),
-  json: (v) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`),
-  error: (t) => process.stderr.write(`${t}\n`),
+/**
+ * Where the command line writes. The installed command writes to the process's streams; a program
+ * (or a test) that runs `main` in process passes its own, and gets the exit status back instead of
+ * an exit: `main` itself never exits the process.
+ */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export const processIo: CliIo = {
+  stdout: (t) => void process.stdout.write(t),
+  stderr: (t) => void process.stderr.write(t),
 };
+
+function outputOf(io: CliIo): Output {
+  return {
+    line: (t) => io.stdout(`${t}\n`),
+    json: (v) => io.stdout(`${JSON.stringify(v, null, 2)}\n`),
+    error: (t) => io.stderr(`${t}\n`),
+  };
+}
 
 export function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -164,27 +181,27 @@ export function describeError(e: unknown): { message: string; status: number } {
   return { message: `internal error: ${first || err.name}${process.env['AIGENORA_DEBUG'] === '1' ? '' : ' (AIGENORA_DEBUG=1 shows the stack)'}`, status: 1 };
 }
 
-function reportError(label: string, e: unknown, cmd?: Command): number {
+function reportError(io: CliIo, label: string, e: unknown, cmd?: Command): number {
   const { message, status } = describeError(e);
-  process.stderr.write(`aigenora${label ? ` ${label}` : ''}: ${message}\n`);
-  if (e instanceof UsageError && cmd) process.stderr.write(`usage: ${cmd.usage}\n`);
-  if (process.env['AIGENORA_DEBUG'] === '1' && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`);
+  io.stderr(`aigenora${label ? ` ${label}` : ''}: ${message}\n`);
+  if (e instanceof UsageError && cmd) io.stderr(`usage: ${cmd.usage}\n`);
+  if (process.env['AIGENORA_DEBUG'] === '1' && e instanceof Error && e.stack) io.stderr(`${e.stack}\n`);
   return status;
 }
 
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
   const [name, ...rest] = [...argv];
   if (name === undefined || isHelp(name)) {
-    process.stdout.write(`${usage()}\n`);
+    io.stdout(`${usage()}\n`);
     return 0;
   }
   if (name === '--version' || name === '-V' || name === 'version') {
-    process.stdout.write(`aigenora ${version()}\n`);
+    io.stdout(`aigenora ${version()}\n`);
     return 0;
   }
   const entry = COMMANDS.find((c) => c.name === name);
   if (!entry) {
-    process.stderr.write(`aigenora: unknown command ${JSON.stringify(name)}\n\n${usage()}\n`);
+    io.stderr(`aigenora: unknown command ${JSON.stringify(name)}\n\n${usage()}\n`);
     return 2;
   }
   let found: Lazy;
@@ -192,12 +209,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   if ('subcommands' in entry) {
     const sub = rest.shift();
     if (sub === undefined || isHelp(sub)) {
-      process.stdout.write(groupUsage(entry.name, entry.subcommands));
+      io.stdout(groupUsage(entry.name, entry.subcommands));
       return 0;
     }
     const hit = entry.subcommands.find((c) => c.name === sub);
     if (!hit) {
-      process.stderr.write(`aigenora ${entry.name}: unknown subcommand ${JSON.stringify(sub)}\n\n${groupUsage(entry.name, entry.subcommands)}`);
+      io.stderr(`aigenora ${entry.name}: unknown subcommand ${JSON.stringify(sub)}\n\n${groupUsage(entry.name, entry.subcommands)}`);
       return 2;
     }
     found = hit;
@@ -207,12 +224,12 @@ export async function main(argv: readonly string[]): Promise<number> {
   try {
     cmd = await found.load();
     if (rest.includes('--help') || rest.includes('-h')) {
-      process.stdout.write(`usage: ${cmd.usage}\n\n${found.summary}.\n\n${cmd.help}\n`);
+      io.stdout(`usage: ${cmd.usage}\n\n${found.summary}.\n\n${cmd.help}\n`);
       return 0;
     }
-    return await cmd.run(parseArgs(rest, cmd.flags), output);
+    return await cmd.run(parseArgs(rest, cmd.flags), outputOf(io));
   } catch (e) {
-    return reportError(label, e, cmd);
+    return reportError(io, label, e, cmd);
   }
 }
 
@@ -223,8 +240,8 @@ export async function main(argv: readonly string[]): Promise<number> {
 export function installProcessGuards(): void {
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(0);
-    process.exit(reportError('', e));
+    process.exit(reportError(processIo, '', e));
   });
-  process.on('uncaughtException', (e) => process.exit(reportError('', e)));
-  process.on('unhandledRejection', (e) => process.exit(reportError('', e)));
+  process.on('uncaughtException', (e) => process.exit(reportError(processIo, '', e)));
+  process.on('unhandledRejection', (e) => process.exit(reportError(processIo, '', e)));
 }
