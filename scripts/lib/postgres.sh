@@ -2,7 +2,7 @@
 # A throwaway PostgreSQL cluster for the registry server's tests: Debian's postgresql (installed when
 # missing), initdb in a temporary directory, listening on 127.0.0.1 on a free port, trust auth, removed
 # on exit. Exports AIGENORA_TEST_PG_URL; the server suites then also run against PostgreSQL (without it
-# they report themselves skipped).
+# they fail, unless AIGENORA_SKIP_CORPORA=1 asks to skip them: test/shared/require.ts).
 #
 #   source scripts/lib/postgres.sh; start_test_postgres     # in a script (chains onto its EXIT trap)
 #   bash scripts/lib/postgres.sh                            # by hand: prints the URL, runs until ^C
@@ -46,7 +46,7 @@ start_test_postgres() {
     bin=$(_pg_bin) || true
   fi
   if [[ -z "$bin" ]]; then
-    echo "SKIPPED: PostgreSQL is not installed and could not be installed: the registry suites run on PGlite only"
+    echo "postgres: PostgreSQL is not installed and could not be installed: the [postgres] suites will fail"
     return 0
   fi
   _AIGENORA_PG_DIR=$(mktemp -d /tmp/aigenora-pg.XXXXXX)
@@ -60,14 +60,14 @@ start_test_postgres() {
   port=$(_pg_free_port)
   if ! _pg_as "$bin/initdb" -D "$_AIGENORA_PG_DIR/data" -U postgres --auth=trust -E UTF8 --no-sync >"$_AIGENORA_PG_DIR/initdb.log" 2>&1; then
     cat "$_AIGENORA_PG_DIR/initdb.log" >&2
-    echo "SKIPPED: initdb failed: the registry suites run on PGlite only"
+    echo "postgres: initdb failed: the [postgres] suites will fail"
     stop_test_postgres
     return 0
   fi
   if ! _pg_as "$bin/pg_ctl" start -w -D "$_AIGENORA_PG_DIR/data" -l "$_AIGENORA_PG_DIR/server.log" \
     -o "-c listen_addresses=127.0.0.1 -p $port -k $_AIGENORA_PG_DIR -c fsync=off -c max_connections=200" >/dev/null; then
     cat "$_AIGENORA_PG_DIR/server.log" >&2
-    echo "SKIPPED: PostgreSQL did not start: the registry suites run on PGlite only"
+    echo "postgres: PostgreSQL did not start: the [postgres] suites will fail"
     stop_test_postgres
     return 0
   fi

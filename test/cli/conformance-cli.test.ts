@@ -1,15 +1,15 @@
 // `aigenora conformance` exit codes, recognition and counting, on small corpora made here, and on
-// the real corpus when it is present (reported as skipped when it is not).
-import { spawnSync } from 'node:child_process';
+// the real corpus (a missing one fails, unless AIGENORA_SKIP_CORPORA=1 asks to skip it).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CORPUS } from '../../ts/cli/conformance.js';
 import { tempDir } from '../shared/tmp.js';
+import { needShared } from '../shared/require.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
-const run = (...args: string[]) => {
-  const r = spawnSync(process.execPath, [BIN, 'conformance', ...args], { encoding: 'utf8' });
+import { cli } from '../shared/cli.js';
+const run = async (...args: string[]) => {
+  const r = await cli(['conformance', ...args]);
   return { code: r.status, out: r.stdout, err: r.stderr };
 };
 const last = (out: string) => out.trim().split('\n').at(-1);
@@ -31,111 +31,113 @@ const test1 = {
 const test1Line = `${test1.secretKey}${test1.publicKey}:${test1.publicKey}::${test1.signature}:\n`;
 
 const DECK = join(DEFAULT_CORPUS, 'aigenora-reference', 'aigenora-mp-deck-vectors.json');
+const haveDeck = needShared('conformance/aigenora-reference/aigenora-mp-deck-vectors.json', "the reference's mental-poker deck vectors");
+const haveCorpus = needShared('conformance', 'the conformance corpora (`aigenora conformance` with no PATH reads them)');
 
 describe('aigenora conformance', () => {
-  it.skipIf(!existsSync(DECK) && process.env['AIGENORA_SKIP_CORPORA'] === '1')('checks the mental-poker deck vectors, and fails a case whose blob was altered', () => {
+  it.skipIf(!haveDeck)('checks the mental-poker deck vectors, and fails a case whose blob was altered', async () => {
     if (!existsSync(DECK)) throw new Error(`${DECK} is absent; set AIGENORA_SKIP_CORPORA=1 to skip`);
-    const good = run(DECK);
+    const good = await run(DECK);
     expect(good.code, good.err).toBe(0);
     expect(good.out).toMatch(/\[aigenora-mp-deck-vectors\/1\] {2}20 cases {2}wasm 20\/20 {2}js 20\/20/);
     const doc = JSON.parse(readFileSync(DECK, 'utf8')) as { cases: { kind: string; blob_b?: string }[] };
     const layer = doc.cases.find((c) => c.kind === 'layers')!;
     layer.blob_b = `${layer.blob_b!.slice(0, -2)}${layer.blob_b!.endsWith('00') ? '01' : '00'}`;
     writeFileSync(join(dir, 'deck-altered.json'), JSON.stringify(doc));
-    const bad = run(join(dir, 'deck-altered.json'));
+    const bad = await run(join(dir, 'deck-altered.json'));
     expect(bad.code).toBe(1);
     expect(bad.out).toMatch(/wasm 19\/20 {2}js 19\/20/);
   });
 
-  it('passes a good file on both backends and counts its case once', () => {
+  it('passes a good file on both backends and counts its case once', async () => {
     writeFileSync(join(dir, 'good.json'), JSON.stringify([test1]));
-    const r = run(join(dir, 'good.json'));
+    const r = await run(join(dir, 'good.json'));
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/\[rfc8032 ed25519\] {2}1 cases {2}wasm 1\/1 {2}js 1\/1/);
     expect(last(r.out)).toBe('1 passed, 0 failed');
-    expect(last(run(join(dir, 'good.json'), '--backend', 'js').out)).toBe('1 passed, 0 failed');
+    expect(last((await run(join(dir, 'good.json'), '--backend', 'js')).out)).toBe('1 passed, 0 failed');
   });
 
-  it('counts a case two files hold once, whatever their formats', () => {
+  it('counts a case two files hold once, whatever their formats', async () => {
     const d = folder('twice');
     writeFileSync(join(d, 'a.json'), JSON.stringify([test1]));
     writeFileSync(join(d, 'b.json'), JSON.stringify([test1]));
     writeFileSync(join(d, 'c.txt'), test1Line);
-    const r = run(d);
+    const r = await run(d);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toMatch(/b\.json {2}\[rfc8032 ed25519\] {2}1 cases {2}wasm 0\/0 {2}js 0\/0 {2}\(all repeat cases counted before\)/);
     expect(r.out).toMatch(/c\.txt {2}\[ed25519 sign\.input\] {2}1 cases .*\(all repeat/);
     expect(last(r.out)).toBe('1 passed, 0 failed');
   });
 
-  it('exits 1 when a case fails its expectation', () => {
+  it('exits 1 when a case fails its expectation', async () => {
     writeFileSync(join(dir, 'bad.json'), JSON.stringify([{ ...test1, signature: test1.signature.replace(/^e5/, 'e6') }]));
-    const r = run(join(dir, 'bad.json'), '--backend', 'js');
+    const r = await run(join(dir, 'bad.json'), '--backend', 'js');
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^FAIL /m);
     expect(last(r.out)).toBe('0 passed, 1 failed');
   });
 
-  it('checks an RFC 8785 folder, including invalid/ inputs that must be refused', () => {
+  it('checks an RFC 8785 folder, including invalid/ inputs that must be refused', async () => {
     const f = join(dir, 'jcs');
     for (const d of ['input', 'output', 'invalid']) mkdirSync(join(f, d), { recursive: true });
     writeFileSync(join(f, 'input', 'a.json'), '{"b": 1.0, "a": "x"}');
     writeFileSync(join(f, 'output', 'a.json'), '{"a":"x","b":1}');
     writeFileSync(join(f, 'invalid', 'dup.json'), '{"a": 1, "a": 2}');
-    const r = run(f);
+    const r = await run(f);
     expect(r.code, r.out).toBe(0);
     expect(r.out).toMatch(/\[rfc8785 testdata\] {2}2 cases {2}wasm 2\/2 {2}js 2\/2/);
     expect(last(r.out)).toBe('2 passed, 0 failed');
   });
 
-  it('exits 2 for an unreadable path or a named file in no known format', () => {
-    expect(run(join(dir, 'does-not-exist')).code).toBe(2);
+  it('exits 2 for an unreadable path or a named file in no known format', async () => {
+    expect((await run(join(dir, 'does-not-exist'))).code).toBe(2);
     writeFileSync(join(dir, 'notes.json'), '{"hello": "world"}');
-    const r = run(join(dir, 'notes.json'));
+    const r = await run(join(dir, 'notes.json'));
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/not a test-vector format/);
-    expect(run('--backend', 'rust').code).toBe(2);
+    expect((await run('--backend', 'rust')).code).toBe(2);
   });
 
-  it('exits 2 when a folder holds no test vectors at all', () => {
-    const r = run(folder('empty'));
+  it('exits 2 when a folder holds no test vectors at all', async () => {
+    const r = await run(folder('empty'));
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/^ERR {2}no test-vector file found in /m);
     const docs = folder('only-docs');
     writeFileSync(join(docs, 'README.md'), '# nothing here\n');
-    expect(run(docs).code).toBe(2);
+    expect((await run(docs)).code).toBe(2);
   });
 
-  it('exits 2 for a file under a folder that is in no known format, while still running the rest', () => {
+  it('exits 2 for a file under a folder that is in no known format, while still running the rest', async () => {
     const d = folder('stray');
     writeFileSync(join(d, 'good.json'), JSON.stringify([test1]));
     writeFileSync(join(d, 'notes.json'), '{"hello": "world"}');
     writeFileSync(join(d, 'LICENSE'), 'MIT');
-    const r = run(d);
+    const r = await run(d);
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/^ERR {2}.*stray\/notes\.json: not a test-vector format this command knows$/m);
     expect(r.out).toMatch(/^ok {3}.*good\.json/m);
     expect(r.out).toMatch(/^skip 1 documentation files$/m);
   });
 
-  it('holds a corpus folder to the files and case counts its README gives', () => {
+  it('holds a corpus folder to the files and case counts its README gives', async () => {
     // A corpus folder whose RFC 8032 file lost four of its five vectors and whose other files are gone.
     const c = folder('corpus');
     mkdirSync(join(c, 'rfc8032'));
     writeFileSync(join(c, 'rfc8032', 'ed25519.json'), JSON.stringify([test1]));
-    const r = run(c);
+    const r = await run(c);
     expect(r.code).toBe(2);
     expect(r.out).toMatch(/^ERR {2}.*corpus\/rfc8032\/ed25519\.json: 1 cases \[rfc8032 ed25519\]; the corpus has 5 \[rfc8032 ed25519\] there$/m);
     expect(r.out).toMatch(/^ERR {2}.*corpus\/wycheproof\/testvectors_v1\/ed25519_test\.json: missing from the corpus$/m);
     // Files the corpus lists as not vectors are skipped with the reason, unless named.
     mkdirSync(join(c, 'wycheproof', 'schemas'), { recursive: true });
     writeFileSync(join(c, 'wycheproof', 'schemas', 'x.json'), '{}');
-    expect(run(c).out).toMatch(/^skip .*corpus\/wycheproof\/schemas: JSON schemas of the Wycheproof files$/m);
-    expect(run(join(c, 'wycheproof', 'schemas', 'x.json')).code).toBe(2);
+    expect((await run(c)).out).toMatch(/^skip .*corpus\/wycheproof\/schemas: JSON schemas of the Wycheproof files$/m);
+    expect((await run(join(c, 'wycheproof', 'schemas', 'x.json'))).code).toBe(2);
   });
 
-  it.skipIf(!existsSync(DEFAULT_CORPUS))('passes the real corpus with every file at the count its README gives', () => {
-    const r = spawnSync(process.execPath, [BIN, 'conformance', '--json'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  it.skipIf(!haveCorpus)('passes the real corpus with every file at the count its README gives', async () => {
+    const r = await cli(['conformance', '--json']);
     expect(r.status, r.stdout.slice(-2000)).toBe(0);
     const report = JSON.parse(r.stdout) as { suites: { path: string; total: number; repeated: number; failed: number; passed: Record<string, number> }[]; errors: string[]; passed: number; failed: number };
     // The counts of ../shared/conformance/README.md's table (cases.txt repeats cases.json; the seven

@@ -6,6 +6,7 @@
 // module really contains SIMD instructions and the nosimd one none.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { fromHex, toHex, type AeadCipher, type Crypto } from '../../ts/crypto/index.js';
 import { CryptoError } from '../../ts/crypto/errors.js';
 import { wasmBackend } from '../../ts/crypto/wasm-backend.js';
@@ -15,7 +16,7 @@ const root = new URL('../../', import.meta.url);
 const wasmBytes = (dir: URL) => new Uint8Array(readFileSync(new URL('aigenora_wasm_bg.wasm', dir)));
 
 const corpus = new URL('../shared/conformance/', root);
-const skip = !existsSync(corpus) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
+const skip = !needShared('conformance', 'the RFC 8439 and Wycheproof AEAD vectors');
 function readCorpus(rel: string): any {
   const url = new URL(rel, corpus);
   if (!existsSync(url)) throw new Error(`${url.pathname} is absent, so nothing can be checked; put the corpora there or set AIGENORA_SKIP_CORPORA=1 to skip`);

@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { CryptoError, fromHex, getCrypto, toHex, utf8, type Crypto } from '../../ts/crypto/index.js';
 import { checkBoxVectors, checkPowVectors } from '../../ts/conformance/box-pow.js';
 import { registrationBody, restSignedBytes, signRegistration } from '../../ts/registry/auth.js';
@@ -13,7 +14,10 @@ import { errorCode as code } from '../shared/vector-checks.js';
 const dir = new URL('../../../shared/conformance/aigenora-reference/', import.meta.url);
 const BOX = new URL('aigenora-box-vectors.json', dir);
 const POW = new URL('aigenora-pow-vectors.json', dir);
-const skip = !(existsSync(BOX) && existsSync(POW)) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
+const skip = ![
+  needShared('conformance/aigenora-reference/aigenora-box-vectors.json', "the reference's box vectors"),
+  needShared('conformance/aigenora-reference/aigenora-pow-vectors.json', "the reference's pow vectors"),
+].every(Boolean);
 
 function load(url: URL) {
   if (!existsSync(url)) throw new Error(`${url.pathname} is absent, so nothing can be checked; put the corpora there or set AIGENORA_SKIP_CORPORA=1 to skip`);

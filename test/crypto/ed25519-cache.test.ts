@@ -4,6 +4,7 @@
 // a table, always with the answer of the uncached path; and tampering, eviction and bounds.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { BUILD_AFTER_USES, checkUncached, VerifyCache, verifyCache } from '../../ts/crypto/ed25519-js.js';
 import { fromHex, getCrypto, type Crypto } from '../../ts/crypto/index.js';
 import { errorCode } from '../shared/vector-checks.js';
@@ -15,7 +16,7 @@ const js = getCrypto('js');
 const utf8 = (s: string) => new TextEncoder().encode(s);
 
 const corpusDir = new URL('../../../shared/conformance/', import.meta.url);
-const skip = !existsSync(corpusDir) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
+const skip = !needShared('conformance', 'the public Ed25519 corpora (speccheck, CCTV, Wycheproof)');
 function corpus(rel: string): unknown {
   const file = new URL(rel, corpusDir);
   if (!existsSync(file)) throw new Error(`${file.pathname} is absent, so nothing can be checked; put the corpora there or set AIGENORA_SKIP_CORPORA=1 to skip`);

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { need } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import {
   canonicalGoJson,
@@ -336,9 +337,9 @@ describe('random texts: both backends agree, and the grammar agrees with JSON.pa
 });
 
 // Go itself as the oracle for random texts: test-vectors/rin/gen judges them with encoding/json.
-const goBin = spawnSync('go', ['version'], { encoding: 'utf8' });
-const hasGo = goBin.status === 0;
-if (!hasGo) console.warn('gojson: SKIPPING the differential test against Go: `go` is not on PATH');
+const hasGo = need('Go (`go` on the PATH: the oracle of the differential test)', () => spawnSync('go', ['version'], { encoding: 'utf8' }).status === 0, {
+  how: 'install Go (https://go.dev/dl/; scripts/lib/rin-reference.sh needs it too)',
+});
 
 describe.skipIf(!hasGo)('random texts judged by Go encoding/json', () => {
   it('every random text gets the canonical bytes or the fault class Go gives it', () => {

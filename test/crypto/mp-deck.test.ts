@@ -3,12 +3,13 @@
 // asks to skip it, which vitest then reports as skipped.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { getCrypto, type Crypto } from '../../ts/crypto/index.js';
 import { checkDeckVectors } from '../shared/mp-deck-checks.js';
 import { errorCode as code } from '../shared/vector-checks.js';
 
 const CORPUS = new URL('../../../shared/conformance/aigenora-reference/aigenora-mp-deck-vectors.json', import.meta.url);
-const skip = !existsSync(CORPUS) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
+const skip = !needShared('conformance/aigenora-reference/aigenora-mp-deck-vectors.json', "the reference's mental-poker deck vectors");
 
 describe.each(['wasm', 'js'])('%s backend', (name) => {
   const c: Crypto = getCrypto(name);

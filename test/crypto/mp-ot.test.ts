@@ -3,16 +3,17 @@
 // backends on fresh keys. A missing file fails, unless AIGENORA_SKIP_CORPORA=1 asks to skip it, which
 // vitest then reports as skipped.
 import * as nodeCrypto from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { getCrypto, type Crypto } from '../../ts/crypto/index.js';
 import { intFromHex, intToHex, isWireInt, wideIntFromHex, type OtContextInput, type RsaKey } from '../../ts/crypto/ot.js';
 import { checkOtVectors } from '../../ts/conformance/mp-ot.js';
 import { errorCode as code } from '../shared/vector-checks.js';
 
 const CORPUS = new URL('../../../shared/conformance/aigenora-reference/aigenora-mp-ot-vectors.json', import.meta.url);
-const skip = !existsSync(CORPUS) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
-const doc = existsSync(CORPUS) ? JSON.parse(readFileSync(CORPUS, 'utf8')) : undefined;
+const skip = !needShared('conformance/aigenora-reference/aigenora-mp-ot-vectors.json', "the reference's mental-poker OT vectors");
+const doc = skip ? undefined : JSON.parse(readFileSync(CORPUS, 'utf8'));
 
 const wide = (h: string) => Uint8Array.from(Buffer.from(h.length % 2 ? `0${h}` : h, 'hex'));
 const input: OtContextInput = { protocolId: 'Crazy Eights', sessionId: 'mp-session', senderRole: 1, payloadType: 1, label: 'h-0' };

@@ -2,11 +2,12 @@
 // A missing file fails, unless AIGENORA_SKIP_CORPORA=1 asks to skip it.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { checkGroupVectors, groupSuite } from '../../ts/conformance/group.js';
 
 const CORPUS = new URL('../../../shared/conformance/aigenora-reference/aigenora-group-vectors.json', import.meta.url);
-const skip = !existsSync(CORPUS) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
+const skip = !needShared('conformance/aigenora-reference/aigenora-group-vectors.json', "the reference's authoritative_group vectors");
 
 function text(): string {
   if (!existsSync(CORPUS)) throw new Error(`${CORPUS.pathname} is absent, so nothing can be checked; put the corpora there or set AIGENORA_SKIP_CORPORA=1 to skip`);

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { need } from '../shared/require.js';
 import { RawNumber } from '../../ts/crypto/jcs.js';
 import { GroupError } from '../../ts/group/errors.js';
 import { utf8 } from '../../ts/crypto/encoding.js';
@@ -101,9 +102,7 @@ describe('group canonical JSON: one walk = check + tree + pythonJson', () => {
 });
 
 describe('group canonical JSON against Python json.dumps', () => {
-  const python = spawnSync('python3', ['-c', 'print(1)'], { encoding: 'utf8' });
-  const available = python.status === 0;
-  if (!available) console.warn('SKIPPED: python3 is not available, so the Python json.dumps oracle did not run');
+  const available = need('python3 (the json.dumps oracle)', () => spawnSync('python3', ['-c', 'print(1)'], { encoding: 'utf8' }).status === 0, { how: 'install python3 (>= 3.10)' });
   it.skipIf(!available)('random accepted values are written as Python writes them', () => {
     const samples = fc.sample(value, { numRuns: 1500, seed: 7 });
     const accepted = samples.map((v) => oneWalk(v)).filter((o): o is { text: string } => 'text' in o).map((o) => o.text);

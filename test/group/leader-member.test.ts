@@ -3,6 +3,7 @@
 // unless AIGENORA_SKIP_CORPORA=1 asks to skip it), and every refusal of A18.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import type { GroupHooks, HookContext } from '../../ts/hooks/types.js';
 import communityRoom from '../../ts/protocols/community-room/hooks.js';
@@ -11,8 +12,7 @@ import { checkGroupSession } from '../../ts/group/session-check.js';
 import { revive } from '../../ts/conformance/mp-vectors.js';
 
 const CORPUS = new URL('../../../shared/conformance/aigenora-reference/aigenora-group-vectors.json', import.meta.url);
-const skip = !existsSync(CORPUS) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
-if (skip) console.warn(`SKIPPED: ${CORPUS.pathname} is absent (AIGENORA_SKIP_CORPORA=1)`);
+const skip = !needShared('conformance/aigenora-reference/aigenora-group-vectors.json', "the reference's Community Room session (group vectors)");
 
 function sessionCase(): Record<string, unknown> {
   if (!existsSync(CORPUS)) throw new Error(`${CORPUS.pathname} is absent, so nothing can be checked; put the corpora there or set AIGENORA_SKIP_CORPORA=1 to skip`);
@@ -196,44 +196,41 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
     deliver(second);
   });
 
-  it('admission: reproduces the reference handshake, and refuses bad signatures and a wrong channel proof', () => {
-    const all = existsSync(CORPUS) ? (parseGroupJson(readFileSync(CORPUS, 'utf8')) as { cases: Record<string, unknown>[] }) : undefined;
-    if (!all && !skip) throw new Error(`${CORPUS.pathname} is absent`);
-    if (all) {
-      const h = all.cases.find((x) => x['kind'] === 'admission_handshake') as Record<string, unknown> & { messages: { message: Record<string, unknown> }[]; expect: Record<string, unknown> };
-      const group = { groupId: h['group_id'] as string, protocolId: h['protocol_id'] as string, leaderEpoch: h['leader_epoch'] as number };
-      const la = new LeaderAdmission(crypto, group, h['leader_seed'] as string);
-      const [join, admission, ready] = h.messages.map((m) => m.message) as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
-      const { admission: offered, pending } = la.offer(join, admission['channel_challenge'] as string);
-      expect(offered).toEqual(admission);
-      const listed = h.expect['leader_admitted_member'] as { member_id: string; public_key: string; seat: number; status: string };
-      expect(la.accept(pending, ready, listed)).toEqual(listed);
-      const post = h['server_member_post_body'] as { join_nonce: string; leader_epoch: number; leader_signature: string; member_signature: string };
-      const g = { ...group, leaderPublicKey: h['leader_public_key'] as string };
-      expect(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, post)).not.toThrow();
-      const flip = (s: string) => s.replace(/^./, (c) => (c === '0' ? '1' : '0'));
-      const codeOf = (f: () => unknown) => {
-        try {
-          f();
-        } catch (e) {
-          if (e instanceof AdmissionError) return e.code;
-          throw e;
-        }
-        return 'accepted';
-      };
-      expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, leader_signature: flip(post.leader_signature) }))).toBe('LEADER_SIGNATURE');
-      expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, member_signature: flip(post.member_signature) }))).toBe('MEMBER_SIGNATURE');
-      // Another member's key cannot use this member's admission.
-      expect(codeOf(() => checkAdmissionPost(crypto, g, pk(4), post))).toBe('LEADER_SIGNATURE');
-      // A proof from another key, over another challenge, or for another seat than the registry's.
-      expect(codeOf(() => la.accept(pending, { ...ready, member_signature: flip(ready['member_signature'] as string) }, listed))).toBe('PROOF_SIGNATURE');
-      expect(codeOf(() => la.accept({ ...pending, channel_challenge: '0'.repeat(32) }, ready, listed))).toBe('READY_MISMATCH');
-      const proofFields = { group_id: group.groupId, protocol_id: group.protocolId, leader_epoch: group.leaderEpoch, member_public_key: pending.member_public_key, member_id: listed.member_id, seat: 8, join_nonce: pending.join_nonce, channel_challenge: pending.channel_challenge };
-      const otherSeat = { ...ready, seat: 8, member_signature: signChannelReady(crypto, seed(4), proofFields) };
-      expect(codeOf(() => la.accept(pending, otherSeat, listed))).toBe('PROOF_SIGNATURE');
-      expect(codeOf(() => la.accept(pending, ready, undefined))).toBe('NOT_LISTED');
-      expect(codeOf(() => la.offer({ ...join, group_id: 'other' }, admission['channel_challenge'] as string))).toBe('JOIN_INVALID');
-    }
+  it.skipIf(skip)('admission: reproduces the reference handshake, and refuses bad signatures and a wrong channel proof', () => {
+    const all = parseGroupJson(readFileSync(CORPUS, 'utf8')) as { cases: Record<string, unknown>[] };
+    const h = all.cases.find((x) => x['kind'] === 'admission_handshake') as Record<string, unknown> & { messages: { message: Record<string, unknown> }[]; expect: Record<string, unknown> };
+    const group = { groupId: h['group_id'] as string, protocolId: h['protocol_id'] as string, leaderEpoch: h['leader_epoch'] as number };
+    const la = new LeaderAdmission(crypto, group, h['leader_seed'] as string);
+    const [join, admission, ready] = h.messages.map((m) => m.message) as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
+    const { admission: offered, pending } = la.offer(join, admission['channel_challenge'] as string);
+    expect(offered).toEqual(admission);
+    const listed = h.expect['leader_admitted_member'] as { member_id: string; public_key: string; seat: number; status: string };
+    expect(la.accept(pending, ready, listed)).toEqual(listed);
+    const post = h['server_member_post_body'] as { join_nonce: string; leader_epoch: number; leader_signature: string; member_signature: string };
+    const g = { ...group, leaderPublicKey: h['leader_public_key'] as string };
+    expect(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, post)).not.toThrow();
+    const flip = (s: string) => s.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    const codeOf = (f: () => unknown) => {
+      try {
+        f();
+      } catch (e) {
+        if (e instanceof AdmissionError) return e.code;
+        throw e;
+      }
+      return 'accepted';
+    };
+    expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, leader_signature: flip(post.leader_signature) }))).toBe('LEADER_SIGNATURE');
+    expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, member_signature: flip(post.member_signature) }))).toBe('MEMBER_SIGNATURE');
+    // Another member's key cannot use this member's admission.
+    expect(codeOf(() => checkAdmissionPost(crypto, g, pk(4), post))).toBe('LEADER_SIGNATURE');
+    // A proof from another key, over another challenge, or for another seat than the registry's.
+    expect(codeOf(() => la.accept(pending, { ...ready, member_signature: flip(ready['member_signature'] as string) }, listed))).toBe('PROOF_SIGNATURE');
+    expect(codeOf(() => la.accept({ ...pending, channel_challenge: '0'.repeat(32) }, ready, listed))).toBe('READY_MISMATCH');
+    const proofFields = { group_id: group.groupId, protocol_id: group.protocolId, leader_epoch: group.leaderEpoch, member_public_key: pending.member_public_key, member_id: listed.member_id, seat: 8, join_nonce: pending.join_nonce, channel_challenge: pending.channel_challenge };
+    const otherSeat = { ...ready, seat: 8, member_signature: signChannelReady(crypto, seed(4), proofFields) };
+    expect(codeOf(() => la.accept(pending, otherSeat, listed))).toBe('PROOF_SIGNATURE');
+    expect(codeOf(() => la.accept(pending, ready, undefined))).toBe('NOT_LISTED');
+    expect(codeOf(() => la.offer({ ...join, group_id: 'other' }, admission['channel_challenge'] as string))).toBe('JOIN_INVALID');
   });
 });
 

@@ -141,21 +141,3 @@ export function lastJson(stdout: string): Record<string, unknown> | undefined {
   }
   return undefined;
 }
-
-/** Which of our commands exist yet, read from the CLI's own help. */
-export function ourCommands(): { server: boolean; register: boolean; inbox: boolean; iroh: boolean } {
-  const help = (args: string[]) => {
-    const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', cwd: REPO });
-    return r.status === 0 ? r.stdout + r.stderr : '';
-  };
-  const top = help(['--help']);
-  const has = (name: string) => new RegExp(`^\\s+${name}\\s`, 'm').test(top);
-  const hostHelp = help(['host', '--help']);
-  const joinHelp = help(['join', '--help']);
-  return {
-    server: has('server'),
-    register: has('register'),
-    inbox: has('inbox'),
-    iroh: hostHelp.includes('--transport') && hostHelp.includes('--server') && joinHelp.includes('--transport') && joinHelp.includes('--server'),
-  };
-}

@@ -6,16 +6,17 @@
  * Scenarios: both clients register (PoW) at our server; the reference plays rock-paper-scissors with
  * itself through our server (the server's conformance: invitations, browse, session proof, status,
  * result); our agent hosts over iroh and the reference joins; the reverse; the offline inbox both ways.
- * A missing reference fails the file, or skips it loudly when ../shared is absent altogether
- * (AIGENORA_SKIP_CORPORA, as the corpus tests do); a scenario whose command of ours has not been written
- * yet is skipped with the command named.
+ * A missing reference (or namespace tool) fails the file, or skips it loudly when ../shared is absent
+ * altogether (AIGENORA_SKIP_CORPORA=1, through test/shared/require.ts as every skip); a missing command of
+ * ours fails its scenario.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../shared/tmp.js';
-import { BIN, findReference, lastJson, Namespace, namespaceMissing, ourCommands, publicKeyOf, until, type Proc, type Ran, type Reference } from './harness.js';
+import { need } from '../shared/require.js';
+import { BIN, findReference, lastJson, Namespace, namespaceMissing, publicKeyOf, until, type Proc, type Ran, type Reference } from './harness.js';
 
 const RPS = '43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f';
 // The namespace is private to this file, so a fixed port cannot collide with anything.
@@ -23,24 +24,13 @@ const SERVER = 'http://127.0.0.1:18787';
 const STEP_MS = 180_000;
 
 const ref = findReference();
-const nsMissing = namespaceMissing();
-const missing = 'missing' in ref ? ref.missing : nsMissing;
-const ours = ourCommands();
+const missing = 'missing' in ref ? ref.missing : namespaceMissing();
+const ready = need(`${missing} (for the interop test with the reference)`, missing === undefined, {
+  how: 'scripts/test.sh sets it up: scripts/lib/reference-peer.sh makes the reference peer; the namespace needs root, unshare, nsenter and ip',
+});
 
-if (missing && process.env['AIGENORA_SKIP_CORPORA'] !== '1') {
-  describe('interop with the reference', () => {
-    it('has what it needs', () => {
-      throw new Error(`cannot run the interop test: missing ${missing}`);
-    });
-  });
-} else if (missing) {
-  console.warn(`SKIPPED: interop with the reference: missing ${missing}`);
-  describe.skip(`interop with the reference (SKIPPED: missing ${missing})`, () => {
-    it('runs', () => undefined);
-  });
-} else {
-  describe('interop with the reference', () => scenarios(ref as Reference));
-}
+// Skipped (loudly, by need) only with AIGENORA_SKIP_CORPORA=1; the scenarios then never touch `ref`.
+describe.skipIf(!ready)(`interop with the reference${ready ? '' : ` (SKIPPED: missing ${missing})`}`, () => scenarios(ref as Reference));
 
 function scenarios(reference: Reference): void {
   let ns: Namespace;
@@ -81,7 +71,6 @@ function scenarios(reference: Reference): void {
     const r = spawnSync(process.execPath, [BIN, 'init', '--data-dir', mine], { encoding: 'utf8' });
     if (r.status !== 0) throw new Error(`aigenora init failed: ${r.stdout}${r.stderr}`);
     ns = await Namespace.create();
-    if (!ours.server) return;
     server = ns.start('our server', process.execPath, [BIN, 'server', '--listen', SERVER.replace('http://', ''), '--data-dir', join(root, 'server')]);
     await until(() => server!.output().includes('127.0.0.1:18787') || server!.child.exitCode !== null, 'our server to print its URL', 60_000).catch((e: Error) => {
       throw new Error(`${e.message}\n${ns.dump()}`);
@@ -101,8 +90,6 @@ function scenarios(reference: Reference): void {
   afterAll(async () => {
     await ns?.close();
   });
-
-  const needServer = ours.server ? '' : ' (SKIPPED: `aigenora server` does not exist yet)';
 
   /** `post_id: X` from the reference host's stdout. */
   const refPostId = (p: Proc) => /^post_id: (\S+)$/m.exec(p.stdout())?.[1];
@@ -140,7 +127,7 @@ function scenarios(reference: Reference): void {
   /** The reference's own complaint when one of its requests failed (it still exits 0 for these). */
   const noRefWarnings = (out: string) => expect(out).not.toMatch(/warning: failed to|Traceback|failed: HTTP/);
 
-  it.skipIf(!ours.server)(`the reference registers at our server with its proof of work${needServer}`, async () => {
+  it('the reference registers at our server with its proof of work', async () => {
     for (const [d, nick] of [
       [refA, 'ref-a'],
       [refB, 'ref-b'],
@@ -153,12 +140,12 @@ function scenarios(reference: Reference): void {
     }
   }, STEP_MS);
 
-  it.skipIf(!ours.server || !ours.register)(`our agent registers at our server${ours.register ? '' : ' (SKIPPED: `aigenora register` does not exist yet)'}`, async () => {
+  it('our agent registers at our server', async () => {
     const r = await runOurs('our register', ['register', '--server', SERVER, '--nickname', 'ours', '--data-dir', mine]);
     expect(r.code, r.out).toBe(0);
   }, STEP_MS);
 
-  it.skipIf(!ours.server)(`the reference hosts rock-paper-scissors and the reference joins, through our server${needServer}`, async () => {
+  it('the reference hosts rock-paper-scissors and the reference joins, through our server', async () => {
     const host = startRef('reference host (ref-a)', refA, ['host', '--server', SERVER, '--protocol-dir', join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)), '--control-mode', 'autonomous', '--no-web']);
     await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
     const postId = refPostId(host);
@@ -189,9 +176,7 @@ function scenarios(reference: Reference): void {
     await expectRecorded(sid!, publicKeyOf(refA), publicKeyOf(refB), winner!);
   }, STEP_MS * 2);
 
-  const irohMissing = !ours.server ? needServer : ours.iroh ? '' : ' (SKIPPED: `aigenora host/join --server --transport iroh` do not exist yet)';
-
-  it.skipIf(!ours.server || !ours.iroh)(`our agent hosts over iroh, the reference finds it with browse and joins${irohMissing}`, async () => {
+  it('our agent hosts over iroh, the reference finds it with browse and joins', async () => {
     const host = startOurs('our host', ['host', '--server', SERVER, '--transport', 'iroh', '--protocol', 'rps-v1', '--control-mode', 'autonomous', '--data-dir', mine, '--json']);
     // The reference finds the invitation the way an agent would: browsing by protocol for our key.
     let postId: string | undefined;
@@ -222,7 +207,7 @@ function scenarios(reference: Reference): void {
     await expectRecorded(sid!, publicKeyOf(mine), publicKeyOf(refB), winner!);
   }, STEP_MS * 2);
 
-  it.skipIf(!ours.server || !ours.iroh)(`the reference hosts, our agent joins over iroh${irohMissing}`, async () => {
+  it('the reference hosts, our agent joins over iroh', async () => {
     const host = startRef('reference host (ref-a)', refA, ['host', '--server', SERVER, '--protocol-dir', join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)), '--control-mode', 'autonomous', '--no-web']);
     await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
     const postId = refPostId(host);
@@ -244,8 +229,6 @@ function scenarios(reference: Reference): void {
     await expectRecorded(sid!, publicKeyOf(refA), publicKeyOf(mine), winner!);
   }, STEP_MS * 2);
 
-  const inboxMissing = !ours.server ? needServer : ours.inbox ? '' : ' (SKIPPED: `aigenora inbox` does not exist yet)';
-
   /** Inbox entries from a `list --json` answer, whichever of the two shapes it has. */
   const entriesOf = (stdout: string): Array<Record<string, unknown>> => {
     const v = JSON.parse(stdout.slice(stdout.search(/[[{]/))) as unknown;
@@ -253,7 +236,7 @@ function scenarios(reference: Reference): void {
     return ((v as { entries?: unknown }).entries ?? []) as Array<Record<string, unknown>>;
   };
 
-  it.skipIf(!ours.server || !ours.inbox)(`the reference leaves our agent an inbox message and ours reads it${inboxMissing}`, async () => {
+  it('the reference leaves our agent an inbox message and ours reads it', async () => {
     const toOurs = `from the reference to ours: héllo ✓ ${Date.now()}`;
     const sent = await runRef('reference inbox send', refA, ['inbox', 'send', '--server', SERVER, '--to', publicKeyOf(mine), '--message', toOurs, '--json']);
     expect(sent.code, sent.out).toBe(0);
@@ -267,7 +250,7 @@ function scenarios(reference: Reference): void {
     expect(lastJson(read.stdout)?.['plaintext'], read.out).toBe(toOurs);
   }, STEP_MS);
 
-  it.skipIf(!ours.server || !ours.inbox)(`our agent leaves the reference an inbox message and the reference reads and deletes it${inboxMissing}`, async () => {
+  it('our agent leaves the reference an inbox message and the reference reads and deletes it', async () => {
     const toRef = `from ours to the reference: grüße ✓ ${Date.now()}`;
     const ourSend = await runOurs('our inbox send', ['inbox', 'send', '--server', SERVER, '--to', publicKeyOf(refB), '--message', toRef, '--data-dir', mine, '--json']);
     expect(ourSend.code, ourSend.out).toBe(0);

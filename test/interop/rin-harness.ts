@@ -7,7 +7,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { describe, it } from 'vitest';
+import { describe } from 'vitest';
 import { createOperations } from '../../ts/rin/control/operations.js';
 import { serveRinControl, type ServedRinControl } from '../../ts/rin/control/service.js';
 import { jsonLineLog } from '../../ts/server/log.js';
@@ -20,6 +20,7 @@ import { harborPolicy } from '../../ts/rin/world/catalog.js';
 export { harborPolicy };
 import { HarborWorld } from '../../ts/rin/world/harbor.js';
 import { REPO } from './harness.js';
+import { need } from '../shared/require.js';
 
 export const SHARED = resolve(REPO, '../shared');
 export const RIN_SRC = join(SHARED, 'reference/rin-src');
@@ -30,37 +31,24 @@ export const PRINCIPAL = 'alice';
 /** What the task needs: read, control, execute, cancel, and the default policy's confirmation scope. */
 export const SCOPES = ['actor.read', 'actor.control', 'actor.execute', 'operation.cancel', 'rin.policy.confirm'];
 
-/**
- * What is missing for the rin interop tests, or undefined. `absent` means ../shared itself is not there
- * (the tests then skip loudly); anything else fails the test with the missing piece named.
- */
-export function rinReferenceMissing(): { what: string; absent: boolean } | undefined {
-  if (!existsSync(SHARED)) return { what: `../shared (${SHARED})`, absent: true };
-  if (!existsSync(SDK_ENTRY)) return { what: `the reference JS SDK (${SDK_ENTRY})`, absent: false };
+/** What is missing for the rin interop tests (the reference JS SDK, the Go daemon), or undefined. */
+export function rinReferenceMissing(): string | undefined {
+  if (!existsSync(SDK_ENTRY)) return `the reference JS SDK (${SDK_ENTRY}, from ../shared/reference/rin-src)`;
   const bin = rinControlBinary();
-  if (!existsSync(bin)) {
-    return { what: `the reference Rin control daemon ${bin} (build it: source scripts/lib/rin-reference.sh && ensure_rin_reference)`, absent: false };
-  }
+  if (!existsSync(bin)) return `the reference Rin control daemon ${bin} (build it: source scripts/lib/rin-reference.sh && ensure_rin_reference)`;
   return undefined;
 }
 
 /**
- * `describe` for suites that need the reference pieces: a missing piece fails one test that names it,
- * unless ../shared is absent altogether, when the suite is skipped with a warning.
+ * `describe` for suites that need the reference pieces: a missing piece fails the file, naming it, unless
+ * AIGENORA_SKIP_CORPORA=1 asks to skip (test/shared/require.ts): then the suite is skipped, loudly.
  */
 export function describeWithReference(name: string, body: () => void): void {
   const missing = rinReferenceMissing();
-  if (missing === undefined) describe(name, body);
-  else if (missing.absent) {
-    console.warn(`SKIPPED: ${name}: missing ${missing.what}`);
-    describe.skip(`${name} (SKIPPED: missing ${missing.what})`, () => it('runs', () => undefined));
-  } else {
-    describe(name, () =>
-      it('has what it needs', () => {
-        throw new Error(`cannot run: missing ${missing.what}`);
-      }),
-    );
-  }
+  const ok = need(`${missing} (for: ${name})`, missing === undefined, {
+    how: 'scripts/test.sh builds the daemon from ../shared/reference/rin-src (scripts/lib/rin-reference.sh)',
+  });
+  describe.skipIf(!ok)(ok ? name : `${name} (SKIPPED: missing ${missing})`, body);
 }
 
 export const rinControlBinary = () => process.env['AIGENORA_RIN_CONTROL'] ?? join(REPO, '.cache/rin-control');

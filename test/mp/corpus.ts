@@ -1,10 +1,13 @@
-/** The reference's mental-poker vector files, read in place from ../shared/conformance; absent ones are reported, never passed. */
-import { existsSync, readFileSync } from 'node:fs';
+/**
+ * The reference's mental-poker vector files, read in place from ../shared/conformance. A missing file fails
+ * the test file that reads it, unless AIGENORA_SKIP_CORPORA=1 asks to skip (test/shared/require.ts): then
+ * `text` is null, `missing` says why, and the tests that need it are skipped loudly, never passed.
+ */
+import { readFileSync } from 'node:fs';
+import { needShared, sharedPath } from '../shared/require.js';
 
 export function corpus(name: string): { text: string | null; missing: string } {
-  const url = new URL(`../../../shared/conformance/aigenora-reference/${name}`, import.meta.url);
-  if (existsSync(url)) return { text: readFileSync(url, 'utf8'), missing: '' };
-  const missing = `${url.pathname} is absent: its vector cases are SKIPPED, not passed`;
-  console.warn(missing);
-  return { text: null, missing };
+  const rel = `conformance/aigenora-reference/${name}`;
+  if (needShared(rel, `the reference's mental-poker vectors ${name}`)) return { text: readFileSync(sharedPath(rel), 'utf8'), missing: '' };
+  return { text: null, missing: `SKIPPED: ../shared/${rel} is absent (AIGENORA_SKIP_CORPORA=1)` };
 }

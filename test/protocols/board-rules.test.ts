@@ -2,8 +2,8 @@
 // the guest catching a host that misreports, and, where the reference's Python hooks can be imported,
 // the same legality, flips, counts, wins and autonomous moves as the reference's own functions.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { REFERENCE_SRC, needReferencePython } from '../shared/require.js';
 import type { HooksModule, Message, SessionLoopHooks } from '../../ts/hooks/types.js';
 import gomoku, { Board as Gomoku } from '../../ts/protocols/gomoku/hooks.js';
 import reversi, { Board as Reversi, type Side } from '../../ts/protocols/reversi/hooks.js';
@@ -201,10 +201,8 @@ describe('gomoku rules', () => {
 });
 
 // The reference's own rule functions, run on the same games.
-const SRC = '/work/shared/reference/aigenora-src/src';
-const probe = existsSync(SRC) ? spawnSync('python3', ['-c', 'import aigenora.proto.hooks'], { cwd: SRC, encoding: 'utf8' }) : undefined;
-const haveRef = probe?.status === 0;
-if (!haveRef) console.warn(`SKIPPED: reference cross-check of reversi/gomoku (${probe ? `python3 cannot import the reference: ${probe.stderr.trim().split('\n').at(-1)}` : `${SRC} missing`})`);
+const SRC = REFERENCE_SRC;
+const haveRef = needReferencePython(['aigenora.proto.hooks'], 'the reference cross-check of reversi/gomoku');
 const ref = (req: object): unknown[] => {
   const r = spawnSync('python3', [new URL('./board-rules-ref.py', import.meta.url).pathname, SRC], { cwd: SRC, input: JSON.stringify(req), encoding: 'utf8' });
   if (r.status !== 0) throw new Error(r.stderr);

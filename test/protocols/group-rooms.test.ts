@@ -1,9 +1,10 @@
 // Community Room and Meeting Room: the reference's spec.json byte for byte (so their protocol ids are
 // the reference's), their rules, and a 32-member Meeting Room played through the group leader with
 // every member's replica verifying every envelope.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
@@ -25,15 +26,14 @@ const m = (seat: number, key = String(seat).padStart(2, '0').repeat(32)): GroupM
 
 describe('group rooms: specs', () => {
   const crypto = getCrypto();
-  it.each(ROOMS)('$folder has the reference protocol id and spec bytes', ({ folder, id }) => {
+  it.each(ROOMS)('$folder has the reference protocol id', ({ folder, id }) => {
     const loaded = loadSpec(crypto, join(BUILTIN_DIR, folder));
     expect(loaded.issues).toEqual([]);
     expect(loaded.protocolId).toBe(id);
+  });
+  const haveRef = needShared('reference/aigenora-src/src/aigenora/protocols', "the reference's built-in specs (Community Room, Meeting Room)");
+  it.skipIf(!haveRef).each(ROOMS)('$folder has the reference spec bytes', ({ folder, id }) => {
     const ref = new URL(`${id.slice(0, 8)}/${id.slice(8)}/spec.json`, REF);
-    if (!existsSync(ref)) {
-      console.warn(`SKIPPED byte comparison: ${ref.pathname} is absent`);
-      return;
-    }
     expect(readFileSync(join(BUILTIN_DIR, folder, 'spec.json')).equals(readFileSync(ref))).toBe(true);
   });
 });

@@ -1,18 +1,20 @@
 // The rules of the two mental_poker card games, on their hooks alone: hand-built states for each rule,
 // whole games at a table that stands in for the engine's play loop (one shared deck ledger, faces known
 // to their holder only), the reference's recorded Crazy Eights game replayed play by play from
-// aigenora-mp-audit-vectors.json, and, when python3 and the reference sources are here, the reference's
-// own hooks playing the same deals (every action and the outcome must agree).
+// aigenora-mp-audit-vectors.json, and the reference's own hooks (python3, the sources in ../shared; a
+// missing one fails unless AIGENORA_SKIP_CORPORA=1) playing the same deals (every action and the outcome must agree).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { needCommand, needShared, REFERENCE_SRC, SHARED, sharedPath } from '../shared/require.js';
 import type { HooksModule, MentalPokerCard, MentalPokerDeckView, MentalPokerHooks, MentalPokerOutcome, MentalPokerPlay, Role } from '../../ts/hooks/types.js';
 import briscola, { BRISCOLA, HAND_SIZE, makeDeck as briscolaDeck, pickFollow, pickLead, trickWinner } from '../../ts/protocols/briscola/hooks.js';
 import crazyEights, { canPlay, EIGHT, makeDeck as eightsDeck, pickCallSuit, pickPlay, winnerByHandCount } from '../../ts/protocols/crazy-eights/hooks.js';
 
-const CORPUS = new URL('../../../shared/conformance/aigenora-reference/aigenora-mp-audit-vectors.json', import.meta.url).pathname;
-const REF_SRC = new URL('../../../shared/reference/aigenora-src/src', import.meta.url).pathname;
+const CORPUS_REL = 'conformance/aigenora-reference/aigenora-mp-audit-vectors.json';
+const CORPUS = sharedPath(CORPUS_REL);
+const REF_SRC = REFERENCE_SRC;
 const REF_HOOKS = {
   'crazy-eights': join(REF_SRC, 'aigenora/protocols/3a3c352a/c09a83a3c0877a5585fcd8c03fa4b85b873601f2fe3ba734474a64ae/hooks.py'),
   briscola: join(REF_SRC, 'aigenora/protocols/f508d605/c7dc9c8aeffd7bf1441e283ebe9ed83c768e36c05d02e056cdd51867/hooks.py'),
@@ -426,8 +428,7 @@ interface GameVector {
 }
 
 describe('the reference\'s recorded Crazy Eights game (aigenora-mp-audit-vectors.json)', () => {
-  const present = existsSync(CORPUS);
-  if (!present) console.warn(`SKIPPED: the reference game replay needs ${CORPUS}, which is absent`);
+  const present = needShared(CORPUS_REL, "the reference's recorded Crazy Eights game (mental-poker audit vectors)");
 
   it.skipIf(!present)('replays play by play: each choice is the reference\'s, each play passes the receiver\'s rules, the outcome and metadata match', async () => {
     const game = (JSON.parse(readFileSync(CORPUS, 'utf8')) as { cases: GameVector[] }).cases.find((c) => c.kind === 'game')!;
@@ -592,9 +593,10 @@ with tempfile.TemporaryDirectory() as tmp:
 `;
 
 describe('against the reference\'s own hooks (python3)', () => {
-  const python = spawnSync('python3', ['--version'], { encoding: 'utf8' });
-  const live = python.status === 0 && existsSync(join(REF_SRC, 'aigenora/proto/mental_poker.py')) && Object.values(REF_HOOKS).every((p) => existsSync(p));
-  if (!live) console.warn(`SKIPPED: the live cross-check needs python3 and the reference sources at ${REF_SRC} (${python.status === 0 ? 'sources missing' : 'python3 missing'})`);
+  const live =
+    [join(REF_SRC, 'aigenora/proto/mental_poker.py'), ...Object.values(REF_HOOKS)].every((p) =>
+      needShared(relative(SHARED, p), "the reference's mental-poker sources and Briscola / Crazy Eights hooks"),
+    ) && needCommand('python3', "the live cross-check against the reference's own hooks", 'install python3 (>= 3.10)');
 
   const cases: [string, HooksModule<'mental_poker'>, keyof typeof REF_HOOKS, number, Record<string, unknown>][] = [
     ['Briscola', briscola, 'briscola', 40, {}],

@@ -3,8 +3,9 @@
 // when they are sent, applied when their tick is stepped), and, where the reference's Python imports,
 // its own simulation run on the same commands.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { REFERENCE_SRC, needReferencePython } from '../shared/require.js';
 import { seeded } from '../../ts/engine/local.js';
 import type { RealtimeHooks } from '../../ts/hooks/types.js';
 import { BUILTINS } from '../../ts/protocols/index.js';
@@ -388,10 +389,8 @@ describe('whole matches', () => {
 });
 
 // The reference's own simulation, run on the same commands.
-const SRC = '/work/shared/reference/aigenora-src/src';
-const probe = existsSync(SRC) ? spawnSync('python3', ['-c', 'import aigenora.proto.hooks'], { cwd: SRC, encoding: 'utf8' }) : undefined;
-const haveRef = probe?.status === 0;
-if (!haveRef) console.warn(`SKIPPED: reference cross-check of tank-battle (${probe ? `python3 cannot import the reference: ${probe.stderr.trim().split('\n').at(-1)}` : `${SRC} missing`})`);
+const SRC = REFERENCE_SRC;
+const haveRef = needReferencePython(['aigenora.proto.hooks'], 'the reference cross-check of tank-battle');
 const ref = (req: object): unknown => {
   const r = spawnSync('python3', [new URL('./tank-battle-ref.py', import.meta.url).pathname, SRC], { cwd: SRC, input: JSON.stringify(req), encoding: 'utf8', maxBuffer: 1 << 28 });
   if (r.status !== 0) throw new Error(r.stderr);

@@ -1,9 +1,10 @@
 // Four-seat Hold'em: hand ranking, pots, betting legality and refusal texts, whole seeded matches with
 // chips conserved and hole cards private, recovery; and a cross-check against the reference's hooks.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { REFERENCE_SRC, needReferencePython } from '../shared/require.js';
 import { seeded } from '../../ts/hooks/random.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
@@ -15,7 +16,7 @@ import hooksModule, { autoplay, legalActions, type HoldemState } from '../../ts/
 import { playByAutoplay } from './group-autoplay.js';
 import { bestPokerHand, buildSidePots, compareRanks, normalizeUncalled, type Card } from '../../ts/protocols/texas-holdem/poker.js';
 
-const SRC = '/work/shared/reference/aigenora-src/src';
+const SRC = REFERENCE_SRC;
 
 const mulberry32 = seeded;
 
@@ -274,9 +275,7 @@ describe('recovery', () => {
   });
 });
 
-const probe = existsSync(SRC) ? spawnSync('python3', ['-c', 'import aigenora.proto.poker'], { cwd: SRC, encoding: 'utf8', env: { ...process.env, PYTHONPATH: SRC } }) : undefined;
-const haveRef = probe?.status === 0;
-if (!haveRef) console.warn(`SKIPPED: reference cross-check of Texas Hold'em (${probe ? `python3 cannot import the reference: ${probe.stderr.trim().split('\n').at(-1)}` : `${SRC} missing`})`);
+const haveRef = needReferencePython(['aigenora.proto.poker'], 'the reference cross-check of Texas Hold\'em');
 function reference(req: unknown): Record<string, unknown>[] {
   const r = spawnSync('python3', [new URL('./texas-holdem-ref.py', import.meta.url).pathname, SRC], { cwd: SRC, input: JSON.stringify(req), encoding: 'utf8', maxBuffer: 1 << 28 });
   if (r.status !== 0) throw new Error(r.stderr);

@@ -2,8 +2,8 @@
 // (every message valid, points conserved), and, where the reference's Python hooks can be imported,
 // the same judgements as the reference's on many generated games.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needCommand, needShared, REFERENCE_SRC, sharedPath } from '../shared/require.js';
 import type { HooksModule, Message, RoundState } from '../../ts/hooks/types.js';
 import wwa, { autoBid, judgeRound, type RoundResult, type Settings } from '../../ts/protocols/weak-wins-all/hooks.js';
 import { loadBuiltinSpec, play } from './play.js';
@@ -102,8 +102,9 @@ describe('weak wins all: bids and settings', () => {
   });
 });
 
-const REF_SRC = '/work/shared/reference/aigenora-src/src';
-const REF_HOOKS = `${REF_SRC}/aigenora/protocols/83ae1cd7/9f397624990fd280667864667143cdf5c80e8a8923b364dbba710396/hooks.py`;
+const REF_SRC = REFERENCE_SRC;
+const REF_HOOKS_REL = 'reference/aigenora-src/src/aigenora/protocols/83ae1cd7/9f397624990fd280667864667143cdf5c80e8a8923b364dbba710396/hooks.py';
+const REF_HOOKS = sharedPath(REF_HOOKS_REL);
 // Generates games with random settings and bids (auto bids, over-bids, ties), judged by the
 // reference's host hooks, with each side's reference autonomous bid before every round.
 const REF_SCRIPT = `
@@ -131,9 +132,9 @@ with tempfile.TemporaryDirectory() as tmp:
         games.append({'settings': s, 'rounds': rounds})
 print(json.dumps(games))
 `;
-const python = spawnSync('python3', ['--version'], { encoding: 'utf8' });
-const reference = python.status === 0 && existsSync(REF_HOOKS);
-if (!reference) console.warn(`SKIPPED: the cross-check against the reference's Weak Wins All hooks needs python3 and ${REF_HOOKS}`);
+const reference =
+  needShared(REF_HOOKS_REL, "the reference's Weak Wins All hooks") &&
+  needCommand('python3', "the cross-check against the reference's Weak Wins All hooks", 'install python3 (>= 3.10)');
 
 describe('weak wins all: the reference agrees', () => {
   it.skipIf(!reference)('judges and bids as the reference hooks on 120 generated games', () => {

@@ -4,11 +4,12 @@
 // AIGENORA_SKIP_CORPORA=1 asks to skip it.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { fromHex, getCrypto, toHex } from '../../ts/crypto/index.js';
 import { RegistryClient } from '../../ts/registry/client.js';
 
 const POW = new URL('../../../shared/conformance/aigenora-reference/aigenora-pow-vectors.json', import.meta.url);
-const skip = !existsSync(POW) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
+const skip = !needShared('conformance/aigenora-reference/aigenora-pow-vectors.json', "the reference's registration (pow) vectors");
 
 interface PowCase {
   id: string;

@@ -2,11 +2,12 @@
 // ../shared/conformance/rin-reference. A missing file fails, unless AIGENORA_SKIP_CORPORA=1 asks to skip it.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { RIN_KINDS, rinFormat, rinSuite, type RinKind } from '../../ts/conformance/rin.js';
 
 const DIR = new URL('../../../shared/conformance/rin-reference/', import.meta.url);
-const skip = !existsSync(DIR) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
+const skip = !needShared('conformance/rin-reference', 'the rin.host/v2 reference vectors');
 
 // Case counts from the corpus README's table.
 const COUNTS: Record<RinKind, number> = {

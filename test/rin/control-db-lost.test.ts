@@ -6,11 +6,12 @@ import { describe, expect, it } from 'vitest';
 import { createRinControl } from '../../ts/rin/control/service.js';
 import { openDb } from '../../ts/server/db.js';
 import type { Log, LogFields } from '../../ts/server/log.js';
-import { freshPgDatabase, PG_URL } from '../server/harness.js';
+import { freshPgDatabase, needPg, PG_SKIPPED, PG_URL } from '../server/harness.js';
 import { ALL_SCOPES, harnessFor, registration, TOKEN, VirtualTimers } from './control-http-harness.js';
 
-const describePg = PG_URL === undefined ? describe.skip : describe;
-const suite = PG_URL === undefined ? 'dropped PostgreSQL connections — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)' : 'dropped PostgreSQL connections';
+const havePg = needPg();
+const describePg = describe.skipIf(!havePg);
+const suite = `dropped PostgreSQL connections${havePg ? '' : PG_SKIPPED}`;
 
 /** Ends every session on `database` but the caller's own. */
 async function terminateBackends(database: string): Promise<number> {

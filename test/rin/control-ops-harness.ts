@@ -5,7 +5,8 @@
  * Host that answers gateway requests with bindings sealed by the real HostRegistry.
  *
  * `describeOpsDbs(name, fn)` runs a suite on PGlite in a temporary directory and, when
- * AIGENORA_TEST_PG_URL is set, on a fresh PostgreSQL database (skipped, by name, otherwise).
+ * AIGENORA_TEST_PG_URL is set, on a fresh PostgreSQL database (without it the file fails, unless
+ * AIGENORA_SKIP_CORPORA=1 asks to skip that variant, by name: describeEachDb in test/server/harness.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -521,7 +522,7 @@ export async function openTestDb(kind: 'pglite' | 'postgres'): Promise<{ db: Db;
   };
 }
 
-/** Registers a suite once per database engine; PostgreSQL only with AIGENORA_TEST_PG_URL (skipped by name otherwise). */
+/** Registers a suite once per database engine; PostgreSQL with AIGENORA_TEST_PG_URL (see describeEachDb). */
 export const describeOpsDbs = describeEachDb;
 
 /**

@@ -3,6 +3,7 @@
 // either succeed or throw a RinError: never another exception, never a stack overflow.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { needShared } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import {
   actionRequestDigest, compileSchema, decodeActionRequest, decodeCapabilitySpec, decodeEffects, decodeHostManifest, HostRegistry, newSchema,
@@ -10,7 +11,7 @@ import {
 } from '../../ts/rin/index.js';
 
 const DIR = new URL('../../../shared/conformance/rin-reference/', import.meta.url);
-const skip = !existsSync(DIR) && process.env['AIGENORA_SKIP_CORPORA'] === '1';
+const skip = !needShared('conformance/rin-reference', 'the rin.host/v2 reference vectors (their texts are the fuzz seeds)');
 
 function doc(kind: string): { shared?: Record<string, any>; cases: Record<string, any>[] } {
   const file = new URL(`${kind}.json`, DIR);

@@ -14,7 +14,7 @@ import { toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { registrationBody, restHeaders, signRegistration } from '../../ts/registry/auth.js';
 import { buildInvitation } from '../../ts/registry/invitation.js';
-import { freshPgDatabase, PG_URL } from './harness.js';
+import { freshPgDatabase, needPg, PG_SKIPPED, PG_URL } from './harness.js';
 
 const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
 const crypto: Crypto = getCrypto();
@@ -87,8 +87,8 @@ describe('aigenora server [pglite]', () => {
 });
 
 const pgUrl = PG_URL;
-if (pgUrl === undefined) {
-  describe.skip('aigenora server [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)', () => {
+if (!needPg() || pgUrl === undefined) {
+  describe.skip(`aigenora server [postgres]${PG_SKIPPED}`, () => {
     it('two processes on one PostgreSQL', () => {});
   });
 } else {

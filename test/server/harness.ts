@@ -4,7 +4,8 @@
  *
  * `describeDbs(name, fn)` runs a suite twice: on PGlite in a temporary directory, and on PostgreSQL in
  * a fresh database when AIGENORA_TEST_PG_URL is set (scripts/lib/postgres.sh starts a cluster). Without
- * it the PostgreSQL variant is a skipped suite whose name says why, so the run reports it.
+ * it the file fails, naming the variable, unless AIGENORA_SKIP_CORPORA=1 asks to skip (needPg): then the
+ * PostgreSQL variant is a skipped suite whose name says why, so the run reports it.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,8 +20,23 @@ import { registrationBody, restHeaders, signRegistration } from '../../ts/regist
 import { createServer, type RegistryServer, type ServerOptions } from '../../ts/server/app.js';
 import type { ServerConfig } from '../../ts/server/context.js';
 import { silentLog } from '../../ts/server/log.js';
+import { need } from '../shared/require.js';
 
 export const PG_URL = process.env['AIGENORA_TEST_PG_URL'];
+
+let pgAnswer: boolean | undefined;
+/**
+ * Whether the PostgreSQL variants run: AIGENORA_TEST_PG_URL is set. Without it this throws (failing the
+ * file), unless AIGENORA_SKIP_CORPORA=1 asks to skip, when it warns once per file and answers false.
+ */
+export function needPg(): boolean {
+  pgAnswer ??= need('AIGENORA_TEST_PG_URL (a PostgreSQL cluster for the [postgres] suites)', PG_URL !== undefined, {
+    how: 'scripts/test.sh starts one (scripts/lib/postgres.sh: source it, then start_test_postgres; or run it by hand for the URL)',
+  });
+  return pgAnswer;
+}
+/** The suffix of a PostgreSQL test's name when it is skipped. */
+export const PG_SKIPPED = ' — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)';
 
 export type DbKind = 'pglite' | 'postgres';
 
@@ -165,13 +181,14 @@ export async function openTestServer(kind: DbKind, opts: Partial<ServerOptions> 
 }
 
 /**
- * Registers a suite once per database kind. Without AIGENORA_TEST_PG_URL the PostgreSQL one is
- * registered skipped, with the reason in its name, so the totals say what did not run.
+ * Registers a suite once per database kind. Without AIGENORA_TEST_PG_URL the file fails (needPg), unless
+ * AIGENORA_SKIP_CORPORA=1: then the PostgreSQL one is registered skipped, with the reason in its name, so
+ * the totals say what did not run.
  */
 export function describeEachDb(name: string, fn: (kind: DbKind) => void): void {
   for (const kind of ['pglite', 'postgres'] as const) {
-    if (kind === 'postgres' && PG_URL === undefined) {
-      describe.skip(`${name} [postgres] — SKIPPED: AIGENORA_TEST_PG_URL is not set (scripts/lib/postgres.sh starts a cluster)`, () => fn(kind));
+    if (kind === 'postgres' && !needPg()) {
+      describe.skip(`${name} [postgres]${PG_SKIPPED}`, () => fn(kind));
       continue;
     }
     describe(`${name} [${kind}]`, () => fn(kind));

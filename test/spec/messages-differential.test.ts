@@ -1,13 +1,15 @@
 // Message validation against the reference implementation's own verdicts: test-vectors/messages.json
-// (recorded by scripts/vectors/gen_messages.py from the reference's validate_message_obj), and, when
-// Python and the reference sources are here, the same generator run live over the reference's 20
-// built-in specs as well. Every case must agree, except the documented strict-JSON policy classes,
-// where this project refuses the text (MESSAGE_NOT_JSON) whatever the reference says.
+// (recorded by scripts/vectors/gen_messages.py from the reference's validate_message_obj), and the same
+// generator run live over the reference's 20 built-in specs as well (python3 and the reference sources
+// in ../shared; a missing one fails unless AIGENORA_SKIP_CORPORA=1). Every case must agree, except the
+// documented strict-JSON policy classes, where this project refuses the text (MESSAGE_NOT_JSON) whatever
+// the reference says.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { needCommand, needShared } from '../shared/require.js';
 import { parseJson } from '../../ts/crypto/jcs.js';
 import { MessageValidator, type Spec, type WireDirection } from '../../ts/spec/index.js';
 
@@ -102,10 +104,9 @@ describe('message verdicts agree with the reference implementation', () => {
     for (const cls of Object.keys(vectors.policy)) expect(t.policy[cls]?.refused ?? 0, cls).toBeGreaterThan(0);
   });
 
-  const python = spawnSync('python3', ['--version'], { encoding: 'utf8' });
-  const live = python.status === 0 && existsSync(join(REF_SRC, 'aigenora/proto/validate.py'));
-  if (!live)
-    console.warn(`SKIPPED: the live differential run needs python3 and the reference sources at ${REF_SRC} (${python.status === 0 ? 'sources missing' : 'python3 missing'})`);
+  const live =
+    needShared('reference/aigenora-src/src/aigenora/proto/validate.py', "the reference's message validator (the live differential run)") &&
+    needCommand('python3', 'the live differential run against the reference', 'install python3 (>= 3.10)');
   it.skipIf(!live)('live, over this project\'s and the reference\'s built-in specs', () => {
     const r = spawnSync('python3', [join(ROOT, 'scripts/vectors/gen_messages.py'), '--stdout', '--reference-specs', REF_SPECS], {
       encoding: 'utf8',
