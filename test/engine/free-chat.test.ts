@@ -8,7 +8,7 @@ import type { Frame } from '../../ts/engine/frame.js';
 import { runLocal } from '../../ts/engine/local.js';
 import { verifyTranscriptAt } from '../../ts/engine/verify.js';
 import { tempDir } from '../shared/tmp.js';
-import { builtin, c, hooksOf, until } from './harness.js';
+import { builtin, c, hooksOf, ManualClock, until } from './harness.js';
 
 const frames = (dir: string): Frame[] =>
   existsSync(join(dir, 'transcript.jsonl')) ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as Frame) : [];
@@ -19,6 +19,12 @@ const window = (dir: string): { match_key?: string; match_value?: number } => {
   } catch {
     return {};
   }
+};
+
+/** The deadline of the first decision window the side opened, in clock milliseconds. */
+const deadlineOf = (dir: string): number => {
+  const opened = events(dir).find((e) => e.type === 'local_decision_window_started');
+  return Date.parse(String(opened?.data?.['deadline_at']));
 };
 
 describe('free mode with a person saying the lines', () => {
@@ -53,28 +59,32 @@ describe('free mode with a person saying the lines', () => {
   it('a local abort ends an open human window at once instead of at its deadline', async () => {
     const out = tempDir('free-chat');
     const guestDir = join(out, 'guest');
-    const t0 = Date.now();
-    const run = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0 });
+    // The windows run on a clock the test never advances: their deadline never comes, so only the
+    // abort can end this session.
+    const clock = new ManualClock();
+    const run = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0, clock });
     await until(() => window(guestDir).match_key !== undefined, 'the first window');
     writeFileSync(join(guestDir, 'abort.request'), 'now\n');
     const r = await run;
     expect(r.guest.reason).toBe('local_abort');
-    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect(clock.now()).toBeLessThan(deadlineOf(guestDir));
   }, 60_000);
 
   it("the peer leaving ends an open human window at once, with the peer's reason, in a turn it waits on", async () => {
     const out = tempDir('free-chat');
     const guestDir = join(out, 'guest');
-    const t0 = Date.now();
-    const run = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0 });
+    // The windows run on a clock the test never advances: their deadline never comes, so only the
+    // host's leaving can end the guest's.
+    const clock = new ManualClock();
+    const run = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0, clock });
     await until(() => window(guestDir).match_key !== undefined, 'the first window');
-    // The host's commit for the round may already wait unread behind the window.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The host's commit for the round is sent, and waits unread behind the window.
+    await until(() => frames(join(out, 'host')).some((f) => f.from === 'host' && f.msg.action === 'commit'), "the host's commit");
     writeFileSync(join(out, 'host', 'abort.request'), 'now\n');
     const r = await run;
     expect(r.host.reason).toBe('local_abort');
     expect(r.guest.reason).toBe('peer_aborted');
-    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect(clock.now()).toBeLessThan(deadlineOf(guestDir));
     expect(frames(guestDir).at(-1)?.msg).toMatchObject({ action: '_abort', reason: 'local_abort' });
     // Every frame the host sent, its commit read behind the window included, is in the guest's record.
     const sent = frames(join(out, 'host')).filter((f) => f.from === 'host');

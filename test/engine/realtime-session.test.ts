@@ -4,7 +4,7 @@
 // with the reference's reason.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runVirtual, type VirtualRun } from '../../ts/engine/virtual.js';
 import { verifyProof, verifyTranscriptAt } from '../../ts/engine/verify.js';
 import type { Mode, ModeEffect } from '../../ts/engine/mode.js';
@@ -19,6 +19,9 @@ import { SessionRecord } from '../../ts/engine/record.js';
 import { randomSecrets } from '../../ts/mp/secrets.js';
 import { commandHash, matchConfigHash, realtimeConfig } from '../../ts/realtime/wire.js';
 import { builtin, c, hooksOf } from './harness.js';
+import { runSession } from '../../ts/engine/session.js';
+import { memoryPair } from '../../ts/engine/transport.js';
+import { seeded } from '../../ts/engine/local.js';
 
 const SHORT = BUILTINS.find((b) => b.folder === 'tank-battle')!.profiles['short']!.options;
 
@@ -28,6 +31,53 @@ async function match(extra: Partial<VirtualRun> = {}) {
 }
 
 const events = (dir: string) => readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+
+/** The host's rt_frame frames, in order, from its transcript. */
+const hostFrames = (dir: string) =>
+  readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).slice(1)
+    .map((l) => JSON.parse(l) as { from: string; msg: { action: string; frame?: { tick: number; host_time_ns: number } } })
+    .filter((f) => f.from === 'host' && f.msg.action === 'rt_frame').map((f) => f.msg.frame!);
+
+/**
+ * A Tank Battle match with both sides as a network session runs them (driver.ts), not runVirtual's
+ * loop, over the in-memory link on a virtual clock (Date and the timers): the driver waits for each
+ * tick's deadline and fires it then. Each line takes 30 ms, so the guest's commands reach the host
+ * between its ticks; `lateMs` holds back every timer of the host's receive by that much.
+ */
+async function drivenMatch(lateMs: number) {
+  const b = builtin('tank-battle');
+  const hooks = await hooksOf('tank-battle');
+  const out = tempDir('rt-driver');
+  const hostKey = c.ed25519Keypair(new Uint8Array(32).fill(1));
+  const guestKey = c.ed25519Keypair(new Uint8Array(32).fill(2));
+  const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
+  const nonce = '00'.repeat(16);
+  const sid = sessionId(c, 'local', b.protocolId, hk, gk, nonce);
+  const common = { crypto: c, spec: b.spec, specText: b.specText, protocolId: b.protocolId, rulesetHash: rulesetHashOfDir(c, b.dir), hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, hooks, options: SHORT, controlMode: 'autonomous' as const, chat: [] };
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+  try {
+    const [ht, gt] = memoryPair({ delayMs: 30 });
+    const hostLink = { ...ht, recv: (timeoutMs: number) => ht.recv(timeoutMs + lateMs) };
+    let done = false;
+    const both = Promise.all([
+      runSession({ ...common, role: 'host', transport: hostLink, key: hostKey, stateDir: join(out, 'host'), random: seeded(1) }),
+      runSession({ ...common, role: 'guest', transport: gt, key: guestKey, stateDir: join(out, 'guest'), random: seeded(2) }),
+    ]).finally(() => (done = true));
+    // 10 min of virtual time at most: the match takes seconds of it.
+    for (let i = 0; i < 60_000 && !done; i++) await vi.advanceTimersByTimeAsync(10);
+    const [host, guest] = await both;
+    expect([host.reason, guest.reason]).toEqual(['completed', 'completed']);
+    for (const side of [host, guest]) expect(verifyTranscriptAt(c, side.dir)).toMatchObject({ ok: true, receipt: true });
+    const frames = hostFrames(host.dir);
+    expect(frames.length).toBeGreaterThan(10);
+    expect(frames.map((f) => f.tick)).toEqual(frames.map((_f, i) => i + 1));
+    return { frames, late: events(host.dir).find((e) => e.type === 'timer_lateness')?.data };
+  } finally {
+    vi.useRealTimers();
+    hostKey.dispose();
+    guestKey.dispose();
+  }
+}
 
 /** A host mode that rewrites its rt_frame of one tick before the core signs it. */
 function bendFrame(tick: number, bend: (frame: Record<string, unknown>) => void) {
@@ -53,6 +103,24 @@ describe('authoritative_realtime through the engine', () => {
     expect(ended?.data['tick']).toBeGreaterThan(0);
     expect(r.elapsedMs).toBeGreaterThanOrEqual((ended!.data['tick'] as number) * 100 - 1);
     expect(events(r.host.dir).some((e) => e.type === 'realtime_started')).toBe(true);
+    // Each frame carries the host's clock: tick n at n tick intervals (100 ms at 10 Hz) after the start.
+    const frames = hostFrames(r.host.dir);
+    expect(frames.at(-1)!.tick).toBe(ended!.data['tick']);
+    expect(frames.map((f) => f.host_time_ns)).toEqual(frames.map((f) => f.tick * 100e6));
+  });
+
+  it('driven by the session driver over the in-memory link on a virtual clock, the host ticks on time, one interval apart', async () => {
+    const { frames, late } = await drivenMatch(0);
+    expect(frames.map((f) => f.host_time_ns)).toEqual(frames.map((f) => f.tick * 100e6));
+    // Every tick fired at its deadline, none late.
+    expect(late).toMatchObject({ count: frames.length, max_ms: 0 });
+  });
+
+  it('a tick that fires late does not move the ones after it: each keeps its deadline from the start', async () => {
+    // Every timer of the host's fires 7 ms after its deadline: each tick is 7 ms late, and no more.
+    const { frames, late } = await drivenMatch(7);
+    expect(frames.map((f) => f.host_time_ns)).toEqual(frames.map((f) => f.tick * 100e6 + 7e6));
+    expect(late).toMatchObject({ count: frames.length, p50_ms: 7, max_ms: 7 });
   });
 
   it('a host frame that breaks the chain ends the guest with a proof a third party accepts', async () => {

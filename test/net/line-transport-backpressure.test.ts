@@ -152,7 +152,9 @@ describe('LineTransport receive backpressure', () => {
     const sent = Array.from({ length: 500 }, (_, i) => line(i));
     const f = pulledStream(sent.map((l) => `${l}\n`));
     const t = new LineTransport(f.stream, { heartbeatIntervalMs: 0, maxQueuedBytes: 2000 });
-    await new Promise((r) => setTimeout(r, 50));
+    // The stream yields without I/O: everything the transport would pull unasked, it has pulled after
+    // these turns of the event loop.
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     const perLine = sent[0]!.length + 64;
     expect(f.pulled()).toBeLessThan(sent.length);
     expect(f.pulled()).toBeLessThanOrEqual(Math.ceil(2000 / perLine) + 2);
@@ -236,7 +238,7 @@ describe('LineTransport backpressure over two libp2p nodes', () => {
 
   it('a flooding peer is paused (TCP push-back reaches it) and every line arrives in order once taken', async () => {
     let reader: LineTransport | undefined;
-    let raw: { readStatus?: string; readBufferLength?: number } | undefined;
+    let raw: { readStatus?: string; readBufferLength?: number; recvWindowCapacity?: number } | undefined;
     const cap = 64 << 10;
     const { nodes, dial } = await pair((s) => {
       raw = s as unknown as typeof raw;
@@ -248,8 +250,12 @@ describe('LineTransport backpressure over two libp2p nodes', () => {
       const sent = Array.from({ length: 20_000 }, (_, i) => line(i, 100)); // about 2.3 MB
       for (const l of sent) writer.send(l);
       await until(() => raw?.readStatus === 'paused', 'the reading stream to pause');
-      // Let the flood push for a while: the queue stays at the limit, the rest stalls in flow control.
-      await new Promise((r) => setTimeout(r, 300));
+      // The flood pushes until flow control stops it: the writer has spent all the window the reader
+      // granted (none left to send with) and all of it has arrived (none left to receive). A reader
+      // that went on granting while paused would refill its window on the frame that emptied it, so
+      // that this point never comes. From here nothing moves until recv() takes lines.
+      const wout = out as unknown as { sendWindowCapacity?: number };
+      await until(() => wout.sendWindowCapacity === 0 && raw!.recvWindowCapacity === 0, 'the flood to stall in flow control');
       expect(raw!.readStatus).toBe('paused');
       const perLine = sent[0]!.length + 64;
       // At most one Yamux data frame (its window, 256 KiB initial) past the limit.

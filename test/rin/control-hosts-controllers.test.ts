@@ -4,7 +4,7 @@
  * the server on the same database (PGlite directory or PostgreSQL).
  */
 import { describe, expect, it } from 'vitest';
-import { PG_URL } from '../server/harness.js';
+import { needPg, PG_SKIPPED } from '../server/harness.js';
 import {
   actor,
   dataPlace,
@@ -152,8 +152,11 @@ describeControlDbs('rin control controller leases', (server) => {
   it('wait-actor wakes when a controller lease is taken', async () => {
     const h = server();
     await hostWith(h, 'wk.host', [actor('actor.one')]);
+    // The lease is taken once the wait is registered on the clock (whose deadline never comes by
+    // itself), so only the lease can end it.
+    const idle = h.clock.pending;
     const waiting = h.call('/control/v2/wait-actor', { ...target('wk.host'), after_observation_seq: 1, after_authority_revision: 1, wait_millis: 25_000 });
-    await new Promise((r) => setTimeout(r, 20));
+    await h.clock.pendingAbove(idle, 'the wait');
     const lease = await acquire(h, 'wk.host');
     const update = await waiting;
     expect(update.body['changed']).toBe(true);
@@ -203,8 +206,11 @@ describeControlDbs('rin control emergency stop', (server) => {
   it('wait-actor wakes on an emergency stop change', async () => {
     const h = server();
     await hostWith(h, 'stop3.host', [actor('actor.one')]);
+    // The stop is set once the wait is registered on the clock (whose deadline never comes by itself),
+    // so only the stop can end it.
+    const idle = h.clock.pending;
     const waiting = h.call('/control/v2/wait-actor', { ...target('stop3.host'), after_observation_seq: 1, after_authority_revision: 1, wait_millis: 25_000 });
-    await new Promise((r) => setTimeout(r, 20));
+    await h.clock.pendingAbove(idle, 'the wait');
     await h.call('/control/v2/emergency-stop', { ...target('stop3.host'), active: true });
     const update = await waiting;
     expect(update.body['changed']).toBe(true);
@@ -214,8 +220,8 @@ describeControlDbs('rin control emergency stop', (server) => {
 
 describe('rin control core state across a restart', () => {
   for (const kind of ['pglite', 'postgres'] as DbKind[]) {
-    const run = kind === 'postgres' && PG_URL === undefined ? it.skip : it;
-    run(`controller leases and emergency stops survive; expired leases are dropped [${kind}]${kind === 'postgres' && PG_URL === undefined ? ' — SKIPPED: AIGENORA_TEST_PG_URL is not set' : ''}`, async () => {
+    const skip = kind === 'postgres' && !needPg();
+    it.skipIf(skip)(`controller leases and emergency stops survive; expired leases are dropped [${kind}]${skip ? PG_SKIPPED : ''}`, async () => {
       const place = await dataPlace(kind);
       const clock = new VirtualTimers();
       try {
@@ -250,8 +256,8 @@ describe('rin control core state across a restart', () => {
     });
   }
 
-  const runPg = PG_URL === undefined ? it.skip : it;
-  runPg(`a second server on the same PostgreSQL database is refused while the first runs${PG_URL === undefined ? ' — SKIPPED: AIGENORA_TEST_PG_URL is not set' : ''}`, async () => {
+  const noPg = !needPg();
+  it.skipIf(noPg)(`a second server on the same PostgreSQL database is refused while the first runs${noPg ? PG_SKIPPED : ''}`, async () => {
     const place = await dataPlace('postgres');
     try {
       const first = await openControl(place);

@@ -3,7 +3,7 @@
  * database engines, on a virtual clock.
  */
 import { expect, it } from 'vitest';
-import { actor, describeControlDbs, epoch, fixtureCapability, observation, publication, registration, type ControlHarness } from './control-http-harness.js';
+import { actor, describeControlDbs, epoch, fixtureCapability, flush, observation, publication, registration, type ControlHarness } from './control-http-harness.js';
 
 async function register(h: ControlHarness, hostId: string, instanceId = 'instance.one', ttl = 5_000): Promise<string> {
   const res = await h.call('/control/v2/host/register', registration(hostId, instanceId, { lease_ttl_millis: ttl }));
@@ -276,8 +276,11 @@ describeControlDbs('rin control hosts', (server) => {
     expect(zero.body['changed']).toBe(false);
     expect(zero.text.startsWith('{"actor":{"host_id":"wait.host","adapter_id":"test.adapter","world_id":"world.one","actor_id":"actor.one"')).toBe(true);
 
+    // The publication comes once the wait is registered on the clock (whose deadline never comes by
+    // itself), so only the publication can end it.
+    const idle = h.clock.pending;
     const woken = h.call('/control/v2/wait-actor', { ...base, wait_millis: 20_000 });
-    await new Promise((r) => setTimeout(r, 20));
+    await h.clock.pendingAbove(idle, 'the first wait');
     expect((await publish(h, 'wait.host', leaseId, publication(2, [actor('actor.one', { observation_seq: 2 })]))).status).toBe(200);
     const update = await woken;
     expect(update.body['changed']).toBe(true);
@@ -285,12 +288,15 @@ describeControlDbs('rin control hosts', (server) => {
 
     // A publication that leaves the cursor alone does not end the wait; the clock does.
     const timed = h.call('/control/v2/wait-actor', { ...base, after_observation_seq: 2, wait_millis: 10_000 });
-    await new Promise((r) => setTimeout(r, 20));
+    await h.clock.pendingAbove(idle, 'the second wait');
     expect((await publish(h, 'wait.host', leaseId, publication(3, [actor('actor.one', { observation_seq: 2, state: { status: 'idle' } })]))).status).toBe(200);
     await h.clock.advance(9_999);
     let done = false;
     void timed.then(() => (done = true));
-    await new Promise((r) => setTimeout(r, 20));
+    await flush();
+    // 1 ms before its deadline the wait still holds its timer (it neither ended at the publication nor
+    // timed out early) and has not answered.
+    expect(h.clock.pending).toBe(idle + 1);
     expect(done).toBe(false);
     await h.clock.advance(1);
     const timeout = await timed;

@@ -4,7 +4,8 @@
  * operations half that records the hooks the core calls.
  *
  * `describeControlDbs(name, fn)` runs a suite on PGlite in a temporary directory and, when
- * AIGENORA_TEST_PG_URL is set, on a fresh PostgreSQL database (skipped, by name, otherwise).
+ * AIGENORA_TEST_PG_URL is set, on a fresh PostgreSQL database (without it the file fails, unless
+ * AIGENORA_SKIP_CORPORA=1 asks to skip that variant, by name: describeEachDb in test/server/harness.ts).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,6 +46,22 @@ export class VirtualTimers implements ControlClock {
   get pending(): number {
     return this.sleepers.length;
   }
+  /**
+   * Resolves once more than `n` sleeps are pending: a wait has reached the clock, so what the test does
+   * next happens while it waits. The 10 s limit only keeps a broken test from hanging.
+   */
+  async pendingAbove(n: number, what: string): Promise<void> {
+    const end = Date.now() + 10_000;
+    while (this.sleepers.length <= n) {
+      if (Date.now() > end) throw new Error(`never waiting on the clock: ${what}`);
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+}
+
+/** Lets the work already queued run to its end: promise jobs and callbacks, over many event-loop turns. */
+export async function flush(turns = 50): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise((r) => setImmediate(r));
 }
 
 export type HookCall = [name: string, ...args: unknown[]];

@@ -334,7 +334,9 @@ describe('rin control served on loopback, driven by the reference JavaScript SDK
       };
     };
     const calls: HookCall[] = [];
-    const served = await serveRinControl({ token: TOKEN, principal: ALL_SCOPES, ops: fakeOps(calls), log: silentLog, listen: '127.0.0.1:0' });
+    // A virtual clock the test never advances: no wait can reach its deadline.
+    const clock = new VirtualTimers();
+    const served = await serveRinControl({ token: TOKEN, principal: ALL_SCOPES, ops: fakeOps(calls), log: silentLog, listen: '127.0.0.1:0', clock });
     try {
       expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const client = new sdk.RinControlClient(served.url, { token: TOKEN });
@@ -354,11 +356,12 @@ describe('rin control served on loopback, driven by the reference JavaScript SDK
         () => 'answered',
         (e: { code?: string }) => e.code,
       );
-      await new Promise((r) => setTimeout(r, 50));
-      const started = Date.now();
+      // Closed once the poll waits on the clock; its 25 s deadline never comes, so only the close can
+      // end it, and the close (which waits for the socket) returns only once it has.
+      await clock.pendingAbove(0, 'the long poll');
       await served.close();
       expect(await settled).toBe('unavailable');
-      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(clock.pending).toBe(0);
     } finally {
       await served.close();
     }
