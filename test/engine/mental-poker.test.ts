@@ -1,7 +1,14 @@
 // The mental_poker mode run by the session engine over signed frames: Crazy Eights and Briscola end
 // to end on both backends, receipt verify offline, transcript_receipt.json, and a cheating peer leaving a
 // proof that `proof verify` checks.
-import { spawnSync } from 'node:child_process';
+//
+// Every game is the pinned deal of test/mp/deal.ts (the sides' RSA keys from test/mp/fixtures/ot-keys.json,
+// every other secret from a fixed seed, the identity shuffle) in a session of fixed keys and nonce, over
+// a backend whose costly OT operations `memoCrypto` computes once per distinct input. So the games of a
+// backend share their setup and deal, and each backend computes every operation itself at least once:
+// every test runs with all its checks on both backends. Live key generation is tested in
+// test/crypto/mp-ot.test.ts and test/mp/mode.test.ts, and through the engine's own default (randomSecrets)
+// by `aigenora protocol test` of the mental-poker built-ins in test/engine/builtins.test.ts.
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +19,7 @@ import { seeded } from '../../ts/engine/local.js';
 import { runSession, type SessionConfig, type SessionResult } from '../../ts/engine/session.js';
 import { memoryPair, type MemoryOptions } from '../../ts/engine/transport.js';
 import { appendDecision } from '../../ts/engine/decision.js';
-import { randomSecrets } from '../../ts/mp/secrets.js';
+import { dealBytes, dealSecrets, memoCrypto } from '../mp/deal.js';
 import { againstScript, c as harnessCrypto } from './harness.js';
 import { verifyProof, verifyTranscriptAt } from '../../ts/engine/verify.js';
 import type { HooksModule, Role } from '../../ts/hooks/types.js';
@@ -21,7 +28,7 @@ import { loadSpec } from '../../ts/spec/index.js';
 import { tempDir } from '../shared/tmp.js';
 import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { cli as runCli } from '../shared/cli.js';
 
 export function builtinOf(c: Crypto, folder: string) {
   const dir = new URL(`../../ts/protocols/${folder}`, import.meta.url).pathname;
@@ -29,20 +36,24 @@ export function builtinOf(c: Crypto, folder: string) {
   return { dir, spec: l.spec, specText: l.text, protocolId: l.protocolId! };
 }
 
-/** Host and guest sessions over the in-memory transport, with per-side extras (a cheating mode wrapper). */
+/**
+ * Host and guest sessions over the in-memory transport, with per-side extras (a cheating mode wrapper).
+ * The session (keys, nonce, so its id) is the same every time, and each side plays the pinned deal unless
+ * `extra` gives it other secrets.
+ */
 export async function runMpLocal(c: Crypto, folder: string, outDir: string, extra: Partial<Record<Role, Partial<SessionConfig>>> = {}, faults: MemoryOptions = {}): Promise<Record<Role, SessionResult>> {
   const b = builtinOf(c, folder);
   const hooks = (await import(`../../ts/protocols/${folder}/hooks.ts`)).default as HooksModule;
   const hostKey = c.ed25519Keypair(new Uint8Array(32).fill(7));
   const guestKey = c.ed25519Keypair(new Uint8Array(32).fill(9));
-  const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(16)));
+  const nonce = toHex(dealBytes('engine session nonce', 16));
   const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
   const sid = sessionId(c, 'local', b.protocolId, hk, gk, nonce);
   const [ht, gt] = memoryPair(faults);
   const common = { crypto: c, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, hooks, options: {}, controlMode: 'autonomous' as const, timeoutMs: 60_000 };
   const [host, guest] = await Promise.all([
-    runSession({ ...common, role: 'host', transport: ht, key: hostKey, stateDir: join(outDir, 'host'), random: seeded(3), ...extra.host }),
-    runSession({ ...common, role: 'guest', transport: gt, key: guestKey, stateDir: join(outDir, 'guest'), random: seeded(4), ...extra.guest }),
+    runSession({ ...common, role: 'host', transport: ht, key: hostKey, stateDir: join(outDir, 'host'), random: seeded(3), mpSecrets: dealSecrets(c.ot, 'host'), ...extra.host }),
+    runSession({ ...common, role: 'guest', transport: gt, key: guestKey, stateDir: join(outDir, 'guest'), random: seeded(4), mpSecrets: dealSecrets(c.ot, 'guest'), ...extra.guest }),
   ]);
   return { host, guest };
 }
@@ -67,7 +78,7 @@ export function tampering(alter: (msg: Record<string, unknown>, n: number) => Re
 }
 
 for (const backend of ['wasm', 'js'] as const) {
-  const c = getCrypto(backend);
+  const c = memoCrypto(getCrypto(backend));
   describe(`mental_poker through the session engine (${backend})`, () => {
     for (const folder of ['crazy-eights', 'briscola']) {
       it(`${folder}: both sides complete, receipts verify offline, transcript_receipt.json on both sides`, async () => {
@@ -116,14 +127,13 @@ for (const backend of ['wasm', 'js'] as const) {
     }, 180_000);
 
     it('a decision in the bus replaces the hooks\' move: the host plays the card it was told to', async () => {
-      // The Guest's identity shuffle makes id-B j the deck's card j: the Host holds 5..9, and 9 is the four of diamonds.
+      // The Guest's identity shuffle (the pinned deal's) makes id-B j the deck's card j: the Host holds 5..9, and 9 is the four of diamonds.
       const out = tempDir('mp-decided');
       appendDecision(join(out, 'host'), { match_key: 'action_seq', match_value: 0, value: { kind: 'play', id_b: '9' }, _meta: { origin: 'test' } });
-      const identity = { ...randomSecrets(c.ot), shuffle: (n: number) => Array.from({ length: n }, (_, i) => i) };
+      expect(dealSecrets(c.ot, 'guest').shuffle(52)).toEqual(Array.from({ length: 52 }, (_, i) => i));
       const plays: string[] = [];
       const r = await runMpLocal(c, 'crazy-eights', out, {
         host: { controlMode: 'hybrid', minThinkMs: 0, onMessage: (from, m) => void (from === 'host' && m.action === 'mp_play' && plays.push(m['id_b'] as string)) },
-        guest: { mpSecrets: identity },
       });
       expect([r.host.reason, r.guest.reason]).toEqual(['completed', 'completed']);
       expect(plays[0]).toBe('9');
@@ -172,10 +182,10 @@ for (const backend of ['wasm', 'js'] as const) {
       expect(verifyProof(c, { ...proof, frames: frames.filter((_, i) => i !== 5) }, b.specText, protocol).proven).toBe(false);
       expect(verifyProof(c, { ...proof, offender: 'host' }, b.specText, protocol).proven).toBe(false);
       // From the CLI, offline: proven with the protocol's directory, not without it, never a stack trace.
-      const cli = (...a: string[]) => spawnSync(process.execPath, [BIN, 'proof', 'verify', r.host.proof!, ...a], { encoding: 'utf8' });
-      const proven = cli('--protocol-dir', b.dir);
+      const cli = (...a: string[]) => runCli(['proof', 'verify', r.host.proof!, ...a]);
+      const proven = await cli('--protocol-dir', b.dir);
       expect([proven.status, proven.stdout], proven.stderr).toEqual([0, expect.stringMatching(/^proven \(mp_play_rejected, offender guest\)/)]);
-      const without = cli();
+      const without = await cli();
       expect([without.status, without.stderr]).toEqual([1, expect.not.stringMatching(/\n\s+at /)]);
     }, 180_000);
 

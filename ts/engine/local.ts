@@ -11,6 +11,7 @@ import { memoryPair, type MemoryOptions } from './transport.js';
 import { runVirtual } from './virtual.js';
 import { seeded } from '../hooks/random.js';
 import { flowMode } from '../spec/types.js';
+import type { MpSecrets } from '../mp/secrets.js';
 
 export interface LocalRun {
   crypto: Crypto;
@@ -40,6 +41,10 @@ export interface LocalRun {
   clock?: Clock;
   /** 32-byte key seeds (default: random), for tests that play an attacker holding one side's key. */
   keySeeds?: { host: Uint8Array; guest: Uint8Array };
+  /** The session nonce, 32 hex digits (default: random): with keySeeds, a test replays the same session id. */
+  nonce?: string;
+  /** mental_poker: a side's secret material (default: randomSecrets, fresh keys from the CSPRNG), for tests that play a pinned deal. */
+  mpSecrets?: Partial<Record<Role, MpSecrets>>;
   /** authoritative_realtime: the protocol folder's ruleset hash (default: over spec.json alone). */
   rulesetHash?: string;
 }
@@ -66,7 +71,7 @@ export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; gues
   const seed = r.seed ?? 1;
   const hostKey = c.ed25519Keypair(r.keySeeds?.host ?? globalThis.crypto.getRandomValues(new Uint8Array(32)));
   const guestKey = c.ed25519Keypair(r.keySeeds?.guest ?? globalThis.crypto.getRandomValues(new Uint8Array(32)));
-  const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(16)));
+  const nonce = r.nonce ?? toHex(globalThis.crypto.getRandomValues(new Uint8Array(16)));
   const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
   const postId = 'local';
   const sid = sessionId(c, postId, r.protocolId, hk, gk, nonce);
@@ -75,8 +80,8 @@ export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; gues
   try {
     const [host, guest] = await Promise.all([
       // The host sees every frame once (its own sends and the guest's), so it alone reports them.
-      runSession({ ...common, ...(r.onMessage && { onMessage: r.onMessage }), role: 'host', controlMode: r.hostControl ?? 'autonomous', hooks: r.hostHooks ?? r.hooks, options: r.hostOptions ?? r.options ?? {}, transport: ht, key: hostKey, stateDir: join(r.outDir, 'host'), random: seeded(seed * 2 + 1), chat: r.chat?.host ?? [] }),
-      runSession({ ...common, role: 'guest', controlMode: r.guestControl ?? 'autonomous', hooks: r.guestHooks ?? r.hooks, options: r.guestOptions ?? r.options ?? {}, transport: gt, key: guestKey, stateDir: join(r.outDir, 'guest'), random: seeded(seed * 2 + 2), chat: r.chat?.guest ?? [] }),
+      runSession({ ...common, ...(r.onMessage && { onMessage: r.onMessage }), role: 'host', controlMode: r.hostControl ?? 'autonomous', hooks: r.hostHooks ?? r.hooks, options: r.hostOptions ?? r.options ?? {}, transport: ht, key: hostKey, stateDir: join(r.outDir, 'host'), random: seeded(seed * 2 + 1), chat: r.chat?.host ?? [], ...(r.mpSecrets?.host && { mpSecrets: r.mpSecrets.host }) }),
+      runSession({ ...common, role: 'guest', controlMode: r.guestControl ?? 'autonomous', hooks: r.guestHooks ?? r.hooks, options: r.guestOptions ?? r.options ?? {}, transport: gt, key: guestKey, stateDir: join(r.outDir, 'guest'), random: seeded(seed * 2 + 2), chat: r.chat?.guest ?? [], ...(r.mpSecrets?.guest && { mpSecrets: r.mpSecrets.guest }) }),
     ]);
     return { host, guest };
   } finally {
