@@ -31,7 +31,7 @@ export function pythonFloatRepr(x: number): string {
 
 const SURROGATE = /[\ud800-\udfff]/;
 
-function codePointCompare(a: string, b: string): number {
+export function codePointCompare(a: string, b: string): number {
   // Python compares str by code point; JS `<` compares UTF-16 units, which differs only when a
   // surrogate (an astral character) is involved, so the slow path runs only then.
   if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : a > b ? 1 : 0;

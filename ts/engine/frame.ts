@@ -181,12 +181,24 @@ export function sessionId(crypto: Crypto, postId: string, protocolId: string, ho
  * message holds them as numbers.
  */
 export function unsignableInteger(value: unknown, at = ''): { pointer: string; digits: string } | undefined {
-  if (typeof value === 'bigint') return { pointer: at || '/', digits: value.toString() };
-  if (typeof value === 'number' && Number.isInteger(value) && !Number.isSafeInteger(value)) return { pointer: at || '/', digits: BigInt(value).toString() };
+  const path: string[] = [];
+  const digits = unsignableDigits(value, path);
+  if (digits === undefined) return undefined;
+  const pointer = at + path.reverse().map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+  return { pointer: pointer || '/', digits };
+}
+
+/** The digits of the first unsignable integer in `value`, its keys pushed on `path` innermost first (the pointer is built only for a hit). */
+function unsignableDigits(value: unknown, path: string[]): string | undefined {
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number') return Number.isInteger(value) && !Number.isSafeInteger(value) ? BigInt(value).toString() : undefined;
   if (typeof value !== 'object' || value === null) return undefined;
   for (const [k, v] of Object.entries(value)) {
-    const hit = unsignableInteger(v, `${at}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
-    if (hit) return hit;
+    const digits = unsignableDigits(v, path);
+    if (digits !== undefined) {
+      path.push(k);
+      return digits;
+    }
   }
   return undefined;
 }

@@ -216,15 +216,20 @@ export class RealtimeHost {
 
   /** The next tick's input to proto_realtime_step: both sides' commands queued for it. */
   stepInput(): { state: Record<string, unknown>; tick: number; commands: { host: unknown[]; guest: unknown[] } } {
+    const tick = this.nextTick();
+    return { state: copy(this.state), tick, commands: { host: copy(this.hostPending.get(tick)?.commands ?? []), guest: copy(this.pending.get(tick)?.commands ?? []) } };
+  }
+
+  /** The tick the next step makes (throws where the host cannot step). */
+  private nextTick(): number {
     if (!this.previous) throw new Error('the host steps only after the join');
     if (this.outcome !== 'none') throw new Error('the match is over');
-    const tick = this.tick + 1;
-    return { state: copy(this.state), tick, commands: { host: copy(this.hostPending.get(tick)?.commands ?? []), guest: copy(this.pending.get(tick)?.commands ?? []) } };
+    return this.tick + 1;
   }
 
   /** proto_realtime_step's result for stepInput's tick: that tick's frame, in rt_frame. */
   applyStep(result: unknown, hostTimeNs: Int): { frame: RtFrame; message: Message } {
-    const { tick } = this.stepInput();
+    const tick = this.nextTick();
     const { state, events, outcome } = this.stepResult(result);
     const host = this.hostPending.get(tick);
     const guest = this.pending.get(tick);

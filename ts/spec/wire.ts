@@ -88,6 +88,7 @@ function numberText(v: number | bigint | WireFloat): string {
   if (v instanceof WireFloat) return pythonFloatRepr(v.value);
   if (typeof v === 'bigint') return v.toString();
   // A JS number: what JSON.stringify writes, read back by Python.
+  if (Number.isSafeInteger(v)) return String(v); // its digits; String(-0) is '0'
   if (Number.isInteger(v) && Math.abs(v) < 1e21) return Object.is(v, -0) ? '0' : BigInt(v).toString();
   return pythonFloatRepr(v);
 }
@@ -110,6 +111,12 @@ export function pyStrLength(v: unknown): number {
   return pyJsonLength(v);
 }
 
+/** Printable ASCII other than `"` and `\`: a string of only these is written as itself between quotes. */
+const PLAIN_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7f]*$/;
+
+/** UTF-8 length of a string as JSON text: the same escapes as Python for well-formed text. */
+const jsonStringLength = (s: string): number => (PLAIN_ASCII.test(s) ? s.length + 2 : utf8Length(JSON.stringify(s)));
+
 /**
  * UTF-8 length of json.dumps(v, sort_keys=True, ensure_ascii=False, separators=(",", ":")). Key order
  * does not change the length. Throws for what Python cannot serialize finitely.
@@ -118,12 +125,12 @@ export function pyJsonLength(v: unknown): number {
   // undefined: what JSON.stringify makes of it in an array (null); object members holding it are dropped.
   if (v === null || v === true || v === undefined) return 4;
   if (v === false) return 5;
-  if (typeof v === 'string') return utf8Length(JSON.stringify(v)); // the same escapes as Python for well-formed text
+  if (typeof v === 'string') return jsonStringLength(v);
   if (typeof v === 'number' || typeof v === 'bigint' || v instanceof WireFloat) return numberText(v).length;
   if (Array.isArray(v)) return v.reduce<number>((n, x) => n + pyJsonLength(x), 1 + Math.max(v.length, 1));
   if (typeof v === 'object') {
     const e = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
-    return e.reduce<number>((n, [k, x]) => n + utf8Length(JSON.stringify(k)) + 1 + pyJsonLength(x), 1 + Math.max(e.length, 1));
+    return e.reduce<number>((n, [k, x]) => n + jsonStringLength(k) + 1 + pyJsonLength(x), 1 + Math.max(e.length, 1));
   }
   throw new CryptoError('JSON_UNSUPPORTED_VALUE', `a ${typeof v} has no JSON form`);
 }
