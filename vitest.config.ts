@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/shared/pglite-template.ts', 'test/shared/chromium-server.ts'],
     // Two cores: forks keep tests isolated without oversubscribing the machine.
     pool: 'forks',
     maxWorkers: 2,

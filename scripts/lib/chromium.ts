@@ -4,15 +4,26 @@ import { createReadStream, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize, sep } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserServer } from 'playwright-core';
 
 export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+/**
+ * A browser to drive. When AIGENORA_CHROMIUM_WS names a running browser server (the test run starts
+ * one for all its suites: test/shared/chromium-server.ts) this connects to it, and close() only
+ * disconnects; otherwise it launches a browser of its own.
+ */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const ws = process.env['AIGENORA_CHROMIUM_WS'];
+  if (ws) return chromium.connect(ws);
+  return chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+}
+
+/** A browser server that other processes connect to (launchChromium with AIGENORA_CHROMIUM_WS). */
+export function launchChromiumServer(): Promise<BrowserServer> {
+  return chromium.launchServer({ executablePath: CHROMIUM, args: FLAGS });
 }
 
 const TYPES: Record<string, string> = {

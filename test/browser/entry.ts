@@ -1,5 +1,5 @@
 // Runs in headless Chromium: the shared vector checks against both backends, the WASM one loaded from
-// the web build. Results go to window.__results for scripts/browser-test.ts to read.
+// the web build. Results go to window.__results for test/browser/vectors.test.ts to read.
 import { createCrypto } from '../../ts/crypto/browser.js';
 import { checks, type VectorFile } from '../shared/vector-checks.js';
 import aead from '../../test-vectors/aead.json' with { type: 'json' };

@@ -6,7 +6,7 @@
  * Both engines hand bigint (int8) columns back as JS numbers: the schema keeps times as unix
  * milliseconds in bigint, which stay well inside the safe-integer range.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import pg from 'pg';
@@ -58,6 +58,18 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * A new PGlite database runs initdb, seconds of WebAssembly. When AIGENORA_PGLITE_TEMPLATE names a
+ * tarball of a new, empty database made by this PGlite version (its dumpDataDir), a database that does
+ * not exist yet starts as a copy of it instead: the test suite makes one per run for its hundreds of
+ * databases. An existing database directory is always opened as it is.
+ */
+function pgliteTemplate(dir: string | undefined): Blob | undefined {
+  const path = process.env['AIGENORA_PGLITE_TEMPLATE'];
+  if (!path || (dir !== undefined && existsSync(join(dir, 'PG_VERSION')))) return undefined;
+  return new Blob([readFileSync(path)]);
+}
+
 export async function openPglite(dir: string | undefined): Promise<Db> {
   let release = (): void => {};
   if (dir !== undefined) {
@@ -66,7 +78,8 @@ export async function openPglite(dir: string | undefined): Promise<Db> {
   }
   let lite: PGlite;
   try {
-    lite = new PGlite(dir, { parsers: { [INT8_OID]: toNumber } });
+    const template = pgliteTemplate(dir);
+    lite = new PGlite(dir, { parsers: { [INT8_OID]: toNumber }, ...(template && { loadDataDir: template }) });
     await lite.waitReady;
   } catch (e) {
     release();
