@@ -8,7 +8,8 @@ import { CAPSULE_URI, TRACE_URI } from '../../ts/aira/mcp/server.js';
 import { startTask } from '../../ts/aira/runtime.js';
 import { Envelope, Trace, type TaskStatus } from '../../ts/aira/schema.js';
 
-export const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { BIN } from '../shared/cli.js';
+export { BIN };
 
 /**
  * The bracket task run through the library alone: the reference every transport must reproduce. It runs

@@ -13,7 +13,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const BIN = join(REPO, 'bin/aigenora.mjs');
+import { BIN } from '../shared/cli.js';
+export { BIN };
 
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -19,7 +19,8 @@ import type { Invitation } from '../../ts/net/invitation.js';
 import type { Protocol } from '../../ts/net/session.js';
 import { builtin, c, hooksOf } from '../engine/harness.js';
 
-export const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { BIN } from '../shared/cli.js';
+export { BIN };
 export const seed = (n: number) => new Uint8Array(32).fill(n);
 export const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

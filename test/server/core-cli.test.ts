@@ -16,7 +16,7 @@ import { registrationBody, restHeaders, signRegistration } from '../../ts/regist
 import { buildInvitation } from '../../ts/registry/invitation.js';
 import { freshPgDatabase, needPg, PG_SKIPPED, PG_URL } from './harness.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { BIN } from '../shared/cli.js';
 const crypto: Crypto = getCrypto();
 const children: ChildProcess[] = [];
 const cleanups: (() => Promise<void>)[] = [];

@@ -18,7 +18,7 @@ import { builtinDir, findBuiltin } from '../../ts/protocols/index.js';
 import { loadSpec } from '../../ts/spec/index.js';
 import type { HooksModule } from '../../ts/hooks/types.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { BIN } from '../shared/cli.js';
 const ARTIFACTS = new URL('../../artifacts/web/', import.meta.url).pathname;
 const work = mkdtempSync(join(tmpdir(), 'aigenora-agent-page-'));
 const children: ChildProcess[] = [];

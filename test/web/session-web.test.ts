@@ -16,7 +16,7 @@ import type { Frame } from '../../ts/engine/frame.js';
 import { builtin, c, hooksOf } from '../engine/harness.js';
 import { tempDir } from '../shared/tmp.js';
 
-const BIN = new URL('../../bin/aigenora.mjs', import.meta.url).pathname;
+import { BIN } from '../shared/cli.js';
 const ARTIFACTS = new URL('../../artifacts/web/', import.meta.url).pathname;
 
 interface View {
