@@ -31,9 +31,48 @@ fingerprint() {
     find crates -name '*.rs' -o -name Cargo.toml | sort | xargs sha256sum; } | sha256sum | cut -c1-64
 }
 want=$(fingerprint)
+
+# Built modules are also kept outside the checkout, under the fingerprint and the compilers' versions,
+# so a fresh clone of the same sources (CI's, a second worktree) copies them instead of compiling the
+# standard library and the crates again. AIGENORA_BUILD_CACHE=none turns this off.
+CACHE_ROOT=${AIGENORA_BUILD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/aigenora}
+cache_dir() {
+  [[ $CACHE_ROOT == none ]] && return 1
+  local key
+  key=$({ echo "$want"; /usr/bin/rustc -V 2>/dev/null || true; rustc -V 2>/dev/null || true; } | sha256sum | cut -c1-32)
+  echo "$CACHE_ROOT/$1/$key"
+}
+# cache_restore KIND DEST...: copies the cached folders into place; fails when there is no complete entry.
+cache_restore() {
+  local dir
+  dir=$(cache_dir "$1") && [[ -f $dir/.complete ]] || return 1
+  shift
+  for dest in "$@"; do
+    rm -rf "$dest" && mkdir -p "$(dirname "$dest")" && cp -r "$dir/$(basename "$dest")" "$dest" || return 1
+  done
+}
+# cache_save KIND SRC...: stores the folders (written aside and renamed, so a reader never sees half of
+# an entry), then keeps only the newest eight entries of that kind.
+cache_save() {
+  local dir tmp
+  dir=$(cache_dir "$1") || return 0
+  shift
+  [[ -f $dir/.complete ]] && return 0
+  tmp="$dir.tmp.$$"
+  rm -rf "$tmp" && mkdir -p "$tmp" || return 0
+  for src in "$@"; do cp -r "$src" "$tmp/" || { rm -rf "$tmp"; return 0; }; done
+  touch "$tmp/.complete"
+  rm -rf "$dir" && mv "$tmp" "$dir" || rm -rf "$tmp"
+  ls -1dt "$(dirname "$dir")"/*/ 2>/dev/null | tail -n +9 | xargs -r rm -rf
+}
 if ((NOSIMD)); then
   if [[ -f $NOSIMD_DIR/.build-stamp && $(cat "$NOSIMD_DIR/.build-stamp") == "$want" && -f $NOSIMD_DIR/node/aigenora_wasm_bg.wasm ]]; then
     echo "build-wasm --no-simd: up to date"
+    exit 0
+  fi
+  if cache_restore wasm-nosimd "$NOSIMD_DIR/node"; then
+    echo "$want" > "$NOSIMD_DIR/.build-stamp"
+    echo "build-wasm --no-simd: copied from $(cache_dir wasm-nosimd)"
     exit 0
   fi
   ensure_wasm_toolchain
@@ -49,11 +88,18 @@ if ((NOSIMD)); then
   wasm-bindgen --target nodejs --out-dir "$NOSIMD_DIR/node" "$NOSIMD_DIR/wasm32-unknown-unknown/release/aigenora_wasm.wasm"
   echo '{ "type": "commonjs" }' > "$NOSIMD_DIR/node/package.json"
   echo "$want" > "$NOSIMD_DIR/.build-stamp"
+  cache_save wasm-nosimd "$NOSIMD_DIR/node"
   echo "build-wasm --no-simd: $(wc -c < "$NOSIMD_DIR/node/aigenora_wasm_bg.wasm") bytes"
   exit 0
 fi
 if [[ -f $STAMP && $(cat "$STAMP") == "$want" && -f bindings/node/aigenora_wasm_bg.wasm && -f bindings/web/aigenora_wasm_bg.wasm ]]; then
   echo "build-wasm: up to date"
+  exit 0
+fi
+
+if cache_restore wasm bindings/node bindings/web; then
+  echo "$want" > "$STAMP"
+  echo "build-wasm: copied from $(cache_dir wasm)"
   exit 0
 fi
 
@@ -72,4 +118,5 @@ wasm-bindgen "${strip[@]}" --target web --out-dir bindings/web "$OUT_WASM"
 # The Node glue is CommonJS, but the package is "type": "module".
 echo '{ "type": "commonjs" }' > bindings/node/package.json
 echo "$want" > "$STAMP"
+cache_save wasm bindings/node bindings/web
 echo "build-wasm: $(wc -c < bindings/web/aigenora_wasm_bg.wasm) bytes, $(gzip -9 -c bindings/web/aigenora_wasm_bg.wasm | wc -c) gzipped"
