@@ -13,6 +13,7 @@ import { pyRepr, pyReprList } from '../../ts/mp/numbers.js';
 import { replayGame } from '../../ts/mp/replay.js';
 import type { OpeningEntry } from '../../ts/mp/types.js';
 import { corpus } from './corpus.js';
+import { memoCrypto } from './deal.js';
 
 const AUDITS = corpus('aigenora-mp-audit-vectors.json');
 const doc = AUDITS.text ? readVectors(AUDITS.text) : null;
@@ -46,7 +47,10 @@ describe('pure checks', () => {
 });
 
 describe.each(['wasm', 'js'])('%s backend', (name) => {
-  const c: Crypto = getCrypto(name);
+  // The backend with its RSA checks (checkToken, checkWitness, ...) computed once per distinct input
+  // (deal.ts): both vector runs and every `honest` replay check the same recorded game, and each answer
+  // is what this backend computed for those very inputs, never the other backend's.
+  const c: Crypto = memoCrypto(getCrypto(name));
   const why = AUDITS.missing;
 
   it.skipIf(!doc)(`passes every case of aigenora-mp-audit-vectors.json${why ? ` (${why})` : ''}`, () => {

@@ -1,14 +1,27 @@
 // The mental_poker mode, our Host against our Guest in memory: whole Crazy Eights and Briscola games on
 // both crypto backends, with fresh secrets from the CSPRNG. Both sides must pass the audit, build the
 // same transcript, and hold each other's verifying receipt.
+//
+// The Crazy Eights game draws everything live, RSA keys included (a key generation per side on each
+// backend, about 0.2 s each). The Briscola and local-decision games draw every other secret live (card
+// keys, nonces, pads, shuffle, blinding values) and import each side's pinned key (deal.ts) instead:
+// a fresh import per game, the same key handling from there on.
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { fromHex } from '../../ts/crypto/encoding.js';
-import type { HooksModule } from '../../ts/hooks/types.js';
-import { randomSecrets } from '../../ts/mp/secrets.js';
+import type { Ot } from '../../ts/crypto/ot.js';
+import type { HooksModule, Role } from '../../ts/hooks/types.js';
+import { randomSecrets, type MpSecrets } from '../../ts/mp/secrets.js';
 import briscola from '../../ts/protocols/briscola/hooks.js';
 import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
 import { runPair } from './pair.js';
+import { pinnedKeyParts } from './deal.js';
+
+/** The CSPRNG's secrets for `role`; with `key: 'pinned'`, the side's pinned RSA key in place of a generated one. */
+function secrets(ot: Ot, role: Role, key: 'live' | 'pinned'): MpSecrets {
+  const fresh = randomSecrets(ot);
+  return key === 'live' ? fresh : { ...fresh, rsaKey: async () => ot.importKey(pinnedKeyParts(role)) };
+}
 
 const A20 = [
   'mp_setup_started', 'mp_setup_completed', 'mp_ot_started', 'mp_ot_completed', 'deal_requested', 'play_verified',
@@ -16,21 +29,21 @@ const A20 = [
   'mp_terminal_receipt_signed', 'mp_terminal_receipt_verified', 'game_over',
 ];
 
-const GAMES: [string, HooksModule, string][] = [
-  ['crazy-eights', crazyEights as HooksModule, 'Crazy Eights'],
-  ['briscola', briscola as HooksModule, 'Briscola'],
+const GAMES: [string, HooksModule, string, 'live' | 'pinned'][] = [
+  ['crazy-eights', crazyEights as HooksModule, 'Crazy Eights', 'live'],
+  ['briscola', briscola as HooksModule, 'Briscola', 'pinned'],
 ];
 
 for (const backend of ['wasm', 'js'] as const) {
   const crypto = getCrypto(backend);
   describe(`mental_poker mode, our Host vs our Guest (${backend})`, () => {
-    for (const [folder, module, name] of GAMES) {
-      it(`plays ${folder} to a passed audit with equal transcripts and verifying receipts`, async () => {
+    for (const [folder, module, name, key] of GAMES) {
+      it(`plays ${folder} to a passed audit with equal transcripts and verifying receipts${key === 'live' ? ' (live RSA keys)' : ''}`, async () => {
         const seed = (b: number) => new Uint8Array(32).fill(b);
         const run = await runPair({
           crypto, module, options: {}, otProtocolId: name, sessionId: `mode-test-${folder}`,
-          host: { secrets: randomSecrets(crypto.ot), seed: seed(1) },
-          guest: { secrets: randomSecrets(crypto.ot), seed: seed(2) },
+          host: { secrets: secrets(crypto.ot, 'host', key), seed: seed(1) },
+          guest: { secrets: secrets(crypto.ot, 'guest', key), seed: seed(2) },
         });
         const [h, g] = [run.ends.host!, run.ends.guest!];
         expect(h.reason, h.detail).toBe('completed');
@@ -66,10 +79,10 @@ for (const backend of ['wasm', 'js'] as const) {
       const chosen: string[] = [];
       const run = await runPair({
         crypto, module: crazyEights as HooksModule, options: {}, otProtocolId: 'Crazy Eights', sessionId: 'decisions',
-        guest: { secrets: randomSecrets(crypto.ot), seed: new Uint8Array(32).fill(2) },
+        guest: { secrets: secrets(crypto.ot, 'guest', 'pinned'), seed: new Uint8Array(32).fill(2) },
         // The Host's first turn is the game's first play, where every card plays.
         host: {
-          secrets: randomSecrets(crypto.ot), seed: new Uint8Array(32).fill(1), decisions: true,
+          secrets: secrets(crypto.ot, 'host', 'pinned'), seed: new Uint8Array(32).fill(1), decisions: true,
           decide: (seq, legal) => {
             if (seq === 1) return { kind: 'play', id_b: 'not-a-card' };
             if (seq !== 0) return undefined;

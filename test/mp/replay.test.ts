@@ -3,6 +3,13 @@
 // as the Guest exactly the reference Guest's, reaching the same result, transcript hash and receipt
 // signatures. Then the 24 altered games (`mutated_game`): our engine as the verifier, fed the altered
 // peer messages, must reach the reference's verdict and send what the reference's verifier sent.
+//
+// Every replay here runs the same recorded game, so it asks its backend the same costly RSA questions
+// (the recorded keys' sealed tables and OT answers, the audit's token and witness checks) on the same
+// inputs, test after test. Each backend is wrapped once in memoCrypto (deal.ts): the first replay on a
+// backend computes everything on that backend, later ones get that backend's own answer for an input it
+// has already seen (never the other backend's, never a remembered throw), and whatever an altered game
+// changes is computed afresh.
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import type { Message, Role } from '../../ts/hooks/types.js';
@@ -12,6 +19,7 @@ import type { HooksModule, MentalPokerHooks } from '../../ts/hooks/types.js';
 import { replayRules } from '../../ts/mp/mode-rules.js';
 import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
 import { runSide, sentBy, type GameVector } from './replay-vector.js';
+import { memoCrypto } from './deal.js';
 
 const AUDITS = corpus('aigenora-mp-audit-vectors.json');
 const doc = AUDITS.text ? (JSON.parse(AUDITS.text) as { cases: ({ kind: string; id: string } & Record<string, unknown>)[] }) : null;
@@ -60,8 +68,11 @@ function applyOps(messages: readonly Message[], ops: readonly Op[]): Message[] {
 
 const other = (r: Role): Role => (r === 'host' ? 'guest' : 'host');
 
+/** One memo per backend, for the whole file. */
+const backends = { wasm: memoCrypto(getCrypto('wasm')), js: memoCrypto(getCrypto('js')) };
+
 for (const backend of ['wasm', 'js'] as const) {
-  const crypto = getCrypto(backend);
+  const crypto = backends[backend];
   const label = backend;
 
   describe.skipIf(!doc)(`the reference's recorded game replayed against our engine (${label})${AUDITS.missing ? ` (${AUDITS.missing})` : ''}`, () => {
@@ -116,7 +127,7 @@ for (const backend of ['wasm', 'js'] as const) {
 
 // A peer message swapped for garbage at each kind of step ends our side with a typed reason, never a throw.
 describe.skipIf(!doc)(`garbage from the peer at every kind of step ends with a typed reason (wasm)${AUDITS.missing ? ` (${AUDITS.missing})` : ''}`, () => {
-  const crypto = getCrypto('wasm');
+  const crypto = backends.wasm;
   const TYPED = ['audit_failed', 'audit_refused', 'play_rejected', 'rule_rejected', 'peer_error', 'unexpected_message', 'bad_peer_material'];
   const garbage: [string, (m: Message) => Message][] = [
     ['only its action', (m) => ({ action: m.action })],
