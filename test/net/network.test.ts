@@ -14,6 +14,7 @@ import { HandshakeError, host, join as joinSession } from '../../ts/net/session.
 import { tempDir } from '../shared/tmp.js';
 import { need } from '../shared/require.js';
 import { c } from '../engine/harness.js';
+import { cli } from '../shared/cli.js';
 import { BIN, hostProcess, protocol, seed, signedInit, until } from './helpers.js';
 
 describe('in-process network sessions', () => {
@@ -248,12 +249,12 @@ const sessionDirOf = (dataDir: string, role: string) => {
 };
 
 describe('two processes', () => {
-  const init = (dir: string) => expect(spawnSync(process.execPath, [BIN, 'init', '--data-dir', dir], { encoding: 'utf8' }).status).toBe(0);
+  const init = async (dir: string) => expect((await cli(['init', '--data-dir', dir])).status).toBe(0);
 
   it('a guest killed with SIGKILL mid-game: the host reports peer_disconnected and its transcript verifies', async () => {
     const out = tempDir('proc');
-    init(join(out, 'alice'));
-    init(join(out, 'bob'));
+    await init(join(out, 'alice'));
+    await init(join(out, 'bob'));
     // hybrid control with RPS timing holds each of the guest's moves for min_think (1 s).
     const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--json']);
     const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--control-mode', 'hybrid'], { stdio: 'ignore' });
@@ -269,8 +270,8 @@ describe('two processes', () => {
 
   it('a host killed mid-game: the guest reports peer_disconnected and its transcript verifies', async () => {
     const out = tempDir('proc');
-    init(join(out, 'alice'));
-    init(join(out, 'bob'));
+    await init(join(out, 'alice'));
+    await init(join(out, 'bob'));
     const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--control-mode', 'hybrid']);
     const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
@@ -284,34 +285,36 @@ describe('two processes', () => {
 
   it('session list shows a running session and session abort ends it on both sides', async () => {
     const out = tempDir('proc');
-    init(join(out, 'alice'));
-    init(join(out, 'bob'));
+    await init(join(out, 'alice'));
+    await init(join(out, 'bob'));
     const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--json']);
     const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--control-mode', 'hybrid', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     g.stdout!.on('data', (d: Buffer) => (text += d.toString()));
     await waitForFrames(join(out, 'alice'), 'host', 4);
-    const list = spawnSync(process.execPath, [BIN, 'session', 'list', '--data-dir', join(out, 'alice'), '--json'], { encoding: 'utf8' });
+    const list = await cli(['session', 'list', '--data-dir', join(out, 'alice'), '--json']);
     const rows = JSON.parse(list.stdout);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ role: 'host' });
     expect(['in_progress', 'action_submitted']).toContain(rows[0].phase);
-    expect(spawnSync(process.execPath, [BIN, 'session', 'abort', rows[0].dir], { encoding: 'utf8' }).status).toBe(0);
+    expect((await cli(['session', 'abort', rows[0].dir])).status).toBe(0);
     expect(await exited(h.child)).toBe(1);
     expect(JSON.parse(h.output().slice(h.output().indexOf('{')))).toMatchObject({ completed: false, reason: 'local_abort' });
     expect(await exited(g)).toBe(1);
     const guest = JSON.parse(text);
     expect(guest.completed).toBe(false);
     expect(guest.reason).toBe('peer_aborted');
-    const after = JSON.parse(spawnSync(process.execPath, [BIN, 'session', 'list', '--data-dir', join(out, 'alice'), '--json'], { encoding: 'utf8' }).stdout);
+    const after = JSON.parse((await cli(['session', 'list', '--data-dir', join(out, 'alice'), '--json'])).stdout);
     expect(after[0]).toMatchObject({ phase: 'aborted', reason: 'local_abort' });
   }, 30_000);
 
-  it('host options that cannot work are refused in one line before anything listens', () => {
+  it('host options that cannot work are refused in one line before anything listens', async () => {
     const out = tempDir('proc');
-    init(join(out, 'alice'));
+    await init(join(out, 'alice'));
+    const spawned = spawnSync(process.execPath, [BIN, 'host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), '--listen', 'garbage'], { encoding: 'utf8', timeout: 30_000 });
+    expect({ status: spawned.status, stdout: spawned.stdout, stderr: spawned.stderr }, 'a new process refuses as main() does').toEqual(await cli(['host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), '--listen', 'garbage']));
     for (const bad of [['--listen', 'garbage'], ['--listen', '/ip4/127.0.0.1/tcp/0,nonsense'], ['--invitation-ttl-minutes', '1e12'], ['--invitation-ttl-minutes', '0'], ['--timeout-seconds', 'abc'], ['--handshake-timeout-seconds', '-1']]) {
-      const r = spawnSync(process.execPath, [BIN, 'host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), ...bad], { encoding: 'utf8', timeout: 30_000 });
+      const r = await cli(['host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), ...bad]);
       expect(r.status, `${bad.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr.trim().split('\n')[0]).toContain(bad[0]);
       expect(r.stderr).not.toMatch(/\n\s+at /);
@@ -321,7 +324,7 @@ describe('two processes', () => {
 
   it('aigenora host ends with a clear message when its invitation expires and no guest came', async () => {
     const out = tempDir('proc');
-    init(join(out, 'alice'));
+    await init(join(out, 'alice'));
     const h = await hostProcess(join(out, 'alice'), ['--protocol', 'coin-flip-v1', '--invitation-ttl-minutes', '0.02', '--json']);
     expect(await exited(h.child)).toBe(1);
     const report = JSON.parse(h.output().slice(h.output().indexOf('{')));
@@ -332,7 +335,7 @@ describe('two processes', () => {
 
   it('--daemon serves several guests with one invitation, each in its own session', async () => {
     const out = tempDir('proc');
-    for (const who of ['alice', 'bob', 'carol']) init(join(out, who));
+    for (const who of ['alice', 'bob', 'carol']) await init(join(out, who));
     const h = await hostProcess(join(out, 'alice'), ['--protocol', 'coin-flip-v1', '--options', '{"best_of":1}', '--daemon', '--json']);
     for (const who of ['bob', 'carol']) {
       const g = spawnSync(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, who), '--json'], { encoding: 'utf8', timeout: 20_000 });
