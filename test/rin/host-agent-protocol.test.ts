@@ -227,10 +227,13 @@ describe('host agent protocol', () => {
     expect(acks[0]?.body.acknowledgement).toEqual({ operation_id: 'operation.one', accepted: true });
     expect(control.of('host/run').map((c) => (c.body.run as { status: string }).status)).toEqual(['succeeded']);
     expect(control.of('host/outcome')[0]?.body).toMatchObject({ outcome: { operation_id: 'operation.one', status: 'succeeded' }, output: { cargo: 4, crates_on_dock: 36 } });
-    // The new state is published with a higher sequence.
+    // The new state is published with a higher sequence, before the outcome: a controller that waited for
+    // the operation to finish reads the world it left, and its next request is not refused as stale.
     await until(() => control.of('host/publish').length >= 2, 'a second publication');
     const [before, after] = control.of('host/publish').map((c) => (c.body.publication as { sequence: number }).sequence);
     expect(after).toBe((before ?? 0) + 1);
+    const order = control.calls.map((c) => c.path).filter((p) => p === 'host/publish' || p === 'host/run' || p === 'host/outcome');
+    expect(order).toEqual(['host/publish', 'host/publish', 'host/run', 'host/outcome']);
   });
 
   it('refuses a delivery whose binding went stale before execution, without touching the game', async () => {

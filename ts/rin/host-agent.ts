@@ -528,17 +528,23 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
     return true;
   };
 
-  /** Reports newer progress of unfinished operations, then republishes changed worlds. */
+  /**
+   * Republishes changed worlds, then reports newer progress of unfinished operations: a controller that
+   * waits for its operation to finish and then reads the actor sees the world the operation left, and its
+   * next request is fenced with that observation instead of being refused as stale.
+   */
   const refreshNow = async (): Promise<void> => {
+    const results: [string, AdapterResult][] = [];
     for (const operationId of coordinator.unfinished()) {
       try {
-        queueReports(operationId, await coordinator.verify(operationId));
+        results.push([operationId, await coordinator.verify(operationId)]);
       } catch (e) {
         onError(asRinError(e));
       }
     }
-    await flush();
     await leased(() => publish());
+    for (const [operationId, result] of results) queueReports(operationId, result);
+    await flush();
   };
 
   const handleBatch = async (batch: HostControlBatch): Promise<boolean> => {
