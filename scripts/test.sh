@@ -11,7 +11,7 @@ exec </dev/null
 export NO_COLOR=1 FORCE_COLOR=0 CARGO_TERM_COLOR=never
 
 logs=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$logs"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$logs"' EXIT
 started=$SECONDS
 phase_start=$SECONDS
 phase_name=""
