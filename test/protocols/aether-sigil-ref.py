@@ -9,7 +9,15 @@
 #   {"op": "leader_changed", "old": pk, "new": pk}          -> {"state", "events"}
 #   {"op": "load", "state": {...}}                          -> {"state": ...} (a hand-built table)
 # A refused action leaves the state as it was (the leader hands each hook a copy).
-import copy, importlib.util, json, sys
+# Or stdin: {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
+# Each result is written out as it is made (json.dumps at that moment is the copy a later step cannot touch).
+import importlib.util, json, os, sys
+
+# The batch protocol and deep copy shared by these scripts (reference_batch.py beside them; no __pycache__ there).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode, _writes = True, sys.dont_write_bytecode
+from reference_batch import deepcopy, serve  # noqa: E402
+sys.dont_write_bytecode = _writes
 
 root = sys.argv[1]
 sys.path.insert(0, root)
@@ -18,38 +26,44 @@ spec = importlib.util.spec_from_file_location(
 h = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(h)
 
-req = json.load(sys.stdin)
-hooks = h.Hooks.__new__(h.Hooks)
-hooks.options = req.get("options", {})
-state = None
-out = []
-for step in req["steps"]:
-    op = step["op"]
-    try:
-        if op == "init":
-            state = hooks.proto_group_initial_state(copy.deepcopy(step["members"]))
-            out.append({"state": copy.deepcopy(state)})
-        elif op == "act":
-            r = hooks.proto_group_handle(copy.deepcopy(state), step["actor"], step["action"])
-            state = r["state"]
-            out.append(copy.deepcopy({"state": state, "events": r.get("events", []),
-                                      "completed": r.get("completed", False), "outcome": r.get("outcome")}))
-        elif op == "views":
-            out.append(copy.deepcopy({"views": [hooks.proto_group_view(state, m) for m in step["members"]]}))
-        elif op == "snapshot":
-            out.append({"snapshot": copy.deepcopy(hooks.proto_group_recovery_snapshot(state))})
-        elif op == "restore":
-            state = hooks.proto_group_restore(step["checkpoint"], copy.deepcopy(step["members"]), 2)
-            out.append({"state": copy.deepcopy(state)})
-        elif op == "leader_changed":
-            r = hooks.proto_group_on_leader_changed(copy.deepcopy(state), step["old"], step["new"])
-            state = r["state"]
-            out.append(copy.deepcopy({"state": state, "events": r.get("events", [])}))
-        elif op == "load":
-            state = copy.deepcopy(step["state"])
-            out.append({"state": copy.deepcopy(state)})
-        else:
-            raise SystemExit(f"unknown op {op}")
-    except ValueError as e:
-        out.append({"error": str(e)})
-print(json.dumps(out))
+dumps = json.dumps
+
+
+def run(req):
+    hooks = h.Hooks.__new__(h.Hooks)
+    hooks.options = req.get("options", {})
+    state = None
+    out = []
+    for step in req["steps"]:
+        op = step["op"]
+        try:
+            if op == "init":
+                state = hooks.proto_group_initial_state(deepcopy(step["members"]))
+                out.append(dumps({"state": state}))
+            elif op == "act":
+                r = hooks.proto_group_handle(deepcopy(state), step["actor"], step["action"])
+                state = r["state"]
+                out.append(dumps({"state": state, "events": r.get("events", []),
+                                  "completed": r.get("completed", False), "outcome": r.get("outcome")}))
+            elif op == "views":
+                out.append(dumps({"views": [hooks.proto_group_view(state, m) for m in step["members"]]}))
+            elif op == "snapshot":
+                out.append(dumps({"snapshot": hooks.proto_group_recovery_snapshot(state)}))
+            elif op == "restore":
+                state = hooks.proto_group_restore(step["checkpoint"], deepcopy(step["members"]), 2)
+                out.append(dumps({"state": state}))
+            elif op == "leader_changed":
+                r = hooks.proto_group_on_leader_changed(deepcopy(state), step["old"], step["new"])
+                state = r["state"]
+                out.append(dumps({"state": state, "events": r.get("events", [])}))
+            elif op == "load":
+                state = deepcopy(step["state"])
+                out.append(dumps({"state": state}))
+            else:
+                raise SystemExit(f"unknown op {op}")
+        except ValueError as e:
+            out.append(dumps({"error": str(e)}))
+    return "[" + ",".join(out) + "]"
+
+
+serve(run)

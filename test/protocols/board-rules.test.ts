@@ -1,14 +1,14 @@
 // Reversi and Gomoku: their rules on hand-built boards, the host's refusals with the spec's reasons,
 // the guest catching a host that misreports, and, where the reference's Python hooks can be imported,
 // the same legality, flips, counts, wins and autonomous moves as the reference's own functions.
-import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
-import { REFERENCE_SRC, needReferencePython } from '../shared/require.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needReferencePython } from '../shared/require.js';
 import type { HooksModule, Message, SessionLoopHooks } from '../../ts/hooks/types.js';
 import gomoku, { Board as Gomoku } from '../../ts/protocols/gomoku/hooks.js';
 import reversi, { Board as Reversi, type Side } from '../../ts/protocols/reversi/hooks.js';
 import { MessageValidator } from '../../ts/spec/index.js';
 import { loadBuiltinSpec, play } from './play.js';
+import { build, buildAsync, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
 
 const sorted = (ms: readonly (readonly number[])[]) => ms.map((m) => m.join(',')).sort();
 
@@ -200,60 +200,109 @@ describe('gomoku rules', () => {
   });
 });
 
-// The reference's own rule functions, run on the same games.
-const SRC = REFERENCE_SRC;
+// The reference's own rule functions, run on the same games. Every request of this file is built before its
+// first test and answered by one python3 process, which runs while the other tests do; each test below
+// then compares its own answer.
 const haveRef = needReferencePython(['aigenora.proto.hooks'], 'the reference cross-check of reversi/gomoku');
-const ref = (req: object): unknown[] => {
-  const r = spawnSync('python3', [new URL('./board-rules-ref.py', import.meta.url).pathname, SRC], { cwd: SRC, input: JSON.stringify(req), encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout) as unknown[];
-};
 type Step = [Side, number, number] | [Side, 'pass'];
 
+/** The autonomous players against themselves on each board size: our moves, and the request for the reference's. */
+function reversiSelfplay(n: number) {
+  const b = new Reversi(n);
+  const ours: Step[] = [];
+  for (let side: Side = 'guest'; !b.over(); side = side === 'guest' ? 'host' : 'guest') {
+    const m = b.choose(side, () => 0);
+    if (m) b.play(m[0], m[1], side);
+    ours.push(m ? [side, m[0], m[1]] : [side, 'pass']);
+  }
+  return { n, ours, request: { game: 'reversi', n, selfplay: true } };
+}
+function gomokuSelfplay(n: number) {
+  const b = new Gomoku(n);
+  const ours: Step[] = [];
+  for (let side: Side = 'guest'; ; side = side === 'guest' ? 'host' : 'guest') {
+    const [r, c] = b.choose(side, () => 0);
+    b.cells[r]![c] = side;
+    ours.push([side, r, c]);
+    if (b.wins(r, c) || b.full()) break;
+  }
+  return { n, ours, request: { game: 'gomoku', n, selfplay: true } };
+}
+
+/** Seeded games through the hosts and guests: the game, and the request for the reference's rulings on its moves. */
+async function reversiGame(n: number, seed: number) {
+  const g = await play(loadBuiltinSpec('reversi'), reversi, { board_size: n }, seed);
+  const moves: Step[] = [];
+  const results: Message[] = [];
+  for (const { msg } of g.frames) {
+    if (msg.action === 'move') moves.push(['guest', msg['row'] as number, msg['col'] as number]);
+    if (msg.action === 'pass') moves.push(['guest', 'pass']);
+    if (msg.action === 'round_result') {
+      moves.push(msg['passed'] ? ['host', 'pass'] : ['host', msg['row'] as number, msg['col'] as number]);
+      results.push(msg);
+    }
+  }
+  return { seed, outcome: g.outcome, moves, results, request: { game: 'reversi', n, moves } };
+}
+async function gomokuGame(n: number, seed: number) {
+  const g = await play(loadBuiltinSpec('gomoku'), gomoku, { board_size: n }, seed);
+  const moves = g.frames.filter(({ msg }) => msg.action === 'move' || (msg.action === 'round_result' && msg['player'] === 'host')).map(({ msg }) => [msg.action === 'move' ? 'guest' : 'host', msg['row'], msg['col']]);
+  return { seed, outcome: g.outcome, moves, last: g.frames.at(-1)!.msg, request: { game: 'gomoku', n, moves } };
+}
+
+const REVERSI_SIZES = [6, 7, 8];
+const GOMOKU_SIZES = [5, 9, 15];
+const REVERSI_GAMES = [6, 8].flatMap((n) => [1, 2, 3, 4, 5].map((seed) => [n, seed] as const));
+const GOMOKU_GAMES = [5, 9, 15].flatMap((n) => [1, 2, 3, 4, 5].map((seed) => [n, seed] as const));
+
+const cases: {
+  batch?: ReferenceBatch;
+  reversiSelf: Built<ReturnType<typeof reversiSelfplay>>[];
+  gomokuSelf: Built<ReturnType<typeof gomokuSelfplay>>[];
+  reversiGames: Built<Awaited<ReturnType<typeof reversiGame>>>[];
+  gomokuGames: Built<Awaited<ReturnType<typeof gomokuGame>>>[];
+  index: Map<unknown, number>;
+} = { reversiSelf: [], gomokuSelf: [], reversiGames: [], gomokuGames: [], index: new Map() };
+
+if (haveRef) {
+  beforeAll(async () => {
+    cases.reversiSelf = REVERSI_SIZES.map((n) => build(() => reversiSelfplay(n)));
+    cases.gomokuSelf = GOMOKU_SIZES.map((n) => build(() => gomokuSelfplay(n)));
+    for (const [n, seed] of REVERSI_GAMES) cases.reversiGames.push(await buildAsync(() => reversiGame(n, seed)));
+    for (const [n, seed] of GOMOKU_GAMES) cases.gomokuGames.push(await buildAsync(() => gomokuGame(n, seed)));
+    const requests: unknown[] = [];
+    for (const c of [...cases.reversiSelf, ...cases.gomokuSelf, ...cases.reversiGames, ...cases.gomokuGames] as Built<{ request: unknown }>[]) if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
+    cases.batch = startReference('board-rules-ref.py', requests);
+  }, 300_000);
+  afterAll(() => cases.batch?.close());
+}
+
+/** Our side of a case and the reference's answer to it. */
+async function answered<T, A = unknown[]>(c: Built<T>): Promise<{ mine: T; theirs: A }> {
+  const mine = built(c);
+  return { mine, theirs: await cases.batch!.answer<A>(cases.index.get(c)!) };
+}
+
 describe.skipIf(!haveRef)('against the reference\'s rules', () => {
-  it('reversi: the autonomous player makes the reference\'s moves, passes included', () => {
-    for (const n of [6, 7, 8]) {
-      const b = new Reversi(n);
-      const ours: Step[] = [];
-      for (let side: Side = 'guest'; !b.over(); side = side === 'guest' ? 'host' : 'guest') {
-        const m = b.choose(side, () => 0);
-        if (m) b.play(m[0], m[1], side);
-        ours.push(m ? [side, m[0], m[1]] : [side, 'pass']);
-      }
-      expect(ours, `n=${n}`).toEqual(ref({ game: 'reversi', n, selfplay: true }));
+  it('reversi: the autonomous player makes the reference\'s moves, passes included', async () => {
+    for (const c of cases.reversiSelf) {
+      const { mine, theirs } = await answered(c);
+      expect(mine.ours, `n=${mine.n}`).toEqual(theirs);
     }
   });
 
-  it('gomoku: the autonomous player makes the reference\'s moves', () => {
-    for (const n of [5, 9, 15]) {
-      const b = new Gomoku(n);
-      const ours: Step[] = [];
-      for (let side: Side = 'guest'; ; side = side === 'guest' ? 'host' : 'guest') {
-        const [r, c] = b.choose(side, () => 0);
-        b.cells[r]![c] = side;
-        ours.push([side, r, c]);
-        if (b.wins(r, c) || b.full()) break;
-      }
-      expect(ours, `n=${n}`).toEqual(ref({ game: 'gomoku', n, selfplay: true }));
+  it('gomoku: the autonomous player makes the reference\'s moves', async () => {
+    for (const c of cases.gomokuSelf) {
+      const { mine, theirs } = await answered(c);
+      expect(mine.ours, `n=${mine.n}`).toEqual(theirs);
     }
   });
 
   it('reversi: every host round_result of seeded games says what the reference\'s rules say', async () => {
-    const spec = loadBuiltinSpec('reversi');
-    for (const n of [6, 8]) for (let seed = 1; seed <= 5; seed++) {
-      const g = await play(spec, reversi, { board_size: n }, seed);
-      expect(g.outcome).toBe('completed');
-      const moves: Step[] = [];
-      const results: Message[] = [];
-      for (const { msg } of g.frames) {
-        if (msg.action === 'move') moves.push(['guest', msg['row'] as number, msg['col'] as number]);
-        if (msg.action === 'pass') moves.push(['guest', 'pass']);
-        if (msg.action === 'round_result') {
-          moves.push(msg['passed'] ? ['host', 'pass'] : ['host', msg['row'] as number, msg['col'] as number]);
-          results.push(msg);
-        }
-      }
-      const theirs = ref({ game: 'reversi', n, moves }) as { legal: boolean; flipped: number; black: number; white: number; over: boolean; winner: string }[];
+    for (const c of cases.reversiGames) {
+      const { mine, theirs } = await answered<Awaited<ReturnType<typeof reversiGame>>, { legal: boolean; flipped: number; black: number; white: number; over: boolean; winner: string }[]>(c);
+      const { seed, outcome, moves, results } = mine;
+      expect(outcome).toBe('completed');
       expect(theirs.every((s) => s.legal), `seed ${seed}`).toBe(true);
       const hostSteps = theirs.filter((_, i) => moves[i]![0] === 'host');
       expect(results.map((m) => [m['flipped'], m['black'], m['white'], m['game_over'], m['winner']])).toEqual(hostSteps.map((s) => [s.flipped, s.black, s.white, s.over, s.winner]));
@@ -261,16 +310,13 @@ describe.skipIf(!haveRef)('against the reference\'s rules', () => {
   });
 
   it('gomoku: every result of seeded games says what the reference\'s rules say', async () => {
-    const spec = loadBuiltinSpec('gomoku');
-    for (const n of [5, 9, 15]) for (let seed = 1; seed <= 5; seed++) {
-      const g = await play(spec, gomoku, { board_size: n }, seed);
-      expect(g.outcome).toBe('completed');
-      const moves = g.frames.filter(({ msg }) => msg.action === 'move' || (msg.action === 'round_result' && msg['player'] === 'host')).map(({ msg }) => [msg.action === 'move' ? 'guest' : 'host', msg['row'], msg['col']]);
-      const theirs = ref({ game: 'gomoku', n, moves }) as { legal: boolean; win: boolean; full: boolean }[];
+    for (const c of cases.gomokuGames) {
+      const { mine, theirs } = await answered<Awaited<ReturnType<typeof gomokuGame>>, { legal: boolean; win: boolean; full: boolean }[]>(c);
+      const { outcome, moves, last } = mine;
+      expect(outcome).toBe('completed');
       expect(theirs.every((s) => s.legal)).toBe(true);
       expect(theirs.slice(0, -1).some((s) => s.win || s.full)).toBe(false);
       const end = theirs.at(-1)!;
-      const last = g.frames.at(-1)!.msg;
       expect([last['game_over'], last['winner'], last['player']]).toEqual([true, end.win ? moves.at(-1)![0] : 'none', moves.at(-1)![0]]);
     }
   });

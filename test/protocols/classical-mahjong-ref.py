@@ -12,7 +12,15 @@
 #   {"op": "patterns", "tiles": [...], "win_kind": k, "meld_kinds": [...], "self_draw": b, "concealed": b}
 #   {"op": "chow", "hand": [...], "discard": {...}} -> {"result"} | {"error"}
 # An initial state that the reference refuses prints {"error"} first.
-import copy, importlib.util, json, sys
+# Or stdin: {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
+# Each result is written out as it is made (json.dumps at that moment is the copy a later step cannot touch).
+import importlib.util, json, os, sys
+
+# The batch protocol and deep copy shared by these scripts (reference_batch.py beside them; no __pycache__ there).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode, _writes = True, sys.dont_write_bytecode
+from reference_batch import deepcopy, serve  # noqa: E402
+sys.dont_write_bytecode = _writes
 
 root = sys.argv[1]
 sys.path.insert(0, root)
@@ -22,50 +30,56 @@ h = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(h)
 from aigenora.proto.mahjong import chow_sequences, classical_core_patterns, mahjong_win_kind
 
-req = json.load(sys.stdin)
-hooks = h.Hooks.__new__(h.Hooks)
-hooks.options = req.get("options", {})
-members = {m["public_key"]: m for m in req.get("members", [])}
-out = []
-state = None
-if req.get("members"):
-    try:
-        state = hooks.proto_group_initial_state(req["members"])
-        out.append(copy.deepcopy({"state": state}))
-    except ValueError as e:
-        out.append({"error": str(e)})
-for step in req.get("steps", []):
-    op = step["op"]
-    try:
-        if op == "act":
-            r = hooks.proto_group_handle(copy.deepcopy(state), members[step["actor"]], step["action"])
-            state = r["state"]
-            out.append(copy.deepcopy({"state": state, "events": r.get("events", []),
-                                      "completed": r.get("completed", False), "outcome": r.get("outcome")}))
-        elif op == "view":
-            out.append(copy.deepcopy({"view": hooks.proto_group_view(state, members[step["viewer"]])}))
-        elif op == "set_state":
-            state = step["state"]
-            out.append({"ok": True})
-        elif op == "snapshot":
-            out.append(copy.deepcopy({"snapshot": hooks.proto_group_recovery_snapshot(state)}))
-        elif op == "restore":
-            state = hooks.proto_group_restore(step["checkpoint"], step["members"], 2)
-            out.append(copy.deepcopy({"state": state}))
-        elif op == "leader_changed":
-            r = hooks.proto_group_on_leader_changed(state, step["old"], step["new"])
-            state = r["state"]
-            out.append(copy.deepcopy({"state": state, "events": r.get("events", [])}))
-        elif op == "win_kind":
-            out.append({"result": mahjong_win_kind(step["tiles"], meld_count=step["meld_count"])})
-        elif op == "patterns":
-            out.append({"result": classical_core_patterns(
-                step["tiles"], win_kind=step["win_kind"], meld_kinds=step["meld_kinds"],
-                self_draw=step["self_draw"], concealed=step["concealed"])})
-        elif op == "chow":
-            out.append({"result": chow_sequences(step["hand"], step["discard"])})
-        else:
-            raise SystemExit(f"unknown op {op}")
-    except ValueError as e:
-        out.append({"error": str(e)})
-print(json.dumps(out))
+dumps = json.dumps
+
+
+def run(req):
+    hooks = h.Hooks.__new__(h.Hooks)
+    hooks.options = req.get("options", {})
+    members = {m["public_key"]: m for m in req.get("members", [])}
+    out = []
+    state = None
+    if req.get("members"):
+        try:
+            state = hooks.proto_group_initial_state(req["members"])
+            out.append(dumps({"state": state}))
+        except ValueError as e:
+            out.append(dumps({"error": str(e)}))
+    for step in req.get("steps", []):
+        op = step["op"]
+        try:
+            if op == "act":
+                r = hooks.proto_group_handle(deepcopy(state), members[step["actor"]], step["action"])
+                state = r["state"]
+                out.append(dumps({"state": state, "events": r.get("events", []),
+                                  "completed": r.get("completed", False), "outcome": r.get("outcome")}))
+            elif op == "view":
+                out.append(dumps({"view": hooks.proto_group_view(state, members[step["viewer"]])}))
+            elif op == "set_state":
+                state = step["state"]
+                out.append(dumps({"ok": True}))
+            elif op == "snapshot":
+                out.append(dumps({"snapshot": hooks.proto_group_recovery_snapshot(state)}))
+            elif op == "restore":
+                state = hooks.proto_group_restore(step["checkpoint"], step["members"], 2)
+                out.append(dumps({"state": state}))
+            elif op == "leader_changed":
+                r = hooks.proto_group_on_leader_changed(state, step["old"], step["new"])
+                state = r["state"]
+                out.append(dumps({"state": state, "events": r.get("events", [])}))
+            elif op == "win_kind":
+                out.append(dumps({"result": mahjong_win_kind(step["tiles"], meld_count=step["meld_count"])}))
+            elif op == "patterns":
+                out.append(dumps({"result": classical_core_patterns(
+                    step["tiles"], win_kind=step["win_kind"], meld_kinds=step["meld_kinds"],
+                    self_draw=step["self_draw"], concealed=step["concealed"])}))
+            elif op == "chow":
+                out.append(dumps({"result": chow_sequences(step["hand"], step["discard"])}))
+            else:
+                raise SystemExit(f"unknown op {op}")
+        except ValueError as e:
+            out.append(dumps({"error": str(e)}))
+    return "[" + ",".join(out) + "]"
+
+
+serve(run)

@@ -2,10 +2,9 @@
 // combination recognition and comparison on hand-built hands, bidding, whole games played by members
 // choosing from their own views, and, where python3 imports the reference, the reference's hooks
 // replaying the same games: same deal, same states, events, refusals and views.
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFERENCE_SRC, needReferencePython, needShared } from '../shared/require.js';
 import { seeded } from '../../ts/hooks/random.js';
 import { getCrypto } from '../../ts/crypto/index.js';
@@ -17,9 +16,10 @@ import { BUILTIN_DIR } from '../../ts/protocols/index.js';
 import landlord, { autoplay, legalActions, type LandlordAction, type LandlordState, type LandlordView } from '../../ts/protocols/landlord/hooks.js';
 import { beats, cardFaces, classify, NOT_A_COMBINATION, type Combination } from '../../ts/protocols/landlord/rules.js';
 import type { CardFace } from '../../ts/protocols/landlord/rules.js';
-import { rtCanonical } from '../../ts/realtime/json.js';
 import { playByAutoplay } from './group-autoplay.js';
 import { loadSpec } from '../../ts/spec/index.js';
+import { expectEqual, expectOursCanonical as expectCanonical } from './fast-expect.js';
+import { build, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
 
 const ID = 'bbc0d9890d6481c3cd269fbfb466a3b7830e9d102638a14f2b7ddbae9da70d36';
 const SRC = REFERENCE_SRC;
@@ -126,52 +126,73 @@ describe('Four-player Landlord: combinations', () => {
 
 const deckIds = (s: LandlordState) => [...s.deck.draw_pile, ...s.deck.discard_pile, ...Object.values(s.deck.hands).flat()];
 
-function checkStep(h: GroupHooks, state: LandlordState): void {
+/**
+ * Checks one state and returns the members' views of it (in seat order). It runs at every step of every
+ * game: each assertion is built only where its plain check fails.
+ */
+function checkStep(h: GroupHooks, state: LandlordState): LandlordView[] {
   // Cards are conserved: 108 ids, each in exactly one place.
   const ids = deckIds(state);
-  expect(ids.length).toBe(108);
-  expect(new Set(ids).size).toBe(108);
-  expect(new Set(ids)).toEqual(new Set(Object.keys(state.deck.catalog)));
-  for (const m of MEMBERS) {
+  if (ids.length !== 108) expect(ids.length).toBe(108);
+  const idSet = new Set(ids);
+  if (idSet.size !== 108) expect(idSet.size).toBe(108);
+  const catalog = new Set(Object.keys(state.deck.catalog));
+  if (!(idSet.size === catalog.size && [...idSet].every((id) => catalog.has(id)))) expect(idSet).toEqual(catalog);
+  return MEMBERS.map((m) => {
     const view = h.proto_group_view(state, m) as LandlordView;
-    expect(view.my_hand.map((c) => c.card_id)).toEqual(state.deck.hands[m.public_key]);
+    expectEqual(view.my_hand.map((c) => c.card_id), state.deck.hands[m.public_key]);
     const text = JSON.stringify(view);
-    expect(text).not.toContain('draw_pile');
+    if (text.includes('draw_pile')) expect(text).not.toContain('draw_pile');
     // The landlord's bottom cards are public once revealed; every other held card is private.
     const bottom = new Set(state.bottom_revealed.map((c) => c.card_id));
-    for (const other of MEMBERS) if (other !== m) for (const id of state.deck.hands[other.public_key]!.filter((x) => !bottom.has(x))) expect(text.includes(id), `seat ${m.seat} sees a card of seat ${other.seat}`).toBe(false);
+    for (const other of MEMBERS) if (other !== m) for (const id of state.deck.hands[other.public_key]!.filter((x) => !bottom.has(x))) if (text.includes(id)) expect(text.includes(id), `seat ${m.seat} sees a card of seat ${other.seat}`).toBe(false);
     // During bidding the bottom is hidden from everyone.
-    if (state.phase === 'bidding') for (const id of state.deck.draw_pile) expect(text.includes(id)).toBe(false);
-    expect(Object.values(view.hand_counts).reduce((a, b) => a + b, 0) + view.discard.length + state.deck.draw_pile.length).toBe(108);
-  }
+    if (state.phase === 'bidding') for (const id of state.deck.draw_pile) if (text.includes(id)) expect(text.includes(id)).toBe(false);
+    const cards = Object.values(view.hand_counts).reduce((a, b) => a + b, 0) + view.discard.length + state.deck.draw_pile.length;
+    if (cards !== 108) expect(cards).toBe(108);
+    return view;
+  });
 }
 
 type Step = [GroupMember, LandlordAction];
 
-/** Plays one game: each acting member picks from the legal actions in its own view, with a seeded random. */
+/**
+ * Plays one game: each acting member picks from the legal actions in its own view (the views checkStep
+ * checked), with a seeded random.
+ */
 function playGame(options: Record<string, unknown>, seed: number) {
   const h = hooks(options, seed);
   const pick = mulberry32(seed * 7919);
   let state = h.proto_group_initial_state(MEMBERS) as LandlordState;
-  checkStep(h, state);
+  let views = checkStep(h, state);
   const steps: Step[] = [];
   let outcome: string | null | undefined;
   for (let n = 0; n < 2000 && !outcome; n++) {
     const actor = byKey(state.current_player);
-    const view = h.proto_group_view(state, actor) as LandlordView;
-    const actions = legalActions(view);
-    expect(actions.length).toBeGreaterThan(0);
-    for (const other of MEMBERS) if (other !== actor) expect(legalActions(h.proto_group_view(state, other) as LandlordView)).toEqual([]);
+    const actions = legalActions(views[actor.seat]!);
+    if (!(actions.length > 0)) expect(actions.length).toBeGreaterThan(0);
+    for (const other of MEMBERS) {
+      if (other === actor) continue;
+      const idle = legalActions(views[other.seat]!);
+      if (idle.length) expect(idle).toEqual([]);
+    }
     const pass = actions.find((a) => a.kind === 'pass');
     const plays = actions.filter((a) => a.kind !== 'pass');
     const action = pass && (pick() < 0.4 || !plays.length) ? pass : plays[Math.floor(pick() * plays.length)]!;
     steps.push([actor, action]);
     const r = h.proto_group_handle(structuredClone(state), actor, structuredClone(action) as Record<string, unknown>);
     state = r.state as LandlordState;
-    checkStep(h, state);
+    views = checkStep(h, state);
     if (r.completed) outcome = r.outcome;
   }
   return { h, state, steps, outcome };
+}
+
+/** The games of `playGame(options, seed)` without deal_seed: several tests look at the same ones. */
+const games = new Map<number, ReturnType<typeof playGame>>();
+function gameOf(seed: number): ReturnType<typeof playGame> {
+  if (!games.has(seed)) games.set(seed, playGame({}, seed));
+  return games.get(seed)!;
 }
 
 describe('Four-player Landlord: bidding', () => {
@@ -297,7 +318,7 @@ describe('Four-player Landlord: play', () => {
 
 describe('Four-player Landlord: whole games', () => {
   it.each([1, 2, 3, 4, 5, 6])('seed %i plays to completion from the members own views, conserving cards and hiding hands', (seed) => {
-    const { state, outcome } = playGame({}, seed);
+    const { state, outcome } = gameOf(seed);
     expect(['landlord', 'farmers']).toContain(outcome);
     expect(state.phase).toBe('completed');
     expect(Object.values(state.scores).reduce((a, b) => a + b, 0)).toBe(0);
@@ -311,7 +332,8 @@ describe('Four-player Landlord: whole games', () => {
   });
 
   it('keeps only public scores across a leader change, and redeals', () => {
-    const { h, state } = playGame({}, 3);
+    // The game of seed 3 above (the whole-games test only reads it): its hooks deal the redeal below as a fresh run's would.
+    const { h, state } = gameOf(3);
     const snap = h.proto_group_recovery_snapshot!(state);
     expect(snap).toEqual({ round_number: 1, restart_count: 0, scores: state.scores });
     const restored = h.proto_group_restore!(structuredClone(snap), MEMBERS, 2) as LandlordState;
@@ -338,7 +360,7 @@ describe('Four-player Landlord through the group leader', () => {
     const boot = leader.bootstrapEnvelopes();
     for (const r of replicas) expect(r.apply(boot[r.viewerPublicKey], { bootstrap: true })).toEqual({ status: 'applied' });
     const deliver = (envs: Envelopes) => {
-      for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
+      for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
     };
     const seqs = [0, 0, 0, 0];
     const pick = mulberry32(5);
@@ -414,35 +436,63 @@ describe('Four-player Landlord: every seat by autoplay, through the group leader
   });
 });
 
+// The reference's own hooks, run by python3, replaying the same inputs. Every request of this file is built
+// before its first test and answered by one python3 process, which runs while the other tests do; each
+// test below then compares its own answer.
 const haveRef = needReferencePython(['aigenora.proto.hooks'], 'the reference cross-check of four-player Landlord');
-const reference = (req: unknown) => {
-  const r = spawnSync('python3', [new URL('./landlord-ref.py', import.meta.url).pathname, SRC], { cwd: SRC, input: JSON.stringify(req), encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.status !== 0) throw new Error(r.stderr);
-  return JSON.parse(r.stdout) as Record<string, unknown>[];
-};
+
+function classifyCase() {
+  const hands = SHAPES.map(([, values]) => hand(...values));
+  const ours = hands.map((cards) => {
+    try {
+      return { ok: classify(cards) };
+    } catch (e) {
+      return { error: (e as Error).message };
+    }
+  });
+  return { request: { classify: hands }, ours };
+}
+
+const SEEDS = [1, 2, 3];
+/** A seeded game, and the request that replays it through the reference with refused actions first: out of turn, a bad bid. */
+function gameCase(seed: number) {
+  const options = { deal_seed: `cross-${seed}` };
+  const { h, steps } = playGame(options, seed);
+  const actions: [GroupMember, unknown][] = [[MEMBERS[2]!, { kind: 'bid', value: 1 }], [MEMBERS[0]!, { kind: 'bid', value: 7 }], ...steps];
+  return { request: { options, members: MEMBERS, actions }, h, actions };
+}
+
+const cases: { batch?: ReferenceBatch; classify?: Built<ReturnType<typeof classifyCase>>; games: Record<number, Built<ReturnType<typeof gameCase>>>; index: Map<unknown, number> } = { games: {}, index: new Map() };
+
+if (haveRef) {
+  beforeAll(() => {
+    cases.classify = build(classifyCase);
+    for (const seed of SEEDS) cases.games[seed] = build(() => gameCase(seed));
+    const requests: unknown[] = [];
+    for (const c of [cases.classify, ...SEEDS.map((s) => cases.games[s]!)] as Built<{ request: unknown }>[]) if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
+    cases.batch = startReference('landlord-ref.py', requests);
+  }, 300_000);
+  afterAll(() => cases.batch?.close());
+}
+
+async function answered<T>(c: Built<T> | undefined): Promise<{ mine: T; theirs: unknown[] }> {
+  const mine = built(c);
+  return { mine, theirs: await cases.batch!.answer<unknown[]>(cases.index.get(c)!) };
+}
 
 describe.skipIf(!haveRef)('Four-player Landlord against the reference hooks', () => {
-  it('classifies every hand-built shape as the reference does', () => {
-    const hands = SHAPES.map(([, values]) => hand(...values));
-    const ours = hands.map((cards) => {
-      try {
-        return { ok: classify(cards) };
-      } catch (e) {
-        return { error: (e as Error).message };
-      }
-    });
-    expect(ours).toEqual(reference({ classify: hands }));
+  it('classifies every hand-built shape as the reference does', async () => {
+    const { mine, theirs } = await answered(cases.classify);
+    expectEqual(mine.ours, theirs);
   });
 
-  it.each([1, 2, 3])('seeded game %i: the same deal, states, events, outcome and views, and the same refusals', (seed) => {
-    const options = { deal_seed: `cross-${seed}` };
-    const { h, steps } = playGame(options, seed);
-    // Refused actions too: out of turn, a bad bid, a non-combination.
-    const actions: [GroupMember, unknown][] = [[MEMBERS[2]!, { kind: 'bid', value: 1 }], [MEMBERS[0]!, { kind: 'bid', value: 7 }], ...steps];
-    const ref = reference({ options, members: MEMBERS, actions });
+  it.each(SEEDS)('seeded game %i: the same deal, states, events, outcome and views, and the same refusals', async (seed) => {
+    const { mine, theirs: ref } = await answered(cases.games[seed]);
+    // Our side, made as it is compared (the game's own hooks, replaying its actions).
+    const { h, actions } = mine;
     let state = h.proto_group_initial_state(MEMBERS);
     const views = (s: typeof state) => MEMBERS.map((m) => h.proto_group_view(s, m));
-    expect(rtCanonical({ state, views: views(state) })).toBe(rtCanonical(ref[0]));
+    expectCanonical({ state, views: views(state) }, ref[0]);
     actions.forEach(([actor, action], i) => {
       let ours: unknown;
       try {
@@ -452,7 +502,7 @@ describe.skipIf(!haveRef)('Four-player Landlord against the reference hooks', ()
       } catch (e) {
         ours = { error: (e as Error).message };
       }
-      expect(rtCanonical(ours), `step ${i}`).toBe(rtCanonical(ref[i + 1]));
+      expectCanonical(ours, ref[i + 1], `step ${i}`);
     });
   });
 });

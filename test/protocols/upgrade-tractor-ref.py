@@ -4,7 +4,14 @@
 #      | {"options": {...}, "members": [...], "state"?: {...}, "actions": [[actor, action], ...], "failover": [old, new]?}:
 #        replays the actions from the given or the initial state and prints, after each step, the result or the refusal and every
 #        member's view; then, with "failover", the recovery snapshot, the restored state and the leader change.
-import copy, importlib.util, json, sys
+#      | {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
+import importlib.util, json, os, sys
+
+# The batch protocol and deep copy shared by these scripts (reference_batch.py beside them; no __pycache__ there).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode, _writes = True, sys.dont_write_bytecode
+from reference_batch import deepcopy, serve  # noqa: E402
+sys.dont_write_bytecode = _writes
 
 root = sys.argv[1]
 sys.path.insert(0, root)
@@ -14,10 +21,6 @@ h = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(h)
 from aigenora.proto import tractor
 
-req = json.load(sys.stdin)
-hooks = h.Hooks.__new__(h.Hooks)
-hooks.options = req.get("options", {})
-
 
 def attempt(fn):
     try:
@@ -26,20 +29,22 @@ def attempt(fn):
         return {"error": str(e)}
 
 
-if "rules" in req:
-    out = []
-    for r in req["rules"]:
-        ctx = {"level_rank": r["level_rank"], "trump_suit": r["trump_suit"]}
-        if r["op"] == "classify":
-            out.append(attempt(lambda: tractor.classify_tractor_play(r["cards"], **ctx)))
-        elif r["op"] == "follow":
-            out.append(attempt(lambda: tractor.validate_tractor_follow(r["hand"], r["cards"], r["lead"], **ctx)))
-        elif r["op"] == "winner":
-            out.append(attempt(lambda: hooks._trick_winner(r["trick"], ctx)))
-        elif r["op"] == "strength":
-            out.append(attempt(lambda: list(tractor.tractor_card_strength(r["card"], **ctx))))
-    print(json.dumps(out))
-else:
+def run(req):
+    hooks = h.Hooks.__new__(h.Hooks)
+    hooks.options = req.get("options", {})
+    if "rules" in req:
+        out = []
+        for r in req["rules"]:
+            ctx = {"level_rank": r["level_rank"], "trump_suit": r["trump_suit"]}
+            if r["op"] == "classify":
+                out.append(attempt(lambda: tractor.classify_tractor_play(r["cards"], **ctx)))
+            elif r["op"] == "follow":
+                out.append(attempt(lambda: tractor.validate_tractor_follow(r["hand"], r["cards"], r["lead"], **ctx)))
+            elif r["op"] == "winner":
+                out.append(attempt(lambda: hooks._trick_winner(r["trick"], ctx)))
+            elif r["op"] == "strength":
+                out.append(attempt(lambda: list(tractor.tractor_card_strength(r["card"], **ctx))))
+        return json.dumps(out)
     members = req["members"]
     out = [{"ok": req["state"]} if "state" in req else attempt(lambda: hooks.proto_group_initial_state(members))]
     if "ok" in out[0]:
@@ -48,7 +53,7 @@ else:
         out[0] = {"state": state, "views": views(state)}
         for actor, action in req["actions"]:
             try:
-                r = hooks.proto_group_handle(copy.deepcopy(state), actor, action)
+                r = hooks.proto_group_handle(deepcopy(state), actor, action)
                 state = r["state"]
                 out.append({"state": state, "events": r.get("events", []), "completed": r.get("completed", False),
                             "outcome": r.get("outcome"), "views": views(state)})
@@ -56,9 +61,12 @@ else:
                 out.append({"error": str(e)})
         if "failover" in req:
             snap = hooks.proto_group_recovery_snapshot(state)
-            restored = hooks.proto_group_restore(copy.deepcopy(snap), members, 1)
+            restored = hooks.proto_group_restore(deepcopy(snap), members, 1)
             old, new = req["failover"]
             changed = hooks.proto_group_on_leader_changed(restored, old, new)
             out.append({"snapshot": snap, "state": changed["state"], "events": changed["events"],
                         "views": views(changed["state"])})
-    print(json.dumps(out))
+    return json.dumps(out)
+
+
+serve(run)
