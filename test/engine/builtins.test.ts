@@ -43,6 +43,21 @@ describe('group built-ins through protocol test', () => {
   }, 120_000);
 });
 
+/** The two-party built-ins that always end with a winner or a draw. */
+const GAMES = ['rps', 'coin-flip', 'guess-number', 'weak-wins-all', 'gomoku', 'connect-four', 'reversi', 'hero-duel', 'crazy-eights', 'briscola', 'tank-battle'];
+
+/** The outcome a side's own files record, read the way a person auditing them would. */
+function recordedOutcome(dir: string, mode: string): string | undefined {
+  const events = readFileSync(`${dir}/events.jsonl`, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type?: string; event?: string; data?: Record<string, unknown> });
+  const named = (n: string) => events.filter((e) => (e.type ?? e.event) === n).at(-1)?.data;
+  const known = (v: unknown) => (['host', 'guest', 'draw'].includes(v as string) ? (v as string) : undefined);
+  if (mode === 'mental_poker') return known(named('game_over')?.['outcome']);
+  if (mode === 'authoritative_realtime') return known(named('realtime_ended')?.['outcome']);
+  const msgs = readFileSync(`${dir}/transcript.jsonl`, 'utf8').trim().split('\n').slice(1).map((l) => (JSON.parse(l) as { msg: Record<string, unknown> }).msg);
+  const last = msgs.filter((m) => !String(m['action']).startsWith('_') && (known(m['winner']) ?? known(m['game_winner']))).at(-1);
+  return last && (known(last['winner']) ?? known(last['game_winner']));
+}
+
 describe('built-ins through the engine', () => {
 
   it.each(runnable.map((b) => [b.alias, b.folder, modeOf(b)]))('%s completes for 5 seeds with verified receipts', async (_alias, folder, mode) => {
@@ -65,6 +80,11 @@ describe('built-ins through the engine', () => {
         folder === 'qna' ? ['request_response_complete', 'request_response_complete'] : ['completed', 'completed'],
       );
       for (const side of [r.host, r.guest]) expect(verifyTranscriptAt(crypto, side.dir)).toMatchObject({ ok: true, receipt: true });
+      // One outcome, the same on both sides, and what the session's own record says: the mental-poker
+      // audit's game_over event, the realtime end event, or the last protocol message naming a winner.
+      expect(r.host.outcome, `seed ${seed}`).toBe(r.guest.outcome);
+      if (GAMES.includes(folder)) expect(['host', 'guest', 'draw'], `seed ${seed}`).toContain(r.host.outcome);
+      for (const side of [r.host, r.guest]) expect(side.outcome).toBe(recordedOutcome(side.dir, mode));
     }
   });
 

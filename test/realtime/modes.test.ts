@@ -45,7 +45,7 @@ async function play(o: { hooks?: Partial<Record<Role, RealtimeHooks>>; options?:
         }
       },
       now: () => now, randomBytes: (n) => new Uint8Array(n),
-      wire: { lines: lines[role], order: order[role] }, chat: [], rulesetHash: 'c'.repeat(64), mpSecrets: undefined as never,
+      wire: { lines: lines[role], order: order[role], profile: 'signed' }, chat: [], rulesetHash: 'c'.repeat(64), mpSecrets: undefined as never,
     };
   };
   const modes = { host: realtimeMode.create(ctx('host')), guest: realtimeMode.create(ctx('guest')) };

@@ -141,7 +141,8 @@ leader after N accepted actions; the next member by seat takes over from its che
     const ok = r.host.completed && r.guest.completed && checks.host.ok && checks.host.receipt && checks.guest.ok && checks.guest.receipt;
     if (args.flags['json']) out.json({ ok, protocol_id: l.protocolId, sid: r.host.sid, host: r.host, guest: r.guest, verify: checks, frames: exchange.length });
     else {
-      out.line(`outcome: host ${r.host.completed ? 'completed' : `aborted (${r.host.reason}: ${r.host.detail ?? ''})`}, guest ${r.guest.completed ? 'completed' : `aborted (${r.guest.reason}: ${r.guest.detail ?? ''})`}`);
+      const winner = r.host.outcome === r.guest.outcome ? r.host.outcome : `host says ${r.host.outcome ?? 'none'}, guest says ${r.guest.outcome ?? 'none'}`;
+      out.line(`outcome: host ${r.host.completed ? 'completed' : `aborted (${r.host.reason}: ${r.host.detail ?? ''})`}, guest ${r.guest.completed ? 'completed' : `aborted (${r.guest.reason}: ${r.guest.detail ?? ''})`}${winner ? `; winner ${winner}` : ''}`);
       for (const side of ['host', 'guest'] as const) {
         const ch = checks[side];
         out.line(`receipt (${side} copy, ${ch.frames} frames): ${ch.ok && ch.receipt ? 'verified' : `NOT verified: ${ch.reason ?? ''}`}  ${r[side].dir}`);

@@ -23,7 +23,7 @@ import { flowMode, type FlowMode, type Spec, type WireDirection } from '../spec/
 import { ChainReader, ChainWriter, unsignableInteger } from './frame.js';
 import { PlainWitness, plainWireLine, type Wire } from './plain.js';
 import { FlowReplay } from './flow.js';
-import { ModeAbort, type DecideRequest, type EndReason, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput, type ProofRequest } from './mode.js';
+import { declaredOutcome, ModeAbort, type DecideRequest, type EndReason, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput, type Outcome, type ProofRequest } from './mode.js';
 import { modeDefinition } from './modes/index.js';
 
 export type { EndReason } from './mode.js';
@@ -85,6 +85,8 @@ export interface CoreEnd {
   step: string;
   detail?: string;
   proof?: Record<string, unknown>;
+  /** Who won, for a completed session that has a winner (or a draw). */
+  outcome?: Outcome;
 }
 
 const other = (r: Role): Role => (r === 'host' ? 'guest' : 'host');
@@ -138,7 +140,7 @@ export class SessionCore {
       hooks: this.hookFns as never,
       hook: (name, ...args) => this.hook(name, ...args),
       now: p.now, randomBytes: p.randomBytes,
-      wire: { lines: this.lines, order: this.order },
+      wire: { lines: this.lines, order: this.order, profile: p.wire === 'plain' ? 'plain' : 'signed' },
       chat: p.chat, rulesetHash: p.rulesetHash, mpSecrets: p.mpSecrets,
       ...(p.mpWrap && { mpWrap: p.mpWrap }),
     };
@@ -235,8 +237,8 @@ export class SessionCore {
     if (e.reason === 'peer_disconnected' && !this.witness) e = this.lastWords(pending) ?? e;
     const { role, sid } = this.p;
     if (e.completed) {
-      this.out.event('session_ended', { completed: true, reason: e.reason });
-      this.out.snapshot('ended', { role, sid, completed: true, reason: e.reason });
+      this.out.event('session_ended', { completed: true, reason: e.reason, ...(e.outcome && { outcome: e.outcome }) });
+      this.out.snapshot('ended', { role, sid, completed: true, reason: e.reason, ...(e.outcome && { outcome: e.outcome }) });
       return e;
     }
     let proofFile: string | undefined;
@@ -318,7 +320,7 @@ export class SessionCore {
           this.out.writeJson(e.file, e.value);
           break;
         case 'end':
-          if (e.reason === 'completed' || e.reason === 'request_response_complete') this.modeCompleted(e.reason);
+          if (e.reason === 'completed' || e.reason === 'request_response_complete') this.modeCompleted(e.reason, e.outcome);
           else throw new ModeAbort(e.reason, e.step ?? 'mode', e.detail ?? e.reason, e.proof);
       }
     }
@@ -338,6 +340,7 @@ export class SessionCore {
     this.lines[this.p.role].push(line);
     this.order.push(line);
     this.out.onMessage?.(this.p.role, msg);
+    if (!msg.action.startsWith('_')) this.declared = declaredOutcome(msg) ?? this.declared;
     // The transcript line above is written ahead of the wire (a frame the peer holds is never one this
     // side could forget); the event line is a log, written after the frame is on its way so that its
     // write does not delay the peer. It is written either way, as before.
@@ -414,6 +417,7 @@ export class SessionCore {
     const step = this.flow.next(peer, msg);
     if (!step.ok) throw new ModeAbort('unexpected_message', 'flow', step.reason);
     this.out.onMessage?.(peer, msg);
+    this.declared = declaredOutcome(msg) ?? this.declared;
     this.out.event('protocol_message', { direction: 'received', msg });
     await this.feed({ kind: 'message', from: peer, msg, line: frameLine });
   }
@@ -423,10 +427,11 @@ export class SessionCore {
    * states its heads as they stand at completion; the second compares them with its own heads as they
    * stood before that receipt arrived, and answers with the same.
    */
-  private modeCompleted(reason: 'completed' | 'request_response_complete'): void {
+  private modeCompleted(reason: 'completed' | 'request_response_complete', outcome: Outcome | undefined): void {
     if (!this.flow.complete) throw new ModeAbort('hook_error', 'flow', `the ${this.p.role} hooks ended the session before the ${this.mode} sequence was complete`);
     this.phase = 'receipts';
     this.completedAs = reason;
+    this.outcome = outcome ?? this.declared;
     this.timers.clear();
     if (this.witness) return this.plainReceipt();
     if (this.def.receiptFirst === this.p.role) {
@@ -458,10 +463,13 @@ export class SessionCore {
     }
     const p = this.p;
     this.out.writeJson('receipt.json', { v: 1, sid: p.sid, protocol_id: p.protocolId, host_key: p.hostKey, guest_key: p.guestKey, heads: mine, frames: { [p.role]: this.lines[p.role].at(-1), [this.peer]: this.lines[this.peer].at(-1) } });
-    this.ending = { completed: true, reason: this.completedAs, step: 'receipt' };
+    this.ending = { completed: true, reason: this.completedAs, step: 'receipt', ...(this.outcome && { outcome: this.outcome }) };
   }
 
   private completedAs: 'completed' | 'request_response_complete' = 'completed';
+  /** The outcome the last protocol message declared, either way (the fallback for modes that name none). */
+  private declared: Outcome | undefined;
+  private outcome: Outcome | undefined;
 
   /**
    * The plain profile's end: the reference exchanges no receipts, so this side alone signs its
@@ -473,6 +481,6 @@ export class SessionCore {
     this.send(heads);
     const p = this.p;
     this.out.writeJson('receipt.json', { v: 1, wire: 'plain', sid: p.sid, protocol_id: p.protocolId, host_key: p.hostKey, guest_key: p.guestKey, heads, frames: { [p.role]: this.lines[p.role].at(-1) } });
-    this.ending = { completed: true, reason: this.completedAs, step: 'receipt' };
+    this.ending = { completed: true, reason: this.completedAs, step: 'receipt', ...(this.outcome && { outcome: this.outcome }) };
   }
 }

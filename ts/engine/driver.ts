@@ -8,9 +8,9 @@ import type { ControlMode, Message, Role } from '../hooks/types.js';
 import { randomSecrets } from '../mp/secrets.js';
 import { rulesetHashOfSpec } from '../realtime/ruleset.js';
 import { systemClock, type Clock } from './clock.js';
-import { SessionCore, type CoreParams, type EndReason } from './core.js';
+import { SessionCore, type CoreEnd, type CoreParams, type EndReason } from './core.js';
 import { decisionConfig, type DecisionRecord, type Window } from './decision-window.js';
-import type { DecideRequest } from './mode.js';
+import type { DecideRequest, Outcome } from './mode.js';
 import { msSummary } from './latency.js';
 import type { TranscriptHeader } from './record.js';
 import type { Transport } from './transport.js';
@@ -56,6 +56,8 @@ export interface DriverConfig
 export interface DriverResult {
   completed: boolean;
   reason: EndReason;
+  /** Who won a completed session (mode-declared, else the last protocol message's winner). */
+  outcome?: Outcome;
   detail?: string;
   sid: string;
   /** The file (in the store) holding the proof when the peer was caught cheating. */
@@ -270,7 +272,12 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
   const end = core.finish(pending);
   record.close();
   transport.close();
-  return { completed: end.completed, reason: end.reason, ...(end.detail !== undefined && !end.completed && { detail: end.detail }), sid: cfg.sid, ...(end.proofFile && { proofFile: end.proofFile }) };
+  return driverResult(end, cfg.sid);
+}
+
+/** A session's result from the core's end: the one shape every driver (network, memory, virtual clock) returns. */
+export function driverResult(end: CoreEnd & { proofFile?: string }, sid: string): DriverResult {
+  return { completed: end.completed, reason: end.reason, ...(end.outcome && { outcome: end.outcome }), ...(end.detail !== undefined && !end.completed && { detail: end.detail }), sid, ...(end.proofFile && { proofFile: end.proofFile }) };
 }
 
 /** The lines read after the peer left, looking for its `_abort`: a peer that floods before leaving gets no more. */

@@ -9,7 +9,9 @@
  *   ends the session);
  * - session_loop: the guest moves first, then the two alternate;
  * - request_response: one guest request, at most one host response;
- * - free: either side, any message, until that side's own `end`;
+ * - free: either side, any message, until that side's own `end`; the sequence is whole after the first
+ *   `end` of either side (end_when: either_ends, the only value a spec may give), while the other side's
+ *   messages already on their way may still follow it;
  * - simultaneous_round, round r from 0: host commit, guest commit, host reveal, guest reveal, host
  *   round_result, all naming round r; then the next round's commit or `end` (only `end` after a
  *   result with game_over). A reveal must open its sender's commit: after a host reveal that does
@@ -73,7 +75,7 @@ export class FlowReplay {
     if (this.phase === 'done') return true;
     if (this.phase !== 'play') return false;
     if (this.mode === 'session_loop' || this.mode === 'request_response') return this.moves > 0;
-    if (this.mode === 'free') return this.ended.host && this.ended.guest;
+    if (this.mode === 'free') return this.ended.host || this.ended.guest;
     if (this.mode === 'mental_poker') return this.mpReceipts.host && this.mpReceipts.guest;
     return false;
   }

@@ -92,7 +92,23 @@ export type ModeEffect =
   | { kind: 'decide'; request: DecideRequest }
   | { kind: 'event'; name: string; data: Record<string, unknown> }
   | { kind: 'write'; file: string; value: unknown }
-  | { kind: 'end'; reason: EndReason; detail?: string; step?: string; proof?: ProofRequest };
+  | { kind: 'end'; reason: EndReason; detail?: string; step?: string; proof?: ProofRequest; outcome?: Outcome };
+
+/**
+ * Who won a completed session, as the registry's result takes it (NOTES A7). A mode that knows it (mental
+ * poker's audited winner, a realtime frame's outcome) puts it on its `end`; otherwise the core reads the
+ * last protocol message that names one, as the reference does (`winner`, then `game_winner`).
+ */
+export type Outcome = 'host' | 'guest' | 'draw';
+export const OUTCOMES: readonly string[] = ['host', 'guest', 'draw'];
+export const isOutcome = (v: unknown): v is Outcome => typeof v === 'string' && OUTCOMES.includes(v);
+
+/** The outcome a protocol message declares (`winner` first, then `game_winner`), if it declares one. */
+export function declaredOutcome(msg: Message): Outcome | undefined {
+  if (isOutcome(msg['winner'])) return msg['winner'];
+  if (isOutcome(msg['game_winner'])) return msg['game_winner'];
+  return undefined;
+}
 
 /** Thrown inside a mode (or a hook wrapper) to end the session; the same as returning an `end` effect. */
 export class ModeAbort extends Error {
@@ -111,6 +127,11 @@ export interface WireView {
   readonly lines: Readonly<Record<Role, readonly string[]>>;
   /** Both sides' lines in the order this side sent or accepted them. */
   readonly order: readonly string[];
+  /**
+   * The wire profile: `signed`, our frames (both sides sign one receipt over both chains), or `plain`, the
+   * reference's bare messages (each side signs its own receipt alone; engine/plain.ts).
+   */
+  readonly profile: 'signed' | 'plain';
 }
 
 export interface ModeContext<M extends FlowMode = FlowMode> {

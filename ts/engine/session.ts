@@ -9,6 +9,7 @@ import { DecisionBus } from './decision.js';
 import { driveSession, transcriptHeader, type DriverConfig } from './driver.js';
 import { SessionRecord, type Durability } from './record.js';
 import type { EndReason } from './core.js';
+import type { Outcome } from './mode.js';
 
 export { commitText } from './flow.js';
 export { DEFAULT_MAX_FRAME_BYTES, type EndReason } from './core.js';
@@ -21,6 +22,8 @@ export interface SessionConfig extends Omit<DriverConfig, 'store' | 'decisions' 
 export interface SessionResult {
   completed: boolean;
   reason: EndReason;
+  /** Who won a completed session: the one outcome the CLI prints and the registry is told. */
+  outcome?: Outcome;
   detail?: string;
   sid: string;
   dir: string;

@@ -14,6 +14,7 @@ import { SessionCore, type CoreEnd } from './core.js';
 import type { Mode } from './mode.js';
 import { sessionId } from './frame.js';
 import { SessionRecord } from './record.js';
+import { driverResult } from './driver.js';
 import type { SessionResult } from './session.js';
 import type { LocalRun } from './local.js';
 
@@ -157,7 +158,8 @@ export async function runVirtual(r: VirtualRun): Promise<VirtualResult> {
   }
   const result = (s: Role): SessionResult => {
     const e = ends[s]!;
-    return { completed: e.completed, reason: e.reason, ...(!e.completed && e.detail !== undefined && { detail: e.detail }), sid, dir: join(r.outDir, s), ...(e.proofFile && { proof: join(r.outDir, s, e.proofFile) }) };
+    const { proofFile, ...end } = driverResult(e, sid);
+    return { ...end, dir: join(r.outDir, s), ...(proofFile && { proof: join(r.outDir, s, proofFile) }) };
   };
   return { host: result('host'), guest: result('guest'), elapsedMs: now, steps };
 }

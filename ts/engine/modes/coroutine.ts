@@ -6,7 +6,7 @@
  * poker) read as their wire sequence reads while keeping the interface of every other mode.
  */
 import type { Message, Role } from '../../hooks/types.js';
-import { ModeAbort, type DecideRequest, type EndReason, type Mode, type ModeEffect, type ModeInput, type ProofRequest } from '../mode.js';
+import { ModeAbort, type DecideRequest, type EndReason, type Mode, type ModeEffect, type ModeInput, type Outcome, type ProofRequest } from '../mode.js';
 
 export interface Inbound {
   msg: Message;
@@ -28,6 +28,7 @@ export interface ModeEnd {
   detail?: string;
   step?: string;
   proof?: ProofRequest;
+  outcome?: Outcome;
 }
 
 type Waiting = { kind: 'message'; resolve: (m: Inbound) => void } | { kind: 'decision'; resolve: (v: unknown) => void };

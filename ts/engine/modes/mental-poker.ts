@@ -7,7 +7,7 @@ import type { MentalPokerHooks } from '../../hooks/types.js';
 import { createMpMode, type MpCrypto } from '../../mp/mode.js';
 import { driveMpMode } from '../../mp/mode-driver.js';
 import type { DecisionRecord } from '../decision.js';
-import { ModeAbort, type ModeDefinition } from '../mode.js';
+import { isOutcome, ModeAbort, type ModeDefinition } from '../mode.js';
 import { coroutineMode } from './coroutine.js';
 import { joinReady } from './handshake.js';
 
@@ -36,7 +36,8 @@ export const mentalPokerMode: ModeDefinition<'mental_poker'> = {
         event: io.event,
       });
       if (end.receipt) io.write('transcript_receipt.json', end.receipt);
-      if (end.reason === 'completed') return { reason: 'completed' };
+      // The audited winner (NOTES A14: reported only after the audit and both receipts).
+      if (end.reason === 'completed') return { reason: 'completed', ...(isOutcome(end.result?.outcome) && { outcome: end.result.outcome }) };
       switch (end.reason) {
         case 'peer_error':
           throw new ModeAbort('peer_aborted', 'peer', end.detail);

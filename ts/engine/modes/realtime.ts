@@ -35,7 +35,17 @@ import { parseRealtimeJson, plainValue } from '../../realtime/json.js';
 import { matchConfigHash, realtimeConfig, type RealtimeConfig } from '../../realtime/wire.js';
 import { msSummary } from '../latency.js';
 import { referenceValidationText } from '../../realtime/validation-text.js';
-import { ModeAbort, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput } from '../mode.js';
+import { isOutcome, ModeAbort, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput } from '../mode.js';
+
+/**
+ * The one-line reason a person needs for the refusal every cross-implementation match meets: the
+ * ruleset hash covers every file of the protocol folder, hooks included (NOTES A17), so two
+ * implementations' folders never hash alike.
+ */
+const why = (reason: unknown): string =>
+  reason === 'ruleset_hash_mismatch'
+    ? ' (the two sides hold different rule files: the ruleset hash covers the whole protocol folder, hooks included, so aigenora and the reference, whose folder holds hooks.py, can never play realtime together)'
+    : '';
 
 /** The id of the host's tick timer. */
 export const TICK_TIMER = 'rt_tick';
@@ -116,7 +126,7 @@ function hostMode(ctx: Ctx): Mode {
       if (input.kind === 'message' && input.invalid && !started) return invalidFrom(input);
       if (input.kind === 'message' && !started) {
         const no = host.answerJoin(input.msg);
-        if (no) return [{ kind: 'send', msg: no.reject }, { kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the guest's rt_join was refused: ${no.reason}` }];
+        if (no) return [{ kind: 'send', msg: no.reject }, { kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the guest's rt_join was refused: ${no.reason}${why(no.reason)}` }];
         start = ctx.now();
         const initial = await ctx.hook('proto_realtime_initial_state');
         let ready;
@@ -154,7 +164,7 @@ function hostMode(ctx: Ctx): Mode {
       }
       const out: ModeEffect[] = [{ kind: 'send', msg: sent!.message }];
       if (host.outcome !== 'none') {
-        out.push({ kind: 'event', name: 'realtime_ended', data: { role: 'host', tick: host.tick, outcome: host.outcome } }, { kind: 'end', reason: 'completed' });
+        out.push({ kind: 'event', name: 'realtime_ended', data: { role: 'host', tick: host.tick, outcome: host.outcome } }, { kind: 'end', reason: 'completed', ...(isOutcome(host.outcome) && { outcome: host.outcome }) });
         return out;
       }
       await queueCommands();
@@ -216,7 +226,7 @@ function guestMode(ctx: Ctx): Mode {
       { kind: 'write', file: 'realtime-audit.json', value: audit },
       { kind: 'event', name: 'realtime_command_rtt', data: { ...msSummary(roundTrips) } },
       { kind: 'event', name: 'realtime_ended', data: { role: 'guest', tick: frame.tick, outcome: frame.outcome } },
-      { kind: 'end', reason: 'completed' },
+      { kind: 'end', reason: 'completed', ...(isOutcome(frame.outcome) && { outcome: frame.outcome }) },
     ];
   }
 
@@ -228,7 +238,7 @@ function guestMode(ctx: Ctx): Mode {
       const msg = exact(input);
       switch (msg['action']) {
         case 'rt_reject':
-          return [{ kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the host refused the join: ${String(msg['reason'])}` }];
+          return [{ kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the host refused the join: ${String(msg['reason'])}${why(msg['reason'])}` }];
         case 'rt_ready': {
           const fault = guest.ready(msg);
           if (fault?.code === 'ready_mismatch') return [{ kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the host's rt_ready does not match this side: ${fault.message}` }];
