@@ -1,8 +1,13 @@
 # Replays board games through the reference implementation's own rule functions (its hooks.py) and
 # prints what they decide, for test/protocols/board-rules.test.ts to compare with ours.
 # stdin: {"game": "reversi"|"gomoku", "n": N, "moves": [[side, row, col] | [side, "pass"]], "selfplay": bool}
+#      | {"game": "connect4", "cols": C, "rows": R, "frames": [{"from": side, "msg": {...}}, ...]}: the frames
+#        of one of our games, answered with the reference's rulings on its stones ("rules") and with what the
+#        reference's own host and guest Hooks send when they meet our guest's and our host's messages
+#        ("host", "guest"), each told by its strategy.json to drop its stones where ours did
 #      | {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
-import importlib.util, json, os, sys
+import importlib.util, json, os, sys, tempfile
+from pathlib import Path
 
 # The batch protocol and deep copy shared by these scripts (reference_batch.py beside them; no __pycache__ there).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -11,7 +16,8 @@ from reference_batch import serve  # noqa: E402
 sys.dont_write_bytecode = _writes
 
 DIRS = {"reversi": "5358130e/14885f61ff210d2dd44c58a15ca4140bd89558f41f3eb867bc188e8f",
-        "gomoku": "6fdb1053/bf4b3c2eb280d0f48215042ce2a330bef4d14113fdab3c4f997a0827"}
+        "gomoku": "6fdb1053/bf4b3c2eb280d0f48215042ce2a330bef4d14113fdab3c4f997a0827",
+        "connect4": "5cd50a30/977f690c81073e861c9fec9323b3bf359e703c886ff9b0153c1cb209"}
 root = sys.argv[1]
 sys.path.insert(0, root)
 modules = {}
@@ -25,8 +31,50 @@ def hooks_of(game):
     return modules[game]
 
 
+def result(r):
+    """A HookResult as JSON (the reference's hooks may also return a bare message)."""
+    if r is None or isinstance(r, dict):
+        return {"response": r, "completed": False, "abort": False}
+    return {"response": r.response, "completed": r.completed, "abort": r.abort}
+
+
+def connect4(h, req):
+    cols, rows = req["cols"], req["rows"]
+    msgs = [f["msg"] for f in req["frames"]]
+    stones = [("guest" if m["action"] == "move" else "host", m["col"]) for m in msgs
+              if m["action"] == "move" or (m["action"] == "round_result" and m["player"] == "host")]
+    sym = {"guest": h.RED, "host": h.YELLOW}
+    b = [[h.EMPTY] * cols for _ in range(rows)]
+    rules = []
+    for side, col in stones:
+        r = h.drop_cell(b, rows, cols, col)
+        if r is not None:
+            b[r][col] = sym[side]
+        rules.append({"row": r, "win": r is not None and h.is_win(b, rows, cols, r, col, sym[side]),
+                      "full": h.is_full(b, rows, cols)})
+
+    def hooks(role, d):
+        x = h.Hooks()
+        x.proto_init({"cols": cols, "rows": rows}, role, [], Path(d), None)
+        # "seq": the n-th stone of this side goes to sequence[n] (its _pick_auto), i.e. where ours went.
+        x.strategy.write({"mode": "seq", "sequence": [c for s, c in stones if s == role]})
+        return x
+
+    with tempfile.TemporaryDirectory() as hd, tempfile.TemporaryDirectory() as gd:
+        host, guest = hooks("host", hd), hooks("guest", gd)
+        theirs_host = [result(host.proto_host_handle_join(msgs[0]))]
+        theirs_host += [result(host.proto_host_handle(m)) for m in msgs if m["action"] == "move"]
+        theirs_guest = {"join": guest.proto_guest_join_message()}
+        guest.proto_guest_handle_ready(msgs[1])
+        theirs_guest["first"] = guest.proto_guest_first_action()
+        theirs_guest["answers"] = [result(guest.proto_guest_handle(m)) for m in msgs[2:] if m["action"] != "move"]
+    return json.dumps({"rules": rules, "host": theirs_host, "guest": theirs_guest})
+
+
 def run(req):
     h = hooks_of(req["game"])
+    if req["game"] == "connect4":
+        return connect4(h, req)
     n = req["n"]
     sym = {"guest": "B", "host": "W"}
     out = []

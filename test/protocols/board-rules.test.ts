@@ -1,9 +1,12 @@
-// Reversi and Gomoku: their rules on hand-built boards, the host's refusals with the spec's reasons,
-// the guest catching a host that misreports, and, where the reference's Python hooks can be imported,
-// the same legality, flips, counts, wins and autonomous moves as the reference's own functions.
+// Reversi, Gomoku and Connect Four: their rules on hand-built boards, the host's refusals with the spec's
+// reasons, the guest catching a host that misreports, and, where the reference's Python hooks can be
+// imported, the same legality, flips, counts, wins and autonomous moves as the reference's own functions;
+// for Connect Four, whose hooks pick their moves differently, the reference's own host and guest answer
+// our guest's and host's messages of whole games with exactly our messages (rows, turns, outcomes).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { needReferencePython } from '../shared/require.js';
 import type { HooksModule, Message, SessionLoopHooks } from '../../ts/hooks/types.js';
+import connectFour from '../../ts/protocols/connect-four/hooks.js';
 import gomoku, { Board as Gomoku } from '../../ts/protocols/gomoku/hooks.js';
 import reversi, { Board as Reversi, type Side } from '../../ts/protocols/reversi/hooks.js';
 import { MessageValidator } from '../../ts/spec/index.js';
@@ -200,10 +203,58 @@ describe('gomoku rules', () => {
   });
 });
 
+describe('connect four rules', () => {
+  it('counts rows from the top, as the reference does: a first stone lands on the last row', () => {
+    const ask = host(connectFour, 'connect-four', { cols: 7, rows: 6 });
+    // random() = 0 and nothing to win or block: the host takes the centre, on top of the guest's stone.
+    expect(ask({ action: 'move', turn: 1, col: 3 })).toMatchObject({ response: { action: 'round_result', turn: 2, col: 3, row: 4, player: 'host', game_over: false, winner: 'none' } });
+    expect(host(connectFour, 'connect-four', { cols: 4, rows: 4 })({ action: 'move', turn: 1, col: 0 }).response).toMatchObject({ row: 3 });
+  });
+
+  it('the host refuses a column off the board and a full column, with the spec reasons', () => {
+    expect(host(connectFour, 'connect-four', { cols: 7, rows: 6 })({ action: 'move', turn: 1, col: 7 })).toMatchObject({ response: { action: 'error', turn: 1, reason: 'invalid_column' }, abort: true });
+    const ask = host(connectFour, 'connect-four', { cols: 4, rows: 4 });
+    // Column 0 (with random() = 0 the host never blocks there before the guest could win in it).
+    let t = 1;
+    for (; t < 9; t += 2) {
+      const r = ask({ action: 'move', turn: t, col: 0 });
+      if (r.response['action'] === 'error') break;
+      expect(r.abort).toBeFalsy();
+    }
+    expect(ask({ action: 'move', turn: t, col: 0 })).toMatchObject({ response: { action: 'error', reason: 'column_full' }, abort: true });
+  });
+
+  it('the host echoes the guest\'s winning stone as a round_result; the guest aborts on a misplaced or misreported stone', async () => {
+    const spec = loadBuiltinSpec('connect-four');
+    const games = await Promise.all([1, 2, 3, 4, 5, 6].map((seed) => play(spec, connectFour, { cols: 7, rows: 6 }, seed)));
+    expect(games.every((g) => g.outcome === 'completed')).toBe(true);
+    const guestWins = games.map((g) => g.frames.at(-1)!.msg).filter((m) => m['player'] === 'guest');
+    expect(guestWins.length).toBeGreaterThan(0);
+    for (const m of guestWins) expect(m).toMatchObject({ action: 'round_result', game_over: true, winner: 'guest' });
+    const rows = 6;
+    const bends: ((m: Message) => Message)[] = [
+      // A row counted from the bottom (what this file's hooks once sent), and a stone one row too high.
+      (m) => (m['turn'] === 4 ? { ...m, row: rows - 1 - (m['row'] as number) } : m),
+      (m) => (m['turn'] === 4 ? { ...m, row: (m['row'] as number) - 1 } : m),
+      (m) => (m['game_over'] ? { ...m, winner: m['winner'] === 'host' ? 'none' : 'host' } : m),
+      (m) => (m['game_over'] ? { ...m, game_over: false, winner: 'none' } : m),
+      (m) => (m['turn'] === 4 ? { ...m, game_over: true, winner: 'host' } : m),
+      (m) => (m['player'] === 'guest' ? { ...m, col: ((m['col'] as number) + 1) % 7 } : m),
+    ];
+    for (const bend of bends) expect((await play(spec, lyingHost(connectFour, bend), { cols: 7, rows }, 1)).outcome, String(bend)).toBe('aborted');
+  });
+
+  it('a 5x5 board can fill on a guest stone: the host echoes it as a draw and the guest agrees', async () => {
+    const g = await play(loadBuiltinSpec('connect-four'), connectFour, { cols: 5, rows: 5 }, 2);
+    expect(g.outcome).toBe('completed');
+    expect(g.frames.at(-1)!.msg).toMatchObject({ action: 'round_result', turn: 25, player: 'guest', game_over: true, winner: 'none' });
+  });
+});
+
 // The reference's own rule functions, run on the same games. Every request of this file is built before its
 // first test and answered by one python3 process, which runs while the other tests do; each test below
 // then compares its own answer.
-const haveRef = needReferencePython(['aigenora.proto.hooks'], 'the reference cross-check of reversi/gomoku');
+const haveRef = needReferencePython(['aigenora.proto.hooks'], 'the reference cross-check of reversi/gomoku/connect four');
 type Step = [Side, number, number] | [Side, 'pass'];
 
 /** The autonomous players against themselves on each board size: our moves, and the request for the reference's. */
@@ -250,10 +301,18 @@ async function gomokuGame(n: number, seed: number) {
   return { seed, outcome: g.outcome, moves, last: g.frames.at(-1)!.msg, request: { game: 'gomoku', n, moves } };
 }
 
+/** A seeded game through our host and guest: its frames, and the request for the reference's answers to them. */
+async function connectFourGame(cols: number, rows: number, seed: number) {
+  const g = await play(loadBuiltinSpec('connect-four'), connectFour, { cols, rows }, seed);
+  return { cols, rows, seed, outcome: g.outcome, frames: g.frames, request: { game: 'connect4', cols, rows, frames: g.frames } };
+}
+
 const REVERSI_SIZES = [6, 7, 8];
 const GOMOKU_SIZES = [5, 9, 15];
 const REVERSI_GAMES = [6, 8].flatMap((n) => [1, 2, 3, 4, 5].map((seed) => [n, seed] as const));
 const GOMOKU_GAMES = [5, 9, 15].flatMap((n) => [1, 2, 3, 4, 5].map((seed) => [n, seed] as const));
+// Boards with an even number of cells only: the reference's host fails when the guest fills the board.
+const CONNECT_FOUR_GAMES = ([[7, 6], [6, 5], [4, 5], [10, 10]] as const).flatMap(([c, r]) => [1, 2, 3, 4].map((seed) => [c, r, seed] as const));
 
 const cases: {
   batch?: ReferenceBatch;
@@ -261,8 +320,9 @@ const cases: {
   gomokuSelf: Built<ReturnType<typeof gomokuSelfplay>>[];
   reversiGames: Built<Awaited<ReturnType<typeof reversiGame>>>[];
   gomokuGames: Built<Awaited<ReturnType<typeof gomokuGame>>>[];
+  connectFourGames: Built<Awaited<ReturnType<typeof connectFourGame>>>[];
   index: Map<unknown, number>;
-} = { reversiSelf: [], gomokuSelf: [], reversiGames: [], gomokuGames: [], index: new Map() };
+} = { reversiSelf: [], gomokuSelf: [], reversiGames: [], gomokuGames: [], connectFourGames: [], index: new Map() };
 
 if (haveRef) {
   beforeAll(async () => {
@@ -270,8 +330,9 @@ if (haveRef) {
     cases.gomokuSelf = GOMOKU_SIZES.map((n) => build(() => gomokuSelfplay(n)));
     for (const [n, seed] of REVERSI_GAMES) cases.reversiGames.push(await buildAsync(() => reversiGame(n, seed)));
     for (const [n, seed] of GOMOKU_GAMES) cases.gomokuGames.push(await buildAsync(() => gomokuGame(n, seed)));
+    for (const [c, r, seed] of CONNECT_FOUR_GAMES) cases.connectFourGames.push(await buildAsync(() => connectFourGame(c, r, seed)));
     const requests: unknown[] = [];
-    for (const c of [...cases.reversiSelf, ...cases.gomokuSelf, ...cases.reversiGames, ...cases.gomokuGames] as Built<{ request: unknown }>[]) if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
+    for (const c of [...cases.reversiSelf, ...cases.gomokuSelf, ...cases.reversiGames, ...cases.gomokuGames, ...cases.connectFourGames] as Built<{ request: unknown }>[]) if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
     cases.batch = startReference('board-rules-ref.py', requests);
   }, 300_000);
   afterAll(() => cases.batch?.close());
@@ -320,6 +381,36 @@ describe.skipIf(!haveRef)('against the reference\'s rules', () => {
       expect([last['game_over'], last['winner'], last['player']]).toEqual([true, end.win ? moves.at(-1)![0] : 'none', moves.at(-1)![0]]);
     }
   });
+
+  it('connect four: the reference\'s own host and guest, meeting our guest and host, send exactly our messages', async () => {
+    type Answer = { response: Message | null; completed: boolean; abort: boolean };
+    type Theirs = { rules: { row: number | null; win: boolean; full: boolean }[]; host: Answer[]; guest: { join: Message; first: Message; answers: Answer[] } };
+    const endings = new Set<string>();
+    for (const c of cases.connectFourGames) {
+      const { mine, theirs } = await answered<Awaited<ReturnType<typeof connectFourGame>>, Theirs>(c);
+      const at = `${mine.cols}x${mine.rows} seed ${mine.seed}`;
+      expect(mine.outcome, at).toBe('completed');
+      const msgs = mine.frames.map((f) => f.msg);
+      const fromHost = mine.frames.filter((f) => f.from === 'host').map((f) => f.msg);
+      const moves = msgs.filter((m) => m.action === 'move');
+      const results = msgs.filter((m) => m.action === 'round_result');
+      const last = results.at(-1)!;
+      endings.add(`${last['player']}/${last['winner']}`);
+      // The reference's rules on the same stones: where each lands (rows from the top) and when the game ends.
+      const stones = msgs.filter((m) => m.action === 'move' || (m.action === 'round_result' && m['player'] === 'host'));
+      expect(theirs.rules.every((r) => r.row !== null), at).toBe(true);
+      expect(results.filter((m) => m['player'] === 'host').map((m) => m['row']), at).toEqual(theirs.rules.filter((_, i) => stones[i]!.action === 'round_result').map((r) => r.row));
+      expect(theirs.rules.slice(0, -1).some((r) => r.win || r.full), at).toBe(false);
+      // The reference's host, given our guest's moves (and told to drop its stones where ours did): our ready and every round_result, field for field.
+      expect(theirs.host, at).toEqual(fromHost.map((m) => ({ response: m, completed: m['game_over'] === true, abort: false })));
+      // The reference's guest, given our host's messages (and told to drop its stones where ours did): our join and every move, then the end.
+      expect(theirs.guest.join, at).toEqual(msgs[0]);
+      expect(theirs.guest.first, at).toEqual(moves[0]);
+      expect(theirs.guest.answers, at).toEqual(results.map((m, i) => (m['game_over'] ? { response: null, completed: true, abort: false } : { response: moves[i + 1], completed: false, abort: false })));
+    }
+    // Every way a game ends went through both: the guest's winning stone echoed, the host's win, and a draw.
+    expect([...endings].sort()).toEqual(['guest/guest', 'host/host', 'host/none']);
+  });
 });
 
 describe('a person\'s move in place of the suggested one', () => {
@@ -333,6 +424,7 @@ describe('a person\'s move in place of the suggested one', () => {
   it.each([
     ['reversi', reversi, { board_size: 8 }, { action: 'move', turn: 1, row: 5, col: 4 }],
     ['gomoku', gomoku, { board_size: 9 }, { action: 'move', turn: 1, row: 0, col: 0 }],
+    ['connect four', connectFour, { cols: 7, rows: 6 }, { action: 'move', turn: 1, col: 0 }],
   ] as const)('%s', (_name, module, options, decided) => {
     const { h, g } = session(module, options);
     const suggested = g.proto_guest_first_action() as Message;

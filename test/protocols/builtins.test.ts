@@ -185,14 +185,15 @@ describe('hero duel', () => {
   it('resolves skills only with mana and no cooldown, ticks cooldowns and regenerates mana', async () => {
     const { judgeRound, STANDARD_BALANCE: B } = await import('../../ts/protocols/hero-duel/hooks.js');
     const setup = { host: B['warrior']!, guest: B['mage']!, maxRounds: 30 };
+    // The standard table (the reference's): warrior hp 250, atk 25, skill_b 70/35/cd 3; mage hp 150, atk 12, ult 180/80/cd 5.
     const r0 = judgeRound(setup, 0, 'skill_b', 'ult', null);
-    expect(r0).toMatchObject({ host_damage_dealt: 70, guest_damage_dealt: 170, host_hp: 240 - 170, guest_hp: 150 - 70 });
+    expect(r0).toMatchObject({ host_move: 'skill_b', guest_move: 'ult', host_damage_dealt: 70, guest_damage_dealt: 180, host_hp: 250 - 180, guest_hp: 150 - 70 });
     expect(r0).toMatchObject({ host_mana: 80 - 35 + 15, guest_mana: 120 - 80 + 20, host_cd_b: 2, guest_cd_ult: 4, round_winner: 'guest', game_over: false, game_winner: 'none' });
-    // skill_b is still cooling down: a normal attack instead.
+    // skill_b is still cooling down: a normal attack instead, reported as the move in effect.
     const r1 = judgeRound(setup, 1, 'skill_b', 'ult', r0);
-    expect(r1).toMatchObject({ host_damage_dealt: 24, guest_damage_dealt: 12, host_cd_b: 1, guest_cd_ult: 3 });
+    expect(r1).toMatchObject({ host_move: 'normal', guest_move: 'normal', host_damage_dealt: 25, guest_damage_dealt: 12, host_cd_b: 1, guest_cd_ult: 3 });
     const r2 = judgeRound(setup, 2, 'normal', 'normal', r1);
-    expect(r2).toMatchObject({ host_cd_b: 0, guest_hp: 150 - 70 - 24 - 24 });
+    expect(r2).toMatchObject({ host_cd_b: 0, guest_hp: 150 - 70 - 25 - 25 });
   });
 
   it('ends at 0 HP (draw when both fall) and at max_rounds by HP', async () => {

@@ -179,10 +179,11 @@ describe('decision form in Chromium', () => {
     // The host's answer carries the cell of its stone, the latest on the board.
     const lastResult = frames.at(-1)!.msg;
     const expected: string[] = [];
+    // The page names rows from the bottom ("row 1"); the protocol, like the hooks' board, counts them from the top.
     for (let r = 5; r >= 0; r--)
       for (let c = 0; c < 7; c++) {
-        const who = board.cells[c]![r];
-        const last = c === lastResult['col'] && r === lastResult['row'] ? ', last move' : '';
+        const who = board.cells[c]![5 - r];
+        const last = c === lastResult['col'] && 5 - r === lastResult['row'] ? ', last move' : '';
         expected.push(`column ${c + 1}, row ${r + 1}: ${who === 'guest' ? 'red (you)' : who === 'host' ? `yellow${last}` : 'empty'}`);
       }
     expect(expected.filter((l) => l.endsWith('last move'))).toHaveLength(1);
@@ -196,7 +197,8 @@ describe('decision form in Chromium', () => {
     await shot(page, 'connect-four-decision');
     await page.getByRole('button', { name: 'column 4', exact: true }).click();
     const got = await submitted(page);
-    expect(got).toEqual([{ message: { action: 'move', turn: 3, col: 3 } }]);
+    // The reference's turns: guest 1, host 2, guest 3, host 4, so the guest's next is 5.
+    expect(got).toEqual([{ message: { action: 'move', turn: 5, col: 3 } }]);
     const answer = got[0] as { message: Message };
     expect(validates('connect-four', 'guest', answer.message).ok).toBe(true);
     // The host's hooks take it as the next move (its turn number and column are what they expect).
@@ -207,8 +209,10 @@ describe('decision form in Chromium', () => {
   it('Connect Four by keyboard: Tab reaches the column buttons in order, Enter drops; a full column cannot be chosen', async () => {
     const frames: Frame[] = [{ from: 'guest', msg: { action: 'join', cols: 7, rows: 4 } }, { from: 'host', msg: { action: 'ready', cols: 7, rows: 4, first: 'guest' } }];
     for (let t = 1; t <= 2; t++) {
-      frames.push({ from: 'guest', msg: { action: 'move', turn: t, col: 0 } });
-      frames.push({ from: 'host', msg: { action: 'round_result', turn: t, col: 0, row: 2 * t - 1, player: 'host', game_over: false, winner: 'none' } });
+      // The reference's turns: the host answers guest turn 2t-1 with 2t.
+      frames.push({ from: 'guest', msg: { action: 'move', turn: 2 * t - 1, col: 0 } });
+      // Rows from the top: the host's stones land on rows 2 and 0 of this 4-row column.
+      frames.push({ from: 'host', msg: { action: 'round_result', turn: 2 * t, col: 0, row: 4 - 2 * t, player: 'host', game_over: false, winner: 'none' } });
     }
     for (const f of frames) expect(validates('connect-four', f.from, f.msg).ok).toBe(true);
     const page = await open();
@@ -218,7 +222,7 @@ describe('decision form in Chromium', () => {
     expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('column 2');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Enter');
-    expect(await submitted(page)).toEqual([{ message: { action: 'move', turn: 3, col: 2 } }]);
+    expect(await submitted(page)).toEqual([{ message: { action: 'move', turn: 5, col: 2 } }]);
     await page.close();
   });
 
@@ -463,7 +467,7 @@ describe('decision form in Chromium', () => {
     const frames: Frame[] = [{ from: 'guest', msg: { action: 'join' } }, { from: 'host', msg: { action: 'ready', cols: 7, rows: 6, first: 'guest' } }];
     for (let t = 1; t <= 3; t++) {
       frames.push({ from: 'guest', msg: { action: 'move', turn: t, col: 0 } });
-      frames.push({ from: 'host', msg: { action: 'round_result', turn: t, col: 1, row: t - 1, player: 'host', game_over: false, winner: 'none' } });
+      frames.push({ from: 'host', msg: { action: 'round_result', turn: t, col: 1, row: 6 - t, player: 'host', game_over: false, winner: 'none' } });
     }
     frames.push({ from: 'guest', msg: { action: 'move', turn: 4, col: 0 } });
     frames.push({ from: 'host', msg: { action: 'end', winner: 'guest' } });

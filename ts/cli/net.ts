@@ -1,5 +1,4 @@
 /** `aigenora host` and `aigenora join`: two agents, two processes, one network session. */
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
 import { verifyTranscriptAt } from '../engine/verify.js';
@@ -14,7 +13,7 @@ import { IdentityError, loadIdentity } from '../library/identity.js';
 import { resolveProtocol } from '../library/library.js';
 import { parseAnyInvitation, parseTicketString, ticketString, type Invitation, type IrohInvitation, type Ticket } from '../net/invitation.js';
 import { hostIroh, joinIroh, type IrohSessionResult, type IrohTarget } from '../net/iroh.js';
-import { buildInvitation, checkInvitationBinding, RegistryClient, RegistryError, type Winner } from '../registry/client.js';
+import { buildInvitation, checkInvitationBinding, RegistryClient, RegistryError } from '../registry/client.js';
 import { multiaddr } from '@multiformats/multiaddr';
 import { HandshakeError, host, HostError, join as joinSession, type Protocol, type SessionProof } from '../net/session.js';
 import { GroupNetError, hostGroup, joinGroup, type GroupRunResult } from '../net/group.js';
@@ -23,6 +22,7 @@ import { loadSpec } from '../spec/index.js';
 import { UsageError, type Command, type Output } from './args.js';
 import { readText, writeFileAtomic } from './io.js';
 import { optionsFromFlag, reportOptionErrors } from './options.js';
+import { progressLines } from './progress.js';
 
 const CONTROL = ['autonomous', 'hybrid', 'human'];
 /** A week: an invitation is a short-lived offer, and its expiry must stay a valid date. */
@@ -84,29 +84,19 @@ function identity(dataDir: string): Uint8Array {
   }
 }
 
-function progress(out: Output, quiet: boolean, me: Role) {
+/** What a person following the session reads of each message: the protocol's narration (./progress.ts). */
+function progress(out: Output, quiet: boolean, me: Role, protocol: Protocol) {
+  if (quiet) return () => {};
+  const lines = progressLines(protocol, me);
   return (from: Role, msg: Message) => {
-    if (quiet || msg.action.startsWith('_')) return;
-    const who = from === me ? 'me  ' : 'peer';
-    if (msg.action === 'round_result')
-      out.line(`round ${String(msg['round'])}: host ${String(msg['host_choice'] ?? msg['host_move'] ?? '')} vs guest ${String(msg['guest_choice'] ?? msg['guest_move'] ?? '')} → ${String(msg['round_winner'])} (host ${String(msg['host_wins'] ?? msg['host_hp'] ?? '')}, guest ${String(msg['guest_wins'] ?? msg['guest_hp'] ?? '')})`);
-    else if (!['commit', 'reveal'].includes(msg.action)) out.line(`${who} ${msg.action}`);
+    for (const l of lines(from, msg)) out.line(l);
   };
-}
-
-/** The outcome the last protocol message names (its game_winner or winner), as the reference reads it. */
-function winnerOf(dir: string): string | undefined {
-  const last = existsSync(join(dir, 'transcript.jsonl'))
-    ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { msg: Message }).map((f) => f.msg).filter((m) => !m.action.startsWith('_'))
-    : [];
-  const final = [...last].reverse().find((m) => typeof m['game_winner'] === 'string' || typeof m['winner'] === 'string');
-  return final ? String(final['game_winner'] ?? final['winner']) : undefined;
 }
 
 function report(out: Output, json: boolean, r: SessionResult, extra: Record<string, unknown>): number {
   const c = getCrypto();
   const v = verifyTranscriptAt(c, r.dir);
-  const winner = winnerOf(r.dir);
+  const winner = r.outcome;
   if (json) out.json({ ...extra, completed: r.completed, reason: r.reason, detail: r.detail, winner, session_id: r.sid, dir: r.dir, receipt: v });
   else {
     out.line(r.completed ? `session completed${winner ? `: winner ${winner}` : ''}` : `session ended: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`);
@@ -176,8 +166,6 @@ function registryClient(flags: Record<string, unknown>, seed: Uint8Array): Regis
   }
 }
 
-const WINNERS: readonly string[] = ['host', 'guest', 'draw'];
-
 /**
  * After a session, as the reference's host and guest both do (NOTES A7): its status, then its result
  * when it completed with an outcome. The registry is bookkeeping: a failure is reported, never fatal.
@@ -190,10 +178,11 @@ async function reportToRegistry(client: RegistryClient, r: SessionResult, say: (
   } catch (e) {
     say('session_status_failed', { code: (e as RegistryError).code ?? 'ERROR', message: (e as Error).message });
   }
-  const winner = r.completed ? winnerOf(r.dir) : undefined;
-  if (winner && WINNERS.includes(winner)) {
+  // The one outcome the session declared (SessionResult.outcome): a mental-poker winner only after its audit.
+  const winner = r.completed ? r.outcome : undefined;
+  if (winner) {
     try {
-      await client.postSessionResult(r.sid, winner as Winner);
+      await client.postSessionResult(r.sid, winner);
       done['result_posted'] = winner;
     } catch (e) {
       say('session_result_failed', { code: (e as RegistryError).code ?? 'ERROR', message: (e as Error).message });
@@ -237,7 +226,7 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
     crypto: c, seed, protocol: x.protocol, options: x.options, sessionsDir: join(x.dataDir, 'sessions'), controlMode: x.control, ttlMinutes: x.ttl,
     ...(x.timeoutSeconds !== undefined && { timeoutMs: x.timeoutSeconds * 1000 }),
     ...(x.handshakeSeconds !== undefined && { handshakeTimeoutMs: x.handshakeSeconds * 1000 }),
-    onMessage: progress(out, x.json, 'host'),
+    onMessage: progress(out, x.json, 'host', x.protocol),
     onEvent: events,
     ...(client && {
       publish: async (ticket: string) => {
@@ -250,7 +239,8 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
   let stopRenewal = () => {};
   try {
     if (typeof flags['invitation-file'] === 'string') writeFileAtomic(flags['invitation-file'], `${h.text}\n`);
-    if (x.json) process.stderr.write(`${h.text}\n`);
+    // --json keeps stdout for the one result object; a script waiting for a guest reads the post id here.
+    if (x.json) process.stderr.write(`${h.text}\n${postId ? `post_id: ${postId}\n` : ''}`);
     else {
       out.line(h.text);
       if (postId) out.line(`post_id: ${postId}`);
@@ -376,7 +366,7 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
       ...(listen && { listen }),
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       ...(handshakeSeconds !== undefined && { handshakeTimeoutMs: handshakeSeconds * 1000 }),
-      onMessage: progress(out, json, 'host'),
+      onMessage: progress(out, json, 'host', protocol),
       onEvent: (type, data) => {
         if (type === 'connected') stopRenewal();
         events(type, data);
@@ -385,7 +375,7 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
     try {
       if (typeof args.flags['invitation-file'] === 'string') writeFileAtomic(args.flags['invitation-file'], `${h.text}\n`);
       if (client && postId) stopRenewal = renewEvery(client, postId, events);
-      if (json) process.stderr.write(`${h.text}\n`);
+      if (json) process.stderr.write(`${h.text}\n${postId ? `post_id: ${postId}\n` : ''}`);
       else {
         out.line(h.text);
         if (postId) out.line(`post_id: ${postId}`);
@@ -513,7 +503,7 @@ async function joinOverLibp2p(flags: Record<string, unknown>, out: Output, x: { 
     const r = await joinSession({
       crypto: getCrypto(), seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), invitation: inv, controlMode: control,
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
-      onMessage: progress(out, json, 'guest'),
+      onMessage: progress(out, json, 'guest', protocol),
       onEvent: events,
       ...(client && { onProof: async (p: SessionProof) => void (await client.postSessionProof(p)) }),
     });
@@ -537,7 +527,7 @@ async function joinOverIroh(flags: Record<string, unknown>, out: Output, x: { da
     const r = await joinIroh({
       crypto: c, seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), target: x.target, controlMode: control,
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
-      onMessage: progress(out, json, 'guest'),
+      onMessage: progress(out, json, 'guest', protocol),
       onEvent: events,
       ...(client && { onProof: async (p) => void (await client.postSessionProof(p)) }),
     });

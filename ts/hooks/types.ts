@@ -261,11 +261,28 @@ export interface HooksByMode {
  */
 export type GroupAutoplay = (view: Record<string, unknown>, me: GroupMember, random: () => number) => Record<string, unknown> | null;
 
+/** What a narrator makes of one message: the lines a person reads, or nothing worth a line. */
+export type Narration = string | readonly string[] | undefined;
+
+/**
+ * Tells a person following a two-party session (the CLI's progress lines) what one protocol message
+ * did: the move, what it changed, the score. It is called with every protocol message of the session,
+ * both sides' (`from`), in transcript order, each one already valid by the spec, so it may keep what
+ * it needs across calls (a board, the trick in play, the cards left). It only reads: the session never
+ * depends on it. The caller escapes and shortens every line, since peer text may be in it.
+ */
+export type Narrator = (msg: Message, from: Role) => Narration;
+
 export interface HooksModule<M extends FlowMode = FlowMode> {
   mode: M;
   create(ctx: HookContext): HooksByMode[M];
   /** authoritative_group only: the player `protocol test` and unattended members use. */
   autoplay?: GroupAutoplay;
+  /**
+   * A fresh narrator for one session followed from side `me`. Without it the CLI prints each message's
+   * declared fields from the spec.
+   */
+  narrator?(me: Role): Narrator;
 }
 
 /** Declares a protocol's hooks for one flow mode; the type checker then knows every hook's shape. */

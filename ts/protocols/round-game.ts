@@ -1,9 +1,10 @@
 /**
  * Shared scoring for the best-of-N simultaneous-round games (rock-paper-scissors, coin flip): the
  * ready message's settings, win counting and termination. The judge functions are pure, so the host's
- * judge and a guest's shadow check compute the same round_result from the same history.
+ * judge and a guest's shadow check compute the same round_result from the same history. Also the
+ * narration every simultaneous-round built-in shares.
  */
-import type { HookContext, Message, RoundState, Role } from 'aigenora/hooks';
+import type { HookContext, Message, Narrator, RoundState, Role } from 'aigenora/hooks';
 
 export interface Settings {
   best_of: number;
@@ -49,3 +50,47 @@ export function scoreRound(
   const game_winner = !game_over ? 'none' : host_wins > guest_wins ? 'host' : guest_wins > host_wins ? 'guest' : 'draw';
   return { action: 'round_result', round, ...values, round_winner: winner, host_wins, guest_wins, game_over, game_winner };
 }
+
+/** What a round game's narrator shows of one round_result: each side's play and the standing after it. */
+export interface RoundView {
+  host: string;
+  guest: string;
+  /** e.g. "host 1, guest 0". */
+  score: string;
+}
+
+const outcomeText = (w: unknown) => (w === 'draw' ? 'a draw' : `${String(w)} wins`);
+
+/**
+ * The narrator of a simultaneous-round game: the settings once (from the ready), then one line per
+ * round, `round N: host <play> vs guest <play> → <round winner> (<score>)`, and the game's end. The
+ * commits and reveals get no line of their own: the round_result shows both plays.
+ */
+export function roundNarrator(show: { ready(msg: Message): string; round(msg: Message): RoundView }): Narrator {
+  return (msg, from) => {
+    switch (msg.action) {
+      case 'ready':
+        return show.ready(msg);
+      case 'round_result': {
+        const v = show.round(msg);
+        const line = `round ${String(msg['round'])}: host ${v.host} vs guest ${v.guest} → ${String(msg['round_winner'])} (${v.score})`;
+        // Its own line, so that each round's line reads the same, the last one too.
+        return msg['game_over'] === true ? [line, `game over: ${outcomeText(msg['game_winner'])} (${v.score})`] : line;
+      }
+      case 'error':
+        return `${from} reports an error: ${String(msg['reason'])}${typeof msg['round'] === 'number' ? ` (round ${msg['round']})` : ''}`;
+      default:
+        return undefined;
+    }
+  };
+}
+
+/** The settings line of the best-of games (rock-paper-scissors, coin flip). */
+export function bestOfText(ready: Message): string {
+  return ready['termination'] === 'fixed_rounds'
+    ? `${String(ready['best_of'])} rounds: the most wins takes it`
+    : `best of ${String(ready['best_of'])}: first to ${String(ready['rounds_to_win'])} wins`;
+}
+
+/** The score of the best-of games after a round. */
+export const winsText = (msg: Message) => `host ${String(msg['host_wins'])}, guest ${String(msg['guest_wins'])}`;

@@ -1,6 +1,7 @@
 /**
  * The NxN board the stone-placing games (Gomoku, Reversi) keep on both sides: guest is black and moves
- * first, host is white. Cells are addressed [row][col] as their messages' row and col fields.
+ * first, host is white. Cells are addressed [row][col] as their messages' row and col fields. Also the
+ * words both games' narrators share.
  */
 export type Side = 'host' | 'guest';
 export type Cell = Side | null;
@@ -35,3 +36,13 @@ export class SquareBoard {
     return this.cells.every((row) => !row.includes(null));
   }
 }
+
+/** A side with the colour it plays, as the narrators name it: "guest (black)". */
+export const player = (s: Side): string => `${s} (${s === 'guest' ? 'black' : 'white'})`;
+/** A cell in its messages' own numbering, so that a person can answer with the same numbers. */
+export const cellText = (row: unknown, col: unknown): string => `row ${String(row)}, col ${String(col)}`;
+/** A winner field as said: "none" (after the game ended) and "draw" both mean nobody won. */
+export const outcomeText = (winner: unknown): string => (winner === 'none' || winner === 'draw' ? 'a draw' : `${String(winner)} wins`);
+/** The host's error message: it refused the guest's move and ends the game. */
+export const refusalText = (msg: Record<string, unknown>): string =>
+  `host refuses ${typeof msg['turn'] === 'number' ? `turn ${msg['turn']}` : 'the move'}: ${String(msg['reason'])}`;

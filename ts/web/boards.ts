@@ -102,22 +102,30 @@ function connectFour(v: StateView): C4 {
     const row = cells[col]?.indexOf(null) ?? -1;
     if (row >= 0) put(col, row, who);
   };
-  let moves = 0;
+  // The wire counts rows from the top (the reference's numbering: row rows-1 is the bottom); cells
+  // count them from the bottom. Turns: the host answers guest turn t with t+1, the guest's next is t+2.
+  let next = 1;
   let over: string | undefined;
   for (const { from, msg } of v.frames) {
     const col = int(msg['col']);
     if (msg.action === 'move' && col !== undefined) {
       drop(col, from);
-      if (from === v.role) moves++;
+      const turn = int(msg['turn']);
+      if (turn !== undefined) next = Math.max(next, turn + 1);
     } else if (msg.action === 'round_result' && col !== undefined) {
       const who: Role = msg['player'] === 'guest' ? 'guest' : 'host';
-      const row = int(msg['row']);
-      if (row !== undefined && cells[col]?.[row] === null) put(col, row, who);
+      const wire = int(msg['row']);
+      const row = wire === undefined ? undefined : rows - 1 - wire;
+      // A guest stone echoed back (the winning one) is already on the board from the guest's move.
+      if (who === 'guest' && row !== undefined && cells[col]?.[row] === 'guest') last = `${col},${row}`;
+      else if (row !== undefined && row >= 0 && cells[col]?.[row] === null) put(col, row, who);
       else drop(col, who);
+      const turn = int(msg['turn']);
+      if (turn !== undefined) next = Math.max(next, turn + 1);
     }
     over = outcome(msg, { guest: 'Red', host: 'Yellow' }, v.role) ?? over;
   }
-  return { cols, rows, cells, next: moves + 1, ...(last && { last }), ...(over && { over }) };
+  return { cols, rows, cells, next, ...(last && { last }), ...(over && { over }) };
 }
 
 const c4Names: Record<Role, string> = { guest: 'red', host: 'yellow' };

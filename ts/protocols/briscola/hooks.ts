@@ -12,8 +12,9 @@
  * side makes (choose_action / apply_local_action) and verifies (validate_play); check_winner resolves a
  * trick on the turn that completes it. The autonomous player is the reference's, deterministic.
  */
-import { defineHooks, type MentalPokerCard, type MentalPokerLegalAction, type MentalPokerOutcome, type MentalPokerState, type Role } from 'aigenora/hooks';
-import { byText, coerceDecision, displayCommon } from '../card-game.js';
+// Types only: a checkout runs this file from source, where the package entry (dist/) may not exist yet.
+import type { HooksModule, MentalPokerCard, MentalPokerLegalAction, MentalPokerOutcome, MentalPokerState, Narrator, Role } from 'aigenora/hooks';
+import { byText, cardNarrator, cardText, coerceDecision, displayCommon } from '../card-game.js';
 
 export const RANKS = ['A', '2', '3', '4', '5', '6', '7', 'J', 'Q', 'K'] as const;
 export const SUITS = ['C', 'D', 'H', 'S'] as const;
@@ -60,7 +61,35 @@ export function pickFollow(hand: ReadonlyMap<string, MentalPokerCard>, lead: Men
   return (winners.length ? winners : all).sort(cheapest)[0]?.[0];
 }
 
-export default defineHooks('mental_poker', () => {
+/**
+ * Each card played and, on the trick's second card, who takes it, for how many points, and the score;
+ * then the end of the game. The refills after a trick are bookkeeping and get no line.
+ */
+function narrator(): Narrator {
+  let lead: MentalPokerCard | undefined;
+  const score = { host: 0, guest: 0 };
+  const name = (c: MentalPokerCard) => cardText(RANKS, SUITS, c[0], c[1]);
+  return cardNarrator({
+    intro: `trumps are ${SUITS[BRISCOLA]}; the host leads every trick`,
+    play(msg, from, tally) {
+      const card: MentalPokerCard = [msg['rank'] as number, msg['suit'] as number];
+      if (!lead) {
+        lead = card;
+        return `${from} leads ${name(card)}`;
+      }
+      const winner = trickWinner(lead, card);
+      const won = points(lead[0]) + points(card[0]);
+      score[winner] += won;
+      lead = undefined;
+      const line = `${from} plays ${name(card)}: ${winner} takes the trick (+${won}) — points host ${score.host}, guest ${score.guest}; stock ${tally.stock}`;
+      if (tally.stock > 0 || tally.hands.host > 0 || tally.hands.guest > 0) return line;
+      const outcome = score.host === score.guest ? 'a draw' : `${score.host > score.guest ? 'host' : 'guest'} wins`;
+      return [line, `game over: ${outcome}, ${score.host} to ${score.guest}`];
+    },
+  });
+}
+
+const create: HooksModule<'mental_poker'>['create'] = () => {
   let trick: [Role, MentalPokerCard][] = [];
   let score = { host: 0, guest: 0 };
   let tricksDone = 0;
@@ -144,5 +173,6 @@ export default defineHooks('mental_poker', () => {
       return null;
     },
   };
-});
+};
 
+export default { mode: 'mental_poker', create, narrator } satisfies HooksModule<'mental_poker'>;

@@ -10,8 +10,9 @@
  * 8s, else the lowest playable 8 calling the suit it holds most of (first acquired on a tie), else draw,
  * else pass. Being deterministic, it makes the same plays as the reference from the same hands.
  */
-import { defineHooks, type MentalPokerCard, type MentalPokerLegalAction, type MentalPokerState, type Role } from 'aigenora/hooks';
-import { byText, coerceDecision, displayCommon } from '../card-game.js';
+// Types only: a checkout runs this file from source, where the package entry (dist/) may not exist yet.
+import type { HooksModule, MentalPokerCard, MentalPokerLegalAction, MentalPokerState, Narrator, Role } from 'aigenora/hooks';
+import { byText, cardNarrator, cardText, coerceDecision, displayCommon } from '../card-game.js';
 
 export const RANKS = ['2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'] as const;
 export const SUITS = ['C', 'D', 'H', 'S'] as const;
@@ -68,7 +69,27 @@ const handSizeOf = (options: Readonly<Record<string, unknown>>): number => {
 const isFirstTurn = (state: Partial<MentalPokerState>): boolean => !state._mp_deck_view || state._mp_deck_view.played.size === 0;
 const stockEmpty = (state: Partial<MentalPokerState>): boolean => !state._mp_deck_view || state._mp_deck_view.stock.size === 0;
 
-export default defineHooks('mental_poker', (ctx) => {
+/**
+ * Each card played, with the suit an 8 calls and the cards each side has left; each draw; and the end:
+ * a hand played out, or fewer cards winning once both passed with the stock out.
+ */
+const narrator = (): Narrator =>
+  cardNarrator({
+    intro: 'follow the suit or the rank on top; an 8 plays on anything and calls the suit',
+    play(msg, from, tally) {
+      const call = msg['call_suit'];
+      const line = `${from} plays ${cardText(RANKS, SUITS, msg['rank'], msg['suit'])}${typeof call === 'number' ? `, calling ${SUITS[call] ?? call}` : ''} — ${tally.toString()}`;
+      return tally.hands[from] === 0 ? [line, `${from} has played every card: ${from} wins`] : line;
+    },
+    draw: (from, tally) => `${from} draws — ${tally.toString()}`,
+    pass(_from, tally) {
+      if (tally.passes < 2) return undefined;
+      const w = winnerByHandCount(tally.hands.host, tally.hands.guest);
+      return `both passed: ${w ? `${w} wins, holding fewer cards` : 'equal hands, no winner'}`;
+    },
+  });
+
+const create: HooksModule<'mental_poker'>['create'] = (ctx) => {
   let handSize = handSizeOf(ctx.options);
   let discard: Discard = { topRank: null, currentSuit: null };
   /** A committed play (own or peer's) becomes the discard top; an 8 sets the suit it calls. */
@@ -161,4 +182,6 @@ export default defineHooks('mental_poker', (ctx) => {
       return state._mp_stalled ? winnerByHandCount(host, guest) : null;
     },
   };
-});
+};
+
+export default { mode: 'mental_poker', create, narrator } satisfies HooksModule<'mental_poker'>;

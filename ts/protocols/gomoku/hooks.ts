@@ -7,8 +7,8 @@
  * of own line weights plus 0.9 of the opponent's, nearer the centre on equal scores (random among
  * full ties); the first stone goes to the centre.
  */
-import type { HooksModule, Message } from 'aigenora/hooks';
-import { boardSize, other, SquareBoard, type Move, type Side } from '../square-board.js';
+import type { HooksModule, Message, Narrator } from 'aigenora/hooks';
+import { boardSize, cellText, other, outcomeText, player, refusalText, SquareBoard, type Move, type Side } from '../square-board.js';
 
 const DIRS = [[0, 1], [1, 0], [1, 1], [1, -1]] as const;
 /** A line of this many stones (after the move) is worth this much; five or more wins. */
@@ -59,8 +59,32 @@ export class Board extends SquareBoard {
 
 const size = (v: unknown) => boardSize(v, 5, 19, 15);
 
+/** Each stone where it went and, on the last, why the game ended; every message carries all of it. */
+const narrator = (): Narrator => (msg) => {
+  switch (msg.action) {
+    case 'ready':
+      return `${String(msg['board_size'])}×${String(msg['board_size'])} board, five in a row wins; the ${player('guest')} moves first`;
+    case 'move':
+      return `${player('guest')} plays ${cellText(msg['row'], msg['col'])}`;
+    case 'round_result': {
+      const at = cellText(msg['row'], msg['col']);
+      const end = msg['winner'] === 'none' ? 'the board is full: a draw' : `five in a row: ${outcomeText(msg['winner'])}`;
+      // A game the guest's stone ended comes back as that stone, echoed.
+      if (msg['player'] === 'guest') return `the guest's stone at ${at} ends the game — ${end}`;
+      return `${player('host')} plays ${at}${msg['game_over'] === true ? ` — ${end}` : ''}`;
+    }
+    case 'end':
+      return `game over: ${outcomeText(msg['winner'])}`;
+    case 'error':
+      return refusalText(msg);
+    default:
+      return undefined;
+  }
+};
+
 const hooks: HooksModule<'session_loop'> = {
   mode: 'session_loop',
+  narrator,
   create(ctx) {
     let board = new Board(size(ctx.options['board_size']));
     /** The guest's next turn number (the guest plays odd turns, the host the even ones). */

@@ -3,7 +3,7 @@
  * guess with higher/lower; the guest bisects. A correct guess, or running out of attempts, ends the
  * game with game_over, which reveals the secret so the guest can check every hint afterwards.
  */
-import type { HooksModule, Message } from 'aigenora/hooks';
+import type { HooksModule, Message, Narrator } from 'aigenora/hooks';
 
 const int = (v: unknown, d: number) => (typeof v === 'number' && Number.isInteger(v) ? v : d);
 
@@ -12,8 +12,37 @@ export function hintsConsistent(secret: number, history: { number: number; resul
   return history.every(({ number, result }) => (number < secret ? result === 'higher' : number > secret ? result === 'lower' : result === 'correct'));
 }
 
+/** One line per guess, hint and ending; the hint names the guess it answers (the hint itself does not). */
+function narrator(): Narrator {
+  let allowed: number | undefined;
+  let guessed: number | undefined;
+  return (msg, from) => {
+    switch (msg.action) {
+      case 'ready':
+        allowed = msg['max_attempts'] as number;
+        return `guess a number from ${String(msg['range_min'])} to ${String(msg['range_max'])} in ${allowed} attempts`;
+      case 'guess':
+        guessed = msg['number'] as number;
+        return `guest guesses ${guessed} (attempt ${String(msg['attempt'])})`;
+      case 'hint': {
+        const what = msg['result'] === 'correct' ? 'correct' : `the number is ${String(msg['result'])}${guessed === undefined ? '' : ` than ${guessed}`}`;
+        return `host: ${what} (${String(msg['attempts_used'])}${allowed === undefined ? '' : ` of ${allowed}`} attempts used)`;
+      }
+      case 'game_over':
+        return msg['winner'] === 'guest'
+          ? `guest found it: the number was ${String(msg['secret_number'])} (${String(msg['total_attempts'])} attempts) — guest wins`
+          : `host wins: the number was ${String(msg['secret_number'])}, not found in ${String(msg['total_attempts'])} attempts`;
+      case 'error':
+        return `${from} reports an error: ${String(msg['reason'])}`;
+      default:
+        return undefined;
+    }
+  };
+}
+
 const hooks: HooksModule<'session_loop'> = {
   mode: 'session_loop',
+  narrator,
   create(ctx) {
     const rangeMin = int(ctx.options['range_min'], 1);
     const rangeMax = int(ctx.options['range_max'], 100);

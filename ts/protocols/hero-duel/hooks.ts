@@ -12,6 +12,7 @@
  * the higher HP wins (draw if equal). round_winner is the side that dealt more damage that round.
  */
 import type { HookContext, HooksModule, Message, RoundState, RoundValue } from 'aigenora/hooks';
+import { roundNarrator } from '../round-game.js';
 
 export interface Skill {
   dmg: number;
@@ -46,12 +47,19 @@ interface Side {
 
 const CD_KEY = { skill_a: 'cd_a', skill_b: 'cd_b', ult: 'cd_ult' } as const;
 
-/** The default balance of the "standard" profile: four heroes. */
+/**
+ * The balance played when the options carry none (or an empty one): the reference's DEFAULT_BALANCE in its
+ * hero-duel hooks.py, which is also its "standard" profile in index.json. The reference conveys a balance
+ * only as the invitation's options.balance (join and ready carry heroes and max_rounds, nothing about the
+ * numbers) and compares it only through the guest's shadow judge, so a default that differs by one number
+ * ends a game without options.balance in balance_mismatch on one side. test/protocols/hero-duel-reference.test.ts
+ * compares these numbers with the reference's files.
+ */
 export const STANDARD_BALANCE: Record<string, Hero> = {
-  warrior: { hp: 240, mana: 80, mana_regen: 15, atk: 24, skill_a: { dmg: 45, cost: 20, cd: 2 }, skill_b: { dmg: 70, cost: 35, cd: 3 }, ult: { dmg: 115, cost: 60, cd: 5 } },
-  mage: { hp: 150, mana: 120, mana_regen: 20, atk: 12, skill_a: { dmg: 60, cost: 25, cd: 2 }, skill_b: { dmg: 85, cost: 45, cd: 3 }, ult: { dmg: 170, cost: 80, cd: 5 } },
-  assassin: { hp: 175, mana: 60, mana_regen: 12, atk: 34, skill_a: { dmg: 55, cost: 15, cd: 2 }, skill_b: { dmg: 80, cost: 30, cd: 3 }, ult: { dmg: 140, cost: 50, cd: 6 } },
-  tank: { hp: 320, mana: 70, mana_regen: 10, atk: 16, skill_a: { dmg: 35, cost: 15, cd: 2 }, skill_b: { dmg: 50, cost: 30, cd: 3 }, ult: { dmg: 90, cost: 55, cd: 5 } },
+  warrior: { hp: 250, mana: 80, mana_regen: 15, atk: 25, skill_a: { dmg: 50, cost: 20, cd: 2 }, skill_b: { dmg: 70, cost: 35, cd: 3 }, ult: { dmg: 120, cost: 60, cd: 5 } },
+  mage: { hp: 150, mana: 120, mana_regen: 20, atk: 12, skill_a: { dmg: 60, cost: 25, cd: 2 }, skill_b: { dmg: 90, cost: 45, cd: 3 }, ult: { dmg: 180, cost: 80, cd: 5 } },
+  assassin: { hp: 180, mana: 60, mana_regen: 12, atk: 35, skill_a: { dmg: 45, cost: 15, cd: 1 }, skill_b: { dmg: 65, cost: 30, cd: 2 }, ult: { dmg: 110, cost: 50, cd: 4 } },
+  tank: { hp: 350, mana: 70, mana_regen: 14, atk: 18, skill_a: { dmg: 35, cost: 18, cd: 2 }, skill_b: { dmg: 55, cost: 30, cd: 3 }, ult: { dmg: 90, cost: 55, cd: 5 } },
 };
 
 export interface DuelSetup {
@@ -66,13 +74,14 @@ function sideOf(result: Message | null, who: 'host' | 'guest', hero: Hero): Side
   return { hp: n('hp'), mana: n('mana'), cd_a: n('cd_a'), cd_b: n('cd_b'), cd_ult: n('cd_ult') };
 }
 
-/** What a move actually does given the side's mana and cooldowns: damage dealt and the side after casting. */
-function resolve(side: Side, hero: Hero, move: Move): { dmg: number; after: Side } {
-  if (move === 'normal') return { dmg: hero.atk, after: { ...side } };
+/** What a move actually does given the side's mana and cooldowns: the move in effect, damage dealt and the side after casting. */
+function resolve(side: Side, hero: Hero, move: Move): { move: Move; dmg: number; after: Side } {
+  const normal = { move: 'normal' as const, dmg: hero.atk, after: { ...side } };
+  if (move === 'normal') return normal;
   const skill = hero[move];
   const key = CD_KEY[move];
-  if (side.mana < skill.cost || side[key] !== 0) return { dmg: hero.atk, after: { ...side } };
-  return { dmg: skill.dmg, after: { ...side, mana: side.mana - skill.cost, [key]: skill.cd } };
+  if (side.mana < skill.cost || side[key] !== 0) return normal;
+  return { move, dmg: skill.dmg, after: { ...side, mana: side.mana - skill.cost, [key]: skill.cd } };
 }
 
 function endOfRound(s: Side, hero: Hero, hp: number): Side {
@@ -92,7 +101,8 @@ export function judgeRound(setup: DuelSetup, round: number, hostMove: Move, gues
   const game_over = host.hp === 0 || guest.hp === 0 || last;
   const game_winner = !game_over ? 'none' : host.hp === guest.hp ? 'draw' : host.hp > guest.hp ? 'host' : 'guest';
   const round_winner = h.dmg === g.dmg ? 'draw' : h.dmg > g.dmg ? 'host' : 'guest';
-  const out: Record<string, unknown> = { action: 'round_result', round, host_move: hostMove, guest_move: guestMove };
+  // The moves in effect, as the reference reports them: a skill that could not be cast shows as normal.
+  const out: Record<string, unknown> = { action: 'round_result', round, host_move: h.move, guest_move: g.move };
   for (const [who, s] of [['host', host], ['guest', guest]] as const) {
     out[`${who}_hp`] = s.hp;
     out[`${who}_mana`] = s.mana;
@@ -109,13 +119,24 @@ export function chooseMove(side: Side, hero: Hero): Move {
   return 'normal';
 }
 
+/** options.balance, or the default when it is absent or empty (as the reference reads it). */
 function balance(ctx: HookContext): Record<string, Hero> {
   const b = ctx.options['balance'];
-  return b && typeof b === 'object' ? (b as Record<string, Hero>) : STANDARD_BALANCE;
+  return b && typeof b === 'object' && !Array.isArray(b) && Object.keys(b).length > 0 ? (b as Record<string, Hero>) : STANDARD_BALANCE;
 }
 
 const hooks: HooksModule<'simultaneous_round'> = {
   mode: 'simultaneous_round',
+  // Each move as the round_result reports it, with the damage it did; the HP left is the score.
+  narrator: () =>
+    roundNarrator({
+      ready: (m) => `the host's ${String(m['host_hero'])} against the guest's ${String(m['guest_hero'])}, at most ${String(m['max_rounds'])} rounds`,
+      round: (m) => ({
+        host: `${String(m['host_move'])} (${String(m['host_damage_dealt'])} damage)`,
+        guest: `${String(m['guest_move'])} (${String(m['guest_damage_dealt'])} damage)`,
+        score: `HP host ${String(m['host_hp'])}, guest ${String(m['guest_hp'])}`,
+      }),
+    }),
   create(ctx) {
     const heroes = balance(ctx);
     const names = Object.keys(heroes);

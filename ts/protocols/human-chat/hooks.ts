@@ -18,6 +18,12 @@ export function displaySafe(text: string): string {
 
 const hooks: HooksModule<'free'> = {
   mode: 'free',
+  // As proto_display shows the conversation: the text as it was said (the caller escapes it for the terminal).
+  narrator: (me) => (msg, from) => {
+    const who = from === me ? 'you' : 'peer';
+    if (msg.action === 'chat') return `${who} #${String(msg['seq'])}: ${String(msg['text'])}`;
+    return msg.action === 'end' ? `(${who} left)` : undefined;
+  },
   create() {
     const lines: ChatLine[] = [];
     let ended = false;

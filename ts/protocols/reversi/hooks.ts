@@ -7,8 +7,8 @@
  * board and aborts on any round_result that disagrees with it. Both sides pick the move with the best
  * positional value plus flips (random among ties), the reference's autonomous player.
  */
-import type { HooksModule, Message } from 'aigenora/hooks';
-import { boardSize, other, SquareBoard, type Move, type Side } from '../square-board.js';
+import type { HooksModule, Message, Narrator } from 'aigenora/hooks';
+import { boardSize, cellText, other, outcomeText, player, refusalText, SquareBoard, type Move, type Side } from '../square-board.js';
 
 export type { Side } from '../square-board.js';
 
@@ -91,8 +91,45 @@ export class Board extends SquareBoard {
 
 const size = (v: unknown) => boardSize(v, 6, 8, 8);
 
+/**
+ * Each move with the stones it flipped and the count after it. The host's round_result states its own
+ * flips and the counts; the guest's move states only its cell, so the narrator keeps a board to count
+ * what it flipped (and says nothing of flips it could not place, e.g. having missed the ready).
+ */
+function narrator(): Narrator {
+  let board: Board | undefined;
+  const counts = (black: unknown, white: unknown) => `black ${String(black)}, white ${String(white)}`;
+  return (msg) => {
+    switch (msg.action) {
+      case 'ready':
+        board = new Board(msg['board_size'] as number);
+        return `${String(msg['board_size'])}×${String(msg['board_size'])} board, most stones wins; the ${player('guest')} moves first`;
+      case 'move': {
+        const flipped = board?.play(msg['row'] as number, msg['col'] as number, 'guest') ?? 0;
+        const after = board && flipped ? `, flipping ${flipped} — ${counts(board.count('guest'), board.count('host'))}` : '';
+        return `${player('guest')} plays ${cellText(msg['row'], msg['col'])}${after}`;
+      }
+      case 'pass':
+        return `${player('guest')} passes: no legal move`;
+      case 'round_result': {
+        if (msg['passed'] !== true) board?.play(msg['row'] as number, msg['col'] as number, 'host');
+        const move = msg['passed'] === true ? 'passes' : `plays ${cellText(msg['row'], msg['col'])}, flipping ${String(msg['flipped'])}`;
+        const end = msg['game_over'] === true ? ` — game over: ${outcomeText(msg['winner'])}` : '';
+        return `${player('host')} ${move} — ${counts(msg['black'], msg['white'])}${end}`;
+      }
+      case 'end':
+        return `game over: ${outcomeText(msg['winner'])} (${counts(msg['black'], msg['white'])})`;
+      case 'error':
+        return refusalText(msg);
+      default:
+        return undefined;
+    }
+  };
+}
+
 const hooks: HooksModule<'session_loop'> = {
   mode: 'session_loop',
+  narrator,
   create(ctx) {
     let board = new Board(size(ctx.options['board_size']));
     /** The guest's next turn number (the guest plays odd turns, the host the even ones). */

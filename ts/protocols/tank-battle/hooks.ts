@@ -12,7 +12,7 @@
  * with no tank left loses (both: draw); at max_ticks more surviving tanks, then more total HP, wins.
  */
 // The types straight from the source: the realtime hook signatures are newer than a built dist/.
-import type { HooksModule, Role } from '../../hooks/types.js';
+import type { HooksModule, Narrator, Role } from '../../hooks/types.js';
 
 export const SCALE = 1000;
 export const TANK_HALF = 360;
@@ -603,8 +603,69 @@ function optionsToRules(o: Readonly<Record<string, unknown>>): { rules: Rules; m
 }
 
 
+/** Seconds of play between two lines on the state of the battle when nothing else is said. */
+const STATUS_SECONDS = 10;
+
+/** One event as a person says it, or nothing: shots and broken bricks are most of them, and no news. */
+function eventText(e: Event): string | undefined {
+  switch (e.type) {
+    case 'hit':
+      return `${String(e['attacker'])} hits ${String(e['victim'])} (${String(e['victim_hp'])} HP left)`;
+    case 'destroyed':
+      return `${String(e['tank'])} destroyed`;
+    case 'pickup':
+      return `${String(e['tank'])} picks up ${String(e['kind'])}`;
+    case 'game_over':
+      return `battle over: ${e['winner'] === 'draw' ? 'a draw' : `${String(e['winner'])} wins`} (${e['reason'] === 'tick_limit' ? 'time is up' : 'elimination'})`;
+    default:
+      return undefined;
+  }
+}
+
+/** Each side's tanks still standing and the HP they have left. */
+function standing(w: World): string {
+  const side = (team: Role) => {
+    const alive = w.tanks.filter((t) => t.team === team && t.hp > 0);
+    return `${team} ${alive.length} tank${alive.length === 1 ? '' : 's'} (${alive.reduce((s, t) => s + t.hp, 0)} HP)`;
+  };
+  return `${side('host')}, ${side('guest')}`;
+}
+
+/**
+ * A match told by what happens in it, not frame by frame (ten a second): a line for each frame with a
+ * hit, a kill, a pickup or the end, with the tanks left; the state of the battle every STATUS_SECONDS
+ * of play; the host's refusals. Commands and their acknowledgements get no line.
+ */
+function narrator(): Narrator {
+  let every = 10 * STATUS_SECONDS;
+  return (msg) => {
+    switch (msg.action) {
+      case 'rt_ready': {
+        const hz = (msg['config'] as { tick_rate_hz?: unknown } | undefined)?.tick_rate_hz;
+        if (typeof hz === 'number' && hz > 0) every = Math.max(1, Math.round(hz * STATUS_SECONDS));
+        const w = (msg['frame'] as { state: World }).state;
+        const team = w.rules.team_size;
+        return `battle on a ${w.cols}×${w.rows} map: ${team} tank${team === 1 ? '' : 's'} a side, at most ${w.rules.max_ticks} ticks${typeof hz === 'number' ? ` (${hz} a second)` : ''}`;
+      }
+      case 'rt_reject':
+        return `host refuses the match: ${String(msg['reason'])}`;
+      case 'rt_command_ack':
+        return msg['status'] === 'rejected' ? `host rejects the guest's commands for tick ${String(msg['target_tick'])}${typeof msg['reason'] === 'string' ? `: ${msg['reason']}` : ''}` : undefined;
+      case 'rt_frame': {
+        const f = msg['frame'] as { tick: number; state: World; events: Event[] };
+        const said = f.events.map(eventText).filter((t): t is string => t !== undefined);
+        if (said.length) return `tick ${f.tick}: ${said.join('; ')} — ${standing(f.state)}`;
+        return f.tick % every === 0 ? `tick ${f.tick}: ${standing(f.state)}` : undefined;
+      }
+      default:
+        return undefined;
+    }
+  };
+}
+
 const hooks: HooksModule<'authoritative_realtime'> = {
   mode: 'authoritative_realtime',
+  narrator,
   create(ctx) {
     let { rules, map } = optionsToRules(ctx.options);
     const memory = new Map<string, Memory>();

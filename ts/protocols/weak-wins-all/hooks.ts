@@ -6,6 +6,7 @@
  * offline re-judge compute the same round_result.
  */
 import type { HookContext, HooksModule, Message, Role, RoundState, RoundValue } from 'aigenora/hooks';
+import { roundNarrator } from '../round-game.js';
 
 /** The reference's values when neither the options nor the join name one. */
 export const DEFAULT_POINTS = 25;
@@ -103,6 +104,15 @@ const inside = (v: unknown, b: { min: number; max: number }) => int(v) !== undef
 
 const hooks: HooksModule<'simultaneous_round'> = {
   mode: 'simultaneous_round',
+  narrator: () =>
+    roundNarrator({
+      ready: (m) => `${String(m['total_rounds'])} rounds, ${String(m['total_points'])} points each to bid: the lower bid scores both`,
+      round: (m) => ({
+        host: `bids ${String(m['host_bid'])}`,
+        guest: `bids ${String(m['guest_bid'])}`,
+        score: `score host ${String(m['host_score'])}, guest ${String(m['guest_score'])}; left host ${String(m['host_remaining'])}, guest ${String(m['guest_remaining'])}`,
+      }),
+    }),
   create(ctx) {
     const mine = settings(ctx.options);
     return {
