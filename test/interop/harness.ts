@@ -8,7 +8,7 @@
 // the holder, so a crashed test run leaves nothing behind in /run/netns, and each process can still be
 // started, watched and killed from the test on its own.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -142,3 +142,64 @@ export function lastJson(stdout: string): Record<string, unknown> | undefined {
   }
   return undefined;
 }
+
+/**
+ * One interop world: a namespace holding our registry server on `port`, and runners for the reference's
+ * CLI and ours inside it. Each test file makes its own (its own namespace and port), so files run in
+ * parallel without meeting.
+ */
+export interface World {
+  ns: Namespace;
+  /** The server's base URL. */
+  server: string;
+  runRef(name: string, dataDir: string, args: string[], timeoutMs?: number): Promise<Ran>;
+  startRef(name: string, dataDir: string, args: string[]): Proc;
+  runOurs(name: string, args: string[], timeoutMs?: number): Promise<Ran>;
+  startOurs(name: string, args: string[]): Proc;
+  /** `init` (and a private TMPDIR) for a reference data dir, `init` for one of ours. */
+  initRef(dataDir: string): void;
+  initOurs(dataDir: string): void;
+  close(): Promise<void>;
+}
+
+export async function openWorld(reference: Reference, root: string, port: number, stepMs = 180_000): Promise<World> {
+  const server = `http://127.0.0.1:${port}`;
+  const refEnv = (dataDir: string) => ({
+    PYTHONPATH: reference.src,
+    PYTHONUNBUFFERED: '1',
+    // ../shared is read-only input: no __pycache__ beside the reference's sources.
+    PYTHONDONTWRITEBYTECODE: '1',
+    // A foreground host/join keeps its session state under $TMPDIR/aigenora-sessions: keep it in the test's folder.
+    TMPDIR: join(dataDir, 'tmp'),
+    // The reference would otherwise fall back to its public server.
+    P2P_SERVER: server,
+  });
+  const pyArgs = (dataDir: string, args: string[]) => ['-m', 'aigenora', ...args, '--data-dir', dataDir];
+  const ns = await Namespace.create();
+  const srv = ns.start('our server', process.execPath, [BIN, 'server', '--listen', `127.0.0.1:${port}`, '--data-dir', join(root, 'server')]);
+  await until(() => srv.output().includes(`127.0.0.1:${port}`) || srv.child.exitCode !== null, 'our server to print its URL', 60_000).catch((e: Error) => {
+    throw new Error(`${e.message}\n${ns.dump()}`);
+  });
+  if (srv.child.exitCode !== null) throw new Error(`our server exited:\n${ns.dump()}`);
+  return {
+    ns,
+    server,
+    runRef: (name, dataDir, args, timeoutMs = stepMs) => ns.run(name, reference.python, pyArgs(dataDir, args), { env: refEnv(dataDir), timeoutMs }),
+    startRef: (name, dataDir, args) => ns.start(name, reference.python, pyArgs(dataDir, args), { env: refEnv(dataDir) }),
+    runOurs: (name, args, timeoutMs = stepMs) => ns.run(name, process.execPath, [BIN, ...args], { timeoutMs }),
+    startOurs: (name, args) => ns.start(name, process.execPath, [BIN, ...args]),
+    initRef(dataDir) {
+      const r = spawnSync(reference.python, pyArgs(dataDir, ['init']), { encoding: 'utf8', env: { ...process.env, PYTHONPATH: reference.src, PYTHONDONTWRITEBYTECODE: '1' } });
+      if (r.status !== 0) throw new Error(`reference init failed: ${r.stdout}${r.stderr}`);
+      mkdirSync(join(dataDir, 'tmp'), { recursive: true });
+    },
+    initOurs(dataDir) {
+      const r = spawnSync(process.execPath, [BIN, 'init', '--data-dir', dataDir], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`aigenora init failed: ${r.stdout}${r.stderr}`);
+    },
+    close: () => ns.close(),
+  };
+}
+
+/** `post_id: X` from a host's output (the reference's stdout, ours on stderr with --json). */
+export const postIdOf = (p: Proc): string | undefined => /^post_id: (\S+)$/m.exec(p.output())?.[1];

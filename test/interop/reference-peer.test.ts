@@ -10,17 +10,16 @@
  * altogether (AIGENORA_SKIP_CORPORA=1, through test/shared/require.ts as every skip); a missing command of
  * ours fails its scenario.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../shared/tmp.js';
 import { need } from '../shared/require.js';
-import { BIN, findReference, lastJson, Namespace, namespaceMissing, publicKeyOf, until, type Proc, type Ran, type Reference } from './harness.js';
+import { findReference, lastJson, namespaceMissing, openWorld, publicKeyOf, until, type Namespace, type Proc, type Ran, type Reference, type World } from './harness.js';
 
 const RPS = '43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f';
 // The namespace is private to this file, so a fixed port cannot collide with anything.
-const SERVER = 'http://127.0.0.1:18787';
+const PORT = 18787;
+const SERVER = `http://127.0.0.1:${PORT}`;
 const STEP_MS = 180_000;
 
 const ref = findReference();
@@ -33,49 +32,25 @@ const ready = need(`${missing} (for the interop test with the reference)`, missi
 describe.skipIf(!ready)(`interop with the reference${ready ? '' : ` (SKIPPED: missing ${missing})`}`, () => scenarios(ref as Reference));
 
 function scenarios(reference: Reference): void {
+  let w: World;
   let ns: Namespace;
-  let root: string;
-  let server: Proc | undefined;
   // Two reference identities (host and guest) and one of ours.
   let refA: string;
   let refB: string;
   let mine: string;
-
-  const refEnv = (dataDir: string) => ({
-    PYTHONPATH: reference.src,
-    PYTHONUNBUFFERED: '1',
-    // ../shared is read-only input: no __pycache__ beside the reference's sources.
-    PYTHONDONTWRITEBYTECODE: '1',
-    // A foreground host/join keeps its session state under $TMPDIR/aigenora-sessions: keep it in the test's folder.
-    TMPDIR: join(dataDir, 'tmp'),
-    // The reference would otherwise fall back to its public server.
-    P2P_SERVER: SERVER,
-  });
-  const pyArgs = (args: string[]) => ['-m', 'aigenora', ...args];
-  const runRef = (name: string, dataDir: string, args: string[], timeoutMs = STEP_MS): Promise<Ran> =>
-    ns.run(name, reference.python, pyArgs([...args, '--data-dir', dataDir]), { env: refEnv(dataDir), timeoutMs });
-  const startRef = (name: string, dataDir: string, args: string[]): Proc => ns.start(name, reference.python, pyArgs([...args, '--data-dir', dataDir]), { env: refEnv(dataDir) });
-  const runOurs = (name: string, args: string[], timeoutMs = STEP_MS): Promise<Ran> => ns.run(name, process.execPath, [BIN, ...args], { timeoutMs });
-  const startOurs = (name: string, args: string[]): Proc => ns.start(name, process.execPath, [BIN, ...args]);
+  const runRef = (name: string, dataDir: string, args: string[], timeoutMs = STEP_MS): Promise<Ran> => w.runRef(name, dataDir, args, timeoutMs);
+  const startRef = (name: string, dataDir: string, args: string[]): Proc => w.startRef(name, dataDir, args);
+  const runOurs = (name: string, args: string[], timeoutMs = STEP_MS): Promise<Ran> => w.runOurs(name, args, timeoutMs);
+  const startOurs = (name: string, args: string[]): Proc => w.startOurs(name, args);
 
   beforeAll(async () => {
-    root = tempDir('interop');
-    refA = join(root, 'ref-a');
-    refB = join(root, 'ref-b');
-    mine = join(root, 'ours');
-    for (const d of [refA, refB]) {
-      const r = spawnSync(reference.python, pyArgs(['init', '--data-dir', d]), { encoding: 'utf8', env: { ...process.env, PYTHONPATH: reference.src, PYTHONDONTWRITEBYTECODE: '1' } });
-      if (r.status !== 0) throw new Error(`reference init failed: ${r.stdout}${r.stderr}`);
-      mkdirSync(join(d, 'tmp'));
-    }
-    const r = spawnSync(process.execPath, [BIN, 'init', '--data-dir', mine], { encoding: 'utf8' });
-    if (r.status !== 0) throw new Error(`aigenora init failed: ${r.stdout}${r.stderr}`);
-    ns = await Namespace.create();
-    server = ns.start('our server', process.execPath, [BIN, 'server', '--listen', SERVER.replace('http://', ''), '--data-dir', join(root, 'server')]);
-    await until(() => server!.output().includes('127.0.0.1:18787') || server!.child.exitCode !== null, 'our server to print its URL', 60_000).catch((e: Error) => {
-      throw new Error(`${e.message}\n${ns.dump()}`);
-    });
-    if (server.child.exitCode !== null) throw new Error(`our server exited:\n${ns.dump()}`);
+    const root = tempDir('interop');
+    [refA, refB, mine] = [join(root, 'ref-a'), join(root, 'ref-b'), join(root, 'ours')];
+    w = await openWorld(reference, root, PORT, STEP_MS);
+    ns = w.ns;
+    w.initRef(refA);
+    w.initRef(refB);
+    w.initOurs(mine);
   }, STEP_MS);
 
   let firstOfTest = 0;
@@ -88,7 +63,7 @@ function scenarios(reference: Reference): void {
   });
 
   afterAll(async () => {
-    await ns?.close();
+    await w?.close();
   });
 
   /** `post_id: X` from the reference host's stdout. */
