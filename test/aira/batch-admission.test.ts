@@ -116,6 +116,16 @@ describe('aira matrix 1.0.0: the 81 cells of M36', () => {
     expect(admit(contract, view('commit'), call('model.revert', 'r', { observedRevision: HEAD }), 'reversible')).toMatchObject({ admit: true });
     expect(admit(contract, view('commit', { terminal: true }), call('model.read'), 'read')).toMatchObject({ admit: false, code: 'TASK_TERMINAL' });
   });
+
+  it('a query (model.read with a query) naming an old observedRevision is STALE_REVISION; a plain read is not (M3, M7)', () => {
+    const q = { kind: 'resolve', ref: 'parameters/width' };
+    for (const s of RUNTIME_STATES) {
+      expect(admit(contract, view(s), call('model.read', 'q', { observedRevision: 'rev:old', query: q }), 'read'), s).toMatchObject({ admit: false, code: 'STALE_REVISION', next: 'model.read' });
+      expect(admit(contract, view(s), call('model.read', 'q', { observedRevision: HEAD, query: q }), 'read'), s).toMatchObject({ admit: true });
+      expect(admit(contract, view(s), call('model.read', 'q', { query: q }), 'read'), s).toMatchObject({ admit: true });
+      expect(admit(contract, view(s), call('model.read', 'r', { observedRevision: 'rev:old' }), 'read'), s).toMatchObject({ admit: true });
+    }
+  });
 });
 
 describe('aira matrix descriptor validation', () => {

@@ -73,6 +73,16 @@ describe('resolveTaskInput', () => {
     }
   });
 
+  it('refuses a repair cap above the runtime default: a task may lower the cap, never raise it (M15, M42)', () => {
+    expect(defaultProtocol.repairCap).toBe(3);
+    for (const cap of [4, 8, 16]) {
+      const e = fault(() => resolveTaskInput({ intentFrame: bracketIntent(), protocol: { repairCap: cap } }));
+      expect(e.code).toBe('PROTOCOL_LOOSENED');
+      expect(e.path).toBe('task.protocol.repairCap');
+    }
+    for (const cap of [0, 1, 2, 3]) expect(resolveTaskInput({ intentFrame: bracketIntent(), protocol: { repairCap: cap } }).protocol.repairCap).toBe(cap);
+  });
+
   it('refuses a discovery sequence that waits on an effect: it could never be satisfied', () => {
     const e = fault(() => resolveTaskInput({ intentFrame: bracketIntent(), protocol: { requiredDiscoverySequence: ['catalog.search', 'catalog.describe', 'model.commit'] } }));
     expect(e.code).toBe('PROTOCOL_UNSATISFIABLE');

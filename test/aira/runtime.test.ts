@@ -258,6 +258,63 @@ describe('aira runtime: admission refuses before any dispatch (M33, M26)', () =>
     // A read naming an old revision is not refused.
     expect((await task.call({ op: 'model.read', input: { requestId: 'r', observedRevision: 'rev:old' } })).status).toBe('success');
   });
+
+  it('a model.query (read with a query) extends the capsule with its query and the revision it was answered at (M7, M3)', async () => {
+    const { task, auth } = await open();
+    expect(task.capsule().extensions).toEqual([]);
+    const q = await task.call(calls.read('q1', { query: { kind: 'resolve', ref: 'parameters/width' } }));
+    expect(q.status).toBe('success');
+    // A plain read extends nothing.
+    await task.call(calls.read('r1', { select: ['parameters/width'] }));
+    expect(task.capsule().extensions).toEqual([{ requestId: 'q1', query: { kind: 'resolve', ref: 'parameters/width' }, revision: auth.head0 }]);
+    // The binding is the revision answered at, and it stays that revision when the head moves on.
+    const { candidateId, token } = await toValidate(task);
+    await task.call(calls.commit('c', candidateId, token));
+    expect(task.head).not.toBe(auth.head0);
+    await task.call(calls.read('q2', { query: { kind: 'impact', ref: 'width' } }));
+    expect(task.capsule().extensions).toEqual([
+      { requestId: 'q1', query: { kind: 'resolve', ref: 'parameters/width' }, revision: auth.head0 },
+      { requestId: 'q2', query: { kind: 'impact', ref: 'width' }, revision: task.head },
+    ]);
+  });
+
+  it('a query naming an old observedRevision → STALE_REVISION like a stale effect: status stale, state observe, not dispatched, nothing recorded', async () => {
+    const { task, auth } = await open();
+    await task.call(calls.search('s'));
+    await task.call(calls.describe('d'));
+    const reads = auth.count('read');
+    const e = await task.call(calls.read('q', { observedRevision: 'rev:old', query: { kind: 'lineage', ref: 'head' } }));
+    expect(e.status).toBe('stale');
+    expect(e.diagnostics.map((d) => d.code)).toEqual(['STALE_REVISION']);
+    expect(e.data).toEqual({ completedPrefix: [], nextOperation: 'model.read' });
+    expect(task.state).toBe('observe');
+    expect(auth.count('read')).toBe(reads);
+    expect(task.trace().events.at(-1)).toMatchObject({ op: 'model.read', decision: 'rejected', code: 'STALE_REVISION', fromState: 'describe', toState: 'observe' });
+    expect(task.capsule().extensions).toEqual([]);
+    // At the head it is answered and recorded.
+    expect((await task.call(calls.read('q2', { observedRevision: task.head, query: { kind: 'lineage', ref: 'head' } }))).status).toBe('success');
+    expect(task.capsule().extensions).toEqual([{ requestId: 'q2', query: { kind: 'lineage', ref: 'head' }, revision: task.head }]);
+  });
+
+  it('a query answered stale by the authority is not recorded; a query answer with no revision is AUTHORITY_INTEGRITY', async () => {
+    const { task, auth } = await open();
+    auth.answer('read', { observedRevision: 'rev:moved', data: {}, diagnostics: [], status: 'stale' });
+    expect((await task.call(calls.read('q1', { query: { kind: 'resolve', ref: 'x' } }))).status).toBe('stale');
+    expect(task.capsule().extensions).toEqual([]);
+    auth.answer('read', { observedRevision: '', data: {}, diagnostics: [] });
+    await task.call(calls.read('q2', { query: { kind: 'resolve', ref: 'x' } }));
+    expect(task.terminal).toMatchObject({ state: 'failed', code: 'AUTHORITY_INTEGRITY' });
+  });
+
+  it('the capsule keeps the most recent 32 extensions', async () => {
+    const { task } = await open();
+    const out = await task.batch(Array.from({ length: 40 }, (_, i) => calls.read(`q${i}`, { query: { kind: 'resolve', ref: `r${i}` } })));
+    expect(out.results.every((r) => r.decision === 'scheduled')).toBe(true);
+    const ext = task.capsule().extensions;
+    expect(ext).toHaveLength(32);
+    expect(ext[0]!.requestId).toBe('q8');
+    expect(ext.at(-1)!.requestId).toBe('q39');
+  });
 });
 
 describe('aira runtime: repair (M41, M42)', () => {
@@ -302,6 +359,48 @@ describe('aira runtime: repair (M41, M42)', () => {
     expect(auth.count('manifest')).toBe(1);
     expect(task.state).toBe('repair');
     expect(e.budgets.consumed).toMatchObject({ calls: 3, effects: 1, repairs: 1 });
+  });
+
+  it('a stale plan (baseRevision not the head) returns to observe: status stale, no repair round spent (M3, M36 footnote 5)', async () => {
+    const { task, auth } = await open({ protocol: { repairCap: 0 } });
+    await task.call(calls.search('s'));
+    await task.call(calls.describe('d'));
+    const old = calls.propose('p', task) as { op: string; input: { requestId: string; plan: { baseRevision: string } } };
+    old.input.plan.baseRevision = 'rev:old';
+    const e = await task.call(old);
+    expect(e.status).toBe('stale');
+    expect(e.diagnostics.map((d) => d.code)).toEqual(['STALE_PLAN']);
+    expect(e.observedRevision).toBe(task.head);
+    expect(auth.count('propose')).toBe(0);
+    // repairCap 0: a repair round would have ended the task.
+    expect(task.terminal).toBeNull();
+    expect(task.state).toBe('observe');
+    expect(e.task).toMatchObject({ state: 'observe', terminal: null });
+    expect(e.budgets.consumed['repairs']).toBe(0);
+    expect(e.budgets.remaining['repairs']).toBe(0);
+    expect(task.trace().events.at(-1)).toMatchObject({ op: 'model.proposePatch', decision: 'scheduled', status: 'stale', fromState: 'describe', toState: 'observe' });
+    // Back in observe the plan must be rebased and re-checked after discovery again.
+    const again = await task.call(calls.propose('p2', task));
+    expect(again.diagnostics[0]!.code).toBe('DISCOVERY_REQUIRED');
+    expect(again.data).toEqual({ completedPrefix: [], nextOperation: 'catalog.search' });
+    await task.call(calls.search('s2'));
+    await task.call(calls.describe('d2'));
+    expect((await task.call(calls.propose('p3', task))).status).toBe('success');
+    expect(task.state).toBe('propose');
+  });
+
+  it('a plan the authority answers stale returns to observe too, and spends no repair round', async () => {
+    const { task, auth } = await open({ protocol: { repairCap: 0 } });
+    await task.call(calls.search('s'));
+    await task.call(calls.describe('d'));
+    const staleDiag = { ...diag('STALE_PLAN'), phase: 'plan' as const, cause: 'stale' as const };
+    auth.answer('propose', { observedRevision: 'rev:moved', data: { candidateId: '' }, diagnostics: [staleDiag], status: 'stale' });
+    const e = await task.call(calls.propose('p', task));
+    expect(e.status).toBe('stale');
+    expect(task.terminal).toBeNull();
+    expect(task.state).toBe('observe');
+    expect(task.head).toBe('rev:moved');
+    expect(e.budgets.consumed['repairs']).toBe(0);
   });
 
   it('repairCap 0: the first diagnostic ends the task', async () => {
@@ -426,6 +525,31 @@ describe('aira runtime: completion (M43) and publishing', () => {
     auth.verifyPasses = true;
     const r2 = await task.call(calls.read('r2'));
     expect(r2.task.terminal).toBe('completed');
+  });
+
+  it('a verifier answering passed:true without a result for every declared assertion does not complete (ACCEPTANCE_UNVERIFIED)', async () => {
+    const intent = { ...INTENT, acceptanceAssertions: [...INTENT.acceptanceAssertions, { id: 'wall-2', text: 'wall is 2', validator: 'param.equals', args: { name: 'wall', value: 2 } }] };
+    const { task, auth } = await open({ intentFrame: intent });
+    const { candidateId, token } = await toValidate(task);
+    await task.call(calls.commit('c', candidateId, token));
+    auth.answer('verify', { passed: true, results: [] });
+    const r1 = await task.call(calls.read('r1'));
+    expect(r1.diagnostics.map((d) => d.code)).toEqual(['ACCEPTANCE_UNVERIFIED']);
+    expect(r1.diagnostics[0]).toMatchObject({ phase: 'completion', severity: 'error', affected: ['width-45', 'wall-2'] });
+    expect(r1.certificateSummary).toMatchObject({ passed: false, assertions: 2 });
+    expect(r1.task).toMatchObject({ state: 'readBack', terminal: null });
+    // One assertion covered, the other not: still unverified, naming only the missing one.
+    auth.answer('verify', { passed: true, results: [{ assertion: 'width-45', passed: true }, { assertion: 'other', passed: true }] });
+    const r2 = await task.call(calls.read('r2'));
+    expect(r2.diagnostics.map((d) => d.code)).toEqual(['ACCEPTANCE_UNVERIFIED']);
+    expect(r2.diagnostics[0]!.affected).toEqual(['wall-2']);
+    expect(task.terminal).toBeNull();
+    // Not verified, so not publishable either.
+    const pub = await task.call(calls.commit('pub', candidateId, token, 'publish'));
+    expect(pub.diagnostics[0]!.code).toBe('READBACK_REQUIRED');
+    // Every declared assertion covered and passed: completed.
+    const r3 = await task.call(calls.read('r3'));
+    expect(r3.task.terminal).toBe('completed');
   });
 
   it('a stricter completion sequence (manifest required) is enforced at read-back', async () => {
@@ -618,6 +742,8 @@ describe('aira runtime: startTask refuses bad input with typed errors', () => {
     expect(await code(start({ intentFrame: INTENT, extra: 1 }))).toBe('TASK_INPUT_INVALID');
     expect(await code(start({ intentFrame: INTENT, protocol: { requiredDiscoverySequence: ['catalog.search'] } }))).toBe('PROTOCOL_LOOSENED');
     expect(await code(start({ intentFrame: INTENT, protocol: { requiredDiscoverySequence: ['catalog.describe', 'catalog.search'] } }))).toBe('PROTOCOL_LOOSENED');
+    expect(await code(start({ intentFrame: INTENT, protocol: { repairCap: 4 } }))).toBe('PROTOCOL_LOOSENED');
+    expect(await code(start({ intentFrame: INTENT, protocol: { repairCap: 16 } }))).toBe('PROTOCOL_LOOSENED');
     const good = defaultContract(crypto);
     expect(await code(start({ intentFrame: INTENT }, { contract: { ...good, matrixDigest: `matrix:sha256:${'0'.repeat(64)}` } }))).toBe('CONTRACT_INVALID');
     const broken = structuredClone(good.descriptor) as { cells: Record<string, Record<string, unknown>> };

@@ -37,7 +37,8 @@ const refuse = (code: string, next: MetaOp | null, message: string): Admission =
 
 /**
  * One call in one state. Order: terminal; the matrix cell (variant applied); the cell's binding
- * requirements; the protocol's discovery sequence for effects; the caller's observed revision.
+ * requirements; the protocol's discovery sequence for effects; the caller's observed revision (for
+ * effects and queries).
  */
 export function admit(contract: MatrixContract, view: AdmissionView, call: MetaCall, effectClass: EffectClass): Admission {
   if (view.terminal) return refuse('TASK_TERMINAL', null, 'the task has ended');
@@ -60,8 +61,12 @@ export function admit(contract: MatrixContract, view: AdmissionView, call: MetaC
   if (effectClass !== 'read' && view.discoveryMissing !== null) {
     return refuse('DISCOVERY_REQUIRED', view.discoveryMissing, `the protocol's discovery sequence needs ${view.discoveryMissing} first`);
   }
-  if (effectClass !== 'read' && typeof input['observedRevision'] === 'string' && input['observedRevision'] !== view.head) {
-    return refuse('STALE_REVISION', 'model.read', 'the observed revision is not the branch head');
+  // A query extends the capsule (M7) and binds the revision it observed (M3): one asked from an old head
+  // would add an answer about the new head to a view of the old one, so it is refused like an effect.
+  // A plain read only observes and is answered at the head with that head named.
+  const bindsRevision = effectClass !== 'read' || (call.op === 'model.read' && call.input.query !== undefined);
+  if (bindsRevision && typeof input['observedRevision'] === 'string' && input['observedRevision'] !== view.head) {
+    return refuse('STALE_REVISION', 'model.read', `the observed revision is not the branch head${effectClass === 'read' ? ' (a query binds it)' : ''}`);
   }
   return { admit: true, cell, variant };
 }

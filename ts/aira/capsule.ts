@@ -11,7 +11,7 @@ import type { CapabilityContract, CapabilityHit } from './authority.js';
 import { contentId } from './ids.js';
 import {
   Budgets, BudgetLimits, CapabilityId, CertificateSummary, Diagnostic, EffectClass, HashId, IntentFrame, IntentItem,
-  MetaOp, Name, Risk, TaskProtocol,
+  MetaOp, Name, ReadInput, Risk, TaskProtocol,
 } from './schema.js';
 import { compactStepSignatures, SIGNATURES_MAX_BYTES } from './signatures.js';
 
@@ -133,7 +133,8 @@ export function isSubsequence<T>(sub: readonly T[], seq: readonly T[]): boolean 
 /**
  * Task input → what the runtime runs with: strict (unknown members refused), bounded, defaults
  * filled, and the protocol checked to only tighten the defaults (M15): both required sequences must
- * contain the default ones in order, and discovery may only wait on reads. Throws `AiraInputError`.
+ * contain the default ones in order, discovery may only wait on reads, and the repair cap may only be
+ * lowered. Throws `AiraInputError`.
  */
 export function resolveTaskInput(input: unknown): ResolvedTaskInput {
   let r: ReturnType<typeof TaskInputSchema.safeParse>;
@@ -169,6 +170,11 @@ export function resolveTaskInput(input: unknown): ResolvedTaskInput {
   if (!isSubsequence(defaultProtocol.requiredCompletionSequence, protocol.requiredCompletionSequence)) {
     throw new AiraInputError('PROTOCOL_LOOSENED', 'task.protocol.requiredCompletionSequence', `must contain ${defaultProtocol.requiredCompletionSequence.join(', ')} in order`);
   }
+  // M42: the cap is the runtime's (default 3); more rounds would loosen terminal determination, which a
+  // task protocol may only tighten (M15). The schema's 16 bounds the value, not what a task may ask for.
+  if (protocol.repairCap > defaultProtocol.repairCap) {
+    throw new AiraInputError('PROTOCOL_LOOSENED', 'task.protocol.repairCap', `may lower the repair cap, not raise it above ${defaultProtocol.repairCap}`);
+  }
   const budget: BudgetLimits = { calls: t.budget?.calls ?? defaultBudget.calls, effects: t.budget?.effects ?? defaultBudget.effects };
   if (t.budget?.millis !== undefined) budget.millis = t.budget.millis;
   const out: ResolvedTaskInput = { intentFrame: t.intentFrame, protocol, budget, grantId: t.grantId ?? DEFAULT_GRANT_ID };
@@ -196,6 +202,8 @@ export const CAPSULE_SCHEMA = 'aira.capsule/1';
 export const MAX_CAPSULE_BYTES = 128 << 10;
 export const MAX_RECENT_DIAGNOSTICS = 16;
 export const MAX_SELECTED_CONTRACTS = 20;
+/** Capsule extensions kept (the most recent ones). */
+export const MAX_EXTENSIONS = 32;
 
 export const TaskCapsule = z.strictObject({
   schema: z.literal(CAPSULE_SCHEMA),
@@ -229,8 +237,11 @@ export const TaskCapsule = z.strictObject({
   missingInformation: z.array(IntentItem).max(64),
   recentDiagnostics: z.array(Diagnostic).max(MAX_RECENT_DIAGNOSTICS),
   certificates: z.array(CertificateSummary).max(16),
-  /** Capsule extensions through `model.query` (M7), each with the revision it was answered at. */
-  extensions: z.array(z.strictObject({ requestId: Name, query: z.strictObject({ kind: z.enum(['resolve', 'impact', 'lineage']), ref: Ref }), revision: Ref })).max(32),
+  /**
+   * Capsule extensions through `model.query` (M7), each with the revision it was answered at (M3). The
+   * query is the read input's own schema, so every query the runtime admits can be recorded as asked.
+   */
+  extensions: z.array(z.strictObject({ requestId: Name, query: ReadInput.shape.query.unwrap(), revision: Ref })).max(MAX_EXTENSIONS),
 });
 export type TaskCapsule = z.infer<typeof TaskCapsule>;
 

@@ -30,6 +30,7 @@ import {
   type MetaCall,
   type MetaOp,
   type NextAction,
+  type OpInput,
   type RuntimeState,
   type TaskProtocol,
   type TerminalRecord,
@@ -38,7 +39,9 @@ import {
 } from './schema.js';
 import { TraceLog } from './trace.js';
 import { checkPlan } from './plan-check.js';
-import { AiraInputError, buildCapsule, CapabilityContractSchema, CapabilityHitSchema, intentFrameHash, resolveTaskInput, type ResolvedTaskInput, type TaskCapsule } from './capsule.js';
+import {
+  AiraInputError, buildCapsule, CapabilityContractSchema, CapabilityHitSchema, intentFrameHash, MAX_EXTENSIONS, resolveTaskInput, type ResolvedTaskInput, type TaskCapsule,
+} from './capsule.js';
 
 export interface TaskInput {
   intentFrame: IntentFrame;
@@ -132,6 +135,11 @@ const ValidateData = z.object({ passed: z.boolean(), validationToken: HashId.opt
 const RevisionData = z.object({ revision: z.string().min(1).max(200) });
 const ManifestData = z.object({ validators: z.array(z.string()), operationCatalog: z.string() });
 const BranchShape = z.object({ branch: z.string().min(1), baseRevision: z.string().min(1), head: z.string().min(1) });
+/** A query's answer must name the revision it was computed at: that is the extension's binding (M3, M7). */
+const QueryRevision = z.string().min(1).max(200);
+
+/** Where a stale plan sends the task: back to observe, to be rebased and re-checked (M3, M36 footnote 5). */
+const STALE_PLAN_STATE: RuntimeState = 'observe';
 
 /** An authority answer the runtime refuses: the task ends `failed` (AUTHORITY_INTEGRITY). */
 class IntegrityFault extends Error {}
@@ -323,6 +331,8 @@ export class AiraTask {
   readonly #described = new Map<string, CapabilityContract>();
   #catalogHash: string | null = null;
   #hits: Array<Record<string, unknown>> = [];
+  /** Capsule extensions through `model.query` (M7), oldest first, the most recent MAX_EXTENSIONS kept. */
+  readonly #extensions: TaskCapsule['extensions'] = [];
   readonly #recent: Diagnostic[] = [];
   readonly #certificates: CertificateSummaryT[] = [];
   readonly #runtimeSnapshot: string;
@@ -435,6 +445,7 @@ export class AiraTask {
         discoveryCatalogHash: this.#catalogHash !== null && HashId.safeParse(this.#catalogHash).success ? this.#catalogHash : null,
         recentDiagnostics: this.#recent,
         certificates: this.#certificates.slice(-16),
+        extensions: this.#extensions,
       }, this.#crypto);
     } catch (e) {
       if (e instanceof AiraInputError) throw new AiraError(e.code, e.message);
@@ -759,7 +770,12 @@ export class AiraTask {
         case 'model.read': raw = await a.read(ctx, call.input); break;
         case 'model.proposePatch': {
           const diags = await this.#checkPlan(ctx, call.input.plan);
-          if (diags.some((d) => d.severity === 'error')) return { ok: true, result: { observedRevision: this.#head, data: {}, diagnostics: diags, effectsObserved: [], artifacts: [], status: 'success' } };
+          if (diags.some((d) => d.severity === 'error')) {
+            // A plan made on another revision is stale, not wrong (M3): it is answered `stale` and goes
+            // back to observe, like an authority's stale answer, instead of opening a repair round.
+            const stale = diags.some((d) => d.code === 'STALE_PLAN');
+            return { ok: true, result: { observedRevision: this.#head, data: {}, diagnostics: diags, effectsObserved: [], artifacts: [], status: stale ? 'stale' : 'success' } };
+          }
           raw = await a.propose(ctx, call.input.plan);
           break;
         }
@@ -832,8 +848,11 @@ export class AiraTask {
         status = 'stale';
         if (alive) {
           this.#head = r.observedRevision;
-          if (cell.onStale) {
-            to = cell.onStale;
+          // The matrix names where a stale CAS goes; a stale plan goes to observe whatever the cell
+          // (M3: rebase and re-check). Neither is a Diagnostic round, so neither spends the repair cap.
+          const back = cell.onStale ?? (op === 'model.proposePatch' ? STALE_PLAN_STATE : undefined);
+          if (back) {
+            to = back;
             this.#resetCycle();
           }
           this.#candidate = null;
@@ -863,6 +882,7 @@ export class AiraTask {
         if (status !== 'failed' && alive) {
           this.#learn(call, r.data);
           this.#applyFlags(cell, op, r.data);
+          if (call.op === 'model.read' && call.input.query !== undefined) this.#extend(c.requestId, call.input.query, r.observedRevision);
           to = resolveTarget(cell, from);
           this.#cycleDiscovery.push(op);
           this.#cycleCompletion.push(op);
@@ -930,6 +950,17 @@ export class AiraTask {
     }
   }
 
+  /**
+   * Records a query as a capsule extension bound to the revision it was answered at (M7), so a later
+   * reader sees which head the answer belongs to; only the most recent MAX_EXTENSIONS are kept.
+   */
+  #extend(requestId: string, query: NonNullable<OpInput<'model.read'>['query']>, revision: string): void {
+    const rev = QueryRevision.safeParse(revision);
+    if (!rev.success) throw new IntegrityFault('model.read: a query answer names no revision it was computed at');
+    this.#extensions.push({ requestId, query: { kind: query.kind, ref: query.ref }, revision: rev.data });
+    if (this.#extensions.length > MAX_EXTENSIONS) this.#extensions.shift();
+  }
+
   /** The cell's declared effects on candidate, token and head (data flags, not per-op code). */
   #applyFlags(cell: AdmitCell, op: MetaOp, data: Record<string, unknown>): void {
     if (cell.newCandidate) {
@@ -956,7 +987,11 @@ export class AiraTask {
     const raw: unknown = await this.#authority.verify(this.#ctx(requestId), assertions, this.#head);
     const v = z.object({ passed: z.boolean(), results: z.array(z.object({ assertion: z.string(), passed: z.boolean() }).passthrough()) }).safeParse(raw);
     if (!v.success) throw new IntegrityFault('verify returned a malformed result');
-    const passed = v.data.passed && v.data.results.every((r) => r.passed);
+    // A verifier's `passed` covers only what it answered: every declared assertion needs a result of its
+    // own, or an empty answer would complete a task that declared assertions (M43).
+    const answered = new Set(v.data.results.map((r) => r.assertion));
+    const unverified = assertions.filter((a) => !answered.has(a.id)).map((a) => a.id);
+    const passed = v.data.passed && unverified.length === 0 && v.data.results.every((r) => r.passed);
     if (passed) this.#verified = this.#head;
     const certificate: CertificateSummaryT = {
       id: contentId('cert', { taskId: this.taskId, revision: this.#head, results: v.data.results.map((r) => ({ assertion: r.assertion, passed: r.passed })) }, this.#crypto),
@@ -974,8 +1009,15 @@ export class AiraTask {
         actual: have,
       }));
     }
-    if (!passed) {
-      const failedIds = v.data.results.filter((r) => !r.passed).map((r) => r.assertion);
+    if (unverified.length > 0) {
+      diagnostics.push(diagnostic('ACCEPTANCE_UNVERIFIED', 'completion', 'assertion', `the verifier gave no result for ${unverified.length} declared acceptance assertion(s) at ${this.#head}`, {
+        affected: unverified,
+        expected: assertions.map((a) => a.id),
+        actual: assertions.filter((a) => answered.has(a.id)).map((a) => a.id),
+      }));
+    }
+    const failedIds = v.data.results.filter((r) => !r.passed).map((r) => r.assertion);
+    if (!passed && (failedIds.length > 0 || unverified.length === 0)) {
       diagnostics.push(runtimeDiagnostic('ACCEPTANCE_FAILED', `acceptance assertions failed at ${this.#head}`, { affected: failedIds }));
     }
     return { completed: diagnostics.length === 0, certificate, diagnostics };
