@@ -12,7 +12,9 @@
  *      `readJsonObject(c)` (request.ts). Add `requireRegistered(ctx)` before a handler that changes
  *      shared state. Throw `ApiError` (errors.ts) for every refusal; never return ad-hoc error JSON.
  *
- * Middleware order on /api/v1: access log → per-IP rate limit → body size limit → signed headers.
+ * Middleware order on /api/v1: access log → per-IP rate limit → body size limit → query check (no NUL in
+ * any parameter) → signed headers (signature, replay, then the per-key rate limit). Both rate limits live
+ * in the database (limits.ts), shared by every server process on it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,7 +31,7 @@ import { ApiError, errorBody } from './errors.js';
 import { RateLimiter } from './limits.js';
 import { jsonLineLog, type Log } from './log.js';
 import { migrate } from './migrate.js';
-import { clientIp } from './request.js';
+import { bodyIncomplete, checkQuery, clientIp } from './request.js';
 import { authRoutes } from './routes/auth.js';
 import { groupRoutes } from './routes/groups.js';
 import { inboxRoutes } from './routes/inbox.js';
@@ -51,7 +53,7 @@ export const ROUTE_MODULES: readonly RouteModule[] = [
 
 export function createApp(ctx: ServerContext, modules: readonly RouteModule[] = ROUTE_MODULES): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  const perIp = new RateLimiter(ctx.config.ratePerIp, ctx.now);
+  const perIp = new RateLimiter(ctx.db, ctx.config.ratePerIp, ctx.now, 'ip');
 
   app.use('*', async (c, next) => {
     const started = performance.now();
@@ -67,17 +69,31 @@ export function createApp(ctx: ServerContext, modules: readonly RouteModule[] = 
     });
   });
   app.use('/api/v1/*', async (c, next) => {
-    const wait = perIp.take(clientIp(c, ctx.config.trustProxy));
+    const wait = await perIp.take(clientIp(c, ctx.config.trustProxy));
     if (wait > 0) throw rateLimited(wait, 'address');
     return next();
   });
-  app.use(
-    '/api/v1/*',
-    bodyLimit({
-      maxSize: ctx.config.maxBodyBytes,
-      onError: (c) => c.json(errorBody(new ApiError(413, 'BODY_TOO_LARGE', `request body is larger than ${ctx.config.maxBodyBytes} bytes`)), 413),
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: ctx.config.maxBodyBytes,
+    onError: (c) => c.json(errorBody(new ApiError(413, 'BODY_TOO_LARGE', `request body is larger than ${ctx.config.maxBodyBytes} bytes`)), 413),
+  });
+  app.use('/api/v1/*', async (c, next) => {
+    // bodyLimit reads a chunked body itself; a failure before it hands on is that read failing.
+    let handedOn = false;
+    try {
+      return await limitBody(c, async () => {
+        handedOn = true;
+        await next();
+      });
+    } catch (e) {
+      if (handedOn) throw e;
+      throw bodyIncomplete();
+    }
+  });
+  app.use('/api/v1/*', async (c, next) => {
+    checkQuery(c);
+    return next();
+  });
   app.use('/api/v1/*', signedHeaders(ctx));
   for (const m of modules) m.register(app, ctx);
 

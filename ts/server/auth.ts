@@ -5,6 +5,10 @@
  * configured window, and a request id is accepted once per key: seen ids live in the database (not in
  * memory) so every server process on one PostgreSQL refuses a replay another one served.
  *
+ * Only then is the key's rate limit charged (limits.ts, shared by those processes too): a captured
+ * request replayed any number of times is refused as a replay and costs its owner nothing. A request
+ * refused with 429 has spent its request id; clients sign every attempt afresh, with a new id.
+ *
  * Public (no signature needed): GET /api/v1/version, GET /api/v1/auth/challenge, POST
  * /api/v1/auth/register (the registration carries its own signature and proof of work). The reference
  * client signs those too; the headers are then simply not checked.
@@ -23,7 +27,7 @@ import { fromHex } from '../crypto/encoding.js';
 import type { AppEnv, ServerContext } from './context.js';
 import { ApiError, forbidden, unauthorized } from './errors.js';
 import { RateLimiter } from './limits.js';
-import { HEX128, HEX64, signedPath } from './request.js';
+import { HEX128, HEX64, readBody, signedPath } from './request.js';
 
 export const PUBLIC_PATHS: ReadonlySet<string> = new Set(['/api/v1/version', '/api/v1/auth/challenge', '/api/v1/auth/register']);
 
@@ -37,7 +41,7 @@ export function rateLimited(retryAfterSeconds: number, what: string): ApiError {
 }
 
 export function signedHeaders(ctx: ServerContext): MiddlewareHandler<AppEnv> {
-  const perKey = new RateLimiter(ctx.config.ratePerKey, ctx.now);
+  const perKey = new RateLimiter(ctx.db, ctx.config.ratePerKey, ctx.now, 'key');
   let accepted = 0;
   return async (c: Context<AppEnv>, next: Next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
@@ -57,13 +61,9 @@ export function signedHeaders(ctx: ServerContext): MiddlewareHandler<AppEnv> {
     const windowMs = ctx.config.timestampWindowSeconds * 1000;
     if (Math.abs(ts * 1000 - nowMs) > windowMs) throw unauthorized('TIMESTAMP_OUT_OF_WINDOW', `X-Timestamp is more than ${ctx.config.timestampWindowSeconds} s from the server clock`);
 
-    const body = new Uint8Array(await c.req.arrayBuffer());
+    const body = await readBody(c);
     const signed = restSignedBytes(ts, c.req.method, signedPath(c), requestId, body);
     if (!ctx.crypto.ed25519Verify(fromHex(publicKey), signed, fromHex(signature))) throw unauthorized('SIGNATURE_INVALID', 'X-Signature does not verify for this request');
-
-    // Limited only once the key is proven, so nobody can drain someone else's bucket.
-    const wait = perKey.take(publicKey);
-    if (wait > 0) throw rateLimited(wait, 'key');
 
     // An id stays remembered until its timestamp could no longer pass the window check.
     const rows = await ctx.db.query(
@@ -72,6 +72,11 @@ export function signedHeaders(ctx: ServerContext): MiddlewareHandler<AppEnv> {
     );
     if (rows.length === 0) throw unauthorized('REQUEST_REPLAYED', 'this X-Request-Id was already used');
     if (++accepted % SWEEP_EVERY === 0) await ctx.db.query('DELETE FROM seen_requests WHERE expires_at < $1', [nowMs]);
+
+    // Charged only for a request its key signed and never sent before, so nobody else can drain the
+    // bucket: not with forged signatures, not by replaying what the key did send.
+    const wait = await perKey.take(publicKey);
+    if (wait > 0) throw rateLimited(wait, 'key');
 
     c.set('publicKey', publicKey);
     c.set('requestId', requestId);

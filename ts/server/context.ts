@@ -26,7 +26,7 @@ export interface ServerConfig {
   maxBodyBytes: number;
   /** Lifetime of a posted or renewed invitation, seconds. */
   invitationTtlSeconds: number;
-  /** Rate limits, kept per server process. */
+  /** Rate limits, kept in the database and so shared by every server process on it (limits.ts). */
   ratePerKey: RateLimit;
   ratePerIp: RateLimit;
   /**

@@ -9,6 +9,7 @@ import type { Hono } from 'hono';
 import { registrationProofString } from '../../registry/auth.js';
 import { fromHex, utf8 } from '../../crypto/encoding.js';
 import { AUTH_MIGRATION_SQL } from '../auth.js';
+import { RATE_LIMIT_MIGRATION_SQL } from '../limits.js';
 import type { AppEnv, RouteModule, ServerContext } from '../context.js';
 import { badRequest, conflict } from '../errors.js';
 import { HEX128, HEX64, optStr, readJsonObject, str } from '../request.js';
@@ -81,6 +82,8 @@ CREATE TABLE auth_challenges (
 CREATE INDEX auth_challenges_expires ON auth_challenges (expires_at);
 ${AUTH_MIGRATION_SQL}`,
     },
+    // Rate limits apply to every route, but like seen_requests they are the core's: they come with auth.
+    { id: 'auth/002', sql: RATE_LIMIT_MIGRATION_SQL },
   ],
   register,
 };

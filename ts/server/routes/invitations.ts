@@ -160,7 +160,9 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
       throw badRequest('BINDING_INVALID', 'transport_binding_signature does not verify for this key, transport, ticket and protocol_id');
     }
     const options = optObject(b, 'options', MAX_OPTIONS_BYTES);
-    const transportInfo = { version: 1, endpoint_id: typeof info['endpoint_id'] === 'string' ? info['endpoint_id'].slice(0, 128) : publicKey, ticket };
+    // Refused when too long rather than cut: a cut can split a surrogate pair, and it changes the client's value.
+    const endpointId = typeof info['endpoint_id'] === 'string' ? optStr(info, 'endpoint_id', { min: 1, max: 128 }, publicKey) : publicKey;
+    const transportInfo = { version: 1, endpoint_id: endpointId, ticket };
 
     const postId = randomBytes(16).toString('hex');
     const now = ctx.now();

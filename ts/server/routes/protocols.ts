@@ -5,13 +5,12 @@
  * literals as registered (the fetching client rehashes it and must get the same id).
  */
 import type { Hono } from 'hono';
-import { CryptoError } from '../../crypto/errors.js';
-import { Entries, parseJson, RawNumber, type JsonNode } from '../../crypto/jcs.js';
+import { Entries, RawNumber, type JsonNode } from '../../crypto/jcs.js';
 import { checkSpecText } from '../../spec/check.js';
 import type { AppEnv, RouteModule, ServerContext } from '../context.js';
 import { requireRegistered } from '../auth.js';
 import { ApiError, badRequest } from '../errors.js';
-import { queryInt } from '../request.js';
+import { bodyText, parseBodyJson, queryInt } from '../request.js';
 import { hexParam, iso, pageCursor } from './input.js';
 
 export interface ProtocolLimits {
@@ -56,26 +55,12 @@ interface Registration {
   specText: string;
 }
 
-const utf8Strict = new TextDecoder('utf-8', { fatal: true });
-
-function bodyText(raw: Uint8Array): string {
-  try {
-    return utf8Strict.decode(raw);
-  } catch {
-    throw badRequest('BODY_NOT_UTF8', 'request body is not UTF-8');
-  }
-}
-
 /** The registration a body describes, or the typed reason it is refused. */
 export function readRegistration(ctx: ServerContext, text: string, limits: ProtocolLimits): Registration {
   if (Buffer.byteLength(text, 'utf8') > limits.maxSpecBytes + 16 * 1024) throw new ApiError(413, 'SPEC_TOO_LARGE', `the spec is over the ${limits.maxSpecBytes}-byte limit`);
-  let root: JsonNode;
-  try {
-    root = parseJson(text, { rawNumbers: true });
-  } catch (e) {
-    if (e instanceof CryptoError) throw badRequest('BODY_NOT_JSON', `request body is not strict JSON: ${e.message}`);
-    throw e;
-  }
+  // Not readJsonObject: the spec is stored as the text received (a NUL is the escape `\u0000` there,
+  // a number its literal), so only what the parser itself refuses is refused here.
+  const root = parseBodyJson(text);
   if (!(root instanceof Entries)) throw badRequest('BODY_NOT_OBJECT', 'request body must be a JSON object');
   const field = (k: string) => root.entries.find(([key]) => key === k)?.[1];
   const specNode = field('spec_json');
@@ -180,12 +165,18 @@ CREATE INDEX protocols_family ON protocols (family, seq);`,
           // strpos, not LIKE: the user's % and _ are plain characters.
           add((p) => `(strpos(lower(name), lower(${p})) > 0 OR strpos(lower(description), lower(${p})) > 0)`, q);
         }
-        for (const key of ['family', 'type'] as const) {
+        // A filter longer than any stored value is refused, not cut: cut, it would match another value.
+        const filter = (key: string): string | undefined => {
           const v = c.req.query(key);
-          if (v) add((p) => `${key} = ${p}`, v.slice(0, MAX_NAME));
+          if (v !== undefined && v.length > MAX_NAME) throw badRequest('QUERY_INVALID', `${key} must be at most ${MAX_NAME} characters`);
+          return v;
+        };
+        for (const key of ['family', 'type'] as const) {
+          const v = filter(key);
+          if (v) add((p) => `${key} = ${p}`, v);
         }
-        const tag = c.req.query('tag');
-        if (tag) add((p) => `${p} = ANY(tags)`, tag.slice(0, MAX_NAME));
+        const tag = filter('tag');
+        if (tag) add((p) => `${p} = ANY(tags)`, tag);
         params.push(limit + 1);
         const rows = await ctx.db.query<ProtocolRow>(
           `SELECT ${COLUMNS} FROM protocols ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT $${params.length}`,
