@@ -17,6 +17,7 @@ import { buildInvitation, checkInvitationBinding, RegistryClient, RegistryError 
 import { multiaddr } from '@multiformats/multiaddr';
 import { HandshakeError, host, HostError, join as joinSession, type Protocol, type SessionProof } from '../net/session.js';
 import { GroupNetError, hostGroup, joinGroup, type GroupRunResult } from '../net/group.js';
+import { hostGroupIroh, joinGroupIroh, type IrohGroupRunResult } from '../net/group-iroh.js';
 import { verifyGroupSessionAt } from '../group/session-dir.js';
 import { loadSpec } from '../spec/index.js';
 import { UsageError, type Command, type Output } from './args.js';
@@ -136,6 +137,55 @@ function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Recor
     out.line(v.ok && v.receipt ? `receipt verified offline: ${v.entries} entries, signed by this member` : `receipt: ${v.reason ?? 'not verified'}`);
   }
   return r.completed && v.ok && v.receipt ? 0 : 1;
+}
+
+/**
+ * Leads a new group over iroh through the registry's groups API, as the reference's host does: the
+ * invitation is posted and the group opened there, members are admitted through it, the lease renewed.
+ */
+async function hostGroupOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; protocol: Protocol; options: Record<string, unknown>; control: ControlMode; ttl: number; json: boolean }): Promise<number> {
+  const seed = identity(x.dataDir);
+  const client = registryClient(flags, seed);
+  if (!client) throw new UsageError("a group over iroh needs --server URL: the registry's groups API admits its members and arbitrates its leader");
+  if (typeof flags['invitation-file'] === 'string') throw new UsageError("--invitation-file: an iroh group's invitation is its registry post (members join with --server URL POST_ID)");
+  const delay = actionDelay(flags);
+  const g = await hostGroupIroh({
+    crypto: getCrypto(), seed, protocol: x.protocol, options: x.options, sessionsDir: join(x.dataDir, 'sessions'), client, controlMode: x.control, ttlMinutes: x.ttl,
+    ...(delay && { actionDelayMs: delay }), onEvent: groupEvents(out, x.json),
+  });
+  try {
+    // The post id first and on its own line: what members (and scripts) wait for.
+    const posted = `post_id: ${g.postId}\ngroup_id: ${g.groupId}`;
+    if (x.json) process.stderr.write(`${posted}\n`);
+    else {
+      out.line(posted);
+      out.line(`leading group ${g.groupId} over iroh (ticket ${g.ticket}); members join with: aigenora join --server ${String(flags['server'])} ${g.postId}`);
+    }
+    const r = await g.done;
+    return groupReport(out, x.json, r, irohGroupExtra(r, g.postId));
+  } finally {
+    await g.stop();
+  }
+}
+
+const irohGroupExtra = (r: IrohGroupRunResult, postId: string) => ({ role: r.role, transport: 'iroh', post_id: postId, group_id: r.groupId, ...(r.statusPosted && { status_posted: r.statusPosted }) });
+
+/** Joins the group a registry post opened, over iroh: admission through the groups API, failover by its claims. */
+async function joinGroupOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; seed: Uint8Array; client: RegistryClient; target: IrohTarget; protocol: Protocol }): Promise<number> {
+  if (flags['resume'] !== undefined) throw new UsageError('--resume rejoins a libp2p group; a member of an iroh group rejoins with join --server URL POST_ID');
+  const { json, control, timeoutSeconds } = guestSettings(flags, out);
+  const delay = actionDelay(flags);
+  if (!json) out.line(`joining group of post ${x.target.post_id} over iroh (leader ${x.target.host_public_key.slice(0, 16)}…, protocol ${x.target.protocol_id.slice(0, 8)}…)`);
+  try {
+    const r = await joinGroupIroh({
+      crypto: getCrypto(), seed: x.seed, protocol: x.protocol, client: x.client, postId: x.target.post_id, options: x.target.options, sessionsDir: join(x.dataDir, 'sessions'), controlMode: control,
+      ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), ...(delay && { actionDelayMs: delay }), onEvent: groupEvents(out, json),
+    });
+    return groupReport(out, json, r, irohGroupExtra(r, x.target.post_id));
+  } catch (e) {
+    if (e instanceof GroupNetError) return refusedBy(out, json, e);
+    throw e;
+  }
 }
 
 /** A join the host (or the group) refused: one line, or the JSON answer, and exit 1. */
@@ -274,7 +324,8 @@ type Libp2pTarget = Pick<Invitation, 'post_id' | 'host_public_key' | 'protocol_i
 async function targetFromServer(client: RegistryClient, postId: string): Promise<{ transport: 'iroh'; target: IrohTarget } | { transport: 'libp2p'; target: Libp2pTarget }> {
   const post = await client.getInvitation(postId);
   const b = checkInvitationBinding(getCrypto(), post);
-  if (b.publicKey === client.publicKey) throw new UsageError('this is your own invitation');
+  // An iroh post may be one's own group, which its first leader rejoins as a member after a crash (joinOverIroh refuses a session of its own).
+  if (b.publicKey === client.publicKey && b.transport !== 'iroh') throw new UsageError('this is your own invitation');
   const options = post.options !== null && typeof post.options === 'object' && !Array.isArray(post.options) ? (post.options as Record<string, unknown>) : {};
   const common = { post_id: post.post_id, host_public_key: b.publicKey, protocol_id: b.protocolId, options };
   if (b.transport === 'iroh') return { transport: 'iroh', target: { ...common, ticket: b.ticket } };
@@ -299,7 +350,12 @@ INVITATION_EXPIRED (exit 1).
 --handshake-timeout-seconds (default 10): a connection that has not completed Noise and the session
 handshake by then is closed; --timeout-seconds is the wait for each frame once the session runs.
 For an authoritative_group protocol the host leads one group and plays seat 0; members join with the
-invitation (see join). --action-delay-ms pauses before each of the leader's own actions.
+invitation (see join). --action-delay-ms pauses before each of the leader's own actions. With --server URL
+a group is the reference's (--transport iroh implied): the invitation is posted and the group opened
+through the registry's groups API, which admits each member (id and seat) and holds the leader's lease
+(renewed every third of it, with the newest checkpoint a member acknowledged); it prints post_id and
+group_id, and sets the group's status (active at the start, closed at the end). Reference agents and ours
+lead and join each other's groups this way. Without --server a group runs over libp2p, serverless.
 --transport iroh speaks the reference's wire instead (iroh, ALPN /agent-chat/1, the A7 handshake, unsigned
 messages; each side still writes its own signed transcript): the invitation carries an iroh ticket, and
 with --server URL it is also posted to that registry (renewed every 120 s until a guest pairs), and the
@@ -320,14 +376,17 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
     const handshakeSeconds = seconds(args.flags, 'handshake-timeout-seconds');
     const listen = listenAddrs(args.flags['listen']);
     const daemon = args.flags['daemon'] === true;
-    const transport = transportOf(args.flags) ?? 'libp2p';
+    const isGroup = flowMode(protocol.spec) === 'authoritative_group';
+    // A group with a registry is the reference's: over iroh, through the groups API (libp2p groups are serverless).
+    const transport = transportOf(args.flags) ?? (isGroup && args.flags['server'] !== undefined ? 'iroh' : 'libp2p');
     if (transport === 'iroh') {
-      if (flowMode(protocol.spec) === 'authoritative_group') throw new UsageError('--transport iroh serves two-party sessions; a group runs over libp2p');
       if (daemon) throw new UsageError('--daemon is for the libp2p transport');
       if (listen) throw new UsageError('--listen takes libp2p multiaddrs; an iroh host binds its own addresses');
+      if (isGroup) return hostGroupOverIroh(args.flags, out, { dataDir, protocol, options, control: control as ControlMode, ttl, json });
       return hostOverIroh(args.flags, out, { dataDir, protocol, options, control: control as ControlMode, ttl, json, timeoutSeconds, handshakeSeconds });
     }
-    if (args.flags['server'] !== undefined && (daemon || flowMode(protocol.spec) === 'authoritative_group')) throw new UsageError('--server posts the invitation of one two-party session (not --daemon, not a group)');
+    if (args.flags['server'] !== undefined && isGroup) throw new UsageError("a group with --server runs over iroh (the registry's groups API); a libp2p group needs no server");
+    if (args.flags['server'] !== undefined && daemon) throw new UsageError('--server posts the invitation of one two-party session (not --daemon)');
     if (flowMode(protocol.spec) === 'authoritative_group') {
       if (daemon) throw new UsageError('--daemon serves two-party sessions; a group host leads one group');
       const delay = actionDelay(args.flags);
@@ -425,6 +484,12 @@ verifies every envelope, plays its seat by the protocol's autoplay, and follows 
 leader (or becomes it). --resume DIR rejoins after a crash from the member's own session directory;
 --timeout-seconds is then how long a lost leader (or its successor) is dialed before giving up;
 --action-delay-ms pauses before each of this member's actions.
+A group post (--server URL POST_ID; its host used --server) is joined over iroh as the reference does: the
+registry admits this member (the admission signed by leader and member) and lists its seat, the channel
+is proved with this agent's key. When the leader goes silent the registry is asked again: a newer epoch
+is followed, an expired lease is claimed (claim-leader, from this member's signed checkpoint) and the
+winner leads; --timeout-seconds (default 120) is how long the group may go without a leader. A leader
+that crashed rejoins its own group this way, as a member, in a new session directory.
 An iroh invitation (host --transport iroh) is joined over iroh on the reference's wire. With --server URL
 the argument is a registry post id: the invitation is fetched there, its transport binding signature
 checked (refused without one), the session proof posted before the session starts, and the session's
@@ -518,7 +583,11 @@ async function joinOverLibp2p(flags: Record<string, unknown>, out: Output, x: { 
 async function joinOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; seed: Uint8Array; client: RegistryClient | undefined; target: IrohTarget }): Promise<number> {
   const c = getCrypto();
   const protocol = await protocolFrom(x.dataDir, flags, x.target.protocol_id);
-  if (flowMode(protocol.spec) === 'authoritative_group') throw new UsageError('a group protocol runs over libp2p, not iroh');
+  if (flowMode(protocol.spec) === 'authoritative_group') {
+    if (!x.client) throw new UsageError('an iroh group is joined through its registry: join --server URL POST_ID');
+    return joinGroupOverIroh(flags, out, { dataDir: x.dataDir, seed: x.seed, client: x.client, target: x.target, protocol });
+  }
+  if (x.client && x.target.host_public_key === x.client.publicKey) throw new UsageError('this is your own invitation');
   if (flags['resume'] !== undefined) throw new UsageError('--resume rejoins a group; this invitation is for a two-party session');
   const { json, control, timeoutSeconds, events } = guestSettings(flags, out);
   if (!json) out.line(`joining ${x.target.host_public_key.slice(0, 16)}… over iroh (post ${x.target.post_id}, protocol ${x.target.protocol_id.slice(0, 8)}…)`);

@@ -19,164 +19,31 @@
 import './polyfill.js';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { Libp2p } from 'libp2p';
-import { existsSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
-import type { GroupAutoplay, GroupHooks, GroupMember, HooksModule } from '../hooks/types.js';
-import type { Spec } from '../spec/types.js';
+import type { GroupHooks, GroupMember } from '../hooks/types.js';
 import { groupMessages, type GroupMessages } from '../group/action-message.js';
 import { AdmissionError, checkAdmissionPost, LeaderAdmission, type PendingAdmission } from '../group/admission.js';
 import { serverlessSuccessor } from '../group/arbiter.js';
 import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes, type GroupConfig } from '../group/leader.js';
-import { GroupEpochError, GroupReplica, type TranscriptEntry } from '../group/member.js';
-import { groupProofOf } from '../group/proof.js';
-import { GroupSessionRecord, type GroupTranscriptHeader } from '../group/session-dir.js';
+import { GroupEpochError } from '../group/member.js';
 import { signAdmission, signChannelReady, verifyAdmission } from '../group/wire.js';
 import { SocketGuard } from './guard.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
 import { createNode, ipAndPort, peerKeyHex, sessionStream } from './node.js';
 import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
 import { ensureWritableDir } from '../files/write.js';
+import { autoplayOf, GroupNetError, MemberCore, memberDir, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+
+export { GroupNetError, MemberCore, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
 
 export const GROUP_NET_PROTOCOL = '/aigenora/group/1.0.0';
 type Connection = { remotePeer?: { publicKey?: { raw: Uint8Array } }; remoteAddr?: Multiaddr };
 const LISTEN = ['/ip4/127.0.0.1/tcp/0'];
 const HANDSHAKE_MS = 10_000;
 
-export interface GroupProtocol {
-  spec: Spec;
-  specText: string;
-  protocolId: string;
-  hooks: HooksModule;
-}
-
-export type GroupEvent = (type: string, data: Record<string, unknown>) => void;
-
-export class GroupNetError extends Error {
-  constructor(
-    readonly code: 'GROUP_NET_REFUSED' | 'GROUP_NET_UNREACHABLE' | 'GROUP_NET_PROTOCOL' | 'GROUP_NET_FAULT' | 'GROUP_NET_RESUME',
-    message: string,
-  ) {
-    super(`${code}: ${message}`);
-    this.name = 'GroupNetError';
-  }
-}
-
-/** The member's replica, transcript and player, whichever process (leader or member) holds it. */
-export class MemberCore {
-  clientSeq = 0;
-  pending = false;
-  fault: string | undefined;
-  private last: Record<string, unknown> | undefined;
-  private refusedInARow = 0;
-
-  private constructor(
-    private readonly crypto: Crypto,
-    readonly seed: Uint8Array,
-    readonly publicKey: string,
-    readonly replica: GroupReplica,
-    readonly record: GroupSessionRecord,
-    private readonly autoplay: GroupAutoplay,
-    private readonly random: () => number,
-  ) {}
-
-  static create(crypto: Crypto, seed: Uint8Array, dir: string, header: GroupTranscriptHeader, specText: string, autoplay: GroupAutoplay, random: () => number): MemberCore {
-    const replica = new GroupReplica({ crypto, groupId: header.group_id, viewerPublicKey: header.member_public_key, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch });
-    return new MemberCore(crypto, seed, header.member_public_key, replica, new GroupSessionRecord(dir, header, specText, true), autoplay, random);
-  }
-
-  /** Rebuilds a member from its own session directory, after a crash: the transcript replays into a fresh replica. */
-  static resume(crypto: Crypto, seed: Uint8Array, dir: string, autoplay: GroupAutoplay, random: () => number): MemberCore {
-    const path = joinPath(dir, 'transcript.jsonl');
-    if (!existsSync(path)) throw new GroupNetError('GROUP_NET_RESUME', `${dir} holds no transcript.jsonl`);
-    let text = readFileSync(path, 'utf8');
-    // A crash can cut the line being written: that entry was never acted on, so it is dropped.
-    if (!text.endsWith('\n')) {
-      text = text.slice(0, text.lastIndexOf('\n') + 1);
-      truncateSync(path, Buffer.byteLength(text));
-    }
-    const lines = text.split('\n').filter((l) => l.length > 0);
-    let header: GroupTranscriptHeader;
-    let entries: TranscriptEntry[];
-    try {
-      header = JSON.parse(lines[0] ?? '') as GroupTranscriptHeader;
-      entries = lines.slice(1).map((l) => JSON.parse(l) as TranscriptEntry);
-    } catch {
-      throw new GroupNetError('GROUP_NET_RESUME', `${path} is not a group transcript`);
-    }
-    const pk = toHex(crypto.ed25519PublicKey(seed));
-    if (header._group_transcript !== 1 || header.member_public_key !== pk) throw new GroupNetError('GROUP_NET_RESUME', `${path} is not this identity's group transcript`);
-    const replica = new GroupReplica({ crypto, groupId: header.group_id, viewerPublicKey: pk, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch });
-    for (const [i, e] of entries.entries()) {
-      if (e.kind === 'epoch') replica.advanceEpoch(e.leader_public_key, e.leader_epoch);
-      else if (replica.apply(e.envelope, { bootstrap: e.bootstrap }).status !== 'applied') throw new GroupNetError('GROUP_NET_RESUME', `${path} entry ${i + 1} does not replay`);
-    }
-    const record = GroupSessionRecord.reopen(dir, header, entries.length);
-    const core = new MemberCore(crypto, seed, pk, replica, record, autoplay, random);
-    core.catchUpClientSeq();
-    return core;
-  }
-
-  get completed(): boolean {
-    return this.replica.checkpoint?.['completed'] === true;
-  }
-
-  /** Applies an envelope from the leader; a refused one is this member's proof of a fault, if it makes one. */
-  apply(env: unknown, bootstrap: boolean): boolean {
-    const r = this.replica.apply(env, { bootstrap });
-    if (r.status === 'ignored') return true;
-    if (r.status === 'refused') {
-      this.fault = `${r.code}: ${r.reason}`;
-      const proof = this.last && typeof env === 'object' && env !== null ? groupProofOf(this.crypto, this.last, env as Record<string, unknown>) : undefined;
-      if (proof) this.record.proof(proof);
-      return false;
-    }
-    this.last = env as Record<string, unknown>;
-    this.record.entry({ kind: 'envelope', bootstrap, envelope: env as Record<string, unknown> });
-    this.catchUpClientSeq();
-    return true;
-  }
-
-  /** The leader's checkpoint records this member's last accepted client_seq; never count below it. */
-  private catchUpClientSeq(): void {
-    const seqs = (this.replica.checkpoint?.['last_client_seq'] ?? {}) as Record<string, number>;
-    this.clientSeq = Math.max(this.clientSeq, seqs[this.publicKey] ?? 0);
-  }
-
-  advanceEpoch(leader: string, epoch: number): void {
-    this.replica.advanceEpoch(leader, epoch);
-    this.record.entry({ kind: 'epoch', leader_public_key: leader, leader_epoch: epoch });
-  }
-
-  /** The next action to send, or null (one in flight, nothing to do, or done). */
-  next(): { client_seq: number; action: Record<string, unknown> } | null {
-    if (this.pending || this.completed || this.fault) return null;
-    const view = this.replica.view;
-    const me = this.replica.members.find((m) => m.public_key === this.publicKey);
-    if (!view || !me || me.status !== 'active') return null;
-    const action = this.autoplay(view, me, this.random);
-    if (!action) return null;
-    this.pending = true;
-    return { client_seq: this.clientSeq + 1, action };
-  }
-
-  accepted(clientSeq: number): void {
-    this.pending = false;
-    this.refusedInARow = 0;
-    if (clientSeq > this.clientSeq) this.clientSeq = clientSeq;
-  }
-
-  /** A refused action: the player tries again on the next frame; a player that only errs stops. */
-  refused(): void {
-    this.pending = false;
-    if (++this.refusedInARow > 50) this.fault = 'the leader refused 50 actions in a row';
-  }
-
-  finish(): void {
-    this.record.finish(this.crypto, this.seed, this.replica);
-  }
-}
 
 const parse = (line: string): Record<string, unknown> | undefined => {
   try {
@@ -482,13 +349,6 @@ export interface GroupMemberRun {
   actionDelayMs?: number;
 }
 
-export interface GroupRunResult {
-  completed: boolean;
-  outcome: string | null;
-  dir: string;
-  epochs: number;
-  reason?: string;
-}
 
 /**
  * A member process: dials the leader, stays admitted, applies frames and plays its seat; when the
@@ -654,19 +514,10 @@ async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: str
   }
 }
 
-/** Randomness for the leader's hooks and the players: the OS CSPRNG (a deal must not be guessable). */
-export const secureRandom = (): number => (globalThis.crypto.getRandomValues(new Uint32Array(1))[0] as number) / 2 ** 32;
 
 /** The group an invitation opens: one per invitation. */
 export const groupIdOf = (postId: string): string => `grp-${postId}`;
 
-const memberDir = (sessionsDir: string, groupId: string, pk: string) => joinPath(sessionsDir, groupId, pk.slice(0, 16));
-
-function autoplayOf(protocol: GroupProtocol): GroupAutoplay {
-  const a = protocol.hooks.autoplay;
-  if (!a) throw new GroupNetError('GROUP_NET_PROTOCOL', 'the protocol has no autoplay for an unattended member');
-  return a;
-}
 
 export interface GroupHostHandle {
   invitation: Invitation;

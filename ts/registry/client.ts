@@ -15,12 +15,25 @@ import { registrationBody, signRegistration } from './auth.js';
 import { RegistryError, sanitize } from './errors.js';
 import { normalizeBaseUrl, signedRequest, type Answer, type HttpOptions } from './http.js';
 import { asInvitation, INVITATION_TYPES, type Invitation, type InvitationBody, type InvitationType } from './invitation.js';
+import { asGroupAdmission, asGroupRecord, checkGroupId, type GroupAdmission, type GroupRecord } from './group.js';
+import { admissionCanonical, transportBindingCanonical, type Checkpoint } from '../group/wire.js';
 import { compactJson, encodeBody, member, parseTree, RawJson } from './json.js';
 
 export { RegistryError } from './errors.js';
 export type { RegistryErrorCode } from './errors.js';
 export type { Invitation, InvitationBody, InvitationInput, InvitationType } from './invitation.js';
 export { buildInvitation, checkInvitationBinding } from './invitation.js';
+export type { GroupAdmission, GroupRecord } from './group.js';
+
+/** POST /api/v1/groups: the room's policy, which the server checks against the registered spec. */
+export interface GroupPolicy {
+  min_participants: number;
+  max_participants: number;
+  allow_late_join: boolean;
+  recovery_mode: string;
+}
+
+export type GroupStatusChange = 'active' | 'closed' | 'failed';
 
 export interface RegistryClientOptions extends HttpOptions {
   /** The hardest registration proof of work this client will attempt (zero bytes); default 3. */
@@ -294,6 +307,86 @@ export class RegistryClient {
 
   async inboxDelete(id: string): Promise<void> {
     await this.request('DELETE', `/api/v1/inbox/${segment('message id', id)}`);
+  }
+
+  // ---- groups (NOTES A18; the reference's proto/group_control.py, same bodies and statuses) ----
+
+  /** Opens the group of one of our invitations; the server lists us as its leader at seat 0. */
+  async createGroup(postId: string, policy: GroupPolicy): Promise<GroupRecord> {
+    const a = await this.request('POST', '/api/v1/groups', { post_id: segment('post_id', postId), ...policy }, [200, 201]);
+    return asGroupRecord(a.body, a.status);
+  }
+
+  async getGroup(groupId: string): Promise<GroupRecord> {
+    const a = await this.request('GET', `/api/v1/groups/${checkGroupId(groupId)}`);
+    return asGroupRecord(a.body, a.status);
+  }
+
+  async getGroupByPost(postId: string): Promise<GroupRecord> {
+    const a = await this.request('GET', `/api/v1/groups/by-post/${segment('post_id', postId)}`);
+    return asGroupRecord(a.body, a.status);
+  }
+
+  /**
+   * Asks the server to admit us: the admission string of this group's current leader and epoch, signed
+   * by that leader (over the channel) and here by us. The answer is the member record (id and seat).
+   */
+  async admitGroupMember(group: Pick<GroupRecord, 'group_id' | 'leader_public_key' | 'protocol_id' | 'leader_epoch'>, joinNonce: string, leaderSignature: string): Promise<GroupAdmission> {
+    const statement = admissionCanonical({ group_id: group.group_id, leader_public_key: group.leader_public_key, member_public_key: this.publicKey, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, join_nonce: joinNonce });
+    const body = { join_nonce: joinNonce, leader_epoch: group.leader_epoch, leader_signature: leaderSignature, member_signature: toHex(this.crypto.ed25519Sign(this.#seed, utf8(statement))) };
+    const a = await this.request('POST', `/api/v1/groups/${checkGroupId(group.group_id)}/members`, body, [200, 201]);
+    const m = asGroupAdmission(a.body, a.status);
+    if (m.public_key !== this.publicKey || m.group_id !== group.group_id) throw new RegistryError('REGISTRY_BAD_RESPONSE', 'the admission names another member or group', a.status);
+    return m;
+  }
+
+  /** Our transport binding for a ticket (the leader's endpoint the server publishes to members). */
+  private bindingSignature(ticket: string, protocolId: string): string {
+    return toHex(this.crypto.ed25519Sign(this.#seed, utf8(transportBindingCanonical(this.publicKey, 'iroh', ticket, protocolId))));
+  }
+
+  /** The leader's lease renewal: its epoch, the recovery floor (a checkpoint a member acknowledged) and its ticket. */
+  async groupHeartbeat(groupId: string, o: { protocolId: string; leaderEpoch: number; checkpointSeq: number; checkpointHash: string; ticket: string }): Promise<GroupRecord> {
+    const body = { leader_epoch: o.leaderEpoch, checkpoint_seq: o.checkpointSeq, checkpoint_hash: o.checkpointHash, iroh_ticket: o.ticket, transport_binding_signature: this.bindingSignature(o.ticket, o.protocolId) };
+    const a = await this.request('POST', `/api/v1/groups/${checkGroupId(groupId)}/heartbeat`, body);
+    return asGroupRecord(a.body, a.status);
+  }
+
+  async groupMemberHeartbeat(groupId: string): Promise<void> {
+    await this.request('POST', `/api/v1/groups/${checkGroupId(groupId)}/members/heartbeat`, {});
+  }
+
+  /**
+   * Claims the next epoch after `expectedEpoch`, from a checkpoint its leader certified, with our new
+   * endpoint. The server grants one claim per epoch, and only once the lease is over.
+   */
+  async claimGroupLeader(groupId: string, o: { protocolId: string; expectedEpoch: number; checkpoint: Pick<Checkpoint, 'seq' | 'checkpoint_hash' | 'frame_hash' | 'membership_version' | 'checkpoint_signature'>; ticket: string }): Promise<GroupRecord> {
+    const cp = o.checkpoint;
+    const body = {
+      expected_epoch: o.expectedEpoch,
+      checkpoint_seq: cp.seq,
+      checkpoint_hash: cp.checkpoint_hash,
+      checkpoint_frame_hash: cp.frame_hash,
+      checkpoint_membership_version: cp.membership_version,
+      checkpoint_signature: cp.checkpoint_signature,
+      iroh_ticket: o.ticket,
+      transport_binding_signature: this.bindingSignature(o.ticket, o.protocolId),
+    };
+    const a = await this.request('POST', `/api/v1/groups/${checkGroupId(groupId)}/claim-leader`, body);
+    const g = asGroupRecord(a.body, a.status);
+    if (g.leader_public_key !== this.publicKey || g.leader_epoch !== o.expectedEpoch + 1) throw new RegistryError('REGISTRY_BAD_RESPONSE', `the claim's answer names leader ${g.leader_public_key.slice(0, 16)} of epoch ${g.leader_epoch}`, a.status);
+    return g;
+  }
+
+  async leaveGroup(groupId: string): Promise<GroupRecord> {
+    const a = await this.request('POST', `/api/v1/groups/${checkGroupId(groupId)}/leave`, {});
+    return asGroupRecord(a.body, a.status);
+  }
+
+  /** The leader of `leaderEpoch` sets the room's status (closed or failed also takes its invitation down). */
+  async setGroupStatus(groupId: string, leaderEpoch: number, status: GroupStatusChange): Promise<GroupRecord> {
+    const a = await this.request('POST', `/api/v1/groups/${checkGroupId(groupId)}/status`, { leader_epoch: leaderEpoch, status });
+    return asGroupRecord(a.body, a.status);
   }
 
   /** Publishes a spec (its text as read); answers the protocol_id computed here. 409: known already. */

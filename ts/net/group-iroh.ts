@@ -1,0 +1,960 @@
+/**
+ * An authoritative group over iroh with a registry's groups API: the reference's way (agent/group.py,
+ * proto/group_runtime.py, docs/multiplayer.md), so that its agents and ours lead and join each other's
+ * groups.
+ *
+ * The registry holds the room: its members (id and seat, assigned there), the leader's endpoint (an
+ * iroh ticket bound by the leader's signature), its lease and fencing epoch, and the recovery floor
+ * (the digest of a checkpoint some member holds). No game traffic passes through it.
+ *
+ * - The leader posts the invitation, opens the group (it holds seat 0), renews its lease every third of
+ *   it, and admits each channel: the member's `join` → the leader's signed `admission` with a fresh
+ *   challenge → the member posts the admission (signed by both) to the registry, which gives it a
+ *   member id and seat → the member's `ready`, signed over the challenge, the id and the seat, which the
+ *   leader checks against the registry's listing. A lobby starts once the registry counts the members
+ *   its start policy needs; later joiners get a membership frame, returning ones a bootstrap.
+ * - A member's channel is an iroh connection from a throwaway node key: the channel proof, not the
+ *   connection, says who it is. It acknowledges every envelope it applies and pings the leader; when
+ *   the leader goes silent or away, it asks the registry: a newer epoch is followed, a live lease is
+ *   waited out, an expired one is claimed (the registry grants one claim per epoch) from the member's
+ *   own signed checkpoint, and the winner leads the next epoch from it on a new endpoint.
+ *
+ * Envelopes, checkpoints and views are the leader's (leader.ts), checked by each member's replica
+ * (member.ts) and recorded in its session directory (session-dir.ts), as over libp2p.
+ */
+import { existsSync } from 'node:fs';
+import type { Crypto } from '../crypto/backend.js';
+import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
+import { ensureWritableDir } from '../files/write.js';
+import type { GroupHooks, GroupMember } from '../hooks/types.js';
+import { groupMessages, type GroupMessages } from '../group/action-message.js';
+import { AdmissionError, LeaderAdmission } from '../group/admission.js';
+import {
+  ActionOutbox,
+  CheckpointFloor,
+  ackMessage,
+  inputMessage,
+  isActionId,
+  pingMessage,
+  pongMessage,
+  readLeaderMessage,
+  readMemberMessage,
+  receiptMessage,
+  rejectionMessage,
+  type ChannelContext,
+  type PendingAction,
+} from '../group/channel.js';
+import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes, type GroupConfig } from '../group/leader.js';
+import { GroupEpochError } from '../group/member.js';
+import { checkChannelChallenge, signChannelReady, transportBindingCanonical, verifyAdmission } from '../group/wire.js';
+import { buildInvitation, RegistryError, type GroupRecord, type RegistryClient } from '../registry/client.js';
+import { GROUP_FINAL_STATUSES, leaseExpired, leaseSecondsOf, listedMember, startReady } from '../registry/group.js';
+import { INVITATION_TYPES, type InvitationType } from '../registry/invitation.js';
+import { autoplayOf, GroupNetError, MemberCore, memberDir, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
+import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
+import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
+
+/** The reference waits 30 s for each admission frame, and 60 s for a member's first envelope. */
+const ADMISSION_MS = 30_000;
+const FIRST_ENVELOPE_MS = 60_000;
+/** Admission frames are small; a peer not yet admitted gets no more. */
+const ADMISSION_LINE_BYTES = 64 << 10;
+/** A member pings its leader this often, and takes it for gone after this much silence. */
+const PING_MS = 2_000;
+const SILENCE_MS = 10_000;
+/** The reference's member heartbeat and invitation renewal periods. */
+const MEMBER_HEARTBEAT_MS = 5_000;
+const RENEW_MS = 120_000;
+/** How long a member dials a leader before asking the registry again. */
+const DIAL_MS = 10_000;
+/** Receipts still in flight when a group completes get this long before the leader closes its channels. */
+const CLOSE_GRACE_MS = 1_000;
+
+export interface IrohGroupRunResult extends GroupRunResult {
+  groupId: string;
+  /** The role this agent ended in (a member that won a claim ends as leader). */
+  role: 'leader' | 'member';
+  /** The status this agent set on the registry, when it did (a leader at the end of a completed group). */
+  statusPosted?: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+const randomHex = (n: number) => toHex(globalThis.crypto.getRandomValues(new Uint8Array(n)));
+
+const parse = (line: string): Record<string, unknown> | undefined => {
+  try {
+    const v = JSON.parse(line) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+async function nextLine(t: LineTransport, ms: number, what: string): Promise<Record<string, unknown>> {
+  const r = await t.recv(ms);
+  if (r.line === null) throw new GroupNetError('GROUP_NET_PROTOCOL', r.timedOut ? `no ${what} in time` : `the peer left before its ${what}`);
+  const v = parse(r.line);
+  if (!v) throw new GroupNetError('GROUP_NET_PROTOCOL', `the ${what} is not a JSON object`);
+  return v;
+}
+
+const send = (t: LineTransport, v: unknown): boolean => {
+  try {
+    t.send(JSON.stringify(v));
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** The reference's channels carry no heartbeat frames: a `_sys` line where it expects `join` or `ready` fails its admission. */
+const channel = (stream: ByteStream) => new LineTransport(stream, { maxLineBytes: ADMISSION_LINE_BYTES, heartbeatIntervalMs: 0 });
+
+function safeEmit(on: GroupEvent | undefined, type: string, data: Record<string, unknown>): void {
+  try {
+    on?.(type, data);
+  } catch {
+    // reporting must not end a group
+  }
+}
+
+const message = (e: unknown) => ((e as Error)?.message ?? String(e)).split('\n')[0]!.slice(0, 200);
+
+export interface IrohLeaderOptions {
+  crypto: Crypto;
+  seed: Uint8Array;
+  protocol: GroupProtocol;
+  options: Record<string, unknown>;
+  client: RegistryClient;
+  /** The registry's record as this leader's epoch begins: a lobby, or the record a granted claim answered. */
+  group: GroupRecord;
+  /** The leader's own seat. */
+  self: MemberCore;
+  /** A successor's start: the checkpoint (certified by the previous leader) its epoch resumes from. */
+  checkpoint?: Record<string, unknown>;
+  random: () => number;
+  onEvent?: GroupEvent;
+  actionDelayMs?: number;
+}
+
+export interface LeaderEnd {
+  completed: boolean;
+  outcome: string | null;
+  reason?: string;
+}
+
+/** One leader epoch: admission through the registry, ordering, fan-out, and its own seat. */
+export class IrohLeaderHub {
+  leader: GroupLeader | undefined;
+  readonly floor: CheckpointFloor;
+  readonly done: Promise<LeaderEnd>;
+  private readonly config: GroupConfig;
+  private readonly messages: GroupMessages;
+  private readonly admission: LeaderAdmission;
+  private readonly publicKey: string;
+  private readonly ctx: ChannelContext;
+  private readonly conns = new Map<string, LineTransport>();
+  private group: GroupRecord;
+  private ended = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private lobbyPoll: ReturnType<typeof setInterval> | undefined;
+  private resolveDone!: (e: LeaderEnd) => void;
+
+  constructor(private readonly o: IrohLeaderOptions) {
+    this.config = groupConfigFromSpec(o.protocol.spec);
+    this.messages = groupMessages(o.protocol.protocolId, o.protocol.spec, o.protocol.specText);
+    this.publicKey = toHex(o.crypto.ed25519PublicKey(o.seed));
+    this.group = o.group;
+    this.ctx = { groupId: o.group.group_id, leaderEpoch: o.group.leader_epoch };
+    this.admission = new LeaderAdmission(o.crypto, { groupId: o.group.group_id, protocolId: o.protocol.protocolId, leaderEpoch: o.group.leader_epoch }, toHex(o.seed));
+    this.floor = new CheckpointFloor(this.publicKey);
+    this.done = new Promise((r) => (this.resolveDone = r));
+    if (o.checkpoint) {
+      // The server's members are the room now; the leader reconciles them with the checkpoint's (as the reference's GroupAuthority does).
+      this.leader = GroupLeader.fromCheckpoint(this.leaderOptions(), o.checkpoint);
+      this.committed();
+      this.fanOut(this.leader.lastEnvelopes);
+    } else {
+      // The registry's count decides the start; a member admitted there whose channel is still on its way counts too.
+      this.lobbyPoll = setInterval(() => void this.refreshLobby(), 1_000);
+      this.lobbyPoll.unref?.();
+    }
+  }
+
+  private leaderOptions() {
+    return {
+      crypto: this.o.crypto, hooks: this.hooks(), config: this.config, groupId: this.ctx.groupId, leaderSeed: toHex(this.o.seed),
+      leaderEpoch: this.ctx.leaderEpoch, membershipVersion: this.group.membership_version, members: this.group.members,
+    };
+  }
+
+  private hooks(): GroupHooks {
+    return this.o.protocol.hooks.create({ role: 'host', options: this.o.options, args: [], stateDir: '', decision: null, random: this.o.random }) as GroupHooks;
+  }
+
+  private emit(type: string, data: Record<string, unknown>): void {
+    safeEmit(this.o.onEvent, type, data);
+  }
+
+  get groupId(): string {
+    return this.ctx.groupId;
+  }
+
+  get epoch(): number {
+    return this.ctx.leaderEpoch;
+  }
+
+  private async refreshLobby(): Promise<void> {
+    if (this.leader || this.ended) return;
+    try {
+      this.group = await this.o.client.getGroup(this.ctx.groupId);
+    } catch (e) {
+      this.emit('registry_failed', { message: message(e) });
+      return;
+    }
+    this.maybeStart();
+  }
+
+  private maybeStart(): void {
+    if (this.leader || this.ended || !startReady(this.group, this.config.start_policy)) return;
+    if (this.lobbyPoll) clearInterval(this.lobbyPoll);
+    try {
+      this.leader = GroupLeader.start(this.leaderOptions());
+    } catch (e) {
+      if (!(e instanceof GroupLeaderError)) throw e;
+      return this.finish({ completed: false, outcome: null, reason: `the group cannot start: ${e.message}` });
+    }
+    this.committed();
+    this.emit('group_started', { members: this.group.members.length, membership_version: this.group.membership_version });
+    for (const m of this.leader.members) this.bootstrap(m.public_key);
+    this.o.client.setGroupStatus(this.ctx.groupId, this.ctx.leaderEpoch, 'active').then(
+      () => undefined,
+      (e: unknown) => this.emit('group_status_failed', { status: 'active', message: message(e) }),
+    );
+    this.afterFrame();
+  }
+
+  /** Every frame the leader made: its checkpoint may be acknowledged later. */
+  private committed(): void {
+    const cp = this.leader?.checkpoint;
+    if (cp) this.floor.record(cp);
+  }
+
+  private bootstrap(pk: string): void {
+    const env = this.leader?.bootstrapEnvelope(pk);
+    if (!env) return;
+    if (pk === this.publicKey) this.o.self.apply(env, true);
+    else {
+      const t = this.conns.get(pk);
+      if (t && !send(t, env)) this.drop(pk, t);
+    }
+  }
+
+  private fanOut(envs: Envelopes): void {
+    for (const [pk, env] of Object.entries(envs)) {
+      if (pk === this.publicKey) this.o.self.apply(env, false);
+      else {
+        const t = this.conns.get(pk);
+        if (t && !send(t, env)) this.drop(pk, t);
+      }
+    }
+  }
+
+  private drop(pk: string, t: LineTransport): void {
+    if (this.conns.get(pk) !== t) return;
+    this.conns.delete(pk);
+    t.close();
+    this.emit('member_disconnected', { public_key: pk });
+  }
+
+  /** After each frame: the leader's own seat may act, and a completed group ends. */
+  afterFrame(): void {
+    if (this.ended) return;
+    if (this.o.actionDelayMs && this.leader && !this.leader.completed && !this.o.self.pending) {
+      if (this.timer) return;
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        if (this.playOwnSeat()) this.afterFrame();
+      }, this.o.actionDelayMs);
+      return;
+    }
+    for (let guard = 0; guard < 10_000 && this.leader && !this.leader.completed; guard++) if (!this.playOwnSeat()) break;
+    if (this.leader?.completed) this.finish({ completed: true, outcome: this.leader.outcome });
+  }
+
+  private playOwnSeat(): boolean {
+    if (this.ended) return false;
+    const a = this.o.self.next();
+    if (!a) return false;
+    const r = this.input(this.publicKey, a.client_seq, a.action);
+    if (r.status === 'accepted' || r.status === 'duplicate') this.o.self.accepted(a.client_seq);
+    else {
+      this.o.self.refused();
+      this.emit('action_refused', { reason: String(r['reason']) });
+    }
+    return true;
+  }
+
+  /** One action: the leader's receipt, or a rejection (with the reference's reason texts where it has them). */
+  private input(pk: string, clientSeq: unknown, action: unknown): Record<string, unknown> {
+    if (!this.leader) return { status: 'rejected', reason: 'the group has not started', client_seq: clientSeq };
+    // A fenced leader orders nothing more: its members must move to the registry's next epoch.
+    if (this.ended && !this.leader.completed) return { status: 'rejected', reason: "this leader's epoch is over", client_seq: clientSeq };
+    const errors = typeof clientSeq === 'number' ? this.messages.check(clientSeq, action) : [{ code: 'FIELD_TYPE' }];
+    if (errors.length) return { status: 'rejected', reason: `the action fails the spec's ${this.messages.action} message: ${errors.map((e) => e.code).join(', ')}`, client_seq: clientSeq };
+    try {
+      const out = this.leader.applyInput({ actor_public_key: pk, client_seq: clientSeq, action });
+      if (out.receipt.status === 'accepted') {
+        this.committed();
+        this.fanOut(out.envelopes);
+      }
+      return out.receipt as unknown as Record<string, unknown>;
+    } catch (e) {
+      if (e instanceof GroupLeaderError) return { status: 'rejected', reason: e.message, client_seq: clientSeq };
+      throw e;
+    }
+  }
+
+  /** Ends this epoch (completed, fenced by the registry, or unable to start); the channels stay open until close(). */
+  finish(end: LeaderEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.lobbyPoll) clearInterval(this.lobbyPoll);
+    if (this.timer) clearTimeout(this.timer);
+    this.resolveDone(end);
+  }
+
+  /** Serves one accepted channel: admission, then the member's inputs, acks and pings. */
+  async serve(stream: ByteStream): Promise<void> {
+    const t = channel(stream);
+    const refuse = (reason: string) => {
+      this.emit('group_join_rejected', { reason });
+      send(t, { _group: 'error', reason });
+      t.close();
+    };
+    let pk: string | undefined;
+    try {
+      if (this.ended) return refuse('the group has ended');
+      const join = await nextLine(t, ADMISSION_MS, 'group join');
+      const challenge = randomHex(16);
+      let offer;
+      try {
+        offer = this.admission.offer(join, challenge);
+      } catch (e) {
+        if (e instanceof AdmissionError) return refuse(e.message);
+        throw e;
+      }
+      const member = offer.pending.member_public_key;
+      if (member === this.publicKey) return refuse('the leader does not admit itself');
+      // Fencing: an epoch the registry has moved past admits no one.
+      const current = await this.o.client.getGroup(this.ctx.groupId);
+      if (current.leader_public_key !== this.publicKey || current.leader_epoch !== this.ctx.leaderEpoch) return refuse('this process is not the current leader epoch');
+      send(t, offer.admission);
+      const ready = await nextLine(t, ADMISSION_MS, 'group ready');
+      const latest = await this.o.client.getGroup(this.ctx.groupId);
+      let admitted: GroupMember;
+      try {
+        admitted = this.admission.accept(offer.pending, ready, listedMember(latest, member));
+      } catch (e) {
+        if (e instanceof AdmissionError) return refuse(e.message);
+        throw e;
+      }
+      if (this.ended) return refuse('the group has ended');
+      pk = member;
+      this.group = latest;
+      t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
+      this.attach(admitted, t);
+      await this.follow(pk, t);
+    } catch (e) {
+      if (e instanceof RegistryError || e instanceof GroupNetError) this.emit('group_join_rejected', { reason: message(e) });
+      else if (!(e instanceof GroupLeaderError)) this.emit('member_failed', { message: message(e) });
+      t.close();
+    } finally {
+      if (pk) this.drop(pk, t);
+      else t.close();
+    }
+  }
+
+  private attach(member: GroupMember, t: LineTransport): void {
+    const pk = member.public_key;
+    const old = this.conns.get(pk);
+    this.conns.set(pk, t);
+    old?.close();
+    this.emit('member_connected', { public_key: pk, seat: member.seat });
+    if (!this.leader) return this.maybeStart();
+    if (this.leader.member(pk)?.status === 'active') return this.bootstrap(pk);
+    try {
+      // A late joiner (or one the group had marked absent): one membership frame, which is its first envelope.
+      const envs = this.leader.addMember(member, this.group.membership_version);
+      this.committed();
+      this.fanOut(envs);
+    } catch (e) {
+      if (!(e instanceof GroupLeaderError)) throw e;
+      this.emit('group_join_rejected', { reason: e.message });
+      send(t, { _group: 'error', reason: e.message });
+      this.drop(pk, t);
+      return;
+    }
+    this.afterFrame();
+  }
+
+  private async follow(pk: string, t: LineTransport): Promise<void> {
+    for (;;) {
+      const r = await t.recv(60_000);
+      if (r.line === null) {
+        if (r.timedOut) continue;
+        return;
+      }
+      const m = readMemberMessage(parse(r.line), this.ctx, pk);
+      if (m.kind === 'input') {
+        const receipt = isActionId(m.actionId) ? this.input(pk, m.clientSeq, m.action) : { status: 'rejected', reason: 'action_id must be 32-char lowercase hex', client_seq: m.clientSeq };
+        const accepted = receipt['status'] === 'accepted';
+        if (receipt['status'] === 'rejected') {
+          send(t, rejectionMessage(String(receipt['reason']), m.clientSeq, m.actionId));
+          this.emit('action_refused', { public_key: pk, reason: String(receipt['reason']) });
+        } else send(t, receiptMessage(receipt, m.actionId));
+        if (accepted) this.afterFrame();
+      } else if (m.kind === 'misdirected') send(t, rejectionMessage('group, epoch, or actor mismatch', m.clientSeq, m.actionId, true));
+      else if (m.kind === 'ack') this.floor.acknowledge(pk, m.seq, m.frameHash, m.checkpointHash);
+      else if (m.kind === 'ping') send(t, pongMessage(this.ctx, m.nonce));
+    }
+  }
+
+  /** Closes every member channel after a grace for the lines still in flight. */
+  async close(graceMs = CLOSE_GRACE_MS): Promise<void> {
+    await sleep(graceMs);
+    for (const t of this.conns.values()) t.close();
+    this.conns.clear();
+  }
+}
+
+/**
+ * Renews the lease every third of it, advertising the newest checkpoint a member acknowledged. A
+ * refusal by the registry that names another epoch or leader (409) fences the leader at once; failing
+ * to renew for a whole lease does too, since a member may then have claimed.
+ */
+function leaseLoop(o: { client: RegistryClient; hub: IrohLeaderHub; group: GroupRecord; ticket: string; protocolId: string; onEvent?: GroupEvent }): () => void {
+  const leaseMs = leaseSecondsOf(o.group) * 1000;
+  let advertised = { seq: o.group.checkpoint_seq, checkpointHash: o.group.checkpoint_hash };
+  let lastSuccess = Date.now();
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tick = async () => {
+    const floor = o.hub.floor.floor();
+    const next = floor && floor.seq >= advertised.seq ? floor : advertised;
+    try {
+      await o.client.groupHeartbeat(o.hub.groupId, { protocolId: o.protocolId, leaderEpoch: o.hub.epoch, checkpointSeq: next.seq, checkpointHash: next.checkpointHash, ticket: o.ticket });
+      lastSuccess = Date.now();
+      advertised = next;
+    } catch (e) {
+      safeEmit(o.onEvent, 'group_leader_lease_renew_failed', { message: message(e) });
+      if ((e instanceof RegistryError && e.status === 409) || Date.now() - lastSuccess >= leaseMs) {
+        safeEmit(o.onEvent, 'group_leader_fenced', { epoch: o.hub.epoch });
+        o.hub.finish({ completed: false, outcome: null, reason: 'leader_lease_lost' });
+        stopped = true;
+      }
+    }
+    if (!stopped) timer = setTimeout(() => void tick(), Math.max(1_000, leaseMs / 3));
+  };
+  timer = setTimeout(() => void tick(), Math.max(1_000, leaseMs / 3));
+  return () => {
+    stopped = true;
+    if (timer) clearTimeout(timer);
+  };
+}
+
+/** An endpoint whose accepted streams wait until a hub takes them. */
+async function acceptingEndpoint(seed: Uint8Array, bind?: string): Promise<{ ep: IrohEndpoint; ticket: string; handTo(hub: IrohLeaderHub): void }> {
+  let hub: IrohLeaderHub | undefined;
+  const early: ByteStream[] = [];
+  const ep = await createIrohEndpoint(seed, { ...(bind && { bind }), onStream: (s) => (hub ? void hub.serve(s) : early.push(s)) });
+  try {
+    const ticket = encodeNodeTicket(await ep.address());
+    return {
+      ep,
+      ticket,
+      handTo(h) {
+        hub = h;
+        for (const s of early.splice(0)) void h.serve(s);
+      },
+    };
+  } catch (e) {
+    await ep.shutdown();
+    throw e;
+  }
+}
+
+/** Runs one leader epoch to its end: lease renewal while it runs, the closed status when it completes. */
+async function leadEpoch(o: IrohLeaderOptions & { ticket: string }, hub: IrohLeaderHub): Promise<LeaderEnd & { statusPosted?: string }> {
+  const stopLease = leaseLoop({ client: o.client, hub, group: o.group, ticket: o.ticket, protocolId: o.protocol.protocolId, ...(o.onEvent && { onEvent: o.onEvent }) });
+  let end: LeaderEnd;
+  try {
+    end = await hub.done;
+  } finally {
+    stopLease();
+  }
+  let statusPosted: string | undefined;
+  if (end.completed) {
+    try {
+      await o.client.setGroupStatus(hub.groupId, hub.epoch, 'closed');
+      statusPosted = 'closed';
+    } catch (e) {
+      safeEmit(o.onEvent, 'group_status_failed', { status: 'closed', message: message(e) });
+    }
+  }
+  await hub.close();
+  return { ...end, ...(statusPosted && { statusPosted }) };
+}
+
+export interface IrohGroupHostHandle {
+  postId: string;
+  groupId: string;
+  ticket: string;
+  dir: string;
+  done: Promise<IrohGroupRunResult>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Posts the invitation for a new group, opens it at the registry and leads it, playing seat 0. The
+ * invitation carries the hooks' host metadata (name, tags, type) and their default options under the
+ * given ones, as the reference's host posts them: a successor leads with the same options.
+ */
+export async function hostGroupIroh(o: {
+  crypto: Crypto;
+  seed: Uint8Array;
+  protocol: GroupProtocol;
+  options: Record<string, unknown>;
+  sessionsDir: string;
+  client: RegistryClient;
+  controlMode?: string;
+  ttlMinutes?: number;
+  bind?: string;
+  actionDelayMs?: number;
+  onEvent?: GroupEvent;
+}): Promise<IrohGroupHostHandle> {
+  const c = o.crypto;
+  ensureWritableDir(o.sessionsDir, 'sessions directory');
+  const autoplay = autoplayOf(o.protocol);
+  const config = groupConfigFromSpec(o.protocol.spec);
+  const meta = (o.protocol.hooks.create({ role: 'host', options: o.options, args: [], stateDir: '', decision: null, random: secureRandom }) as GroupHooks).proto_host_metadata?.();
+  const [name, tags, type, defaults] = meta ?? [o.protocol.spec.name, '', 'supply', {}];
+  const options = { ...(defaults ?? {}), ...o.options };
+  const pk = toHex(c.ed25519PublicKey(o.seed));
+  const { ep, ticket, handTo } = await acceptingEndpoint(o.seed, o.bind);
+  let stopRenew = () => {};
+  try {
+    const { postId } = await o.client.postInvitation(
+      buildInvitation(c, o.seed, {
+        message: String(name), tags: String(tags).split(','), ticket, protocolId: o.protocol.protocolId, controlMode: o.controlMode ?? 'autonomous', options, transport: 'iroh',
+        type: (INVITATION_TYPES as readonly string[]).includes(type) ? (type as InvitationType) : 'supply',
+      }),
+    );
+    let group: GroupRecord;
+    try {
+      group = await o.client.createGroup(postId, { min_participants: config.min_participants, max_participants: config.max_participants, allow_late_join: config.allow_late_join, recovery_mode: config.recovery_mode });
+    } catch (e) {
+      // No group behind it: the post would only send members to a leader that admits no one.
+      await o.client.cancelInvitation(postId).catch(() => undefined);
+      throw e;
+    }
+    if (group.leader_public_key !== pk || group.protocol_id !== o.protocol.protocolId) throw new GroupNetError('GROUP_NET_PROTOCOL', 'the registry opened the group for another leader or protocol');
+    safeEmit(o.onEvent, 'invite_created', { post_id: postId, group_id: group.group_id });
+    const dir = memberDir(o.sessionsDir, group.group_id, pk);
+    const self = MemberCore.create(c, o.seed, dir, { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: group.group_id, member_public_key: pk, leader_public_key: pk, leader_epoch: group.leader_epoch }, o.protocol.specText, autoplay, secureRandom);
+    const lo: IrohLeaderOptions & { ticket: string } = { crypto: c, seed: o.seed, protocol: o.protocol, options, client: o.client, group, self, random: secureRandom, ticket, ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }) };
+    const hub = new IrohLeaderHub(lo);
+    handTo(hub);
+    stopRenew = renewLoop(o.client, postId, (o.ttlMinutes ?? 30) * 60_000, o.onEvent);
+    const done = leadEpoch(lo, hub).then((end): IrohGroupRunResult => {
+      stopRenew();
+      self.finish();
+      return { completed: end.completed && self.completed, outcome: end.outcome, dir, epochs: 1, groupId: group.group_id, role: 'leader', ...(end.reason && { reason: end.reason }), ...(end.statusPosted && { statusPosted: end.statusPosted }) };
+    });
+    let stopped = false;
+    return {
+      postId, groupId: group.group_id, ticket, dir, done,
+      async stop() {
+        if (stopped) return;
+        stopped = true;
+        stopRenew();
+        hub.finish({ completed: false, outcome: null, reason: 'stopped' });
+        await ep.shutdown();
+      },
+    };
+  } catch (e) {
+    stopRenew();
+    await ep.shutdown();
+    throw e;
+  }
+}
+
+/** Renews a group's invitation every 120 s for at most `forMs` (the reference stops at its first failure). */
+function renewLoop(client: RegistryClient, postId: string, forMs: number, onEvent?: GroupEvent): () => void {
+  const until = Date.now() + forMs;
+  const timer = setInterval(() => {
+    if (Date.now() > until) return clearInterval(timer);
+    client.renewInvitation(postId).then(
+      () => safeEmit(onEvent, 'invitation_renewed', {}),
+      (e: unknown) => {
+        safeEmit(onEvent, 'invitation_renew_failed', { message: message(e) });
+        clearInterval(timer);
+      },
+    );
+  }, RENEW_MS);
+  timer.unref?.();
+  return () => clearInterval(timer);
+}
+
+/**
+ * A directory no earlier run of this member wrote: a leader that crashed and comes back as a member
+ * starts a new transcript (its replica takes the successor's bootstrap), and keeps the one it led.
+ */
+function freshDir(base: string): string {
+  let dir = base;
+  for (let n = 2; existsSync(dir); n++) dir = `${base}-${n}`;
+  return dir;
+}
+
+/** The leader's ticket is only taken from the registry when the leader's own signature binds it to this protocol. */
+function checkLeaderBinding(c: Crypto, g: GroupRecord): void {
+  const canonical = transportBindingCanonical(g.leader_public_key, 'iroh', g.iroh_ticket, g.protocol_id);
+  const sig = g.transport_binding_signature;
+  if (!/^[0-9a-fA-F]{128}$/.test(sig) || !c.ed25519Verify(fromHex(g.leader_public_key), utf8(canonical), fromHex(sig.toLowerCase())))
+    throw new GroupNetError('GROUP_NET_PROTOCOL', "the group's leader ticket is not signed by its leader");
+}
+
+export interface IrohGroupJoin {
+  crypto: Crypto;
+  seed: Uint8Array;
+  protocol: GroupProtocol;
+  client: RegistryClient;
+  postId: string;
+  /** The invitation's options (a successor leads with them). */
+  options: Record<string, unknown>;
+  sessionsDir: string;
+  /** How long the group may go without a reachable leader before this member gives up (default 120 s). */
+  reconnectMs?: number;
+  controlMode?: string;
+  actionDelayMs?: number;
+  onEvent?: GroupEvent;
+}
+
+type Followed = 'completed' | 'lost' | 'fault';
+
+/**
+ * Joins the group a registry post opened and plays this member's seat until the group completes:
+ * through a failover too, following the registry's newer epoch, or claiming it and leading.
+ */
+export async function joinGroupIroh(o: IrohGroupJoin): Promise<IrohGroupRunResult> {
+  const c = o.crypto;
+  const pk = toHex(c.ed25519PublicKey(o.seed));
+  // An unattended member needs the protocol's player before it takes a seat.
+  autoplayOf(o.protocol);
+  ensureWritableDir(o.sessionsDir, 'sessions directory');
+  let group = await o.client.getGroupByPost(o.postId);
+  if (group.protocol_id !== o.protocol.protocolId) throw new GroupNetError('GROUP_NET_PROTOCOL', `the group plays protocol ${group.protocol_id}, the invitation names ${o.protocol.protocolId}`);
+  if (GROUP_FINAL_STATUSES.includes(group.status)) throw new GroupNetError('GROUP_NET_REFUSED', `the group is ${group.status}`);
+  if (group.leader_public_key === pk) throw new GroupNetError('GROUP_NET_REFUSED', 'this agent leads the group');
+  const groupId = group.group_id;
+  const emit = (type: string, data: Record<string, unknown>) => safeEmit(o.onEvent, type, data);
+  const dir = freshDir(memberDir(o.sessionsDir, groupId, pk));
+  const outbox = new ActionOutbox();
+  let core: MemberCore | undefined;
+  let epochs = 1;
+  let heartbeatFailed = false;
+  const heartbeat = setInterval(() => {
+    o.client.groupMemberHeartbeat(groupId).then(
+      () => (heartbeatFailed = false),
+      (e: unknown) => {
+        if (!heartbeatFailed) emit('group_member_heartbeat_failed', { message: message(e) });
+        heartbeatFailed = true;
+      },
+    );
+  }, MEMBER_HEARTBEAT_MS);
+  heartbeat.unref?.();
+  const result = (r: Partial<IrohGroupRunResult>): IrohGroupRunResult => {
+    const cp = core?.replica.checkpoint;
+    return { completed: core?.completed ?? false, outcome: (cp?.['outcome'] as string | null | undefined) ?? null, dir, epochs, groupId, role: 'member', ...r };
+  };
+  const giveUpMs = o.reconnectMs ?? 120_000;
+  try {
+    let lostSince: number | undefined;
+    for (;;) {
+      const connect = await followLeader(o, group, core, dir, outbox, emit);
+      if (connect.core) core = connect.core;
+      if (connect.advanced) epochs++;
+      if (connect.outcome === 'completed') return result({});
+      if (connect.outcome === 'fault') return result({ reason: `the leader's envelope was refused: ${core?.fault ?? 'fault'}` });
+      if (connect.outcome === 'lost' && connect.admitted) lostSince = undefined;
+      lostSince ??= Date.now();
+      if (!core) {
+        // Never admitted: nothing to recover from, as the reference's member gives up at once.
+        throw new GroupNetError('GROUP_NET_UNREACHABLE', connect.why ?? 'the leader cannot be reached');
+      }
+      emit('group_leader_disconnected', { epoch: core.replica.leaderEpoch, seq: core.replica.seq });
+      // Ask the registry what became of the leader: follow a newer epoch, wait out a live lease, or claim an expired one.
+      for (;;) {
+        if (Date.now() - lostSince > giveUpMs) throw new GroupNetError('GROUP_NET_UNREACHABLE', `no leader for ${Math.round(giveUpMs / 1000)} s`);
+        let g: GroupRecord;
+        try {
+          g = await o.client.getGroup(groupId);
+        } catch (e) {
+          emit('registry_failed', { message: message(e) });
+          await sleep(1_000);
+          continue;
+        }
+        if (GROUP_FINAL_STATUSES.includes(g.status)) return result({ reason: `the group is ${g.status}` });
+        if (g.leader_epoch > core.replica.leaderEpoch || !leaseExpired(g)) {
+          group = g;
+          await sleep(500);
+          break;
+        }
+        const cp = core.replica.checkpoint;
+        if (!cp) throw new GroupNetError('GROUP_NET_FAULT', 'no checkpoint to claim leadership from');
+        // A random arrival offset, as the reference's, so that no seat always wins the race.
+        await sleep(Math.floor(secureRandom() * 250));
+        const led = await claimAndLead(o, g, core, emit);
+        if (led) {
+          epochs++;
+          return { ...result({ role: 'leader' }), ...(led.reason && { reason: led.reason }), ...(led.statusPosted && { statusPosted: led.statusPosted }), completed: led.completed && core.completed };
+        }
+        await sleep(200);
+      }
+    }
+  } finally {
+    clearInterval(heartbeat);
+    core?.finish();
+  }
+}
+
+/** Claims the next epoch with a new endpoint; if the registry grants it, leads the epoch to its end. */
+async function claimAndLead(o: IrohGroupJoin, g: GroupRecord, core: MemberCore, emit: GroupEvent): Promise<(LeaderEnd & { statusPosted?: string }) | undefined> {
+  const cp = core.replica.checkpoint!;
+  const { ep, ticket, handTo } = await acceptingEndpoint(o.seed);
+  try {
+    let claimed: GroupRecord;
+    try {
+      claimed = await o.client.claimGroupLeader(g.group_id, { protocolId: o.protocol.protocolId, expectedEpoch: g.leader_epoch, checkpoint: cp, ticket });
+    } catch (e) {
+      if (!(e instanceof RegistryError)) throw e;
+      emit('group_claim_refused', { message: message(e) });
+      return undefined;
+    }
+    try {
+      core.advanceEpoch(core.publicKey, claimed.leader_epoch);
+    } catch (e) {
+      if (!(e instanceof GroupEpochError)) throw e;
+      throw new GroupNetError('GROUP_NET_FAULT', e.message);
+    }
+    // Its action to the lost leader got no receipt: under its own lead the seat acts afresh.
+    core.pending = false;
+    emit('leader_elected', { epoch: claimed.leader_epoch, public_key: core.publicKey });
+    const lo: IrohLeaderOptions & { ticket: string } = {
+      crypto: o.crypto, seed: o.seed, protocol: o.protocol, options: o.options, client: o.client, group: claimed, self: core, checkpoint: cp as unknown as Record<string, unknown>, random: secureRandom, ticket,
+      ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+    };
+    let hub: IrohLeaderHub;
+    try {
+      hub = new IrohLeaderHub(lo);
+    } catch (e) {
+      if (!(e instanceof GroupLeaderError)) throw e;
+      throw new GroupNetError('GROUP_NET_FAULT', `cannot lead from the checkpoint: ${e.message}`);
+    }
+    handTo(hub);
+    hub.afterFrame();
+    return await leadEpoch(lo, hub);
+  } finally {
+    await ep.shutdown();
+  }
+}
+
+/**
+ * One channel to the group's current leader (as the registry names it): admission, then envelopes,
+ * receipts and this seat's actions until the group completes or the leader is lost.
+ */
+async function followLeader(
+  o: IrohGroupJoin,
+  group: GroupRecord,
+  known: MemberCore | undefined,
+  dir: string,
+  outbox: ActionOutbox,
+  emit: GroupEvent,
+): Promise<{ outcome: Followed; core?: MemberCore; advanced?: boolean; admitted?: boolean; why?: string }> {
+  try {
+    return await channelToLeader(o, group, known, dir, outbox, emit);
+  } catch (e) {
+    // A member already playing does not give up on one leader's refusal or fault: the registry is asked again.
+    if (known && e instanceof GroupNetError) {
+      emit('group_reconnect_failed', { epoch: group.leader_epoch, message: message(e) });
+      return { outcome: 'lost', why: message(e) };
+    }
+    throw e;
+  }
+}
+
+async function channelToLeader(
+  o: IrohGroupJoin,
+  group: GroupRecord,
+  known: MemberCore | undefined,
+  dir: string,
+  outbox: ActionOutbox,
+  emit: GroupEvent,
+): Promise<{ outcome: Followed; core?: MemberCore; advanced?: boolean; admitted?: boolean; why?: string }> {
+  const c = o.crypto;
+  const pk = toHex(c.ed25519PublicKey(o.seed));
+  checkLeaderBinding(c, group);
+  // A throwaway node key, as the reference's members dial: the channel proof says who this member is.
+  const ep = await createIrohEndpoint(globalThis.crypto.getRandomValues(new Uint8Array(32)));
+  let t: LineTransport | undefined;
+  try {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${DIAL_MS} ms`)), DIAL_MS)));
+      t = channel((await Promise.race([ep.connect(decodeNodeTicket(group.iroh_ticket)), gaveUp])).stream);
+    } catch (e) {
+      emit('dial_failed', { leader: group.leader_public_key, message: message(e) });
+      return { outcome: 'lost', why: `cannot reach the leader (${message(e)})` };
+    } finally {
+      clearTimeout(timer);
+    }
+    const seedHex = toHex(o.seed);
+    const nonce = randomHex(16);
+    const ctx: ChannelContext = { groupId: group.group_id, leaderEpoch: group.leader_epoch };
+    send(t, { _group: 'join', group_id: group.group_id, member_public_key: pk, join_nonce: nonce, member_control_mode: o.controlMode ?? 'autonomous' });
+    let admission: Record<string, unknown>;
+    try {
+      admission = await nextLine(t, ADMISSION_MS, 'group admission');
+    } catch (e) {
+      return { outcome: 'lost', why: message(e) };
+    }
+    if (admission['_group'] === 'error') throw new GroupNetError('GROUP_NET_REFUSED', String(admission['reason']).slice(0, 200));
+    if (
+      admission['_group'] !== 'admission' || admission['group_id'] !== group.group_id || admission['protocol_id'] !== group.protocol_id ||
+      admission['leader_public_key'] !== group.leader_public_key || admission['leader_epoch'] !== group.leader_epoch || admission['join_nonce'] !== nonce
+    )
+      throw new GroupNetError('GROUP_NET_PROTOCOL', 'group admission does not match server state');
+    let challenge: string;
+    try {
+      challenge = checkChannelChallenge(admission['channel_challenge']);
+    } catch {
+      throw new GroupNetError('GROUP_NET_PROTOCOL', 'group channel challenge is invalid');
+    }
+    const leaderSignature = String(admission['leader_signature'] ?? '');
+    const fields = { group_id: group.group_id, leader_public_key: group.leader_public_key, member_public_key: pk, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, join_nonce: nonce };
+    if (!verifyAdmission(c, group.leader_public_key, fields, leaderSignature)) throw new GroupNetError('GROUP_NET_PROTOCOL', 'the admission is not signed by the leader');
+    let listed;
+    try {
+      listed = await o.client.admitGroupMember(group, nonce, leaderSignature);
+    } catch (e) {
+      if (!(e instanceof RegistryError)) throw e;
+      // The registry refuses (a full or started group, a stale epoch): as the leader would.
+      if (e.status === 409 || e.status === 403) throw new GroupNetError('GROUP_NET_REFUSED', message(e));
+      return { outcome: 'lost', why: message(e) };
+    }
+    send(t, {
+      _group: 'ready', group_id: group.group_id, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, member_public_key: pk, member_id: listed.member_id, seat: listed.seat, join_nonce: nonce, channel_challenge: challenge,
+      member_signature: signChannelReady(c, seedHex, { group_id: group.group_id, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, member_public_key: pk, member_id: listed.member_id, seat: listed.seat, join_nonce: nonce, channel_challenge: challenge }),
+    });
+    t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
+    let core = known;
+    let advanced = false;
+    if (!core) {
+      core = MemberCore.create(c, o.seed, dir, { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: group.group_id, member_public_key: pk, leader_public_key: group.leader_public_key, leader_epoch: group.leader_epoch }, o.protocol.specText, autoplayOf(o.protocol), secureRandom);
+    } else if (group.leader_epoch > core.replica.leaderEpoch) {
+      try {
+        core.advanceEpoch(group.leader_public_key, group.leader_epoch);
+        advanced = true;
+      } catch (e) {
+        if (!(e instanceof GroupEpochError)) throw e;
+        throw new GroupNetError('GROUP_NET_FAULT', e.message);
+      }
+    }
+    emit('admitted', { leader: group.leader_public_key, epoch: group.leader_epoch, seat: listed.seat });
+    try {
+      return { outcome: await play(o, t, core, outbox, ctx, emit), core, advanced, admitted: true };
+    } catch (e) {
+      // Once admitted this member has a replica to go on with, whatever this leader did.
+      if (!(e instanceof GroupNetError)) throw e;
+      emit('group_reconnect_failed', { epoch: group.leader_epoch, message: message(e) });
+      return { outcome: 'lost', core, advanced, admitted: true, why: message(e) };
+    }
+  } finally {
+    t?.close();
+    await ep.shutdown();
+  }
+}
+
+/** The admitted channel: envelopes (acknowledged), receipts, this seat's actions, and a ping while the leader is quiet. */
+async function play(o: IrohGroupJoin, t: LineTransport, core: MemberCore, outbox: ActionOutbox, ctx: ChannelContext, emit: GroupEvent): Promise<Followed> {
+  const pk = core.publicKey;
+  let first = true;
+  let heard = Date.now();
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  const sendInput = (p: PendingAction) => send(t, inputMessage(ctx, pk, p));
+  const act = () => {
+    if (outbox.pending) return;
+    const a = core.next();
+    if (!a) return;
+    const p = outbox.start(a.client_seq, a.action, randomHex(16));
+    if (o.actionDelayMs) setTimeout(() => sendInput(p), o.actionDelayMs);
+    else sendInput(p);
+  };
+  /** The checkpoint counts this member's actions: one it counts is settled, even if its receipt never came. */
+  const settle = () => {
+    if (outbox.pending && outbox.reconcile(core.clientSeq)) core.accepted(core.clientSeq);
+  };
+  try {
+    for (;;) {
+      const r = await t.recv(first ? FIRST_ENVELOPE_MS : PING_MS);
+      if (r.line === null) {
+        if (!r.timedOut) return core.completed ? 'completed' : 'lost';
+        if (first) throw new GroupNetError('GROUP_NET_PROTOCOL', 'the leader sent no envelope after admitting this member');
+        if (Date.now() - heard > SILENCE_MS) {
+          emit('leader_silent', { ms: Date.now() - heard });
+          return 'lost';
+        }
+        send(t, pingMessage(randomHex(8)));
+        continue;
+      }
+      heard = Date.now();
+      const m = readLeaderMessage(parse(r.line));
+      if (m.kind === 'envelope') {
+        if (!core.apply(m.envelope, first)) return 'fault';
+        const cp = core.replica.checkpoint;
+        if (cp) send(t, ackMessage(ctx, { seq: core.replica.seq, frameHash: core.replica.frameHash, checkpointHash: cp.checkpoint_hash }));
+        settle();
+        if (core.completed) return 'completed';
+        if (first) {
+          first = false;
+          // An action the previous channel left unanswered goes again, under this epoch: the leader answers a duplicate if it had it.
+          if (outbox.pending) {
+            core.pending = true;
+            sendInput(outbox.pending);
+            continue;
+          }
+        }
+        act();
+      } else if (first) {
+        if (m.kind === 'error') throw new GroupNetError('GROUP_NET_REFUSED', m.reason);
+        if (m.kind !== 'pong') throw new GroupNetError('GROUP_NET_PROTOCOL', 'leader did not send an authority snapshot');
+      } else if (m.kind === 'receipt') {
+        const pending = outbox.pending;
+        const outcome = outbox.receipt(m.receipt);
+        if (outcome === 'accepted' && pending) core.accepted(pending.client_seq);
+        else if (outcome === 'rejected') {
+          core.refused();
+          emit('action_refused', { reason: String(m.receipt['reason']).slice(0, 200) });
+        } else if (outcome === 'retry' && pending) {
+          clearTimeout(retry);
+          retry = setTimeout(() => sendInput(pending), 1_000);
+        }
+        if (outcome === 'accepted' || outcome === 'rejected') act();
+      } else if (m.kind === 'error') return 'lost';
+    }
+  } finally {
+    clearTimeout(retry);
+  }
+}
+
