@@ -67,7 +67,7 @@ const AUTHORITIES = ['doc', 'rin'] as const;
 export const airaMcp: Command = {
   name: 'mcp',
   usage:
-    'aigenora aira mcp [--authority doc|rin] [--task FILE] [--http 127.0.0.1:PORT] [--data-dir DIR] [--db URL] [--control URL] [--host-id ID] [--world ID] [--actor ID] [--bind-capabilities N] [--bind-ttl SECONDS] [--json]',
+    'aigenora aira mcp [--authority doc|rin] [--task FILE] [--http 127.0.0.1:PORT] [--data-dir DIR] [--db URL] [--control URL] [--host-id ID] [--world ID] [--actor ID] [--bind-capabilities N] [--bind-ttl SECONDS] [--idle-timeout SECONDS] [--json]',
   help: `Serves the Aira meta-operations as MCP tools (one tool per meta-operation, never one per capability): each
 MCP session is one task, started from --task FILE (a JSON TaskInput: {"intentFrame", "protocol"?, "budget"?,
 "grantId"?, "nonce"?}; default the built-in bracket demo task), and cancelled if the session ends unfinished.
@@ -75,7 +75,9 @@ Every tool answers the runtime's envelope as structuredContent; the trace is the
 the capsule aira://task/capsule.
 Transport: stdio (default; the process is the session), or Streamable HTTP with --http HOST:PORT on loopback
 (port 0 picks one; endpoint /mcp; one task per mcp-session-id). With --http it prints one line with the URL
-(--json: {"url", "authority", "store"}); on stdio nothing but the protocol goes to stdout.
+(--json: {"url", "authority", "store"}); on stdio nothing but the protocol goes to stdout. Over HTTP a session
+that no request used for --idle-timeout SECONDS (default 1800) ends and its task is cancelled; at 64 open
+sessions a new one ends the least recently used idle session.
 --authority doc (default): the built-in document authority. Its store is in memory, a fresh one per session,
 unless --data-dir DIR (PGlite under DIR/aira/db) or --db postgres://... is given: then all sessions share it.
 --authority rin: a rin.control/v2 daemon at --control URL (token from $RIN_CONTROL_TOKEN), the actor named by
@@ -96,6 +98,7 @@ SIGINT or SIGTERM stops the server.`,
     actor: 'string',
     'bind-capabilities': 'string',
     'bind-ttl': 'string',
+    'idle-timeout': 'string',
     json: 'boolean',
   },
   async run(args, out) {
@@ -110,6 +113,8 @@ SIGINT or SIGTERM stops the server.`,
     const dataDirFlag = str(args.flags, 'data-dir');
     if (dbUrl !== undefined && dataDirFlag !== undefined) throw new UsageError('--db and --data-dir exclude each other');
     const httpListen = str(args.flags, 'http');
+    const idleTimeout = intFlag(args.flags, 'idle-timeout', 1, 7 * 86_400);
+    if (idleTimeout !== undefined && httpListen === undefined) throw new UsageError('--idle-timeout is for --http: over stdio the process is the session');
     if (kind === 'doc') for (const f of ['control', 'host-id', 'world', 'actor']) if (args.flags[f] !== undefined) throw new UsageError(`--${f} is for --authority rin`);
     if (kind === 'rin') {
       if (dbUrl !== undefined || dataDirFlag !== undefined) throw new UsageError('--data-dir and --db are for --authority doc');
@@ -157,7 +162,7 @@ SIGINT or SIGTERM stops the server.`,
       const { serveAiraMcpHttp, McpListenError } = await import('../aira/mcp/http.js');
       let served;
       try {
-        served = await serveAiraMcpHttp({ listen: httpListen, openSession: () => open(), version: version() });
+        served = await serveAiraMcpHttp({ listen: httpListen, openSession: () => open(), version: version(), ...(idleTimeout !== undefined && { idleTimeoutMs: idleTimeout * 1000 }) });
       } catch (e) {
         if (e instanceof McpListenError) throw new AiraCliError(e.code, e.message);
         throw e;

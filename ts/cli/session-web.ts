@@ -5,10 +5,12 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
+import { MAX_DEPTH } from '../crypto/jcs.js';
 import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
 import { resolveDataDir } from '../library/data-dir.js';
+import { ClientAborted, createBoundedServer, type Refusal } from '../server/http-boundary.js';
 import type { FieldSchema, MessageSpec, Spec } from '../spec/types.js';
 import { sessionViewPage } from '../web/session-view.js';
 import { stringFlag, UsageError, type Command } from './args.js';
@@ -106,6 +108,20 @@ function readSmallObject(path: string, max = STATE_FILE_BYTES): Record<string, u
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Whether a parsed JSON value nests arrays and objects deeper than `max`; iterative, so any depth is safe to ask about. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 /** Re-reads a file only when its size or modification time changed: the page polls several times a second. */
 class Cached<T> {
@@ -355,12 +371,21 @@ export async function serveSessionView(dir: string, host: string, port: number):
 
   const decide = (raw: Buffer, contentType: string | undefined): Reply => {
     if (!/^application\/json(\s*;|$)/i.test(contentType ?? '')) return fail(415, 'UNSUPPORTED_MEDIA_TYPE', 'a decision is sent as application/json');
+    let text: string;
+    try {
+      text = utf8.decode(raw);
+    } catch {
+      // Decoding leniently would record U+FFFD for what the person never sent.
+      return fail(400, 'BODY_NOT_UTF8', 'the body is not UTF-8');
+    }
     let body: unknown;
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      body = JSON.parse(text);
     } catch {
       return fail(400, 'BAD_JSON', 'the body is not JSON');
     }
+    // JSON.parse reads any depth, but writing the decision (JSON.stringify) and every later reader recurse.
+    if (nestedDeeperThan(body, MAX_DEPTH)) return fail(400, 'BODY_TOO_DEEP', `a decision nests arrays and objects at most ${MAX_DEPTH} deep`);
     if (!isObject(body)) return fail(400, 'BAD_DECISION', 'a decision is a JSON object {value} or {message}');
     const hasValue = 'value' in body;
     const hasMessage = 'message' in body;
@@ -378,7 +403,11 @@ export async function serveSessionView(dir: string, host: string, port: number):
       ...(hasValue ? { value: body['value'] } : { message: body['message'] as Record<string, unknown> }),
       _meta: { decision_id: `web:${Date.now()}:${randomBytes(6).toString('hex')}`, origin: 'web' },
     };
-    appendDecision(dir, rec);
+    try {
+      appendDecision(dir, rec);
+    } catch {
+      return fail(500, 'DECISION_NOT_WRITTEN', 'the decision could not be written to the session directory');
+    }
     return { status: 200, body: { decision_id: rec._meta!.decision_id, window_id: w.window_id, match_key: w.match_key, match_value: w.match_value } };
   };
 
@@ -398,19 +427,13 @@ export async function serveSessionView(dir: string, host: string, port: number):
         else if (size > 16 * max) req.destroy();
       });
       req.on('end', () => ok(size > max ? 'too_large' : Buffer.concat(parts)));
-      req.on('close', () => (size > max ? ok('too_large') : bad(new Error('the request was cut short'))));
-      req.on('error', bad);
+      req.on('close', () => (size > max ? ok('too_large') : bad(new ClientAborted())));
+      req.on('error', () => (size > max ? ok('too_large') : bad(new ClientAborted())));
     });
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse, path: string): Promise<void> => {
     // A page elsewhere that makes the browser resolve its own name to 127.0.0.1 sends its own Host.
     if (!allowedHosts.has((req.headers.host ?? '').toLowerCase())) return send(res, fail(403, 'FORBIDDEN', 'wrong host'));
-    let path: string;
-    try {
-      path = new URL(req.url ?? '/', 'http://x').pathname;
-    } catch {
-      return send(res, fail(403, 'FORBIDDEN', 'no token'));
-    }
     const m = /^\/([^/]*)(\/.*)?$/.exec(path);
     const given = m?.[1] ?? '';
     if (!timingSafeEqual(sha(given), tokenHash)) return send(res, fail(403, 'FORBIDDEN', 'no token, or the wrong one'));
@@ -457,12 +480,18 @@ export async function serveSessionView(dir: string, host: string, port: number):
     }
   };
 
-  const server: Server = createServer((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) send(res, fail(500, 'INTERNAL', 'the view could not read the session'));
-      else res.destroy();
-    });
-  });
+  const server: Server = createBoundedServer(
+    async (req, res, { path }) => {
+      try {
+        await handle(req, res, path);
+      } catch (e) {
+        // A client that left is the boundary's to close quietly; anything else is the session's files.
+        if (e instanceof ClientAborted || res.headersSent) throw e;
+        send(res, fail(500, 'INTERNAL', 'the view could not read the session'));
+      }
+    },
+    { render: (r: Refusal) => ({ contentType: 'application/json; charset=utf-8', body: `${JSON.stringify(fail(r.status, r.code, r.message).body)}\n` }) },
+  );
   // Requests are small: slow clients are not waited on for long.
   server.requestTimeout = 30_000;
   server.headersTimeout = 10_000;

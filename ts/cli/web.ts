@@ -4,9 +4,9 @@
  * page holds its key and its sessions in the browser; this server only hands it files.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { BUILTINS, builtinDir } from '../protocols/index.js';
+import { createBoundedServer } from '../server/http-boundary.js';
 import { PAGE_HOOKS, type ServedSpec } from '../web/page-protocols.js';
 import { stringFlag, type Command } from './args.js';
 import { listenOn, parseLoopbackListen, stopSignal, WebViewError } from './serve.js';
@@ -75,8 +75,7 @@ export async function serveAgentPage(host: string, port: number): Promise<AgentS
     '/aigenora_wasm_bg.wasm': ['application/wasm', readFileSync(WASM)],
     '/protocols.json': ['application/json', JSON.stringify(servedSpecs())],
   };
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
+  const server = createBoundedServer((req, res, { path }) => {
     const file = files[path];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');

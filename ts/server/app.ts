@@ -18,7 +18,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
@@ -28,6 +27,7 @@ import { rateLimited, signedHeaders } from './auth.js';
 import { DEFAULT_CONFIG, type AppEnv, type RouteModule, type ServerConfig, type ServerContext } from './context.js';
 import { openDb, type Db } from './db.js';
 import { ApiError, errorBody } from './errors.js';
+import { clientGone, createBoundedServer, honoHandler, honoIncoming } from './http-boundary.js';
 import { RateLimiter } from './limits.js';
 import { jsonLineLog, type Log } from './log.js';
 import { migrate } from './migrate.js';
@@ -106,6 +106,11 @@ export function createApp(ctx: ServerContext, modules: readonly RouteModule[] = 
     if (err instanceof HTTPException && err.status < 500) {
       return c.json({ code: `HTTP_${err.status}`, message: err.message.split('\n')[0] ?? '' }, err.status);
     }
+    if (clientGone(honoIncoming(c.env))) {
+      // The client left mid-request: anyone can, as often as they like, so it is no error of ours.
+      ctx.log.info('client_aborted', { method: c.req.method, path: c.req.path });
+      return c.json({ code: 'CLIENT_ABORTED', message: 'the client went away before the request was complete' }, 400);
+    }
     ctx.log.error('internal_error', { method: c.req.method, path: c.req.path, error: err instanceof Error ? err.message.slice(0, 300) : String(err).slice(0, 300) });
     return c.json({ code: 'INTERNAL', message: 'internal server error' }, 500);
   });
@@ -172,11 +177,15 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-/** Serves `server` on host:port (port 0 picks a free one). */
+/** Serves `server` on host:port (port 0 picks a free one), through the HTTP boundary (http-boundary.ts). */
 export async function listen(server: RegistryServer, host = '127.0.0.1', port = 0): Promise<Listening> {
-  const http = await new Promise<ServerType>((resolve, reject) => {
-    const s: ServerType = serve({ fetch: server.app.fetch, hostname: host, port }, () => resolve(s));
-    s.once('error', reject);
+  const http = createBoundedServer(honoHandler(server.app.fetch), {
+    render: (r) => ({ contentType: 'application/json', body: JSON.stringify(errorBody(new ApiError(r.status, r.code, r.message))) }),
+    log: server.ctx.log,
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(port, host, () => resolve());
   });
   const addr = http.address();
   const actualPort = typeof addr === 'object' && addr !== null ? addr.port : port;

@@ -10,16 +10,23 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
+  InitializeRequestSchema,
+  isJSONRPCRequest,
   ListResourcesRequestSchema,
   ListToolsRequestSchema,
   McpError,
+  PingRequestSchema,
   ReadResourceRequestSchema,
   type CallToolResult,
+  type JSONRPCErrorResponse,
+  type JSONRPCMessage,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
 import { Envelope, META_OPS, OP_INPUTS, type MetaOp, type RuntimeState, type TerminalRecord, type Trace } from '../schema.js';
 import { Bindings, type BindingOptions } from './bindings.js';
 
@@ -80,6 +87,32 @@ export function toolResult(op: string, env: Envelope): CallToolResult {
   };
 }
 
+/** The request schemas the SDK checks a request against before any handler of ours runs. */
+const REQUEST_SCHEMAS = new Map<string, z.ZodType>([
+  ['initialize', InitializeRequestSchema],
+  ['ping', PingRequestSchema],
+  ['tools/list', ListToolsRequestSchema],
+  ['tools/call', CallToolRequestSchema],
+  ['resources/list', ListResourcesRequestSchema],
+  ['resources/read', ReadResourceRequestSchema],
+]);
+
+/**
+ * The answer to a request whose params the SDK would refuse, or undefined. The SDK's own refusal is an
+ * InternalError whose message is zod's issue list, pretty-printed over many lines; this is InvalidParams
+ * and one line naming the first issue: `invalid tools/call request: params.arguments: Invalid input: …`.
+ */
+export function paramsRefusal(message: JSONRPCMessage): JSONRPCErrorResponse | undefined {
+  if (!isJSONRPCRequest(message)) return undefined;
+  const checked = REQUEST_SCHEMAS.get(message.method)?.safeParse(message);
+  if (checked === undefined || checked.success) return undefined;
+  const [first, ...rest] = checked.error.issues;
+  const where = first?.path.map(String).join('.') || 'params';
+  const what = (first?.message ?? 'invalid').replace(/\s+/g, ' ').slice(0, 200);
+  const more = rest.length > 0 ? ` (and ${rest.length} more)` : '';
+  return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `invalid ${message.method.slice(0, 40)} request: ${where}: ${what}${more}` } };
+}
+
 export interface AiraMcpSessionOptions {
   task: McpTask;
   /** Scoped bound tools (M49); absent: none. */
@@ -92,6 +125,8 @@ export interface AiraMcpSessionOptions {
 export interface AiraMcpSession {
   readonly server: Server;
   readonly task: McpTask;
+  /** Connects the server to a transport; requests with params the SDK would refuse are answered in one line (`paramsRefusal`). */
+  connect(transport: Transport): Promise<void>;
   /** Ends the session: an unfinished task is cancelled. */
   close(): Promise<void>;
 }
@@ -159,6 +194,15 @@ export function createAiraMcpSession(opts: AiraMcpSessionOptions): AiraMcpSessio
   return {
     server,
     task,
+    async connect(transport) {
+      await server.connect(transport);
+      const deliver = transport.onmessage;
+      transport.onmessage = (message, extra) => {
+        const refused = paramsRefusal(message);
+        if (refused === undefined) return deliver?.(message, extra);
+        void transport.send(refused, { relatedRequestId: refused.id }).catch(() => undefined);
+      };
+    },
     async close() {
       await end();
       await server.close();

@@ -13,6 +13,7 @@
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { GoJsonError, goJsonEncode, parseWireJson } from '../../crypto/gojson.js';
+import { clientGone, honoIncoming } from '../../server/http-boundary.js';
 import type { Log } from '../../server/log.js';
 import { RIN_HTTP_STATUS, RinError, type RinCode } from '../errors.js';
 import { CONTROL_CONTRACT_VERSION } from '../types.js';
@@ -145,6 +146,16 @@ function errorResponse(e: unknown, log: Log, where: string): Response {
   }
   log.error('rin_control_internal_error', { route: where, error: (e instanceof Error ? e.message : String(e)).slice(0, 300) });
   return jsonResponse(500, { error: 'internal error', code: 'internal' });
+}
+
+/**
+ * The answer when the client went away mid-request (its body cut short): nobody reads it, and since
+ * anyone may do that as often as they like, it is one info line, never an internal error.
+ */
+function abandoned(c: Context, log: Log): Response | undefined {
+  if (!clientGone(honoIncoming(c.env))) return undefined;
+  log.info('client_aborted', { method: c.req.method, path: c.req.path });
+  return jsonResponse(400, { error: 'the request ended before it was complete' });
 }
 
 /** `application/json`, parameters allowed (`; charset=utf-8`), as Go's mime.ParseMediaType reads it. */
@@ -316,8 +327,10 @@ export function createControlApp(core: ControlCore, opts: HttpOptions): { app: H
       const res = jsonResponse(200, value);
       return head ? new Response(null, { status: res.status, headers: res.headers }) : res;
     } catch (e) {
-      return errorResponse(e, opts.log, path);
+      return abandoned(c, opts.log) ?? errorResponse(e, opts.log, path);
     }
   });
+  // What a middleware throws (bodyLimit reading a chunked body the client cut off) gets the same answers.
+  app.onError((e, c) => abandoned(c, opts.log) ?? errorResponse(e, opts.log, c.req.path));
   return { app, routes: table.filter((r) => r.path.startsWith('/control/v2/')).map((r) => `${r.method} ${r.path}`) };
 }

@@ -6,14 +6,15 @@
  * second server on the same data is refused with a clear error instead of corrupting it.
  */
 import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { serve, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
 import pg from 'pg';
 import type { Crypto } from '../../crypto/backend.js';
 import { getCrypto } from '../../crypto/index.js';
 import type { Migration } from '../../server/context.js';
 import { openDb, type Db } from '../../server/db.js';
+import { createBoundedServer, honoHandler } from '../../server/http-boundary.js';
 import { jsonLineLog, type Log } from '../../server/log.js';
 import { migrate } from '../../server/migrate.js';
 import { RinError } from '../errors.js';
@@ -373,12 +374,17 @@ export async function serveRinControl(opts: RinControlOptions & { listen?: strin
   if (m === null || port > 65535) throw new RinError('invalid', `listen address must be host:port, got ${listen.slice(0, 80)}`);
   const hostname = m[1]!.replace(/^\[|\]$/g, '');
   if (!isLoopbackHost(hostname)) throw new RinError('invalid', `the control daemon listens only on loopback (localhost, 127.0.0.0/8, ::1), not ${hostname}`);
-  const control = await createRinControl(opts);
-  let server: ServerType | undefined;
+  const log = opts.log ?? jsonLineLog();
+  const control = await createRinControl({ ...opts, log });
+  // Through the HTTP boundary (ts/server/http-boundary.ts): no request line, header or throw ends the daemon.
+  const server = createBoundedServer(honoHandler(control.app.fetch), {
+    render: (r) => ({ contentType: 'application/json', body: `${JSON.stringify({ error: r.message })}\n` }),
+    log,
+  });
   try {
     const bound = await new Promise<number>((resolve, reject) => {
-      server = serve({ fetch: control.app.fetch, hostname, port }, (info) => resolve(info.port));
       server.once('error', reject);
+      server.listen(port, hostname, () => resolve((server.address() as AddressInfo).port));
     });
     const urlHost = hostname.includes(':') ? `[${hostname}]` : hostname;
     return {
@@ -388,7 +394,7 @@ export async function serveRinControl(opts: RinControlOptions & { listen?: strin
       close: async () => {
         // Long polls end first (they answer at once), so the socket can close.
         control.service.close();
-        await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+        await new Promise<void>((resolve) => server.close(() => resolve()));
         await control.close();
       },
     };
