@@ -156,15 +156,17 @@ export interface World {
   startRef(name: string, dataDir: string, args: string[]): Proc;
   runOurs(name: string, args: string[], timeoutMs?: number): Promise<Ran>;
   startOurs(name: string, args: string[]): Proc;
+  /** The environment the reference's CLI runs with for a data dir (its TMPDIR, our server). */
+  refEnv(dataDir: string): Record<string, string>;
   /** `init` (and a private TMPDIR) for a reference data dir, `init` for one of ours. */
   initRef(dataDir: string): void;
   initOurs(dataDir: string): void;
   close(): Promise<void>;
 }
 
-export async function openWorld(reference: Reference, root: string, port: number, stepMs = 180_000): Promise<World> {
+export async function openWorld(reference: Reference, root: string, port: number, stepMs = 180_000, serverArgs: string[] = []): Promise<World> {
   const server = `http://127.0.0.1:${port}`;
-  const refEnv = (dataDir: string) => ({
+  const refEnv = (dataDir: string): Record<string, string> => ({
     PYTHONPATH: reference.src,
     PYTHONUNBUFFERED: '1',
     // ../shared is read-only input: no __pycache__ beside the reference's sources.
@@ -176,7 +178,7 @@ export async function openWorld(reference: Reference, root: string, port: number
   });
   const pyArgs = (dataDir: string, args: string[]) => ['-m', 'aigenora', ...args, '--data-dir', dataDir];
   const ns = await Namespace.create();
-  const srv = ns.start('our server', process.execPath, [BIN, 'server', '--listen', `127.0.0.1:${port}`, '--data-dir', join(root, 'server')]);
+  const srv = ns.start('our server', process.execPath, [BIN, 'server', '--listen', `127.0.0.1:${port}`, '--data-dir', join(root, 'server'), ...serverArgs]);
   await until(() => srv.output().includes(`127.0.0.1:${port}`) || srv.child.exitCode !== null, 'our server to print its URL', 60_000).catch((e: Error) => {
     throw new Error(`${e.message}\n${ns.dump()}`);
   });
@@ -188,6 +190,7 @@ export async function openWorld(reference: Reference, root: string, port: number
     startRef: (name, dataDir, args) => ns.start(name, reference.python, pyArgs(dataDir, args), { env: refEnv(dataDir) }),
     runOurs: (name, args, timeoutMs = stepMs) => ns.run(name, process.execPath, [BIN, ...args], { timeoutMs }),
     startOurs: (name, args) => ns.start(name, process.execPath, [BIN, ...args]),
+    refEnv,
     initRef(dataDir) {
       const r = spawnSync(reference.python, pyArgs(dataDir, ['init']), { encoding: 'utf8', env: { ...process.env, PYTHONPATH: reference.src, PYTHONDONTWRITEBYTECODE: '1' } });
       if (r.status !== 0) throw new Error(`reference init failed: ${r.stdout}${r.stderr}`);

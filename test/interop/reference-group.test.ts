@@ -20,8 +20,8 @@
  * test is that agent for each reference seat, choosing with the same autoplay our seats use, and
  * submitting each action through the reference's own `session action` command.
  */
-import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -32,12 +32,13 @@ import { autoplay as roomAutoplay } from '../../ts/protocols/community-room/hook
 import { autoplay as holdemAutoplay } from '../../ts/protocols/texas-holdem/hooks.js';
 import { tempDir } from '../shared/tmp.js';
 import { need } from '../shared/require.js';
-import { BIN, findReference, lastJson, Namespace, namespaceMissing, pause, publicKeyOf, until, type Proc, type Reference } from './harness.js';
+import { findReference, lastJson, namespaceMissing, openWorld, pause, publicKeyOf, until, type Namespace, type Proc, type Reference, type World } from './harness.js';
 
 const COMMUNITY_ROOM = '9a8a512873c4ad083b2692c06221b789002ce3fd813da2c8dd71501eb8b054ec';
 const HOLDEM = 'ba17afdceb178d206e7f3ba614b29751f36ec749f3039fa471995707f6fd66c7';
 // The namespace is private to this file, so a fixed port cannot collide with anything.
-const SERVER = 'http://127.0.0.1:18788';
+const PORT = 18788;
+const SERVER = `http://127.0.0.1:${PORT}`;
 const STEP_MS = 120_000;
 /** One short hand of Hold'em: the smallest stack the spec allows. */
 const HOLDEM_OPTIONS = { starting_stack: 100, small_blind: 5, big_blind: 10, max_hands: 1 };
@@ -62,38 +63,25 @@ function scenarios(reference: Reference): void {
   let oursB: string;
   let oursC: string;
 
-  const refEnv = (dataDir: string) => ({
-    PYTHONPATH: reference.src,
-    PYTHONUNBUFFERED: '1',
-    PYTHONDONTWRITEBYTECODE: '1',
-    TMPDIR: join(dataDir, 'tmp'),
-    P2P_SERVER: SERVER,
-  });
+  let w: World;
+  const refEnv = (dataDir: string) => w.refEnv(dataDir);
   const pyArgs = (args: string[]) => ['-m', 'aigenora', ...args];
-  const startRef = (name: string, dataDir: string, args: string[]): Proc => ns.start(name, reference.python, pyArgs([...args, '--data-dir', dataDir]), { env: refEnv(dataDir) });
-  const startOurs = (name: string, args: string[]): Proc => ns.start(name, process.execPath, [BIN, ...args]);
+  const startRef = (name: string, dataDir: string, args: string[]): Proc => w.startRef(name, dataDir, args);
+  const startOurs = (name: string, args: string[]): Proc => w.startOurs(name, args);
   const refProtocolDir = (dataDir: string, pid: string) => join(dataDir, 'protocols', pid.slice(0, 8), pid.slice(8));
 
   beforeAll(async () => {
     root = tempDir('interop-group');
     [refA, refB, oursA, oursB, oursC] = ['ref-a', 'ref-b', 'ours-a', 'ours-b', 'ours-c'].map((d) => join(root, d)) as [string, string, string, string, string];
-    for (const d of [refA, refB]) {
-      const r = spawnSync(reference.python, pyArgs(['init', '--data-dir', d]), { encoding: 'utf8', env: { ...process.env, PYTHONPATH: reference.src, PYTHONDONTWRITEBYTECODE: '1' } });
-      if (r.status !== 0) throw new Error(`reference init failed: ${r.stdout}${r.stderr}`);
-      mkdirSync(join(d, 'tmp'));
-    }
-    for (const d of [oursA, oursB, oursC]) {
-      const r = spawnSync(process.execPath, [BIN, 'init', '--data-dir', d], { encoding: 'utf8' });
-      if (r.status !== 0) throw new Error(`aigenora init failed: ${r.stdout}${r.stderr}`);
-    }
-    ns = await Namespace.create();
-    const server = ns.start('our server', process.execPath, [BIN, 'server', '--listen', SERVER.replace('http://', ''), '--data-dir', join(root, 'server'), '--pow-difficulty', '1']);
-    await until(() => server.output().includes('127.0.0.1:18788') || server.child.exitCode !== null, 'our server to print its URL', 60_000);
-    if (server.child.exitCode !== null) throw new Error(`our server exited:\n${ns.dump()}`);
+    // Proof of work at difficulty 1: registration is not what this file tests.
+    w = await openWorld(reference, root, PORT, STEP_MS, ['--pow-difficulty', '1']);
+    ns = w.ns;
+    for (const d of [refA, refB]) w.initRef(d);
+    for (const d of [oursA, oursB, oursC]) w.initOurs(d);
     // Every group call is signed by a registered key.
     const regs = await Promise.all([
-      ...[refA, refB].map((d, i) => ns.run(`reference register ${i}`, reference.python, pyArgs(['register', '--server', SERVER, '--nickname', `ref-${i}`, '--data-dir', d]), { env: refEnv(d) })),
-      ...[oursA, oursB, oursC].map((d, i) => ns.run(`our register ${i}`, process.execPath, [BIN, 'register', '--server', SERVER, '--nickname', `ours-${i}`, '--data-dir', d])),
+      ...[refA, refB].map((d, i) => w.runRef(`reference register ${i}`, d, ['register', '--server', SERVER, '--nickname', `ref-${i}`])),
+      ...[oursA, oursB, oursC].map((d, i) => w.runOurs(`our register ${i}`, ['register', '--server', SERVER, '--nickname', `ours-${i}`, '--data-dir', d])),
     ]);
     for (const r of regs) if (r.code !== 0) throw new Error(`registration failed:\n${r.out}\n${ns.dump()}`);
   }, STEP_MS);
@@ -112,7 +100,7 @@ function scenarios(reference: Reference): void {
     }
   });
   afterAll(async () => {
-    await ns?.close();
+    await w?.close();
   });
 
   /** The server's record of a group, as it answers a signed GET from inside the namespace. */
