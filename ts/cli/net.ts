@@ -38,6 +38,18 @@ function seconds(flags: Record<string, unknown>, name: string): number | undefin
   return n;
 }
 
+/**
+ * A group leader's turn deadline from --turn-timeout-seconds (0: turns are never timed out) or, for a
+ * host, --timeout-seconds (the wait for each move, as in a two-party session); undefined leaves the
+ * default. The protocol's own deadline, when it declares one, comes first (turnTimeoutFor).
+ */
+function turnTimeout(flags: Record<string, unknown>, fallbackSeconds?: number): number | undefined {
+  if (flags['turn-timeout-seconds'] === undefined) return fallbackSeconds === undefined ? undefined : Math.round(fallbackSeconds * 1000);
+  const n = Number(flags['turn-timeout-seconds']);
+  if (!(n >= 0 && n <= 86_400)) throw new UsageError('--turn-timeout-seconds must be a number of seconds from 0 (never) to 86400');
+  return Math.round(n * 1000);
+}
+
 function listenAddrs(flag: unknown): string[] | undefined {
   if (typeof flag !== 'string') return undefined;
   const addrs = flag.split(',').map((a) => a.trim());
@@ -143,7 +155,7 @@ function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Recor
  * Leads a new group over iroh through the registry's groups API, as the reference's host does: the
  * invitation is posted and the group opened there, members are admitted through it, the lease renewed.
  */
-async function hostGroupOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; protocol: Protocol; options: Record<string, unknown>; control: ControlMode; ttl: number; json: boolean }): Promise<number> {
+async function hostGroupOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; protocol: Protocol; options: Record<string, unknown>; control: ControlMode; ttl: number; json: boolean; turnTimeoutMs: number | undefined }): Promise<number> {
   const seed = identity(x.dataDir);
   const client = registryClient(flags, seed);
   if (!client) throw new UsageError("a group over iroh needs --server URL: the registry's groups API admits its members and arbitrates its leader");
@@ -151,7 +163,7 @@ async function hostGroupOverIroh(flags: Record<string, unknown>, out: Output, x:
   const delay = actionDelay(flags);
   const g = await hostGroupIroh({
     crypto: getCrypto(), seed, protocol: x.protocol, options: x.options, sessionsDir: join(x.dataDir, 'sessions'), client, controlMode: x.control, ttlMinutes: x.ttl,
-    ...(delay && { actionDelayMs: delay }), onEvent: groupEvents(out, x.json),
+    ...(delay && { actionDelayMs: delay }), ...(x.turnTimeoutMs !== undefined && { turnTimeoutMs: x.turnTimeoutMs }), onEvent: groupEvents(out, x.json),
   });
   try {
     // The post id first and on its own line: what members (and scripts) wait for.
@@ -175,11 +187,12 @@ async function joinGroupOverIroh(flags: Record<string, unknown>, out: Output, x:
   if (flags['resume'] !== undefined) throw new UsageError('--resume rejoins a libp2p group; a member of an iroh group rejoins with join --server URL POST_ID');
   const { json, control, timeoutSeconds } = guestSettings(flags, out);
   const delay = actionDelay(flags);
+  const turn = turnTimeout(flags);
   if (!json) out.line(`joining group of post ${x.target.post_id} over iroh (leader ${x.target.host_public_key.slice(0, 16)}…, protocol ${x.target.protocol_id.slice(0, 8)}…)`);
   try {
     const r = await joinGroupIroh({
       crypto: getCrypto(), seed: x.seed, protocol: x.protocol, client: x.client, postId: x.target.post_id, options: x.target.options, sessionsDir: join(x.dataDir, 'sessions'), controlMode: control,
-      ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), ...(delay && { actionDelayMs: delay }), onEvent: groupEvents(out, json),
+      ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), ...(delay && { actionDelayMs: delay }), ...(turn !== undefined && { turnTimeoutMs: turn }), onEvent: groupEvents(out, json),
     });
     return groupReport(out, json, r, irohGroupExtra(r, x.target.post_id));
   } catch (e) {
@@ -339,7 +352,7 @@ const irohTarget = (inv: IrohInvitation): IrohTarget => ({ post_id: inv.post_id,
 
 export const hostCommand: Command = {
   name: 'host',
-  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--transport libp2p|iroh] [--server URL] [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--action-delay-ms N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
+  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--transport libp2p|iroh] [--server URL] [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--action-delay-ms N] [--turn-timeout-seconds N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
   help: `Starts a libp2p node (TCP and WebSockets, Noise, Yamux) whose identity is this agent's key, prints a signed
 invitation (one line, "aigenora1.…"; also written to --invitation-file), and serves the first guest that
 completes the handshake; later guests are refused (with --daemon, every guest is served, each in its own
@@ -350,7 +363,10 @@ INVITATION_EXPIRED (exit 1).
 --handshake-timeout-seconds (default 10): a connection that has not completed Noise and the session
 handshake by then is closed; --timeout-seconds is the wait for each frame once the session runs.
 For an authoritative_group protocol the host leads one group and plays seat 0; members join with the
-invitation (see join). --action-delay-ms pauses before each of the leader's own actions. With --server URL
+invitation (see join). --action-delay-ms pauses before each of the leader's own actions. A member silent on its
+turn (or disconnected) has its turn resolved by the protocol's rule (fold, pass, end turn…) once
+--turn-timeout-seconds (else --timeout-seconds; default 60, 0 never) have passed, unless the protocol
+declares its own deadline; a member gone that long sits out its later turns until it rejoins. With --server URL
 a group is the reference's (--transport iroh implied): the invitation is posted and the group opened
 through the registry's groups API, which admits each member (id and seat) and holds the leader's lease
 (renewed every third of it, with the newest checkpoint a member acknowledged); it prints post_id and
@@ -361,7 +377,7 @@ messages; each side still writes its own signed transcript): the invitation carr
 with --server URL it is also posted to that registry (renewed every 120 s until a guest pairs), and the
 session's status and result are reported there. --server works on libp2p too (the post then names
 transport libp2p and the peer id and multiaddrs as its ticket, which only aigenora guests dial).`,
-  flags: { transport: 'string', server: 'string', 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', 'action-delay-ms': 'string', json: 'boolean' },
+  flags: { transport: 'string', server: 'string', 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', 'action-delay-ms': 'string', 'turn-timeout-seconds': 'string', json: 'boolean' },
   async run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const protocol = await protocolFrom(dataDir, args.flags);
@@ -382,7 +398,7 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
     if (transport === 'iroh') {
       if (daemon) throw new UsageError('--daemon is for the libp2p transport');
       if (listen) throw new UsageError('--listen takes libp2p multiaddrs; an iroh host binds its own addresses');
-      if (isGroup) return hostGroupOverIroh(args.flags, out, { dataDir, protocol, options, control: control as ControlMode, ttl, json });
+      if (isGroup) return hostGroupOverIroh(args.flags, out, { dataDir, protocol, options, control: control as ControlMode, ttl, json, turnTimeoutMs: turnTimeout(args.flags, timeoutSeconds) });
       return hostOverIroh(args.flags, out, { dataDir, protocol, options, control: control as ControlMode, ttl, json, timeoutSeconds, handshakeSeconds });
     }
     if (args.flags['server'] !== undefined && isGroup) throw new UsageError("a group with --server runs over iroh (the registry's groups API); a libp2p group needs no server");
@@ -390,7 +406,8 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
     if (flowMode(protocol.spec) === 'authoritative_group') {
       if (daemon) throw new UsageError('--daemon serves two-party sessions; a group host leads one group');
       const delay = actionDelay(args.flags);
-      const g = await hostGroup({ crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), ttlMinutes: ttl, ...(listen && { listen }), ...(delay && { actionDelayMs: delay }), onEvent: groupEvents(out, json) });
+      const turn = turnTimeout(args.flags, timeoutSeconds);
+      const g = await hostGroup({ crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), ttlMinutes: ttl, ...(listen && { listen }), ...(delay && { actionDelayMs: delay }), ...(turn !== undefined && { turnTimeoutMs: turn }), onEvent: groupEvents(out, json) });
       try {
         if (typeof args.flags['invitation-file'] === 'string') writeFileAtomic(args.flags['invitation-file'], `${g.text}\n`);
         if (json) process.stderr.write(`${g.text}\n`);
@@ -475,7 +492,7 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
 
 export const joinCommand: Command = {
   name: 'join',
-  usage: 'aigenora join (<INVITATION | @FILE> | --server URL POST_ID) [--transport libp2p|iroh] [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--resume DIR] [--action-delay-ms N] [--allow-skeleton-hooks] [--json]',
+  usage: 'aigenora join (<INVITATION | @FILE> | --server URL POST_ID) [--transport libp2p|iroh] [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--resume DIR] [--action-delay-ms N] [--turn-timeout-seconds N] [--allow-skeleton-hooks] [--json]',
   help: `Checks the invitation (both host signatures, expiry, transport), resolves its protocol_id in the local library
 (or --protocol-dir, which must hash to the same id), connects to the host's key, runs the session handshake
 and the protocol, then prints the outcome, where the transcript is, and the offline receipt check.
@@ -483,7 +500,8 @@ For an authoritative_group protocol the agent joins the group as a member: it is
 verifies every envelope, plays its seat by the protocol's autoplay, and follows a failover to the next
 leader (or becomes it). --resume DIR rejoins after a crash from the member's own session directory;
 --timeout-seconds is then how long a lost leader (or its successor) is dialed before giving up;
---action-delay-ms pauses before each of this member's actions.
+--action-delay-ms pauses before each of this member's actions; --turn-timeout-seconds (default 60, 0 never)
+is the turn deadline this member keeps if it comes to lead (see host).
 A group post (--server URL POST_ID; its host used --server) is joined over iroh as the reference does: the
 registry admits this member (the admission signed by leader and member) and lists its seat, the channel
 is proved with this agent's key. When the leader goes silent the registry is asked again: a newer epoch
@@ -494,7 +512,7 @@ An iroh invitation (host --transport iroh) is joined over iroh on the reference'
 the argument is a registry post id: the invitation is fetched there, its transport binding signature
 checked (refused without one), the session proof posted before the session starts, and the session's
 status and result reported after it. --transport, when given, must be the invitation's.`,
-  flags: { transport: 'string', server: 'string', 'protocol-dir': 'string', 'data-dir': 'string', 'control-mode': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', resume: 'string', 'action-delay-ms': 'string', json: 'boolean' },
+  flags: { transport: 'string', server: 'string', 'protocol-dir': 'string', 'data-dir': 'string', 'control-mode': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', resume: 'string', 'action-delay-ms': 'string', 'turn-timeout-seconds': 'string', json: 'boolean' },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError(args.flags['server'] === undefined ? 'expected one invitation (or @file)' : 'expected one post id');
     const raw = args.positional[0]!;
@@ -537,7 +555,8 @@ status and result reported after it. --transport, when given, must be the invita
       const resume = args.flags['resume'] as string | undefined;
       try {
         const delay = actionDelay(args.flags);
-        const r = await joinGroup({ crypto: c, seed: identity(dataDir), protocol, invitation: inv, sessionsDir: join(dataDir, 'sessions'), ...(resume !== undefined && { resumeDir: resume }), ...(delay && { actionDelayMs: delay }), ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), onEvent: groupEvents(out, json) });
+        const turn = turnTimeout(args.flags);
+        const r = await joinGroup({ crypto: c, seed: identity(dataDir), protocol, invitation: inv, sessionsDir: join(dataDir, 'sessions'), ...(resume !== undefined && { resumeDir: resume }), ...(delay && { actionDelayMs: delay }), ...(turn !== undefined && { turnTimeoutMs: turn }), ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), onEvent: groupEvents(out, json) });
         return groupReport(out, json, r, { role: 'member' });
       } catch (e) {
         if (e instanceof GroupNetError) return refusedBy(out, json, e);

@@ -5,7 +5,7 @@
  * signs inconsistent frames is caught with a proof verifyGroupProof checks. The network driver is
  * aigenora's `host` and `join` (ts/net/group.ts).
  */
-export { GroupLeader, GroupLeaderError, groupConfigFromSpec, type GroupConfig, type GroupInput, type Envelopes, type Receipt, type LeaderOptions } from './leader.js';
+export { GroupLeader, GroupLeaderError, groupConfigFromSpec, declaredTurnTimeoutMs, type GroupConfig, type GroupInput, type Envelopes, type Receipt, type LeaderOptions, type TurnTimeout, type TurnTimeoutFailure, type TurnTimerResult, type TurnTimeoutReason } from './leader.js';
 export { GroupReplica, GroupEpochError, replayGroupTranscript, type ApplyResult, type ReplicaRefusal, type TranscriptEntry, type ReplayResult } from './member.js';
 export { LeaderAdmission, AdmissionError, checkAdmissionPost, type AdmissionPost, type AdmissionRefusal } from './admission.js';
 export { groupProofOf, verifyGroupProof, GROUP_PROOF_KIND, type GroupProof, type GroupFault, type ProofVerdict } from './proof.js';
@@ -14,5 +14,5 @@ export { makeDelta, applyDelta, type DeltaOp } from './delta.js';
 export { groupCanonical, groupJsonHash } from './json.js';
 export { GroupError } from './errors.js';
 export { groupMessages, GroupMessageError, type GroupMessages } from './action-message.js';
-export { runGroupLocal, GroupRunError, type GroupLocalRun, type GroupLocalResult, type GroupMemberResult } from './local.js';
+export { runGroupLocal, GroupRunError, type GroupLocalRun, type GroupLocalResult, type GroupMemberResult, type GroupAbsence } from './local.js';
 export { GroupSessionRecord, verifyGroupSession, verifyGroupSessionAt, GROUP_RECEIPT_KIND, type GroupReceipt, type GroupSessionCheck, type GroupTranscriptHeader } from './session-dir.js';

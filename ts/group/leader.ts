@@ -10,7 +10,7 @@
  */
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
-import type { GroupHookResult, GroupHooks, GroupMember, GroupState } from '../hooks/types.js';
+import type { GroupHookResult, GroupHooks, GroupMember, GroupState, TurnTimeoutReason } from '../hooks/types.js';
 import { makeDelta, type DeltaOp, type EqualityHint } from './delta.js';
 import { GroupError } from './errors.js';
 import { canonicalPart, checkGroupJson, sortedKeys, groupCanonicalBytes, groupJsonHash, objectPart, textHash, utf8ByteLength, type CanonicalPart, type GroupJson, type GroupObject, type TextCache } from './json.js';
@@ -39,7 +39,7 @@ import {
   type FrameKind,
 } from './wire.js';
 
-export type { FrameKind };
+export type { FrameKind, TurnTimeoutReason };
 
 /** The spec's flow.group block with the reference's defaults. */
 export interface GroupConfig {
@@ -110,6 +110,79 @@ export interface LeaderOptions {
   membershipVersion: number;
   /** Member records (seat 0–31, unique keys and seats); for a failover, the checkpoint's when omitted. */
   members?: unknown[];
+  /**
+   * How long (ms on the driver's clock) the group waits on a member whose turn it is before the leader
+   * resolves the turn by the protocol's proto_group_timeout_action; 0 or absent: turns are never timed.
+   */
+  turnTimeoutMs?: number;
+  /** The driver's clock (ms) as the leader starts: the first turns are timed from here. */
+  now?: number;
+}
+
+/** A turn the leader resolved in a member's place: the frame it made (`envelopes`, like any other). */
+export interface TurnTimeout {
+  public_key: string;
+  seat: number;
+  reason: TurnTimeoutReason;
+  action: Record<string, unknown>;
+  envelopes: Envelopes;
+}
+
+/** A timed turn the protocol could not resolve (its timeout action was refused); it is not retried until the state moves. */
+export interface TurnTimeoutFailure {
+  public_key: string;
+  code: LeaderErrorCode;
+  message: string;
+}
+
+/** What one firing of the turn timer did, in order. */
+export interface TurnTimerResult {
+  resolved: TurnTimeout[];
+  failed: TurnTimeoutFailure[];
+}
+
+/**
+ * The turn deadline a protocol declares: its `turn_timeout_seconds` option when its spec has that
+ * parameter, else its spec's decision.timeout_seconds; undefined when it declares none (the driver's
+ * own default applies).
+ */
+export function declaredTurnTimeoutMs(spec: unknown, options: Record<string, unknown>): number | undefined {
+  const s = (typeof spec === 'object' && spec !== null ? spec : {}) as Record<string, unknown>;
+  const params = s['parameters'];
+  const option = options['turn_timeout_seconds'];
+  if (typeof params === 'object' && params !== null && Object.hasOwn(params, 'turn_timeout_seconds') && isInt(option) && option >= 0) return option * 1000;
+  const decision = s['decision'];
+  const declared = typeof decision === 'object' && decision !== null ? (decision as Record<string, unknown>)['timeout_seconds'] : undefined;
+  return isInt(declared) && declared > 0 ? declared * 1000 : undefined;
+}
+
+/** At most this many turns are resolved by one timer firing; the rest wait for the next (the driver fires again at once). */
+const MAX_TIMEOUTS_PER_FIRING = 64;
+
+/** A turn the group waits on: since when (its start, or the member's last own action), and what the protocol would do in its place. */
+interface AwaitedTurn {
+  since: number;
+  reason: TurnTimeoutReason;
+  action?: Record<string, unknown>;
+  /** The timeout hook threw for this member: reported at the deadline as HOOK_REJECTED. */
+  error?: string;
+}
+
+/**
+ * The leader's turn clock. It is not part of the signed state: presence is what this leader sees of
+ * its connections, and a successor starts its own clock (every turn it opens is timed from its start).
+ */
+interface TurnClock {
+  now: number;
+  awaited: Map<string, AwaitedTurn>;
+  absent: Set<string>;
+  /**
+   * Absent members whose turn has already been timed out once: their later turns are resolved at once
+   * (no second full wait per turn while they stay away), until they come back.
+   */
+  sittingOut: Set<string>;
+  /** Turns whose timeout action the hooks refused: not retried until the state moves. */
+  stuck: Set<string>;
 }
 
 const fail = (code: LeaderErrorCode, message: string): never => {
@@ -205,6 +278,8 @@ export class GroupLeader {
     return y ? x!.text === y.text : undefined;
   };
   private s: LeaderState;
+  private readonly turnTimeoutMs: number;
+  private turns: TurnClock;
 
   private constructor(o: LeaderOptions, members: GroupMember[]) {
     this.crypto = o.crypto;
@@ -214,6 +289,10 @@ export class GroupLeader {
     this.key = o.crypto.ed25519Keypair(fromHex(o.leaderSeed));
     this.leaderPublicKey = toHex(this.key.publicKey);
     this.leaderEpoch = o.leaderEpoch;
+    const t = o.turnTimeoutMs ?? 0;
+    if (!isInt(t) || t < 0) fail('GROUP_CONFIG', 'turnTimeoutMs must be a non-negative integer');
+    this.turnTimeoutMs = t;
+    this.turns = { now: o.now ?? 0, awaited: new Map(), absent: new Set(), sittingOut: new Set(), stuck: new Set() };
     this.s = {
       members,
       membershipVersion: o.membershipVersion,
@@ -327,6 +406,7 @@ export class GroupLeader {
     const copy = Object.create(GroupLeader.prototype) as GroupLeader;
     Object.assign(copy, this);
     copy.s = clone(this.s);
+    copy.turns = clone(this.turns);
     return copy;
   }
 
@@ -339,7 +419,7 @@ export class GroupLeader {
    * One member action. A `client_seq` already accepted answers a `duplicate` receipt (and the last
    * envelopes, for a resend); a gap, an oversize action or a hook's refusal is a GroupLeaderError.
    */
-  applyInput(input: GroupInput): { envelopes: Envelopes; receipt: Receipt } {
+  applyInput(input: GroupInput, now?: number): { envelopes: Envelopes; receipt: Receipt } {
     const s = this.s;
     if (typeof input !== 'object' || input === null || Array.isArray(input)) return fail('INPUT_INVALID', 'group input must be an object');
     if (s.completed) fail('GROUP_COMPLETED', 'group is already completed');
@@ -367,7 +447,11 @@ export class GroupLeader {
     d.completed = r.completed;
     d.outcome = r.outcome;
     d.lastClientSeq[actor.public_key] = clientSeq;
-    const envelopes = this.commit(d, this.build(d, { events: r.events, direct: r.direct, kind: 'frame', advance: true }));
+    const built = this.build(d, { events: r.events, direct: r.direct, kind: 'frame', advance: true });
+    // Only a frame that is made moves the clock (a refusal leaves the leader as it was). The actor
+    // spoke: its deadline, if the group still waits on it, starts again from now.
+    this.tick(now);
+    const envelopes = this.commit(d, built, actor.public_key);
     return {
       envelopes,
       receipt: { status: 'accepted', client_seq: clientSeq, authority_seq: d.seq, frame_hash: d.previousHash, completed: d.completed },
@@ -375,7 +459,7 @@ export class GroupLeader {
   }
 
   /** An admitted member joins (or an absent one returns to `active`): one `membership` frame. */
-  addMember(raw: unknown, membershipVersion: number): Envelopes {
+  addMember(raw: unknown, membershipVersion: number, now?: number): Envelopes {
     const [member] = normalizeMembersOrFail([raw]) as [GroupMember];
     const d = draftOf(this.s);
     const existing = d.members.find((m) => m.public_key === member.public_key);
@@ -394,11 +478,16 @@ export class GroupLeader {
     d.membershipVersion = membershipVersion;
     const r = this.normalize(this.runHook(() => this.hooks.proto_group_member_joined(clone(d.state), clone(member))));
     d.state = r.state;
-    return this.commit(d, this.build(d, { events: r.events, direct: r.direct, kind: 'membership', advance: true }));
+    const built = this.build(d, { events: r.events, direct: r.direct, kind: 'membership', advance: true });
+    this.tick(now);
+    const envelopes = this.commit(d, built, member.public_key);
+    // A member the group lists again is here: it plays its own turns again.
+    this.markPresent(member.public_key);
+    return envelopes;
   }
 
   /** A member leaves (its status becomes `left`; it gets no more envelopes): one `membership` frame. */
-  removeMember(publicKey: string, membershipVersion: number, reason: string): Envelopes {
+  removeMember(publicKey: string, membershipVersion: number, reason: string, now?: number): Envelopes {
     const d = draftOf(this.s);
     const member = d.members.find((m) => m.public_key === publicKey.toLowerCase());
     if (!member) return fail('UNKNOWN_MEMBER', 'unknown group member');
@@ -408,7 +497,9 @@ export class GroupLeader {
     d.state = r.state;
     d.completed = r.completed;
     d.outcome = r.outcome;
-    return this.commit(d, this.build(d, { events: r.events, direct: r.direct, kind: 'membership', advance: true }));
+    const built = this.build(d, { events: r.events, direct: r.direct, kind: 'membership', advance: true });
+    this.tick(now);
+    return this.commit(d, built);
   }
 
   /** Self-contained envelopes of the current frame (full view, full checkpoint) for every active member. */
@@ -431,12 +522,158 @@ export class GroupLeader {
     return this.envelope(s.lastCore, s.lastEvents, member.public_key, view, undefined, [], { value: s.checkpoint, part: canonicalPart(s.checkpoint, this.texts) }, undefined);
   }
 
+  // --- turn deadlines ---------------------------------------------------------------------------
+  //
+  // The leader holds no clock: the driver passes its own time (`now`, ms) with the inputs and fires the
+  // turn timer at turnDeadline(). A turn is timed from when the group began waiting on the member (or
+  // from the member's last own action), so a member that is slow but present is never cut short by
+  // frames others make in between.
+
+  /** The driver's clock moves on (never back: a late or missing `now` keeps the last one). */
+  private tick(now?: number): void {
+    if (now !== undefined && Number.isFinite(now) && now > this.turns.now) this.turns.now = now;
+  }
+
+  /** A member's connection is gone (the driver saw it close): once its turn's deadline passes, the turn is resolved as `absent`. */
+  memberAbsent(publicKey: string, now?: number): void {
+    this.tick(now);
+    const pk = publicKey.toLowerCase();
+    if (this.turns.absent.has(pk)) return;
+    this.turns.absent.add(pk);
+    this.refreshTurns();
+  }
+
+  /** A member is connected again (a resume): it plays its own turns again, each with a full deadline from now. */
+  memberPresent(publicKey: string, now?: number): void {
+    this.tick(now);
+    this.markPresent(publicKey.toLowerCase());
+  }
+
+  private markPresent(pk: string): void {
+    const t = this.turns;
+    const wasAbsent = t.absent.delete(pk);
+    t.sittingOut.delete(pk);
+    if (!wasAbsent) return;
+    t.stuck.delete(pk);
+    this.refreshTurns(pk);
+  }
+
+  /** The members the group waits on now, each with its deadline on the driver's clock (empty when turns are not timed). */
+  get awaitedTurns(): { public_key: string; deadline: number; reason: TurnTimeoutReason }[] {
+    return [...this.turns.awaited].map(([pk, turn]) => ({ public_key: pk, deadline: this.deadlineOf(pk, turn), reason: turn.reason }));
+  }
+
+  /** When the driver must fire the turn timer next (its clock, ms), or null when no turn is timed. */
+  turnDeadline(): number | null {
+    let next: number | null = null;
+    for (const [pk, turn] of this.turns.awaited) {
+      if (this.turns.stuck.has(pk)) continue;
+      const at = this.deadlineOf(pk, turn);
+      if (next === null || at < next) next = at;
+    }
+    return next;
+  }
+
+  /**
+   * The turn timer fired at `now`: every turn whose deadline has passed is resolved, earliest first (ties
+   * in seat order), by the protocol's timeout action taken in the member's place through
+   * proto_group_handle, each as one ordinary frame that every member verifies like any other; its events
+   * open with `{kind: "turn_timeout", public_key, seat, reason}`. The member's client_seq is not touched:
+   * an action it sends late is judged by the hooks against the new state. An absent member whose turn was
+   * resolved sits out: its later turns are resolved at once until it is present again.
+   */
+  onTurnTimer(now: number): TurnTimerResult {
+    this.tick(now);
+    const out: TurnTimerResult = { resolved: [], failed: [] };
+    for (let i = 0; i < MAX_TIMEOUTS_PER_FIRING && !this.s.completed; i++) {
+      const due = this.dueTurn();
+      if (!due) break;
+      try {
+        out.resolved.push(this.resolveTurn(due.pk, due.turn));
+      } catch (e) {
+        if (!(e instanceof GroupLeaderError)) throw e;
+        this.turns.stuck.add(due.pk);
+        out.failed.push({ public_key: due.pk, code: e.code, message: e.message });
+      }
+    }
+    return out;
+  }
+
+  private deadlineOf(pk: string, turn: AwaitedTurn): number {
+    return turn.reason === 'absent' && this.turns.sittingOut.has(pk) ? turn.since : turn.since + this.turnTimeoutMs;
+  }
+
+  private dueTurn(): { pk: string; turn: AwaitedTurn } | undefined {
+    let best: { pk: string; turn: AwaitedTurn; at: number; seat: number } | undefined;
+    for (const [pk, turn] of this.turns.awaited) {
+      if (this.turns.stuck.has(pk)) continue;
+      const at = this.deadlineOf(pk, turn);
+      if (at > this.turns.now) continue;
+      const seat = this.member(pk)?.seat ?? 0;
+      if (!best || at < best.at || (at === best.at && seat < best.seat)) best = { pk, turn, at, seat };
+    }
+    return best;
+  }
+
+  private resolveTurn(pk: string, turn: AwaitedTurn): TurnTimeout {
+    const member = this.member(pk);
+    if (!member || member.status !== 'active') return fail('NOT_ACTIVE_MEMBER', 'actor is not an active group member');
+    if (turn.error !== undefined) return fail('HOOK_REJECTED', turn.error);
+    const action = turn.action as Record<string, unknown>;
+    const d = draftOf(this.s);
+    const r = this.normalize(this.runHook(() => this.hooks.proto_group_handle(clone(d.state), clone(member), clone(action))));
+    d.state = r.state;
+    d.completed = r.completed;
+    d.outcome = r.outcome;
+    // The leader's own event first: every member sees why a frame came without a move of that member's.
+    const events: GroupJson[] = [{ kind: 'turn_timeout', public_key: pk, seat: member.seat, reason: turn.reason }, ...r.events];
+    const envelopes = this.commit(d, this.build(d, { events, direct: r.direct, kind: 'frame', advance: true }), pk);
+    if (turn.reason === 'absent') this.turns.sittingOut.add(pk);
+    return { public_key: pk, seat: member.seat, reason: turn.reason, action, envelopes };
+  }
+
+  /**
+   * Which members the group waits on, asked of the protocol after every change (state or presence). A
+   * turn keeps its start while the member stays awaited, and starts again when the member itself acted
+   * (`acted`) or came back. A hook that throws is recorded as the turn's failure, reported when its
+   * deadline passes rather than hidden.
+   */
+  private refreshTurns(acted?: string): void {
+    const t = this.turns;
+    const hook = this.hooks.proto_group_timeout_action?.bind(this.hooks);
+    if (!this.turnTimeoutMs || !hook || this.s.completed) {
+      t.awaited.clear();
+      return;
+    }
+    const next = new Map<string, AwaitedTurn>();
+    for (const m of this.s.members) {
+      if (m.status !== 'active') continue;
+      const pk = m.public_key;
+      const reason: TurnTimeoutReason = t.absent.has(pk) ? 'absent' : 'silent';
+      let action: unknown;
+      let error: string | undefined;
+      try {
+        action = hook(this.s.state, { ...m }, reason);
+      } catch (e) {
+        error = e instanceof Error ? e.message : String(e);
+      }
+      if (error === undefined && (typeof action !== 'object' || action === null || Array.isArray(action))) continue;
+      const before = t.awaited.get(pk);
+      const since = before === undefined || pk === acted ? t.now : before.since;
+      next.set(pk, error === undefined ? { since, reason, action: action as Record<string, unknown> } : { since, reason, error });
+    }
+    t.awaited = next;
+  }
+
   // ---------------------------------------------------------------------------------------------
 
-  /** Makes a draft the leader's state; the envelopes returned (and kept for resends) are read-only. */
-  private commit(d: LeaderState, envelopes: Envelopes): Envelopes {
+  /** Makes a draft the leader's state; the envelopes returned (and kept for resends) are read-only. `acted`: whose own move this was. */
+  private commit(d: LeaderState, envelopes: Envelopes, acted?: string): Envelopes {
     d.lastEnvelopes = freeze(envelopes);
     this.s = d;
+    // The state moved: a turn the hooks could not resolve before may be resolvable now.
+    this.turns.stuck.clear();
+    this.refreshTurns(acted);
     return d.lastEnvelopes;
   }
 

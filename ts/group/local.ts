@@ -8,7 +8,13 @@
  * A failover can be staged: after a number of accepted actions the leader stops; the members agree on
  * its successor by the serverless rule, the arbiter grants that successor the next epoch, and the
  * successor resumes from the checkpoint its own replica holds. The old leader's seat stays a member.
+ *
+ * Members can drop out (`absences`): on its turn a member goes silent or disconnects, and may come back
+ * later, rebuilt from its own transcript as `join --resume` does. Time is virtual: each action takes
+ * `actionMs`, and when no one has anything to do it jumps to the next turn deadline (or return), so a
+ * minute-long deadline costs nothing to wait out.
  */
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
@@ -17,8 +23,8 @@ import type { Spec } from '../spec/types.js';
 import { seeded } from '../hooks/random.js';
 import { groupMessages } from './action-message.js';
 import { LocalArbiter, serverlessSuccessor } from './arbiter.js';
-import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes } from './leader.js';
-import { GroupReplica } from './member.js';
+import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes, type TurnTimeoutReason } from './leader.js';
+import { GroupReplica, type TranscriptEntry } from './member.js';
 import { groupProofOf } from './proof.js';
 import { GroupSessionRecord, type GroupReceipt } from './session-dir.js';
 
@@ -39,7 +45,23 @@ export interface GroupLocalRun {
   maxActions?: number;
   /** Stage a leader failure after this many accepted actions; the failed leader's seat plays on as a member. */
   failoverAfter?: number;
+  /** Each member's turn deadline in virtual ms, applied by the leader (default: turns are not timed). */
+  turnTimeoutMs?: number;
+  /** Virtual ms each action takes (default 0): lets time pass while the others play on. */
+  actionMs?: number;
+  /** Members that drop out on their turn. */
+  absences?: GroupAbsence[];
   onAction?: (seat: number, action: Record<string, unknown>, accepted: boolean, reason?: string) => void;
+}
+
+/** A member that drops out when it is next to act (its autoplay has a move) after `afterActions` accepted actions in all. */
+export interface GroupAbsence {
+  seat: number;
+  afterActions?: number;
+  /** `absent` (default): its connection is gone, it receives nothing; `silent`: it stays connected and does not act. */
+  kind?: TurnTimeoutReason;
+  /** Come back after this many virtual ms: an absent member rebuilds its replica from its own transcript and gets a bootstrap envelope. */
+  returnAfterMs?: number;
 }
 
 export interface GroupMemberResult {
@@ -63,6 +85,10 @@ export interface GroupLocalResult {
   refusals: number;
   frames: number;
   epochs: number;
+  /** Turns the leader resolved in a member's place. */
+  timeouts: { seat: number; reason: TurnTimeoutReason; at: number }[];
+  /** Virtual time the run took (ms). */
+  elapsedMs: number;
   members: GroupMemberResult[];
 }
 
@@ -89,6 +115,10 @@ interface Seat {
   fault?: string;
   /** The last envelope applied: what a refused one is compared with for a proof. */
   last?: Record<string, unknown>;
+  /** Dropped out: how, and the virtual time it comes back (Infinity: never). */
+  away?: { kind: TurnTimeoutReason; until: number };
+  /** Its absence still to come. */
+  absence?: GroupAbsence;
 }
 
 export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult> {
@@ -113,7 +143,15 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     return r.hooks.create(ctx) as GroupHooks;
   };
 
-  let leader = GroupLeader.start({ crypto: c, hooks: hooksFor(0), config, groupId, leaderSeed: toHex(keySeeds[0]!), leaderEpoch: 0, membershipVersion: n, members: records });
+  const turnTimeoutMs = r.turnTimeoutMs ?? 0;
+  const absences = new Map<number, GroupAbsence>();
+  for (const a of r.absences ?? []) {
+    if (!Number.isInteger(a.seat) || a.seat < 1 || a.seat >= n) throw new GroupRunError('GROUP_SEATS', `an absence needs a member seat from 1 to ${n - 1} (seat 0 leads), not ${a.seat}`);
+    absences.set(a.seat, a);
+  }
+  /** Virtual time (ms): it moves only when no one has a move (see wake). */
+  let now = 0;
+  let leader = GroupLeader.start({ crypto: c, hooks: hooksFor(0), config, groupId, leaderSeed: toHex(keySeeds[0]!), leaderEpoch: 0, membershipVersion: n, members: records, turnTimeoutMs, now });
   const arbiter = new LocalArbiter();
   arbiter.open(groupId, leader.leaderPublicKey, 0);
   let epochs = 1;
@@ -127,6 +165,7 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     random: seeded(seed * 1000 + m.seat + 1),
     clientSeq: 0,
     present: true,
+    ...(absences.has(m.seat) && { absence: absences.get(m.seat)! }),
   }));
   const bySeat = new Map(seats.map((s) => [s.publicKey, s]));
   let frames = 0;
@@ -162,6 +201,8 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
   let reason: string | undefined;
   let turn = 0;
   let idle = 0;
+  const timeouts: GroupLocalResult['timeouts'] = [];
+  let timeoutFailure: string | undefined;
 
   const failover = () => {
     const failed = bySeat.get(leader.leaderPublicKey)!;
@@ -172,38 +213,100 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     const named = new Set(live.map((s) => serverlessSuccessor(s.replica.members, failed.publicKey)?.public_key));
     if (named.size !== 1) throw new Error('members disagree on the successor');
     const successor = bySeat.get([...named][0]!)!;
+    // Over the network the others would find it unreachable and apply the rule again; this runner does not stage that.
+    if (successor.away) throw new Error('the successor by the serverless rule is away: a staged failover does not combine with its absence');
     const checkpoint = successor.replica.checkpoint!;
     const epoch = leader.leaderEpoch + 1;
     const grant = arbiter.claim({ groupId, epoch, claimant: successor.publicKey, checkpointHash: String(checkpoint['checkpoint_hash']) });
     if (!grant.granted) throw new Error(`the arbiter refused the successor: ${grant.reason}`);
-    leader = GroupLeader.fromCheckpoint({ crypto: c, hooks: hooksFor(epoch), config, groupId, leaderSeed: toHex(successor.seed), leaderEpoch: epoch, membershipVersion: successor.replica.membershipVersion }, checkpoint);
+    leader = GroupLeader.fromCheckpoint({ crypto: c, hooks: hooksFor(epoch), config, groupId, leaderSeed: toHex(successor.seed), leaderEpoch: epoch, membershipVersion: successor.replica.membershipVersion, turnTimeoutMs, now }, checkpoint);
     epochs++;
     for (const s of live) {
       s.replica.advanceEpoch(leader.leaderPublicKey, epoch);
       s.session.entry({ kind: 'epoch', leader_public_key: leader.leaderPublicKey, leader_epoch: epoch });
     }
+    // The successor sees no connection from a member that is away.
+    for (const s of seats) if (!s.present) leader.memberAbsent(s.publicKey, now);
     deliver(leader.lastEnvelopes);
   };
 
-  while (!leader.completed) {
-    const live = seats.filter((s) => s.present && !s.fault);
-    if (!live.length) {
-      reason = 'no member is left';
-      break;
+  const dropOut = (s: Seat, a: GroupAbsence) => {
+    const kind = a.kind ?? 'absent';
+    s.away = { kind, until: a.returnAfterMs === undefined ? Infinity : now + a.returnAfterMs };
+    delete s.absence;
+    if (kind === 'absent') {
+      s.present = false;
+      leader.memberAbsent(s.publicKey, now);
     }
-    if (actions >= maxActions) {
+  };
+
+  /** An absent member comes back as `join --resume` does: a fresh replica from its own transcript, then the leader's bootstrap. */
+  const comeBack = (s: Seat) => {
+    const away = s.away!;
+    delete s.away;
+    if (away.kind !== 'absent') return;
+    const header = s.session.header;
+    s.session.close();
+    const lines = readFileSync(s.session.transcriptPath, 'utf8').split('\n').filter((l) => l.length > 0);
+    const entries = lines.slice(1).map((l) => JSON.parse(l) as TranscriptEntry);
+    const replica = new GroupReplica({ crypto: c, groupId, viewerPublicKey: s.publicKey, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch });
+    for (const e of entries) {
+      if (e.kind === 'epoch') replica.advanceEpoch(e.leader_public_key, e.leader_epoch);
+      else if (replica.apply(e.envelope, { bootstrap: e.bootstrap }).status !== 'applied') s.fault = 'its own transcript does not replay';
+      else s.last = e.envelope;
+    }
+    s.replica = replica;
+    s.session = GroupSessionRecord.reopen(s.session.dir, header, entries.length);
+    s.present = true;
+    leader.memberPresent(s.publicKey, now);
+    deliverTo(s, leader.bootstrapEnvelope(s.publicKey), true);
+  };
+
+  /** What is due by now: members coming back, then the turn timer if a deadline has passed. */
+  const fireDue = () => {
+    for (const s of seats) if (s.away && s.away.until <= now) comeBack(s);
+    if (leader.completed || (leader.turnDeadline() ?? Infinity) > now) return;
+    const out = leader.onTurnTimer(now);
+    for (const t of out.resolved) {
+      timeouts.push({ seat: t.seat, reason: t.reason, at: now });
+      deliver(t.envelopes);
+    }
+    for (const f of out.failed) timeoutFailure = `the timeout action for seat ${bySeat.get(f.public_key)?.seat} was refused: ${f.message}`;
+  };
+
+  /** No one has a move: the clock jumps to what comes next (a turn deadline, a return); false when nothing will. */
+  const wake = (): boolean => {
+    const next = Math.min(leader.turnDeadline() ?? Infinity, ...seats.map((s) => s.away?.until ?? Infinity));
+    if (next === Infinity) return false;
+    now = Math.max(now, next);
+    fireDue();
+    return true;
+  };
+
+  while (!leader.completed) {
+    const actors = seats.filter((s) => s.present && !s.fault && !s.away);
+    // Turns resolved by the leader count too: a table of absent members must end as surely as a played one.
+    if (actions + timeouts.length >= maxActions) {
       reason = `no completion after ${maxActions} actions`;
       break;
     }
-    const s = live[turn++ % live.length]!;
+    if (!actors.length || idle > actors.length) {
+      idle = 0;
+      if (wake()) continue;
+      reason = actors.length ? (timeoutFailure ?? 'no member has anything to do, and the group has not completed') : 'no member is left';
+      break;
+    }
+    const s = actors[turn++ % actors.length]!;
     const view = s.replica.view;
     const me = s.replica.members.find((m) => m.public_key === s.publicKey) ?? s.record;
     const action = view && me.status === 'active' ? autoplay(view, me, s.random) : null;
     if (action === null) {
-      if (++idle > live.length) {
-        reason = 'no member has anything to do, and the group has not completed';
-        break;
-      }
+      idle++;
+      continue;
+    }
+    if (s.absence && accepted >= (s.absence.afterActions ?? 0)) {
+      // Its turn has come, and it drops out instead of moving.
+      dropOut(s, s.absence);
       continue;
     }
     idle = 0;
@@ -215,7 +318,7 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
       r.onAction?.(s.seat, action, false, `the spec refuses the ${messages.action} message: ${errors.map((e) => e.code).join(', ')}`);
     } else {
       try {
-        const out = leader.applyInput({ actor_public_key: s.publicKey, client_seq: clientSeq, action });
+        const out = leader.applyInput({ actor_public_key: s.publicKey, client_seq: clientSeq, action }, now);
         s.clientSeq = clientSeq;
         accepted++;
         r.onAction?.(s.seat, action, true);
@@ -230,6 +333,11 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
       reason = 'the leader refused over 200 actions';
       break;
     }
+    // The time the move took: whatever fell due meanwhile (a return, another member's deadline) happens now.
+    if (r.actionMs) {
+      now += r.actionMs;
+      fireDue();
+    }
     if (r.failoverAfter !== undefined && accepted === r.failoverAfter && epochs === 1 && !leader.completed) failover();
   }
   const faulted = seats.find((s) => s.fault);
@@ -240,5 +348,5 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     return { seat: s.seat, public_key: s.publicKey, dir: s.session.dir, present: s.present, completed: receipt.completed, outcome: receipt.outcome, receipt };
   });
   leader.dispose();
-  return { completed: leader.completed && !faulted, outcome: leader.outcome, ...(reason && { reason }), groupId, actions, refusals, frames, epochs, members };
+  return { completed: leader.completed && !faulted, outcome: leader.outcome, ...(reason && { reason }), groupId, actions, refusals, frames, epochs, timeouts, elapsedMs: now, members };
 }

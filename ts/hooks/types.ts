@@ -242,7 +242,19 @@ export interface GroupHooks extends CommonHooks {
   /** A new leader's state from a checkpoint's protocol_state (default: that state). */
   proto_group_restore?(checkpointState: GroupState, members: GroupMember[], newEpoch: number): GroupState;
   proto_group_on_leader_changed?(state: GroupState, oldLeader: string, newLeader: string): GroupHookResult;
+  /**
+   * What the leader does for `member` when the group waits on it and its turn deadline passes: the
+   * action it takes in the member's place (run through proto_group_handle as the member's own would be,
+   * in an ordinary frame), or null when the group is not waiting on this member. `reason` says whether
+   * the member is still connected but silent, or disconnected. The leader asks after every frame (so
+   * it must be cheap and read-only: it receives the committed, frozen state) to learn whose turn is
+   * timed. Without it, no turn is ever timed out.
+   */
+  proto_group_timeout_action?(state: GroupState, member: GroupMember, reason: TurnTimeoutReason): Record<string, unknown> | null;
 }
+
+/** Why a member's turn is resolved by the leader: connected but silent past its deadline, or disconnected. */
+export type TurnTimeoutReason = 'silent' | 'absent';
 
 export interface HooksByMode {
   session_loop: SessionLoopHooks;
@@ -318,7 +330,7 @@ export const HOOK_NAMES: Record<FlowMode, { required: string[]; optional: string
   },
   authoritative_group: {
     required: ['proto_group_initial_state', 'proto_group_member_joined', 'proto_group_member_left', 'proto_group_handle', 'proto_group_view'],
-    optional: ['proto_group_peer_routes', 'proto_group_recovery_snapshot', 'proto_group_restore', 'proto_group_on_leader_changed', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+    optional: ['proto_group_peer_routes', 'proto_group_recovery_snapshot', 'proto_group_restore', 'proto_group_on_leader_changed', 'proto_group_timeout_action', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
   },
 };
 

@@ -9,6 +9,7 @@ import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
 import type { GroupAutoplay, HooksModule } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
+import { declaredTurnTimeoutMs } from '../group/leader.js';
 import { GroupReplica, type TranscriptEntry } from '../group/member.js';
 import { groupProofOf } from '../group/proof.js';
 import { GroupSessionRecord, type GroupTranscriptHeader } from '../group/session-dir.js';
@@ -144,6 +145,47 @@ export class MemberCore {
 
   finish(): void {
     this.record.finish(this.crypto, this.seed, this.replica);
+  }
+}
+
+/** How long a leader waits on a member's turn when neither the protocol nor the command line says (issue 33). */
+export const DEFAULT_TURN_TIMEOUT_MS = 60_000;
+
+/** A leader's turn deadline: the protocol's own if it declares one, else the driver's (`fallbackMs`), else the default; 0 turns it off. */
+export function turnTimeoutFor(spec: Spec, options: Record<string, unknown>, fallbackMs?: number): number {
+  return declaredTurnTimeoutMs(spec, options) ?? fallbackMs ?? DEFAULT_TURN_TIMEOUT_MS;
+}
+
+/**
+ * One timer on the process clock for a leader's next turn deadline: the leader (a pure state machine)
+ * says when, the hub re-arms this after every change, and a firing hands control back to the hub. It
+ * keeps the process alive on purpose: a leader whose members have all gone must still play out their turns.
+ */
+export class TurnTimer {
+  private handle: ReturnType<typeof setTimeout> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly fire: () => void,
+  ) {}
+
+  /** Fires at `deadline` (the clock's ms), replacing any earlier arming; null disarms. */
+  arm(deadline: number | null): void {
+    if (this.handle) clearTimeout(this.handle);
+    this.handle = undefined;
+    if (deadline === null || this.stopped) return;
+    // setTimeout takes at most 2^31 - 1 ms; a later deadline is re-armed when this fires.
+    const delay = Math.min(Math.max(0, deadline - this.now()), 2 ** 31 - 1);
+    this.handle = setTimeout(() => {
+      this.handle = undefined;
+      this.fire();
+    }, delay);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.arm(null);
   }
 }
 

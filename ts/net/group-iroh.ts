@@ -50,7 +50,7 @@ import { checkChannelChallenge, signChannelReady, transportBindingCanonical, ver
 import { buildInvitation, RegistryError, type GroupRecord, type RegistryClient } from '../registry/client.js';
 import { GROUP_FINAL_STATUSES, leaseExpired, leaseSecondsOf, listedMember, startReady } from '../registry/group.js';
 import { INVITATION_TYPES, type InvitationType } from '../registry/invitation.js';
-import { autoplayOf, GroupNetError, MemberCore, memberDir, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+import { autoplayOf, GroupNetError, MemberCore, memberDir, secureRandom, TurnTimer, turnTimeoutFor, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
 import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
@@ -136,6 +136,10 @@ export interface IrohLeaderOptions {
   random: () => number;
   onEvent?: GroupEvent;
   actionDelayMs?: number;
+  /** The turn deadline when the protocol declares none (default DEFAULT_TURN_TIMEOUT_MS; 0: never). */
+  turnTimeoutMs?: number;
+  /** The clock turn deadlines are kept on (default Date.now). */
+  now?: () => number;
 }
 
 export interface LeaderEnd {
@@ -159,10 +163,16 @@ export class IrohLeaderHub {
   private ended = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lobbyPoll: ReturnType<typeof setInterval> | undefined;
+  private readonly turnTimeoutMs: number;
+  private readonly now: () => number;
+  private readonly turnTimer: TurnTimer;
   private resolveDone!: (e: LeaderEnd) => void;
 
   constructor(private readonly o: IrohLeaderOptions) {
     this.config = groupConfigFromSpec(o.protocol.spec);
+    this.turnTimeoutMs = turnTimeoutFor(o.protocol.spec, o.options, o.turnTimeoutMs);
+    this.now = o.now ?? Date.now;
+    this.turnTimer = new TurnTimer(this.now, () => this.turnsDue());
     this.messages = groupMessages(o.protocol.protocolId, o.protocol.spec, o.protocol.specText);
     this.publicKey = toHex(o.crypto.ed25519PublicKey(o.seed));
     this.group = o.group;
@@ -175,6 +185,7 @@ export class IrohLeaderHub {
       this.leader = GroupLeader.fromCheckpoint(this.leaderOptions(), o.checkpoint);
       this.committed();
       this.fanOut(this.leader.lastEnvelopes);
+      this.markUnconnectedAbsent();
     } else {
       // The registry's count decides the start; a member admitted there whose channel is still on its way counts too.
       this.lobbyPoll = setInterval(() => void this.refreshLobby(), 1_000);
@@ -186,6 +197,7 @@ export class IrohLeaderHub {
     return {
       crypto: this.o.crypto, hooks: this.hooks(), config: this.config, groupId: this.ctx.groupId, leaderSeed: toHex(this.o.seed),
       leaderEpoch: this.ctx.leaderEpoch, membershipVersion: this.group.membership_version, members: this.group.members,
+      turnTimeoutMs: this.turnTimeoutMs, now: this.now(),
     };
   }
 
@@ -226,6 +238,7 @@ export class IrohLeaderHub {
       return this.finish({ completed: false, outcome: null, reason: `the group cannot start: ${e.message}` });
     }
     this.committed();
+    this.markUnconnectedAbsent();
     this.emit('group_started', { members: this.group.members.length, membership_version: this.group.membership_version });
     for (const m of this.leader.members) this.bootstrap(m.public_key);
     this.o.client.setGroupStatus(this.ctx.groupId, this.ctx.leaderEpoch, 'active').then(
@@ -266,21 +279,50 @@ export class IrohLeaderHub {
     this.conns.delete(pk);
     t.close();
     this.emit('member_disconnected', { public_key: pk });
+    // Its turns no longer wait on it beyond their deadline. No frame comes of this (drop may run in the middle of a fan-out).
+    this.leader?.memberAbsent(pk, this.now());
+    this.armTurns();
   }
 
-  /** After each frame: the leader's own seat may act, and a completed group ends. */
+  /** Members with no channel to this leader yet (a successor's whole room, at first) are absent until they attach. */
+  private markUnconnectedAbsent(): void {
+    for (const m of this.leader?.members ?? []) if (m.public_key !== this.publicKey && !this.conns.has(m.public_key)) this.leader!.memberAbsent(m.public_key, this.now());
+  }
+
+  private armTurns(): void {
+    this.turnTimer.arm(this.leader && !this.leader.completed && !this.ended ? this.leader.turnDeadline() : null);
+  }
+
+  /** The turn timer fired: each turn past its deadline is resolved by the protocol's rule, in frames that go out like any other. */
+  private turnsDue(): void {
+    if (!this.leader || this.leader.completed || this.ended) return;
+    const out = this.leader.onTurnTimer(this.now());
+    for (const t of out.resolved) {
+      this.committed();
+      this.emit('turn_timeout', { public_key: t.public_key, seat: t.seat, reason: t.reason });
+      this.fanOut(t.envelopes);
+    }
+    for (const f of out.failed) this.emit('turn_timeout_failed', { public_key: f.public_key, code: f.code, message: f.message });
+    this.afterFrame();
+  }
+
+  /** After each frame: the leader's own seat may act, a completed group ends, and the turn timer is set for the next deadline. */
   afterFrame(): void {
     if (this.ended) return;
-    if (this.o.actionDelayMs && this.leader && !this.leader.completed && !this.o.self.pending) {
-      if (this.timer) return;
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        if (this.playOwnSeat()) this.afterFrame();
-      }, this.o.actionDelayMs);
-      return;
+    try {
+      if (this.o.actionDelayMs && this.leader && !this.leader.completed && !this.o.self.pending) {
+        if (this.timer) return;
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          if (this.playOwnSeat()) this.afterFrame();
+        }, this.o.actionDelayMs);
+        return;
+      }
+      for (let guard = 0; guard < 10_000 && this.leader && !this.leader.completed; guard++) if (!this.playOwnSeat()) break;
+      if (this.leader?.completed) this.finish({ completed: true, outcome: this.leader.outcome });
+    } finally {
+      this.armTurns();
     }
-    for (let guard = 0; guard < 10_000 && this.leader && !this.leader.completed; guard++) if (!this.playOwnSeat()) break;
-    if (this.leader?.completed) this.finish({ completed: true, outcome: this.leader.outcome });
   }
 
   private playOwnSeat(): boolean {
@@ -304,7 +346,7 @@ export class IrohLeaderHub {
     const errors = typeof clientSeq === 'number' ? this.messages.check(clientSeq, action) : [{ code: 'FIELD_TYPE' }];
     if (errors.length) return { status: 'rejected', reason: `the action fails the spec's ${this.messages.action} message: ${errors.map((e) => e.code).join(', ')}`, client_seq: clientSeq };
     try {
-      const out = this.leader.applyInput({ actor_public_key: pk, client_seq: clientSeq, action });
+      const out = this.leader.applyInput({ actor_public_key: pk, client_seq: clientSeq, action }, this.now());
       if (out.receipt.status === 'accepted') {
         this.committed();
         this.fanOut(out.envelopes);
@@ -322,6 +364,7 @@ export class IrohLeaderHub {
     this.ended = true;
     if (this.lobbyPoll) clearInterval(this.lobbyPoll);
     if (this.timer) clearTimeout(this.timer);
+    this.turnTimer.stop();
     this.resolveDone(end);
   }
 
@@ -383,10 +426,15 @@ export class IrohLeaderHub {
     old?.close();
     this.emit('member_connected', { public_key: pk, seat: member.seat });
     if (!this.leader) return this.maybeStart();
-    if (this.leader.member(pk)?.status === 'active') return this.bootstrap(pk);
+    if (this.leader.member(pk)?.status === 'active') {
+      this.bootstrap(pk);
+      // A member back on a new channel plays its own seat again.
+      this.leader.memberPresent(pk, this.now());
+      return this.armTurns();
+    }
     try {
       // A late joiner (or one the group had marked absent): one membership frame, which is its first envelope.
-      const envs = this.leader.addMember(member, this.group.membership_version);
+      const envs = this.leader.addMember(member, this.group.membership_version, this.now());
       this.committed();
       this.fanOut(envs);
     } catch (e) {
@@ -532,6 +580,8 @@ export async function hostGroupIroh(o: {
   ttlMinutes?: number;
   bind?: string;
   actionDelayMs?: number;
+  /** The turn deadline when the protocol declares none (default DEFAULT_TURN_TIMEOUT_MS; 0: never). */
+  turnTimeoutMs?: number;
   onEvent?: GroupEvent;
 }): Promise<IrohGroupHostHandle> {
   const c = o.crypto;
@@ -563,7 +613,7 @@ export async function hostGroupIroh(o: {
     safeEmit(o.onEvent, 'invite_created', { post_id: postId, group_id: group.group_id });
     const dir = memberDir(o.sessionsDir, group.group_id, pk);
     const self = MemberCore.create(c, o.seed, dir, { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: group.group_id, member_public_key: pk, leader_public_key: pk, leader_epoch: group.leader_epoch }, o.protocol.specText, autoplay, secureRandom);
-    const lo: IrohLeaderOptions & { ticket: string } = { crypto: c, seed: o.seed, protocol: o.protocol, options, client: o.client, group, self, random: secureRandom, ticket, ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }) };
+    const lo: IrohLeaderOptions & { ticket: string } = { crypto: c, seed: o.seed, protocol: o.protocol, options, client: o.client, group, self, random: secureRandom, ticket, ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }) };
     const hub = new IrohLeaderHub(lo);
     handTo(hub);
     stopRenew = renewLoop(o.client, postId, (o.ttlMinutes ?? 30) * 60_000, o.onEvent);
@@ -638,6 +688,8 @@ export interface IrohGroupJoin {
   reconnectMs?: number;
   controlMode?: string;
   actionDelayMs?: number;
+  /** The turn deadline this member keeps if it comes to lead (when the protocol declares none). */
+  turnTimeoutMs?: number;
   onEvent?: GroupEvent;
 }
 
@@ -753,7 +805,7 @@ async function claimAndLead(o: IrohGroupJoin, g: GroupRecord, core: MemberCore, 
     emit('leader_elected', { epoch: claimed.leader_epoch, public_key: core.publicKey });
     const lo: IrohLeaderOptions & { ticket: string } = {
       crypto: o.crypto, seed: o.seed, protocol: o.protocol, options: o.options, client: o.client, group: claimed, self: core, checkpoint: cp as unknown as Record<string, unknown>, random: secureRandom, ticket,
-      ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+      ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
     };
     let hub: IrohLeaderHub;
     try {

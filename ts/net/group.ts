@@ -35,9 +35,9 @@ import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-t
 import { createNode, ipAndPort, peerKeyHex, sessionStream } from './node.js';
 import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
 import { ensureWritableDir } from '../files/write.js';
-import { autoplayOf, GroupNetError, MemberCore, memberDir, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+import { autoplayOf, GroupNetError, MemberCore, memberDir, secureRandom, TurnTimer, turnTimeoutFor, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
 
-export { GroupNetError, MemberCore, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+export { DEFAULT_TURN_TIMEOUT_MS, GroupNetError, MemberCore, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
 
 export const GROUP_NET_PROTOCOL = '/aigenora/group/1.0.0';
 type Connection = { remotePeer?: { publicKey?: { raw: Uint8Array } }; remoteAddr?: Multiaddr };
@@ -84,9 +84,13 @@ export interface LeaderHubOptions {
   random: () => number;
   onEvent?: GroupEvent;
   actionDelayMs?: number;
+  /** The turn deadline when the protocol declares none (default DEFAULT_TURN_TIMEOUT_MS; 0: never). */
+  turnTimeoutMs?: number;
+  /** The clock turn deadlines are kept on (default Date.now). */
+  now?: () => number;
 }
 
-/** The leader: admission, ordering, fan-out; its own seat is played through `self`. */
+/** The leader: admission, ordering, fan-out, turn deadlines; its own seat is played through `self`. */
 export class LeaderHub {
   leader: GroupLeader | undefined;
   private readonly config: GroupConfig;
@@ -100,11 +104,17 @@ export class LeaderHub {
   private readonly waiting: GroupMember[] = [];
   private readonly reserved = new Map<string, GroupMember>();
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly turnTimeoutMs: number;
+  private readonly now: () => number;
+  private readonly turnTimer: TurnTimer;
   private resolveDone!: () => void;
   readonly done: Promise<void>;
 
   constructor(private readonly o: LeaderHubOptions) {
     this.config = groupConfigFromSpec(o.protocol.spec);
+    this.turnTimeoutMs = turnTimeoutFor(o.protocol.spec, o.options, o.turnTimeoutMs);
+    this.now = o.now ?? Date.now;
+    this.turnTimer = new TurnTimer(this.now, () => this.turnsDue());
     this.messages = groupMessages(o.protocol.protocolId, o.protocol.spec, o.protocol.specText);
     this.seedHex = toHex(o.seed);
     this.publicKey = toHex(o.crypto.ed25519PublicKey(o.seed));
@@ -112,8 +122,9 @@ export class LeaderHub {
     this.admission = new LeaderAdmission(o.crypto, { groupId: o.groupId, protocolId: o.protocol.protocolId, leaderEpoch: this.epoch }, this.seedHex);
     this.done = new Promise((r) => (this.resolveDone = r));
     if (o.resume) {
-      this.leader = GroupLeader.fromCheckpoint({ crypto: o.crypto, hooks: this.hooks(), config: this.config, groupId: o.groupId, leaderSeed: this.seedHex, leaderEpoch: o.resume.epoch, membershipVersion: o.resume.membershipVersion }, o.resume.checkpoint);
+      this.leader = GroupLeader.fromCheckpoint({ crypto: o.crypto, hooks: this.hooks(), config: this.config, groupId: o.groupId, leaderSeed: this.seedHex, leaderEpoch: o.resume.epoch, membershipVersion: o.resume.membershipVersion, turnTimeoutMs: this.turnTimeoutMs, now: this.now() }, o.resume.checkpoint);
       this.fanOut(this.leader.lastEnvelopes);
+      this.markUnconnectedAbsent();
     } else {
       this.waiting.push({ member_id: 'seat-0', public_key: this.publicKey, seat: 0, status: 'active' });
       this.maybeStart();
@@ -136,8 +147,9 @@ export class LeaderHub {
     if (this.leader) return;
     const need = this.config.start_policy === 'fixed_full' ? this.config.max_participants : this.config.min_participants;
     if (this.waiting.length < need) return;
-    this.leader = GroupLeader.start({ crypto: this.o.crypto, hooks: this.hooks(), config: this.config, groupId: this.o.groupId, leaderSeed: this.seedHex, leaderEpoch: 0, membershipVersion: this.waiting.length, members: this.waiting });
+    this.leader = GroupLeader.start({ crypto: this.o.crypto, hooks: this.hooks(), config: this.config, groupId: this.o.groupId, leaderSeed: this.seedHex, leaderEpoch: 0, membershipVersion: this.waiting.length, members: this.waiting, turnTimeoutMs: this.turnTimeoutMs, now: this.now() });
     this.emit('group_started', { members: this.waiting.length });
+    this.markUnconnectedAbsent();
     for (const m of this.waiting) this.bootstrap(m.public_key);
     this.afterFrame();
   }
@@ -157,23 +169,68 @@ export class LeaderHub {
       if (pk === this.publicKey) this.o.self.apply(env, false);
       else {
         const t = this.conns.get(pk);
-        if (t && !send(t, { action: this.messages.frame, frame: env })) this.conns.delete(pk);
+        if (t && !send(t, { action: this.messages.frame, frame: env })) {
+          // A connection that cannot take a frame is gone: the member is absent until it rejoins.
+          this.conns.delete(pk);
+          t.close();
+          this.emit('member_disconnected', { public_key: pk });
+          this.leader?.memberAbsent(pk, this.now());
+        }
       }
     }
   }
 
-  /** After each frame: the leader's own seat may act, and a completed group ends. */
+  /** After each frame: the leader's own seat may act, a completed group ends, and the turn timer is set for the next deadline. */
   afterFrame(): void {
-    if (this.o.actionDelayMs && this.leader && !this.leader.completed && !this.o.self.pending) {
-      if (this.timer) return;
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        if (this.playOwnSeat()) this.afterFrame();
-      }, this.o.actionDelayMs);
-      return;
+    try {
+      if (this.o.actionDelayMs && this.leader && !this.leader.completed && !this.o.self.pending) {
+        if (this.timer) return;
+        this.timer = setTimeout(() => {
+          this.timer = undefined;
+          if (this.playOwnSeat()) this.afterFrame();
+        }, this.o.actionDelayMs);
+        return;
+      }
+      for (let guard = 0; guard < 10_000 && this.leader && !this.leader.completed; guard++) if (!this.playOwnSeat()) break;
+      if (this.leader?.completed) this.resolveDone();
+    } finally {
+      this.armTurns();
     }
-    for (let guard = 0; guard < 10_000 && this.leader && !this.leader.completed; guard++) if (!this.playOwnSeat()) break;
-    if (this.leader?.completed) this.resolveDone();
+  }
+
+  /**
+   * The turn timer fired: the leader resolves each turn whose deadline passed (a member silent or gone
+   * on its turn) by the protocol's rule, and the frames go out like any other.
+   */
+  private turnsDue(): void {
+    if (!this.leader || this.leader.completed) return;
+    const out = this.leader.onTurnTimer(this.now());
+    for (const t of out.resolved) {
+      this.emit('turn_timeout', { public_key: t.public_key, seat: t.seat, reason: t.reason });
+      this.fanOut(t.envelopes);
+    }
+    for (const f of out.failed) this.emit('turn_timeout_failed', { public_key: f.public_key, code: f.code, message: f.message });
+    this.afterFrame();
+  }
+
+  /** A member's connection came or went: its turns are its own again, or are timed as absent. No frame comes of it. */
+  private presence(pk: string, present: boolean): void {
+    if (!this.leader) return;
+    if (present) this.leader.memberPresent(pk, this.now());
+    else this.leader.memberAbsent(pk, this.now());
+    this.armTurns();
+  }
+
+  /**
+   * Members the leader holds no connection to (one that left the lobby; every other member when a
+   * successor starts) are absent until they are admitted: a turn of theirs that times out makes them sit out.
+   */
+  private markUnconnectedAbsent(): void {
+    for (const m of this.leader?.members ?? []) if (m.public_key !== this.publicKey && !this.conns.has(m.public_key)) this.leader!.memberAbsent(m.public_key, this.now());
+  }
+
+  private armTurns(): void {
+    this.turnTimer.arm(this.leader && !this.leader.completed ? this.leader.turnDeadline() : null);
   }
 
   /** One action of the leader's own seat, if it has one; false when it has nothing to do. */
@@ -191,7 +248,7 @@ export class LeaderHub {
     const errors = typeof clientSeq === 'number' ? this.messages.check(clientSeq, action) : [{ code: 'FIELD_TYPE' }];
     if (errors.length) return { ok: false, reason: `the action fails the spec's ${this.messages.action} message: ${errors.map((e) => e.code).join(', ')}` };
     try {
-      const out = this.leader.applyInput({ actor_public_key: pk, client_seq: clientSeq, action });
+      const out = this.leader.applyInput({ actor_public_key: pk, client_seq: clientSeq, action }, this.now());
       if (out.receipt.status === 'accepted') this.fanOut(out.envelopes);
       return { ok: true, receipt: out.receipt as unknown as Record<string, unknown> };
     } catch (e) {
@@ -266,9 +323,11 @@ export class LeaderHub {
         this.maybeStart();
       } else if (this.leader.member(pk)?.status === 'active') {
         this.bootstrap(pk);
+        // A member back from a crash (join --resume) plays its own seat again.
+        this.presence(pk, true);
       } else {
         // A late joiner (or one the group had marked absent): one membership frame, its first is a bootstrap.
-        const envs = this.leader.addMember(member, this.leader.membershipVersion + 1);
+        const envs = this.leader.addMember(member, this.leader.membershipVersion + 1, this.now());
         const mine = envs[pk];
         this.fanOut(Object.fromEntries(Object.entries(envs).filter(([k]) => k !== pk)));
         if (mine) send(t, { _group: 'bootstrap', envelope: mine });
@@ -297,6 +356,8 @@ export class LeaderHub {
       if (pk && this.conns.get(pk) === t) {
         this.conns.delete(pk);
         this.emit('member_disconnected', { public_key: pk });
+        // Its turns no longer wait on it beyond their deadline (issue 33: a member killed on its turn stalled the table).
+        this.presence(pk, false);
       }
     }
   }
@@ -324,6 +385,7 @@ export class LeaderHub {
   }
 
   async close(graceMs = 300): Promise<void> {
+    this.turnTimer.stop();
     await new Promise((r) => setTimeout(r, graceMs));
     for (const t of this.conns.values()) t.close();
     this.conns.clear();
@@ -347,6 +409,8 @@ export interface GroupMemberRun {
   reconnectMs?: number;
   /** A pause before each action (to watch a game, or to give a test time to act between moves). */
   actionDelayMs?: number;
+  /** The turn deadline this member keeps if it comes to lead (when the protocol declares none). */
+  turnTimeoutMs?: number;
 }
 
 
@@ -393,7 +457,7 @@ export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult>
         // An action sent to the lost leader got no answer: this seat acts afresh under its own lead.
         o.core.pending = false;
         epochs++;
-        const hub = new LeaderHub({ crypto: c, seed: o.seed, protocol: o.protocol, options: o.options, groupId: o.groupId, self: o.core, random: o.random, ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), resume: { epoch, checkpoint: cp as unknown as Record<string, unknown>, membershipVersion: o.core.replica.membershipVersion }, ...(o.onEvent && { onEvent: o.onEvent }) });
+        const hub = new LeaderHub({ crypto: c, seed: o.seed, protocol: o.protocol, options: o.options, groupId: o.groupId, self: o.core, random: o.random, ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }), resume: { epoch, checkpoint: cp as unknown as Record<string, unknown>, membershipVersion: o.core.replica.membershipVersion }, ...(o.onEvent && { onEvent: o.onEvent }) });
         hub.setOwnTicket(ownTicket);
         emit('leader_elected', { epoch, public_key: pk });
         await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), { runOnLimitedConnection: false, maxInboundStreams: 64 });
@@ -530,7 +594,7 @@ export interface GroupHostHandle {
 }
 
 /** Publishes an invitation for a new group and leads it, playing seat 0. */
-export async function hostGroup(o: { crypto: Crypto; seed: Uint8Array; protocol: GroupProtocol; options: Record<string, unknown>; sessionsDir: string; ttlMinutes?: number; listen?: string[]; actionDelayMs?: number; onEvent?: GroupEvent }): Promise<GroupHostHandle> {
+export async function hostGroup(o: { crypto: Crypto; seed: Uint8Array; protocol: GroupProtocol; options: Record<string, unknown>; sessionsDir: string; ttlMinutes?: number; listen?: string[]; actionDelayMs?: number; turnTimeoutMs?: number; onEvent?: GroupEvent }): Promise<GroupHostHandle> {
   const c = o.crypto;
   ensureWritableDir(o.sessionsDir, 'sessions directory');
   const autoplay = autoplayOf(o.protocol);
@@ -548,7 +612,7 @@ export async function hostGroup(o: { crypto: Crypto; seed: Uint8Array; protocol:
   const groupId = groupIdOf(invitation.post_id);
   const dir = memberDir(o.sessionsDir, groupId, pk);
   const self = MemberCore.create(c, o.seed, dir, { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: groupId, member_public_key: pk, leader_public_key: pk, leader_epoch: 0 }, o.protocol.specText, autoplay, secureRandom);
-  const hub = new LeaderHub({ crypto: c, seed: o.seed, protocol: o.protocol, options: o.options, groupId, self, random: secureRandom, ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.onEvent && { onEvent: o.onEvent }) });
+  const hub = new LeaderHub({ crypto: c, seed: o.seed, protocol: o.protocol, options: o.options, groupId, self, random: secureRandom, ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }), ...(o.onEvent && { onEvent: o.onEvent }) });
   hub.setOwnTicket(ticket);
   await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), { runOnLimitedConnection: false, maxInboundStreams: 64 });
   let stopped = false;
@@ -568,7 +632,7 @@ export async function hostGroup(o: { crypto: Crypto; seed: Uint8Array; protocol:
 }
 
 /** Joins (or, with `resumeDir`, rejoins after a crash) the group an invitation opened. */
-export async function joinGroup(o: { crypto: Crypto; seed: Uint8Array; protocol: GroupProtocol; invitation: Invitation; sessionsDir: string; resumeDir?: string; reconnectMs?: number; actionDelayMs?: number; onEvent?: GroupEvent }): Promise<GroupRunResult> {
+export async function joinGroup(o: { crypto: Crypto; seed: Uint8Array; protocol: GroupProtocol; invitation: Invitation; sessionsDir: string; resumeDir?: string; reconnectMs?: number; actionDelayMs?: number; turnTimeoutMs?: number; onEvent?: GroupEvent }): Promise<GroupRunResult> {
   const c = o.crypto;
   const inv = o.invitation;
   const autoplay = autoplayOf(o.protocol);
@@ -589,6 +653,6 @@ export async function joinGroup(o: { crypto: Crypto; seed: Uint8Array; protocol:
   return runGroupMember({
     crypto: c, seed: o.seed, protocol: o.protocol, options: inv.options, core, groupId, dir, random: secureRandom,
     leader: { publicKey: leaderPk, ticket: leaderPk === inv.host_public_key ? inv.ticket : undefined },
-    ...(o.reconnectMs !== undefined && { reconnectMs: o.reconnectMs }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.onEvent && { onEvent: o.onEvent }),
+    ...(o.reconnectMs !== undefined && { reconnectMs: o.reconnectMs }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }), ...(o.onEvent && { onEvent: o.onEvent }),
   });
 }

@@ -327,6 +327,13 @@ export default defineHooks(
         return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
       },
 
+      // A channeler whose turn ran out ends it: nothing is played or attacked in its name, and the
+      // next turn begins as it would after any end_turn (conceding is left to the member itself).
+      proto_group_timeout_action(s: GroupState, member: GroupMember): Record<string, unknown> | null {
+        const state = s as AetherState;
+        return state.phase === 'playing' && state.current_player === member.public_key ? { kind: 'end_turn' } : null;
+      },
+
       proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
         const state = s as AetherState;
         if (state.phase !== 'playing') throw new Error('the match is complete');

@@ -369,6 +369,20 @@ function create(ctx: HookContext): GroupHooks {
       return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
     },
 
+    // A member whose turn ran out discards the tile it drew last (the newest in its hand: any tile is a
+    // legal discard) and passes a claim window it has not answered. It never declares a win or a meld
+    // in its own name: those are its choices to make.
+    proto_group_timeout_action(s: GroupState, member: GroupMember): Record<string, unknown> | null {
+      const state = s as MahjongState;
+      const key = member.public_key;
+      if (state.phase === 'discard' && state.current_player === key) {
+        const newest = state.deck.hands[key]?.at(-1);
+        return newest === undefined ? null : { kind: 'discard', card_id: newest };
+      }
+      if (state.phase === 'claim' && state.claim_eligible.includes(key) && !Object.hasOwn(state.claim_responses, key)) return { kind: 'pass_claim' };
+      return null;
+    },
+
     proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
       const state = s as MahjongState;
       if (state.phase === 'completed') throw new Error('the Mahjong match is complete');

@@ -64,6 +64,8 @@ export default defineHooks('authoritative_group', (ctx) => ({
     return { state, events: [{ kind: 'member_left', public_key: member.public_key, seat: member.seat, reason }] };
   },
 
+  // No proto_group_timeout_action: a room has no turns, so a silent or departed member holds no one up
+  // and the leader has nothing to resolve in its place.
   proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
     const state = room(s);
     const kind = action['kind'];

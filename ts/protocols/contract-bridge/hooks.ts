@@ -304,6 +304,21 @@ export default defineHooks(
         return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
       },
 
+      // A member whose turn ran out passes in the auction, and in the play plays the lowest card it may
+      // from the hand on turn (following the led suit when it can); the declarer's turn for the dummy
+      // is the declarer's, so the dummy's card is chosen the same way.
+      proto_group_timeout_action(s: GroupState, member: GroupMember): Record<string, unknown> | null {
+        const state = s as BridgeState;
+        if (state.current_player !== member.public_key) return null;
+        if (state.phase === 'auction') return { kind: 'pass' };
+        if (state.phase !== 'playing') return null;
+        const hand = (state.deck.hands[state.current_hand_owner] ?? []).map((id) => state.deck.catalog[id]!);
+        const led = state.current_trick[0]?.card.suit;
+        const following = hand.filter((c) => c.suit === led);
+        const lowest = (following.length ? following : hand).reduce<Card | undefined>((best, c) => (best === undefined || c.rank < best.rank ? c : best), undefined);
+        return lowest ? { kind: 'play', card_id: lowest.card_id } : null;
+      },
+
       proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
         const state = s as BridgeState;
         if (state.phase === 'completed') throw new Error('the board is complete');

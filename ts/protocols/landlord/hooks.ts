@@ -225,6 +225,20 @@ export default defineHooks('authoritative_group', (ctx) => {
       return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
     },
 
+    // A member whose turn ran out bids 0 (the bidding's pass), passes when the trick allows it, and
+    // otherwise (it leads) plays its lowest single card, which is always a legal lead.
+    proto_group_timeout_action(s: GroupState, member: GroupMember): Record<string, unknown> | null {
+      const state = s as LandlordState;
+      const key = member.public_key;
+      if (state.current_player !== key) return null;
+      if (state.phase === 'bidding') return Object.hasOwn(state.bids, key) ? null : { kind: 'bid', value: 0 };
+      if (state.phase !== 'playing') return null;
+      if (state.last_play && state.last_play.public_key !== key) return { kind: 'pass' };
+      const hand = state.deck.hands[key] ?? [];
+      const lowest = hand.reduce<string | undefined>((best, id) => (best === undefined || state.deck.catalog[id]!.value < state.deck.catalog[best]!.value ? id : best), undefined);
+      return lowest === undefined ? null : { kind: 'play', card_ids: [lowest] };
+    },
+
     proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
       const state = s as LandlordState;
       if (state.phase === 'completed') throw new Error('the round is complete');

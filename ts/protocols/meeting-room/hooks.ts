@@ -4,7 +4,7 @@
  * so both implementations produce the same frames; a member's view shows vote counts and only its own
  * ballot.
  */
-import { defineHooks, type GroupHookResult, type GroupMember, type GroupState } from '../../hooks/types.js';
+import { defineHooks, type GroupHookResult, type GroupMember, type GroupState, type TurnTimeoutReason } from '../../hooks/types.js';
 import { boundedText, codePointPrefix, intOption, isInt } from '../group-room.js';
 
 interface AgendaItem { id: number; text: string; created_by: string; status: 'pending' | 'active' | 'done' }
@@ -95,6 +95,14 @@ export default defineHooks('authoritative_group', (ctx) => ({
       advanceSpeaker(state);
     }
     return { state, events: [{ kind: 'member_left', public_key: pk, reason }] };
+  },
+
+  // The floor is the only turn a meeting has. A speaker who is still connected keeps it however long it
+  // talks (speaking is not an action); one whose connection is gone yields it past the deadline, so the
+  // queue moves on. Votes, the agenda and the facilitator's duties wait on no one.
+  proto_group_timeout_action(s: GroupState, member: GroupMember, reason: TurnTimeoutReason): Record<string, unknown> | null {
+    const state = meeting(s);
+    return reason === 'absent' && !state.ended && state.active_speaker === member.public_key ? { kind: 'yield_speaker' } : null;
   },
 
   proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {

@@ -413,6 +413,16 @@ export default defineHooks('authoritative_group', (ctx) => {
       return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
     },
 
+    // A member whose turn ran out (silent, or gone) checks when it owes nothing and folds otherwise:
+    // it never puts chips in on its own behalf, and a folded hand cannot hold up the table.
+    proto_group_timeout_action(s: GroupState, member: GroupMember): Record<string, unknown> | null {
+      const state = s as HoldemState;
+      if (state.phase !== 'betting' || state.current_player !== member.public_key) return null;
+      const p = state.players[member.public_key];
+      if (!p) return null;
+      return { kind: state.current_bet - p.street_contribution > 0 ? 'fold' : 'check' };
+    },
+
     proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
       const state = s as HoldemState;
       if (state.phase === 'completed') throw new Error('the Hold\'em match is complete');

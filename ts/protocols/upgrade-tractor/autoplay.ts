@@ -79,7 +79,8 @@ function lead(hand: readonly Card[], ctx: TrumpContext, random: () => number): s
   return [sameSuit[Math.floor(random() * sameSuit.length)]!.card_id];
 }
 
-function follow(hand: readonly Card[], lead: Shape, ctx: TrumpContext, random: () => number): string[] {
+/** A follow to `lead` from `hand` within the obligations (the led suit first, then its pairs and tractor), chosen by `random`. */
+export function follow(hand: readonly Card[], lead: Shape, ctx: TrumpContext, random: () => number): string[] {
   const count = lead.count;
   const inSuit = hand.filter((c) => effectiveSuit(c, ctx) === lead.suit);
   if (inSuit.length <= count) {

@@ -11,7 +11,7 @@
 import { defineHooks, type GroupHookResult, type GroupMember, type GroupState, type HookContext } from '../../hooks/types.js';
 import { createSharedDeck, discardCards, drawCards, moveHandToZone, privateDeckView, takeFromHand, type Card as DeckCard, type DeckMember, type SharedDeck } from '../shared-deck.js';
 import { cardStrength, classifyPlay, standardFacesWithJokers, TractorRuleError, validateFollow, winningPlayIndex, type Face, type Shape, type TrumpContext } from './tractor.js';
-import { chooseAction } from './autoplay.js';
+import { chooseAction, follow } from './autoplay.js';
 
 export type Card = DeckCard<Face>;
 export type Team = 'team0' | 'team1';
@@ -119,6 +119,9 @@ function activeMembers(members: readonly DeckMember[]): DeckMember[] {
 }
 
 /** Python's tuple order on two descending strength lists. */
+/** Orders two cards' strengths (trump class, then rank position), weakest first. */
+const compareStrength = (a: [number, number], b: [number, number]): number => a[0] - b[0] || a[1] - b[1];
+
 function compareStrengths(a: [number, number][], b: [number, number][]): number {
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
     const d = a[i]![0] - b[i]![0] || a[i]![1] - b[i]![1];
@@ -429,6 +432,41 @@ export default defineHooks(
 
       proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult {
         return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
+      },
+
+      // A member whose turn ran out passes the declaration; as declarer it buries its eight weakest
+      // cards (never the winning declaration's); leading, it plays its weakest single card; following,
+      // a follow that keeps every obligation of the led shape (checked here with the rules themselves).
+      proto_group_timeout_action(s: GroupState, member: GroupMember): Record<string, unknown> | null {
+        const state = s as UpgradeState;
+        const key = member.public_key;
+        if (state.phase === 'declaration') return Object.hasOwn(state.declarations, key) ? null : { kind: 'pass_declare' };
+        if (state.current_player !== key || (state.phase !== 'bury' && state.phase !== 'playing')) return null;
+        const ctx = contextOf(state);
+        const hand = (state.deck.hands[key] ?? []).map((id) => state.deck.catalog[id]!);
+        const weakestFirst = (cards: Card[]) => [...cards].sort((a, b) => compareStrength(cardStrength(a, ctx), cardStrength(b, ctx)) || (a.card_id < b.card_id ? -1 : 1));
+        if (state.phase === 'bury') {
+          const kept = new Set(state.winning_declaration?.card_ids ?? []);
+          return { kind: 'bury', card_ids: weakestFirst(hand.filter((c) => !kept.has(c.card_id))).slice(0, KITTY).map((c) => c.card_id) };
+        }
+        const led = state.current_trick[0];
+        if (!led) {
+          const weakest = weakestFirst(hand)[0];
+          return weakest ? { kind: 'play', card_ids: [weakest.card_id] } : null;
+        }
+        // The autoplay's follow, on a fixed sequence of choices: the first that the rules accept.
+        let x = 0x2545f491;
+        const random = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32);
+        for (let attempt = 0; attempt < 16; attempt++) {
+          const ids = follow(hand, led.shape, ctx, random);
+          try {
+            validateFollow(hand, ids.map((id) => state.deck.catalog[id]!), led.shape, ctx);
+            return { kind: 'play', card_ids: ids };
+          } catch (e) {
+            if (!(e instanceof TractorRuleError)) throw e;
+          }
+        }
+        return null;
       },
 
       proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
