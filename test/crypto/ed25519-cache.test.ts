@@ -1,13 +1,17 @@
 // The per-key verification cache, on both backends: every project vector and every case of the public
 // Ed25519 corpora (read in place from ../shared/conformance; a missing file fails unless
 // AIGENORA_SKIP_CORPORA=1, then skipped) verified with the key unknown, then again once the key holds
-// a table, always with the answer of the uncached path; and tampering, eviction and bounds.
+// a table, always with the answer of the uncached path; and tampering, eviction and bounds. The wasm
+// cache is also checked against the same module's uncached verification (ed25519_verify_uncached)
+// under the workloads whose tables did not pay back (crates/core/src/ed25519/cache.rs).
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { needShared } from '../shared/require.js';
 import { BUILD_AFTER_USES, checkUncached, VerifyCache, verifyCache } from '../../ts/crypto/ed25519-js.js';
 import { fromHex, getCrypto, type Crypto } from '../../ts/crypto/index.js';
+import { fromWasmError } from '../../ts/crypto/errors.js';
 import { errorCode } from '../shared/vector-checks.js';
+import { load, MODULES } from './wasm-modules.js';
 
 interface Case { what: string; pk: Uint8Array; msg: Uint8Array; sig: Uint8Array }
 
@@ -142,6 +146,47 @@ describe('Ed25519 verification cache', () => {
     // Batch verification goes through the same cache.
     expect(c.ed25519VerifyMany([{ publicKey: kp.pk, message: msg, signature: sig }, { publicKey: kp.pk, message: msg, signature: bad }])).toEqual([true, false]);
   });
+
+  it('wasm: the same verdicts as the module without its cache, for fresh keys, keys used a few times, more peers than tables, a hot key, and tampering', () => {
+    const raw = load(MODULES.simd);
+    const uncached = (pk: Uint8Array, m: Uint8Array, s: Uint8Array) => errorCode(() => {
+      try {
+        raw.ed25519_verify_uncached(pk, m, s);
+      } catch (e) {
+        throw fromWasmError(e);
+      }
+    });
+    let checked = 0;
+    /** The good signature and four tampered ones (R, S, message, another key), cached vs uncached. */
+    const agree = (kp: ReturnType<typeof keypair>, other: Uint8Array, what: string) => {
+      const msg = utf8(`${what} ${checked}`);
+      const sig = kp.sign(msg);
+      const [badR, badS, badM] = [sig.slice(), sig.slice(), msg.slice()];
+      badR[3]! ^= 0x20;
+      badS[40]! ^= 0x01;
+      badM[0]! ^= 0x80;
+      for (const [pk, m, s, want] of [[kp.pk, msg, sig, 'ok'], [kp.pk, msg, badR, 'SIGNATURE_INVALID'], [kp.pk, msg, badS, 'SIGNATURE_INVALID'], [kp.pk, badM, sig, 'SIGNATURE_INVALID'], [other, msg, sig, 'SIGNATURE_INVALID']] as const) {
+        expect(uncached(pk, m, s), `${what}: uncached`).toBe(want);
+        expect(codeOf(() => wasm.ed25519Check(pk, m, s)), `${what}: cached`).toBe(want);
+        expect(wasm.ed25519Verify(pk, m, s)).toBe(want === 'ok');
+        checked++;
+      }
+    };
+    const other = keypair(wasm, 7).pk;
+    // Fresh keys, each seen once.
+    for (let i = 0; i < 40; i++) agree(keypair(wasm, 20_000 + i), other, 'fresh');
+    // Keys used BUILD_AFTER_USES times each (one agree() is four uses of the key: the good signature,
+    // bad R, bad S, bad message), then never again; 80 keys, more than the cache's 32 tables: tables
+    // built at the last use are evicted unpaid, which raises the threshold.
+    for (let i = 0; i < 80; i++) agree(keypair(wasm, 21_000 + i), other, 'few uses');
+    // More peers than tables, in turn: twelve uses each.
+    const peers = Array.from({ length: 40 }, (_, i) => keypair(wasm, 22_000 + i));
+    for (let round = 0; round < 3; round++) for (const k of peers) agree(k, other, `peer round ${round}`);
+    // One hot key: used until long past any threshold, then tampered.
+    const hot = keypair(wasm, 23_000);
+    for (let i = 0; i < 60; i++) agree(hot, other, 'hot');
+    expect(checked).toBe(5 * (40 + 80 + 120 + 60));
+  }, 60_000);
 
   it('js: fresh keys never evict a table; the least recently used table goes; bounds hold', () => {
     const cache = new VerifyCache(8, 2);

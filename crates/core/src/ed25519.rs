@@ -14,8 +14,9 @@
 //!
 //! [`verify`] keeps per-key precomputation in a bounded process-wide cache ([`VerifyCache`], bounds in
 //! [`DEFAULT_ENTRIES`] and [`DEFAULT_TABLES`]): the decompressed key for every key seen recently, and a
-//! window table for `[k]A` for keys used [`BUILD_AFTER_USES`] times or more, which makes verification
-//! under a repeated key about twice as fast. It is transparent: same policy, same results, same errors
+//! window table for `[k]A` for keys used [`BUILD_AFTER_USES`] times or more (more while recent tables
+//! were evicted before paying back their building: see the cache's module docs), which makes
+//! verification under a repeated key about twice as fast. It is transparent: same policy, same results, same errors
 //! as [`verify_uncached`]. Its arithmetic is variable time, which is sound only because verification
 //! handles public data.
 
@@ -23,7 +24,7 @@ use crate::error::{fixed, Error, Result};
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 
 mod cache;
-pub use cache::{VerifyCache, BUILD_AFTER_USES, DEFAULT_ENTRIES, DEFAULT_TABLES, TABLE_BYTES};
+pub use cache::{VerifyCache, BUILD_AFTER_USES, DECAY_CALLS, DEFAULT_ENTRIES, DEFAULT_TABLES, MAX_BUILD_AFTER_USES, PAYBACK_USES, TABLE_BYTES};
 
 pub const SEED_LEN: usize = 32;
 pub const PUBLIC_KEY_LEN: usize = 32;
@@ -95,7 +96,8 @@ fn sized(public_key: &[u8], signature: &[u8]) -> Result<([u8; 32], [u8; 64])> {
 }
 
 /// [`verify`] without the cache, on ed25519-dalek's own verification: the reference the cached path
-/// is tested against.
+/// is tested against, and the baseline the bench measures it against (`ed25519_verify_uncached` in
+/// the wasm module).
 pub fn verify_uncached(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
     let (pk, sig) = sized(public_key, signature)?;
     // The key is judged whole before the signature, so that a bad key is PUBLIC_KEY_INVALID whatever

@@ -1,10 +1,11 @@
 //! The per-key verification cache against the uncached path (ed25519-dalek's own verification): on
 //! every vector and public corpus, each case checked with the key unknown (cold), then again once the
-//! key holds a table (warm); and the cache's bounds and eviction. A missing corpus fails (see
+//! key holds a table (warm); the cache's bounds and eviction; and when it builds a table (the adaptive
+//! threshold), with the uncached verdicts in each of its states. A missing corpus fails (see
 //! common::conformance), unless AIGENORA_SKIP_CORPORA=1 makes the corpus test ignored.
 
 mod common;
-use aigenora_core::ed25519::{self, VerifyCache, BUILD_AFTER_USES};
+use aigenora_core::ed25519::{self, VerifyCache, BUILD_AFTER_USES, DECAY_CALLS, PAYBACK_USES};
 use aigenora_core::Error;
 use common::{conformance, field, hex, vectors};
 use curve25519_dalek::edwards::CompressedEdwardsY;
@@ -243,4 +244,178 @@ fn invalid_and_weak_keys_never_get_a_table() {
         assert_eq!(c.verify(&y_p, b"m", &sig), Err(Error::PublicKeyInvalid));
     }
     assert_eq!(c.len(), (1, 0));
+}
+
+/// Verifies one signature by `kp` of `msg` through `c`, and asserts the uncached verdict is the same.
+fn use_key(c: &VerifyCache, kp: &ed25519::Keypair, msg: &str) {
+    let (pk, sig) = (kp.public_key(), kp.sign(msg.as_bytes()));
+    assert_eq!(c.verify(&pk, msg.as_bytes(), &sig), Ok(()), "{msg}");
+    assert_eq!(ed25519::verify_uncached(&pk, msg.as_bytes(), &sig), Ok(()), "{msg}: uncached");
+}
+
+/// Tampered variants of a good signature by `kp`: bits of R and S flipped, the message changed, and
+/// another key. Returns the good (message, signature) and the variants.
+type Tampered = (Vec<u8>, [u8; 64], Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>);
+fn tampered(kp: &ed25519::Keypair, what: &str) -> Tampered {
+    let (pk, msg) = (kp.public_key(), format!("{what}: tampered").into_bytes());
+    let sig = kp.sign(&msg);
+    let mut cases = Vec::new();
+    for byte in [0, 31, 32, 63] {
+        let mut s = sig.to_vec();
+        s[byte] ^= 0x04;
+        cases.push((pk.to_vec(), msg.clone(), s));
+    }
+    let mut m = msg.clone();
+    m[0] ^= 1;
+    cases.push((pk.to_vec(), m, sig.to_vec()));
+    cases.push((keypair(9_999).public_key().to_vec(), msg.clone(), sig.to_vec()));
+    (msg, sig, cases)
+}
+
+/// `c`'s verdict on each tampered variant equals the uncached one (a refusal), and the good
+/// signature still verifies after each; `table` is whether `kp` holds a table throughout.
+fn tampered_agree(c: &VerifyCache, kp: &ed25519::Keypair, what: &str, table: bool) {
+    let (msg, sig, cases) = tampered(kp, what);
+    for (i, (k, m, s)) in cases.iter().enumerate() {
+        let want = ed25519::verify_uncached(k, m, s);
+        assert_eq!(want, Err(Error::SignatureInvalid), "{what} tampered {i}: uncached");
+        assert_eq!(c.verify(k, m, s), want, "{what} tampered {i}");
+        assert_eq!(c.verify(&kp.public_key(), &msg, &sig), Ok(()), "{what} tampered {i}: the good one after");
+        assert_eq!(c.has_table(&kp.public_key()), table, "{what} tampered {i}: table");
+    }
+}
+
+/// Like [`tampered_agree`] for a key that must stay below the threshold: each variant under its own
+/// key, prepared by `uses` good verifications, so that no key reaches the threshold while checked.
+fn tampered_agree_below(c: &VerifyCache, first: u32, uses: u32, what: &str) {
+    let n = tampered(&keypair(first), what).2.len() as u32;
+    for i in 0..n {
+        let kp = keypair(first + i);
+        for u in 0..uses {
+            use_key(c, &kp, &format!("{what} {u}"));
+        }
+        let (msg, sig, cases) = tampered(&kp, what);
+        let (k, m, s) = &cases[i as usize];
+        let want = ed25519::verify_uncached(k, m, s);
+        assert_eq!(want, Err(Error::SignatureInvalid), "{what} tampered {i}: uncached");
+        assert_eq!(c.verify(k, m, s), want, "{what} tampered {i}");
+        assert_eq!(c.verify(&kp.public_key(), &msg, &sig), Ok(()), "{what} tampered {i}: the good one after");
+        assert!(!c.has_table(&kp.public_key()), "{what} tampered {i}: no table");
+    }
+}
+
+/// A key verified once (the common case for a verifier of many agents' envelopes) does the uncached
+/// path's work: no table is built or evicted, and the threshold does not move.
+#[test]
+fn a_key_seen_once_builds_nothing() {
+    let c = VerifyCache::new(8, 2);
+    let hot = keypair(50);
+    make_hot(&c, &hot);
+    for i in 0..40 {
+        let kp = keypair(2_000 + i);
+        use_key(&c, &kp, "once");
+        assert!(!c.has_table(&kp.public_key()));
+        assert_eq!(c.len().1, 1, "only the hot key holds a table");
+        assert_eq!(c.build_after(), BUILD_AFTER_USES);
+    }
+    assert!(c.has_table(&hot.public_key()));
+}
+
+/// Keys each used exactly BUILD_AFTER_USES times and then never again: a table built at the last use
+/// serves that use only and costs about 1.5 verifications more than it saves. Under the former fixed
+/// rule (build at the 4th use) all 40 keys built one; now the first unpaid eviction doubles the
+/// threshold and the keys after it build none.
+#[test]
+fn keys_used_a_few_times_stop_building_tables() {
+    let c = VerifyCache::new(64, 2);
+    let mut built = 0;
+    for k in 0..40 {
+        let kp = keypair(1_000 + k);
+        for u in 0..BUILD_AFTER_USES {
+            use_key(&c, &kp, &format!("use {u}"));
+        }
+        built += u32::from(c.has_table(&kp.public_key()));
+    }
+    // Two fill the free slots; the third evicts the first, used once, and doubles the threshold.
+    assert_eq!(built, 3);
+    assert_eq!(c.build_after(), 2 * BUILD_AFTER_USES);
+    let kp = keypair(1_100);
+    for u in 0..(2 * BUILD_AFTER_USES) {
+        assert!(!c.has_table(&kp.public_key()), "use {u}");
+        use_key(&c, &kp, &format!("use {u}"));
+    }
+    assert!(c.has_table(&kp.public_key()), "a key used as often as the raised threshold still gets one");
+}
+
+/// More keys in round robin than there are tables: the former rule rebuilt tables that were evicted
+/// before their next use (each a loss); now unpaid evictions raise the threshold and the tables that
+/// stay are used every round.
+#[test]
+fn more_keys_in_turn_than_tables_build_rarely() {
+    let c = VerifyCache::new(64, 4);
+    let keys: Vec<_> = (0..12).map(|k| keypair(3_000 + k)).collect();
+    let mut builds = 0;
+    for round in 0..100 {
+        for kp in &keys {
+            let before = c.has_table(&kp.public_key());
+            use_key(&c, kp, &format!("round {round}"));
+            builds += u32::from(!before && c.has_table(&kp.public_key()));
+        }
+    }
+    // 1,200 verifications (deterministic): the former fixed rule built 220 tables here, most evicted
+    // before their next use; this one builds 26, a few each time the threshold is reached.
+    assert!(builds <= 40, "{builds} tables built");
+    assert_eq!(c.len().1, 4);
+}
+
+/// The threshold comes back down: DECAY_CALLS verifications after it was raised, a key used
+/// BUILD_AFTER_USES times gets its table again. A table that paid back does not raise it.
+#[test]
+fn the_threshold_decays_and_paid_tables_do_not_raise_it() {
+    let c = VerifyCache::new(16, 1);
+    let (a, b, d) = (keypair(4_000), keypair(4_001), keypair(4_002));
+    make_hot(&c, &a);
+    for u in 0..PAYBACK_USES {
+        use_key(&c, &a, &format!("paid {u}"));
+    }
+    make_hot(&c, &b); // evicts a's table, which paid back
+    assert!(!c.has_table(&a.public_key()));
+    assert_eq!(c.build_after(), BUILD_AFTER_USES);
+    make_hot(&c, &d); // evicts b's table, used once
+    assert_eq!(c.build_after(), 2 * BUILD_AFTER_USES);
+    // Cheap verifications that still count: a canonical R that is not the signature's (y = 2).
+    let mut r_wrong = [0u8; 64];
+    r_wrong[0] = 2;
+    for _ in 0..DECAY_CALLS {
+        assert_eq!(c.verify(&d.public_key(), b"decay", &r_wrong), Err(Error::SignatureInvalid));
+    }
+    assert_eq!(c.build_after(), BUILD_AFTER_USES);
+    make_hot(&c, &a);
+    tampered_agree(&c, &a, "after decay", true);
+}
+
+/// The verdicts in each state of the policy are the uncached ones: a fresh key, a key remembered
+/// without a table, a key with one, an evicted one, and, with the threshold raised, keys past
+/// BUILD_AFTER_USES uses still without one; each with good and tampered signatures.
+#[test]
+fn verdicts_match_uncached_in_every_state_of_the_policy() {
+    let c = VerifyCache::new(64, 1);
+    tampered_agree_below(&c, 5_000, 0, "fresh");
+    tampered_agree_below(&c, 5_100, 1, "remembered");
+    let hot = keypair(5_200);
+    make_hot(&c, &hot);
+    tampered_agree(&c, &hot, "with a table", true);
+    let other = keypair(5_201);
+    make_hot(&c, &other); // evicts hot's table, which paid back: the threshold stays
+    assert_eq!(c.build_after(), BUILD_AFTER_USES);
+    make_hot(&c, &keypair(5_202)); // evicts other's table, used once: the threshold doubles
+    assert_eq!(c.build_after(), 2 * BUILD_AFTER_USES);
+    tampered_agree_below(&c, 5_300, BUILD_AFTER_USES, "raised threshold, no table yet");
+    // The evicted key starts over, remembered again without a table: still the uncached verdicts.
+    let (msg, sig, cases) = tampered(&hot, "evicted");
+    for (i, (k, m, s)) in cases.iter().take(3).enumerate() {
+        assert_eq!(c.verify(k, m, s), ed25519::verify_uncached(k, m, s), "evicted tampered {i}");
+    }
+    assert_eq!(c.verify(&hot.public_key(), &msg, &sig), Ok(()));
+    assert!(!c.has_table(&hot.public_key()));
 }
