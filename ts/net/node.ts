@@ -14,13 +14,20 @@ import type { Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p, type Libp2p } from 'libp2p';
 import type { Server } from 'node:net';
 import type { Crypto } from '../crypto/backend.js';
-import { SocketGuard } from './guard.js';
+import { DEFAULT_GUARD_LIMITS, SocketGuard } from './guard.js';
 import { hardenWebSocketServer, type WsServerLike } from './websocket.js';
 import { noiseCrypto, STREAM_LIMITS } from './stack.js';
 
 export { noiseCrypto, peerKeyHex, SESSION_PROTOCOL, STREAM_LIMITS } from './stack.js';
 
 export const DEFAULT_LISTEN = ['/ip4/127.0.0.1/tcp/0', '/ip4/127.0.0.1/tcp/0/ws'];
+
+/**
+ * libp2p connections beyond the guard's pending sockets (every one of which may have completed Noise):
+ * room for the authenticated sessions (8 at most per host) and the node's own dials, which libp2p
+ * would otherwise refuse once pending sockets fill its connection limit.
+ */
+const SESSION_CONNECTIONS = 32;
 
 type TransportFactory = ReturnType<typeof tcp>;
 type Transport = ReturnType<TransportFactory>;
@@ -192,20 +199,37 @@ export async function createNode(seed: Uint8Array, o: NodeOptions = {}): Promise
   if (listen.length > 0 && !o.guard) throw new Error('a listening node needs a SocketGuard');
   const transports = o.guard ? [guarded(tcp(), o.guard), guarded(webSockets() as TransportFactory, o.guard)] : [tcp(), webSockets() as TransportFactory];
   const deadline = o.guard?.limits.deadlineMs ?? 10_000;
-  return createLibp2p({
+  const pending = o.guard?.limits.total ?? DEFAULT_GUARD_LIMITS.total;
+  const node = await createLibp2p({
     privateKey: await generateKeyPairFromSeed('Ed25519', seed),
     addresses: { listen },
     transports,
     connectionEncrypters: [oneWritePerMessage(noise(o.crypto && !unpatched() ? { crypto: noiseCrypto(o.crypto) } : {}))],
     streamMuxers: [yamux({ streamOptions: STREAM_LIMITS })],
     connectionManager: {
-      maxConnections: 128,
-      maxIncomingPendingConnections: 96,
-      inboundConnectionThreshold: 5,
+      maxConnections: pending + SESSION_CONNECTIONS,
+      // The guard bounds pending sockets (and closes the stalest to admit a new one); libp2p's own
+      // bound, which refuses, must never be the one reached. Twice the guard's: a socket the guard
+      // has closed stays counted here until its upgrade unwinds.
+      maxIncomingPendingConnections: 2 * pending,
+      // No per-address rate of new connections: a limit an attacker can spend refuses a guest behind
+      // the same address (issue 37). Sockets that reopen as fast as they are closed cost the host only
+      // what the guard lets them hold.
+      inboundConnectionThreshold: Number.MAX_SAFE_INTEGER,
       inboundUpgradeTimeout: deadline,
       inboundStreamProtocolNegotiationTimeout: deadline,
     },
   });
+  const guard = o.guard;
+  if (guard) {
+    // A socket that has completed Noise outranks those still silent or talking when the guard must
+    // close one to admit another.
+    node.addEventListener('connection:open', (e) => {
+      const endpoint = e.detail.direction === 'inbound' ? ipAndPort(e.detail.remoteAddr) : undefined;
+      if (endpoint) guard.secured(endpoint.address, endpoint.port);
+    });
+  }
+  return node;
 }
 
 /** The IP address and port of a TCP or WebSocket multiaddr. */
