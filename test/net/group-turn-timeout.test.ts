@@ -54,6 +54,8 @@ function transcript(dir: string): { header: GroupTranscriptHeader; entries: Tran
 /** Whether the hand waits on this member, by its own verified view (its transcript replayed). */
 function onItsTurn(dir: string | undefined): boolean {
   if (!dir || !existsSync(join(dir, 'transcript.jsonl'))) return false;
+  // The header itself may not be whole yet (the member is writing it): not its turn yet.
+  if (!readFileSync(join(dir, 'transcript.jsonl'), 'utf8').includes('\n')) return false;
   const { header, entries } = transcript(dir);
   if (!entries.length) return false;
   const r = new GroupReplica({ crypto: c, groupId: header.group_id, viewerPublicKey: header.member_public_key, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch });
