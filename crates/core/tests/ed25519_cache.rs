@@ -419,3 +419,51 @@ fn verdicts_match_uncached_in_every_state_of_the_policy() {
     assert_eq!(c.verify(&hot.public_key(), &msg, &sig), Ok(()));
     assert!(!c.has_table(&hot.public_key()));
 }
+
+/// Keys and `R`s with a small-order component (mixed order), where the cofactorless equation and the
+/// cofactored one part: `[S]B - [k]A - R` is then the torsion point `-[k]T_A - T_R`, the identity for
+/// about one case in eight. A key seen for the first time is checked by a reduced equation
+/// (`[d1]([S]B - [k]A - R)` with a short odd `d1`, ed25519/reduced.rs) that must decide exactly the
+/// cofactorless one: every verdict equals the uncached one (ed25519-dalek's), valid and invalid cases
+/// both occur, and so do cases that only the cofactored equation would accept.
+#[test]
+fn mixed_order_keys_and_commitments_get_the_cofactorless_verdict() {
+    use curve25519_dalek::constants::ED25519_BASEPOINT_POINT as B;
+    use curve25519_dalek::scalar::Scalar;
+    use sha2::{Digest, Sha512};
+    let torsion: Vec<_> = (0u8..8)
+        .map(|i| {
+            // The eight small-order points: multiples of one of order 8.
+            let t8 = CompressedEdwardsY(hex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05").try_into().unwrap()).decompress().unwrap();
+            t8 * Scalar::from(i)
+        })
+        .collect();
+    let (mut valid, mut invalid, mut cofactored_only) = (0, 0, 0);
+    for i in 0u32..800 {
+        let scalar = |tag: u8| Scalar::from_bytes_mod_order_wide(&[[tag; 4], i.to_le_bytes()].concat().repeat(8).try_into().unwrap());
+        let (a, r) = (scalar(1), scalar(2));
+        let big_a = B * a + torsion[(i % 8) as usize];
+        let big_r = B * r + torsion[(i / 8 % 8) as usize];
+        let (a_enc, r_enc) = (big_a.compress().to_bytes(), big_r.compress().to_bytes());
+        let msg = format!("mixed order {i}");
+        let k = Scalar::from_bytes_mod_order_wide(&Sha512::new().chain_update(r_enc).chain_update(a_enc).chain_update(&msg).finalize().into());
+        let s = r + k * a;
+        let sig = [r_enc, s.to_bytes()].concat();
+        let want = ed25519::verify_uncached(&a_enc, msg.as_bytes(), &sig);
+        let cold = VerifyCache::new(16, 0);
+        assert_eq!(cold.verify(&a_enc, msg.as_bytes(), &sig), want, "case {i}: first sight");
+        assert_eq!(cold.verify(&a_enc, msg.as_bytes(), &sig), want, "case {i}: remembered");
+        let mut bad = sig.clone();
+        bad[40] ^= 1;
+        assert_eq!(cold.verify(&a_enc, msg.as_bytes(), &bad), ed25519::verify_uncached(&a_enc, msg.as_bytes(), &bad), "case {i}: tampered S");
+        let p = B * s - big_a * k - big_r;
+        match want {
+            Ok(()) => valid += 1,
+            Err(_) => {
+                invalid += 1;
+                cofactored_only += p.is_small_order() as u32;
+            }
+        }
+    }
+    assert!(valid >= 50 && invalid >= 500 && cofactored_only >= 500, "valid {valid}, invalid {invalid}, cofactored-only {cofactored_only}");
+}

@@ -2,23 +2,19 @@
 //! signatures checked under the same few peer keys.
 //!
 //! Verifying under a key seen for the first time costs a field square root to decompress `A`, then
-//! `[S]B - [k]A` by a double-scalar multiplication (about 253 doublings and 70 additions), then an
-//! inversion to compress the result. With `A` fixed, two things can be kept:
+//! the check of `[S]B - [k]A = R`: in `reduced.rs`, a lattice reduction of `k` and about 128
+//! doublings with additions (another square root decompresses `R`). With `A` fixed, two things can be
+//! kept:
 //!
 //! - the decompressed point and whether it has small order (every key that has been seen: it saves
 //!   the square root on the next use);
 //! - once a key has been used often enough (see "When a table is built" below), a window table of
 //!   multiples of `A` (and, shared by every key, the same table of the base point `B`), with which
-//!   `[S]B - [k]A` is about 100 additions and 5 doublings instead of 253 doublings and 70 additions.
+//!   `[S]B - [k]A` is about 100 additions and 5 doublings.
 //!
 //! All of this is **variable time**: which entries are read, and which additions are skipped, depend on
 //! the scalars. That is sound here because everything a verifier handles (key, message, signature) is
 //! public; none of this code may be used with a secret scalar.
-//!
-//! The tables are made only from the public `EdwardsPoint` operations of curve25519-dalek (addition,
-//! subtraction, multiplication by the cofactor), so they hold points in extended coordinates (no field
-//! inversion per entry, unlike dalek's `EdwardsBasepointTable`, whose 256 inversions cost some twenty
-//! verifications).
 //!
 //! Bounds (see [`VerifyCache::new`]): at most `entries` keys remembered with their decompressed point
 //! (about 250 bytes each with its index entry) in a first-in-first-out ring, and at most `tables` keys
@@ -26,13 +22,12 @@
 //!
 //! # When a table is built
 //!
-//! Measured on wasm32, in verifications of a key seen for the first time (fitted to keys used 3, 4 and
-//! 8 times under the fixed rule): building a table costs about 1.9, a verification with it about 0.5,
-//! and one with the remembered point about 0.9. So the call that builds a table costs about 1.5 more than it saves, and the table
-//! has paid for itself only at its [`PAYBACK_USES`]th use. A table built for a key that is then used
-//! only once or twice more is a loss: with the former fixed rule (build at the 4th use), keys used
-//! exactly 4 times verified at 0.76x the uncached speed, and 128 keys in round robin, more than the
-//! tables, at 0.85x, each table evicted before it paid back.
+//! Measured on wasm32 (Node 20, this module's own build): a verification under a key seen for the
+//! first time takes about 89 µs, under a remembered key 79 µs, with a table 47 µs; the call that
+//! builds a table about 310 µs. So building costs about 230 µs more than it saves at once, each later
+//! use saves about 32 µs, and a table has paid for itself at its [`PAYBACK_USES`]th use. A table built
+//! for a key that is then used only a few more times is a loss, and with more keys in turn than
+//! tables, each table is evicted before it pays back.
 //!
 //! Nothing in one key's history says how often it will be used again, but evicted tables say whether
 //! building paid lately, so the threshold adapts:
@@ -44,15 +39,15 @@
 //!   burst of short-lived keys does not keep a later session's keys slow for long.
 //!
 //! A key seen once (the common case for a verifier of many agents' envelopes) is decompressed, checked
-//! and remembered, the work of the uncached path: it never builds or evicts a table, nor moves the
-//! threshold. A session's few peer keys, used thousands of times, get their tables at the 4th use as
-//! before while the threshold is at its floor, and a few uses later after a burst raised it.
+//! and remembered: it never builds or evicts a table, nor moves the threshold. A session's few peer
+//! keys, used thousands of times, get their tables at the 4th use while the threshold is at its
+//! floor, and a few uses later after a burst raised it.
 
+use super::reduced;
 use crate::error::{Error, Result};
-use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
+use super::point::{Niels, Point, BASEPOINT};
 use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::scalar::Scalar;
-use curve25519_dalek::traits::Identity;
 use sha2::{Digest, Sha512};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -69,22 +64,22 @@ const ROWS: usize = DIGITS.div_ceil(2);
 
 /// Bytes of one key's table: `ROWS * HALF` points of four field elements (40 bytes each on both the
 /// 32-bit and the 64-bit field backends).
-pub const TABLE_BYTES: usize = ROWS * HALF * core::mem::size_of::<EdwardsPoint>();
+pub const TABLE_BYTES: usize = ROWS * HALF * core::mem::size_of::<Niels>();
 
 /// Uses of a key (counting the current one) at which its table is built while tables pay: the initial
 /// and lowest value of the adaptive threshold (see the module docs).
 pub const BUILD_AFTER_USES: u32 = 4;
 
 /// Uses of a table (the one that built it included) at which it has paid for its building: the first
-/// use costs about 1.5 verifications more than without a table, each later one saves about 0.45.
-pub const PAYBACK_USES: u32 = 5;
+/// use costs about 230 µs more than without a table, each later one saves about 32 µs (module docs).
+pub const PAYBACK_USES: u32 = 9;
 
 /// Highest value of the adaptive threshold: a key used this often in the ring's lifetime is hot
 /// whatever the workload.
 pub const MAX_BUILD_AFTER_USES: u32 = 1 << 12;
 
-/// Verifications after which a raised threshold halves: about half a second of verification on
-/// wasm32, so one wasted table (about 1.5 verifications) per period costs well under 1%.
+/// Verifications after which a raised threshold halves: about a third of a second of verification on
+/// wasm32, so one wasted table (about 230 µs) per period costs well under 1%.
 pub const DECAY_CALLS: u64 = 4096;
 
 /// Default bounds of the process-wide cache used by [`super::verify`]: 256 remembered keys (about
@@ -94,52 +89,36 @@ pub const DEFAULT_ENTRIES: usize = 256;
 pub const DEFAULT_TABLES: usize = 32;
 
 /// `ROWS` rows of `HALF` points: row `j` holds `m · 2^(2jW) · P` for `m = 1..=HALF`.
-pub struct Table(Box<[EdwardsPoint]>);
+pub struct Table(Box<[Niels]>);
 
 impl Table {
-    pub fn new(point: &EdwardsPoint) -> Table {
+    pub fn new(point: &Point) -> Table {
         let mut t = Vec::with_capacity(ROWS * HALF);
         let mut base = *point;
         for _ in 0..ROWS {
+            let step = base.niels();
             let mut m = base;
-            t.push(m);
+            t.push(step);
             for _ in 1..HALF {
-                m += base;
-                t.push(m);
+                m = m.add(&step, false).extended();
+                t.push(m.niels());
             }
             // HALF · base = 2^(W-1) · base; the next row starts at 2^(2W) · base.
-            base = mul_pow2(&m, W + 1);
+            base = m.mul_pow2(W as u32 + 1);
         }
         Table(t.into_boxed_slice())
     }
 
     #[inline]
-    fn add_digit(&self, acc: &mut EdwardsPoint, row: usize, digit: i8, negate: bool) {
+    fn add_digit(&self, acc: &mut Point, row: usize, digit: i8, negate: bool) {
         let m = digit.unsigned_abs() as usize;
         if m == 0 {
             return;
         }
         if let Some(p) = self.0.get(row * HALF + m - 1) {
-            if (digit < 0) != negate {
-                *acc -= p;
-            } else {
-                *acc += p;
-            }
+            *acc = acc.add(p, (digit < 0) != negate).extended();
         }
     }
-}
-
-/// `2^k · p` with the public operations: multiplication by the cofactor is three doublings.
-fn mul_pow2(p: &EdwardsPoint, mut k: usize) -> EdwardsPoint {
-    let mut r = *p;
-    while k >= 3 {
-        r = r.mul_by_cofactor();
-        k -= 3;
-    }
-    for _ in 0..k {
-        r = r + r;
-    }
-    r
 }
 
 /// Signed radix-2^W digits of a scalar below 2^253, each in [-HALF, HALF), least significant first.
@@ -162,19 +141,19 @@ fn digits(s: &Scalar) -> [i8; DIGITS] {
 
 fn base_table() -> &'static Table {
     static B: OnceLock<Table> = OnceLock::new();
-    B.get_or_init(|| Table::new(&ED25519_BASEPOINT_POINT))
+    B.get_or_init(|| Table::new(&Point::decompress(&BASEPOINT).unwrap_or(Point::IDENTITY)))
 }
 
 /// `[s]B - [k]A` with A's table.
-fn combine(s: &Scalar, k: &Scalar, a: &Table) -> EdwardsPoint {
+fn combine(s: &Scalar, k: &Scalar, a: &Table) -> Point {
     let (sd, kd) = (digits(s), digits(k));
     let b = base_table();
-    let mut acc = EdwardsPoint::identity();
+    let mut acc = Point::IDENTITY;
     for i in (1..DIGITS).step_by(2) {
         b.add_digit(&mut acc, i / 2, sd[i], false);
         a.add_digit(&mut acc, i / 2, kd[i], true);
     }
-    acc = mul_pow2(&acc, W);
+    acc = acc.mul_pow2(W as u32);
     for i in (0..DIGITS).step_by(2) {
         b.add_digit(&mut acc, i / 2, sd[i], false);
         a.add_digit(&mut acc, i / 2, kd[i], true);
@@ -185,12 +164,12 @@ fn combine(s: &Scalar, k: &Scalar, a: &Table) -> EdwardsPoint {
 /// What the cache knows of a key.
 enum Known {
     Table(Arc<Table>),
-    Point { minus_a: EdwardsPoint, weak: bool },
+    Point { minus_a: Point, weak: bool },
 }
 
 struct Remembered {
     key: [u8; 32],
-    minus_a: EdwardsPoint,
+    minus_a: Point,
     weak: bool,
     uses: u32,
 }
@@ -222,7 +201,7 @@ pub struct VerifyCache {
 
 enum Found {
     Known(Known),
-    Promote(EdwardsPoint),
+    Promote(Point),
     Unknown,
 }
 
@@ -279,7 +258,7 @@ impl VerifyCache {
         Found::Known(Known::Point { minus_a, weak })
     }
 
-    fn remember(&self, key: [u8; 32], minus_a: EdwardsPoint, weak: bool) {
+    fn remember(&self, key: [u8; 32], minus_a: Point, weak: bool) {
         if self.entries == 0 {
             return;
         }
@@ -326,15 +305,15 @@ impl VerifyCache {
         match self.find(key) {
             Found::Known(k) => Ok(k),
             Found::Promote(minus_a) => {
-                let table = Arc::new(Table::new(&-minus_a));
+                let table = Arc::new(Table::new(&minus_a.neg()));
                 self.keep_table(*key, table.clone());
                 Ok(Known::Table(table))
             }
             Found::Unknown => {
-                let a = CompressedEdwardsY(*key).decompress().ok_or(Error::PublicKeyInvalid)?;
+                let a = Point::decompress(key).ok_or(Error::PublicKeyInvalid)?;
                 // The encoding is canonical (checked by the caller), so A has small order exactly when
                 // it is one of the eight canonical small-order encodings: no multiplication by 8.
-                let (minus_a, weak) = (-a, super::SMALL_ORDER_ENCODINGS.contains(key));
+                let (minus_a, weak) = (a.neg(), super::SMALL_ORDER_ENCODINGS.contains(key));
                 self.remember(*key, minus_a, weak);
                 Ok(Known::Point { minus_a, weak })
             }
@@ -362,11 +341,17 @@ impl VerifyCache {
         h.update(message);
         let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
         // Cofactorless: the encoding of [S]B - [k]A must be R's bytes exactly.
-        let expected = match known {
-            Known::Table(t) => combine(&s, &k, &t),
-            Known::Point { minus_a, .. } => EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &minus_a, &s),
+        let valid = match known {
+            Known::Table(t) => combine(&s, &k, &t).compress() == r,
+            Known::Point { minus_a, .. } => match reduced::verify(&minus_a, &s, &k, &r) {
+                Some(valid) => valid,
+                None => {
+                    let minus_a = -CompressedEdwardsY(pk).decompress().ok_or(Error::PublicKeyInvalid)?;
+                    EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &minus_a, &s).compress().to_bytes() == r
+                }
+            },
         };
-        if expected.compress().to_bytes() == r {
+        if valid {
             Ok(())
         } else {
             Err(Error::SignatureInvalid)
@@ -433,12 +418,12 @@ mod tests {
     #[test]
     fn table_mul_matches_dalek() {
         let a = EdwardsPoint::mul_base(&Scalar::from(123456789u64));
-        let t = Table::new(&a);
+        let t = Table::new(&Point::decompress(&a.compress().to_bytes()).expect("decodes"));
         for i in 0u8..20 {
             let s = Scalar::from_bytes_mod_order_wide(&[i; 64]);
             let k = Scalar::from_bytes_mod_order_wide(&[i.wrapping_add(99); 64]);
             let want = EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &-a, &s);
-            assert_eq!(combine(&s, &k, &t).compress(), want.compress());
+            assert_eq!(combine(&s, &k, &t).compress(), want.compress().to_bytes());
         }
     }
 }

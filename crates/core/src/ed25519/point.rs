@@ -1,0 +1,225 @@
+//! Edwards points for verification, on the field of `field.rs`: decoding (RFC 8032 §5.1.3), and the
+//! extended-coordinate formulas of Hisil, Wong, Carter and Dawson ("Twisted Edwards curves revisited",
+//! 2008) for a = -1, laid out as curve25519-dalek lays them out (completed points, Niels forms), whose
+//! point types are private. Used by the reduced check (`reduced.rs`) and the per-key tables
+//! (`cache.rs`); tested against dalek's points.
+
+use super::field::{self, add, carry, mul, neg, square, sub, Fe, Lfe, ONE, ZERO};
+
+/// A point in extended coordinates: x = X/Z, y = Y/Z, xy = T/Z.
+#[derive(Clone, Copy)]
+pub struct Point {
+    x: Fe,
+    y: Fe,
+    z: Fe,
+    t: Fe,
+}
+
+/// X, Y, Z only: enough to double.
+#[derive(Clone, Copy)]
+pub struct Projective {
+    x: Fe,
+    y: Fe,
+    z: Fe,
+}
+
+/// ((X:Z), (Y:T)) with x = X/Z, y = Y/T: the result of an addition or a doubling, before choosing
+/// whether T is needed.
+pub struct Completed {
+    x: Lfe,
+    y: Lfe,
+    z: Lfe,
+    t: Lfe,
+}
+
+/// A point ready to be added: (Y+X, Y-X, 2Z, 2d·T).
+#[derive(Clone, Copy)]
+pub struct Niels {
+    y_plus_x: Fe,
+    y_minus_x: Fe,
+    z2: Fe,
+    t2d: Fe,
+}
+
+fn d() -> Fe {
+    Fe::from_bytes(&field::D_BYTES)
+}
+
+impl Point {
+    pub const IDENTITY: Point = Point { x: ZERO, y: ONE, z: ONE, t: ZERO };
+
+    /// RFC 8032 §5.1.3 decoding; `None` when `y` has no matching `x`. The caller has refused
+    /// non-canonical encodings (y ≥ p, or x = 0 with the sign bit set) on the bytes.
+    pub fn decompress(bytes: &[u8; 32]) -> Option<Point> {
+        let y = Fe::from_bytes(bytes);
+        let yy = square(&y.relax());
+        let u = carry(&sub(&yy, &ONE));
+        let v = carry(&add(&mul(&d().relax(), &yy.relax()), &ONE));
+        // x = u v^3 (u v^7)^((p-5)/8)
+        let v3 = mul(&square(&v.relax()).relax(), &v.relax());
+        let v7 = mul(&square(&v3.relax()).relax(), &v.relax());
+        let uv3 = mul(&u.relax(), &v3.relax());
+        let mut x = mul(&uv3.relax(), &mul(&u.relax(), &v7.relax()).pow_p58().relax());
+        let vxx = mul(&v.relax(), &square(&x.relax()).relax());
+        if !vxx.eq(&u) {
+            if !vxx.eq(&carry(&neg(&u))) {
+                return None;
+            }
+            x = mul(&x.relax(), &Fe::from_bytes(&field::SQRT_M1_BYTES).relax());
+        }
+        let sign = bytes[31] >> 7 == 1;
+        if x.is_zero() && sign {
+            return None;
+        }
+        if x.is_negative() != sign {
+            x = carry(&neg(&x));
+        }
+        Some(Point { x, y, z: ONE, t: mul(&x.relax(), &y.relax()) })
+    }
+
+    pub fn neg(&self) -> Point {
+        Point { x: carry(&neg(&self.x)), y: self.y, z: self.z, t: carry(&neg(&self.t)) }
+    }
+
+    /// RFC 8032 encoding.
+    pub fn compress(&self) -> [u8; 32] {
+        // 1/Z = Z^(p-2) = (Z^((p-5)/8))^8 · Z^3
+        let z = self.z.relax();
+        let z3 = mul(&square(&z).relax(), &z);
+        let inv = mul(&self.z.pow_p58().pow2k(3).relax(), &z3.relax());
+        let x = mul(&self.x.relax(), &inv.relax());
+        let mut out = mul(&self.y.relax(), &inv.relax()).to_bytes();
+        out[31] |= (x.is_negative() as u8) << 7;
+        out
+    }
+
+    pub fn projective(&self) -> Projective {
+        Projective { x: self.x, y: self.y, z: self.z }
+    }
+
+    pub fn niels(&self) -> Niels {
+        Niels {
+            y_plus_x: carry(&add(&self.y, &self.x)),
+            y_minus_x: carry(&sub(&self.y, &self.x)),
+            z2: carry(&add(&self.z, &self.z)),
+            t2d: mul(&self.t.relax(), &Fe::from_bytes(&field::D2_BYTES).relax()),
+        }
+    }
+
+    pub fn add(&self, q: &Niels, subtract: bool) -> Completed {
+        let (qp, qm) = if subtract { (&q.y_minus_x, &q.y_plus_x) } else { (&q.y_plus_x, &q.y_minus_x) };
+        let pp = mul(&add(&self.y, &self.x), &qp.relax());
+        let mm = mul(&sub(&self.y, &self.x), &qm.relax());
+        let tt2d = mul(&self.t.relax(), &q.t2d.relax());
+        let zz2 = mul(&self.z.relax(), &q.z2.relax());
+        let (z, t) = if subtract { (sub(&zz2, &tt2d), add(&zz2, &tt2d)) } else { (add(&zz2, &tt2d), sub(&zz2, &tt2d)) };
+        Completed { x: sub(&pp, &mm), y: add(&pp, &mm), z, t }
+    }
+}
+
+impl Projective {
+    pub const IDENTITY: Projective = Projective { x: ZERO, y: ONE, z: ONE };
+
+    pub fn double(&self) -> Completed {
+        let xx = square(&self.x.relax());
+        let yy = square(&self.y.relax());
+        let zz = square(&self.z.relax());
+        let zz2 = carry(&add(&zz, &zz));
+        let x_plus_y_sq = square(&add(&self.x, &self.y));
+        let yy_plus_xx = carry(&add(&yy, &xx));
+        let yy_minus_xx = carry(&sub(&yy, &xx));
+        Completed { x: sub(&x_plus_y_sq, &yy_plus_xx), y: yy_plus_xx.relax(), z: yy_minus_xx.relax(), t: sub(&zz2, &yy_minus_xx) }
+    }
+
+    pub fn is_identity(&self) -> bool {
+        self.x.is_zero() && self.y.eq(&self.z)
+    }
+}
+
+impl Point {
+    /// `2^k · self`, k ≥ 1: the intermediate doublings skip T.
+    pub fn mul_pow2(&self, k: u32) -> Point {
+        let mut p = self.projective().double();
+        for _ in 1..k {
+            p = p.projective().double();
+        }
+        p.extended()
+    }
+}
+
+impl Completed {
+    pub fn extended(&self) -> Point {
+        Point { x: mul(&self.x, &self.t), y: mul(&self.y, &self.z), z: mul(&self.z, &self.t), t: mul(&self.x, &self.y) }
+    }
+
+    pub fn projective(&self) -> Projective {
+        Projective { x: mul(&self.x, &self.t), y: mul(&self.y, &self.z), z: mul(&self.z, &self.t) }
+    }
+}
+
+/// `P, 3P, 5P, …, (2^(w-1) - 1)P`: the positive odd digits of a width-w NAF.
+pub fn odd_multiples<const N: usize>(p: &Point) -> [Niels; N] {
+    let p2 = p.projective().double().extended().niels();
+    let mut out = [p.niels(); N];
+    let mut acc = *p;
+    for slot in out.iter_mut().skip(1) {
+        acc = acc.add(&p2, false).extended();
+        *slot = acc.niels();
+    }
+    out
+}
+
+/// The base point's encoding (RFC 8032 §5.1: y = 4/5, x even).
+pub const BASEPOINT: [u8; 32] = [
+    0x58, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+    0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
+    use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
+    use curve25519_dalek::scalar::Scalar;
+
+    fn scalar(i: u64) -> Scalar {
+        Scalar::from_bytes_mod_order_wide(&[(i % 251) as u8 + 1; 64]) * Scalar::from(i + 1)
+    }
+
+    #[test]
+    fn decompress_agrees_with_dalek() {
+        // Points, and byte strings that mostly are not points.
+        for i in 0..300u64 {
+            let p = EdwardsPoint::mul_base(&scalar(i));
+            let enc = p.compress().to_bytes();
+            assert_eq!(Point::decompress(&enc).map(|q| q.compress()), Some(enc));
+            let mut junk = [0u8; 32];
+            for (j, b) in junk.iter_mut().enumerate() {
+                *b = (i as u8).wrapping_mul(97).wrapping_add((j as u8).wrapping_mul(31));
+            }
+            junk[31] &= 0x7f;
+            let ours = Point::decompress(&junk).map(|q| q.compress());
+            let theirs = CompressedEdwardsY(junk).decompress().map(|q| q.compress().to_bytes());
+            assert_eq!(ours, theirs, "{i}");
+        }
+    }
+
+    #[test]
+    fn arithmetic_agrees_with_dalek() {
+        let b = Point::decompress(&BASEPOINT).expect("B decodes");
+        assert_eq!(b.compress(), ED25519_BASEPOINT_POINT.compress().to_bytes());
+        for i in 1..50u64 {
+            let (p, q) = (EdwardsPoint::mul_base(&scalar(i)), EdwardsPoint::mul_base(&scalar(i + 1000)));
+            let (ours_p, ours_q) = (Point::decompress(&p.compress().to_bytes()).unwrap(), Point::decompress(&q.compress().to_bytes()).unwrap());
+            assert_eq!(ours_p.add(&ours_q.niels(), false).extended().compress(), (p + q).compress().to_bytes());
+            assert_eq!(ours_p.add(&ours_q.niels(), true).extended().compress(), (p - q).compress().to_bytes());
+            assert_eq!(ours_p.neg().compress(), (-p).compress().to_bytes());
+            assert_eq!(ours_p.mul_pow2(5).compress(), (p * Scalar::from(32u8)).compress().to_bytes());
+            let odd = odd_multiples::<8>(&ours_p);
+            let fifteen = Point::IDENTITY.add(&odd[7], false).extended();
+            assert_eq!(fifteen.compress(), (p * Scalar::from(15u8)).compress().to_bytes());
+        }
+        assert!(Point::IDENTITY.projective().is_identity());
+        assert!(!b.projective().is_identity());
+    }
+}
