@@ -26,17 +26,26 @@ export async function libraryTrace(steps: readonly ScriptStep[] = bracketScript(
 
 export interface ToolAnswer {
   envelope: Envelope;
+  /** The summary: the first line of the text. */
   text: string;
+  /** The whole first text block: the summary, problems, diagnostics and next calls. */
+  guide: string;
   isError: boolean;
 }
 
-/** One tool call; the structured content must be a valid envelope and the text one line. */
+/**
+ * One tool call. The structured content must be a valid envelope, and the content two text blocks: the
+ * guide (its first line the summary) and the envelope serialized, equal to the structured content.
+ */
 export async function callTool(client: Client, name: string, args: unknown): Promise<ToolAnswer> {
   const r = await client.callTool({ name, arguments: args as Record<string, unknown> });
   const envelope = Envelope.parse(r.structuredContent);
   const content = r.content as Array<{ type: string; text?: string }>;
-  if (content.length !== 1 || content[0]!.type !== 'text' || /\n/.test(content[0]!.text ?? '')) throw new Error(`expected one line of text, got ${JSON.stringify(content)}`);
-  return { envelope, text: content[0]!.text!, isError: r.isError === true };
+  if (content.length !== 2 || content.some((c) => c.type !== 'text' || typeof c.text !== 'string')) throw new Error(`expected two text blocks, got ${JSON.stringify(content)}`);
+  const serialized: unknown = JSON.parse(content[1]!.text!);
+  if (JSON.stringify(serialized) !== JSON.stringify(r.structuredContent)) throw new Error(`the JSON text differs from the structured content: ${content[1]!.text}`);
+  const guide = content[0]!.text!;
+  return { envelope, text: guide.split('\n')[0]!, guide, isError: r.isError === true };
 }
 
 export async function readJsonResource(client: Client, uri: string): Promise<unknown> {

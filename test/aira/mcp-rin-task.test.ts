@@ -38,7 +38,8 @@ function loadScript(): ScriptStep[] {
           baseRevision: '${read.observedRevision}',
           intentFrameHash: '${capsule.intentFrameHash}',
           bindings: {
-            // The capsule names the catalog only after interface.manifest, which this script skips.
+            // The library's capsule names the catalog only after interface.manifest, which this script skips
+            // (an MCP session's capsule names it from the start; the same script runs through both).
             operationCatalog: 'aira.rin.ops/1',
             discoveryCatalogHash: '${search.data.catalogHash}',
             runtimeSnapshot: '${capsule.runtimeSnapshot}',

@@ -56,8 +56,12 @@ const Described = z.object({
   inputSchema: z.record(z.string(), z.unknown()),
 });
 const Searched = z.object({ catalogHash: HashId });
-const BoundInput = z.strictObject({ requestId: Name, args: z.record(z.string(), z.unknown()) });
-const REQUEST_ID_SCHEMA = toJsonSchemaCompat(Name, { pipeStrategy: 'input' });
+/** What a bound tool takes (the server lists every problem of a refused one against it). */
+export const BoundInput = z.strictObject({ requestId: Name, args: z.record(z.string(), z.unknown()) });
+const REQUEST_ID_SCHEMA = {
+  ...toJsonSchemaCompat(Name, { pipeStrategy: 'input' }),
+  description: 'A name for this call, new in this session (letters, digits and . _ : -); it is the requestId of the model.proposePatch this call makes.',
+};
 
 interface Bound {
   readonly name: string;
@@ -113,7 +117,12 @@ export class Bindings {
     const tool: Tool = {
       name,
       description: `${d.data.title ?? d.data.id}: builds a one-step plan of ${d.data.id} and proposes it (model.proposePatch). Bound to revision ${facts.revision}; stale after it moves.`,
-      inputSchema: { type: 'object', properties: { requestId: REQUEST_ID_SCHEMA, args: d.data.inputSchema }, required: ['requestId', 'args'], additionalProperties: false } as Tool['inputSchema'],
+      inputSchema: {
+        type: 'object',
+        properties: { requestId: REQUEST_ID_SCHEMA, args: { description: `The arguments of ${d.data.id}, as its contract (catalog.describe) declares them.`, ...d.data.inputSchema } },
+        required: ['requestId', 'args'],
+        additionalProperties: false,
+      } as Tool['inputSchema'],
       outputSchema: toJsonSchemaCompat(Envelope, { pipeStrategy: 'output' }) as Tool['outputSchema'],
     };
     this.#bound.set(name, { name, facts, tool, risk: d.data.risk, mode: d.data.mode });

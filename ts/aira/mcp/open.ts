@@ -2,6 +2,7 @@
  * Opening the task behind an MCP session: the authority (one per session, or one shared store), the
  * runtime task, and the scoped bindings read from that task.
  */
+import { z } from 'zod';
 import type { Crypto } from '../../crypto/backend.js';
 import type { Authority } from '../authority.js';
 import { startTask, type AiraTask, type TaskInput } from '../runtime.js';
@@ -29,15 +30,18 @@ export interface TaskSessionOptions {
 
 export const DEFAULT_BIND_TTL_MS = 600_000;
 
-/** The facts a bound tool is checked against, as the task knows them now. */
-export function bindingSnapshot(task: AiraTask): BindingSnapshot {
+/**
+ * The facts a bound tool is checked against, as the task knows them now; `operationCatalog` stands in
+ * for the capsule's until the task has read the manifest.
+ */
+export function bindingSnapshot(task: AiraTask, operationCatalog: string | null = null): BindingSnapshot {
   const c = task.capsule();
   return {
     revision: task.head,
     runtimeSnapshot: c.runtimeSnapshot,
     intentFrameHash: c.intentFrameHash,
     grantId: c.grant.grantId,
-    operationCatalog: c.operationCatalog,
+    operationCatalog: c.operationCatalog ?? operationCatalog,
     acceptanceAssertions: c.intentFrame.acceptanceAssertions.map((a) => a.id),
   };
 }
@@ -61,6 +65,24 @@ function refuseStaleBinding(task: AiraTask, requestId: string, facts: BoundFacts
   });
 }
 
+const ManifestCatalog = z.object({ data: z.object({ operationCatalog: z.string().min(1).max(200) }) });
+
+/**
+ * The authority's operation catalog, read once when the session opens, or null. A plan binds it, and a
+ * capsule names it only after interface.manifest ran: without it here, a model that starts with
+ * catalog.search (as the protocol's sequence does) could not bind a plan. The read goes to the authority
+ * directly, as the runtime's own plan check does, so it is no meta-op and leaves no trace event; if it
+ * fails the session still opens and the instructions ask for interface.manifest first.
+ */
+async function readOperationCatalog(authority: Authority, task: AiraTask): Promise<string | null> {
+  try {
+    const r = ManifestCatalog.safeParse(await authority.manifest({ taskId: task.taskId, branch: task.capsule().branch, requestId: 'mcp.session.manifest' }));
+    return r.success ? r.data.data.operationCatalog : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Opens the authority and the task of one session; the task's end releases the authority. */
 export async function openTaskSession(opts: TaskSessionOptions): Promise<AiraMcpSessionOptions & { task: AiraTask; release(): Promise<void> }> {
   const held = await opts.authority();
@@ -71,6 +93,7 @@ export async function openTaskSession(opts: TaskSessionOptions): Promise<AiraMcp
     await held.release();
     throw e;
   }
+  const operationCatalog = await readOperationCatalog(held.authority, task);
   const n = opts.bindCapabilities ?? 0;
   const now = opts.now ?? Date.now;
   const bindings: BindingOptions | undefined =
@@ -79,9 +102,9 @@ export async function openTaskSession(opts: TaskSessionOptions): Promise<AiraMcp
           max: n,
           ttlMs: opts.bindTtlMs ?? DEFAULT_BIND_TTL_MS,
           now,
-          snapshot: () => bindingSnapshot(task),
+          snapshot: () => bindingSnapshot(task, operationCatalog),
           refuseStale: (requestId, facts, why) => refuseStaleBinding(task, requestId, facts, why),
         }
       : undefined;
-  return { task, ...(bindings !== undefined && { bindings }), release: () => held.release() };
+  return { task, operationCatalog, ...(bindings !== undefined && { bindings }), release: () => held.release() };
 }

@@ -6,7 +6,9 @@
  * fail the tool's input schema before the handler runs, so such a call would never reach the runtime,
  * leave no trace event, and answer a transport error where the library answers an `INVALID_INPUT`
  * envelope. Here every call goes to the runtime unparsed; the advertised schemas are still generated
- * from the same zod objects (`OP_INPUTS[op]`, `Envelope`) with the SDK's own converter.
+ * from the same zod objects (`OP_INPUTS[op]`, `Envelope`) with the SDK's own converter, and gain only
+ * field descriptions (`fields.ts`). A result's text carries what its structured content does, and the
+ * instructions lead from nothing to a completed task (`guide.ts`): many clients show a model nothing else.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { toJsonSchemaCompat } from '@modelcontextprotocol/sdk/server/zod-json-schema-compat.js';
@@ -28,7 +30,9 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
 import { Envelope, META_OPS, OP_INPUTS, type MetaOp, type RuntimeState, type TerminalRecord, type Trace } from '../schema.js';
-import { Bindings, type BindingOptions } from './bindings.js';
+import { BoundInput, Bindings, type BindingOptions } from './bindings.js';
+import { describeInputSchema, inputProblems, type InputProblem } from './fields.js';
+import { Recall, resultLines, sessionInstructions, taskFacts, withInputProblems, type TaskFacts } from './guide.js';
 
 /** What a session needs of a task (the runtime's `AiraTask` satisfies it). */
 export interface McpTask {
@@ -46,15 +50,16 @@ export const TRACE_URI = 'aira://task/trace';
 export const CAPSULE_URI = 'aira://task/capsule';
 export const SERVER_NAME = 'aigenora-aira';
 
+// Each says what to pass and what comes back, so a model can chain the tools from the descriptions alone.
 const DESCRIPTIONS: Record<MetaOp, string> = {
-  'interface.manifest': "The authority's manifest: protocol version, operation catalog, validators and limits.",
-  'catalog.search': 'Search the capability catalog; concrete operations are data, never tools.',
-  'catalog.describe': "One capability's full contract: argument schema, effect class, risk, preconditions.",
-  'model.read': 'Read the model at the task branch head (bounded selection); in readBack it may complete the task.',
-  'model.proposePatch': 'Propose a plan of described capabilities; answers a candidate or diagnostics.',
-  'model.preview': "Preview a candidate's effects and the active assertions on it.",
-  'model.validate': 'Validate a candidate; a pass answers the validation token commit needs.',
-  'model.commit': 'Commit a validated candidate onto the task branch (or publish the branch, irreversible).',
+  'interface.manifest': "The authority's manifest: protocol version, operation catalog, validators and limits. Optional: the server instructions already give the operation catalog.",
+  'catalog.search': 'Search the capability catalog (concrete operations are data, never tools). Answers data.hits (capability ids) and data.catalogHash, which a plan binds.',
+  'catalog.describe': "One searched capability's full contract: the inputSchema of a step's args, effect class, risk, mode, preconditions.",
+  'model.read': 'Read the model at the task branch head (bounded selection). The read after a commit is the read-back that completes the task.',
+  'model.proposePatch': 'Propose a plan of described capabilities (template in the server instructions). Answers data.candidateId, or diagnostics saying what to fix.',
+  'model.preview': "Preview a candidate's effects and the active assertions on it. Takes data.candidateId of model.proposePatch.",
+  'model.validate': 'Validate a candidate. A pass answers data.validationToken, which model.commit needs.',
+  'model.commit': 'Commit a validated candidate onto the task branch (or publish the branch, irreversible). Takes candidateId and validationToken.',
   'model.revert': 'Revert the task branch to an earlier revision of it (history is kept).',
 };
 
@@ -64,13 +69,13 @@ function metaTools(): Tool[] {
   return META_OPS.map((op) => ({
     name: op,
     description: DESCRIPTIONS[op],
-    inputSchema: toJsonSchemaCompat(OP_INPUTS[op], { pipeStrategy: 'input' }) as Tool['inputSchema'],
+    inputSchema: describeInputSchema(op, toJsonSchemaCompat(OP_INPUTS[op], { pipeStrategy: 'input' }) as Record<string, unknown>) as Tool['inputSchema'],
     outputSchema: OUTPUT_SCHEMA,
     annotations: { readOnlyHint: op === 'interface.manifest' || op.startsWith('catalog.') || op === 'model.read' },
   }));
 }
 
-/** The one line of text beside the structured envelope, for clients that show only text. */
+/** The first line of a result's text: the op, status, first diagnostic, next op and task state. */
 export function summaryLine(op: string, env: Envelope): string {
   const first = env.diagnostics[0];
   const next = env.nextActions[0]?.op;
@@ -78,9 +83,17 @@ export function summaryLine(op: string, env: Envelope): string {
   return `${op} ${env.status}${first ? ` ${first.code}` : ''}${next ? ` -> next ${next}` : ''} (state ${env.task.state}${terminal})`;
 }
 
-export function toolResult(op: string, env: Envelope): CallToolResult {
+/**
+ * A tool result. Many clients give the model only `content`, so the text carries everything: the
+ * summary line and `lines` (problems, diagnostics, the next call), then, as the SDK's convention for
+ * structured results has it, the envelope serialized as JSON in a text block of its own.
+ */
+export function toolResult(op: string, env: Envelope, lines: readonly string[] = []): CallToolResult {
   return {
-    content: [{ type: 'text', text: summaryLine(op, env) }],
+    content: [
+      { type: 'text', text: [summaryLine(op, env), ...lines].join('\n') },
+      { type: 'text', text: JSON.stringify(env) },
+    ],
     structuredContent: env as unknown as Record<string, unknown>,
     // The call took no effect: hosts that only look at isError still see that.
     isError: env.status === 'blocked' || env.status === 'failed',
@@ -118,6 +131,12 @@ export interface AiraMcpSessionOptions {
   /** Scoped bound tools (M49); absent: none. */
   bindings?: BindingOptions;
   version?: string;
+  /**
+   * The authority's operation catalog, when known before the task read its manifest (`openTaskSession`
+   * reads it): the capsule resource, the instructions and the next-call hints carry it from the start,
+   * so a plan can be bound without calling interface.manifest first.
+   */
+  operationCatalog?: string | null;
   /** Called once when the session ends (after an unfinished task is cancelled). */
   release?: () => Promise<void>;
 }
@@ -138,18 +157,47 @@ function cancelUnfinished(task: McpTask): void {
   if (task.terminal === null) task.cancel(SESSION_CLOSED_REASON);
 }
 
+/**
+ * The capsule as the session serves it: until the task has read the manifest its `operationCatalog` is
+ * null, and the session's own (read when it opened) stands in, so a plan never waits on interface.manifest.
+ */
+function sessionCapsule(task: McpTask, catalog: string | null): unknown {
+  const c = task.capsule();
+  if (catalog === null || c === null || typeof c !== 'object' || !('operationCatalog' in c) || c.operationCatalog !== null) return c;
+  return { ...c, operationCatalog: catalog };
+}
+
 export function createAiraMcpSession(opts: AiraMcpSessionOptions): AiraMcpSession {
   const { task } = opts;
+  const catalog = opts.operationCatalog ?? null;
+  // The guide only reads the capsule; one it cannot read leaves the hints generic, never fails a call.
+  const facts = (): TaskFacts | null => {
+    try {
+      return taskFacts(task.capsule(), catalog);
+    } catch {
+      return null;
+    }
+  };
   const server = new Server(
     { name: SERVER_NAME, version: opts.version ?? '0.0.0' },
     {
       capabilities: { tools: { listChanged: opts.bindings !== undefined }, resources: {} },
-      instructions:
-        'One session is one Aira task. Discover with catalog.search and catalog.describe, then proposePatch, preview, validate, commit and read back. Every tool answers one envelope (structuredContent); follow its nextActions.',
+      instructions: sessionInstructions(facts()),
     },
   );
   const bindings = opts.bindings === undefined ? undefined : new Bindings(opts.bindings, task);
   const tools = metaTools();
+  const recall = new Recall();
+  /**
+   * The result of tool `tool` that ran as `op`. The runtime names only the first problem of a refused
+   * input; the input is parsed again here (only then) so one answer names every invalid field.
+   */
+  const answer = (tool: string, op: MetaOp, raw: Envelope, problemsOf: () => InputProblem[]): CallToolResult => {
+    const problems = raw.diagnostics[0]?.code === 'INVALID_INPUT' ? problemsOf() : [];
+    const env = withInputProblems(tool, raw, problems);
+    recall.observe(op, env);
+    return toolResult(tool, env, resultLines(tool, env, problems, facts, recall));
+  };
   // Calls of one session run one at a time, so the trace order is the order the client sent them.
   let queue: Promise<unknown> = Promise.resolve();
   const serial = <T>(f: () => Promise<T>): Promise<T> => {
@@ -163,18 +211,19 @@ export function createAiraMcpSession(opts: AiraMcpSessionOptions): AiraMcpSessio
     serial(async () => {
       const { name, arguments: input } = request.params;
       if ((META_OPS as readonly string[]).includes(name)) {
-        const env = await task.call({ op: name, input: input ?? {} });
-        if (bindings && bindings.observe(name as MetaOp, env)) void server.sendToolListChanged().catch(() => undefined);
-        return toolResult(name, env);
+        const op = name as MetaOp;
+        const env = await task.call({ op, input: input ?? {} });
+        if (bindings && bindings.observe(op, env)) void server.sendToolListChanged().catch(() => undefined);
+        return answer(name, op, env, () => inputProblems(OP_INPUTS[op], input ?? {}));
       }
       const bound = bindings?.find(name);
       if (bound === undefined) throw new McpError(ErrorCode.InvalidParams, `Tool ${name} not found`);
-      return toolResult(name, await bound.call(input));
+      return answer(name, 'model.proposePatch', await bound.call(input), () => inputProblems(BoundInput, input));
     }),
   );
   const resources: Record<string, { name: string; title: string; description: string; read: () => unknown }> = {
     [TRACE_URI]: { name: 'trace', title: 'The task trace', description: "This session's task trace (M46): every decision, transition and the terminal.", read: () => task.trace() },
-    [CAPSULE_URI]: { name: 'capsule', title: 'The task capsule', description: 'The task capsule (M5): intent frame, revision, discovered contracts and the plan bindings to copy.', read: () => task.capsule() },
+    [CAPSULE_URI]: { name: 'capsule', title: 'The task capsule', description: 'The task capsule (M5): intent frame, revision, discovered contracts and the plan bindings to copy.', read: () => sessionCapsule(task, catalog) },
   };
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: Object.entries(resources).map(([uri, r]) => ({ uri, name: r.name, title: r.title, description: r.description, mimeType: 'application/json' })),
