@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm run build` (also run by prepack and by the test and demo scripts): the WASM bindings
 # (scripts/build-wasm.sh, skipped when up to date), then ts/ compiled to ES modules, .d.ts and source
-# maps in dist/, the built-in protocols' spec.json files beside their compiled hooks, and one
+# maps in dist/, the built-in protocols' spec.json files beside their compiled hooks, the light package
+# packages/core (scripts/build-core.mjs), and one
 # self-contained browser module (dist/web/aigenora-crypto.js) for pages that use no bundler.
 # --clean starts dist/ afresh so that nothing stale is packed (prepack uses it).
 set -euo pipefail
@@ -15,4 +16,5 @@ for dir in ts/protocols/*/; do
   [[ -f $dir/spec.json ]] && cp "$dir/spec.json" "dist/protocols/$(basename "$dir")/spec.json"
 done
 node scripts/build-web.mjs
+node scripts/build-core.mjs
 echo "build: dist/ ($(find dist -type f -not -name .tsbuildinfo | wc -l) files)"
