@@ -103,12 +103,11 @@ async function startHost(name: string, unpatched: boolean): Promise<{ child: Chi
   const exited = new Promise<never>((_, reject) => child.on('exit', (code) => reject(new Error(`the host (${name}) exited (${code}): ${stderr.trim().split('\n').slice(-4).join(' / ')}`))));
   exited.catch(() => undefined);
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  /** One report per session served: a JSON object printed indented, so it ends with a lone "}". */
+  /** One report per session served: with --json a host prints a line of JSON per result, its invitation's first (no "completed"). */
   const next = async (): Promise<{ completed?: boolean; reason?: string }> => {
-    const block: string[] = [];
     for (let r = await lines.next(); !r.done; r = await lines.next()) {
-      block.push(r.value as string);
-      if (r.value === '}') return JSON.parse(block.join('\n')) as { completed?: boolean; reason?: string };
+      const v = JSON.parse(r.value as string) as { completed?: boolean; reason?: string };
+      if (v.completed !== undefined) return v;
     }
     return await exited;
   };

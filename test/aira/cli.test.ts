@@ -133,6 +133,6 @@ describe('mistakes end in one line', () => {
     expect(r.out).toBe('');
     expect(r.err.split('\n')[0]).toMatch(message);
     expect(r.err).not.toMatch(/^\s+at /m);
-    expect(r.err).not.toMatch(/internal error/);
+    expect(r.err).not.toMatch(/INTERNAL_ERROR/);
   });
 });

@@ -24,7 +24,7 @@ describe('a group over iroh, from the command line', () => {
   };
 
   it('needs the registry: its groups API admits the members and arbitrates the leader', async () => {
-    expect(await refused(['host', '--protocol', 'community-room-v1', '--transport', 'iroh'])).toEqual({ status: 2, err: expect.stringMatching(/^aigenora host: a group over iroh needs --server URL/) });
+    expect(await refused(['host', '--protocol', 'community-room-v1', '--transport', 'iroh'])).toEqual({ status: 2, err: expect.stringMatching(/^aigenora host: USAGE: a group over iroh needs --server URL/) });
   });
 
   it('a group with --server is not a libp2p group, and has no invitation file to write', async () => {

@@ -52,6 +52,21 @@ describe('aigenora init and the library', () => {
     const hooks = await run(['protocol', 'hooks', p.out.trim()]);
     expect([hooks.code, hooks.out]).toEqual([0, expect.stringMatching(/^ready: simultaneous_round hooks/)]);
   });
+
+  it('protocol test takes what host --protocol takes: an alias or id prefix of the library, or a built-in alias with no library', async () => {
+    const empty = join(tmp, 'no-library');
+    for (const [ref, dir] of [['rps-v1', empty], ['43a80648', data], ['coin-flip-v1', data]] as const) {
+      const r = await run(['protocol', 'test', ref, '--data-dir', dir, '--json', '--out', join(tmp, `t-${ref}`)]);
+      expect(r.code, `${ref}: ${r.err}`).toBe(0);
+      expect(JSON.parse(r.out)).toMatchObject({ ok: true, host: { completed: true }, guest: { completed: true } });
+    }
+    const rps = JSON.parse((await run(['protocol', 'test', 'rps-v1', '--data-dir', empty, '--json', '--out', join(tmp, 't-rps-again')])).out) as { protocol_id: string };
+    expect(rps.protocol_id).toBe('43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f');
+    const none = await run(['protocol', 'test', 'no-such-v1', '--data-dir', empty]);
+    expect(none.code).toBe(2);
+    expect(none.out).toBe('');
+    expect(none.err).toMatch(/^aigenora protocol test: (?:[A-Z_]+: )?no-such-v1: not a directory, nor a built-in protocol/);
+  });
 });
 
 describe('hash and validate', () => {

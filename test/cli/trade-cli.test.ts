@@ -123,6 +123,17 @@ describe('aigenora trade', () => {
     expect(readdirSync(dir)).not.toContain('never.json');
   });
 
+  it('trade new refuses a body that trade sign would refuse, with the schema problem, and writes nothing', async () => {
+    const body = JSON.parse(readFileSync(join(dir, 'body.json'), 'utf8')) as Record<string, unknown>;
+    delete body['settlement'];
+    writeFileSync(join(dir, 'bad-body.json'), JSON.stringify(body));
+    const r = await run('trade', 'new', 'deal', '--body', 'bad-body.json', '--out', 'never-deal.json');
+    expect(r.code).toBe(1);
+    expect(r.out).toBe('');
+    expect(r.err).toMatch(/^aigenora trade new: SCHEMA_INVALID: the DEAL body would not verify: .*settlement/);
+    expect(readdirSync(dir)).not.toContain('never-deal.json');
+  });
+
   it('writes atomically: no temporary files left behind, and a directory as --out is refused', async () => {
     expect((await run('trade', 'sign', 'deal.json', '--key', 'agent_alice.key', '--out', 'again.json')).code).toBe(0);
     expect((await run('trade', 'new', 'deal', '--body', 'body.json', '--out', 'deal2.json')).code).toBe(0);

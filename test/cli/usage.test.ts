@@ -85,7 +85,7 @@ describe('mistakes end in one line', () => {
     const r = await cli(args);
     expect([1, 2], `${r.status} ${r.err}`).toContain(r.status);
     expect(r.out + r.err).not.toMatch(/^\s+at /m);
-    expect(r.out + r.err).not.toMatch(/internal error:/);
+    expect(r.out + r.err).not.toMatch(/INTERNAL_ERROR:/);
     if (kind === 'refusal') {
       expect(r.err).toMatch(/\S/);
       expect(r.out).toBe('');
@@ -121,10 +121,10 @@ describe('mistakes end in one line', () => {
     writeFileSync(join(p, 'hooks.mts'), 'throw new TypeError("boom while loading");\n');
     const r = await spawned(['protocol', 'hooks', p]);
     expect(r.status).toBe(1);
-    expect(r.err).toBe('aigenora protocol hooks: internal error: boom while loading (AIGENORA_DEBUG=1 shows the stack)\n');
+    expect(r.err).toBe('aigenora protocol hooks: INTERNAL_ERROR: boom while loading (AIGENORA_DEBUG=1 shows the stack)\n');
     const d = await spawned(['protocol', 'hooks', p], { AIGENORA_DEBUG: '1' });
     expect(d.status).toBe(1);
-    expect(d.err).toMatch(/^aigenora protocol hooks: internal error: boom while loading\n/);
+    expect(d.err).toMatch(/^aigenora protocol hooks: INTERNAL_ERROR: boom while loading\n/);
     expect(d.err).toMatch(/^\s+at /m);
   });
 });

@@ -168,16 +168,18 @@ describe('aigenora session decide, end to end', () => {
   /** In process: main() awaits, so the session keeps running meanwhile. */
   const cli = (...args: string[]) => runCli(args);
 
-  it('answers the open window of a running session: an invalid value is rejected, the next one is played', async () => {
+  it('answers the open window of a running session and waits for the verdict: lizard is refused with the reason, paper accepted', async () => {
     const out = tempDir('decide-cli');
     const guestDir = join(out, 'guest');
     const stop = autopilot(guestDir, async () => {
       const bad = await cli('session', 'decide', guestDir, '--value', 'lizard');
-      expect([bad.status, bad.stdout]).toEqual([0, expect.stringMatching(/^decision cli:\S+ for round 0 written/)]);
-      await until(() => events(guestDir).some((e) => e.type === 'local_decision_rejected'), 'the rejection of lizard');
+      // The engine's refusal, what the window allows, and that it is still open: no need to read events.jsonl.
+      expect(bad).toEqual({ status: 1, stdout: '', stderr: expect.stringMatching(/^aigenora session decide: DECISION_REFUSED: not a valid choice: \S.*; allowed: reveal\.choice, one of: rock, paper, scissors; the window round 0 stays open until \S+\n$/) });
+      expect(events(guestDir).filter((e) => e.type === 'local_decision_rejected')).toHaveLength(1);
+      expect(openWindow(guestDir)).toMatchObject({ match_key: 'round', match_value: 0 });
       const good = await cli('session', 'decide', guestDir, '--value', 'paper', '--json');
       expect(good.status).toBe(0);
-      expect(JSON.parse(good.stdout)).toMatchObject({ match_key: 'round', match_value: 0, value: 'paper', _meta: { origin: 'cli' } });
+      expect(JSON.parse(good.stdout)).toMatchObject({ match_key: 'round', match_value: 0, value: 'paper', _meta: { origin: 'cli' }, verdict: 'accepted' });
     });
     const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 1 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 1000, minThinkMs: 0, clock: new ManualClock() });
     await stop();
@@ -187,10 +189,10 @@ describe('aigenora session decide, end to end', () => {
     expect(marked(guestDir, 'consumed')).toHaveLength(1);
   });
 
-  it('without an open window it exits 1; bad arguments exit 2; never a stack trace', async () => {
+  it('without an open window it exits 1 with NO_WINDOW; bad arguments exit 2; never a stack trace', async () => {
     const dir = tempDir('decide-cli');
     const none = await cli('session', 'decide', dir, '--value', 'rock');
-    expect([none.status, none.stdout]).toEqual([1, expect.stringMatching(/no decision window is open/)]);
+    expect(none).toEqual({ status: 1, stdout: '', stderr: `aigenora session decide: NO_WINDOW: no decision window is open in ${dir}: no session has run in this directory yet (--match-key and --match-value decide a window ahead)\n` });
     mkdirSync(join(dir, 'decision'));
     for (const garbage of ['garbage', 'null', '[]', '{"match_key":"round"}']) {
       writeFileSync(join(dir, 'decision', 'state.json'), garbage);
@@ -202,11 +204,65 @@ describe('aigenora session decide, end to end', () => {
       ['session', 'decide', dir, '--match-key', 'round', '--match-value', 'x', '--value', 'rock'],
       ['session', 'decide', dir, '--match-key', 'turn', '--match-value', '0', '--message', 'not json'],
       ['session', 'decide', dir, '--match-key', 'round', '--match-value', '0'],
+      ['session', 'decide', dir, '--match-key', 'turn', '--match-value', '0', '--message', '[1]'],
+      ['session', 'decide', dir, '--match-key', 'round', '--match-value', '0', '--value', 'rock', '--timeout-seconds', '0'],
+      ['session', 'decide', dir, '--match-key', 'round', '--match-value', '0', '--value', 'rock', '--no-wait', '--timeout-seconds', '5'],
     ];
     for (const args of usage) {
       const r = await cli(...args);
       expect([r.status, r.stderr], args.join(' ')).toEqual([2, expect.not.stringMatching(/\n\s+at /)]);
     }
     expect(existsSync(join(dir, 'decision', 'decisions.jsonl'))).toBe(false);
+  });
+
+  it('a decision another one was preferred to ends with DECISION_SUPERSEDED', async () => {
+    const out = tempDir('decide-cli');
+    const guestDir = join(out, 'guest');
+    const decisions = join(guestDir, 'decision', 'decisions.jsonl');
+    let decided: ReturnType<typeof cli> | undefined;
+    const stop = autopilot(guestDir, async (w) => {
+      if (w.match_value === 0) {
+        // Round 1 is decided ahead twice: by a script through the CLI, and by a person (an explicit
+        // origin, which the engine prefers). Both are written before its window opens.
+        appendDecision(guestDir, { match_key: 'round', match_value: 1, value: 'paper', _meta: { decision_id: 'person', origin: 'web' } });
+        decided = cli('session', 'decide', guestDir, '--match-key', 'round', '--match-value', '1', '--value', 'rock', '--origin', 'script_runner');
+        await until(() => existsSync(decisions) && readFileSync(decisions, 'utf8').includes('script_runner'), 'the CLI to write its decision');
+      }
+      if (w.match_value !== 1) appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'scissors' });
+    });
+    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 5000, minThinkMs: 0, clock: new ManualClock() });
+    await stop();
+    expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
+    expect(reveals(guestDir, 'guest')[1]).toBe('paper');
+    expect(await decided).toEqual({ status: 1, stdout: '', stderr: expect.stringMatching(/^aigenora session decide: DECISION_SUPERSEDED: another decision for round 1 was taken instead of cli:\S+\n$/) });
+  });
+
+  it('a session that ends before the engine reads the decision: DECISION_WINDOW_CLOSED, with the reason', async () => {
+    const out = tempDir('decide-cli');
+    const guestDir = join(out, 'guest');
+    const clock = new ManualClock();
+    let decided: ReturnType<typeof cli> | undefined;
+    const stop = autopilot(guestDir, async () => {
+      // A decision for round 1 while round 0 waits; then round 0's deadline passes and the session ends.
+      decided = cli('session', 'decide', guestDir, '--match-key', 'round', '--match-value', '1', '--value', 'rock');
+      await until(() => existsSync(join(guestDir, 'decision', 'decisions.jsonl')), 'the CLI to write its decision');
+      clock.advance(150);
+    });
+    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 150, minThinkMs: 0, clock });
+    await stop();
+    expect(r.guest).toMatchObject({ completed: false, reason: 'decision_timeout' });
+    expect(await decided).toEqual({ status: 1, stdout: '', stderr: 'aigenora session decide: DECISION_WINDOW_CLOSED: the session ended (decision_timeout) before the engine read the decision\n' });
+  });
+
+  it('a decision for a window ahead: with no engine to read it, DECISION_TIMEOUT after --timeout-seconds; --no-wait only writes it', async () => {
+    const dir = tempDir('decide-cli');
+    const t0 = Date.now();
+    const late = await cli('session', 'decide', dir, '--match-key', 'round', '--match-value', '3', '--value', 'rock', '--timeout-seconds', '0.3');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
+    expect(late).toEqual({ status: 1, stdout: '', stderr: expect.stringMatching(/^aigenora session decide: DECISION_TIMEOUT: no verdict on cli:\S+ for round 3 within 0\.3 s .*stays in decisions\.jsonl\n$/) });
+    const quick = await cli('session', 'decide', dir, '--match-key', 'round', '--match-value', '3', '--value', 'paper', '--no-wait');
+    expect(quick).toEqual({ status: 0, stdout: expect.stringMatching(/^decision cli:\S+ for round 3 written\n$/), stderr: '' });
+    const written = readFileSync(join(dir, 'decision', 'decisions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).value);
+    expect(written).toEqual(['rock', 'paper']);
   });
 });

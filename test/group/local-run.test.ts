@@ -265,7 +265,7 @@ describe('protocol test of a group protocol from the CLI', () => {
     expect([j.ok, j.epochs, j.members.length]).toEqual([true, 2, 5]);
     for (const m of j.members) expect([m.verify.ok, m.verify.receipt]).toEqual([true, true]);
     const many = await cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', '40']);
-    expect([many.code, many.out.trim()]).toEqual([1, 'refused: the spec takes 2–16 members, not 40']);
+    expect([many.code, many.out, many.err]).toEqual([1, '', 'aigenora protocol test: GROUP_SEATS: the spec takes 2–16 members, not 40\n']);
     expect((await cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', 'x'])).code).toBe(2);
   }, 60_000);
 });

@@ -204,5 +204,5 @@ export async function openWorld(reference: Reference, root: string, port: number
   };
 }
 
-/** `post_id: X` from a host's output (the reference's stdout, ours on stderr with --json). */
-export const postIdOf = (p: Proc): string | undefined => /^post_id: (\S+)$/m.exec(p.output())?.[1];
+/** The post id a host printed: `post_id: X` (the reference's stdout, ours without --json), or ours with --json (its first JSON line). */
+export const postIdOf = (p: Proc): string | undefined => /^post_id: (\S+)$/m.exec(p.output())?.[1] ?? /^\{.*"post_id":"([^"]+)"/m.exec(p.stdout())?.[1];

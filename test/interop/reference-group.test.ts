@@ -190,7 +190,8 @@ function scenarios(reference: Reference): void {
       const pace = g.protocolId === COMMUNITY_ROOM ? ['--action-delay-ms', '1500'] : [];
       leaderProc = startOurs('our leader (ours-a)', ['host', '--server', SERVER, '--transport', 'iroh', '--protocol', g.alias, '--options', JSON.stringify(g.options), ...pace, '--data-dir', oursA, '--json']);
     }
-    const postIdOf = () => /^post_id: ([0-9a-f]{32})$/m.exec(leaderProc.output())?.[1];
+    // The reference prints `post_id: X`; ours with --json prints it in its first line of JSON.
+    const postIdOf = () => /^post_id: ([0-9a-f]{32})$/m.exec(leaderProc.output())?.[1] ?? /^\{.*"post_id":"([0-9a-f]{32})"/m.exec(leaderProc.stdout())?.[1];
     await until(() => postIdOf() !== undefined || leaderProc.child.exitCode !== null, 'the leader to post its group', 60_000);
     const postId = postIdOf();
     expect(postId, leaderProc.output()).toBeDefined();

@@ -62,22 +62,40 @@ export const initDataDir = (dir: string) => expect(spawnSync(process.execPath, [
 export interface HostProcess {
   child: ChildProcess;
   invitation: string;
+  /** stdout and stderr as they came. */
   output: () => string;
+  stdout: () => string;
+  stderr: () => string;
   exited: Promise<number | null>;
 }
+
+/** The JSON lines a `host --json` printed on stdout: its invitation first, then each session's result. */
+export const jsonLines = (stdout: string): Record<string, unknown>[] =>
+  stdout
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 /** Starts `aigenora host` in a child process and waits (at most 15 s) for its invitation. */
 export async function hostProcess(dataDir: string, args: string[]): Promise<HostProcess> {
   const file = join(dataDir, 'invitation.txt');
   const child = spawn(process.execPath, [BIN, 'host', '--data-dir', dataDir, '--invitation-file', file, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => {
+    text += d.toString();
+    stdout += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    text += d.toString();
+    stderr += d.toString();
+  });
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   await until(() => existsSync(file) || child.exitCode !== null, 'the host to write its invitation', 15_000);
   if (!existsSync(file)) throw new Error(`host did not start: ${text}`);
   await until(() => readFileSync(file, 'utf8').endsWith('\n'), 'the invitation file to be complete', 5_000);
-  return { child, invitation: readFileSync(file, 'utf8').trim(), output: () => text, exited };
+  return { child, invitation: readFileSync(file, 'utf8').trim(), output: () => text, stdout: () => stdout, stderr: () => stderr, exited };
 }
 
 export const alive = (p: ChildProcess) => p.exitCode === null && p.signalCode === null;

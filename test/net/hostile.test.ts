@@ -13,7 +13,7 @@ import { SESSION_PROTOCOL } from '../../ts/net/node.js';
 import { host, join as joinSession, type Protocol } from '../../ts/net/session.js';
 import { tempDir } from '../shared/tmp.js';
 import { c } from '../engine/harness.js';
-import { alive, hostProcess, initDataDir, peerFrom, portOf, prng, protocol, raw, signedInit, until, wsFrame, wsUpgraded, type HostProcess, type Raw } from './helpers.js';
+import { alive, hostProcess, initDataDir, jsonLines, peerFrom, portOf, prng, protocol, raw, signedInit, until, wsFrame, wsUpgraded, type HostProcess, type Raw } from './helpers.js';
 
 const DEADLINE_S = 2;
 /** How long the host may take to close what it should close: the deadline plus slack for a loaded machine. */
@@ -80,9 +80,11 @@ describe('hostile peers against aigenora host --daemon', () => {
     h.child.kill('SIGTERM');
     expect(await h.exited).toBe(0);
     expect(wasAlive, h.output()).toBe(true);
-    // One report per real guest, each a completed session.
-    expect(h.output().match(/"role": ?"host"/g)?.length).toBe(served);
-    expect(h.output().match(/"completed": ?true/g)?.length).toBe(served);
+    // The invitation, then one report per real guest, each a completed session (a line of JSON each).
+    const [invitationLine, ...reports] = jsonLines(h.stdout());
+    expect(invitationLine, h.output()).toMatchObject({ role: 'host', invitation: h.invitation });
+    expect(reports.filter((r) => r['role'] === 'host').length, h.output()).toBe(served);
+    expect(reports.filter((r) => r['completed'] === true).length, h.output()).toBe(served);
     expect(h.output()).not.toMatch(/\n\s+at /);
   }, 30_000);
 

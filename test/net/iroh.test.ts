@@ -171,7 +171,10 @@ describe('over iroh, in a loopback-only network namespace', () => {
     const r = inNamespace(script, 240_000);
     const show = () => `${r.out}\n--- host\n${readOr(join(out, 'host.json'))}${readOr(join(out, 'host.err'))}\n--- guest\n${readOr(join(out, 'guest.json'))}${readOr(join(out, 'guest.err'))}`;
     expect(r.out, show()).toContain('STATUS 0 0');
-    const host = JSON.parse(readFileSync(join(out, 'host.json'), 'utf8')) as Record<string, unknown>;
+    // host --json: a line of JSON per result, the invitation first, then the session's.
+    const hostLines = readFileSync(join(out, 'host.json'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(hostLines[0], show()).toMatchObject({ role: 'host', transport: 'iroh', invitation: readFileSync(join(out, 'inv.txt'), 'utf8').trim() });
+    const host = hostLines.at(-1)!;
     const guest = JSON.parse(readFileSync(join(out, 'guest.json'), 'utf8')) as Record<string, unknown>;
     expect(host, show()).toMatchObject({ role: 'host', transport: 'iroh', completed: true });
     expect(guest, show()).toMatchObject({ role: 'guest', transport: 'iroh', completed: true });

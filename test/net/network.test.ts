@@ -15,7 +15,7 @@ import { tempDir } from '../shared/tmp.js';
 import { need } from '../shared/require.js';
 import { c } from '../engine/harness.js';
 import { cli } from '../shared/cli.js';
-import { BIN, hostProcess, protocol, seed, signedInit, until } from './helpers.js';
+import { BIN, hostProcess, jsonLines, protocol, seed, signedInit, until } from './helpers.js';
 
 describe('in-process network sessions', () => {
   it('complete over libp2p, with both transcripts verifiable and the handshake recorded', async () => {
@@ -262,8 +262,11 @@ describe('two processes', () => {
     g.kill('SIGKILL');
     const code = await exited(h.child);
     expect(code).toBe(1);
-    const report = JSON.parse(h.output().slice(h.output().indexOf('{')));
+    // stdout: the invitation, then the session's result, a line of JSON each; stderr: why it failed.
+    const [invitation, report] = jsonLines(h.stdout());
+    expect(invitation).toMatchObject({ role: 'host', invitation: h.invitation });
     expect(report).toMatchObject({ completed: false, reason: 'peer_disconnected' });
+    expect(h.stderr()).toMatch(/^aigenora host: PEER_DISCONNECTED: the session ended without completing/);
     expect(verifyTranscriptAt(c, sessionDirOf(join(out, 'alice'), 'host'))).toMatchObject({ ok: true, receipt: false });
     expect(verifyTranscriptAt(c, sessionDirOf(join(out, 'bob'), 'guest')).ok).toBe(true);
   }, 30_000);
@@ -275,11 +278,14 @@ describe('two processes', () => {
     const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--control-mode', 'hybrid']);
     const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
+    let err = '';
     g.stdout!.on('data', (d: Buffer) => (text += d.toString()));
+    g.stderr!.on('data', (d: Buffer) => (err += d.toString()));
     await waitForFrames(join(out, 'bob'), 'guest', 6);
     h.child.kill('SIGKILL');
     expect(await exited(g)).toBe(1);
     expect(JSON.parse(text)).toMatchObject({ completed: false, reason: 'peer_disconnected' });
+    expect(err).toMatch(/^aigenora join: PEER_DISCONNECTED: the session ended without completing/);
     expect(verifyTranscriptAt(c, sessionDirOf(join(out, 'bob'), 'guest'))).toMatchObject({ ok: true, receipt: false });
   }, 30_000);
 
@@ -299,7 +305,8 @@ describe('two processes', () => {
     expect(['in_progress', 'action_submitted']).toContain(rows[0].phase);
     expect((await cli(['session', 'abort', rows[0].dir])).status).toBe(0);
     expect(await exited(h.child)).toBe(1);
-    expect(JSON.parse(h.output().slice(h.output().indexOf('{')))).toMatchObject({ completed: false, reason: 'local_abort' });
+    expect(jsonLines(h.stdout()).at(-1)).toMatchObject({ completed: false, reason: 'local_abort' });
+    expect(h.stderr()).toMatch(/^aigenora host: LOCAL_ABORT: /);
     expect(await exited(g)).toBe(1);
     const guest = JSON.parse(text);
     expect(guest.completed).toBe(false);
@@ -327,9 +334,9 @@ describe('two processes', () => {
     await init(join(out, 'alice'));
     const h = await hostProcess(join(out, 'alice'), ['--protocol', 'coin-flip-v1', '--invitation-ttl-minutes', '0.02', '--json']);
     expect(await exited(h.child)).toBe(1);
-    const report = JSON.parse(h.output().slice(h.output().indexOf('{')));
-    expect(report).toMatchObject({ completed: false, reason: 'INVITATION_EXPIRED' });
-    expect(report.detail).toContain('expired');
+    // The invitation was its one result (stdout); no session ran, so the end is a refusal on stderr.
+    expect(jsonLines(h.stdout())).toEqual([expect.objectContaining({ role: 'host', invitation: h.invitation })]);
+    expect(h.stderr()).toMatch(/^aigenora host: INVITATION_EXPIRED: .*expired/);
     expect(h.output()).not.toMatch(/\n\s+at /);
   }, 30_000);
 

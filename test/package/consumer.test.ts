@@ -183,7 +183,7 @@ describe('the CLI from the tarball', () => {
     const bad = run('npx', ['--no-install', 'aigenora', 'frobnicate']);
     expect(bad.status).toBe(2);
     expect(bad.out).toBe('');
-    expect(bad.err).toMatch(/unknown command "frobnicate"/);
+    expect(bad.err).toMatch(/^aigenora: UNKNOWN_COMMAND: "frobnicate" is not a command/);
   });
 
   it('init makes an identity and the library, and a built-in protocol plays from the installed package', () => {

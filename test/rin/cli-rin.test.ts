@@ -58,9 +58,9 @@ describe('rin commands without a daemon', () => {
   });
 
   it('refuses to run without the token, or with a short one, before sending anything', async () => {
-    expectOneLine(await spawned(['worlds'], {}), /^aigenora rin worlds: \$RIN_CONTROL_TOKEN is not set/, 2);
-    expectOneLine(await rinCli(['worlds'], {}), /^aigenora rin worlds: \$RIN_CONTROL_TOKEN is not set/, 2);
-    expectOneLine(await rinCli(['worlds'], { RIN_CONTROL_TOKEN: 'short' }), /^aigenora rin worlds: \$RIN_CONTROL_TOKEN must contain at least 32 bytes/, 2);
+    expectOneLine(await spawned(['worlds'], {}), /^aigenora rin worlds: USAGE: \$RIN_CONTROL_TOKEN is not set/, 2);
+    expectOneLine(await rinCli(['worlds'], {}), /^aigenora rin worlds: USAGE: \$RIN_CONTROL_TOKEN is not set/, 2);
+    expectOneLine(await rinCli(['worlds'], { RIN_CONTROL_TOKEN: 'short' }), /^aigenora rin worlds: USAGE: \$RIN_CONTROL_TOKEN must contain at least 32 bytes/, 2);
   });
 
   it('takes no token flag (it would show in ps)', async () => {
@@ -69,25 +69,25 @@ describe('rin commands without a daemon', () => {
 
   it('refuses a control URL that is not a loopback http origin', async () => {
     for (const url of ['http://192.168.1.2:7375', 'https://127.0.0.1:7375', 'http://127.0.0.1:7375/x']) {
-      expectOneLine(await rinCli(['worlds', '--control', url]), /^aigenora rin worlds: --control: control URL must be a plain loopback http origin/, 2);
+      expectOneLine(await rinCli(['worlds', '--control', url]), /^aigenora rin worlds: USAGE: --control: control URL must be a plain loopback http origin/, 2);
     }
   });
 
   it('names a daemon that is not there', async () => {
-    expectOneLine(await rinCli(['worlds', '--control', 'http://127.0.0.1:9']), /^aigenora rin worlds: unavailable: POST \/control\/v2\/worlds: cannot reach the control daemon at http:\/\/127\.0\.0\.1:9/);
+    expectOneLine(await rinCli(['worlds', '--control', 'http://127.0.0.1:9']), /^aigenora rin worlds: UNAVAILABLE: POST \/control\/v2\/worlds: cannot reach the control daemon at http:\/\/127\.0\.0\.1:9/);
   });
 
   it('serve and host refuse a bad start in one line', async () => {
     const dir = tempDir('rin-cli-start');
-    expectOneLine(await rinCli(['serve']), /^aigenora rin serve: --principal is required/, 2);
-    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--scopes', 'actor.read,,x']), /^aigenora rin serve: --scopes must be a comma-separated list/, 2);
-    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--db', 'mysql://x']), /^aigenora rin serve: --db must be a postgres/, 2);
-    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--listen', '0.0.0.0:7375', '--data-dir', dir]), /^aigenora rin serve: invalid: the control daemon listens only on loopback/);
+    expectOneLine(await rinCli(['serve']), /^aigenora rin serve: USAGE: --principal is required/, 2);
+    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--scopes', 'actor.read,,x']), /^aigenora rin serve: USAGE: --scopes must be a comma-separated list/, 2);
+    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--db', 'mysql://x']), /^aigenora rin serve: USAGE: --db must be a postgres/, 2);
+    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--listen', '0.0.0.0:7375', '--data-dir', dir]), /^aigenora rin serve: INVALID: the control daemon listens only on loopback/);
     expectOneLine(await rinCli(['serve', '--principal', 'alice', '--policy', join(dir, 'missing.json'), '--data-dir', dir]), /^aigenora rin serve: FILE_NOT_FOUND: /, 2);
     writeFileSync(join(dir, 'bad-policy.json'), '{"revision":0}');
-    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--policy', join(dir, 'bad-policy.json'), '--listen', '127.0.0.1:0', '--data-dir', dir]), /^aigenora rin serve: invalid: /);
-    expectOneLine(await rinCli(['host', 'atlantis', '--owner', 'alice']), /^aigenora rin host: expected a built-in world: harbor$/, 2);
-    expectOneLine(await rinCli(['host', 'harbor']), /^aigenora rin host: --owner is required/, 2);
+    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--policy', join(dir, 'bad-policy.json'), '--listen', '127.0.0.1:0', '--data-dir', dir]), /^aigenora rin serve: INVALID: /);
+    expectOneLine(await rinCli(['host', 'atlantis', '--owner', 'alice']), /^aigenora rin host: USAGE: expected a built-in world: harbor$/, 2);
+    expectOneLine(await rinCli(['host', 'harbor']), /^aigenora rin host: USAGE: --owner is required/, 2);
   });
 
   it('refuses bad arguments before contacting anyone', async () => {
@@ -121,11 +121,11 @@ describeWithReference('rin commands against the reference daemon with no world',
   });
 
   it("carries the daemon's refusal code in one line", async () => {
-    expectOneLine(await at('operation', 'get', 'operation.0123456789abcdef0123456789abcdef'), /^aigenora rin operation: not_found: .*\(HTTP 404 from POST \/control\/v2\/operations\/get\)$/);
-    expectOneLine(await at('observe'), /^aigenora rin observe: invalid: no visible world matches/);
-    expectOneLine(await at('observe', '--host-id', 'h', '--world', 'w', '--actor', 'a'), /^aigenora rin observe: not_found: /);
+    expectOneLine(await at('operation', 'get', 'operation.0123456789abcdef0123456789abcdef'), /^aigenora rin operation: NOT_FOUND: .*\(HTTP 404 from POST \/control\/v2\/operations\/get\)$/);
+    expectOneLine(await at('observe'), /^aigenora rin observe: INVALID: no visible world matches/);
+    expectOneLine(await at('observe', '--host-id', 'h', '--world', 'w', '--actor', 'a'), /^aigenora rin observe: NOT_FOUND: /);
     const wrong = await rinCli(['worlds', '--control', daemon.url], { RIN_CONTROL_TOKEN: `${RIN_TOKEN}-wrong` });
-    expectOneLine(wrong, /^aigenora rin worlds: forbidden: unauthorized \(HTTP 401/);
+    expectOneLine(wrong, /^aigenora rin worlds: FORBIDDEN: unauthorized \(HTTP 401/);
   });
 });
 
@@ -177,7 +177,7 @@ for (const [label, start] of DAEMONS) {
     });
 
     it('asks which actor when several match', async () => {
-      expectOneLine(await at('observe'), /^aigenora rin observe: invalid: 3 actors in harbor \(gull, puffin, tern\); name one with --actor$/);
+      expectOneLine(await at('observe'), /^aigenora rin observe: INVALID: 3 actors in harbor \(gull, puffin, tern\); name one with --actor$/);
     });
 
     it('lists and describes capabilities', async () => {
@@ -195,8 +195,8 @@ for (const [label, start] of DAEMONS) {
       const spec = await json('capabilities', '--actor', 'gull', '--capability', 'harbor.repair');
       expect(spec.value).toMatchObject({ capability: { id: 'harbor.repair', version: '1.0.0' }, execution: 'queued', risk_floor: 'moderate' });
       expect(spec.value['digest']).toMatch(/^[0-9a-f]{64}$/);
-      expectOneLine(await at('capabilities', '--actor', 'gull', '--capability', 'harbor.nope'), /^aigenora rin capabilities: not_found: actor gull offers no capability harbor\.nope$/);
-      expectOneLine(await at('capabilities', '--actor', 'gull', '--capability', 'harbor.repair@9.9.9'), /^aigenora rin capabilities: not_found: /);
+      expectOneLine(await at('capabilities', '--actor', 'gull', '--capability', 'harbor.nope'), /^aigenora rin capabilities: NOT_FOUND: actor gull offers no capability harbor\.nope$/);
+      expectOneLine(await at('capabilities', '--actor', 'gull', '--capability', 'harbor.repair@9.9.9'), /^aigenora rin capabilities: NOT_FOUND: /);
     });
 
     it('submits an allowed action and waits for it', async () => {
@@ -215,7 +215,7 @@ for (const [label, start] of DAEMONS) {
       expect(first.value['operation_id']).toMatch(/^operation\./);
       expect(second.value['operation_id']).toBe(first.value['operation_id']);
       const other = await at('submit', '--actor', 'gull', '--capability', 'harbor.load-cargo', '--arguments', '{"crates":1}', '--idempotency-key', 'retry.one');
-      expectOneLine(other, /^aigenora rin submit: conflict: .*\(HTTP 409 from POST \/control\/v2\/actions\/submit\)$/);
+      expectOneLine(other, /^aigenora rin submit: CONFLICT: .*\(HTTP 409 from POST \/control\/v2\/actions\/submit\)$/);
     });
 
     it('leaves an action awaiting confirmation until confirmed, then it runs', async () => {
@@ -245,7 +245,7 @@ for (const [label, start] of DAEMONS) {
       const tern = (envelope.value['resources'] as { ref: { key: string } }[]).find((r) => r.ref.key === 'tern')!.ref;
       const tow = () => at('submit', '--actor', 'gull', '--capability', 'harbor.tow', '--target-refs', JSON.stringify([tern]), '--json');
       // The host refuses to bind a tow of a boat in the harbor, before any policy is asked.
-      expectOneLine(await tow(), /^aigenora rin submit: conflict: .*Tern is not at sea/);
+      expectOneLine(await tow(), /^aigenora rin submit: CONFLICT: .*Tern is not at sea/);
       const sail = await json('submit', '--actor', 'tern', '--capability', 'harbor.sail', '--arguments', '{"distance":50}');
       try {
         // Towing another player's boat is a high-risk effect: bound with its target, then denied by policy.
@@ -286,11 +286,11 @@ for (const [label, start] of DAEMONS) {
     });
 
     it('refuses a lease id that is not the live one, in one line', async () => {
-      expectOneLine(await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--lease-id', 'controller-lease.0000'), /^aigenora rin submit: lease_expired: --lease-id controller-lease\.0000 is not the actor's live controller lease$/);
+      expectOneLine(await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--lease-id', 'controller-lease.0000'), /^aigenora rin submit: LEASE_EXPIRED: --lease-id controller-lease\.0000 is not the actor's live controller lease$/);
     });
 
     it('refuses another controller while the CLI holds the lease', async () => {
-      expectOneLine(await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--controller-id', 'someone-else'), /^aigenora rin submit: lease_conflict: /);
+      expectOneLine(await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--controller-id', 'someone-else'), /^aigenora rin submit: LEASE_CONFLICT: /);
     });
   });
 }

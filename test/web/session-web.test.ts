@@ -173,7 +173,7 @@ describe('session web refuses what it must', () => {
     for (const listen of ['0.0.0.0:0', '192.168.1.10:8080', 'example.com:80', '127.0.0.1']) {
       const r = await cli(['session', 'web', dir, '--listen', listen]);
       expect(r.status, listen).toBe(2);
-      expect(r.err.split('\n')[0]).toMatch(/^aigenora session web: --listen must be a loopback HOST:PORT/);
+      expect(r.err.split('\n')[0]).toMatch(/^aigenora session web: USAGE: --listen must be a loopback HOST:PORT/);
       expect(r.out).toBe('');
     }
   });

@@ -1,7 +1,17 @@
 /** Minimal argument parsing and the shape every CLI command takes. */
 
+/**
+ * A mistake in how the command was called (an option, an argument, a path that is not what the command
+ * needs): exit 2, reported as `aigenora <command>: USAGE: <message>` (or the more precise code given).
+ */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+  constructor(
+    message: string,
+    readonly code: string = 'USAGE',
+  ) {
+    super(message);
+  }
 }
 
 export type FlagKind = 'string' | 'boolean';
@@ -16,7 +26,14 @@ export interface Output {
   line(text: string): void;
   /** The command's result as JSON (stdout). */
   json(value: unknown): void;
-  /** Why the command refused or failed (stderr), so that stdout carries only results. */
+  /**
+   * Why the command refused or failed: the one line of the convention on stderr,
+   * `aigenora <command>: <CODE>: <message>`. Detail lines may follow it with `error`.
+   */
+  refuse(code: string, message: string): void;
+  /** A warning on stderr, `aigenora <command>: warning: <text>`: the command goes on. */
+  warn(text: string): void;
+  /** A line on stderr as it is: the detail lines after a `refuse`, or a notice where stdout is taken. */
   error(text: string): void;
 }
 

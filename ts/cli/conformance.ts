@@ -32,6 +32,8 @@ file is in no known format, a corpus file is missing or not as its README says, 
       if (!existsSync(DEFAULT_CORPUS)) throw new UsageError(`no PATH given and the default corpus ${DEFAULT_CORPUS} does not exist`);
       paths = [DEFAULT_CORPUS];
     }
+    // A path that is not there is a usage mistake, refused before any report is printed.
+    for (const p of paths) if (!existsSync(p)) throw new UsageError(`${p} does not exist`, 'FILE_NOT_FOUND');
     const report = runConformance(paths.map((p) => resolve(p)), backends);
     if (args.flags['json']) {
       out.json(report);
@@ -49,7 +51,11 @@ file is in no known format, a corpus file is missing or not as its README says, 
       if (docs) out.line(`skip ${docs} documentation files`);
       out.line(`${report.passed} passed, ${report.failed} failed`);
     }
-    if (report.errors.length) return 2;
+    // A case that fails is the check's result (above); a corpus that cannot be checked as a whole is also a refusal.
+    if (report.errors.length) {
+      out.refuse('CORPUS_INVALID', `${report.errors.length} error(s), first: ${report.errors[0]!}`);
+      return 2;
+    }
     return report.failed > 0 ? 1 : 0;
   },
 };

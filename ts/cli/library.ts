@@ -51,8 +51,8 @@ export const protocolPath: Command = {
     if (args.positional.length !== 1) throw new UsageError('expected one protocol_id or alias');
     const r = resolveProtocol(dataDirOf(args.flags), args.positional[0]!);
     if ('error' in r) {
-      if (args.flags['json']) out.json({ ok: false, error: r.error });
-      else out.error(r.error);
+      // Nothing resolved: a refusal on stderr, with or without --json.
+      out.refuse(r.error.startsWith('no protocol') ? 'PROTOCOL_NOT_FOUND' : 'PROTOCOL_AMBIGUOUS', r.error);
       return 1;
     }
     if (args.flags['json']) out.json({ ok: true, alias: r.entry.alias, protocol_id: r.entry.protocol_id, path: r.dir });

@@ -133,10 +133,12 @@ export const processIo: CliIo = {
   stderr: (t) => void process.stderr.write(t),
 };
 
-function outputOf(io: CliIo): Output {
+function outputOf(io: CliIo, label: string): Output {
   return {
     line: (t) => io.stdout(`${t}\n`),
     json: (v) => io.stdout(`${JSON.stringify(v, null, 2)}\n`),
+    refuse: (code, message) => io.stderr(`aigenora ${label}: ${coded(code, message.split('\n')[0] ?? '')}\n`),
+    warn: (t) => io.stderr(`aigenora ${label}: warning: ${t}\n`),
     error: (t) => io.stderr(`${t}\n`),
   };
 }
@@ -165,9 +167,28 @@ function groupUsage(name: string, subcommands: Lazy[]): string {
 
 const isHelp = (a: string | undefined) => a === '--help' || a === '-h' || a === 'help';
 
-/** One line for any error: its own message when it carries a code (or is a usage error), else "internal error". */
+/**
+ * A code as the convention prints it, upper snake case: a wire's lower-case code (rin's `not_found`) is
+ * upper-cased, so that every refusal line reads `aigenora <command>: <CODE>: <message>`.
+ */
+export function conventionCode(code: string): string {
+  const c = code.replace(/[^A-Za-z0-9_]/g, '_').toUpperCase();
+  return /^[A-Z]/.test(c) ? c : `E_${c}`;
+}
+
+/** `CODE: message`, the code not repeated when the message already starts with it. */
+function coded(code: string, message: string): string {
+  const c = conventionCode(code);
+  for (const p of [`${code}: `, `${c}: `]) if (message.startsWith(p)) return `${c}: ${message.slice(p.length)}`;
+  return `${c}: ${message}`;
+}
+
+/** A message that already starts with its own code (`HOOKS_SKELETON: …`), as a wrapped error's does. */
+const STARTS_WITH_CODE = /^[A-Z][A-Z0-9_]*[A-Z0-9]: /;
+
+/** One line for any error: `CODE: message` (USAGE for a usage error), else `INTERNAL_ERROR: …`. */
 export function describeError(e: unknown): { message: string; status: number } {
-  if (e instanceof UsageError) return { message: e.message, status: 2 };
+  if (e instanceof UsageError) return { message: e.code === 'USAGE' && STARTS_WITH_CODE.test(e.message) ? e.message : coded(e.code, e.message), status: 2 };
   // A path that is missing or not a file is a usage mistake; a file that is too large, not UTF-8 or
   // open to others is bad input.
   if (e instanceof FileError) return { message: e.message, status: ['FILE_TOO_LARGE', 'FILE_NOT_UTF8', 'FILE_PERMISSIONS'].includes(e.code) ? 1 : 2 };
@@ -175,11 +196,16 @@ export function describeError(e: unknown): { message: string; status: number } {
   const code = (err as { code?: unknown }).code;
   const first = err.message.split('\n')[0] ?? '';
   if (typeof code === 'string' && code !== '') {
-    if (code === 'WASM_UNAVAILABLE') return { message: first, status: 2 };
-    return { message: first.includes(code) ? first : `${code}: ${first}`, status: 1 };
+    // A path that is not what the command needs, as a missing file is (exit 2): a spec that cannot be read,
+    // a data directory that is a file or cannot be made, the system's own ENOENT, ENOTDIR or EISDIR.
+    if (['WASM_UNAVAILABLE', 'DATA_DIR_INVALID', 'SPEC_UNREADABLE', 'ENOENT', 'ENOTDIR', 'EISDIR'].includes(code)) return { message: coded(code, first), status: 2 };
+    return { message: coded(code, first), status: 1 };
   }
-  return { message: `internal error: ${first || err.name}${process.env['AIGENORA_DEBUG'] === '1' ? '' : ' (AIGENORA_DEBUG=1 shows the stack)'}`, status: 1 };
+  return { message: `INTERNAL_ERROR: ${first || err.name}${process.env['AIGENORA_DEBUG'] === '1' ? '' : ' (AIGENORA_DEBUG=1 shows the stack)'}`, status: 1 };
 }
+
+/** The command running in this process, for an error that escapes it (installProcessGuards). */
+let running = '';
 
 function reportError(io: CliIo, label: string, e: unknown, cmd?: Command): number {
   const { message, status } = describeError(e);
@@ -201,7 +227,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
   }
   const entry = COMMANDS.find((c) => c.name === name);
   if (!entry) {
-    io.stderr(`aigenora: unknown command ${JSON.stringify(name)}\n\n${usage()}\n`);
+    io.stderr(`aigenora: UNKNOWN_COMMAND: ${JSON.stringify(name.slice(0, 80))} is not a command\n\n${usage()}\n`);
     return 2;
   }
   let found: Lazy;
@@ -214,12 +240,13 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     }
     const hit = entry.subcommands.find((c) => c.name === sub);
     if (!hit) {
-      io.stderr(`aigenora ${entry.name}: unknown subcommand ${JSON.stringify(sub)}\n\n${groupUsage(entry.name, entry.subcommands)}`);
+      io.stderr(`aigenora ${entry.name}: UNKNOWN_SUBCOMMAND: ${JSON.stringify(sub.slice(0, 80))} is not a subcommand of ${entry.name}\n\n${groupUsage(entry.name, entry.subcommands)}`);
       return 2;
     }
     found = hit;
     label = `${entry.name} ${hit.name}`;
   } else found = entry;
+  running = label;
   let cmd: Command | undefined;
   try {
     cmd = await found.load();
@@ -227,7 +254,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
       io.stdout(`usage: ${cmd.usage}\n\n${found.summary}.\n\n${cmd.help}\n`);
       return 0;
     }
-    return await cmd.run(parseArgs(rest, cmd.flags), outputOf(io));
+    return await cmd.run(parseArgs(rest, cmd.flags), outputOf(io, label));
   } catch (e) {
     return reportError(io, label, e, cmd);
   }
@@ -240,8 +267,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
 export function installProcessGuards(): void {
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(0);
-    process.exit(reportError(processIo, '', e));
+    process.exit(reportError(processIo, running, e));
   });
-  process.on('uncaughtException', (e) => process.exit(reportError(processIo, '', e)));
-  process.on('unhandledRejection', (e) => process.exit(reportError(processIo, '', e)));
+  process.on('uncaughtException', (e) => process.exit(reportError(processIo, running, e)));
+  process.on('unhandledRejection', (e) => process.exit(reportError(processIo, running, e)));
 }

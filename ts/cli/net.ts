@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
 import { verifyTranscriptAt } from '../engine/verify.js';
+import type { Window } from '../engine/decision-window.js';
 import type { SessionResult } from '../engine/session.js';
 import { HooksError, loadHooks } from '../hooks/load.js';
 import { rulesetHashOfDir } from '../realtime/ruleset-dir.js';
@@ -24,6 +25,7 @@ import { UsageError, type Command, type Output } from './args.js';
 import { readText, writeFileAtomic } from './io.js';
 import { optionsFromFlag, reportOptionErrors } from './options.js';
 import { progressLines } from './progress.js';
+import { awaitedLine } from './decision-control.js';
 
 const CONTROL = ['autonomous', 'hybrid', 'human'];
 /** A week: an invitation is a short-lived offer, and its expiry must stay a valid date. */
@@ -106,13 +108,41 @@ function progress(out: Output, quiet: boolean, me: Role, protocol: Protocol) {
   };
 }
 
-function report(out: Output, json: boolean, r: SessionResult, extra: Record<string, unknown>): number {
+/**
+ * The line that tells this side's person a decision window is open (hybrid and human control): what is
+ * asked, what is allowed, until when, and the `session decide` command that answers it. With --json,
+ * stdout holds only JSON lines (the invitation, the results): the line goes to stderr.
+ */
+function decisionPrompt(out: Output, json: boolean, me: Role, protocol: Protocol) {
+  return (w: Window, dir: string) => {
+    const line = awaitedLine(protocol.spec, me, w, dir);
+    if (line === undefined) return;
+    if (json) out.error(line);
+    else out.line(line);
+  };
+}
+
+/**
+ * A result as JSON: one document, or (`oneLine`, for `host`, which prints its invitation and then each
+ * session's result) one line of JSON per result.
+ */
+function emitJson(out: Output, oneLine: boolean, value: unknown): void {
+  if (oneLine) out.line(JSON.stringify(value));
+  else out.json(value);
+}
+
+/**
+ * The session's result on stdout (where its transcript is, the offline receipt check); a session that
+ * did not complete, or whose receipt does not verify, is also said on stderr in the CLI's one line,
+ * `aigenora <command>: <REASON>: …`, and exits 1.
+ */
+function report(out: Output, json: boolean, r: SessionResult, extra: Record<string, unknown>, oneLine = false): number {
   const c = getCrypto();
   const v = verifyTranscriptAt(c, r.dir);
   const winner = r.outcome;
-  if (json) out.json({ ...extra, completed: r.completed, reason: r.reason, detail: r.detail, winner, session_id: r.sid, dir: r.dir, receipt: v });
+  if (json) emitJson(out, oneLine, { ...extra, completed: r.completed, reason: r.reason, detail: r.detail, winner, session_id: r.sid, dir: r.dir, receipt: v });
   else {
-    out.line(r.completed ? `session completed${winner ? `: winner ${winner}` : ''}` : `session ended: ${r.reason}${r.detail ? ` (${r.detail})` : ''}`);
+    if (r.completed) out.line(`session completed${winner ? `: winner ${winner}` : ''}`);
     out.line(`transcript ${join(r.dir, 'transcript.jsonl')}`);
     out.line(
       v.ok && v.receipt
@@ -122,6 +152,9 @@ function report(out: Output, json: boolean, r: SessionResult, extra: Record<stri
         : `receipt: ${v.reason ?? 'not verified'}`,
     );
   }
+  const which = extra['session'] !== undefined ? `session ${String(extra['session'])}` : 'the session';
+  if (!r.completed) out.refuse(r.reason, `${which} ended without completing${r.detail ? `: ${r.detail}` : ''}`);
+  else if (!(v.ok && v.receipt)) out.refuse('RECEIPT_NOT_VERIFIED', `${which} completed, but its receipt does not verify: ${v.reason ?? 'not verified'}`);
   return r.completed && v.ok && v.receipt ? 0 : 1;
 }
 
@@ -140,14 +173,17 @@ function groupEvents(out: Output, json: boolean) {
   };
 }
 
-function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Record<string, unknown>): number {
+/** A group's result, as report() gives a session's: stdout, and a group that failed said on stderr too. */
+function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Record<string, unknown>, oneLine = false): number {
   const v = verifyGroupSessionAt(getCrypto(), r.dir);
-  if (json) out.json({ ...extra, completed: r.completed, outcome: r.outcome, epochs: r.epochs, reason: r.reason ?? null, dir: r.dir, receipt: v });
+  if (json) emitJson(out, oneLine, { ...extra, completed: r.completed, outcome: r.outcome, epochs: r.epochs, reason: r.reason ?? null, dir: r.dir, receipt: v });
   else {
-    out.line(r.completed ? `group completed: ${r.outcome ?? 'no outcome'}` : `group ended: ${r.reason ?? 'not completed'}`);
+    if (r.completed) out.line(`group completed: ${r.outcome ?? 'no outcome'}`);
     out.line(`transcript ${join(r.dir, 'transcript.jsonl')}`);
     out.line(v.ok && v.receipt ? `receipt verified offline: ${v.entries} entries, signed by this member` : `receipt: ${v.reason ?? 'not verified'}`);
   }
+  if (!r.completed) out.refuse('GROUP_NOT_COMPLETED', `the group ended without completing: ${r.reason ?? 'no reason given'}`);
+  else if (!(v.ok && v.receipt)) out.refuse('RECEIPT_NOT_VERIFIED', `the group completed, but this member's receipt does not verify: ${v.reason ?? 'not verified'}`);
   return r.completed && v.ok && v.receipt ? 0 : 1;
 }
 
@@ -166,15 +202,14 @@ async function hostGroupOverIroh(flags: Record<string, unknown>, out: Output, x:
     ...(delay && { actionDelayMs: delay }), ...(x.turnTimeoutMs !== undefined && { turnTimeoutMs: x.turnTimeoutMs }), onEvent: groupEvents(out, x.json),
   });
   try {
-    // The post id first and on its own line: what members (and scripts) wait for.
-    const posted = `post_id: ${g.postId}\ngroup_id: ${g.groupId}`;
-    if (x.json) process.stderr.write(`${posted}\n`);
+    // The post id first: what members (and scripts) wait for; with --json the first line of JSON.
+    if (x.json) out.line(JSON.stringify({ role: 'leader', transport: 'iroh', post_id: g.postId, group_id: g.groupId, ticket: g.ticket }));
     else {
-      out.line(posted);
+      out.line(`post_id: ${g.postId}\ngroup_id: ${g.groupId}`);
       out.line(`leading group ${g.groupId} over iroh (ticket ${g.ticket}); members join with: aigenora join --server ${String(flags['server'])} ${g.postId}`);
     }
     const r = await g.done;
-    return groupReport(out, x.json, r, irohGroupExtra(r, g.postId));
+    return groupReport(out, x.json, r, irohGroupExtra(r, g.postId), true);
   } finally {
     await g.stop();
   }
@@ -196,15 +231,17 @@ async function joinGroupOverIroh(flags: Record<string, unknown>, out: Output, x:
     });
     return groupReport(out, json, r, irohGroupExtra(r, x.target.post_id));
   } catch (e) {
-    if (e instanceof GroupNetError) return refusedBy(out, json, e);
+    if (e instanceof GroupNetError) return refusedBy(out, e);
     throw e;
   }
 }
 
-/** A join the host (or the group) refused: one line, or the JSON answer, and exit 1. */
-function refusedBy(out: Output, json: boolean, e: { code: string; message: string }): number {
-  if (json) out.json({ completed: false, reason: e.code, detail: e.message });
-  else out.line(`refused: ${e.message}`);
+/**
+ * A join that never became a session: the host (or the group) refused it, or could not be reached.
+ * Nothing ran, so there is no result: the CLI's one line on stderr, with or without --json, and exit 1.
+ */
+function refusedBy(out: Output, e: { code: string; message: string }): number {
+  out.refuse(e.code, e.message);
   return 1;
 }
 
@@ -290,6 +327,7 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
     ...(x.timeoutSeconds !== undefined && { timeoutMs: x.timeoutSeconds * 1000 }),
     ...(x.handshakeSeconds !== undefined && { handshakeTimeoutMs: x.handshakeSeconds * 1000 }),
     onMessage: progress(out, x.json, 'host', x.protocol),
+    onDecisionWindow: decisionPrompt(out, x.json, 'host', x.protocol),
     onEvent: events,
     ...(client && {
       publish: async (ticket: string) => {
@@ -302,8 +340,8 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
   let stopRenewal = () => {};
   try {
     if (typeof flags['invitation-file'] === 'string') writeFileAtomic(flags['invitation-file'], `${h.text}\n`);
-    // --json keeps stdout for the one result object; a script waiting for a guest reads the post id here.
-    if (x.json) process.stderr.write(`${h.text}\n${postId ? `post_id: ${postId}\n` : ''}`);
+    // The invitation is the host's first result; with --json its first line of JSON (the session's result follows).
+    if (x.json) out.line(JSON.stringify({ role: 'host', transport: 'iroh', invitation: h.text, ...(postId && { post_id: postId }), ticket: h.ticket, expires_at: h.invitation.expires_at }));
     else {
       out.line(h.text);
       if (postId) out.line(`post_id: ${postId}`);
@@ -318,14 +356,14 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
       r = await h.done;
     } catch (e) {
       if (!(e instanceof HostError)) throw e;
-      if (x.json) out.json({ role: 'host', transport: 'iroh', completed: false, reason: e.code, detail: e.message, invitation: h.text, ...(postId && { post_id: postId }) });
-      else out.line(`host ended: ${e.message}`);
+      // No session ran (the invitation expired unanswered): a refusal, said on stderr.
+      out.refuse(e.code, e.message);
       return 1;
     } finally {
       stopRenewal();
     }
     const posted = client ? await reportToRegistry(client, r, events) : {};
-    return report(out, x.json, r, { role: 'host', transport: 'iroh', invitation: h.text, ...(postId && { post_id: postId }), ...posted });
+    return report(out, x.json, r, { role: 'host', transport: 'iroh', invitation: h.text, ...(postId && { post_id: postId }), ...posted }, true);
   } finally {
     await h.stop();
   }
@@ -358,7 +396,9 @@ invitation (one line, "aigenora1.…"; also written to --invitation-file), and s
 completes the handshake; later guests are refused (with --daemon, every guest is served, each in its own
 session, until the invitation expires or the process is interrupted). Prints the exchange, the outcome and
 the transcript. If the invitation expires before a guest completes the handshake, the host ends with
-INVITATION_EXPIRED (exit 1).
+INVITATION_EXPIRED (exit 1, on stderr). --json prints one line of JSON per result on stdout: the invitation
+first ({"role", "invitation", "post_id" with --server, "addrs" or "ticket", "expires_at"}), then each
+session's result.
 --listen takes multiaddrs (comma-separated; default 127.0.0.1 on a free TCP and WebSocket port).
 --handshake-timeout-seconds (default 10): a connection that has not completed Noise and the session
 handshake by then is closed; --timeout-seconds is the wait for each frame once the session runs.
@@ -410,12 +450,12 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
       const g = await hostGroup({ crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), ttlMinutes: ttl, ...(listen && { listen }), ...(delay && { actionDelayMs: delay }), ...(turn !== undefined && { turnTimeoutMs: turn }), onEvent: groupEvents(out, json) });
       try {
         if (typeof args.flags['invitation-file'] === 'string') writeFileAtomic(args.flags['invitation-file'], `${g.text}\n`);
-        if (json) process.stderr.write(`${g.text}\n`);
+        if (json) out.line(JSON.stringify({ role: 'leader', invitation: g.text, group_id: g.groupId, addrs: g.invitation.ticket.addrs, expires_at: g.invitation.expires_at }));
         else {
           out.line(g.text);
           out.line(`leading group ${g.groupId} on ${g.invitation.ticket.addrs.join(' ')}; members join with this invitation`);
         }
-        return groupReport(out, json, await g.done, { role: 'leader', group_id: g.groupId });
+        return groupReport(out, json, await g.done, { role: 'leader', group_id: g.groupId }, true);
       } finally {
         await g.stop();
       }
@@ -437,12 +477,13 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
       }),
       onSession: (r) => {
         served++;
-        report(out, json, r, { role: 'host', session: served });
+        report(out, json, r, { role: 'host', session: served }, true);
       },
       ...(listen && { listen }),
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       ...(handshakeSeconds !== undefined && { handshakeTimeoutMs: handshakeSeconds * 1000 }),
       onMessage: progress(out, json, 'host', protocol),
+      onDecisionWindow: decisionPrompt(out, json, 'host', protocol),
       onEvent: (type, data) => {
         if (type === 'connected') stopRenewal();
         events(type, data);
@@ -451,7 +492,8 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
     try {
       if (typeof args.flags['invitation-file'] === 'string') writeFileAtomic(args.flags['invitation-file'], `${h.text}\n`);
       if (client && postId) stopRenewal = renewEvery(client, postId, events);
-      if (json) process.stderr.write(`${h.text}\n${postId ? `post_id: ${postId}\n` : ''}`);
+      // The invitation is the host's first result; with --json its first line of JSON (each session's result follows).
+      if (json) out.line(JSON.stringify({ role: 'host', invitation: h.text, ...(postId && { post_id: postId }), addrs: h.invitation.ticket.addrs, expires_at: h.invitation.expires_at }));
       else {
         out.line(h.text);
         if (postId) out.line(`post_id: ${postId}`);
@@ -475,14 +517,14 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
         r = await h.done;
       } catch (e) {
         if (!(e instanceof HostError)) throw e;
-        if (json) out.json({ role: 'host', completed: false, reason: e.code, detail: e.message, invitation: h.text, ...(postId && { post_id: postId }) });
-        else out.line(`host ended: ${e.message}`);
+        // No session ran (the invitation expired unanswered): a refusal, said on stderr.
+        out.refuse(e.code, e.message);
         return 1;
       } finally {
         stopRenewal();
       }
       const posted = client ? await reportToRegistry(client, r, events) : {};
-      return report(out, json, r, { role: 'host', invitation: h.text, ...(postId && { post_id: postId }), ...posted });
+      return report(out, json, r, { role: 'host', invitation: h.text, ...(postId && { post_id: postId }), ...posted }, true);
     } finally {
       stopRenewal();
       await h.stop();
@@ -559,7 +601,7 @@ status and result reported after it. --transport, when given, must be the invita
         const r = await joinGroup({ crypto: c, seed: identity(dataDir), protocol, invitation: inv, sessionsDir: join(dataDir, 'sessions'), ...(resume !== undefined && { resumeDir: resume }), ...(delay && { actionDelayMs: delay }), ...(turn !== undefined && { turnTimeoutMs: turn }), ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), onEvent: groupEvents(out, json) });
         return groupReport(out, json, r, { role: 'member' });
       } catch (e) {
-        if (e instanceof GroupNetError) return refusedBy(out, json, e);
+        if (e instanceof GroupNetError) return refusedBy(out, e);
         throw e;
       }
     }
@@ -588,13 +630,14 @@ async function joinOverLibp2p(flags: Record<string, unknown>, out: Output, x: { 
       crypto: getCrypto(), seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), invitation: inv, controlMode: control,
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       onMessage: progress(out, json, 'guest', protocol),
+      onDecisionWindow: decisionPrompt(out, json, 'guest', protocol),
       onEvent: events,
       ...(client && { onProof: async (p: SessionProof) => void (await client.postSessionProof(p)) }),
     });
     const posted = client ? await reportToRegistry(client, r, events) : {};
     return report(out, json, r, { role: 'guest', ...(client && { post_id: inv.post_id }), ...posted });
   } catch (e) {
-    if (e instanceof HandshakeError) return refusedBy(out, json, e);
+    if (e instanceof HandshakeError) return refusedBy(out, e);
     throw e;
   }
 }
@@ -616,13 +659,14 @@ async function joinOverIroh(flags: Record<string, unknown>, out: Output, x: { da
       crypto: c, seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), target: x.target, controlMode: control,
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       onMessage: progress(out, json, 'guest', protocol),
+      onDecisionWindow: decisionPrompt(out, json, 'guest', protocol),
       onEvent: events,
       ...(client && { onProof: async (p) => void (await client.postSessionProof(p)) }),
     });
     const posted = client ? await reportToRegistry(client, r, events) : {};
     return report(out, json, r, { role: 'guest', transport: 'iroh', post_id: x.target.post_id, ...posted });
   } catch (e) {
-    if (e instanceof HandshakeError) return refusedBy(out, json, e);
+    if (e instanceof HandshakeError) return refusedBy(out, e);
     throw e;
   }
 }

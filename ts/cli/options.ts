@@ -16,7 +16,10 @@ export function optionsFromFlag(flag: unknown, spec: Spec): { options: Record<st
   return { options: options as Record<string, unknown>, errors };
 }
 
+/** `aigenora <command>: OPTIONS_INVALID: …` on stderr, then each problem on a line of its own; exit 1. */
 export function reportOptionErrors(out: Output, errors: SpecIssue[]): number {
+  const first = errors[0];
+  out.refuse('OPTIONS_INVALID', `--options: ${errors.length} error(s)${first ? `, first ${first.code} at ${first.pointer || '/'}: ${first.message}` : ''}`);
   for (const e of errors) out.error(`error ${e.code} at ${e.pointer || '/'}: ${e.message}`);
   return 1;
 }

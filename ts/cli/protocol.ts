@@ -25,6 +25,13 @@ function printIssues(write: (line: string) => void, issues: SpecIssue[]): void {
   for (const i of issues) write(`${i.severity === 'error' ? 'error' : 'warning'} ${i.code} at ${i.pointer || '/'}: ${i.message}`);
 }
 
+/** A spec that is not valid where a valid one is needed: the CLI's one line, then each problem, on stderr. */
+function refuseSpec(out: Output, l: LoadedSpec): void {
+  const errors = l.issues.filter((i) => i.severity === 'error');
+  out.refuse('SPEC_INVALID', `${l.path} is not a valid spec: ${errors.length} error(s)${errors[0] ? `, first ${errors[0].code} at ${errors[0].pointer || '/'}` : ''}`);
+  printIssues(out.error, l.issues);
+}
+
 function one(positional: string[], what: string): string {
   if (positional.length !== 1) throw new UsageError(`expected one ${what}`);
   return positional[0]!;
@@ -40,13 +47,13 @@ spec_version only warns here; every other command refuses it.`,
   run(args, out) {
     const l = load(one(args.positional, 'spec.json or protocol directory'), true);
     if (!l.protocolId) {
-      if (args.flags['json']) out.json({ path: l.path, ok: false, issues: l.issues });
-      else printIssues(out.error, l.issues);
+      // No id to print: a refusal (stderr), with or without --json; `validate --json` gives the issues as a result.
+      refuseSpec(out, l);
       return 1;
     }
     if (args.flags['json']) out.json({ path: l.path, protocol_id: l.protocolId, warnings: l.issues.filter((i) => i.code === 'SPEC_VERSION_UNSUPPORTED') });
     else {
-      for (const w of l.issues.filter((i) => i.code === 'SPEC_VERSION_UNSUPPORTED')) out.error(`warning: ${w.message}`);
+      for (const w of l.issues.filter((i) => i.code === 'SPEC_VERSION_UNSUPPORTED')) out.warn(w.message);
       out.line(l.protocolId);
     }
     return 0;
@@ -61,8 +68,8 @@ function validateMessage(l: LoadedSpec, text: string, flags: Args['flags'], out:
   if (direction !== undefined && !(DIRECTIONS as readonly unknown[]).includes(direction)) throw new UsageError(`--direction must be ${DIRECTIONS.join(' or ')}`);
   const name = typeof flags['message'] === 'string' ? flags['message'] : undefined;
   if (!l.ok) {
-    out.error(`cannot check a message against an invalid spec (${l.path}):`);
-    printIssues(out.error, l.issues);
+    // The message cannot be checked at all: a refusal, exit 2 as for a spec that cannot be read.
+    refuseSpec(out, l);
     return 2;
   }
   const r = messageValidator(l.protocolId!, l.spec, l.text).checkText(text, direction as WireDirection | undefined, name);
@@ -131,7 +138,7 @@ hooks module is kept unless --force.`,
   run(args, out) {
     const l = load(one(args.positional, 'protocol directory'));
     if (!l.ok) {
-      printIssues(out.error, l.issues);
+      refuseSpec(out, l);
       return 1;
     }
     const existing = findHooksFile(l.dir);
@@ -174,12 +181,13 @@ export const protocolHooks: Command = {
 still to write (any of: sidecar hashes unchanged, the AIGENORA_SKELETON sentinel, a NOT_IMPLEMENTED
 marker, a legacy v005 banner), then the module must match the spec's flow mode and define every
 required hook. --allow-skeleton-hooks (or AIGENORA_ALLOW_SKELETON_HOOKS=1) bypasses the skeleton check,
-for tests only. Exit status 0 ready, 1 refused, 2 unreadable.`,
+for tests only. Prints "ready: …" or "not ready: CODE: …" (--json: {"ok", …}). Exit status 0 ready,
+1 refused, 2 unreadable.`,
   flags: { 'allow-skeleton-hooks': 'boolean', json: 'boolean' },
   async run(args, out) {
     const l = load(one(args.positional, 'protocol directory'));
     if (!l.ok) {
-      printIssues(out.error, l.issues);
+      refuseSpec(out, l);
       return 1;
     }
     const mode = flowMode(l.spec);
@@ -193,8 +201,9 @@ for tests only. Exit status 0 ready, 1 refused, 2 unreadable.`,
       return 0;
     } catch (e) {
       if (!(e instanceof HooksError)) throw e;
+      // The check's negative answer is its result (stdout), as validate's and trade verify's are.
       if (args.flags['json']) out.json({ ok: false, code: e.code, message: e.message, pending: e.pending });
-      else out.error(`refused: ${e.message}`);
+      else out.line(`not ready: ${e.message.startsWith(`${e.code}: `) ? e.message : `${e.code}: ${e.message}`}`);
       return 1;
     }
   },

@@ -14,7 +14,7 @@ import { rememberServer } from '../registry/config.js';
 import { sanitize } from '../registry/errors.js';
 import { INVITATION_TYPES } from '../registry/invitation.js';
 import { openRegistry } from '../registry/open.js';
-import { loadSpec } from '../spec/index.js';
+import { loadSpec, SpecLoadError } from '../spec/index.js';
 import { intFlag, stringFlag, UsageError, type Command, type FlagKind } from './args.js';
 import { writeFileAtomic } from './io.js';
 
@@ -158,7 +158,7 @@ ${SERVER_HELP}`,
       appendOutbox(dataDir, { ts: new Date().toISOString(), to, message, id: r.id ?? null, expires_at: r.expires_at ?? null });
     } catch (e) {
       // The message is delivered; a missing local copy must not read as a failed send.
-      out.error(`warning: outbox not written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      out.warn(`outbox not written (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
     }
     if (args.flags['json']) out.json({ id: r.id ?? null, to, expires_at: r.expires_at ?? null });
     else out.line(`sent ${show(r.id ?? '?', 128)} to ${to}${r.expires_at ? ` (expires ${show(r.expires_at, 40)})` : ''}`);
@@ -226,7 +226,14 @@ Publishing one the server knows already is harmless. ${SERVER_HELP}`,
   flags: { ...COMMON },
   async run(args, out) {
     const target = onePositional(args, 'protocol directory or spec.json');
-    const loaded = loadSpec(getCrypto(), target);
+    let loaded;
+    try {
+      loaded = loadSpec(getCrypto(), target);
+    } catch (e) {
+      // A path that cannot be read as a spec is a usage mistake (exit 2), as for every other spec command.
+      if (e instanceof SpecLoadError) throw new UsageError(e.message);
+      throw e;
+    }
     if (!loaded.ok || !loaded.protocolId) {
       const issues = loaded.issues.filter((i) => i.severity === 'error');
       throw new UsageError(`${loaded.path} is not a valid spec: ${issues.slice(0, 3).map((i) => `${i.code} at ${i.pointer || '/'}`).join('; ')}${issues.length > 3 ? ` (+${issues.length - 3} more)` : ''}`);

@@ -471,7 +471,7 @@ Prints one line once the world is published (--json: {"host_id", "world_id", "co
     const dispatcher = new SerialDispatcher();
     const coordinator = await AdapterCoordinator.create(harbor, dispatcher);
     // The agent retries what fails inside its loop; say so, one line each, so a stuck host is visible.
-    const warn = (e: unknown) => out.error(`aigenora rin host: ${show(e instanceof Error ? e.message : String(e), 300)}`);
+    const warn = (e: unknown) => out.warn(show(e instanceof Error ? e.message : String(e), 300));
     const agent = await startHostAgent({ baseUrl, token, coordinator, world: harbor, hostId, instanceId: randomId('instance'), onError: warn });
     if (args.flags['json']) out.line(JSON.stringify({ host_id: hostId, world_id: harbor.worldId, control: baseUrl }));
     else out.line(`aigenora rin host: ${world} published as ${hostId}/${harbor.worldId} at ${baseUrl}`);
@@ -488,7 +488,7 @@ Prints one line once the world is published (--json: {"host_id", "world_id", "co
     const ended = await Promise.race([stopSignal(), agent.stopped.then(() => 'stopped')]);
     clearInterval(ticker);
     if (ended === 'stopped') {
-      out.error('aigenora rin host: the host agent stopped (its lease could not be kept)');
+      out.refuse('HOST_AGENT_STOPPED', 'the host agent stopped (its lease could not be kept)');
       return 1;
     }
     await agent.stop();

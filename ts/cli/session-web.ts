@@ -11,9 +11,10 @@ import { MAX_DEPTH } from '../crypto/jcs.js';
 import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
 import { resolveDataDir } from '../library/data-dir.js';
 import { ClientAborted, createBoundedServer, type Refusal } from '../server/http-boundary.js';
-import type { FieldSchema, MessageSpec, Spec } from '../spec/types.js';
+import type { Spec } from '../spec/types.js';
 import { sessionViewPage } from '../web/session-view.js';
 import { stringFlag, UsageError, type Command } from './args.js';
+import { controlFor } from './decision-control.js';
 import { listenOn, parseLoopbackListen, stopSignal } from './serve.js';
 import { firstLineOf } from './session.js';
 
@@ -31,6 +32,7 @@ const SPEC_BYTES = 4 << 20;
 const FIELD_CHARS = 240;
 
 export { parseLoopbackListen, WebViewError } from './serve.js';
+export { controlFor, type Control } from './decision-control.js';
 
 /** The session side most recently written under `<data>/sessions` (its snapshot or events). */
 export function latestSessionSide(dataDir: string): string | undefined {
@@ -225,78 +227,6 @@ function eventsOf(path: string): { events: EventRow[]; truncated: boolean } {
     }
   }
   return { events: events.slice(-MAX_EVENTS), truncated: tail.truncated || events.length > MAX_EVENTS };
-}
-
-// ---- what the page offers for a decision window ---------------------------------------------------
-
-/** How the page asks for a window's decision, derived from the session's spec.json. */
-export interface Control {
-  expects: 'value' | 'message';
-  /** value windows: the message field the value fills, and its choices when the spec gives an enum. */
-  field?: string;
-  message?: string;
-  choices?: unknown[];
-  input?: { type: 'integer' | 'text'; min?: number; max?: number };
-  /** message windows: one template per message this side may send. */
-  templates?: { action: string; text: string }[];
-}
-
-const sendsAs = (m: MessageSpec, role: string) => m.direction === 'both' || m.direction === `${role}_to_${role === 'host' ? 'guest' : 'host'}`;
-
-/**
- * simultaneous_round: the value is `flow.round.value_field` of the message `flow.round.value_type_ref`
- * names (e.g. "reveal.fields.choice"), the one each round sends; an enum there gives the choices.
- * Other value windows (mental_poker's action_seq) get a free input.
- */
-export function controlFor(spec: Spec | undefined, role: string, w: Pick<Window, 'expects' | 'match_key'>): Control {
-  if (w.expects === 'message') return { expects: 'message', templates: spec ? templates(spec, role) : [] };
-  const round = spec?.flow?.round;
-  if (!spec || !round || w.match_key !== 'round') return { expects: 'value', input: { type: 'text' } };
-  const [msgName, , refField] = (round.value_type_ref ?? '').split('.');
-  const field = round.value_field;
-  const msgs = Array.isArray(spec.messages) ? spec.messages : [];
-  const msg = msgs.find((m) => m.name === (msgName || 'reveal') && sendsAs(m, role) && isObject(m.fields) && isObject(m.fields[refField ?? field] ?? m.fields[field]));
-  const schema = msg ? (msg.fields[refField ?? field] ?? msg.fields[field]) : undefined;
-  const base = { expects: 'value' as const, field, ...(msg && { message: msg.name }) };
-  if (schema?.type === 'enum' && Array.isArray(schema.values) && schema.values.length) return { ...base, choices: schema.values };
-  if (schema?.type === 'boolean') return { ...base, choices: [true, false] };
-  if (schema?.type === 'integer') return { ...base, input: { type: 'integer', ...(typeof schema.min === 'number' && { min: schema.min }), ...(typeof schema.max === 'number' && { max: schema.max }) } };
-  return { ...base, input: { type: 'text' } };
-}
-
-function placeholder(s: FieldSchema): unknown {
-  switch (s.type) {
-    case 'enum':
-      return Array.isArray(s.values) && s.values.length ? s.values[0] : '';
-    case 'integer':
-      return typeof s.min === 'number' ? s.min : 0;
-    case 'boolean':
-      return false;
-    case 'array':
-      return [];
-    case 'json':
-      return {};
-    default:
-      return '';
-  }
-}
-
-/**
- * The messages this side may send as a move, the ones the flow's phases after the handshake name first
- * (join and ready are the engine's), each as a JSON template with its required fields.
- */
-function templates(spec: Spec, role: string): { action: string; text: string }[] {
-  const msgs = (Array.isArray(spec.messages) ? spec.messages : []).filter((m) => isObject(m) && typeof m.name === 'string' && sendsAs(m, role) && m.name !== 'join' && m.name !== 'ready');
-  const inFlow: string[] = [];
-  for (const p of spec.flow?.phases ?? []) if (p.phase !== 'join') for (const x of p.exchange ?? []) if (!inFlow.includes(x.message)) inFlow.push(x.message);
-  const rank = (name: string) => (inFlow.includes(name) ? inFlow.indexOf(name) : inFlow.length);
-  return msgs
-    .sort((a, b) => rank(a.name) - rank(b.name))
-    .map((m) => {
-      const body: Record<string, unknown> = { action: m.name };
-      for (const [k, s] of Object.entries(isObject(m.fields) ? m.fields : {})) if (k !== 'action' && s.required === true) body[k] = placeholder(s);
-      return { action: m.name, text: JSON.stringify(body, null, 2) };
-    });
 }
 
 // ---- the server ----------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 /** `aigenora protocol test`, `receipt verify`, `proof verify`: sessions, run locally and checked offline. */
-import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { resolveDataDir } from '../library/data-dir.js';
+import { resolveProtocol } from '../library/library.js';
+import { builtinDir, findBuiltin } from '../protocols/index.js';
 import { FileError, readText } from '../files/index.js';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { getCrypto } from '../crypto/index.js';
 import { runLocal } from '../engine/local.js';
 import { runGroupLocal, GroupRunError } from '../group/local.js';
@@ -13,12 +15,14 @@ import { GroupMessageError } from '../group/action-message.js';
 import { GroupLeaderError } from '../group/leader.js';
 import { MAX_PROOF_BYTES, MAX_TRANSCRIPT_BYTES, transcriptPaths, verifyProof, verifyTranscriptAt, type Proof, type ProofProtocol } from '../engine/verify.js';
 import { appendDecision, type DecisionRecord, type Window } from '../engine/decision.js';
+import { allowedText, controlFor } from './decision-control.js';
+import { waitForVerdict, watchVerdicts } from './decision-verdict.js';
 import { HooksError, loadHooks } from '../hooks/load.js';
 import type { Message, Role } from '../hooks/types.js';
 import { loadSpec, SpecLoadError } from '../spec/index.js';
 import { rulesetHashOfDir } from '../realtime/ruleset-dir.js';
 import { RealtimeError } from '../realtime/errors.js';
-import { flowMode } from '../spec/types.js';
+import { flowMode, type Spec } from '../spec/types.js';
 import { MAX_SPEC_BYTES } from '../spec/check.js';
 import { UsageError, type Command } from './args.js';
 import { optionsFromFlag, reportOptionErrors } from './options.js';
@@ -45,6 +49,25 @@ function loadOr2(target: string) {
   }
 }
 
+/**
+ * What `protocol test` plays: a directory, else a protocol of the library (alias, protocol_id or 8+ hex
+ * prefix, as `host --protocol` takes), else a built-in by alias, which needs no `aigenora init`.
+ */
+function protocolTarget(ref: string, dataDirFlag: unknown): string {
+  if (existsSync(ref)) return ref;
+  let libraryError = '';
+  try {
+    const r = resolveProtocol(resolveDataDir(typeof dataDirFlag === 'string' ? dataDirFlag : undefined), ref);
+    if (!('error' in r)) return r.dir;
+    libraryError = r.error;
+  } catch (e) {
+    libraryError = e instanceof Error ? e.message : String(e);
+  }
+  const builtin = findBuiltin(ref);
+  if (builtin) return builtinDir(builtin);
+  throw new UsageError(`${ref}: not a directory, nor a built-in protocol; ${libraryError}`);
+}
+
 const intFlag = (v: unknown, name: string): number | undefined => {
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -67,7 +90,7 @@ async function groupTest(args: Parameters<Command['run']>[0], out: Parameters<Co
     });
   } catch (e) {
     if (e instanceof GroupRunError || e instanceof GroupMessageError || e instanceof GroupLeaderError) {
-      out.line(`refused: ${e.message}`);
+      out.refuse(e.code, e.message);
       return 1;
     }
     throw e;
@@ -84,22 +107,26 @@ async function groupTest(args: Parameters<Command['run']>[0], out: Parameters<Co
 
 export const protocolTest: Command = {
   name: 'test',
-  usage: 'aigenora protocol test <DIR> [--options JSON] [--seed N] [--out DIR] [--members N] [--failover-after N] [--allow-skeleton-hooks] [--quiet] [--json]',
+  usage: 'aigenora protocol test <DIR | ALIAS> [--data-dir DIR] [--options JSON] [--seed N] [--out DIR] [--members N] [--failover-after N] [--allow-skeleton-hooks] [--quiet] [--json]',
   help: `Runs a host and a guest in one process with the protocol's hooks: handshake, the flow mode's loop, signed
 hash-chained frames, transcripts and the receipt exchange; prints the exchange and the outcome, then
 verifies both transcripts and receipts offline. --seed makes the hooks' randomness reproducible.
+The protocol is a directory, or a protocol of the library by alias, protocol_id or 8+ hex prefix (as
+host --protocol takes it), or a built-in by alias without a library (e.g. rps-v1).
 Session directories go to --out (default: a new temporary directory). Exit 0 when the session completed
 and both receipts verify, 1 otherwise, 2 for usage errors.
 An authoritative_group protocol runs every seat instead (--members, default the spec's minimum): seat 0
 leads, each member verifies every envelope and plays from its own view by the protocol's autoplay, and
 each writes its own session directory (seat-N), verified the same way. --failover-after N stops the
 leader after N accepted actions; the next member by seat takes over from its checkpoint.`,
-  flags: { options: 'string', seed: 'string', out: 'string', members: 'string', 'failover-after': 'string', 'allow-skeleton-hooks': 'boolean', quiet: 'boolean', json: 'boolean' },
+  flags: { 'data-dir': 'string', options: 'string', seed: 'string', out: 'string', members: 'string', 'failover-after': 'string', 'allow-skeleton-hooks': 'boolean', quiet: 'boolean', json: 'boolean' },
   async run(args, out) {
-    if (args.positional.length !== 1) throw new UsageError('expected one protocol directory');
-    const l = loadOr2(args.positional[0]!);
+    if (args.positional.length !== 1) throw new UsageError('expected one protocol directory or alias');
+    const l = loadOr2(protocolTarget(args.positional[0]!, args.flags['data-dir']));
     if (!l.ok || !l.protocolId) {
-      for (const i of l.issues) out.line(`${i.severity} ${i.code} at ${i.pointer || '/'}: ${i.message}`);
+      const errors = l.issues.filter((i) => i.severity === 'error');
+      out.refuse('SPEC_INVALID', `${l.path} is not a valid spec: ${errors.length} error(s)${errors[0] ? `, first ${errors[0].code} at ${errors[0].pointer || '/'}` : ''}`);
+      for (const i of l.issues) out.error(`${i.severity} ${i.code} at ${i.pointer || '/'}: ${i.message}`);
       return 1;
     }
     const { options, errors } = optionsFromFlag(args.flags['options'], l.spec);
@@ -112,7 +139,7 @@ leader after N accepted actions; the next member by seat takes over from its che
       hooks = await loadHooks(c, l.dir, l.spec, { allowSkeleton: args.flags['allow-skeleton-hooks'] === true });
     } catch (e) {
       if (e instanceof HooksError) {
-        out.line(`refused: ${e.message}`);
+        out.refuse(e.code, e.message);
         return 1;
       }
       throw e;
@@ -122,7 +149,7 @@ leader after N accepted actions; the next member by seat takes over from its che
       if (flowMode(l.spec) === 'authoritative_realtime') rulesetHash = rulesetHashOfDir(c, l.dir);
     } catch (e) {
       if (!(e instanceof RealtimeError)) throw e;
-      out.line(`refused: ${e.message}`);
+      out.refuse(e.code, e.message);
       return 1;
     }
     const outDir = typeof args.flags['out'] === 'string' ? args.flags['out'] : mkdtempSync(join(tmpdir(), 'aigenora-test-'));
@@ -170,7 +197,7 @@ Exit 0 when all of it verifies, 1 otherwise, 2 for a missing path.`,
   run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory or transcript');
     const target = args.positional[0]!;
-    if (!existsSync(target)) throw new UsageError(`${target} does not exist`);
+    if (!existsSync(target)) throw new UsageError(`${target} does not exist`, 'FILE_NOT_FOUND');
     if (isGroupTranscript(firstLineOf(transcriptPaths(target).transcript))) {
       const g = verifyGroupSessionAt(getCrypto(), target, args.flags['spec'] as string | undefined);
       const gok = g.ok && g.receipt;
@@ -278,6 +305,18 @@ function sessionDir(target: string): string {
   return target;
 }
 
+/** The files one of which every session side's directory holds once its session started. */
+const SESSION_FILES = ['snapshot.json', 'events.jsonl', 'transcript.jsonl'];
+
+/** A session side's directory, or a usage error (exit 2) naming why the path is not one. */
+function sessionSideDir(target: string): string {
+  const st = statSync(target, { throwIfNoEntry: false });
+  if (!st) throw new UsageError(`${target} does not exist`, 'FILE_NOT_FOUND');
+  if (!st.isDirectory()) throw new UsageError(`${target} is not a directory, it must be a session directory`, 'NOT_A_SESSION_DIR');
+  if (!SESSION_FILES.some((f) => existsSync(join(target, f)))) throw new UsageError(`${target} is not a session directory (no ${SESSION_FILES.join(', ')})`, 'NOT_A_SESSION_DIR');
+  return target;
+}
+
 /** A session file's JSON object, or undefined when it is missing, unreadable or not an object. */
 function readObject(path: string): Record<string, unknown> | undefined {
   try {
@@ -327,11 +366,11 @@ export const sessionEvents: Command = {
   flags: { follow: 'boolean', json: 'boolean' },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory');
-    const dir = sessionDir(args.positional[0]!);
+    const dir = sessionSideDir(args.positional[0]!);
     await follow(join(dir, 'events.jsonl'), (line) => {
       const e = parseObject(line);
       if (!e) {
-        out.error(`skipped a line of events.jsonl that is not a JSON object: ${line.slice(0, 80)}`);
+        out.warn(`skipped a line of events.jsonl that is not a JSON object: ${line.slice(0, 80)}`);
         return false;
       }
       if (args.flags['json']) out.line(line);
@@ -349,7 +388,9 @@ export const sessionSnapshot: Command = {
   flags: { follow: 'boolean', json: 'boolean' },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory');
-    const path = join(sessionDir(args.positional[0]!), 'snapshot.json');
+    const path = join(sessionSideDir(args.positional[0]!), 'snapshot.json');
+    // Without --follow there is nothing to wait for: a session side that has not written its snapshot yet is refused.
+    if (!args.flags['follow'] && !existsSync(path)) throw new FileError('FILE_NOT_FOUND', path, `snapshot.json ${path} does not exist (yet): --follow waits for it`);
     let last = '';
     for (;;) {
       const text = existsSync(path) ? readText(path, { maxBytes: STATE_FILE_BYTES, what: 'snapshot.json' }) : '';
@@ -357,41 +398,101 @@ export const sessionSnapshot: Command = {
         last = text;
         const s = parseObject(text);
         if (!s) {
-          out.error(`${path} is not a JSON object`);
+          out.refuse('SNAPSHOT_INVALID', `${path} is not a JSON object`);
           return 1;
         }
         if (args.flags['json']) out.line(JSON.stringify(s));
         else out.line(`${String(s['phase'])}${s['reason'] ? ` (${String(s['reason'])})` : ''} ${String(s['updated_at'] ?? '')}`);
         if (s['phase'] !== 'in_progress') return 0;
       }
-      if (!args.flags['follow']) return text ? 0 : 1;
+      if (!args.flags['follow']) {
+        if (text) return 0;
+        out.refuse('SNAPSHOT_INVALID', `${path} is empty`);
+        return 1;
+      }
       await new Promise((r) => setTimeout(r, 200));
     }
   },
 };
 
+/** Why `session decide` ended without the engine taking the decision: exit 1, `aigenora session decide: CODE: …`. */
+export class DecideError extends Error {
+  override readonly name = 'DecideError';
+  constructor(
+    readonly code: 'NO_WINDOW' | 'DECISION_REFUSED' | 'DECISION_SUPERSEDED' | 'DECISION_WINDOW_CLOSED' | 'DECISION_TIMEOUT',
+    message: string,
+  ) {
+    super(`${code}: ${message}`);
+  }
+}
+
+/** How long `session decide` waits for the engine's verdict: it reads decisions every 50 ms, so this is slack for a loaded machine. */
+const DECIDE_WAIT_SECONDS = 30;
+
+/** Where the session stands, for a decide that found no window to answer. */
+function phaseNote(dir: string): string {
+  const s = readObject(join(dir, 'snapshot.json'));
+  const phase = s?.['phase'];
+  if (phase === undefined) return 'no session has run in this directory yet';
+  if (phase === 'in_progress' || phase === 'action_submitted') return 'the session is running and asks for no decision now';
+  return `the session has ended (${String(s?.['reason'] ?? phase)})`;
+}
+
+/** What the window accepts and until when, from the session's own spec.json, for a refused decision's message. */
+function windowNote(dir: string, key: string, value: number): string {
+  const w = readObject(join(dir, 'decision', 'state.json')) as Partial<Window> | undefined;
+  if (w?.match_key !== key || w.match_value !== value || (w.expects !== 'value' && w.expects !== 'message')) return `the window ${key} ${value} is closed`;
+  let spec: Spec | undefined;
+  try {
+    spec = parseObject(readText(join(dir, 'spec.json'), { maxBytes: MAX_SPEC_BYTES })) as Spec | undefined;
+  } catch (e) {
+    if (!(e instanceof FileError)) throw e;
+  }
+  const role = readObject(join(dir, 'snapshot.json'))?.['role'];
+  const allowed = allowedText(controlFor(spec, typeof role === 'string' ? role : basename(dir), { expects: w.expects, match_key: key }));
+  const until = w.deadline_at ?? w.release_at;
+  return `allowed: ${allowed}; the window ${key} ${value} stays open${until ? ` until ${until}` : ''}`;
+}
+
 export const sessionDecide: Command = {
   name: 'decide',
-  usage: 'aigenora session decide <SESSION_DIR> (--value V | --message JSON) [--match-key K --match-value N] [--origin NAME] [--json]',
+  usage: 'aigenora session decide <SESSION_DIR> (--value V | --message JSON) [--match-key K --match-value N] [--origin NAME] [--timeout-seconds N] [--no-wait] [--json]',
   help: `Appends a decision to SESSION_DIR/decision/decisions.jsonl for the engine to consume (hybrid and human
-control modes). Without --match-key/--match-value it answers the window open now (decision/state.json).
-simultaneous_round windows take --value (a round's value, e.g. rock); session_loop windows take --message,
-the whole next message. An invalid decision is rejected by the engine (local_decision_rejected) and the
-window stays open. Exit 0 when written, 1 when no window is open, 2 for usage errors.`,
-  flags: { value: 'string', message: 'string', 'match-key': 'string', 'match-value': 'string', origin: 'string', json: 'boolean' },
-  run(args, out) {
+control modes), then waits for the engine's verdict. Without --match-key/--match-value it answers the window
+open now (decision/state.json; the running host or join prints "decision awaited: …" with the command when
+one opens). simultaneous_round windows take --value (a round's value, e.g. rock); session_loop and free
+windows take --message, the whole next message.
+Prints "accepted" once the engine has taken the decision. A decision it refuses (local_decision_rejected)
+ends with DECISION_REFUSED, the engine's reason and what the window allows, and the window stays open for
+another; a decision another one for the same window was preferred to ends with DECISION_SUPERSEDED; a
+window that closed, or a session that ended, before the engine read it with DECISION_WINDOW_CLOSED; no
+verdict within --timeout-seconds (default ${DECIDE_WAIT_SECONDS}) with DECISION_TIMEOUT (the decision stays
+written and may still be taken).
+--no-wait only writes the decision. Exit 0 when accepted (or written, with --no-wait), 1 when refused, not
+taken or no window is open (NO_WINDOW), 2 for usage errors.`,
+  flags: { value: 'string', message: 'string', 'match-key': 'string', 'match-value': 'string', origin: 'string', 'timeout-seconds': 'string', 'no-wait': 'boolean', json: 'boolean' },
+  async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory');
     const dir = sessionDir(args.positional[0]!);
+    const wait = args.flags['no-wait'] !== true;
+    let timeoutSeconds = DECIDE_WAIT_SECONDS;
+    if (args.flags['timeout-seconds'] !== undefined) {
+      if (!wait) throw new UsageError('--timeout-seconds is how long to wait for the verdict; --no-wait does not wait');
+      timeoutSeconds = Number(args.flags['timeout-seconds']);
+      if (typeof args.flags['timeout-seconds'] !== 'string' || !(timeoutSeconds > 0 && timeoutSeconds <= 86_400)) throw new UsageError('--timeout-seconds must be a number of seconds, above 0 and at most 86400');
+    }
     let key = args.flags['match-key'] as string | undefined;
     let value = args.flags['match-value'] === undefined ? undefined : Number(args.flags['match-value']);
+    let windowWasOpen = false;
     if (key === undefined || value === undefined) {
       const w = (readObject(join(dir, 'decision', 'state.json')) ?? {}) as Partial<Window>;
-      if (typeof w.match_key !== 'string' || typeof w.match_value !== 'number') {
-        out.line('no decision window is open; pass --match-key and --match-value');
-        return 1;
-      }
+      if (typeof w.match_key !== 'string' || typeof w.match_value !== 'number') throw new DecideError('NO_WINDOW', `no decision window is open in ${dir}: ${phaseNote(dir)} (--match-key and --match-value decide a window ahead)`);
       key = w.match_key;
       value = w.match_value;
+      windowWasOpen = true;
+      // The engine would refuse it too, but only after it was written: the wrong flag is the caller's mistake.
+      if (w.expects === 'message' && args.flags['value'] !== undefined) throw new UsageError(`the open window ${key} ${value} takes a whole message: give --message JSON, not --value`);
+      if (w.expects === 'value' && args.flags['message'] !== undefined) throw new UsageError(`the open window ${key} ${value} takes a value: give --value, not --message`);
     }
     if (!Number.isInteger(value)) throw new UsageError('--match-value must be an integer');
     const rec: DecisionRecord = { match_key: key, match_value: value, _meta: { decision_id: `cli:${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, origin: (args.flags['origin'] as string | undefined) ?? 'cli' } };
@@ -403,16 +504,33 @@ window stays open. Exit 0 when written, 1 when no window is open, 2 for usage er
         rec.value = v;
       }
     } else if (typeof args.flags['message'] === 'string') {
-      try {
-        rec.message = JSON.parse(args.flags['message']) as Record<string, unknown>;
-      } catch {
-        throw new UsageError('--message must be a JSON object');
-      }
+      const m = parseObject(args.flags['message']);
+      if (!m) throw new UsageError('--message must be a JSON object');
+      rec.message = m;
     } else throw new UsageError('give --value or --message');
+    const id = rec._meta!.decision_id!;
+    // Followed from where the engine's files end now: whatever it writes about this decision comes later.
+    const watch = watchVerdicts(dir);
     appendDecision(dir, rec);
-    if (args.flags['json']) out.json(rec);
-    else out.line(`decision ${rec._meta!.decision_id} for ${key} ${value} written`);
-    return 0;
+    if (!wait) {
+      if (args.flags['json']) out.json(rec);
+      else out.line(`decision ${id} for ${key} ${value} written`);
+      return 0;
+    }
+    const v = await waitForVerdict(dir, watch, { decision_id: id, match_key: key, match_value: value!, windowWasOpen, timeoutMs: timeoutSeconds * 1000 });
+    if (v.kind === 'accepted') {
+      if (args.flags['json']) out.json({ ...rec, verdict: 'accepted' });
+      else out.line(`accepted: decision ${id} for ${key} ${value}`);
+      return 0;
+    }
+    const e =
+      v.kind === 'refused' ? new DecideError('DECISION_REFUSED', `${v.reason}; ${windowNote(dir, key, value!)}`)
+      : v.kind === 'superseded' ? new DecideError('DECISION_SUPERSEDED', `another decision for ${key} ${value} was taken instead of ${id}`)
+      : v.kind === 'closed' ? new DecideError('DECISION_WINDOW_CLOSED', v.why)
+      : new DecideError('DECISION_TIMEOUT', `no verdict on ${id} for ${key} ${value} within ${timeoutSeconds} s (is the session's host or join still running?); the decision stays in decisions.jsonl`);
+    // A script reads the verdict from stdout; the refusal's one line goes to stderr all the same.
+    if (args.flags['json']) out.json({ ...rec, verdict: v.kind, code: e.code, reason: e.message.slice(e.code.length + 2) });
+    throw e;
   },
 };
 
@@ -422,7 +540,9 @@ export const sessionList: Command = {
   help: 'One line per session side: session id (prefix), role, phase, reason, directory.',
   flags: { 'data-dir': 'string', json: 'boolean' },
   run(args, out) {
-    const base = join(resolveDataDir(args.flags['data-dir'] as string | undefined), 'sessions');
+    const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
+    const base = join(dataDir, 'sessions');
+    for (const d of [dataDir, base]) if (statSync(d, { throwIfNoEntry: false })?.isDirectory() === false) throw new UsageError(`${d} is not a directory`, 'DATA_DIR_INVALID');
     const rows: Record<string, unknown>[] = [];
     for (const sid of existsSync(base) ? readdirSync(base).sort() : []) {
       for (const role of ['host', 'guest']) {
@@ -447,7 +567,7 @@ export const sessionAbort: Command = {
   flags: { json: 'boolean' },
   run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory');
-    const dir = sessionDir(args.positional[0]!);
+    const dir = sessionSideDir(args.positional[0]!);
     const requestedAt = new Date().toISOString();
     writeFileSync(join(dir, 'abort.request'), `${requestedAt}\n`);
     if (args.flags['json']) out.json({ session_dir: dir, abort_requested_at: requestedAt });

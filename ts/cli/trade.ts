@@ -25,6 +25,25 @@ import { readJson, writeFileAtomic, writeSecretFile } from './io.js';
 const EXIT_OK = 0;
 const EXIT_INVALID = 1;
 
+/** A refusal with a stable code (the verification result, e.g. SCHEMA_INVALID): exit 1, one stderr line. */
+class TradeCliError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Steps 0–3 of verification on `env` as it will be once `signer` has signed, with a placeholder
+ * signature and no keys: reaching "unknown signer" means protocol, body_hash and schema all hold.
+ */
+function beforeSigning(c: ReturnType<typeof getCrypto>, env: Envelope, signer: string, issuedAt: string): Verdict {
+  const placeholder = { signer, algorithm: 'Ed25519' as const, signature: 'A'.repeat(86), issued_at: issuedAt };
+  return verifyEnvelope(c, { ...env, signatures: [...(Array.isArray(env.signatures) ? env.signatures : []), placeholder] }, {});
+}
+
 function objectTypeArg(s: string | undefined): ObjectType {
   const t = s?.toUpperCase().replace(/-/g, '_');
   if (!isObjectType(t)) throw new UsageError(`object type must be one of ${OBJECT_TYPES.join(', ')} (or listing-ref, deal, trade-event, trade-receipt)`);
@@ -100,6 +119,9 @@ hash of --catalog DIR's manifest. Sign it with \`aigenora trade sign\`.`,
     if (type === 'LISTING_REF' && b['catalog_hash'] === undefined && typeof args.flags['catalog'] === 'string')
       b['catalog_hash'] = catalogHash(c, manifestOfDirectory(c, args.flags['catalog']));
     const envelope = createEnvelope(c, type, b);
+    // What trade sign would refuse is refused here, before a file exists that nobody can sign.
+    const pre = beforeSigning(c, envelope, 'agent_placeholder', nowRfc3339());
+    if (pre.result !== 'fail:unknown_signer') throw new TradeCliError(pre.result.replace(/^fail:/, '').toUpperCase(), `the ${type} body would not verify${pre.detail ? `: ${pre.detail}` : ''}`);
     const text = `${JSON.stringify(envelope, null, 2)}\n`;
     const path = args.flags['out'];
     if (typeof path === 'string') writeFileAtomic(path, text);
@@ -141,17 +163,18 @@ body, so a signature can never endorse a body other than the one shown.`,
     const file = one(args, 'envelope FILE');
     const env = readJson(file) as Envelope;
     const key = readKeyFile(needString(args.flags, 'key'));
+    if (typeof env !== 'object' || env === null || Array.isArray(env)) {
+      out.refuse('MALFORMED_INPUT', `refusing to sign ${file}: it is not an envelope (a JSON object)`);
+      return EXIT_INVALID;
+    }
     const signer = (args.flags['signer'] as string | undefined) ?? key.signer;
     if (!signer) throw new UsageError('the key file names no signer; pass --signer ID');
     const c = getCrypto();
     const issuedAt = (args.flags['issued-at'] as string | undefined) ?? nowRfc3339();
-    // Steps 0–3 of verification on the envelope as it will be, with a placeholder signature and no
-    // keys: reaching "unknown signer" means protocol, body_hash and schema all hold.
-    const placeholder = { signer, algorithm: 'Ed25519' as const, signature: 'A'.repeat(86), issued_at: issuedAt };
-    const pre = verifyEnvelope(c, { ...env, signatures: [...(Array.isArray(env.signatures) ? env.signatures : []), placeholder] }, {});
+    const pre = beforeSigning(c, env, signer, issuedAt);
     if (pre.result !== 'fail:unknown_signer') {
-      if (args.flags['json']) out.json({ signed: false, result: pre.result, detail: pre.detail ?? null });
-      out.error(`refusing to sign ${file}: ${pre.result}${pre.detail ? ` (${pre.detail})` : ''}`);
+      // Nothing was signed: a refusal (stderr, with or without --json), its code the verification's result.
+      out.refuse(pre.result.replace(/^fail:/, '').toUpperCase(), `refusing to sign ${file}: ${pre.result}${pre.detail ? ` (${pre.detail})` : ''}`);
       return EXIT_INVALID;
     }
     const kp = c.ed25519Keypair(fromBase64Url(key.seed));
@@ -216,7 +239,9 @@ order given. Prints the final state, or the first refused transition and why; ex
       const body = env!.body as { trade_id: string; event_type: string };
       tradeId ??= body.trade_id;
       if (body.trade_id !== tradeId) {
-        out.line(`${file}: trade_id ${body.trade_id} differs from ${String(tradeId)}`);
+        const problem = `trade_id ${body.trade_id} differs from ${String(tradeId)}`;
+        if (args.flags['json']) out.json({ ok: false, file, error: problem });
+        else out.line(`${file}: ${problem}`);
         return EXIT_INVALID;
       }
       types.push(body.event_type);

@@ -49,6 +49,8 @@ export interface DriverConfig
   abortRequested?: () => boolean;
   /** Called for every frame sent or accepted, for display. */
   onMessage?: (from: Role, msg: Message) => void;
+  /** Called when a decision window opens (hybrid and human control), for display: a person must be told. */
+  onDecisionWindow?: (w: Window) => void;
   /** The clock decision windows and realtime ticks run on (default: the system clock). */
   clock?: Clock;
 }
@@ -134,6 +136,11 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
     };
     bus.publish(w);
     record.event('local_decision_window_started', { ...w });
+    try {
+      cfg.onDecisionWindow?.(w);
+    } catch {
+      // A prompt that cannot be shown is no reason to end the session: the window is in state.json.
+    }
     record.snapshot('action_submitted', {
       role,
       sid: cfg.sid,

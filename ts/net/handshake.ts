@@ -13,7 +13,7 @@ import { DEFAULT_MAX_LINE_BYTES, type LineTransport } from './line-transport.js'
 export class HandshakeError extends Error {
   override readonly name = 'HandshakeError';
   constructor(
-    readonly code: 'HANDSHAKE_TIMEOUT' | 'HANDSHAKE_INVALID' | 'HANDSHAKE_KEY_MISMATCH' | 'HANDSHAKE_PROTOCOL_MISMATCH' | 'HANDSHAKE_BAD_SIGNATURE' | 'HANDSHAKE_REFUSED',
+    readonly code: 'HANDSHAKE_TIMEOUT' | 'HANDSHAKE_INVALID' | 'HANDSHAKE_KEY_MISMATCH' | 'HANDSHAKE_PROTOCOL_MISMATCH' | 'HANDSHAKE_BAD_SIGNATURE' | 'HANDSHAKE_REFUSED' | 'CONNECTION_REFUSED' | 'HOST_UNREACHABLE',
     message: string,
   ) {
     super(`${code}: ${message}`);

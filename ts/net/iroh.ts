@@ -17,7 +17,7 @@ import { createIrohInvitation, encodeInvitation, type IrohInvitation } from './i
 import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
-import { DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, guestHandshake, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions, type SessionProof as IrohSessionProof } from './session.js';
+import { decisionWindowFor, DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, guestHandshake, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions, type SessionProof as IrohSessionProof } from './session.js';
 
 export type { SessionProof as IrohSessionProof } from './session.js';
 
@@ -130,6 +130,7 @@ export async function hostIroh(
         ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
         transport: t, key, hostKey, guestKey, sid, postId: inv.post_id, nonce, stateDir: dir, controlMode: control, wire: 'plain',
         ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
+        ...decisionWindowFor(o, dir),
       });
       settle({ ...result, sessionProof: proof });
     } catch (e) {
@@ -204,7 +205,7 @@ export async function joinIroh(o: NetSessionOptions & { target: IrohTarget; hand
       const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${handshakeMs} ms`)), handshakeMs)));
       stream = (await Promise.race([ep.connect(addr), gaveUp])).stream;
     } catch (e) {
-      throw new HandshakeError('HANDSHAKE_TIMEOUT', `cannot reach the host (${((e as Error)?.message ?? String(e)).split('\n')[0]})`);
+      throw new HandshakeError('HOST_UNREACHABLE', `cannot reach the host (${((e as Error)?.message ?? String(e)).split('\n')[0]})`);
     } finally {
       clearTimeout(timer);
     }
@@ -220,6 +221,7 @@ export async function joinIroh(o: NetSessionOptions & { target: IrohTarget; hand
       ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
       transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: dir, controlMode: control, wire: 'plain',
       ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
+      ...decisionWindowFor(o, dir),
     });
     return { ...result, sessionProof };
   } finally {

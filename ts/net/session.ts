@@ -18,6 +18,7 @@ import type { SessionProof } from '../registry/client.js';
 import { toHex, utf8 } from '../crypto/encoding.js';
 import { sessionCanonical, sessionId } from '../engine/frame.js';
 import { runSession, type SessionResult } from '../engine/session.js';
+import type { Window } from '../engine/decision-window.js';
 import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
 import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
@@ -47,6 +48,14 @@ export interface NetSessionOptions {
   heartbeatIntervalMs?: number;
   onMessage?: (from: Role, msg: Message) => void;
   onEvent?: (type: string, data: Record<string, unknown>) => void;
+  /** A decision window opened on one session side (hybrid and human control); `dir` is that side's directory. */
+  onDecisionWindow?: (w: Window, dir: string) => void;
+}
+
+/** The engine's window callback for the side in `dir`: who answers must know where to write. */
+export function decisionWindowFor(o: Pick<NetSessionOptions, 'onDecisionWindow'>, dir: string): { onDecisionWindow?: (w: Window) => void } {
+  const show = o.onDecisionWindow;
+  return show ? { onDecisionWindow: (w) => show(w, dir) } : {};
 }
 
 /** The host's own end: its invitation expired before any guest completed the handshake. */
@@ -240,6 +249,7 @@ export async function host(
         ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
         transport: t, key, hostKey, guestKey, sid, postId: invitation.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
         ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
+        ...decisionWindowFor(o, dir),
       });
       if (!o.daemon) settle(result);
       else {
@@ -302,7 +312,7 @@ export async function join(o: NetSessionOptions & { invitation: Pick<Invitation,
   try {
     node = await createNode(o.seed, { crypto: c });
     const dialled = await dialHost(node, inv);
-    if ('unreachable' in dialled) throw new HandshakeError('HANDSHAKE_TIMEOUT', dialled.unreachable);
+    if ('unreachable' in dialled) throw new HandshakeError(dialled.code, dialled.unreachable);
     const t = new LineTransport(sessionStream(dialled.stream), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
     const { sid, nonce, canonical, proof } = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: o.protocol.protocolId, controlMode: o.controlMode ?? 'autonomous', timeoutMs: handshakeMs, ...(o.onProof && { onProof: o.onProof }) });
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
@@ -313,6 +323,7 @@ export async function join(o: NetSessionOptions & { invitation: Pick<Invitation,
       ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
       transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
       ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
+      ...decisionWindowFor(o, dir),
     });
   } finally {
     key.dispose();
