@@ -27,6 +27,8 @@ step() {
 step "toolchain and build"
 ensure_node_modules
 ensure_chromium
+# The README's trade walkthrough builds its key map with jq, and test/docs runs every README sample.
+command -v jq >/dev/null || apt_install jq
 source scripts/lib/reference-peer.sh # the interop test's peer: the reference's Python CLI in a virtualenv
 ensure_reference_peer || echo "reference peer not set up: the interop test will fail and say what is missing"
 source scripts/lib/rin-reference.sh # the rin interop test's peer: the reference Go control daemon
