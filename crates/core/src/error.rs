@@ -1,24 +1,47 @@
-//! One error type for the whole core, with a stable machine-readable code per variant.
+//! The core's one error type: every fallible function returns it, and each variant has a stable
+//! machine-readable code ([`Error::code`]), which two variants share when they are the same fault found
+//! by different parsers (`JSON_SYNTAX`).
 //!
-//! The code is the contract: the WASM layer forwards it as `CODE: message`, the TypeScript layer turns it
-//! into a typed error, and tests assert on it. Messages may be reworded; codes may not.
+//! The code is the contract: the WASM layer forwards it as `CODE: message` (a gojson refusal as `CODE:
+//! path`, message and detail on lines of their own), the TypeScript layer turns it into a typed error,
+//! and tests assert on it. Codes may not change; messages may be reworded, except those of pyjson.rs
+//! and gojson.rs, which must stay word for word their TypeScript twins'.
 
+use crate::gojson::GoJsonFault;
 use core::fmt;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
+    // The JSON faults of jcs.rs and pyjson.rs, which share these codes. Each parser words its own
+    // message (jcs after serde_json, pyjson as its TypeScript twin), so the variants carry it whole.
     /// The text is not JSON (position and reason in the message).
     JsonSyntax(String),
-    /// An object repeats a key (I-JSON §2.3).
+    /// An object repeats a key (I-JSON §2.3); the message names it.
     JsonDuplicateKey(String),
     /// A string holds an unpaired UTF-16 surrogate, raw or as a `\uXXXX` escape (I-JSON §2.1).
-    JsonLoneSurrogate,
+    JsonLoneSurrogate(String),
     /// A number that is not a finite IEEE-754 double, such as `1e400` (I-JSON §2.2).
     JsonNumberRange(String),
     /// Nesting deeper than [`crate::jcs::MAX_DEPTH`].
-    JsonTooDeep,
+    JsonTooDeep(String),
     /// A JSON text longer than [`crate::jcs::MAX_INPUT_BYTES`] (its length in bytes).
     JsonTooLarge(usize),
+    // A wire text refused by gojson.rs, with the codes of the TypeScript twin's GoJsonError and
+    // where the fault is (see there for which is reported first).
+    /// Not JSON as Go's scanner reads it.
+    GoJsonSyntax(Box<GoJsonFault>),
+    /// The bytes are not UTF-8.
+    GoJsonUtf8(Box<GoJsonFault>),
+    /// A member name repeated in one object, compared after unescaping.
+    GoJsonDuplicate(Box<GoJsonFault>),
+    /// An escaped surrogate that does not pair.
+    GoJsonSurrogate(Box<GoJsonFault>),
+    /// Anything but whitespace after the value.
+    GoJsonTrailing(Box<GoJsonFault>),
+    /// More arrays and objects open at once than the bound.
+    GoJsonDepth(Box<GoJsonFault>),
+    /// A text over the size bound.
+    GoJsonSize(Box<GoJsonFault>),
     /// An allocation failed (in WebAssembly: the instance's 4 GiB are used up). Nothing was produced.
     OutOfMemory,
     /// The input bytes are not UTF-8.
@@ -64,15 +87,31 @@ pub enum Error {
 }
 
 impl Error {
+    /// Where a wire text refused by gojson.rs is at fault, as the reference reports it.
+    pub fn go_json_fault(&self) -> Option<&GoJsonFault> {
+        match self {
+            Error::GoJsonSyntax(r) | Error::GoJsonUtf8(r) | Error::GoJsonDuplicate(r) | Error::GoJsonSurrogate(r)
+            | Error::GoJsonTrailing(r) | Error::GoJsonDepth(r) | Error::GoJsonSize(r) => Some(r),
+            _ => None,
+        }
+    }
+
     /// The stable code of this error.
     pub fn code(&self) -> &'static str {
         match self {
             Error::JsonSyntax(_) => "JSON_SYNTAX",
             Error::JsonDuplicateKey(_) => "JSON_DUPLICATE_KEY",
-            Error::JsonLoneSurrogate => "JSON_LONE_SURROGATE",
+            Error::JsonLoneSurrogate(_) => "JSON_LONE_SURROGATE",
             Error::JsonNumberRange(_) => "JSON_NUMBER_RANGE",
-            Error::JsonTooDeep => "JSON_TOO_DEEP",
+            Error::JsonTooDeep(_) => "JSON_TOO_DEEP",
             Error::JsonTooLarge(_) => "JSON_TOO_LARGE",
+            Error::GoJsonSyntax(_) => "JSON_SYNTAX",
+            Error::GoJsonUtf8(_) => "JSON_UTF8",
+            Error::GoJsonDuplicate(_) => "JSON_DUPLICATE",
+            Error::GoJsonSurrogate(_) => "JSON_SURROGATE",
+            Error::GoJsonTrailing(_) => "JSON_TRAILING",
+            Error::GoJsonDepth(_) => "JSON_DEPTH",
+            Error::GoJsonSize(_) => "JSON_SIZE",
             Error::OutOfMemory => "OUT_OF_MEMORY",
             Error::Utf8 => "UTF8_INVALID",
             Error::Length(..) => "BAD_LENGTH",
@@ -101,11 +140,11 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::JsonSyntax(m) => write!(f, "not valid JSON: {m}"),
-            Error::JsonDuplicateKey(k) => write!(f, "duplicate object key {k:?} (I-JSON forbids repeated keys)"),
-            Error::JsonLoneSurrogate => write!(f, "string contains an unpaired UTF-16 surrogate (I-JSON forbids it)"),
-            Error::JsonNumberRange(m) => write!(f, "number is not a finite IEEE-754 double: {m}"),
-            Error::JsonTooDeep => write!(f, "JSON nesting is deeper than {}", crate::jcs::MAX_DEPTH),
+            Error::JsonSyntax(m) | Error::JsonDuplicateKey(m) | Error::JsonLoneSurrogate(m) | Error::JsonNumberRange(m) | Error::JsonTooDeep(m) => {
+                write!(f, "{m}")
+            }
+            Error::GoJsonSyntax(r) | Error::GoJsonUtf8(r) | Error::GoJsonDuplicate(r) | Error::GoJsonSurrogate(r)
+            | Error::GoJsonTrailing(r) | Error::GoJsonDepth(r) | Error::GoJsonSize(r) => write!(f, "{} ({})", r.message, r.detail),
             Error::JsonTooLarge(n) => write!(f, "JSON text of {n} bytes is over the {}-byte limit", crate::jcs::MAX_INPUT_BYTES),
             Error::OutOfMemory => write!(f, "out of memory"),
             Error::Utf8 => write!(f, "input is not valid UTF-8"),

@@ -2,15 +2,17 @@
 //! parser in front of it. The TypeScript twin is ts/crypto/gojson.ts; both read the vectors in
 //! test-vectors/rin/gojson.json, whose expectations come from Go itself.
 //!
-//! Parsing accepts what the reference's `jsonwire.Validate` accepts and reports the same class of
-//! fault first:
-//! - a text over the size bound is [`Code::Size`]; then bytes that are not UTF-8 are [`Code::Utf8`];
-//! - then the grammar, as Go's scanner reads it: the first fault from the left is [`Code::Syntax`],
-//!   [`Code::Trailing`] (anything but whitespace after the value) or [`Code::Depth`] (more open arrays
-//!   and objects than the bound; Go's is 10000);
-//! - only a grammatical text is judged for escaped surrogates that do not pair ([`Code::Surrogate`]),
-//!   and only one free of those for a member name repeated at any depth, compared after unescaping
-//!   ([`Code::Duplicate`]): the reference runs these checks in this order over the whole text.
+//! Parsing (the reader in json_text.rs) accepts what the reference's `jsonwire.Validate` accepts and
+//! reports the same class of fault first, each with a [`GoJsonFault`] saying where:
+//! - a text over the size bound is [`Error::GoJsonSize`]; then bytes that are not UTF-8 are
+//!   [`Error::GoJsonUtf8`];
+//! - then the grammar, as Go's scanner reads it: the first fault from the left is
+//!   [`Error::GoJsonSyntax`], [`Error::GoJsonTrailing`] (anything but whitespace after the value) or
+//!   [`Error::GoJsonDepth`] (more open arrays and objects than the bound; Go's is 10000);
+//! - only a grammatical text is judged for escaped surrogates that do not pair
+//!   ([`Error::GoJsonSurrogate`]), and only one free of those for a member name repeated at any depth,
+//!   compared after unescaping ([`Error::GoJsonDuplicate`]): the reference runs these checks in this
+//!   order over the whole text.
 //!
 //! The canonical form is `json.Marshal` of the value decoded with `UseNumber`: members sorted by the
 //! UTF-8 bytes of their unescaped names, no whitespace, number lexemes verbatim (`1.0`, `-0`, `1e400`),
@@ -22,9 +24,10 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+use crate::error::{Error, Result};
+use crate::json_text::{self, Fault, FaultKind, NumberPart, Scalar, Str, Surrogates};
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fmt;
 
 /// The deepest nesting accepted by default: Go's scanner refuses its 10001st level.
 pub const MAX_DEPTH: usize = 10_000;
@@ -34,32 +37,6 @@ pub const MAX_DEPTH: usize = 10_000;
 /// 300 MiB for its tree on wasm32.
 pub const MAX_INPUT_BYTES: usize = 8 << 20;
 
-/// The fault classes, with the same stable codes as the TypeScript twin.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Code {
-    Syntax,
-    Utf8,
-    Duplicate,
-    Surrogate,
-    Trailing,
-    Depth,
-    Size,
-}
-
-impl Code {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::Syntax => "JSON_SYNTAX",
-            Code::Utf8 => "JSON_UTF8",
-            Code::Duplicate => "JSON_DUPLICATE",
-            Code::Surrogate => "JSON_SURROGATE",
-            Code::Trailing => "JSON_TRAILING",
-            Code::Depth => "JSON_DEPTH",
-            Code::Size => "JSON_SIZE",
-        }
-    }
-}
-
 /// One step from the root towards a fault: a member name or an array index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathItem {
@@ -67,16 +44,16 @@ pub enum PathItem {
     Index(usize),
 }
 
-/// `message` is the reference's wording for the fault class, `detail` says where and what exactly.
+/// Where a refused wire text is at fault, carried by the `GoJson*` variants of [`Error`]: `message`
+/// is the reference's wording for the fault class, `detail` says where and what exactly.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GoJsonError {
-    pub code: Code,
+pub struct GoJsonFault {
     pub path: Vec<PathItem>,
     pub message: String,
     pub detail: String,
 }
 
-impl GoJsonError {
+impl GoJsonFault {
     /// The path as a JSON array (names as Go-escaped strings, indexes as numbers).
     pub fn path_json(&self) -> String {
         let mut out = Vec::new();
@@ -95,14 +72,6 @@ impl GoJsonError {
         String::from_utf8(out).unwrap_or_default()
     }
 }
-
-impl fmt::Display for GoJsonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} ({})", self.code.as_str(), self.message, self.detail)
-    }
-}
-
-impl std::error::Error for GoJsonError {}
 
 const INVALID_JSON: &str = "must be valid UTF-8 JSON";
 const BAD_ESCAPE: &str = "must contain well-formed escaped Unicode";
@@ -215,38 +184,20 @@ struct Frame<'a> {
     pending: Option<Cow<'a, str>>,
 }
 
-struct Parser<'a> {
-    s: &'a str,
-    b: &'a [u8],
-    i: usize,
+/// Builds the tree from what the reader reads, keeps the first unpaired surrogate and the first
+/// repeated name for after the grammar, and words faults as Go's scanner does.
+struct Builder<'a> {
+    text: &'a str,
     max_depth: usize,
     stack: Vec<Frame<'a>>,
-    surrogate: Option<GoJsonError>,
-    duplicate: Option<GoJsonError>,
+    root: Option<Node<'a>>,
+    /// The escaped string being decoded, taken when it ends.
+    scratch: String,
+    surrogate: Option<Error>,
+    duplicate: Option<Error>,
 }
 
-fn is_ws(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
-}
-
-fn hex_value(c: u8) -> Option<u32> {
-    match c {
-        b'0'..=b'9' => Some(u32::from(c - b'0')),
-        b'a'..=b'f' => Some(u32::from(c - b'a') + 10),
-        b'A'..=b'F' => Some(u32::from(c - b'A') + 10),
-        _ => None,
-    }
-}
-
-impl<'a> Parser<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
-    }
-
-    fn at(&self, k: usize) -> Option<u8> {
-        self.b.get(k).copied()
-    }
-
+impl<'a> Builder<'a> {
     fn path(&self) -> Vec<PathItem> {
         let mut p = Vec::new();
         for f in &self.stack {
@@ -262,122 +213,48 @@ impl<'a> Parser<'a> {
         p
     }
 
-    fn fault(&self, code: Code, what: &str) -> GoJsonError {
-        GoJsonError { code, path: self.path(), message: INVALID_JSON.into(), detail: format!("{what} at offset {}", self.i) }
+    fn here(&self, message: impl Into<String>, detail: String) -> Box<GoJsonFault> {
+        Box::new(GoJsonFault { path: self.path(), message: message.into(), detail })
     }
 
-    fn unexpected(&self, context: &str) -> GoJsonError {
-        match self.s.get(self.i..).and_then(|rest| rest.chars().next()) {
-            None => self.fault(Code::Syntax, &format!("unexpected end of JSON input {context}")),
-            Some(c) => self.fault(Code::Syntax, &format!("invalid character {c:?} {context}")),
-        }
-    }
-
-    fn skip_ws(&mut self) {
-        while self.peek().is_some_and(is_ws) {
-            self.i += 1;
+    fn string(&mut self, s: Str) -> Cow<'a, str> {
+        if s.decoded {
+            // The scratch holds this string alone: each one is taken as it ends.
+            Cow::Owned(std::mem::take(&mut self.scratch))
+        } else {
+            Cow::Borrowed(self.text.get(s.at..s.at + s.len).unwrap_or(""))
         }
     }
 
-    fn slice(&self, from: usize, to: usize) -> Result<&'a str, GoJsonError> {
-        // Cuts fall next to ASCII bytes, so on character boundaries.
-        self.s.get(from..to).ok_or_else(|| self.fault(Code::Syntax, "internal: cut inside a character"))
-    }
-
-    fn parse(mut self) -> Result<Node<'a>, GoJsonError> {
-        let root = loop {
-            self.skip_ws();
-            let value = match self.peek() {
-                Some(c @ (b'{' | b'[')) => {
-                    if self.stack.len() >= self.max_depth {
-                        return Err(self.fault(Code::Depth, &format!("nesting deeper than {}", self.max_depth)));
-                    }
-                    self.i += 1;
-                    let container = if c == b'{' { Container::Object(Vec::new()) } else { Container::Array(Vec::new()) };
-                    self.stack.push(Frame { container, names: HashSet::new(), pending: None });
-                    self.skip_ws();
-                    let close = if c == b'{' { b'}' } else { b']' };
-                    if self.peek() == Some(close) {
-                        self.i += 1;
-                        self.close()
-                    } else {
-                        if c == b'{' {
-                            self.member_name()?;
-                        }
-                        continue;
-                    }
-                }
-                _ => self.scalar()?,
-            };
-            // A value is complete: attach it, then read separators and closing brackets.
-            let mut value = Some(value);
-            let done = loop {
-                let Some(v) = value.take() else { break None };
-                let Some(top) = self.stack.last_mut() else { break Some(v) };
-                match &mut top.container {
-                    Container::Array(items) => items.push(v),
-                    Container::Object(members) => members.push((top.pending.clone().unwrap_or_default(), v)),
-                }
-                self.skip_ws();
-                let is_obj = matches!(top_kind(&self.stack), Some(true));
-                match self.peek() {
-                    Some(b',') => {
-                        self.i += 1;
-                        if is_obj {
-                            if let Some(top) = self.stack.last_mut() {
-                                top.pending = None;
-                            }
-                            self.skip_ws();
-                            self.member_name()?;
-                        }
-                        break None;
-                    }
-                    Some(b'}') if is_obj => {
-                        self.i += 1;
-                        value = Some(self.close());
-                    }
-                    Some(b']') if !is_obj => {
-                        self.i += 1;
-                        value = Some(self.close());
-                    }
-                    _ => {
-                        return Err(self.unexpected(if is_obj { "after object key:value pair" } else { "after array element" }));
-                    }
-                }
-            };
-            if let Some(root) = done {
-                break root;
-            }
-        };
-        self.skip_ws();
-        if self.i < self.b.len() {
-            let e = self.unexpected("after top-level value");
-            return Err(GoJsonError { code: Code::Trailing, ..e });
-        }
-        if let Some(e) = self.surrogate.take() {
-            return Err(e);
-        }
-        if let Some(e) = self.duplicate.take() {
-            return Err(e);
-        }
-        Ok(root)
-    }
-
-    /// Pops the innermost container as a finished value.
-    fn close(&mut self) -> Node<'a> {
-        match self.stack.pop().map(|f| f.container) {
-            Some(Container::Object(members)) => Node::Object(members),
-            Some(Container::Array(items)) => Node::Array(items),
-            None => Node::Null, // not reached: close follows an open
+    fn attach(&mut self, value: Node<'a>) {
+        match self.stack.last_mut() {
+            Some(top) => match &mut top.container {
+                Container::Array(items) => items.push(value),
+                Container::Object(members) => members.push((top.pending.clone().unwrap_or_default(), value)),
+            },
+            None => self.root = Some(value),
         }
     }
 
-    /// At a member name of the object on top: reads `"name" :`.
-    fn member_name(&mut self) -> Result<(), GoJsonError> {
-        if self.peek() != Some(b'"') {
-            return Err(self.unexpected("looking for beginning of object key string"));
-        }
-        let name = self.string()?;
+    fn surrogate_at(&self, at: usize) -> Error {
+        let esc = self.text.get(at..at + 6).unwrap_or("");
+        Error::GoJsonSurrogate(self.here(BAD_ESCAPE, format!("unpaired escaped surrogate {esc} at offset {at}")))
+    }
+}
+
+impl<'a> json_text::Handler for Builder<'a> {
+    fn decoded(&mut self) -> &mut String {
+        &mut self.scratch
+    }
+
+    fn open(&mut self, obj: bool) -> Result<()> {
+        let container = if obj { Container::Object(Vec::new()) } else { Container::Array(Vec::new()) };
+        self.stack.push(Frame { container, names: HashSet::new(), pending: None });
+        Ok(())
+    }
+
+    fn key(&mut self, name: Str, end: usize) -> Result<()> {
+        let name = self.string(name);
         let repeated = match self.stack.last_mut() {
             Some(top) => {
                 top.pending = Some(name.clone());
@@ -387,215 +264,113 @@ impl<'a> Parser<'a> {
         };
         if repeated && self.duplicate.is_none() {
             let m = format!("duplicate object name {}", go_quote(&name));
-            self.duplicate = Some(GoJsonError { code: Code::Duplicate, path: self.path(), detail: format!("{m} at offset {}", self.i), message: m });
-        }
-        self.skip_ws();
-        if self.peek() != Some(b':') {
-            return Err(self.unexpected("after object key"));
-        }
-        self.i += 1;
-        Ok(())
-    }
-
-    fn scalar(&mut self) -> Result<Node<'a>, GoJsonError> {
-        let start = self.i;
-        match self.peek() {
-            Some(b'"') => Ok(Node::String(self.string()?)),
-            Some(b'-' | b'0'..=b'9') => {
-                self.number()?;
-                Ok(Node::Number(self.slice(start, self.i)?))
-            }
-            Some(b't') => self.literal("true", Node::Bool(true)),
-            Some(b'f') => self.literal("false", Node::Bool(false)),
-            Some(b'n') => self.literal("null", Node::Null),
-            _ => Err(self.unexpected("looking for beginning of value")),
-        }
-    }
-
-    fn literal(&mut self, word: &str, node: Node<'a>) -> Result<Node<'a>, GoJsonError> {
-        for (k, w) in word.bytes().enumerate() {
-            if self.peek() != Some(w) {
-                let expecting = word.get(k..=k).unwrap_or("");
-                return Err(self.unexpected(&format!("in literal {word} (expecting {expecting:?})")));
-            }
-            self.i += 1;
-        }
-        Ok(node)
-    }
-
-    fn digits(&mut self) {
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.i += 1;
-        }
-    }
-
-    fn number(&mut self) -> Result<(), GoJsonError> {
-        if self.peek() == Some(b'-') {
-            self.i += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.i += 1,
-            Some(b'1'..=b'9') => self.digits(),
-            _ => return Err(self.unexpected("in numeric literal")),
-        }
-        if self.peek() == Some(b'.') {
-            self.i += 1;
-            if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
-                return Err(self.unexpected("after decimal point in numeric literal"));
-            }
-            self.digits();
-        }
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            self.i += 1;
-            if matches!(self.peek(), Some(b'+' | b'-')) {
-                self.i += 1;
-            }
-            if !self.peek().is_some_and(|c| c.is_ascii_digit()) {
-                return Err(self.unexpected("in exponent of numeric literal"));
-            }
-            self.digits();
+            let detail = format!("{m} at offset {end}");
+            self.duplicate = Some(Error::GoJsonDuplicate(self.here(m, detail)));
         }
         Ok(())
     }
 
-    fn hex4(&mut self) -> Result<u32, GoJsonError> {
-        let mut v = 0;
-        for _ in 0..4 {
-            let Some(h) = self.peek().and_then(hex_value) else {
-                return Err(self.unexpected("in \\u hexadecimal character escape"));
-            };
-            v = v * 16 + h;
-            self.i += 1;
+    fn next_member(&mut self) {
+        if let Some(top) = self.stack.last_mut() {
+            top.pending = None;
         }
-        Ok(v)
     }
 
-    fn bad_surrogate(&mut self, at: usize) {
+    fn scalar(&mut self, value: Scalar) -> Result<()> {
+        let node = match value {
+            Scalar::Null => Node::Null,
+            Scalar::True => Node::Bool(true),
+            Scalar::False => Node::Bool(false),
+            Scalar::Number { at, len, .. } => Node::Number(self.text.get(at..at + len).unwrap_or("")),
+            Scalar::Str(s) => Node::String(self.string(s)),
+        };
+        self.attach(node);
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<()> {
+        let node = match self.stack.pop().map(|f| f.container) {
+            Some(Container::Object(members)) => Node::Object(members),
+            Some(Container::Array(items)) => Node::Array(items),
+            None => Node::Null, // not reached: a close follows an open
+        };
+        self.attach(node);
+        Ok(())
+    }
+
+    fn lone_surrogate(&mut self, at: usize) {
         if self.surrogate.is_none() {
-            let esc = self.s.get(at..at + 6).unwrap_or("");
-            self.surrogate = Some(GoJsonError {
-                code: Code::Surrogate,
-                path: self.path(),
-                message: BAD_ESCAPE.into(),
-                detail: format!("unpaired escaped surrogate {esc} at offset {at}"),
-            });
+            self.surrogate = Some(self.surrogate_at(at));
         }
     }
 
-    /// At a `"`: the unescaped string. An escaped surrogate that does not pair is recorded and read
-    /// as U+FFFD, as Go's decoder reads it.
-    fn string(&mut self) -> Result<Cow<'a, str>, GoJsonError> {
-        self.i += 1;
-        let start = self.i;
-        // Fast path: no escape.
-        loop {
-            match self.peek() {
-                None => return Err(self.fault(Code::Syntax, "unexpected end of JSON input in string literal")),
-                Some(b'"') => {
-                    let s = self.slice(start, self.i)?;
-                    self.i += 1;
-                    return Ok(Cow::Borrowed(s));
-                }
-                Some(b'\\') => break,
-                Some(c) if c < 0x20 => return Err(self.unexpected("in string literal")),
-                Some(_) => self.i += 1,
+    fn fault(&self, fault: Fault) -> Error {
+        let at = fault.at;
+        let context: String = match fault.kind {
+            FaultKind::Value => "looking for beginning of value".into(),
+            FaultKind::Key => "looking for beginning of object key string".into(),
+            FaultKind::Colon => "after object key".into(),
+            FaultKind::AfterMember => "after object key:value pair".into(),
+            FaultKind::AfterElement => "after array element".into(),
+            FaultKind::Trailing => "after top-level value".into(),
+            FaultKind::Depth => {
+                return Error::GoJsonDepth(self.here(INVALID_JSON, format!("nesting deeper than {} at offset {at}", self.max_depth)));
             }
-        }
-        let mut out = String::from(self.slice(start, self.i)?);
-        let mut run = self.i;
-        loop {
-            match self.peek() {
-                None => return Err(self.fault(Code::Syntax, "unexpected end of JSON input in string literal")),
-                Some(b'"') => {
-                    out.push_str(self.slice(run, self.i)?);
-                    self.i += 1;
-                    return Ok(Cow::Owned(out));
-                }
-                Some(c) if c < 0x20 => return Err(self.unexpected("in string literal")),
-                Some(b'\\') => {
-                    out.push_str(self.slice(run, self.i)?);
-                    let esc = self.i;
-                    self.i += 1;
-                    let short = match self.peek() {
-                        Some(b'"') => Some('"'),
-                        Some(b'\\') => Some('\\'),
-                        Some(b'/') => Some('/'),
-                        Some(b'b') => Some('\u{8}'),
-                        Some(b'f') => Some('\u{c}'),
-                        Some(b'n') => Some('\n'),
-                        Some(b'r') => Some('\r'),
-                        Some(b't') => Some('\t'),
-                        _ => None,
-                    };
-                    if let Some(ch) = short {
-                        out.push(ch);
-                        self.i += 1;
-                    } else if self.peek() == Some(b'u') {
-                        self.i += 1;
-                        let unit = self.hex4()?;
-                        self.unicode_escape(unit, esc, &mut out)?;
-                    } else {
-                        return Err(self.unexpected("in string escape code"));
-                    }
-                    run = self.i;
-                }
-                Some(_) => self.i += 1,
+            FaultKind::Literal { start, word } => {
+                let expecting = word.get(at - start..=at - start).unwrap_or("");
+                format!("in literal {word} (expecting {expecting:?})")
             }
-        }
-    }
-
-    fn unicode_escape(&mut self, unit: u32, esc: usize, out: &mut String) -> Result<(), GoJsonError> {
-        if (0xD800..=0xDBFF).contains(&unit) {
-            // A high surrogate must be followed at once by an escaped low one.
-            if self.at(self.i) == Some(b'\\') && self.at(self.i + 1) == Some(b'u') {
-                let save = self.i;
-                self.i += 2;
-                let low = self.hex4()?;
-                if (0xDC00..=0xDFFF).contains(&low) {
-                    let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-                    out.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
-                    return Ok(());
-                }
-                self.i = save; // the second escape is read again on its own
-            }
-            self.bad_surrogate(esc);
-            out.push('\u{FFFD}');
-        } else if (0xDC00..=0xDFFF).contains(&unit) {
-            self.bad_surrogate(esc);
-            out.push('\u{FFFD}');
+            FaultKind::Number { part: NumberPart::Integer, .. } => "in numeric literal".into(),
+            FaultKind::Number { part: NumberPart::Fraction, .. } => "after decimal point in numeric literal".into(),
+            FaultKind::Number { part: NumberPart::Exponent, .. } => "in exponent of numeric literal".into(),
+            FaultKind::InString => "in string literal".into(),
+            FaultKind::Escape { .. } => "in string escape code".into(),
+            FaultKind::Hex { .. } => "in \\u hexadecimal character escape".into(),
+            // Not reached: surrogates are read as Go reads them and reported after the grammar.
+            FaultKind::LoneSurrogate { .. } => return self.surrogate_at(at),
+        };
+        let what = match self.text.get(at..).and_then(|rest| rest.chars().next()) {
+            None => format!("unexpected end of JSON input {context}"),
+            Some(c) => format!("invalid character {c:?} {context}"),
+        };
+        let here = self.here(INVALID_JSON, format!("{what} at offset {at}"));
+        if fault.kind == FaultKind::Trailing {
+            Error::GoJsonTrailing(here)
         } else {
-            out.push(char::from_u32(unit).unwrap_or('\u{FFFD}'));
+            Error::GoJsonSyntax(here)
         }
-        Ok(())
     }
-}
-
-/// Whether the innermost open container is an object.
-fn top_kind(stack: &[Frame<'_>]) -> Option<bool> {
-    stack.last().map(|f| matches!(f.container, Container::Object(_)))
 }
 
 /// Parses a wire text strictly (see the module documentation), with the given bounds.
-pub fn parse_with(text: &[u8], max_bytes: usize, max_depth: usize) -> Result<Node<'_>, GoJsonError> {
+pub fn parse_with(text: &[u8], max_bytes: usize, max_depth: usize) -> Result<Node<'_>> {
     if text.len() > max_bytes {
-        return Err(GoJsonError {
-            code: Code::Size,
+        return Err(Error::GoJsonSize(Box::new(GoJsonFault {
             path: Vec::new(),
             message: format!("must be at most {max_bytes} bytes"),
             detail: format!("JSON text of {} bytes is over the {max_bytes}-byte limit", text.len()),
-        });
+        })));
     }
-    let s = std::str::from_utf8(text).map_err(|e| GoJsonError {
-        code: Code::Utf8,
-        path: Vec::new(),
-        message: INVALID_JSON.into(),
-        detail: format!("text is not valid UTF-8 at byte {}", e.valid_up_to()),
+    let s = std::str::from_utf8(text).map_err(|e| {
+        Error::GoJsonUtf8(Box::new(GoJsonFault {
+            path: Vec::new(),
+            message: INVALID_JSON.into(),
+            detail: format!("text is not valid UTF-8 at byte {}", e.valid_up_to()),
+        }))
     })?;
-    Parser { s, b: text, i: 0, max_depth, stack: Vec::new(), surrogate: None, duplicate: None }.parse()
+    let mut b = Builder { text: s, max_depth, stack: Vec::new(), root: None, scratch: String::new(), surrogate: None, duplicate: None };
+    json_text::read(s, json_text::Options { max_depth, surrogates: Surrogates::Replace }, &mut b)?;
+    if let Some(e) = b.surrogate.take() {
+        return Err(e);
+    }
+    if let Some(e) = b.duplicate.take() {
+        return Err(e);
+    }
+    Ok(b.root.take().unwrap_or(Node::Null))
 }
 
 /// [`parse_with`] with the default bounds.
-pub fn parse(text: &[u8]) -> Result<Node<'_>, GoJsonError> {
+pub fn parse(text: &[u8]) -> Result<Node<'_>> {
     parse_with(text, MAX_INPUT_BYTES, MAX_DEPTH)
 }
 
@@ -702,7 +477,7 @@ pub fn write_node(out: &mut Vec<u8>, root: &Node<'_>) {
 }
 
 /// The canonical UTF-8 bytes of a wire text (default bounds).
-pub fn canonicalize(text: &[u8]) -> Result<Vec<u8>, GoJsonError> {
+pub fn canonicalize(text: &[u8]) -> Result<Vec<u8>> {
     let root = parse(text)?;
     let mut out = Vec::with_capacity(text.len());
     write_node(&mut out, &root);

@@ -155,7 +155,7 @@ impl<'de> Visitor<'de> for Value<'_> {
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> core::result::Result<(), E> {
         if !v.is_finite() {
-            return Err(self.0.stop(Error::JsonNumberRange(format!("{v}"))));
+            return Err(self.0.stop(number_range(&format!("{v}"))));
         }
         self.0.put(ryu_js::Buffer::new().format_finite(v).as_bytes())
     }
@@ -264,7 +264,8 @@ fn sort_members(buf: &mut [u8], region: usize, members: &mut [Member]) -> Result
     members.sort_unstable_by(|x, y| cmp_keys(buf, x.start, y.start));
     if let Some(w) = members.windows(2).find(|w| cmp_keys(buf, w[0].start, w[1].start) == Ordering::Equal) {
         let units: Vec<u16> = key_units(buf, w[0].start).collect();
-        return Err(Error::JsonDuplicateKey(String::from_utf16_lossy(&units)));
+        let key = String::from_utf16_lossy(&units);
+        return Err(Error::JsonDuplicateKey(format!("duplicate object key {key:?} (I-JSON forbids repeated keys)")));
     }
     let mut old = Vec::new();
     old.try_reserve_exact(buf.len() - region).map_err(|_| Error::OutOfMemory)?;
@@ -289,14 +290,18 @@ fn classify(e: serde_json::Error) -> Error {
     let msg = e.to_string();
     // A high surrogate not followed by `\u` is reported as an "unexpected end of hex escape".
     if msg.contains("surrogate") || msg.starts_with("unexpected end of hex escape") {
-        Error::JsonLoneSurrogate
+        Error::JsonLoneSurrogate("string contains an unpaired UTF-16 surrogate (I-JSON forbids it)".into())
     } else if msg.starts_with("number out of range") {
-        Error::JsonNumberRange(msg)
+        number_range(&msg)
     } else if msg.starts_with("recursion limit exceeded") {
-        Error::JsonTooDeep
+        Error::JsonTooDeep(format!("JSON nesting is deeper than {MAX_DEPTH}"))
     } else {
-        Error::JsonSyntax(msg)
+        Error::JsonSyntax(format!("not valid JSON: {msg}"))
     }
+}
+
+fn number_range(what: &str) -> Error {
+    Error::JsonNumberRange(format!("number is not a finite IEEE-754 double: {what}"))
 }
 
 /// The first UTF-16 code unit of `c` and the second (0 if there is none): comparing these pairs orders

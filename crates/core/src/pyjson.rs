@@ -9,92 +9,32 @@
 //! `1.0`, `1e-05`, `1e+16`, `-0.0`), and strings escape only `"`, `\` and U+0000..U+001F (`\n` and the
 //! other short forms, else `\u00xx`), non-ASCII raw.
 //!
-//! Parsing refuses exactly what the twin's `parseJson(text, { rawNumbers: true })` refuses, with the
-//! same code and message, for the first fault met reading from the left: strict RFC 8259 syntax
-//! (offsets in the message count UTF-16 code units, as JavaScript indexes the text), escaped unpaired
-//! surrogates, non-integer numbers that are not finite doubles, nesting deeper than [`MAX_DEPTH`], and
-//! a key repeated in one object, met at its closing `}` and named as the smallest such key in UTF-16
-//! order. Over-long text is refused before anything is read.
+//! Parsing (the reader in json_text.rs) refuses exactly what the twin's `parseJson(text, { rawNumbers:
+//! true })` refuses, with the same code and message, for the first fault met reading from the left:
+//! strict RFC 8259 syntax (offsets in the message count UTF-16 code units, as JavaScript indexes the
+//! text), escaped unpaired surrogates, non-integer numbers that are not finite doubles, nesting deeper
+//! than [`MAX_DEPTH`], and a key repeated in one object, met at its closing `}` and named as the
+//! smallest such key in UTF-16 order. Over-long text is refused before anything is read. The errors
+//! are the `Json*` variants of [`Error`] that jcs.rs gives for the same faults, worded as the twin.
 //!
 //! The text is parsed into a flat tape of tokens that borrow from it (escaped strings are decoded into
 //! one side buffer), each object's members sorted once as it closes; parsing and writing use explicit
 //! stacks, so no input can overflow the small WebAssembly call stack. Memory: about 16 bytes per value
 //! and 4 per object member on wasm32, plus the decoded escaped strings and the output; every buffer
-//! that grows with the input grows fallibly ([`Code::OutOfMemory`], never an abort).
+//! that grows with the input grows fallibly ([`Error::OutOfMemory`], never an abort).
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+use crate::error::{Error, Result};
 use crate::hash;
 pub use crate::jcs::{MAX_DEPTH, MAX_INPUT_BYTES};
+use crate::json_text::{self, push, Fault, FaultKind, Scalar, Str, Surrogates};
 use std::cmp::Ordering;
-use std::fmt;
-
-/// The fault classes, with the stable codes of [`crate::Error`] (the TypeScript twin throws
-/// `CryptoError` with the same code and message).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Code {
-    Syntax,
-    DuplicateKey,
-    LoneSurrogate,
-    NumberRange,
-    TooDeep,
-    TooLarge,
-    OutOfMemory,
-}
-
-impl Code {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Code::Syntax => "JSON_SYNTAX",
-            Code::DuplicateKey => "JSON_DUPLICATE_KEY",
-            Code::LoneSurrogate => "JSON_LONE_SURROGATE",
-            Code::NumberRange => "JSON_NUMBER_RANGE",
-            Code::TooDeep => "JSON_TOO_DEEP",
-            Code::TooLarge => "JSON_TOO_LARGE",
-            Code::OutOfMemory => "OUT_OF_MEMORY",
-        }
-    }
-}
-
-/// A refusal: the code, and the message word for word as the TypeScript twin words it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PyJsonError {
-    pub code: Code,
-    pub message: String,
-}
-
-impl fmt::Display for PyJsonError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code.as_str(), self.message)
-    }
-}
-
-impl std::error::Error for PyJsonError {}
-
-type Result<T> = core::result::Result<T, PyJsonError>;
-
-fn fail(code: Code, message: impl Into<String>) -> PyJsonError {
-    PyJsonError { code, message: message.into() }
-}
-
-fn oom() -> PyJsonError {
-    fail(Code::OutOfMemory, "out of memory")
-}
-
-/// `v.push(x)`, refusing rather than aborting when memory runs out.
-#[inline]
-fn push<T>(v: &mut Vec<T>, x: T) -> Result<()> {
-    if v.len() == v.capacity() {
-        v.try_reserve(1).map_err(|_| oom())?;
-    }
-    v.push(x);
-    Ok(())
-}
 
 #[inline]
 fn put(out: &mut Vec<u8>, bytes: &[u8]) -> Result<()> {
     if out.capacity() - out.len() < bytes.len() {
-        out.try_reserve(bytes.len()).map_err(|_| oom())?;
+        out.try_reserve(bytes.len()).map_err(|_| Error::OutOfMemory)?;
     }
     out.extend_from_slice(bytes);
     Ok(())
@@ -249,7 +189,7 @@ pub fn write_float_repr(out: &mut Vec<u8>, x: f64) -> Result<()> {
         // Named as ECMAScript prints them (the TypeScript twin's message), and without formatting a
         // float: f64's Display would link core's float printer into the WebAssembly module.
         let name = if x.is_nan() { "NaN" } else if x > 0.0 { "Infinity" } else { "-Infinity" };
-        return Err(fail(Code::NumberRange, format!("{name} has no JSON form")));
+        return Err(Error::JsonNumberRange(format!("{name} has no JSON form")));
     }
     if x == 0.0 {
         return put(out, if x.is_sign_negative() { b"-0.0" } else { b"0.0" });
@@ -327,150 +267,84 @@ struct Key {
     tok: u32,
 }
 
-/// Whether any of the eight bytes of `w` is `"`, `\\` or below 0x20 (exact: each test finds a byte
-/// below a bound, and a borrow only carries past a byte that was already found).
-#[inline]
-fn special_byte_in(w: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let below = |x: u64, n: u64| x.wrapping_sub(ONES * n) & !x & HIGH;
-    let quote = w ^ (ONES * u64::from(b'"'));
-    let backslash = w ^ (ONES * u64::from(b'\\'));
-    (below(quote, 1) | below(backslash, 1) | below(w, 0x20)) != 0
-}
-
 struct Open {
     tok: u32,
     obj: bool,
     keys_from: usize,
 }
 
-struct Parser<'a> {
-    s: &'a str,
-    b: &'a [u8],
-    i: usize,
+/// Builds the tape from what the reader reads, and words its faults as the TypeScript twin does.
+struct Builder<'a> {
     doc: Doc<'a>,
+    /// The containers still open.
+    open: Vec<Open>,
     /// The keys of the members of the objects still open.
     keys: Vec<Key>,
 }
 
-impl<'a> Parser<'a> {
-    fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
-    }
+fn syntax(text: &str, msg: &str, at: usize) -> Error {
+    Error::JsonSyntax(format!("{msg} at offset {}", utf16_offset(text.as_bytes(), at)))
+}
 
-    fn syntax(&self, msg: &str, at: usize) -> PyJsonError {
-        fail(Code::Syntax, format!("{msg} at offset {}", utf16_offset(self.b, at)))
-    }
-
-    #[inline]
-    fn ws(&mut self) {
-        // Compact text has none; indented text has a newline and a run of spaces.
-        if let Some(b' ' | b'\n' | b'\r' | b'\t') = self.peek() {
-            let rest = self.b.get(self.i..).unwrap_or(&[]);
-            self.i += rest.iter().position(|c| !matches!(c, b' ' | b'\n' | b'\r' | b'\t')).unwrap_or(rest.len());
-        }
-    }
-
+impl Builder<'_> {
     fn emit(&mut self, t: Tok) -> Result<u32> {
         let at = self.doc.toks.len() as u32;
         push(&mut self.doc.toks, t)?;
         Ok(at)
     }
+}
 
-    fn parse(mut self) -> Result<Doc<'a>> {
-        let mut stack: Vec<Open> = Vec::new();
-        'value: loop {
-            self.ws();
-            let start = self.i;
-            match self.peek() {
-                Some(c @ (b'{' | b'[')) => {
-                    if stack.len() >= MAX_DEPTH {
-                        return Err(fail(Code::TooDeep, format!("nesting deeper than {MAX_DEPTH}")));
-                    }
-                    let obj = c == b'{';
-                    self.i += 1;
-                    let tok = self.emit(if obj { Tok::Obj { end: 0, first: 0, n: 0 } } else { Tok::Arr { end: 0 } })?;
-                    push(&mut stack, Open { tok, obj, keys_from: self.keys.len() })?;
-                    self.ws();
-                    if self.peek() == Some(if obj { b'}' } else { b']' }) {
-                        self.i += 1;
-                        self.close(&mut stack)?;
-                    } else {
-                        if obj {
-                            self.member_key()?;
-                        }
-                        continue 'value;
-                    }
-                }
-                Some(b'"') => {
-                    let t = self.string()?;
-                    self.emit(t)?;
-                }
-                Some(b't') => self.literal("true", Tok::True)?,
-                Some(b'f') => self.literal("false", Tok::False)?,
-                Some(b'n') => self.literal("null", Tok::Null)?,
-                Some(c) if c == b'-' || c.is_ascii_digit() => self.number()?,
-                Some(_) => {
-                    let c = self.s.get(start..).and_then(|r| r.chars().next()).unwrap_or('\u{fffd}');
-                    return Err(self.syntax(&format!("unexpected character {}", js_unit_literal(c)), start));
-                }
-                None => return Err(self.syntax("unexpected end of input", start)),
-            }
-            // A value is complete: go on in the container it is in.
-            loop {
-                let Some(top) = stack.last() else { break 'value };
-                let obj = top.obj;
-                self.ws();
-                let at = self.i;
-                let c = self.peek();
-                self.i += 1;
-                match (obj, c) {
-                    (true, Some(b'}')) | (false, Some(b']')) => self.close(&mut stack)?,
-                    (true, Some(b',')) => {
-                        self.member_key()?;
-                        continue 'value;
-                    }
-                    (false, Some(b',')) => continue 'value,
-                    (true, _) => return Err(self.syntax("expected ',' or '}'", at)),
-                    (false, _) => return Err(self.syntax("expected ',' or ']'", at)),
-                }
-            }
-        }
-        self.ws();
-        if self.i != self.b.len() {
-            return Err(self.syntax("trailing characters", self.i));
-        }
-        Ok(self.doc)
+impl json_text::Handler for Builder<'_> {
+    fn decoded(&mut self) -> &mut String {
+        &mut self.doc.decoded
     }
 
-    /// Reads `"key" :` of the next member of the innermost object.
-    fn member_key(&mut self) -> Result<()> {
-        self.ws();
-        if self.peek() != Some(b'"') {
-            return Err(self.syntax("expected a string key", self.i));
-        }
-        let t = self.string()?;
-        let tok = self.emit(t)?;
+    fn open(&mut self, obj: bool) -> Result<()> {
+        let tok = self.emit(if obj { Tok::Obj { end: 0, first: 0, n: 0 } } else { Tok::Arr { end: 0 } })?;
+        push(&mut self.open, Open { tok, obj, keys_from: self.keys.len() })
+    }
+
+    fn key(&mut self, name: Str, _end: usize) -> Result<()> {
+        let tok = self.emit(Tok::Str { at: name.at as u32, len: name.len as u32, decoded: name.decoded })?;
         let mut head = [0u8; 8];
         let key = self.doc.key(tok).as_bytes();
         let n = key.len().min(8);
         if let (Some(d), Some(k)) = (head.get_mut(..n), key.get(..n)) {
             d.copy_from_slice(k);
         }
-        push(&mut self.keys, Key { prefix: u64::from_be_bytes(head), tok })?;
-        self.ws();
-        let at = self.i;
-        self.i += 1;
-        if self.b.get(at) != Some(&b':') {
-            return Err(self.syntax("expected ':'", at));
-        }
-        Ok(())
+        push(&mut self.keys, Key { prefix: u64::from_be_bytes(head), tok })
+    }
+
+    fn scalar(&mut self, value: Scalar) -> Result<()> {
+        let t = match value {
+            Scalar::Null => Tok::Null,
+            Scalar::True => Tok::True,
+            Scalar::False => Tok::False,
+            Scalar::Str(s) => Tok::Str { at: s.at as u32, len: s.len as u32, decoded: s.decoded },
+            Scalar::Number { at, len, integer } => {
+                let text = self.doc.text;
+                // The twin's regular expression takes the longest match and refuses a digit after it,
+                // which can only follow a leading 0.
+                if text.as_bytes().get(at + len).is_some_and(|c| c.is_ascii_digit()) {
+                    return Err(syntax(text, "invalid number", at));
+                }
+                if integer {
+                    Tok::Int { at: at as u32, len: len as u32 }
+                } else {
+                    let t = text.get(at..at + len).unwrap_or("");
+                    match t.parse::<f64>() {
+                        Ok(x) if x.is_finite() => Tok::Float(x),
+                        _ => return Err(Error::JsonNumberRange(format!("{} is not a finite double", t.get(..40).unwrap_or(t)))),
+                    }
+                }
+            }
+        };
+        self.emit(t).map(|_| ())
     }
 
     /// Completes the innermost container; an object's keys are sorted and checked for repeats here.
-    fn close(&mut self, stack: &mut Vec<Open>) -> Result<()> {
-        let Some(open) = stack.pop() else { return Ok(()) };
+    fn close(&mut self) -> Result<()> {
+        let Some(open) = self.open.pop() else { return Ok(()) };
         let end = self.doc.toks.len() as u32;
         let t = if open.obj {
             let first = self.doc.order.len();
@@ -498,13 +372,10 @@ impl<'a> Parser<'a> {
                 if let Some(k) = repeated {
                     let mut lit = Vec::new();
                     write_string(&mut lit, k)?;
-                    return Err(fail(
-                        Code::DuplicateKey,
-                        format!("duplicate object key {} (I-JSON forbids repeated keys)", String::from_utf8_lossy(&lit)),
-                    ));
+                    return Err(Error::JsonDuplicateKey(format!("duplicate object key {} (I-JSON forbids repeated keys)", String::from_utf8_lossy(&lit))));
                 }
             }
-            order.try_reserve(n).map_err(|_| oom())?;
+            order.try_reserve(n).map_err(|_| Error::OutOfMemory)?;
             order.extend(keys.iter().map(|k| k.tok));
             self.keys.truncate(open.keys_from);
             Tok::Obj { end, first: first as u32, n: n as u32 }
@@ -517,201 +388,36 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
-    fn literal(&mut self, word: &str, t: Tok) -> Result<()> {
-        if !self.b.get(self.i..).is_some_and(|r| r.starts_with(word.as_bytes())) {
-            return Err(self.syntax("invalid literal", self.i));
-        }
-        self.i += word.len();
-        self.emit(t)?;
-        Ok(())
-    }
-
-    fn digits(&mut self) {
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.i += 1;
-        }
-    }
-
-    /// The number grammar as the twin's regular expression reads it: the longest match, then a
-    /// refusal if the grammar would have gone on (a digit after a leading 0, a `.` or an exponent with
-    /// no digit after it).
-    fn number(&mut self) -> Result<()> {
-        let start = self.i;
-        let b = self.b;
-        let digit = |k: usize| b.get(k).is_some_and(|c| c.is_ascii_digit());
-        if self.peek() == Some(b'-') {
-            self.i += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.i += 1,
-            Some(b'1'..=b'9') => self.digits(),
-            _ => return Err(self.syntax("invalid number", start)),
-        }
-        let mut fraction = false;
-        if self.peek() == Some(b'.') && digit(self.i + 1) {
-            self.i += 1;
-            self.digits();
-            fraction = true;
-        }
-        let mut exponent = false;
-        if let Some(b'e' | b'E') = self.peek() {
-            let sign = usize::from(matches!(b.get(self.i + 1), Some(b'+' | b'-')));
-            if digit(self.i + 1 + sign) {
-                self.i += 1 + sign;
-                self.digits();
-                exponent = true;
+    fn fault(&self, fault: Fault) -> Error {
+        let text = self.doc.text;
+        let at = fault.at;
+        let msg = match fault.kind {
+            FaultKind::Value if at < text.len() => {
+                let c = text.get(at..).and_then(|r| r.chars().next()).unwrap_or('\u{fffd}');
+                format!("unexpected character {}", js_unit_literal(c))
             }
-        }
-        match self.peek() {
-            Some(b'0'..=b'9') => return Err(self.syntax("invalid number", start)),
-            Some(b'.') if !fraction && !exponent => return Err(self.syntax("invalid number", start)),
-            Some(b'e' | b'E') if !exponent => return Err(self.syntax("invalid number", start)),
-            _ => {}
-        }
-        let integer = !fraction && !exponent;
-        let t = self.s.get(start..self.i).unwrap_or("");
-        if integer {
-            self.emit(Tok::Int { at: start as u32, len: (self.i - start) as u32 })?;
-            return Ok(());
-        }
-        match t.parse::<f64>() {
-            Ok(x) if x.is_finite() => {
-                self.emit(Tok::Float(x))?;
-                Ok(())
+            FaultKind::Value => "unexpected end of input".into(),
+            FaultKind::Key => "expected a string key".into(),
+            FaultKind::Colon => "expected ':'".into(),
+            FaultKind::AfterMember => "expected ',' or '}'".into(),
+            FaultKind::AfterElement => "expected ',' or ']'".into(),
+            FaultKind::Trailing => "trailing characters".into(),
+            FaultKind::Depth => return Error::JsonTooDeep(format!("nesting deeper than {MAX_DEPTH}")),
+            FaultKind::Literal { start, .. } => return syntax(text, "invalid literal", start),
+            FaultKind::Number { start, .. } => return syntax(text, "invalid number", start),
+            FaultKind::InString if at < text.len() => "unescaped control character in string".into(),
+            FaultKind::InString => "unterminated string".into(),
+            FaultKind::Escape { start } => return syntax(text, "invalid escape", start),
+            FaultKind::Hex { start } => return syntax(text, "invalid \\u escape", start),
+            FaultKind::LoneSurrogate { high } => {
+                return Error::JsonLoneSurrogate(format!("unpaired {} surrogate in string", if high { "high" } else { "low" }));
             }
-            _ => Err(fail(Code::NumberRange, format!("{} is not a finite double", t.get(..40).unwrap_or(t)))),
-        }
-    }
-
-    /// A string at the cursor (on its opening quote).
-    fn string(&mut self) -> Result<Tok> {
-        self.i += 1;
-        let start = self.i;
-        self.plain_run();
-        match self.peek() {
-            None => return Err(self.syntax("unterminated string", self.i)),
-            Some(b'"') => {
-                self.i += 1;
-                return Ok(Tok::Str { at: start as u32, len: (self.i - 1 - start) as u32, decoded: false });
-            }
-            Some(b'\\') => {}
-            Some(_) => return Err(self.syntax("unescaped control character in string", self.i)),
-        }
-        let at = self.doc.decoded.len();
-        self.copy(start)?;
-        loop {
-            match self.peek() {
-                None => return Err(self.syntax("unterminated string", self.i)),
-                Some(b'"') => {
-                    self.i += 1;
-                    return Ok(Tok::Str { at: at as u32, len: (self.doc.decoded.len() - at) as u32, decoded: true });
-                }
-                Some(b'\\') => self.escape()?,
-                Some(c) if c < 0x20 => return Err(self.syntax("unescaped control character in string", self.i)),
-                Some(_) => {
-                    let from = self.i;
-                    self.plain_run();
-                    self.copy(from)?;
-                }
-            }
-        }
-    }
-
-    /// Moves the cursor past characters that stand for themselves in a string.
-    #[inline]
-    fn plain_run(&mut self) {
-        let rest = self.b.get(self.i..).unwrap_or(&[]);
-        // Eight bytes at a time while none of them is special (wasm32 has 64-bit integer operations).
-        let mut k = 0;
-        for chunk in rest.chunks_exact(8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(chunk);
-            if special_byte_in(u64::from_le_bytes(w)) {
-                break;
-            }
-            k += 8;
-        }
-        let tail = rest.get(k..).unwrap_or(&[]);
-        self.i += k + tail.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(tail.len());
-    }
-
-    /// Appends the text from `from` to the cursor (ending before an ASCII byte, so on a character
-    /// boundary) to the decoded strings.
-    fn copy(&mut self, from: usize) -> Result<()> {
-        let run = self.s.get(from..self.i).unwrap_or("");
-        self.doc.decoded.try_reserve(run.len()).map_err(|_| oom())?;
-        self.doc.decoded.push_str(run);
-        Ok(())
-    }
-
-    fn push_char(&mut self, c: char) -> Result<()> {
-        self.doc.decoded.try_reserve(4).map_err(|_| oom())?;
-        self.doc.decoded.push(c);
-        Ok(())
-    }
-
-    /// The escape at the cursor; an escaped high surrogate takes its low one along.
-    fn escape(&mut self) -> Result<()> {
-        let simple = match self.b.get(self.i + 1) {
-            Some(b'"') => Some('"'),
-            Some(b'\\') => Some('\\'),
-            Some(b'/') => Some('/'),
-            Some(b'b') => Some('\u{8}'),
-            Some(b'f') => Some('\u{c}'),
-            Some(b'n') => Some('\n'),
-            Some(b'r') => Some('\r'),
-            Some(b't') => Some('\t'),
-            Some(b'u') => None,
-            _ => return Err(self.syntax("invalid escape", self.i)),
         };
-        if let Some(c) = simple {
-            self.i += 2;
-            return self.push_char(c);
-        }
-        let unit = self.hex4()?;
-        if (0xdc00..0xe000).contains(&unit) {
-            return Err(fail(Code::LoneSurrogate, "unpaired low surrogate in string"));
-        }
-        let lone = || fail(Code::LoneSurrogate, "unpaired high surrogate in string");
-        if !(0xd800..0xdc00).contains(&unit) {
-            return self.push_char(char::from_u32(unit).ok_or_else(lone)?);
-        }
-        // A high surrogate must be followed by `\u` and a low one. The end of the text on the way is a
-        // syntax error (the string is unterminated); any other character, an unpaired surrogate.
-        for want in [b'\\', b'u'] {
-            match self.peek() {
-                None => return Err(self.syntax("unterminated string", self.i)),
-                Some(c) if c != want => return Err(lone()),
-                Some(_) => self.i += 1,
-            }
-        }
-        self.i -= 2;
-        let low = self.hex4()?;
-        if !(0xdc00..0xe000).contains(&low) {
-            return Err(lone());
-        }
-        let c = char::from_u32(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00)).ok_or_else(lone)?;
-        self.push_char(c)
-    }
-
-    /// Consumes `\uXXXX` at the cursor and returns its code unit.
-    fn hex4(&mut self) -> Result<u32> {
-        let mut v = 0;
-        for k in 2..6 {
-            let d = match self.b.get(self.i + k) {
-                Some(c @ b'0'..=b'9') => c - b'0',
-                Some(c @ b'a'..=b'f') => c - b'a' + 10,
-                Some(c @ b'A'..=b'F') => c - b'A' + 10,
-                _ => return Err(self.syntax("invalid \\u escape", self.i)),
-            };
-            v = v << 4 | u32::from(d);
-        }
-        self.i += 6;
-        Ok(v)
+        syntax(text, &msg, at)
     }
 }
 
-/// The text of a key token, for the sort in [`Parser::close`] (which holds the order buffer mutably).
+/// The text of a key token, for the sort in [`Builder::close`] (which holds the order buffer mutably).
 fn doc_key<'d>(toks: &[Tok], decoded: &'d str, text: &'d str, i: u32) -> &'d str {
     match toks.get(i as usize) {
         Some(&Tok::Str { at, len, decoded: d }) => (if d { decoded } else { text }).get(at as usize..(at + len) as usize).unwrap_or(""),
@@ -721,12 +427,13 @@ fn doc_key<'d>(toks: &[Tok], decoded: &'d str, text: &'d str, i: u32) -> &'d str
 
 fn parse(text: &str) -> Result<Doc<'_>> {
     if text.len() > MAX_INPUT_BYTES {
-        return Err(fail(Code::TooLarge, format!("JSON text of {} bytes is over the {MAX_INPUT_BYTES}-byte limit", text.len())));
+        return Err(Error::JsonTooLarge(text.len()));
     }
     let mut toks = Vec::new();
-    toks.try_reserve(text.len() / 4 + 16).map_err(|_| oom())?;
-    let doc = Doc { text, toks, order: Vec::new(), decoded: String::new() };
-    Parser { s: text, b: text.as_bytes(), i: 0, doc, keys: Vec::new() }.parse()
+    toks.try_reserve(text.len() / 4 + 16).map_err(|_| Error::OutOfMemory)?;
+    let mut builder = Builder { doc: Doc { text, toks, order: Vec::new(), decoded: String::new() }, open: Vec::new(), keys: Vec::new() };
+    json_text::read(text, json_text::Options { max_depth: MAX_DEPTH, surrogates: Surrogates::Refuse }, &mut builder)?;
+    Ok(builder.doc)
 }
 
 /// How the members of an object being written are filtered.
@@ -759,7 +466,7 @@ impl Doc<'_> {
                 // The text holds no escape and so nothing that needs one.
                 let body = self.str_of(at, len, false).as_bytes();
                 if out.capacity() - out.len() < body.len() + 2 {
-                    out.try_reserve(body.len() + 2).map_err(|_| oom())?;
+                    out.try_reserve(body.len() + 2).map_err(|_| Error::OutOfMemory)?;
                 }
                 out.push(b'"');
                 out.extend_from_slice(body);
@@ -825,7 +532,7 @@ impl Doc<'_> {
                             // A key with no escape in the text, written in one piece.
                             let body = self.str_of(at, len, false).as_bytes();
                             if out.capacity() - out.len() < body.len() + 3 {
-                                out.try_reserve(body.len() + 3).map_err(|_| oom())?;
+                                out.try_reserve(body.len() + 3).map_err(|_| Error::OutOfMemory)?;
                             }
                             out.push(b'"');
                             out.extend_from_slice(body);
@@ -846,10 +553,10 @@ impl Doc<'_> {
     /// The contract subset (NOTES A2 steps 1–2) of the parsed spec, serialized.
     fn contract(&self) -> Result<Vec<u8>> {
         if !self.is_obj(0) {
-            return Err(fail(Code::Syntax, "spec.json must be a JSON object"));
+            return Err(Error::JsonSyntax("spec.json must be a JSON object".into()));
         }
         let mut out = Vec::new();
-        out.try_reserve(self.text.len() + 16).map_err(|_| oom())?;
+        out.try_reserve(self.text.len() + 16).map_err(|_| Error::OutOfMemory)?;
         put(&mut out, b"{")?;
         let mut first = true;
         // Members in code-point order of their keys: choices, commit_reveal, flow, messages,
@@ -931,7 +638,7 @@ pub fn contract_bytes(spec_text: &str) -> Result<Vec<u8>> {
 pub fn python_json(text: &str) -> Result<Vec<u8>> {
     let doc = parse(text)?;
     let mut out = Vec::new();
-    out.try_reserve(text.len() + 16).map_err(|_| oom())?;
+    out.try_reserve(text.len() + 16).map_err(|_| Error::OutOfMemory)?;
     doc.write(&mut out, 0, Mode::All)?;
     Ok(out)
 }
