@@ -6,7 +6,7 @@ import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CryptoError, getCrypto, toHex, utf8, type Crypto } from '../../ts/crypto/index.js';
-import { isWellFormed } from '../../ts/crypto/jcs.js';
+import { isWellFormed } from '../../ts/crypto/unicode.js';
 
 const backends: Crypto[] = [getCrypto('wasm'), getCrypto('js')];
 const RUNS = Number(process.env['AIGENORA_FUZZ_RUNS'] ?? 1000);

@@ -9,7 +9,8 @@ import { need } from '../shared/require.js';
 import { RawNumber } from '../../ts/crypto/jcs.js';
 import { GroupError } from '../../ts/group/errors.js';
 import { utf8 } from '../../ts/crypto/encoding.js';
-import { canonicalPart, checkGroupJson, groupCanonical, MAX_GROUP_JSON_DEPTH, objectPart, utf8ByteLength } from '../../ts/group/json.js';
+import { utf8Length } from '../../ts/crypto/unicode.js';
+import { canonicalPart, checkGroupJson, groupCanonical, MAX_GROUP_JSON_DEPTH, objectPart } from '../../ts/group/json.js';
 import { rtCanonical } from '../../ts/realtime/json.js';
 
 type Outcome = { text: string } | { code: string; message: string };
@@ -85,7 +86,7 @@ describe('group canonical JSON: one walk = check + tree + pythonJson', () => {
   });
 
   it('counts UTF-8 bytes as the encoder does', () => {
-    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 20 }), (s) => utf8ByteLength(s) === utf8(s).length));
+    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 20 }), (s) => utf8Length(s) === utf8(s).length));
   });
 
   it('the limits and the odd values: depth, sizes, keys, types', () => {

@@ -23,7 +23,7 @@
  * Parsing and writing use explicit stacks rather than recursion, so 10000 levels cannot overflow
  * the call stack.
  */
-import { isWellFormed, utf8Length } from './jcs.js';
+import { compareCodePoints, isWellFormed, utf8Length } from './unicode.js';
 
 /** A JSON text written verbatim by goJsonEncode (already canonical / validated). */
 export class RawJson {
@@ -467,21 +467,8 @@ export function goJsonString(s: string): string {
   return quote(s);
 }
 
-/** Orders strings by their UTF-8 bytes, which is code point order (JavaScript's `<` is UTF-16 order). */
-export function compareUtf8(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // Units differ: surrogates (U+10000 and up) sort after every other BMP unit.
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
-    if (xs !== ys) return xs ? 1 : -1;
-    return x - y;
-  }
-  return a.length - b.length;
-}
+/** Orders strings by their UTF-8 bytes, as Go orders map keys: code-point order (JavaScript's `<` is UTF-16 order). */
+export const compareUtf8: (a: string, b: string) => number = compareCodePoints;
 
 /** Go's canonical text of a parsed tree. */
 export function canonicalGoJsonNode(root: WireNode): string {

@@ -17,6 +17,7 @@
  * `canonicalBytes` for what that costs in memory.
  */
 import { CryptoError } from './errors.js';
+import { isWellFormed, utf8Length } from './unicode.js';
 
 /** Deepest nesting of arrays/objects accepted, the same as the Rust core's. */
 export const MAX_DEPTH = 127;
@@ -47,21 +48,6 @@ function syntax(msg: string, at: number): CryptoError {
 
 function tooLarge(bytes: string): CryptoError {
   return new CryptoError('JSON_TOO_LARGE', `JSON text of ${bytes} bytes is over the ${MAX_INPUT_BYTES}-byte limit`);
-}
-
-/** UTF-8 length of `s`, an unpaired surrogate counting as the 3 bytes of the U+FFFD it would become. */
-export function utf8Length(s: string): number {
-  let n = s.length;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) n += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 2; // the pair is 2 units and 4 bytes
-      i++;
-    } else n += 2;
-  }
-  return n;
 }
 
 /**
@@ -465,16 +451,6 @@ export function stringifyStrict(value: unknown): string {
   }
   if (text === undefined) throw new CryptoError('JSON_UNSUPPORTED_VALUE', `a ${typeof value} has no JSON form`);
   return text;
-}
-
-/**
- * Whether a JS string is well-formed UTF-16. Text crossing into WASM is UTF-8 encoded, and the encoder
- * would silently replace a lone surrogate with U+FFFD, so the wasm backend checks first.
- */
-export function isWellFormed(s: string): boolean {
-  // String.prototype.isWellFormed is in Node 20 and current browsers; the regex covers older engines.
-  const f = (s as { isWellFormed?: () => boolean }).isWellFormed;
-  return f ? f.call(s) : !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
 }
 
 /**

@@ -1,65 +1,46 @@
 /**
  * protocol_id in pure TypeScript: the `js` backend's implementation (the `wasm` backend runs
- * crates/core/src/pyjson.rs, which mirrors this file rule for rule). protocol_id (NOTES A2) is the
- * SHA-256 of the contract subset of spec.json, serialised as Python's `json.dumps(sort_keys=True,
- * ensure_ascii=False, separators=(",", ":"))` would. That is not RFC 8785: keys sort by code point (not
- * UTF-16 unit), integers are exact at any size, and non-integer numbers print as Python's float repr
- * (`1.0`, `1e+16`, `1e-05`). The spec text is therefore parsed losslessly (number literals kept as
- * written) by jcs.ts's strict parser, whose refusals (code and message) both backends give.
+ * crates/core/src/pyjson.rs, which mirrors this file and PROTOCOL_ID_JSON rule for rule). protocol_id
+ * (NOTES A2) is the SHA-256 of the contract subset of spec.json, serialised as Python's
+ * `json.dumps(sort_keys=True, ensure_ascii=False, separators=(",", ":"))` would. That is not RFC 8785:
+ * keys sort by code point (not UTF-16 unit), integers are exact at any size, and non-integer numbers
+ * print as Python's float repr (`1.0`, `1e+16`, `1e-05`). The spec text is therefore parsed losslessly
+ * (number literals kept as written) by jcs.ts's strict parser, whose refusals (code and message) both
+ * backends give.
  */
 import { CryptoError } from './errors.js';
 import { Entries, parseJson, RawNumber, type JsonNode } from './jcs.js';
+import { pythonJson, type PythonJsonFault, type PythonJsonPolicy } from './python-json.js';
 
-/** Python's repr() of a finite double: shortest round-trip digits, fixed for 1e-4 <= |x| < 1e16. */
-export function pythonFloatRepr(x: number): string {
-  if (!Number.isFinite(x)) throw new CryptoError('JSON_NUMBER_RANGE', `${x} has no JSON form`);
-  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
-  const [mant, expText] = x.toExponential().split('e') as [string, string];
-  const sign = mant.startsWith('-') ? '-' : '';
-  const digits = mant.replace('-', '').replace('.', '');
-  const k = Number(expText);
-  if (k >= -4 && k < 16) {
-    if (k >= 0) {
-      const int = digits.slice(0, k + 1).padEnd(k + 1, '0');
-      return `${sign}${int}.${digits.slice(k + 1) || '0'}`;
-    }
-    return `${sign}0.${'0'.repeat(-k - 1)}${digits}`;
-  }
-  const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
-  return `${sign}${m}e${k < 0 ? '-' : '+'}${String(Math.abs(k)).padStart(2, '0')}`;
-}
-
-const SURROGATE = /[\ud800-\udfff]/;
-
-export function codePointCompare(a: string, b: string): number {
-  // Python compares str by code point; JS `<` compares UTF-16 units, which differs only when a
-  // surrogate (an astral character) is involved, so the slow path runs only then.
-  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : a > b ? 1 : 0;
-  const x = Array.from(a);
-  const y = Array.from(b);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
+function refusal(fault: PythonJsonFault): CryptoError {
+  if (fault.kind === 'not-finite') return new CryptoError('JSON_NUMBER_RANGE', `${fault.value} has no JSON form`);
+  const v = fault.kind === 'unsupported' ? fault.value : undefined;
+  const type = typeof v === 'object' && v !== null ? ((v as { constructor?: { name?: string } }).constructor?.name ?? 'object') : typeof v;
+  return new CryptoError('JSON_UNSUPPORTED_VALUE', `a ${type} has no JSON form`);
 }
 
 /**
- * Python json.dumps(sort_keys=True, ensure_ascii=False, separators=(",", ":")) of a parsed tree, or of
- * a plain JS value (whose integral numbers are written as integers).
+ * A parsed tree (Entries, RawNumbers), or a plain JS value whose whole numbers are integers of any
+ * size (-0 is the float -0.0), as Python's json.dumps writes it: members met in sorted order, nothing
+ * refused but what JSON has no form for (an unpaired surrogate is escaped, as JSON.stringify does).
  */
-export function pythonJson(node: JsonNode | Record<string, unknown>): string {
-  if (node === null) return 'null';
-  if (node === true) return 'true';
-  if (node === false) return 'false';
-  if (node instanceof RawNumber) return node.isInteger ? BigInt(node.text).toString() : pythonFloatRepr(Number(node.text));
-  if (typeof node === 'number') return Number.isInteger(node) && !Object.is(node, -0) ? BigInt(node).toString() : pythonFloatRepr(node);
-  if (typeof node === 'string') return JSON.stringify(node); // same escapes as Python for well-formed text
-  if (Array.isArray(node)) return `[${node.map((v) => pythonJson(v as JsonNode)).join(',')}]`;
-  const entries = node instanceof Entries ? node.entries : (Object.entries(node) as [string, JsonNode][]);
-  const sorted = [...entries].sort((a, b) => codePointCompare(a[0], b[0]));
-  return `{${sorted.map(([k, v]) => `${JSON.stringify(k)}:${pythonJson(v)}`).join(',')}}`;
-}
+export const PROTOCOL_ID_JSON: PythonJsonPolicy = {
+  floats: 'repr',
+  negativeZero: 'float',
+  integersBelow: Infinity,
+  rawNumbers: true,
+  entries: true,
+  loneSurrogates: 'escaped',
+  maxStringBytes: Infinity,
+  depthCounts: 'containers',
+  maxDepth: Infinity,
+  maxItems: Infinity,
+  mapKeys: 'ignored',
+  symbolKeys: 'ignored',
+  bytesAndSets: 'unsupported',
+  memberOrder: 'sorted',
+  refuse: refusal,
+};
 
 const get = (o: Entries, key: string): JsonNode | undefined => o.entries.find(([k]) => k === key)?.[1];
 const has = (o: Entries, key: string): boolean => o.entries.some(([k]) => k === key);
@@ -108,5 +89,5 @@ export function contractOf(spec: JsonNode): Entries {
 
 /** The serialised contract (the exact bytes that are hashed, as text). */
 export function contractText(specText: string): string {
-  return pythonJson(contractOf(parseJson(specText, { rawNumbers: true })));
+  return pythonJson(contractOf(parseJson(specText, { rawNumbers: true })), PROTOCOL_ID_JSON);
 }

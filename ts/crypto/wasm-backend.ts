@@ -14,7 +14,8 @@ import { checkPowCounter, checkPowDifficulty, randomSeal } from './box.js';
 import { checkPlayIds, isPlayRejection, type Deck } from './deck.js';
 import { badLength, CryptoError, disposed, fromWasmError } from './errors.js';
 import { checkWireText, GO_JSON_ERROR_CODES, GoJsonError, type GoJsonErrorCode } from './gojson.js';
-import { checkText, isWellFormed, stringifyStrict, wellFormed } from './jcs.js';
+import { checkText, stringifyStrict, wellFormed } from './jcs.js';
+import { isWellFormed } from './unicode.js';
 import { checkContextInput, checkCounter, checkKeyExponent, keygenFailed, platformKeyParts, randomBytes, rsaPubText, RSA_BYTES, RSA_E, type Ot, type RsaKey } from './ot.js';
 
 /** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */

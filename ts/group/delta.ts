@@ -15,7 +15,7 @@
  * applyDelta refuses what the reference refuses, with its texts, and never changes its arguments.
  */
 import { RawNumber } from '../crypto/jcs.js';
-import { compareCodePoints } from '../mp/canonical.js';
+import { compareCodePoints } from '../crypto/unicode.js';
 import { GroupError } from './errors.js';
 import type { GroupJson } from './json.js';
 

@@ -10,10 +10,11 @@
  */
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
+import { utf8Length } from '../crypto/unicode.js';
 import type { GroupHookResult, GroupHooks, GroupMember, GroupState, TurnTimeoutReason } from '../hooks/types.js';
 import { makeDelta, type DeltaOp, type EqualityHint } from './delta.js';
 import { GroupError } from './errors.js';
-import { canonicalPart, checkGroupJson, sortedKeys, groupCanonicalBytes, groupJsonHash, objectPart, textHash, utf8ByteLength, type CanonicalPart, type GroupJson, type GroupObject, type TextCache } from './json.js';
+import { canonicalPart, checkGroupJson, sortedKeys, groupCanonicalBytes, groupJsonHash, objectPart, textHash, type CanonicalPart, type GroupJson, type GroupObject, type TextCache } from './json.js';
 import {
   CHECKPOINT_DELTA_MARGIN,
   CHECKPOINT_STATE_FIELDS,
@@ -891,7 +892,7 @@ export class GroupLeader {
     const forced = checkpointForcedFull({ first: d.checkpointState === null, kind: f.kind, completed: d.completed, seq: d.seq, every: this.config.checkpoint_every_events });
     const checkpointDelta = forced
       ? undefined
-      : this.guard(() => writtenDeltaIfSmaller(d.checkpointState as unknown as GroupJson, cs as unknown as GroupJson, utf8ByteLength(checkpoint.part.text), CHECKPOINT_DELTA_MARGIN, this.same));
+      : this.guard(() => writtenDeltaIfSmaller(d.checkpointState as unknown as GroupJson, cs as unknown as GroupJson, utf8Length(checkpoint.part.text), CHECKPOINT_DELTA_MARGIN, this.same));
     const envelopes: Envelopes = {};
     const views: Record<string, GroupObject> = {};
     for (const m of d.members) {
@@ -940,7 +941,7 @@ interface Written<T> {
 function writtenDeltaIfSmaller(before: GroupJson, after: GroupJson, fullBytes: number, margin: number, same: EqualityHint): Written<DeltaOp[]> | undefined {
   const delta = makeDelta(before, after, same);
   const part = canonicalPart(delta);
-  return utf8ByteLength(part.text) + margin < fullBytes ? { value: delta, part } : undefined;
+  return utf8Length(part.text) + margin < fullBytes ? { value: delta, part } : undefined;
 }
 
 function normalizeMembersOrFail(raw: unknown[]): GroupMember[] {

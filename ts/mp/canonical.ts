@@ -1,6 +1,7 @@
 /**
  * The reference's canonical JSON for mental-poker transcripts: Python's
- * `json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` after its payload check.
+ * `json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` after its payload check,
+ * written by the shared Python-style writer (ts/crypto/python-json.ts) under MP_TRANSCRIPT_JSON.
  *
  * - keys sorted by Unicode code point (Python's string order), not by UTF-16 unit as JS sorts;
  * - no spaces; non-ASCII written raw as UTF-8, U+2028/U+2029 and DEL included;
@@ -18,6 +19,7 @@
  * is refused as one; `undefined` (which JSON.stringify would drop) is refused.
  */
 import { Entries, parseJson, RawNumber, type JsonNode } from '../crypto/jcs.js';
+import { pythonJson, type PythonJsonFault, type PythonJsonPolicy } from '../crypto/python-json.js';
 import { MpError } from './errors.js';
 
 /** A value the canonical JSON writes: objects are plain objects, integers numbers (safe) or bigints. */
@@ -46,95 +48,54 @@ function typeName(v: unknown): string {
   return typeof ctor?.name === 'string' && ctor.name ? ctor.name : 'object';
 }
 
-/** The reference's payload check (`_validate_payload`), plus the refusals only JS needs. */
-function check(v: unknown, depth: number): void {
-  if (v === null || typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint') return;
-  if (typeof v === 'number') {
-    if (!Number.isInteger(v) || Object.is(v, -0)) throw new MpError('MP_JSON_FLOAT', FLOAT);
-    if (!Number.isSafeInteger(v)) throw new MpError('MP_JSON_UNSAFE_INTEGER', `integer ${v} is beyond 2^53 - 1 as a number; give it as a bigint`);
-    return;
+function refusal(fault: PythonJsonFault): MpError {
+  switch (fault.kind) {
+    case 'float':
+      return new MpError('MP_JSON_FLOAT', FLOAT);
+    case 'unsafe-integer':
+      return new MpError('MP_JSON_UNSAFE_INTEGER', `integer ${fault.value} is beyond 2^53 - 1 as a number; give it as a bigint`);
+    case 'lone-surrogate':
+      return new MpError('MP_JSON_LONE_SURROGATE', 'a string contains an unpaired UTF-16 surrogate, which UTF-8 cannot encode');
+    case 'too-deep':
+      return new MpError('MP_JSON_TOO_DEEP', `nesting deeper than ${MAX_JSON_DEPTH}`);
+    case 'key-not-string':
+      return new MpError('MP_JSON_KEY_NOT_STRING', KEYS);
+    case 'bytes-or-set':
+      return new MpError('MP_JSON_BYTES_OR_SET', BYTES);
+    case 'unsupported':
+      return new MpError('MP_JSON_UNSUPPORTED', `transcript payload unsupported type: ${typeName(fault.value)}`);
+    default:
+      // Not finite numbers are floats here, and this policy sets no size limits.
+      return new MpError('MP_JSON_UNSUPPORTED', `transcript payload refused: ${fault.kind}`);
   }
-  if (typeof v !== 'object') throw new MpError('MP_JSON_UNSUPPORTED', `transcript payload unsupported type: ${typeName(v)}`);
-  if (v instanceof Set || v instanceof ArrayBuffer || ArrayBuffer.isView(v)) throw new MpError('MP_JSON_BYTES_OR_SET', BYTES);
-  if (depth >= MAX_JSON_DEPTH) throw new MpError('MP_JSON_TOO_DEEP', `nesting deeper than ${MAX_JSON_DEPTH}`);
-  if (Array.isArray(v)) {
-    for (const item of v) check(item, depth + 1);
-    return;
-  }
-  if (v instanceof Map) {
-    // A Map is the one JS mapping whose keys can be other than strings, as Python's dict's can.
-    for (const k of v.keys()) if (typeof k !== 'string') throw new MpError('MP_JSON_KEY_NOT_STRING', KEYS);
-    throw new MpError('MP_JSON_UNSUPPORTED', 'transcript payload unsupported type: Map');
-  }
-  if (!isPlainObject(v)) throw new MpError('MP_JSON_UNSUPPORTED', `transcript payload unsupported type: ${typeName(v)}`);
-  if (Object.getOwnPropertySymbols(v).length > 0) throw new MpError('MP_JSON_KEY_NOT_STRING', KEYS);
-  for (const k of Object.keys(v)) check((v as Record<string, unknown>)[k], depth + 1);
 }
 
 /**
- * Orders strings by code point. UTF-16 order differs only where a surrogate (a code point above
- * U+FFFF) meets a unit in U+E000..U+FFFF: the surrogate sorts first in UTF-16 but last by code point.
+ * The reference's payload check (`_validate_payload`: floats, bytes/sets, non-string keys, unsupported
+ * types, in document order) before its json.dumps, plus the refusals only JS needs. An unpaired
+ * surrogate is refused last: the reference meets it only when UTF-8 encoding the written text.
  */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800 && y >= 0xd800) {
-      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
-      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
-    }
-    return x - y;
-  }
-  return a.length - b.length;
-}
-
-const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** Whether `s` has an unpaired UTF-16 surrogate (and so no UTF-8 form). */
-export function hasLoneSurrogate(s: string): boolean {
-  return LONE.test(s);
-}
-const SHORT: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
-
-function quote(s: string): string {
-  if (hasLoneSurrogate(s)) throw new MpError('MP_JSON_LONE_SURROGATE', 'a string contains an unpaired UTF-16 surrogate, which UTF-8 cannot encode');
-  return `"${s.replace(/[\x00-\x1f"\\]/g, (c) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
-}
-
-function write(v: unknown, out: string[]): void {
-  if (v === null) out.push('null');
-  else if (typeof v === 'boolean') out.push(v ? 'true' : 'false');
-  else if (typeof v === 'number' || typeof v === 'bigint') out.push(v.toString());
-  else if (typeof v === 'string') out.push(quote(v));
-  else if (Array.isArray(v)) {
-    out.push('[');
-    v.forEach((item, i) => {
-      if (i > 0) out.push(',');
-      write(item, out);
-    });
-    out.push(']');
-  } else {
-    const o = v as Record<string, unknown>;
-    out.push('{');
-    Object.keys(o)
-      .sort(compareCodePoints)
-      .forEach((k, i) => {
-        if (i > 0) out.push(',');
-        out.push(quote(k), ':');
-        write(o[k], out);
-      });
-    out.push('}');
-  }
-}
+export const MP_TRANSCRIPT_JSON: PythonJsonPolicy = {
+  floats: 'refused',
+  negativeZero: 'float',
+  integersBelow: 2 ** 53,
+  rawNumbers: false,
+  entries: false,
+  loneSurrogates: 'refused-last',
+  maxStringBytes: Infinity,
+  depthCounts: 'containers',
+  maxDepth: MAX_JSON_DEPTH - 1,
+  maxItems: Infinity,
+  mapKeys: 'checked',
+  symbolKeys: 'refused',
+  bytesAndSets: 'own-fault',
+  memberOrder: 'insertion',
+  refuse: refusal,
+};
 
 /** Canonical JSON text of any JSON value (not only an object), or MpError. */
 export function canonicalJson(value: unknown): string {
-  check(value, 0);
-  const out: string[] = [];
-  write(value, out);
-  return out.join('');
+  return pythonJson(value, MP_TRANSCRIPT_JSON);
 }
 
 /**

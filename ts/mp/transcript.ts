@@ -8,7 +8,8 @@
  */
 import type { Ed25519Keypair } from '../crypto/backend.js';
 import { fromHex, toHex } from '../crypto/encoding.js';
-import { canonicalPayload, compareCodePoints, hasLoneSurrogate, type JsonObject, type JsonValue } from './canonical.js';
+import { compareCodePoints, isWellFormed } from '../crypto/unicode.js';
+import { canonicalPayload, type JsonObject, type JsonValue } from './canonical.js';
 import { MpError } from './errors.js';
 import type { Role, Witness } from './types.js';
 
@@ -46,7 +47,7 @@ export function eventHeader(seq: number, type: Uint8Array, payloadLength: number
 
 function typeBytes(type: string): Uint8Array {
   if (typeof type !== 'string') throw new MpError('MP_JSON_UNSUPPORTED', `event type must be a string, got ${typeof type}`);
-  if (hasLoneSurrogate(type)) throw new MpError('MP_JSON_LONE_SURROGATE', 'the event type contains an unpaired UTF-16 surrogate');
+  if (!isWellFormed(type)) throw new MpError('MP_JSON_LONE_SURROGATE', 'the event type contains an unpaired UTF-16 surrogate');
   return new TextEncoder().encode(type);
 }
 

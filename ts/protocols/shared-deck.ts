@@ -9,7 +9,7 @@
  */
 import { sha256 } from '@noble/hashes/sha2.js';
 import { toHex, utf8 } from '../crypto/encoding.js';
-import { hasLoneSurrogate } from '../mp/canonical.js';
+import { isWellFormed } from '../crypto/unicode.js';
 import { rtCanonical } from '../realtime/json.js';
 
 export type CardFace = object;
@@ -62,7 +62,7 @@ export function deterministicShuffle(values: readonly string[], seed: string): s
  * dealt `handSize` cards round-robin from the top (the end) of the draw pile.
  */
 export function createSharedDeck<F extends CardFace>(faces: readonly F[], members: readonly DeckMember[], handSize: number, seed: string, copies = 1): SharedDeck<F> {
-  if (typeof seed !== 'string' || !seed || hasLoneSurrogate(seed) || utf8(seed).length > 256) throw new SharedDeckError('seed must be 1-256 UTF-8 bytes');
+  if (typeof seed !== 'string' || !seed || !isWellFormed(seed) || utf8(seed).length > 256) throw new SharedDeckError('seed must be 1-256 UTF-8 bytes');
   if (!Number.isInteger(handSize) || handSize < 0) throw new SharedDeckError('hand_size must be a non-negative integer');
   if (!Number.isInteger(copies) || copies < 1 || copies > 8) throw new SharedDeckError('copies must be between 1 and 8');
   if (!faces.length) throw new SharedDeckError('card_faces must not be empty');

@@ -6,7 +6,7 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { toHex, utf8 } from '../crypto/encoding.js';
-import { compareCodePoints } from '../mp/canonical.js';
+import { compareCodePoints } from '../crypto/unicode.js';
 import { RealtimeError } from './errors.js';
 import { rtJsonHash } from './json.js';
 

@@ -5,6 +5,7 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { compareUtf8, goJsonEncode, goJsonString, GoJsonError, parseWireJson, RawJson, type WireNode } from '../crypto/gojson.js';
+import { utf8Length } from '../crypto/unicode.js';
 import { backend, goCanonical, goCompact, sha256Hex } from './canon.js';
 import { copyEffect } from './copy.js';
 import { invalid, prefixed } from './errors.js';
@@ -12,7 +13,7 @@ import { effectsPayloadText } from './payload.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
 import type { CapabilitySpec, Effect, Epoch, RiskLevel } from './types.js';
 import {
-  MAX_JSON_SAFE, riskRank, utf8Length, validateIdentifier, validateRefAtEpoch, validateSortedTags, validateText,
+  MAX_JSON_SAFE, riskRank, validateIdentifier, validateRefAtEpoch, validateSortedTags, validateText,
 } from './validate.js';
 
 const MAX_ATTRIBUTE_BYTES = 16 << 10;

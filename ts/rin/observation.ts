@@ -4,6 +4,7 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { goJsonEncode, RawJson } from '../crypto/gojson.js';
+import { utf8Length } from '../crypto/unicode.js';
 import { goCompact } from './canon.js';
 import { copyEpoch, copyHostRef, copyTimepoint } from './copy.js';
 import { canonicalizeScalar, canonicalizeScalarObject, isOwnershipClass } from './effects.js';
@@ -11,7 +12,7 @@ import { invalid, prefixed } from './errors.js';
 import { compileSchema, parseInstance } from './schema.js';
 import type { ObservationEnvelope, ObservationQuery, Schema, SchemaRef } from './types.js';
 import {
-  isSha256Hex, MAX_INSTANCE_BYTES, MAX_JSON_SAFE, parseJsonObject, utf8Length, validateEpoch, validateExactVersion, validateIdentifier,
+  isSha256Hex, MAX_INSTANCE_BYTES, MAX_JSON_SAFE, parseJsonObject, validateEpoch, validateExactVersion, validateIdentifier,
   validateRefAtEpoch, validateSortedTags, validateText, validateTimepoint,
 } from './validate.js';
 

@@ -7,6 +7,7 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { compareUtf8, RawJson } from '../crypto/gojson.js';
+import { utf8Length } from '../crypto/unicode.js';
 import { backend } from './canon.js';
 import { copyBoundAction, copyCapabilityRef, copyEpoch, copyRefs, copyPlanStepRef, copySpec, copyTimepoint } from './copy.js';
 import { actionRequestDigest, boundActionFingerprint, canonicalizeJsonObject, prepareCapabilitySpec, validateBoundAction, type PreparedSpec } from './digest.js';
@@ -17,7 +18,7 @@ import type {
   ActionRequest, BindingDraft, BoundAction, CapabilityRef, CapabilitySnapshot, CapabilitySpec, Epoch, HostManifest, Principal, Timepoint,
 } from './types.js';
 import {
-  durabilityRank, epochEquals, MAX_JSON_SAFE, utf8Length, validateActionRequest, validateCapabilityRef, validateEpoch, validateHostManifest,
+  durabilityRank, epochEquals, MAX_JSON_SAFE, validateActionRequest, validateCapabilityRef, validateEpoch, validateHostManifest,
   validateIdentifier, validatePrincipal, validateTimepoint,
 } from './validate.js';
 

@@ -20,11 +20,12 @@ import type { DataValidateFunction, DataValidationCxt, RegExpEngine, RegExpLike,
 import { RE2JS } from 're2js';
 import type { Crypto } from '../crypto/backend.js';
 import { GoJsonError, parseWireJson, RawJson, type WireNode } from '../crypto/gojson.js';
+import { utf8Length } from '../crypto/unicode.js';
 import { backend, goCanonical, sha256Hex } from './canon.js';
 import { compareDecimal, decimalKey, isIntegerDecimal, isMultipleOf, parseDecimal, type Decimal } from './decimal.js';
 import { invalid, prefixed } from './errors.js';
 import { SCHEMA_DIALECT, type Schema } from './types.js';
-import { MAX_INSTANCE_BYTES, utf8Length } from './validate.js';
+import { MAX_INSTANCE_BYTES } from './validate.js';
 
 export const MAX_SCHEMA_BYTES = 64 << 10;
 

@@ -6,7 +6,7 @@
  * a validator from.
  */
 import { parseWireJson, GoJsonError, type WireNode } from '../crypto/gojson.js';
-import { isWellFormed } from '../crypto/jcs.js';
+import { isWellFormed, utf8Length } from '../crypto/unicode.js';
 import { invalid } from './errors.js';
 import type {
   ActionRequest, CapabilityRef, ClockMode, Duration, Durability, DurabilityProfile, Epoch, HostManifest, HostRef, PlanStepRef,
@@ -26,21 +26,6 @@ export const MAX_INSTANCE_BYTES = 1 << 20;
 const VERSION = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-([0-9A-Za-z.-]+))?(?:\+([0-9A-Za-z.-]+))?$/;
 const ID = /^[a-z][a-z0-9]*(?:[._-][a-z0-9]+)*$/;
 const SHA256_HEX = /^[0-9a-f]{64}$/;
-
-/** UTF-8 length of a well-formed string. */
-export function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
-}
 
 /** Code points (Go's utf8.RuneCountInString). */
 function runeCount(s: string): number {

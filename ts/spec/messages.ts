@@ -11,10 +11,11 @@
  */
 import { _, Ajv2020, type ErrorObject, type KeywordCxt, type ValidateFunction } from 'ajv/dist/2020.js';
 import { CryptoError } from '../crypto/errors.js';
-import { Entries, isWellFormed, MAX_DEPTH, parseJson, RawNumber, type JsonNode } from '../crypto/jcs.js';
+import { Entries, MAX_DEPTH, parseJson, RawNumber, type JsonNode } from '../crypto/jcs.js';
+import { isWellFormed, utf8Length } from '../crypto/unicode.js';
 import { actionsOf } from './validate.js';
 import type { FieldSchema, MessageSpec, Spec, WireDirection } from './types.js';
-import { countMembers, hasFloat, plainMembers, project, pyJsonLength, pyStrLength, untag, utf8Length, WireFloat } from './wire.js';
+import { countMembers, hasFloat, plainMembers, project, pyJsonLength, pyStrLength, untag, WireFloat } from './wire.js';
 
 export { WireFloat, MAX_INTEGER_DIGITS } from './wire.js';
 

@@ -16,6 +16,7 @@
  */
 import { CryptoError } from '../crypto/errors.js';
 import { Entries, RawNumber, type JsonNode } from '../crypto/jcs.js';
+import { utf8Length } from '../crypto/unicode.js';
 import { pythonFloatRepr } from './protocol-id.js';
 
 /** A non-integer number literal from the wire: the double Python's json reads for it. */
@@ -92,13 +93,6 @@ function numberText(v: number | bigint | WireFloat): string {
   if (Number.isInteger(v) && Math.abs(v) < 1e21) return Object.is(v, -0) ? '0' : BigInt(v).toString();
   return pythonFloatRepr(v);
 }
-
-const encoder = new TextEncoder();
-export const utf8Length = (s: string): number => {
-  // ASCII, the common case, without an allocation.
-  if (!/[^\x00-\x7f]/.test(s)) return s.length;
-  return encoder.encode(s).length;
-};
 
 /** UTF-8 length of Python's str() of an array element. */
 export function pyStrLength(v: unknown): number {
