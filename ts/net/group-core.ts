@@ -1,7 +1,8 @@
 /**
  * What a group member is, whichever transport carries its group (libp2p: group.ts; the reference's
  * iroh wire with a registry: group-iroh.ts): its replica, transcript and player (MemberCore), the
- * protocol it plays, and how a run ends. Nothing here opens a connection.
+ * protocol it plays, how a run ends, the JSON lines both drivers speak, and the process clock they hand
+ * their leader hub (group-hub.ts). Nothing here opens a connection.
  */
 import { existsSync, readFileSync, truncateSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
@@ -13,6 +14,8 @@ import { declaredTurnTimeoutMs } from '../group/leader.js';
 import { GroupReplica, type TranscriptEntry } from '../group/member.js';
 import { groupProofOf } from '../group/proof.js';
 import { GroupSessionRecord, type GroupTranscriptHeader } from '../group/session-dir.js';
+import type { HubClock } from './group-hub.js';
+import type { LineTransport } from './line-transport.js';
 
 export interface GroupProtocol {
   spec: Spec;
@@ -32,6 +35,47 @@ export class GroupNetError extends Error {
     this.name = 'GroupNetError';
   }
 }
+
+/** Reports an event; a reporting callback that throws must not end a group. */
+export function safeEmit(on: GroupEvent | undefined, type: string, data: Record<string, unknown>): void {
+  try {
+    on?.(type, data);
+  } catch {
+    // reporting must not end a group
+  }
+}
+
+/** A group line as a JSON object, or undefined for anything else. */
+export const parseLine = (line: string): Record<string, unknown> | undefined => {
+  try {
+    const v = JSON.parse(line) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** The next line as a JSON object; silence, a departure or anything else is a protocol error (about the awaited `what`, when named). */
+export async function nextLine(t: LineTransport, ms: number, what?: string): Promise<Record<string, unknown>> {
+  const r = await t.recv(ms);
+  if (r.line === null) {
+    const why = what ? (r.timedOut ? `no ${what} in time` : `the peer left before its ${what}`) : r.timedOut ? 'the peer said nothing in time' : 'the peer left';
+    throw new GroupNetError('GROUP_NET_PROTOCOL', why);
+  }
+  const v = parseLine(r.line);
+  if (!v) throw new GroupNetError('GROUP_NET_PROTOCOL', what ? `the ${what} is not a JSON object` : 'a line is not a JSON object');
+  return v;
+}
+
+/** Sends one JSON line; false when the channel can no longer take it. */
+export const sendLine = (t: LineTransport, v: unknown): boolean => {
+  try {
+    t.send(JSON.stringify(v));
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** The member's replica, transcript and player, whichever process (leader or member) holds it. */
 export class MemberCore {
@@ -157,37 +201,14 @@ export function turnTimeoutFor(spec: Spec, options: Record<string, unknown>, fal
 }
 
 /**
- * One timer on the process clock for a leader's next turn deadline: the leader (a pure state machine)
- * says when, the hub re-arms this after every change, and a firing hands control back to the hub. It
+ * The process clock, for the drivers to hand their hub (tests hand it a virtual one). A timer it sets
  * keeps the process alive on purpose: a leader whose members have all gone must still play out their turns.
  */
-export class TurnTimer {
-  private handle: ReturnType<typeof setTimeout> | undefined;
-  private stopped = false;
-
-  constructor(
-    private readonly now: () => number,
-    private readonly fire: () => void,
-  ) {}
-
-  /** Fires at `deadline` (the clock's ms), replacing any earlier arming; null disarms. */
-  arm(deadline: number | null): void {
-    if (this.handle) clearTimeout(this.handle);
-    this.handle = undefined;
-    if (deadline === null || this.stopped) return;
-    // setTimeout takes at most 2^31 - 1 ms; a later deadline is re-armed when this fires.
-    const delay = Math.min(Math.max(0, deadline - this.now()), 2 ** 31 - 1);
-    this.handle = setTimeout(() => {
-      this.handle = undefined;
-      this.fire();
-    }, delay);
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.arm(null);
-  }
-}
+export const processClock: HubClock = {
+  now: () => Date.now(),
+  setTimer: (ms, fire) => setTimeout(fire, ms),
+  clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
 
 export interface GroupRunResult {
   completed: boolean;

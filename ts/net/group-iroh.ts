@@ -27,7 +27,6 @@ import type { Crypto } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { ensureWritableDir } from '../files/write.js';
 import type { GroupHooks, GroupMember } from '../hooks/types.js';
-import { groupMessages, type GroupMessages } from '../group/action-message.js';
 import { AdmissionError, LeaderAdmission } from '../group/admission.js';
 import {
   ActionOutbox,
@@ -44,13 +43,14 @@ import {
   type ChannelContext,
   type PendingAction,
 } from '../group/channel.js';
-import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes, type GroupConfig } from '../group/leader.js';
+import { GroupLeaderError, groupConfigFromSpec, type GroupLeader } from '../group/leader.js';
 import { GroupEpochError } from '../group/member.js';
 import { checkChannelChallenge, signChannelReady, transportBindingCanonical, verifyAdmission } from '../group/wire.js';
 import { buildInvitation, RegistryError, type GroupRecord, type RegistryClient } from '../registry/client.js';
 import { GROUP_FINAL_STATUSES, leaseExpired, leaseSecondsOf, listedMember, startReady } from '../registry/group.js';
 import { INVITATION_TYPES, type InvitationType } from '../registry/invitation.js';
-import { autoplayOf, GroupNetError, MemberCore, memberDir, secureRandom, TurnTimer, turnTimeoutFor, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+import { autoplayOf, GroupNetError, MemberCore, memberDir, nextLine, parseLine, processClock, safeEmit, secureRandom, sendLine, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+import { GroupHub, type HubClock, type LeaderEnd, type MemberLink } from './group-hub.js';
 import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
@@ -82,42 +82,8 @@ export interface IrohGroupRunResult extends GroupRunResult {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const randomHex = (n: number) => toHex(globalThis.crypto.getRandomValues(new Uint8Array(n)));
 
-const parse = (line: string): Record<string, unknown> | undefined => {
-  try {
-    const v = JSON.parse(line) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
-async function nextLine(t: LineTransport, ms: number, what: string): Promise<Record<string, unknown>> {
-  const r = await t.recv(ms);
-  if (r.line === null) throw new GroupNetError('GROUP_NET_PROTOCOL', r.timedOut ? `no ${what} in time` : `the peer left before its ${what}`);
-  const v = parse(r.line);
-  if (!v) throw new GroupNetError('GROUP_NET_PROTOCOL', `the ${what} is not a JSON object`);
-  return v;
-}
-
-const send = (t: LineTransport, v: unknown): boolean => {
-  try {
-    t.send(JSON.stringify(v));
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** The reference's channels carry no heartbeat frames: a `_sys` line where it expects `join` or `ready` fails its admission. */
 const channel = (stream: ByteStream) => new LineTransport(stream, { maxLineBytes: ADMISSION_LINE_BYTES, heartbeatIntervalMs: 0 });
-
-function safeEmit(on: GroupEvent | undefined, type: string, data: Record<string, unknown>): void {
-  try {
-    on?.(type, data);
-  } catch {
-    // reporting must not end a group
-  }
-}
 
 const message = (e: unknown) => ((e as Error)?.message ?? String(e)).split('\n')[0]!.slice(0, 200);
 
@@ -138,54 +104,55 @@ export interface IrohLeaderOptions {
   actionDelayMs?: number;
   /** The turn deadline when the protocol declares none (default DEFAULT_TURN_TIMEOUT_MS; 0: never). */
   turnTimeoutMs?: number;
-  /** The clock turn deadlines are kept on (default Date.now). */
-  now?: () => number;
+  /** The clock turn deadlines and the own seat's pacing are kept on (default: the process clock). */
+  clock?: HubClock;
 }
 
-export interface LeaderEnd {
-  completed: boolean;
-  outcome: string | null;
-  reason?: string;
+export type { LeaderEnd } from './group-hub.js';
+
+/** A member's channel as the reference frames it: every envelope as it is (a member takes its first as its bootstrap). */
+class IrohLink implements MemberLink {
+  constructor(readonly t: LineTransport) {}
+
+  deliver(envelope: unknown): boolean {
+    return sendLine(this.t, envelope);
+  }
+
+  close(): void {
+    this.t.close();
+  }
 }
 
-/** One leader epoch: admission through the registry, ordering, fan-out, and its own seat. */
+/**
+ * One leader epoch over iroh: admission through the registry (which lists the members and counts the
+ * lobby), the reference's channel (acks into the recovery floor, pings), and the shared hub
+ * (group-hub.ts) for ordering, fan-out, turn deadlines and its own seat.
+ */
 export class IrohLeaderHub {
-  leader: GroupLeader | undefined;
   readonly floor: CheckpointFloor;
   readonly done: Promise<LeaderEnd>;
-  private readonly config: GroupConfig;
-  private readonly messages: GroupMessages;
+  private readonly hub: GroupHub<IrohLink>;
   private readonly admission: LeaderAdmission;
   private readonly publicKey: string;
   private readonly ctx: ChannelContext;
-  private readonly conns = new Map<string, LineTransport>();
   private group: GroupRecord;
-  private ended = false;
-  private timer: ReturnType<typeof setTimeout> | undefined;
   private lobbyPoll: ReturnType<typeof setInterval> | undefined;
-  private readonly turnTimeoutMs: number;
-  private readonly now: () => number;
-  private readonly turnTimer: TurnTimer;
-  private resolveDone!: (e: LeaderEnd) => void;
 
   constructor(private readonly o: IrohLeaderOptions) {
-    this.config = groupConfigFromSpec(o.protocol.spec);
-    this.turnTimeoutMs = turnTimeoutFor(o.protocol.spec, o.options, o.turnTimeoutMs);
-    this.now = o.now ?? Date.now;
-    this.turnTimer = new TurnTimer(this.now, () => this.turnsDue());
-    this.messages = groupMessages(o.protocol.protocolId, o.protocol.spec, o.protocol.specText);
-    this.publicKey = toHex(o.crypto.ed25519PublicKey(o.seed));
     this.group = o.group;
     this.ctx = { groupId: o.group.group_id, leaderEpoch: o.group.leader_epoch };
+    this.hub = new GroupHub({
+      crypto: o.crypto, seed: o.seed, protocol: o.protocol, options: o.options, groupId: o.group.group_id, leaderEpoch: o.group.leader_epoch, self: o.self, random: o.random, clock: o.clock ?? processClock,
+      onCheckpoint: (cp) => this.floor.record(cp),
+      ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+    });
+    this.publicKey = this.hub.publicKey;
     this.admission = new LeaderAdmission(o.crypto, { groupId: o.group.group_id, protocolId: o.protocol.protocolId, leaderEpoch: o.group.leader_epoch }, toHex(o.seed));
     this.floor = new CheckpointFloor(this.publicKey);
-    this.done = new Promise((r) => (this.resolveDone = r));
+    this.done = this.hub.done;
     if (o.checkpoint) {
       // The server's members are the room now; the leader reconciles them with the checkpoint's (as the reference's GroupAuthority does).
-      this.leader = GroupLeader.fromCheckpoint(this.leaderOptions(), o.checkpoint);
-      this.committed();
-      this.fanOut(this.leader.lastEnvelopes);
-      this.markUnconnectedAbsent();
+      this.hub.resume(o.checkpoint, this.group.membership_version, this.group.members);
     } else {
       // The registry's count decides the start; a member admitted there whose channel is still on its way counts too.
       this.lobbyPoll = setInterval(() => void this.refreshLobby(), 1_000);
@@ -193,20 +160,8 @@ export class IrohLeaderHub {
     }
   }
 
-  private leaderOptions() {
-    return {
-      crypto: this.o.crypto, hooks: this.hooks(), config: this.config, groupId: this.ctx.groupId, leaderSeed: toHex(this.o.seed),
-      leaderEpoch: this.ctx.leaderEpoch, membershipVersion: this.group.membership_version, members: this.group.members,
-      turnTimeoutMs: this.turnTimeoutMs, now: this.now(),
-    };
-  }
-
-  private hooks(): GroupHooks {
-    return this.o.protocol.hooks.create({ role: 'host', options: this.o.options, args: [], stateDir: '', decision: null, random: this.o.random }) as GroupHooks;
-  }
-
-  private emit(type: string, data: Record<string, unknown>): void {
-    safeEmit(this.o.onEvent, type, data);
+  get leader(): GroupLeader | undefined {
+    return this.hub.leader;
   }
 
   get groupId(): string {
@@ -218,167 +173,55 @@ export class IrohLeaderHub {
   }
 
   private async refreshLobby(): Promise<void> {
-    if (this.leader || this.ended) return;
+    if (this.hub.leader || this.hub.ended) return;
     try {
       this.group = await this.o.client.getGroup(this.ctx.groupId);
     } catch (e) {
-      this.emit('registry_failed', { message: message(e) });
+      this.hub.emit('registry_failed', { message: message(e) });
       return;
     }
     this.maybeStart();
   }
 
   private maybeStart(): void {
-    if (this.leader || this.ended || !startReady(this.group, this.config.start_policy)) return;
+    if (this.hub.leader || this.hub.ended || !startReady(this.group, this.hub.config.start_policy)) return;
     if (this.lobbyPoll) clearInterval(this.lobbyPoll);
     try {
-      this.leader = GroupLeader.start(this.leaderOptions());
+      this.hub.start(this.group.members, this.group.membership_version);
     } catch (e) {
       if (!(e instanceof GroupLeaderError)) throw e;
       return this.finish({ completed: false, outcome: null, reason: `the group cannot start: ${e.message}` });
     }
-    this.committed();
-    this.markUnconnectedAbsent();
-    this.emit('group_started', { members: this.group.members.length, membership_version: this.group.membership_version });
-    for (const m of this.leader.members) this.bootstrap(m.public_key);
     this.o.client.setGroupStatus(this.ctx.groupId, this.ctx.leaderEpoch, 'active').then(
       () => undefined,
-      (e: unknown) => this.emit('group_status_failed', { status: 'active', message: message(e) }),
+      (e: unknown) => this.hub.emit('group_status_failed', { status: 'active', message: message(e) }),
     );
-    this.afterFrame();
-  }
-
-  /** Every frame the leader made: its checkpoint may be acknowledged later. */
-  private committed(): void {
-    const cp = this.leader?.checkpoint;
-    if (cp) this.floor.record(cp);
-  }
-
-  private bootstrap(pk: string): void {
-    const env = this.leader?.bootstrapEnvelope(pk);
-    if (!env) return;
-    if (pk === this.publicKey) this.o.self.apply(env, true);
-    else {
-      const t = this.conns.get(pk);
-      if (t && !send(t, env)) this.drop(pk, t);
-    }
-  }
-
-  private fanOut(envs: Envelopes): void {
-    for (const [pk, env] of Object.entries(envs)) {
-      if (pk === this.publicKey) this.o.self.apply(env, false);
-      else {
-        const t = this.conns.get(pk);
-        if (t && !send(t, env)) this.drop(pk, t);
-      }
-    }
-  }
-
-  private drop(pk: string, t: LineTransport): void {
-    if (this.conns.get(pk) !== t) return;
-    this.conns.delete(pk);
-    t.close();
-    this.emit('member_disconnected', { public_key: pk });
-    // Its turns no longer wait on it beyond their deadline. No frame comes of this (drop may run in the middle of a fan-out).
-    this.leader?.memberAbsent(pk, this.now());
-    this.armTurns();
-  }
-
-  /** Members with no channel to this leader yet (a successor's whole room, at first) are absent until they attach. */
-  private markUnconnectedAbsent(): void {
-    for (const m of this.leader?.members ?? []) if (m.public_key !== this.publicKey && !this.conns.has(m.public_key)) this.leader!.memberAbsent(m.public_key, this.now());
-  }
-
-  private armTurns(): void {
-    this.turnTimer.arm(this.leader && !this.leader.completed && !this.ended ? this.leader.turnDeadline() : null);
-  }
-
-  /** The turn timer fired: each turn past its deadline is resolved by the protocol's rule, in frames that go out like any other. */
-  private turnsDue(): void {
-    if (!this.leader || this.leader.completed || this.ended) return;
-    const out = this.leader.onTurnTimer(this.now());
-    for (const t of out.resolved) {
-      this.committed();
-      this.emit('turn_timeout', { public_key: t.public_key, seat: t.seat, reason: t.reason });
-      this.fanOut(t.envelopes);
-    }
-    for (const f of out.failed) this.emit('turn_timeout_failed', { public_key: f.public_key, code: f.code, message: f.message });
-    this.afterFrame();
+    this.hub.afterFrame();
   }
 
   /** After each frame: the leader's own seat may act, a completed group ends, and the turn timer is set for the next deadline. */
   afterFrame(): void {
-    if (this.ended) return;
-    try {
-      if (this.o.actionDelayMs && this.leader && !this.leader.completed && !this.o.self.pending) {
-        if (this.timer) return;
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          if (this.playOwnSeat()) this.afterFrame();
-        }, this.o.actionDelayMs);
-        return;
-      }
-      for (let guard = 0; guard < 10_000 && this.leader && !this.leader.completed; guard++) if (!this.playOwnSeat()) break;
-      if (this.leader?.completed) this.finish({ completed: true, outcome: this.leader.outcome });
-    } finally {
-      this.armTurns();
-    }
-  }
-
-  private playOwnSeat(): boolean {
-    if (this.ended) return false;
-    const a = this.o.self.next();
-    if (!a) return false;
-    const r = this.input(this.publicKey, a.client_seq, a.action);
-    if (r.status === 'accepted' || r.status === 'duplicate') this.o.self.accepted(a.client_seq);
-    else {
-      this.o.self.refused();
-      this.emit('action_refused', { reason: String(r['reason']) });
-    }
-    return true;
-  }
-
-  /** One action: the leader's receipt, or a rejection (with the reference's reason texts where it has them). */
-  private input(pk: string, clientSeq: unknown, action: unknown): Record<string, unknown> {
-    if (!this.leader) return { status: 'rejected', reason: 'the group has not started', client_seq: clientSeq };
-    // A fenced leader orders nothing more: its members must move to the registry's next epoch.
-    if (this.ended && !this.leader.completed) return { status: 'rejected', reason: "this leader's epoch is over", client_seq: clientSeq };
-    const errors = typeof clientSeq === 'number' ? this.messages.check(clientSeq, action) : [{ code: 'FIELD_TYPE' }];
-    if (errors.length) return { status: 'rejected', reason: `the action fails the spec's ${this.messages.action} message: ${errors.map((e) => e.code).join(', ')}`, client_seq: clientSeq };
-    try {
-      const out = this.leader.applyInput({ actor_public_key: pk, client_seq: clientSeq, action }, this.now());
-      if (out.receipt.status === 'accepted') {
-        this.committed();
-        this.fanOut(out.envelopes);
-      }
-      return out.receipt as unknown as Record<string, unknown>;
-    } catch (e) {
-      if (e instanceof GroupLeaderError) return { status: 'rejected', reason: e.message, client_seq: clientSeq };
-      throw e;
-    }
+    this.hub.afterFrame();
   }
 
   /** Ends this epoch (completed, fenced by the registry, or unable to start); the channels stay open until close(). */
   finish(end: LeaderEnd): void {
-    if (this.ended) return;
-    this.ended = true;
     if (this.lobbyPoll) clearInterval(this.lobbyPoll);
-    if (this.timer) clearTimeout(this.timer);
-    this.turnTimer.stop();
-    this.resolveDone(end);
+    this.hub.finish(end);
   }
 
   /** Serves one accepted channel: admission, then the member's inputs, acks and pings. */
   async serve(stream: ByteStream): Promise<void> {
     const t = channel(stream);
     const refuse = (reason: string) => {
-      this.emit('group_join_rejected', { reason });
-      send(t, { _group: 'error', reason });
+      this.hub.emit('group_join_rejected', { reason });
+      sendLine(t, { _group: 'error', reason });
       t.close();
     };
     let pk: string | undefined;
+    let link: IrohLink | undefined;
     try {
-      if (this.ended) return refuse('the group has ended');
+      if (this.hub.ended) return refuse('the group has ended');
       const join = await nextLine(t, ADMISSION_MS, 'group join');
       const challenge = randomHex(16);
       let offer;
@@ -393,7 +236,7 @@ export class IrohLeaderHub {
       // Fencing: an epoch the registry has moved past admits no one.
       const current = await this.o.client.getGroup(this.ctx.groupId);
       if (current.leader_public_key !== this.publicKey || current.leader_epoch !== this.ctx.leaderEpoch) return refuse('this process is not the current leader epoch');
-      send(t, offer.admission);
+      sendLine(t, offer.admission);
       const ready = await nextLine(t, ADMISSION_MS, 'group ready');
       const latest = await this.o.client.getGroup(this.ctx.groupId);
       let admitted: GroupMember;
@@ -403,48 +246,34 @@ export class IrohLeaderHub {
         if (e instanceof AdmissionError) return refuse(e.message);
         throw e;
       }
-      if (this.ended) return refuse('the group has ended');
+      if (this.hub.ended) return refuse('the group has ended');
       pk = member;
       this.group = latest;
       t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
-      this.attach(admitted, t);
+      link = new IrohLink(t);
+      this.attach(admitted, link);
       await this.follow(pk, t);
     } catch (e) {
-      if (e instanceof RegistryError || e instanceof GroupNetError) this.emit('group_join_rejected', { reason: message(e) });
-      else if (!(e instanceof GroupLeaderError)) this.emit('member_failed', { message: message(e) });
+      if (e instanceof RegistryError || e instanceof GroupNetError) this.hub.emit('group_join_rejected', { reason: message(e) });
+      else if (!(e instanceof GroupLeaderError)) this.hub.emit('member_failed', { message: message(e) });
       t.close();
     } finally {
-      if (pk) this.drop(pk, t);
+      if (pk && link) this.hub.disconnect(pk, link);
       else t.close();
     }
   }
 
-  private attach(member: GroupMember, t: LineTransport): void {
-    const pk = member.public_key;
-    const old = this.conns.get(pk);
-    this.conns.set(pk, t);
-    old?.close();
-    this.emit('member_connected', { public_key: pk, seat: member.seat });
-    if (!this.leader) return this.maybeStart();
-    if (this.leader.member(pk)?.status === 'active') {
-      this.bootstrap(pk);
-      // A member back on a new channel plays its own seat again.
-      this.leader.memberPresent(pk, this.now());
-      return this.armTurns();
-    }
+  private attach(member: GroupMember, link: IrohLink): void {
+    this.hub.connect(member, link);
+    if (!this.hub.leader) return this.maybeStart();
     try {
-      // A late joiner (or one the group had marked absent): one membership frame, which is its first envelope.
-      const envs = this.leader.addMember(member, this.group.membership_version, this.now());
-      this.committed();
-      this.fanOut(envs);
+      this.hub.welcome(member, this.group.membership_version);
     } catch (e) {
       if (!(e instanceof GroupLeaderError)) throw e;
-      this.emit('group_join_rejected', { reason: e.message });
-      send(t, { _group: 'error', reason: e.message });
-      this.drop(pk, t);
-      return;
+      this.hub.emit('group_join_rejected', { reason: e.message });
+      sendLine(link.t, { _group: 'error', reason: e.message });
+      this.hub.disconnect(member.public_key, link);
     }
-    this.afterFrame();
   }
 
   private async follow(pk: string, t: LineTransport): Promise<void> {
@@ -454,26 +283,24 @@ export class IrohLeaderHub {
         if (r.timedOut) continue;
         return;
       }
-      const m = readMemberMessage(parse(r.line), this.ctx, pk);
+      const m = readMemberMessage(parseLine(r.line), this.ctx, pk);
       if (m.kind === 'input') {
-        const receipt = isActionId(m.actionId) ? this.input(pk, m.clientSeq, m.action) : { status: 'rejected', reason: 'action_id must be 32-char lowercase hex', client_seq: m.clientSeq };
+        const receipt = isActionId(m.actionId) ? this.hub.input(pk, m.clientSeq, m.action) : { status: 'rejected', reason: 'action_id must be 32-char lowercase hex', client_seq: m.clientSeq };
         const accepted = receipt['status'] === 'accepted';
         if (receipt['status'] === 'rejected') {
-          send(t, rejectionMessage(String(receipt['reason']), m.clientSeq, m.actionId));
-          this.emit('action_refused', { public_key: pk, reason: String(receipt['reason']) });
-        } else send(t, receiptMessage(receipt, m.actionId));
-        if (accepted) this.afterFrame();
-      } else if (m.kind === 'misdirected') send(t, rejectionMessage('group, epoch, or actor mismatch', m.clientSeq, m.actionId, true));
+          sendLine(t, rejectionMessage(String(receipt['reason']), m.clientSeq, m.actionId));
+          this.hub.emit('action_refused', { public_key: pk, reason: String(receipt['reason']) });
+        } else sendLine(t, receiptMessage(receipt, m.actionId));
+        if (accepted) this.hub.afterFrame();
+      } else if (m.kind === 'misdirected') sendLine(t, rejectionMessage('group, epoch, or actor mismatch', m.clientSeq, m.actionId, true));
       else if (m.kind === 'ack') this.floor.acknowledge(pk, m.seq, m.frameHash, m.checkpointHash);
-      else if (m.kind === 'ping') send(t, pongMessage(this.ctx, m.nonce));
+      else if (m.kind === 'ping') sendLine(t, pongMessage(this.ctx, m.nonce));
     }
   }
 
   /** Closes every member channel after a grace for the lines still in flight. */
   async close(graceMs = CLOSE_GRACE_MS): Promise<void> {
-    await sleep(graceMs);
-    for (const t of this.conns.values()) t.close();
-    this.conns.clear();
+    await this.hub.close(graceMs);
   }
 }
 
@@ -874,7 +701,7 @@ async function channelToLeader(
     const seedHex = toHex(o.seed);
     const nonce = randomHex(16);
     const ctx: ChannelContext = { groupId: group.group_id, leaderEpoch: group.leader_epoch };
-    send(t, { _group: 'join', group_id: group.group_id, member_public_key: pk, join_nonce: nonce, member_control_mode: o.controlMode ?? 'autonomous' });
+    sendLine(t, { _group: 'join', group_id: group.group_id, member_public_key: pk, join_nonce: nonce, member_control_mode: o.controlMode ?? 'autonomous' });
     let admission: Record<string, unknown>;
     try {
       admission = await nextLine(t, ADMISSION_MS, 'group admission');
@@ -905,7 +732,7 @@ async function channelToLeader(
       if (e.status === 409 || e.status === 403) throw new GroupNetError('GROUP_NET_REFUSED', message(e));
       return { outcome: 'lost', why: message(e) };
     }
-    send(t, {
+    sendLine(t, {
       _group: 'ready', group_id: group.group_id, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, member_public_key: pk, member_id: listed.member_id, seat: listed.seat, join_nonce: nonce, channel_challenge: challenge,
       member_signature: signChannelReady(c, seedHex, { group_id: group.group_id, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, member_public_key: pk, member_id: listed.member_id, seat: listed.seat, join_nonce: nonce, channel_challenge: challenge }),
     });
@@ -944,7 +771,7 @@ async function play(o: IrohGroupJoin, t: LineTransport, core: MemberCore, outbox
   let first = true;
   let heard = Date.now();
   let retry: ReturnType<typeof setTimeout> | undefined;
-  const sendInput = (p: PendingAction) => send(t, inputMessage(ctx, pk, p));
+  const sendInput = (p: PendingAction) => sendLine(t, inputMessage(ctx, pk, p));
   const act = () => {
     if (outbox.pending) return;
     const a = core.next();
@@ -967,15 +794,15 @@ async function play(o: IrohGroupJoin, t: LineTransport, core: MemberCore, outbox
           emit('leader_silent', { ms: Date.now() - heard });
           return 'lost';
         }
-        send(t, pingMessage(randomHex(8)));
+        sendLine(t, pingMessage(randomHex(8)));
         continue;
       }
       heard = Date.now();
-      const m = readLeaderMessage(parse(r.line));
+      const m = readLeaderMessage(parseLine(r.line));
       if (m.kind === 'envelope') {
         if (!core.apply(m.envelope, first)) return 'fault';
         const cp = core.replica.checkpoint;
-        if (cp) send(t, ackMessage(ctx, { seq: core.replica.seq, frameHash: core.replica.frameHash, checkpointHash: cp.checkpoint_hash }));
+        if (cp) sendLine(t, ackMessage(ctx, { seq: core.replica.seq, frameHash: core.replica.frameHash, checkpointHash: cp.checkpoint_hash }));
         settle();
         if (core.completed) return 'completed';
         if (first) {

@@ -23,11 +23,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join as joinPath } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { toHex } from '../crypto/encoding.js';
-import type { GroupHooks, GroupMember } from '../hooks/types.js';
-import { groupMessages, type GroupMessages } from '../group/action-message.js';
+import type { GroupMember } from '../hooks/types.js';
+import { groupMessages } from '../group/action-message.js';
 import { AdmissionError, checkAdmissionPost, LeaderAdmission, type PendingAdmission } from '../group/admission.js';
 import { serverlessSuccessor } from '../group/arbiter.js';
-import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes, type GroupConfig } from '../group/leader.js';
+import type { GroupLeader } from '../group/leader.js';
 import { GroupEpochError } from '../group/member.js';
 import { signAdmission, signChannelReady, verifyAdmission } from '../group/wire.js';
 import { SocketGuard } from './guard.js';
@@ -35,7 +35,8 @@ import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-t
 import { createNode, ipAndPort, peerKeyHex, sessionStream } from './node.js';
 import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
 import { ensureWritableDir } from '../files/write.js';
-import { autoplayOf, GroupNetError, MemberCore, memberDir, secureRandom, TurnTimer, turnTimeoutFor, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+import { autoplayOf, GroupNetError, MemberCore, memberDir, nextLine, parseLine, processClock, safeEmit, secureRandom, sendLine, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+import { GroupHub, type HubClock, type LeaderEnd, type MemberLink } from './group-hub.js';
 
 export { DEFAULT_TURN_TIMEOUT_MS, GroupNetError, MemberCore, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
 
@@ -44,32 +45,6 @@ type Connection = { remotePeer?: { publicKey?: { raw: Uint8Array } }; remoteAddr
 const LISTEN = ['/ip4/127.0.0.1/tcp/0'];
 const HANDSHAKE_MS = 10_000;
 
-
-const parse = (line: string): Record<string, unknown> | undefined => {
-  try {
-    const v = JSON.parse(line) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-};
-
-async function nextLine(t: LineTransport, ms: number): Promise<Record<string, unknown>> {
-  const r = await t.recv(ms);
-  if (r.line === null) throw new GroupNetError('GROUP_NET_PROTOCOL', r.timedOut ? 'the peer said nothing in time' : 'the peer left');
-  const v = parse(r.line);
-  if (!v) throw new GroupNetError('GROUP_NET_PROTOCOL', 'a line is not a JSON object');
-  return v;
-}
-
-const send = (t: LineTransport, v: unknown): boolean => {
-  try {
-    t.send(JSON.stringify(v));
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 export interface LeaderHubOptions {
   crypto: Crypto;
@@ -86,179 +61,77 @@ export interface LeaderHubOptions {
   actionDelayMs?: number;
   /** The turn deadline when the protocol declares none (default DEFAULT_TURN_TIMEOUT_MS; 0: never). */
   turnTimeoutMs?: number;
-  /** The clock turn deadlines are kept on (default Date.now). */
-  now?: () => number;
+  /** The clock turn deadlines and the own seat's pacing are kept on (default: the process clock). */
+  clock?: HubClock;
 }
 
-/** The leader: admission, ordering, fan-out, turn deadlines; its own seat is played through `self`. */
+/** A member's libp2p channel: a bootstrap as `_group: bootstrap`, every other envelope as the spec's frame message. */
+class Libp2pLink implements MemberLink {
+  constructor(
+    readonly t: LineTransport,
+    private readonly frameMessage: string,
+  ) {}
+
+  deliver(envelope: unknown, bootstrap: boolean): boolean {
+    return sendLine(this.t, bootstrap ? { _group: 'bootstrap', envelope } : { action: this.frameMessage, frame: envelope });
+  }
+
+  close(): void {
+    this.t.close();
+  }
+}
+
+/**
+ * The leader over libp2p: admission without a registry (it lists members itself and holds the start
+ * until enough are in), the roster members need for a failover, and the shared hub (group-hub.ts) for
+ * the rest; its own seat is played through `self`.
+ */
 export class LeaderHub {
-  leader: GroupLeader | undefined;
-  private readonly config: GroupConfig;
-  private readonly messages: GroupMessages;
+  readonly done: Promise<LeaderEnd>;
+  private readonly hub: GroupHub<Libp2pLink>;
   private readonly admission: LeaderAdmission;
-  private readonly seedHex: string;
   private readonly publicKey: string;
   private readonly epoch: number;
-  private readonly conns = new Map<string, LineTransport>();
   private readonly tickets: Record<string, Ticket> = {};
   private readonly waiting: GroupMember[] = [];
   private readonly reserved = new Map<string, GroupMember>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private readonly turnTimeoutMs: number;
-  private readonly now: () => number;
-  private readonly turnTimer: TurnTimer;
-  private resolveDone!: () => void;
-  readonly done: Promise<void>;
 
   constructor(private readonly o: LeaderHubOptions) {
-    this.config = groupConfigFromSpec(o.protocol.spec);
-    this.turnTimeoutMs = turnTimeoutFor(o.protocol.spec, o.options, o.turnTimeoutMs);
-    this.now = o.now ?? Date.now;
-    this.turnTimer = new TurnTimer(this.now, () => this.turnsDue());
-    this.messages = groupMessages(o.protocol.protocolId, o.protocol.spec, o.protocol.specText);
-    this.seedHex = toHex(o.seed);
-    this.publicKey = toHex(o.crypto.ed25519PublicKey(o.seed));
     this.epoch = o.resume?.epoch ?? 0;
-    this.admission = new LeaderAdmission(o.crypto, { groupId: o.groupId, protocolId: o.protocol.protocolId, leaderEpoch: this.epoch }, this.seedHex);
-    this.done = new Promise((r) => (this.resolveDone = r));
-    if (o.resume) {
-      this.leader = GroupLeader.fromCheckpoint({ crypto: o.crypto, hooks: this.hooks(), config: this.config, groupId: o.groupId, leaderSeed: this.seedHex, leaderEpoch: o.resume.epoch, membershipVersion: o.resume.membershipVersion, turnTimeoutMs: this.turnTimeoutMs, now: this.now() }, o.resume.checkpoint);
-      this.fanOut(this.leader.lastEnvelopes);
-      this.markUnconnectedAbsent();
-    } else {
+    this.hub = new GroupHub({
+      crypto: o.crypto, seed: o.seed, protocol: o.protocol, options: o.options, groupId: o.groupId, leaderEpoch: this.epoch, self: o.self, random: o.random, clock: o.clock ?? processClock,
+      ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+    });
+    this.publicKey = this.hub.publicKey;
+    this.admission = new LeaderAdmission(o.crypto, { groupId: o.groupId, protocolId: o.protocol.protocolId, leaderEpoch: this.epoch }, toHex(o.seed));
+    this.done = this.hub.done;
+    if (o.resume) this.hub.resume(o.resume.checkpoint, o.resume.membershipVersion);
+    else {
       this.waiting.push({ member_id: 'seat-0', public_key: this.publicKey, seat: 0, status: 'active' });
       this.maybeStart();
     }
   }
 
-  private hooks(): GroupHooks {
-    return this.o.protocol.hooks.create({ role: 'host', options: this.o.options, args: [], stateDir: '', decision: null, random: this.o.random }) as GroupHooks;
-  }
-
-  private emit(type: string, data: Record<string, unknown>): void {
-    try {
-      this.o.onEvent?.(type, data);
-    } catch {
-      // a reporting callback must not end the leader
-    }
+  get leader(): GroupLeader | undefined {
+    return this.hub.leader;
   }
 
   private maybeStart(): void {
-    if (this.leader) return;
-    const need = this.config.start_policy === 'fixed_full' ? this.config.max_participants : this.config.min_participants;
+    if (this.hub.leader) return;
+    const config = this.hub.config;
+    const need = config.start_policy === 'fixed_full' ? config.max_participants : config.min_participants;
     if (this.waiting.length < need) return;
-    this.leader = GroupLeader.start({ crypto: this.o.crypto, hooks: this.hooks(), config: this.config, groupId: this.o.groupId, leaderSeed: this.seedHex, leaderEpoch: 0, membershipVersion: this.waiting.length, members: this.waiting, turnTimeoutMs: this.turnTimeoutMs, now: this.now() });
-    this.emit('group_started', { members: this.waiting.length });
-    this.markUnconnectedAbsent();
-    for (const m of this.waiting) this.bootstrap(m.public_key);
-    this.afterFrame();
-  }
-
-  private bootstrap(pk: string): void {
-    const env = this.leader?.bootstrapEnvelope(pk);
-    if (!env) return;
-    if (pk === this.publicKey) this.o.self.apply(env, true);
-    else {
-      const t = this.conns.get(pk);
-      if (t) send(t, { _group: 'bootstrap', envelope: env });
-    }
-  }
-
-  private fanOut(envs: Envelopes): void {
-    for (const [pk, env] of Object.entries(envs)) {
-      if (pk === this.publicKey) this.o.self.apply(env, false);
-      else {
-        const t = this.conns.get(pk);
-        if (t && !send(t, { action: this.messages.frame, frame: env })) {
-          // A connection that cannot take a frame is gone: the member is absent until it rejoins.
-          this.conns.delete(pk);
-          t.close();
-          this.emit('member_disconnected', { public_key: pk });
-          this.leader?.memberAbsent(pk, this.now());
-        }
-      }
-    }
+    this.hub.start(this.waiting, this.waiting.length);
+    this.hub.afterFrame();
   }
 
   /** After each frame: the leader's own seat may act, a completed group ends, and the turn timer is set for the next deadline. */
   afterFrame(): void {
-    try {
-      if (this.o.actionDelayMs && this.leader && !this.leader.completed && !this.o.self.pending) {
-        if (this.timer) return;
-        this.timer = setTimeout(() => {
-          this.timer = undefined;
-          if (this.playOwnSeat()) this.afterFrame();
-        }, this.o.actionDelayMs);
-        return;
-      }
-      for (let guard = 0; guard < 10_000 && this.leader && !this.leader.completed; guard++) if (!this.playOwnSeat()) break;
-      if (this.leader?.completed) this.resolveDone();
-    } finally {
-      this.armTurns();
-    }
-  }
-
-  /**
-   * The turn timer fired: the leader resolves each turn whose deadline passed (a member silent or gone
-   * on its turn) by the protocol's rule, and the frames go out like any other.
-   */
-  private turnsDue(): void {
-    if (!this.leader || this.leader.completed) return;
-    const out = this.leader.onTurnTimer(this.now());
-    for (const t of out.resolved) {
-      this.emit('turn_timeout', { public_key: t.public_key, seat: t.seat, reason: t.reason });
-      this.fanOut(t.envelopes);
-    }
-    for (const f of out.failed) this.emit('turn_timeout_failed', { public_key: f.public_key, code: f.code, message: f.message });
-    this.afterFrame();
-  }
-
-  /** A member's connection came or went: its turns are its own again, or are timed as absent. No frame comes of it. */
-  private presence(pk: string, present: boolean): void {
-    if (!this.leader) return;
-    if (present) this.leader.memberPresent(pk, this.now());
-    else this.leader.memberAbsent(pk, this.now());
-    this.armTurns();
-  }
-
-  /**
-   * Members the leader holds no connection to (one that left the lobby; every other member when a
-   * successor starts) are absent until they are admitted: a turn of theirs that times out makes them sit out.
-   */
-  private markUnconnectedAbsent(): void {
-    for (const m of this.leader?.members ?? []) if (m.public_key !== this.publicKey && !this.conns.has(m.public_key)) this.leader!.memberAbsent(m.public_key, this.now());
-  }
-
-  private armTurns(): void {
-    this.turnTimer.arm(this.leader && !this.leader.completed ? this.leader.turnDeadline() : null);
-  }
-
-  /** One action of the leader's own seat, if it has one; false when it has nothing to do. */
-  private playOwnSeat(): boolean {
-    const a = this.o.self.next();
-    if (!a) return false;
-    const r = this.input(this.publicKey, a.client_seq, a.action);
-    if (r.ok) this.o.self.accepted(a.client_seq);
-    else this.o.self.refused();
-    return true;
-  }
-
-  private input(pk: string, clientSeq: unknown, action: unknown): { ok: true; receipt: Record<string, unknown> } | { ok: false; reason: string } {
-    if (!this.leader) return { ok: false, reason: 'the group has not started' };
-    const errors = typeof clientSeq === 'number' ? this.messages.check(clientSeq, action) : [{ code: 'FIELD_TYPE' }];
-    if (errors.length) return { ok: false, reason: `the action fails the spec's ${this.messages.action} message: ${errors.map((e) => e.code).join(', ')}` };
-    try {
-      const out = this.leader.applyInput({ actor_public_key: pk, client_seq: clientSeq, action }, this.now());
-      if (out.receipt.status === 'accepted') this.fanOut(out.envelopes);
-      return { ok: true, receipt: out.receipt as unknown as Record<string, unknown> };
-    } catch (e) {
-      if (e instanceof GroupLeaderError) return { ok: false, reason: e.message };
-      throw e;
-    }
+    this.hub.afterFrame();
   }
 
   private roster(): void {
-    for (const t of this.conns.values()) send(t, { _group: 'peers', peers: this.tickets });
+    for (const l of this.hub.allLinks()) sendLine(l.t, { _group: 'peers', peers: this.tickets });
     // The leader's own seat keeps the roster too: after a crash it rejoins as a member and must find its successor.
     writeFileSync(joinPath(this.o.self.record.dir, 'peers.json'), `${JSON.stringify(this.tickets, null, 2)}\n`, { mode: 0o600 });
   }
@@ -268,10 +141,12 @@ export class LeaderHub {
     const remoteKey = peerKeyHex(connection?.remotePeer ?? {});
     const t = new LineTransport(sessionStream(stream as ByteStream), { maxLineBytes: 64 << 10, heartbeatIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 });
     const refuse = (reason: string) => {
-      send(t, { _group: 'error', reason });
+      sendLine(t, { _group: 'error', reason });
       t.close();
     };
+    const messages = this.hub.messages;
     let pk: string | undefined;
+    let link: Libp2pLink | undefined;
     try {
       const joinMsg = await nextLine(t, HANDSHAKE_MS);
       const challenge = toHex(globalThis.crypto.getRandomValues(new Uint8Array(16)));
@@ -285,7 +160,7 @@ export class LeaderHub {
       pk = offer.pending.member_public_key;
       if (remoteKey !== pk) return refuse('member_public_key is not the key its connection is authenticated with');
       if (pk === this.publicKey) return refuse('the leader does not admit itself');
-      send(t, offer.admission);
+      sendLine(t, offer.admission);
       const admit = await nextLine(t, HANDSHAKE_MS);
       try {
         checkAdmissionPost(this.o.crypto, { groupId: this.o.groupId, protocolId: this.o.protocol.protocolId, leaderEpoch: this.epoch, leaderPublicKey: this.publicKey }, pk, {
@@ -297,7 +172,7 @@ export class LeaderHub {
       }
       const listed = this.listing(pk);
       if (typeof listed === 'string') return refuse(listed);
-      send(t, { _group: 'listed', member_id: listed.member_id, seat: listed.seat });
+      sendLine(t, { _group: 'listed', member_id: listed.member_id, seat: listed.seat });
       const ready = await nextLine(t, HANDSHAKE_MS);
       let member: GroupMember;
       try {
@@ -310,55 +185,39 @@ export class LeaderHub {
       if (ticket && typeof ticket === 'object') this.tickets[pk] = ticket as Ticket;
       // Admitted: the socket guard's handshake deadline no longer applies to this connection.
       const endpoint = connection?.remoteAddr && ipAndPort(connection.remoteAddr);
-      if (!endpoint || !guard.authenticate(endpoint.address, endpoint.port)) this.emit('warning', { message: `no guarded socket matches ${String(connection?.remoteAddr)}` });
-      const old = this.conns.get(pk);
-      old?.close();
-      this.conns.set(pk, t);
+      if (!endpoint || !guard.authenticate(endpoint.address, endpoint.port)) this.hub.emit('warning', { message: `no guarded socket matches ${String(connection?.remoteAddr)}` });
+      link = new Libp2pLink(t, messages.frame);
       t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
-      this.emit('member_connected', { public_key: pk, seat: member.seat });
+      this.hub.connect(member, link);
       this.roster();
       this.reserved.delete(pk);
-      if (!this.leader) {
+      if (!this.hub.leader) {
         if (!this.waiting.some((m) => m.public_key === pk)) this.waiting.push(member);
         this.maybeStart();
-      } else if (this.leader.member(pk)?.status === 'active') {
-        this.bootstrap(pk);
-        // A member back from a crash (join --resume) plays its own seat again.
-        this.presence(pk, true);
-      } else {
-        // A late joiner (or one the group had marked absent): one membership frame, its first is a bootstrap.
-        const envs = this.leader.addMember(member, this.leader.membershipVersion + 1, this.now());
-        const mine = envs[pk];
-        this.fanOut(Object.fromEntries(Object.entries(envs).filter(([k]) => k !== pk)));
-        if (mine) send(t, { _group: 'bootstrap', envelope: mine });
-        this.afterFrame();
-      }
+      } else this.hub.welcome(member);
       for (;;) {
         const r = await t.recv(60_000);
         if (r.line === null) {
           if (r.timedOut) continue;
           break;
         }
-        const m = parse(r.line);
-        if (!m || m['action'] !== this.messages.action) {
-          send(t, { _group: 'error', reason: `expected the ${this.messages.action} message` });
+        const m = parseLine(r.line);
+        if (!m || m['action'] !== messages.action) {
+          sendLine(t, { _group: 'error', reason: `expected the ${messages.action} message` });
           continue;
         }
-        const out = this.input(pk, m['client_seq'], m['payload']);
-        send(t, out.ok ? { _group: 'receipt', ...out.receipt } : { _group: 'error', client_seq: m['client_seq'], reason: out.reason });
-        if (out.ok) this.afterFrame();
+        const out = this.hub.input(pk, m['client_seq'], m['payload']);
+        const ok = out.status !== 'rejected';
+        sendLine(t, ok ? { _group: 'receipt', ...out } : { _group: 'error', client_seq: m['client_seq'], reason: out['reason'] });
+        if (ok) this.hub.afterFrame();
       }
     } catch (e) {
-      if (!(e instanceof GroupNetError)) this.emit('member_failed', { message: (e as Error)?.message ?? String(e) });
+      if (!(e instanceof GroupNetError)) this.hub.emit('member_failed', { message: (e as Error)?.message ?? String(e) });
     } finally {
       t.close();
       if (pk) this.reserved.delete(pk);
-      if (pk && this.conns.get(pk) === t) {
-        this.conns.delete(pk);
-        this.emit('member_disconnected', { public_key: pk });
-        // Its turns no longer wait on it beyond their deadline (issue 33: a member killed on its turn stalled the table).
-        this.presence(pk, false);
-      }
+      // Its turns no longer wait on it beyond their deadline (issue 33: a member killed on its turn stalled the table).
+      if (pk && link) this.hub.disconnect(pk, link);
     }
   }
 
@@ -367,11 +226,12 @@ export class LeaderHub {
    * for it while its admission completes (two members admitted at once never get one seat).
    */
   private listing(pk: string): GroupMember | string {
-    const known = this.leader?.member(pk) ?? this.waiting.find((m) => m.public_key === pk) ?? this.reserved.get(pk);
+    const leader = this.hub.leader;
+    const known = leader?.member(pk) ?? this.waiting.find((m) => m.public_key === pk) ?? this.reserved.get(pk);
     if (known) return { ...known, status: 'active' };
-    if (this.leader && !this.config.allow_late_join) return 'late join is closed for this group';
-    const taken = new Set([...(this.leader?.members ?? this.waiting), ...this.reserved.values()].map((m) => m.seat));
-    if (taken.size >= this.config.max_participants) return 'the group is full';
+    if (leader && !this.hub.config.allow_late_join) return 'late join is closed for this group';
+    const taken = new Set([...(leader?.members ?? this.waiting), ...this.reserved.values()].map((m) => m.seat));
+    if (taken.size >= this.hub.config.max_participants) return 'the group is full';
     let seat = 0;
     while (taken.has(seat)) seat++;
     const m = { member_id: `seat-${seat}`, public_key: pk, seat, status: 'active' };
@@ -385,10 +245,7 @@ export class LeaderHub {
   }
 
   async close(graceMs = 300): Promise<void> {
-    this.turnTimer.stop();
-    await new Promise((r) => setTimeout(r, graceMs));
-    for (const t of this.conns.values()) t.close();
-    this.conns.clear();
+    await this.hub.close(graceMs);
   }
 }
 
@@ -427,13 +284,7 @@ export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult>
   const peersPath = joinPath(o.dir, 'peers.json');
   const peers: Record<string, Ticket> = existsSync(peersPath) ? (JSON.parse(readFileSync(peersPath, 'utf8')) as Record<string, Ticket>) : {};
   if (o.leader.ticket) peers[o.leader.publicKey] = o.leader.ticket;
-  const emit = (type: string, data: Record<string, unknown>) => {
-    try {
-      o.onEvent?.(type, data);
-    } catch {
-      // reporting must not end the member
-    }
-  };
+  const emit = (type: string, data: Record<string, unknown>) => safeEmit(o.onEvent, type, data);
   let target = o.leader.publicKey;
   let epochs = 1;
   if (target === pk) {
@@ -518,7 +369,7 @@ async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: str
   }
   try {
     const nonce = toHex(globalThis.crypto.getRandomValues(new Uint8Array(16)));
-    send(t, { _group: 'join', group_id: o.groupId, member_public_key: pk, join_nonce: nonce, member_control_mode: 'autonomous', ticket: ownTicket });
+    sendLine(t, { _group: 'join', group_id: o.groupId, member_public_key: pk, join_nonce: nonce, member_control_mode: 'autonomous', ticket: ownTicket });
     const admission = await nextLine(t, HANDSHAKE_MS);
     if (admission['_group'] === 'error') throw new GroupNetError('GROUP_NET_REFUSED', String(admission['reason']).slice(0, 200));
     const epoch = admission['leader_epoch'];
@@ -526,14 +377,14 @@ async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: str
     if (admission['_group'] !== 'admission' || admission['leader_public_key'] !== target || admission['protocol_id'] !== o.protocol.protocolId || typeof epoch !== 'number') throw new GroupNetError('GROUP_NET_PROTOCOL', 'expected an admission from the leader');
     if (typeof admission['leader_signature'] !== 'string' || !verifyAdmission(c, target, fields, admission['leader_signature'])) throw new GroupNetError('GROUP_NET_PROTOCOL', 'the admission is not signed by the leader');
     if (epoch !== o.core.replica.leaderEpoch) throw new GroupNetError('GROUP_NET_PROTOCOL', `the leader admits for epoch ${epoch}, this member follows epoch ${o.core.replica.leaderEpoch}`);
-    send(t, { _group: 'admit', join_nonce: nonce, leader_epoch: epoch, leader_signature: admission['leader_signature'], member_signature: signAdmission(c, seedHex, fields) });
+    sendLine(t, { _group: 'admit', join_nonce: nonce, leader_epoch: epoch, leader_signature: admission['leader_signature'], member_signature: signAdmission(c, seedHex, fields) });
     const listed = await nextLine(t, HANDSHAKE_MS);
     if (listed['_group'] === 'error') throw new GroupNetError('GROUP_NET_REFUSED', String(listed['reason']).slice(0, 200));
     const memberId = listed['member_id'];
     const seat = listed['seat'];
     if (listed['_group'] !== 'listed' || typeof memberId !== 'string' || typeof seat !== 'number') throw new GroupNetError('GROUP_NET_PROTOCOL', 'expected the listing');
     const challenge = String(admission['channel_challenge']);
-    send(t, {
+    sendLine(t, {
       _group: 'ready', group_id: o.groupId, protocol_id: o.protocol.protocolId, leader_epoch: epoch, member_public_key: pk, join_nonce: nonce, channel_challenge: challenge, member_id: memberId, seat,
       member_signature: signChannelReady(c, seedHex, { group_id: o.groupId, protocol_id: o.protocol.protocolId, leader_epoch: epoch, member_public_key: pk, member_id: memberId, seat, join_nonce: nonce, channel_challenge: challenge }),
     });
@@ -543,7 +394,7 @@ async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: str
     const act = () => {
       const a = o.core.next();
       if (!a) return;
-      const go = () => send(t!, { action: messages.action, client_seq: a.client_seq, payload: a.action });
+      const go = () => sendLine(t!, { action: messages.action, client_seq: a.client_seq, payload: a.action });
       if (o.actionDelayMs) setTimeout(go, o.actionDelayMs);
       else go();
     };
@@ -553,7 +404,7 @@ async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: str
         if (r.timedOut) continue;
         return o.core.completed ? 'completed' : 'lost';
       }
-      const m = parse(r.line);
+      const m = parseLine(r.line);
       if (!m) continue;
       if (m['_group'] === 'bootstrap' || m['action'] === messages.frame) {
         const env = m['_group'] === 'bootstrap' ? m['envelope'] : m['frame'];
