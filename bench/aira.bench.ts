@@ -211,26 +211,24 @@ async function asyncRates(f: (i: number) => Promise<unknown>): Promise<Rate> {
   return { wall: (n * 1000) / (performance.now() - t0), cpu: (n * 1e6) / Math.max(1, cpu.user + cpu.system) };
 }
 const whole: Row[] = [wasm, js].flatMap((crypto) =>
-  (['model.read', 'interface.manifest'] as const).map(
-    (op): Row => ({
-      name: `AiraTask.call ${op} (${crypto.backend})`,
-      unit: 'call',
-      note: 'input check, admission, the authority (memory store, records re-hashed on read), envelope, trace event',
-      // A fresh task each round, so no round runs on a longer trace than another.
-      run: async () => {
-        const authority = openDocumentAuthority({ crypto });
-        try {
-          const task = await startTask({ authority, crypto, task: { ...bracketTask(), budget: BUDGET } });
-          return await asyncRates(async (i) => {
-            const e = await task.call({ op, input: { requestId: `w${i}`, ...(op === 'model.read' ? { select: ['parameters/width'] } : {}) } });
-            if (e.status !== 'success' || e.task.terminal !== null) throw new Error(`${op}: ${e.status}, terminal ${e.task.terminal}`);
-          });
-        } finally {
-          await authority.close();
-        }
-      },
-    }),
-  ),
+  (['model.read', 'interface.manifest'] as const).map((op): Row => ({
+    name: `AiraTask.call ${op} (${crypto.backend})`,
+    unit: 'call',
+    note: 'input check, admission, the authority (memory store, records re-hashed on read), envelope, trace event',
+    // A fresh task each round, so no round runs on a longer trace than another.
+    run: async () => {
+      const authority = openDocumentAuthority({ crypto });
+      try {
+        const task = await startTask({ authority, crypto, task: { ...bracketTask(), budget: BUDGET } });
+        return await asyncRates(async (i) => {
+          const e = await task.call({ op, input: { requestId: `w${i}`, ...(op === 'model.read' ? { select: ['parameters/width'] } : {}) } });
+          if (e.status !== 'success' || e.task.terminal !== null) throw new Error(`${op}: ${e.status}, terminal ${e.task.terminal}`);
+        });
+      } finally {
+        await authority.close();
+      }
+    },
+  })),
 );
 
 // Measured once, after the rounds: the same read deep into a long task. The runtime keeps no per-call
@@ -276,7 +274,10 @@ if (!existsSync(distMain) || !existsSync(new URL('../dist/cli/aira.js', import.m
 const dir = mkdtempSync(join(os.tmpdir(), 'aira-bench-'));
 // What bin/aigenora.mjs runs in an installed package (in a checkout it would run ts/ through tsx).
 const launcher = join(dir, 'aigenora.mjs');
-writeFileSync(launcher, `const cli = await import(${JSON.stringify(distMain.href)});\ncli.installProcessGuards();\nprocess.exitCode = await cli.main(process.argv.slice(2));\n`);
+writeFileSync(
+  launcher,
+  `const cli = await import(${JSON.stringify(distMain.href)});\ncli.installProcessGuards();\nprocess.exitCode = await cli.main(process.argv.slice(2));\n`,
+);
 const taskFile = join(dir, 'task.json');
 writeFileSync(taskFile, JSON.stringify({ ...bracketTask(), budget: BUDGET }));
 
@@ -356,7 +357,15 @@ async function roundTrips(name: string, send: () => Promise<void>, inflight: num
   const n = await loop(MCP_SECONDS * 1000, lat);
   const wall = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  return { name, rate: (n * 1000) / wall, median: median(lat), p95: percentile(lat, 0.95), serverUs: (childCpuUs(serverPid) - s0) / n, clientUs: (c.user + c.system) / n, n };
+  return {
+    name,
+    rate: (n * 1000) / wall,
+    median: median(lat),
+    p95: percentile(lat, 0.95),
+    serverUs: (childCpuUs(serverPid) - s0) / n,
+    clientUs: (c.user + c.system) / n,
+    n,
+  };
 }
 
 const mcp: McpRow[] = [];
@@ -364,7 +373,12 @@ const client = () => new Client({ name: 'aira-bench', version: '1.0.0' });
 try {
   // A fresh server (one process, one task) for each row: a task's per-call cost grows with its length
   // (see the last AiraTask row), so every row starts from the same few thousand calls.
-  for (const [op, inflight] of [['model.read', 1], ['model.read', 4], ['model.read', 16], ['interface.manifest', 1]] as const) {
+  for (const [op, inflight] of [
+    ['model.read', 1],
+    ['model.read', 4],
+    ['model.read', 16],
+    ['interface.manifest', 1],
+  ] as const) {
     const transport = new StdioClientTransport({ command: process.execPath, args: [launcher, 'aira', 'mcp', '--task', taskFile], stderr: 'pipe' });
     let stderr = '';
     transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -384,7 +398,9 @@ try {
     }
   }
   {
-    const child = spawn(process.execPath, [launcher, 'aira', 'mcp', '--task', taskFile, '--http', '127.0.0.1:0', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [launcher, 'aira', 'mcp', '--task', taskFile, '--http', '127.0.0.1:0', '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const url = await new Promise<string>((resolve, reject) => {
         let out = '';
@@ -432,7 +448,11 @@ s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
       });
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'model.read', arguments: readArgs('model.read') } });
       const send = async () => {
-        const r = await fetch(`http://127.0.0.1:${port}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body });
+        const r = await fetch(`http://127.0.0.1:${port}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body,
+        });
         if (r.status !== 200) throw new Error(`baseline HTTP server answered ${r.status}`);
         await r.json();
       };
@@ -479,9 +499,9 @@ const lines = [
   '',
   '## MCP round trips per second',
   '',
-  'The official SDK client (`@modelcontextprotocol/sdk` Client, `callTool`, which also checks the answer against the tool\'s output schema)',
+  "The official SDK client (`@modelcontextprotocol/sdk` Client, `callTool`, which also checks the answer against the tool's output schema)",
   'against `aigenora aira mcp --task FILE` (document authority, memory store, wasm crypto) run from the compiled dist/ as an installed package',
-  'runs it (a checkout\'s bin/aigenora.mjs would run ts/ through tsx instead). Client and server are separate processes on the same 2 cores.',
+  "runs it (a checkout's bin/aigenora.mjs would run ts/ through tsx instead). Client and server are separate processes on the same 2 cores.",
   `Each row has a fresh stdio server (over HTTP: a fresh session, i.e. task, on one server) that first answers 2000 (HTTP: 400) of the row's reads 8 (4) at a time, untimed; then a closed loop for ${MCP_SECONDS} s after a ${Math.max(MCP_SECONDS * 250, WARM_MS) / 1000} s warm-up; each answer checked to be a successful read with the task open.`,
   'Reads are `model.read {select: ["parameters/width"]}` or `interface.manifest {}`. One stdio process is one session and one task.',
   'CPU µs per round trip: the server process (from /proc, 10 ms ticks) and the client process.',

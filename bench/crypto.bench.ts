@@ -44,7 +44,9 @@ const many = Array.from({ length: 64 }, (_, i) => {
   const m = new Uint8Array(64).fill(i);
   return { publicKey: wasm.ed25519PublicKey(s), message: m, signature: wasm.ed25519Sign(s, m) };
 });
-const manyNodeKeys = many.map((m) => nodeCrypto.createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), m.publicKey]), format: 'der', type: 'spki' }));
+const manyNodeKeys = many.map((m) =>
+  nodeCrypto.createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), m.publicKey]), format: 'der', type: 'spki' }),
+);
 const bytes = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31) & 0xff);
 const [b64, b1k, b1m, b64k] = [bytes(64), bytes(1024), bytes(1 << 20), bytes(64 << 10)];
 const key = bytes(32);
@@ -54,7 +56,15 @@ function doc(targetBytes: number): unknown {
   const items = [];
   let size = 0;
   for (let i = 0; size < targetBytes; i++) {
-    const item = { id: `item-${i}`, price: { amount: (i * 1.25).toFixed(2), currency: 'EUR' }, qty: i % 17, ratio: i / 7, tags: ['a', 'ß', '🐦'], ok: i % 2 === 0, note: null };
+    const item = {
+      id: `item-${i}`,
+      price: { amount: (i * 1.25).toFixed(2), currency: 'EUR' },
+      qty: i % 17,
+      ratio: i / 7,
+      tags: ['a', 'ß', '🐦'],
+      ok: i % 2 === 0,
+      note: null,
+    };
     items.push(item);
     size += JSON.stringify(item).length + 1;
   }
@@ -77,7 +87,8 @@ const [sealed1k, sealed64k] = [sealed(b1k), sealed(b64k)];
 // keys would. "wasm (no cache)" is the same module's ed25519_verify_uncached, ed25519-dalek's own
 // verification (no cache, no lattice reduction): the baseline of our verification, measured in the same rounds.
 const REPEATED_MSGS = 1024;
-const spki = (p: Uint8Array) => nodeCrypto.createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), p]), format: 'der', type: 'spki' });
+const spki = (p: Uint8Array) =>
+  nodeCrypto.createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), p]), format: 'der', type: 'spki' });
 const oneSeed = new Uint8Array(32).fill(77);
 const repeatedPk = wasm.ed25519PublicKey(oneSeed);
 const repeated = Array.from({ length: REPEATED_MSGS }, (_, i) => {
@@ -96,7 +107,12 @@ const verifyUncached = (publicKey: Uint8Array, message: Uint8Array, signature: U
   }
 };
 
-interface Signed { publicKey: Uint8Array; message: Uint8Array; signature: Uint8Array; node: nodeCrypto.KeyObject }
+interface Signed {
+  publicKey: Uint8Array;
+  message: Uint8Array;
+  signature: Uint8Array;
+  node: nodeCrypto.KeyObject;
+}
 /** `uses` signatures (distinct messages) by each of `keys` key pairs, seeds in the namespace `tag`. */
 function signers(tag: number, keys: number, uses: number): Signed[][] {
   return Array.from({ length: keys }, (_, i) => {
@@ -134,7 +150,9 @@ const FRESH_KEYS = Math.max(Number(process.env['BENCH_FRESH_KEYS'] ?? 4096), 2 *
 const [USES, BLOCK] = [4, 8];
 const fresh = signers(0xa5, FRESH_KEYS, 1).map((k) => k[0]!);
 const fewUses = signers(0xb6, Math.ceil(FRESH_KEYS / USES / BLOCK) * BLOCK, USES);
-const fewUsesOrder = fewUses.flatMap((_, k) => (k % BLOCK === 0 ? Array.from({ length: BLOCK * USES }, (_, j) => fewUses[k + (j % BLOCK)]![Math.floor(j / BLOCK)]!) : []));
+const fewUsesOrder = fewUses.flatMap((_, k) =>
+  k % BLOCK === 0 ? Array.from({ length: BLOCK * USES }, (_, j) => fewUses[k + (j % BLOCK)]![Math.floor(j / BLOCK)]!) : [],
+);
 /** More peers than DEFAULT_TABLES (32), each signing many messages, verified in round robin. */
 const PEERS = 128;
 const peers = signers(0xc7, PEERS, 8);
@@ -250,11 +268,22 @@ const benches: Bench[] = [
       libsodium: cycling(peersOrder, (f) => sodium.crypto_sign_verify_detached(f.signature, f.message, f.publicKey)),
     },
   },
-  ...([['64 B', b64], ['1 KiB', b1k], ['1 MiB', b1m]] as const).map(([label, data]) => ({
+  ...(
+    [
+      ['64 B', b64],
+      ['1 KiB', b1k],
+      ['1 MiB', b1m],
+    ] as const
+  ).map(([label, data]) => ({
     name: `SHA-256 ${label}`,
     impls: { ...both((c) => () => c.sha256(data)), 'node:crypto': () => nodeSha(data), noble: () => nobleSha256(data) },
   })),
-  ...([['~1 KiB', doc1k, text1k], ['~100 KiB', doc100k, text100k]] as const).flatMap(([label, value, text]) => [
+  ...(
+    [
+      ['~1 KiB', doc1k, text1k],
+      ['~100 KiB', doc100k, text100k],
+    ] as const
+  ).flatMap(([label, value, text]) => [
     {
       name: `JCS+SHA-256 ${label}, from a JS value`,
       impls: { ...both((c) => () => c.jcsValueSha256(value)), 'canonicalize+node': () => nodeSha(canon(value)) },
@@ -264,7 +293,12 @@ const benches: Bench[] = [
       impls: { ...both((c) => () => c.jcsSha256(text)), 'canonicalize+node': () => nodeSha(canon(JSON.parse(text))) },
     },
   ]),
-  ...([['1 KiB', b1k], ['64 KiB', b64k]] as const).map(([label, data]) => ({
+  ...(
+    [
+      ['1 KiB', b1k],
+      ['64 KiB', b64k],
+    ] as const
+  ).map(([label, data]) => ({
     name: `ChaCha20-Poly1305 seal ${label}`,
     impls: {
       ...both((c) => () => c.aeadSeal('chacha20-poly1305', key, nonce, data)),
@@ -276,7 +310,12 @@ const benches: Bench[] = [
       noble: () => chacha20poly1305(key, nonce).encrypt(data),
     },
   })),
-  ...([['1 KiB', sealed1k], ['64 KiB', sealed64k]] as const).map(([label, data]) => ({
+  ...(
+    [
+      ['1 KiB', sealed1k],
+      ['64 KiB', sealed64k],
+    ] as const
+  ).map(([label, data]) => ({
     name: `ChaCha20-Poly1305 open ${label}`,
     impls: {
       ...both((c) => () => c.aeadOpen('chacha20-poly1305', key, nonce, data)),
@@ -294,8 +333,16 @@ const benches: Bench[] = [
     impls: {
       ...both((c) => () => c.x25519SharedSecret(x25519Priv, x25519Pub)),
       'node:crypto': (() => {
-        const priv = nodeCrypto.createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b656e04220420', 'hex'), x25519Priv]), format: 'der', type: 'pkcs8' });
-        const pub = nodeCrypto.createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b656e032100', 'hex'), x25519Pub]), format: 'der', type: 'spki' });
+        const priv = nodeCrypto.createPrivateKey({
+          key: Buffer.concat([Buffer.from('302e020100300506032b656e04220420', 'hex'), x25519Priv]),
+          format: 'der',
+          type: 'pkcs8',
+        });
+        const pub = nodeCrypto.createPublicKey({
+          key: Buffer.concat([Buffer.from('302a300506032b656e032100', 'hex'), x25519Pub]),
+          format: 'der',
+          type: 'spki',
+        });
         return () => nodeCrypto.diffieHellman({ privateKey: priv, publicKey: pub });
       })(),
       libsodium: () => sodium.crypto_scalarmult(x25519Priv, x25519Pub),
@@ -306,7 +353,8 @@ const benches: Bench[] = [
 
 // ---------------------------------------------------------------- run
 // Every implementation of an AEAD or verify row gives the same answer before any is timed.
-const answer = (x: unknown): string => (x instanceof Uint8Array ? Buffer.from(x).toString('hex') : Array.isArray(x) ? Buffer.concat(x as Uint8Array[]).toString('hex') : String(x));
+const answer = (x: unknown): string =>
+  x instanceof Uint8Array ? Buffer.from(x).toString('hex') : Array.isArray(x) ? Buffer.concat(x as Uint8Array[]).toString('hex') : String(x);
 const closeToFloor = (b: Bench) => b.name.startsWith('ChaCha20') || b.name.startsWith('Ed25519 strict verify');
 for (const b of benches.filter(closeToFloor)) {
   const answers = new Set(Object.values(b.impls).map((f) => answer((f as () => unknown)())));
@@ -315,11 +363,19 @@ for (const b of benches.filter(closeToFloor)) {
 const t0 = performance.now();
 const samples = new Map<string, Partial<Record<Impl, number[]>>>();
 for (const b of benches) {
-  const s = interleaved(b.impls as Record<string, () => unknown>, b.per, SAMPLE_MS, closeToFloor(b) ? FLOOR_SAMPLES : SAMPLES) as Partial<Record<Impl, number[]>>;
+  const s = interleaved(b.impls as Record<string, () => unknown>, b.per, SAMPLE_MS, closeToFloor(b) ? FLOOR_SAMPLES : SAMPLES) as Partial<
+    Record<Impl, number[]>
+  >;
   samples.set(b.name, s);
-  process.stderr.write(`  ${b.name}: ${Object.entries(s).map(([k, v]) => `${k} ${fmt(median(v!))}`).join(', ')}\n`);
+  process.stderr.write(
+    `  ${b.name}: ${Object.entries(s)
+      .map(([k, v]) => `${k} ${fmt(median(v!))}`)
+      .join(', ')}\n`,
+  );
 }
-const results = new Map([...samples].map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v!)])) as Partial<Record<Impl, number>>]));
+const results = new Map(
+  [...samples].map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v!)])) as Partial<Record<Impl, number>>]),
+);
 const seconds = (performance.now() - t0) / 1000;
 
 // .wasm size, and compile + instantiate time: V8 caches compiled modules per process, so each sample
@@ -355,8 +411,20 @@ const floors: Floor[] = [
   ratio('wasm strict verify, a fresh key each call ÷ libsodium-wrappers', rowName('Ed25519 strict verify, a fresh key'), 'wasm', 'libsodium', 1.0),
   ratio('wasm strict verify, a fresh key each call ÷ wasm without the cache', rowName('Ed25519 strict verify, a fresh key'), 'wasm', 'wasm (no cache)', 1.0),
   ratio(`wasm strict verify, each key used ${USES} times ÷ libsodium-wrappers`, rowName('Ed25519 strict verify, each key used'), 'wasm', 'libsodium', 1.0),
-  ratio(`wasm strict verify, each key used ${USES} times ÷ wasm without the cache`, rowName('Ed25519 strict verify, each key used'), 'wasm', 'wasm (no cache)', 1.0),
-  ratio(`wasm strict verify, ${PEERS} peer keys in turn ÷ wasm without the cache`, rowName(`Ed25519 strict verify, ${PEERS} peer keys`), 'wasm', 'wasm (no cache)', 1.0),
+  ratio(
+    `wasm strict verify, each key used ${USES} times ÷ wasm without the cache`,
+    rowName('Ed25519 strict verify, each key used'),
+    'wasm',
+    'wasm (no cache)',
+    1.0,
+  ),
+  ratio(
+    `wasm strict verify, ${PEERS} peer keys in turn ÷ wasm without the cache`,
+    rowName(`Ed25519 strict verify, ${PEERS} peer keys`),
+    'wasm',
+    'wasm (no cache)',
+    1.0,
+  ),
   ratio('wasm strict verify, one message ÷ libsodium-wrappers', 'Ed25519 strict verify (64 B)', 'wasm', 'libsodium', 1.0),
   ratio('wasm strict verify, one message ÷ @noble/ed25519 (zip215: false)', 'Ed25519 strict verify (64 B)', 'wasm', 'noble', 10),
   ratio('wasm sign (expanded key) ÷ libsodium-wrappers', 'Ed25519 sign (64 B)', 'wasm', 'libsodium', 1.0),
@@ -370,7 +438,10 @@ writeFloors('crypto', floors);
 // ---------------------------------------------------------------- report
 const lines: string[] = [];
 lines.push(`# aigenora crypto benchmarks`, '');
-lines.push(`${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · load average ${os.loadavg()[0]!.toFixed(2)} · ${SAMPLES} interleaved samples of ${SAMPLE_MS} ms per cell (${FLOOR_SAMPLES} in the AEAD and strict-verify rows), ${seconds.toFixed(0)} s in all · in memory, nothing written`, '');
+lines.push(
+  `${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · load average ${os.loadavg()[0]!.toFixed(2)} · ${SAMPLES} interleaved samples of ${SAMPLE_MS} ms per cell (${FLOOR_SAMPLES} in the AEAD and strict-verify rows), ${seconds.toFixed(0)} s in all · in memory, nothing written`,
+  '',
+);
 lines.push('ops/s, the median of the samples (higher is better); in brackets, the ratio of the wasm backend to that column (ratio of medians).', '');
 lines.push(`| case | ${IMPLS.join(' | ')} |`, `|---|${IMPLS.map(() => '---:').join('|')}|`);
 for (const [name, row] of results) {
@@ -382,9 +453,16 @@ for (const [name, row] of results) {
   });
   lines.push(`| ${name} | ${cells.join(' | ')} |`);
 }
-lines.push('', `.wasm: ${wasmBytes.length} bytes raw, ${gz} bytes gzipped (${(gz / 1024).toFixed(1)} KiB); compile + instantiate in a fresh process: ${instantiateMs.toFixed(2)} ms (median of 7). The compile time is a figure, not a floor: nothing measured here has a module of its own to compare it with.`, '');
+lines.push(
+  '',
+  `.wasm: ${wasmBytes.length} bytes raw, ${gz} bytes gzipped (${(gz / 1024).toFixed(1)} KiB); compile + instantiate in a fresh process: ${instantiateMs.toFixed(2)} ms (median of 7). The compile time is a figure, not a floor: nothing measured here has a module of its own to compare it with.`,
+  '',
+);
 lines.push('## Floors, from this run', '');
-lines.push(`Each ratio divides the first implementation's ops/s by the anchor's ops/s measured in the same round (paired samples); the floor is judged on the median of those ratios. The strict-verify rows: one message is the same (key, message, signature) every call; one key repeated cycles through distinct messages signed by one key; a fresh key gives each implementation a key pair it has never seen on every call; each key used ${USES} times gives it ${USES} distinct messages per key pair, ${BLOCK} key pairs interleaved, never seen again; ${PEERS} peer keys cycles through ${PEERS} key pairs, 8 messages each. wasm (no cache) is the same module verifying with ed25519-dalek's own verification (ed25519_verify_uncached: no per-key cache, no lattice reduction). The .wasm size is a byte budget, the same on any machine.`, '');
+lines.push(
+  `Each ratio divides the first implementation's ops/s by the anchor's ops/s measured in the same round (paired samples); the floor is judged on the median of those ratios. The strict-verify rows: one message is the same (key, message, signature) every call; one key repeated cycles through distinct messages signed by one key; a fresh key gives each implementation a key pair it has never seen on every call; each key used ${USES} times gives it ${USES} distinct messages per key pair, ${BLOCK} key pairs interleaved, never seen again; ${PEERS} peer keys cycles through ${PEERS} key pairs, 8 messages each. wasm (no cache) is the same module verifying with ed25519-dalek's own verification (ed25519_verify_uncached: no per-key cache, no lattice reduction). The .wasm size is a byte budget, the same on any machine.`,
+  '',
+);
 lines.push(...floorTable(floors));
 const report = `${lines.join('\n')}\n`;
 process.stdout.write(report);

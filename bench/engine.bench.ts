@@ -36,7 +36,17 @@ async function session(c: Crypto): Promise<number> {
   try {
     let frames = 0;
     const t0 = performance.now();
-    const r = await runLocal({ crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks, options: { best_of: 99, termination: 'fixed_rounds' }, seed: ++seed, outDir: out, onMessage: () => frames++ });
+    const r = await runLocal({
+      crypto: c,
+      spec: l.spec,
+      specText: l.text,
+      protocolId: l.protocolId!,
+      hooks,
+      options: { best_of: 99, termination: 'fixed_rounds' },
+      seed: ++seed,
+      outDir: out,
+      onMessage: () => frames++,
+    });
     const ms = performance.now() - t0;
     if (!r.host.completed || !r.guest.completed) throw new Error(`bench session failed: ${r.host.reason} ${r.guest.reason}`);
     frameCounts.add(frames);
@@ -86,11 +96,24 @@ const lines = [
   '',
   ...table(
     ['backend', 'session frames/s (median)', 'per session', '(sign + verify)/s of a frame-sized message (median)', 'frames/s ÷ bound (median)'],
-    (['wasm', 'js'] as Name[]).map((n) => [n, fmt(median(s[n])), s[n].map((x) => fmt(x)).join(' / '), fmt(median(s[`${n}Bound`])), `${ratioFloor('', s[n], s[`${n}Bound`], 0).median.toFixed(2)}×`]),
+    (['wasm', 'js'] as Name[]).map((n) => [
+      n,
+      fmt(median(s[n])),
+      s[n].map((x) => fmt(x)).join(' / '),
+      fmt(median(s[`${n}Bound`])),
+      `${ratioFloor('', s[n], s[`${n}Bound`], 0).median.toFixed(2)}×`,
+    ]),
     'lrrrr',
   ),
   '',
-  ...table(['figure (no floor)', 'median', 'spread (min–max)'], [figure('wasm session frames/s ÷ js twin session frames/s', s.wasm, s.js), figure('js twin session frames/s ÷ js (sign + strict verify)/s', s.js, s.jsBound)], 'lrr'),
+  ...table(
+    ['figure (no floor)', 'median', 'spread (min–max)'],
+    [
+      figure('wasm session frames/s ÷ js twin session frames/s', s.wasm, s.js),
+      figure('js twin session frames/s ÷ js (sign + strict verify)/s', s.js, s.jsBound),
+    ],
+    'lrr',
+  ),
   '',
   '## Floor, from this run',
   '',

@@ -43,7 +43,12 @@ for (const r of runs) {
   let what: string;
   if (r.rc !== 0) {
     // The error's own line when there is one (a stack's last lines say only where Node started it).
-    const err = logs && existsSync(join(logs, `${r.name}.err`)) ? readFileSync(join(logs, `${r.name}.err`), 'utf8').trim().split('\n') : [];
+    const err =
+      logs && existsSync(join(logs, `${r.name}.err`))
+        ? readFileSync(join(logs, `${r.name}.err`), 'utf8')
+            .trim()
+            .split('\n')
+        : [];
     const tail = err.find((l) => /^\s*(\w*Error\b|error\b)/i.test(l))?.trim() ?? err.slice(-3).join(' / ');
     what = `**COULD NOT RUN** (exit ${r.rc})`;
     problems.push(`- **${r.name}** could not run (exit ${r.rc})${tail ? `: ${tail.replace(/\|/g, '\\|').slice(0, 400)}` : ''}`);
@@ -62,7 +67,9 @@ const met = rows.filter((x) => x[5] === 'met').length;
 const lines = [
   '# Bench floors, one run',
   '',
-  `Started ${start}, ended ${end} · Node ${process.version} · load average ${load0} at the start, ${loadavg().map((l) => l.toFixed(2)).join(' ')} at the end (1, 5, 15 min)`,
+  `Started ${start}, ended ${end} · Node ${process.version} · load average ${load0} at the start, ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} at the end (1, 5, 15 min)`,
   '',
   'Every floor is a ratio of two figures measured side by side in this run (or, marked with a unit, a size budget), judged on the median of interleaved paired samples; the spread is the min–max of those ratios. Each bench file says what each ratio divides and the durability of what it wrote.',
   '',

@@ -72,7 +72,16 @@ function runLeader(c: Crypto, keep: boolean): Run {
   const seqs = new Array<number>(N).fill(0);
   const all: Envelopes[] = [];
   const t0 = performance.now();
-  const leader = GroupLeader.start({ crypto: c, hooks: meetingRoom.create(ctx) as GroupHooks, config, groupId: 'grp-bench', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: N, members });
+  const leader = GroupLeader.start({
+    crypto: c,
+    hooks: meetingRoom.create(ctx) as GroupHooks,
+    config,
+    groupId: 'grp-bench',
+    leaderSeed: seed(0),
+    leaderEpoch: 0,
+    membershipVersion: N,
+    members,
+  });
   for (const { seat, action } of SCRIPT) {
     const { envelopes, receipt } = leader.applyInput({ actor_public_key: pk(seat), client_seq: ++seqs[seat]!, action });
     if (receipt.status !== 'accepted') throw new Error(`bench action refused: ${JSON.stringify(action)}`);
@@ -86,7 +95,16 @@ function runLeader(c: Crypto, keep: boolean): Run {
 
 function leaderBootstrap(c: Crypto): Envelope {
   const { seed, members } = setup(c);
-  const leader = GroupLeader.start({ crypto: c, hooks: meetingRoom.create(ctx) as GroupHooks, config, groupId: 'grp-bench', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: N, members });
+  const leader = GroupLeader.start({
+    crypto: c,
+    hooks: meetingRoom.create(ctx) as GroupHooks,
+    config,
+    groupId: 'grp-bench',
+    leaderSeed: seed(0),
+    leaderEpoch: 0,
+    membershipVersion: N,
+    members,
+  });
   const e = leader.bootstrapEnvelope(members[VIEWER]!.public_key)!;
   leader.dispose();
   return e;
@@ -143,7 +161,15 @@ for (const name of ['wasm', 'js'] as const) {
   runReplica(c, boot, kept.viewerEnvelopes, leaderPk, pk(VIEWER));
   const replicaMs: number[] = [];
   for (let i = 0; i < REPS; i++) replicaMs.push(runReplica(c, boot, kept.viewerEnvelopes, leaderPk, pk(VIEWER)));
-  results.push({ name, signs: [], fps: [], replicaMs, frames: kept.viewerEnvelopes.length, bytes, frameBytes: { actual: actual / kept.all.length, full: fullViewer * N } });
+  results.push({
+    name,
+    signs: [],
+    fps: [],
+    replicaMs,
+    frames: kept.viewerEnvelopes.length,
+    bytes,
+    frameBytes: { actual: actual / kept.all.length, full: fullViewer * N },
+  });
 }
 // The floor's samples: a leader run per backend, its own signs/s, and node:crypto's, in rotating order.
 const byName = Object.fromEntries(results.map((r) => [r.name, r])) as Record<'wasm' | 'js', Result>;
@@ -190,7 +216,15 @@ const lines = [
     results.map((r) => {
       const f = median(r.fps);
       const perFrame = median(r.replicaMs) / (r.frames + 1);
-      return [r.name, fmt(median(r.signs)), fmt(f), r.fps.map((x) => x.toFixed(1)).join(' / '), ratio(f).toFixed(3), `${(perFrame * 1000).toFixed(0)} µs`, fmt(1000 / perFrame)];
+      return [
+        r.name,
+        fmt(median(r.signs)),
+        fmt(f),
+        r.fps.map((x) => x.toFixed(1)).join(' / '),
+        ratio(f).toFixed(3),
+        `${(perFrame * 1000).toFixed(0)} µs`,
+        fmt(1000 / perFrame),
+      ];
     }),
   ),
   '',

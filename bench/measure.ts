@@ -90,7 +90,10 @@ export function sample(f: () => unknown, per = 1, ms = SAMPLE_MS): number {
  * call of a case returns one sample (a rate, or a cost when the floor is `atMost`). Rounds defaults to
  * SAMPLES.
  */
-export async function interleavedRuns<K extends string>(cases: Readonly<Record<K, () => number | Promise<number>>>, rounds = SAMPLES): Promise<Record<K, number[]>> {
+export async function interleavedRuns<K extends string>(
+  cases: Readonly<Record<K, () => number | Promise<number>>>,
+  rounds = SAMPLES,
+): Promise<Record<K, number[]>> {
   const keys = Object.keys(cases) as K[];
   const out = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as Record<K, number[]>;
   for (let i = 0; i < rounds; i++) {
@@ -123,7 +126,16 @@ export function ratioFloor(name: string, num: readonly number[], den: readonly n
   if (num.length !== den.length || num.length === 0) throw new Error(`floor ${name}: ${num.length} vs ${den.length} samples`);
   const ratios = num.map((x, i) => x / den[i]!);
   const m = median(ratios);
-  return { name, median: m, min: Math.min(...ratios), max: Math.max(...ratios), required, atMost, samples: ratios.length, ok: atMost ? m <= required : m >= required };
+  return {
+    name,
+    median: m,
+    min: Math.min(...ratios),
+    max: Math.max(...ratios),
+    required,
+    atMost,
+    samples: ratios.length,
+    ok: atMost ? m <= required : m >= required,
+  };
 }
 
 /** A budget that is not a ratio (a byte size, which no machine's speed changes): one figure, no spread. */
@@ -134,7 +146,12 @@ export function budgetFloor(name: string, value: number, atMost: number, unit: s
 /** How a floor's figures print: `1.23×` for a ratio, `245.8 KiB` for a budget. */
 export function floorCells(f: Floor): [median: string, spread: string, required: string, verdict: string] {
   const x = (v: number) => (f.unit ? `${v.toFixed(1)} ${f.unit}` : `${v.toFixed(2)}×`);
-  return [x(f.median), f.unit ? '–' : `${f.min.toFixed(2)}–${f.max.toFixed(2)}×${f.samples === undefined ? '' : ` (n = ${f.samples})`}`, `${f.atMost ? '≤' : '≥'} ${f.required}${f.unit ? ` ${f.unit}` : '×'}`, f.ok ? 'met' : 'MISSED'];
+  return [
+    x(f.median),
+    f.unit ? '–' : `${f.min.toFixed(2)}–${f.max.toFixed(2)}×${f.samples === undefined ? '' : ` (n = ${f.samples})`}`,
+    `${f.atMost ? '≤' : '≥'} ${f.required}${f.unit ? ` ${f.unit}` : '×'}`,
+    f.ok ? 'met' : 'MISSED',
+  ];
 }
 
 /** The floors as a Markdown table: median ratio, the spread of the paired samples, and the verdict. */
@@ -156,6 +173,7 @@ export function writeFloors(bench: string, floors: readonly Floor[], notes: read
   const dir = new URL('results/', import.meta.url);
   mkdirSync(dir, { recursive: true });
   writeFileSync(new URL(`${bench}.floors.json`, dir), `${JSON.stringify({ bench, at: new Date().toISOString(), samples: SAMPLES, floors, notes }, null, 1)}\n`);
-  for (const f of floors.filter((x) => !x.ok)) process.stderr.write(`${bench} bench: floor MISSED: ${f.name}: ${floorCells(f)[0]} (required ${floorCells(f)[2]})\n`);
+  for (const f of floors.filter((x) => !x.ok))
+    process.stderr.write(`${bench} bench: floor MISSED: ${f.name}: ${floorCells(f)[0]} (required ${floorCells(f)[2]})\n`);
   for (const n of notes) process.stderr.write(`${bench} bench: ${n}\n`);
 }

@@ -56,7 +56,11 @@ const row = (name: string, unit: string, f: (n: Name) => () => unknown): Record<
 };
 
 row('deck setup, card layers only (52 × encode + pack + seal inner)', 'setups/s', (n) => () => setup(BACKENDS[n], keys[n], false));
-const setupSamples = row('deck setup, layers + sealed table (52 labels: context, FDH, token, seal)', 'setups/s', (n) => () => setup(BACKENDS[n], keys[n], true));
+const setupSamples = row(
+  'deck setup, layers + sealed table (52 labels: context, FDH, token, seal)',
+  'setups/s',
+  (n) => () => setup(BACKENDS[n], keys[n], true),
+);
 for (const k of Object.values(keys)) k.dispose();
 
 // ---------------------------------------------------------------- the audit (offline replay of the reference game)
@@ -94,7 +98,21 @@ async function wholeGame(c: Crypto, out: string): Promise<void> {
   const nonce = toHex(rnd(16));
   const sid = sessionId(c, 'local', l.protocolId!, hk, gk, nonce);
   const [ht, gt] = memoryPair();
-  const common = { crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId!, hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, hooks: crazyEights as HooksModule, options: {}, controlMode: 'autonomous' as const, timeoutMs: 120_000 };
+  const common = {
+    crypto: c,
+    spec: l.spec,
+    specText: l.text,
+    protocolId: l.protocolId!,
+    hostKey: hk,
+    guestKey: gk,
+    sid,
+    postId: 'local',
+    nonce,
+    hooks: crazyEights as HooksModule,
+    options: {},
+    controlMode: 'autonomous' as const,
+    timeoutMs: 120_000,
+  };
   const [h, g] = await Promise.all([
     runSession({ ...common, role: 'host', transport: ht, key: hostKey, stateDir: join(out, 'host'), random: seeded(3) }),
     runSession({ ...common, role: 'guest', transport: gt, key: guestKey, stateDir: join(out, 'guest'), random: seeded(4) }),
@@ -121,13 +139,23 @@ const floors = [ratioFloor('wasm deck setup (layers + sealed table, 52 cards) ÷
 writeFloors('mp-game', floors);
 const lines: string[] = [];
 lines.push('# aigenora mental-poker game benchmarks', '');
-lines.push(`${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · load average ${os.loadavg()[0]!.toFixed(2)} · ${SAMPLES} interleaved samples of ${SAMPLE_MS} ms per cell · the whole games: transcripts on disk, durability \`process\` (one write per frame, no fsync)`, '');
+lines.push(
+  `${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · load average ${os.loadavg()[0]!.toFixed(2)} · ${SAMPLES} interleaved samples of ${SAMPLE_MS} ms per cell · the whole games: transcripts on disk, durability \`process\` (one write per frame, no fsync)`,
+  '',
+);
 lines.push('| case | unit | wasm | js twin | wasm / js |', '|---|---|---:|---:|---:|');
 for (const r of rows) lines.push(`| ${r.name} | ${r.unit} | ${fmt(r.values.wasm)} | ${fmt(r.values.js)} | ${(r.values.wasm / r.values.js).toFixed(2)}× |`);
 lines.push(
   `| whole Crazy Eights game in memory through the engine (both sides, key generation included), median of ${GAMES} | ms | ${median(gameMs.wasm).toFixed(0)} | ${median(gameMs.js).toFixed(0)} | ${(median(gameMs.js) / median(gameMs.wasm)).toFixed(2)}× faster |`,
 );
-lines.push('', '## Floor, from this run', '', "The ratio divides the wasm backend's setups/s by the js twin's, measured in the same round. The replay and the whole game are figures with no floor.", '', ...floorTable(floors));
+lines.push(
+  '',
+  '## Floor, from this run',
+  '',
+  "The ratio divides the wasm backend's setups/s by the js twin's, measured in the same round. The replay and the whole game are figures with no floor.",
+  '',
+  ...floorTable(floors),
+);
 if (auditNote) lines.push('', auditNote);
 const md = `${lines.join('\n')}\n`;
 process.stdout.write(md);

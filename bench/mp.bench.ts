@@ -41,7 +41,17 @@ const parts = made.exportParts();
 const keys: Record<'wasm' | 'js', RsaKey> = { wasm: wasm.ot.importKey(parts), js: js.ot.importKey(parts) };
 const b64u = (b: Uint8Array) => Buffer.from(b).toString('base64url');
 const nodeKey = nodeCrypto.createPrivateKey({
-  key: { kty: 'RSA', n: b64u(parts.n), e: 'AQAB', d: b64u(parts.d), p: b64u(parts.p), q: b64u(parts.q), dp: b64u(parts.dp), dq: b64u(parts.dq), qi: b64u(parts.qi) },
+  key: {
+    kty: 'RSA',
+    n: b64u(parts.n),
+    e: 'AQAB',
+    d: b64u(parts.d),
+    p: b64u(parts.p),
+    q: b64u(parts.q),
+    dp: b64u(parts.dp),
+    dq: b64u(parts.dq),
+    qi: b64u(parts.qi),
+  },
   format: 'jwk',
 });
 const n = made.n;
@@ -104,7 +114,9 @@ const cases: { name: string; per?: number; impls: Partial<Record<Impl, () => unk
 
 const samples = new Map<string, Partial<Record<Impl, number[]>>>();
 for (const b of cases) samples.set(b.name, interleaved(b.impls as Record<string, () => unknown>, b.per) as Partial<Record<Impl, number[]>>);
-const results = new Map([...samples].map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v!)])) as Partial<Record<Impl, number>>]));
+const results = new Map(
+  [...samples].map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v!)])) as Partial<Record<Impl, number>>]),
+);
 for (const k of [made, keys.wasm, keys.js]) k.dispose();
 
 // ---------------------------------------------------------------- report
@@ -118,11 +130,22 @@ const floors = [
 writeFloors('mp', floors);
 const lines: string[] = [];
 lines.push('# aigenora mental-poker OT benchmarks', '');
-lines.push(`${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · load average ${os.loadavg()[0]!.toFixed(2)} · ${SAMPLES} interleaved samples of ${SAMPLE_MS} ms per cell · in memory, nothing written`, '');
+lines.push(
+  `${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · load average ${os.loadavg()[0]!.toFixed(2)} · ${SAMPLES} interleaved samples of ${SAMPLE_MS} ms per cell · in memory, nothing written`,
+  '',
+);
 lines.push(`## RSA-2048 key generation (e = 65537), ms per key over ${KEYGEN_RUNS} keys (the js twin over ${Math.min(3, KEYGEN_RUNS)})`, '');
 lines.push('| generator | median | min | max |', '|---|---:|---:|---:|');
 for (const [name, t] of Object.entries(keygen)) lines.push(`| ${name} | ${t.median.toFixed(0)} | ${t.min.toFixed(0)} | ${t.max.toFixed(0)} |`);
-lines.push('', 'Key generation is a figure with no floor: its time is a random draw, and the platform generator is the anchor beside it.', '', '## Operations', '', 'ops/s, the median of the samples (higher is better); in brackets, the ratio of the wasm backend to that column.', '');
+lines.push(
+  '',
+  'Key generation is a figure with no floor: its time is a random draw, and the platform generator is the anchor beside it.',
+  '',
+  '## Operations',
+  '',
+  'ops/s, the median of the samples (higher is better); in brackets, the ratio of the wasm backend to that column.',
+  '',
+);
 lines.push(`| case | ${IMPLS.join(' | ')} |`, `|---|${IMPLS.map(() => '---:').join('|')}|`);
 for (const [name, row] of results) {
   const w = row.wasm;
@@ -133,7 +156,14 @@ for (const [name, row] of results) {
   });
   lines.push(`| ${name} | ${cells.join(' | ')} |`);
 }
-lines.push('', '## Floors, from this run', '', "Each ratio divides the wasm backend's ops/s by the anchor's, measured in the same round.", '', ...floorTable(floors));
+lines.push(
+  '',
+  '## Floors, from this run',
+  '',
+  "Each ratio divides the wasm backend's ops/s by the anchor's, measured in the same round.",
+  '',
+  ...floorTable(floors),
+);
 lines.push('', `sealed table of 52 labels: wasm ${(1000 / table.wasm!).toFixed(1)} ms, js ${(1000 / table.js!).toFixed(1)} ms.`);
 const report = `${lines.join('\n')}\n`;
 process.stdout.write(report);

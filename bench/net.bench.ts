@@ -93,14 +93,38 @@ const work = mkdtempSync(join(tmpdir(), 'aigenora-netbench-'));
 const children: ChildProcess[] = [];
 
 /** `aigenora host --daemon` in a child process, and the sessions it reports on its standard output. */
-async function startHost(name: string, unpatched: boolean): Promise<{ child: ChildProcess; inv: Invitation; report(): Promise<{ completed?: boolean; reason?: string }>; stop(): Promise<void> }> {
+async function startHost(
+  name: string,
+  unpatched: boolean,
+): Promise<{ child: ChildProcess; inv: Invitation; report(): Promise<{ completed?: boolean; reason?: string }>; stop(): Promise<void> }> {
   const invFile = join(work, `${name}.invitation`);
   let stderr = '';
   const env = { ...process.env, AIGENORA_CRYPTO: 'wasm', [UNPATCHED]: unpatched ? '1' : '0' };
-  const child = spawn(process.execPath, [BIN, 'host', '--daemon', '--protocol', 'rps-v1', '--options', JSON.stringify(OPTIONS), '--data-dir', join(work, 'alice'), '--invitation-file', invFile, '--invitation-ttl-minutes', '60', '--json'], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'host',
+      '--daemon',
+      '--protocol',
+      'rps-v1',
+      '--options',
+      JSON.stringify(OPTIONS),
+      '--data-dir',
+      join(work, 'alice'),
+      '--invitation-file',
+      invFile,
+      '--invitation-ttl-minutes',
+      '60',
+      '--json',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env },
+  );
   children.push(child);
   child.stderr!.on('data', (d: Buffer) => void (stderr = (stderr + d.toString()).slice(-4000)));
-  const exited = new Promise<never>((_, reject) => child.on('exit', (code) => reject(new Error(`the host (${name}) exited (${code}): ${stderr.trim().split('\n').slice(-4).join(' / ')}`))));
+  const exited = new Promise<never>((_, reject) =>
+    child.on('exit', (code) => reject(new Error(`the host (${name}) exited (${code}): ${stderr.trim().split('\n').slice(-4).join(' / ')}`))),
+  );
   exited.catch(() => undefined);
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
   /** One report per session served: with --json a host prints a line of JSON per result, its invitation's first (no "completed"). */
@@ -116,7 +140,12 @@ async function startHost(name: string, unpatched: boolean): Promise<{ child: Chi
   return {
     child,
     inv: parseInvitation(c, readFileSync(invFile, 'utf8')),
-    report: () => Promise.race([next(), exited, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no report from the host (${name}) within 10 s`)), 10_000))]),
+    report: () =>
+      Promise.race([
+        next(),
+        exited,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no report from the host (${name}) within 10 s`)), 10_000)),
+      ]),
     async stop() {
       child.kill('SIGINT');
       await exited.catch(() => undefined);
@@ -131,14 +160,17 @@ async function startHost(name: string, unpatched: boolean): Promise<{ child: Chi
  */
 async function rawTcpRoundTrip(trips = 2000, batches = 3): Promise<number> {
   const { connect } = await import('node:net');
-  const echo = "const s=require('net').createServer(c=>{c.setNoDelay(true);c.on('data',d=>c.write(d))});s.listen(0,'127.0.0.1',()=>console.log(s.address().port))";
+  const echo =
+    "const s=require('net').createServer(c=>{c.setNoDelay(true);c.on('data',d=>c.write(d))});s.listen(0,'127.0.0.1',()=>console.log(s.address().port))";
   const child = spawn(process.execPath, ['-e', echo], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   try {
-    const port = Number(await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
-      child.once('exit', () => reject(new Error('the echo server exited')));
-    }));
+    const port = Number(
+      await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout! }).once('line', resolve);
+        child.once('exit', () => reject(new Error('the echo server exited')));
+      }),
+    );
     const sock = connect(port, '127.0.0.1');
     sock.setNoDelay(true);
     await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
@@ -187,7 +219,15 @@ async function main(): Promise<string> {
     const cpu0 = ownCpu();
     const host0 = procCpu(h.child.pid);
     const t0 = performance.now();
-    const r = await joinSession({ crypto: c, seed, protocol, options: {}, sessionsDir: join(work, 'bob', 'sessions'), invitation: h.inv, onMessage: k.onMessage });
+    const r = await joinSession({
+      crypto: c,
+      seed,
+      protocol,
+      options: {},
+      sessionsDir: join(work, 'bob', 'sessions'),
+      invitation: h.inv,
+      onMessage: k.onMessage,
+    });
     const total = performance.now() - t0;
     const cpu = ownCpu() - cpu0;
     delete process.env[UNPATCHED];
@@ -202,7 +242,17 @@ async function main(): Promise<string> {
     const k = clock();
     const out = mkdtempSync(join(work, 'mem-'));
     const cpu0 = ownCpu();
-    const r = await runLocal({ crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks, options: OPTIONS, seed: ++seedN, outDir: out, onMessage: k.onMessage });
+    const r = await runLocal({
+      crypto: c,
+      spec: l.spec,
+      specText: l.text,
+      protocolId: l.protocolId!,
+      hooks,
+      options: OPTIONS,
+      seed: ++seedN,
+      outDir: out,
+      onMessage: k.onMessage,
+    });
     const cpu = ownCpu() - cpu0;
     if (!r.host.completed || !r.guest.completed) throw new Error(`in-memory session failed: ${r.host.reason} ${r.guest.reason}`);
     rmSync(out, { recursive: true, force: true });
@@ -213,18 +263,31 @@ async function main(): Promise<string> {
 
   for (const key of keys) await cases[key]();
   const runs: Record<keyof typeof cases, Sample[]> = { net: [], raw: [], mem: [] };
-  for (let i = 0; i < FLOOR_SAMPLES; i++) for (let j = 0; j < keys.length; j++) {
-    const key = keys[(i + j) % keys.length]!;
-    runs[key].push(await cases[key]());
-  }
+  for (let i = 0; i < FLOOR_SAMPLES; i++)
+    for (let j = 0; j < keys.length; j++) {
+      const key = keys[(i + j) % keys.length]!;
+      runs[key].push(await cases[key]());
+    }
   await hosts.net.stop();
   await hosts.raw.stop();
 
   const rate = (s: Sample) => (s.frames * 1000) / s.ms;
   const med = (w: keyof typeof cases, f: (s: Sample) => number) => median(runs[w].map(f));
   const frames = (w: keyof typeof cases) => [...new Set(runs[w].map((s) => s.frames))].join(', ');
-  const cpu = (w: 'net' | 'raw') => (runs[w].every((s) => s.hostCpu !== undefined) ? `${med(w, (s) => s.cpu).toFixed(0)} ms guest + ${med(w, (s) => s.hostCpu!).toFixed(0)} ms host` : `${med(w, (s) => s.cpu).toFixed(0)} ms guest (host: not measured)`);
-  const row = (name: string, w: 'net' | 'raw') => [name, frames(w), `${med(w, (s) => s.ms).toFixed(0)} ms`, med(w, rate).toFixed(0), `${med(w, (s) => s.round).toFixed(2)} ms`, `${med(w, (s) => s.setup!).toFixed(1)} ms`, `${med(w, (s) => s.total!).toFixed(0)} ms`, cpu(w)];
+  const cpu = (w: 'net' | 'raw') =>
+    runs[w].every((s) => s.hostCpu !== undefined)
+      ? `${med(w, (s) => s.cpu).toFixed(0)} ms guest + ${med(w, (s) => s.hostCpu!).toFixed(0)} ms host`
+      : `${med(w, (s) => s.cpu).toFixed(0)} ms guest (host: not measured)`;
+  const row = (name: string, w: 'net' | 'raw') => [
+    name,
+    frames(w),
+    `${med(w, (s) => s.ms).toFixed(0)} ms`,
+    med(w, rate).toFixed(0),
+    `${med(w, (s) => s.round).toFixed(2)} ms`,
+    `${med(w, (s) => s.setup!).toFixed(1)} ms`,
+    `${med(w, (s) => s.total!).toFixed(0)} ms`,
+    cpu(w),
+  ];
   const floors = [
     ratioFloor('loopback frames/s ÷ in-memory frames/s (RPS 99 rounds, wasm, durability process on both)', runs.net.map(rate), runs.mem.map(rate), FLOOR),
   ];
@@ -244,11 +307,33 @@ async function main(): Promise<string> {
     `- **ratio**: loopback frames/s ÷ in-memory frames/s of the same round; ${FLOOR_SAMPLES} rounds of one session per path after one uncounted warm-up session of each, the order rotating every round; the floor is judged on the median of the ${FLOOR_SAMPLES} ratios.`,
     '- **frames/s**: the frames of a session ÷ the time from its first frame to its last, seen by a side that sees every frame (the guest over the network, the host in memory); connection setup is reported apart.',
     '',
-    ...table(['path', 'frames per session', 'median first→last frame', 'median frames/s', 'median round latency', 'median setup (dial → first frame)', 'median join call, end to end', 'median CPU per session'], [
-      row('loopback (libp2p)', 'net'),
-      row('loopback, stack as pinned', 'raw'),
-      ['in memory', frames('mem'), `${med('mem', (s) => s.ms).toFixed(0)} ms`, med('mem', rate).toFixed(0), `${med('mem', (s) => s.round).toFixed(2)} ms`, '–', '–', `${med('mem', (s) => s.cpu).toFixed(0)} ms, both sides`],
-    ], 'lrrrrrrr'),
+    ...table(
+      [
+        'path',
+        'frames per session',
+        'median first→last frame',
+        'median frames/s',
+        'median round latency',
+        'median setup (dial → first frame)',
+        'median join call, end to end',
+        'median CPU per session',
+      ],
+      [
+        row('loopback (libp2p)', 'net'),
+        row('loopback, stack as pinned', 'raw'),
+        [
+          'in memory',
+          frames('mem'),
+          `${med('mem', (s) => s.ms).toFixed(0)} ms`,
+          med('mem', rate).toFixed(0),
+          `${med('mem', (s) => s.round).toFixed(2)} ms`,
+          '–',
+          '–',
+          `${med('mem', (s) => s.cpu).toFixed(0)} ms, both sides`,
+        ],
+      ],
+      'lrrrrrrr',
+    ),
     '',
     'Round latency: the median gap between consecutive round_result frames (commit → commit → reveal → reveal → result). CPU: user + system time of each process over the session (loopback: the join call with its setup and teardown; the host from /proc, in 10 ms ticks).',
     '',
@@ -256,10 +341,18 @@ async function main(): Promise<string> {
     '',
     ...floorTable(floors),
     '',
-    ...table(['not a floor (median of the same rounds\' ratios)', 'median', 'spread (min–max)'], [
-      ['loopback with the stack as pinned ÷ in memory (before the cuts)', `${before.median.toFixed(2)}×`, `${before.min.toFixed(2)}–${before.max.toFixed(2)}×`],
-      ['loopback ÷ loopback with the stack as pinned (what the cuts gain)', `${gain.median.toFixed(2)}×`, `${gain.min.toFixed(2)}–${gain.max.toFixed(2)}×`],
-    ], 'lrr'),
+    ...table(
+      ["not a floor (median of the same rounds' ratios)", 'median', 'spread (min–max)'],
+      [
+        [
+          'loopback with the stack as pinned ÷ in memory (before the cuts)',
+          `${before.median.toFixed(2)}×`,
+          `${before.min.toFixed(2)}–${before.max.toFixed(2)}×`,
+        ],
+        ['loopback ÷ loopback with the stack as pinned (what the cuts gain)', `${gain.median.toFixed(2)}×`, `${gain.min.toFixed(2)}–${gain.max.toFixed(2)}×`],
+      ],
+      'lrr',
+    ),
     '',
     `Samples, frames/s in round order: loopback ${runs.net.map((s) => rate(s).toFixed(0)).join(', ')}; stack as pinned ${runs.raw.map((s) => rate(s).toFixed(0)).join(', ')}; in memory ${runs.mem.map((s) => rate(s).toFixed(0)).join(', ')}.`,
   ];

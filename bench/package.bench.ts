@@ -57,10 +57,16 @@ try {
   mkdirSync(site);
   writeFileSync(join(site, 'index.html'), '<!doctype html><script type="module" src="./main.js"></script>');
   writeFileSync(join(site, 'main.js'), "import { createCrypto } from 'aigenora/crypto';\nconst c = await createCrypto();\nconsole.log(c.backend);\n");
-  const b = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--outDir', 'out'], { cwd: site, encoding: 'utf8' });
+  const b = spawnSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--logLevel', 'warn', '--outDir', 'out'], {
+    cwd: site,
+    encoding: 'utf8',
+  });
   if (b.status !== 0) throw new Error(`vite build: ${b.stderr}`);
   const assets = join(site, 'out/assets');
-  const read = (ext: string) => readdirSync(assets).filter((f) => f.endsWith(ext)).map((f) => readFileSync(join(assets, f)));
+  const read = (ext: string) =>
+    readdirSync(assets)
+      .filter((f) => f.endsWith(ext))
+      .map((f) => readFileSync(join(assets, f)));
   const js = Buffer.concat(read('.js'));
   const wasm = Buffer.concat(read('.wasm'));
   const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;

@@ -8,7 +8,10 @@ export async function postgresUrl(): Promise<{ url: string; stop(): void } | und
   const given = process.env['AIGENORA_TEST_PG_URL'];
   if (given) return { url: given, stop: () => {} };
   // Its own process group, so that stopping it also stops the sleep it waits on.
-  const child: ChildProcess = spawn('bash', [new URL('../scripts/lib/postgres.sh', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'], detached: true });
+  const child: ChildProcess = spawn('bash', [new URL('../scripts/lib/postgres.sh', import.meta.url).pathname], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    detached: true,
+  });
   const url = await new Promise<string | undefined>((resolve) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {

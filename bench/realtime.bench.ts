@@ -32,7 +32,11 @@ const periodMs = 1000 / tickHz;
 const load0 = loadavg();
 
 type Event = { ts: string; type: string; data?: Record<string, unknown> };
-const events = (d: string): Event[] => readFileSync(join(d, 'events.jsonl'), 'utf8').trim().split('\n').map((s) => JSON.parse(s) as Event);
+const events = (d: string): Event[] =>
+  readFileSync(join(d, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((s) => JSON.parse(s) as Event);
 const transcriptLines = (d: string): string[] => readFileSync(join(d, 'transcript.jsonl'), 'utf8').trim().split('\n');
 const ended = (evs: Event[]) => evs.find((e) => e.type === 'realtime_ended')?.data as { tick: number; outcome: string } | undefined;
 const ms = (n: number) => `${n.toFixed(n < 10 ? 2 : n < 100 ? 1 : 0)} ms`;
@@ -48,19 +52,38 @@ for (const profile of ['short', 'quick', 'standard'] as const) {
     let rtFrames = 0;
     const t0 = performance.now();
     const v = await runVirtual({
-      crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks, options: tank.profiles[profile]!.options, outDir: out, seed, rulesetHash,
+      crypto: c,
+      spec: l.spec,
+      specText: l.text,
+      protocolId: l.protocolId!,
+      hooks,
+      options: tank.profiles[profile]!.options,
+      outDir: out,
+      seed,
+      rulesetHash,
       onMessage: (_from, msg) => void (msg.action === 'rt_frame' && rtFrames++),
     });
     const wall = performance.now() - t0;
     if (!v.host.completed || !v.guest.completed) throw new Error(`bench match failed (${profile}, seed ${seed}): ${v.host.reason} / ${v.guest.reason}`);
     const end = ended(events(v.guest.dir));
-    if (!end || end.tick !== rtFrames) throw new Error(`bench match (${profile}, seed ${seed}): the guest's realtime_ended tick ${end?.tick} is not the ${rtFrames} rt_frames the host sent`);
+    if (!end || end.tick !== rtFrames)
+      throw new Error(`bench match (${profile}, seed ${seed}): the guest's realtime_ended tick ${end?.tick} is not the ${rtFrames} rt_frames the host sent`);
     // Every line either side signed, as the host's transcript holds them (its header line aside).
     const signed = transcriptLines(v.host.dir).filter((s) => s.includes('"sig"')).length;
     rmSync(out, { recursive: true, force: true });
     agg.frameRate.push((rtFrames * 1000) / wall);
     agg.signedRate.push((signed * 1000) / wall);
-    memRows.push([profile, seed, rtFrames, end.outcome, ms(wall), fmt((rtFrames * 1000) / wall), signed, fmt((signed * 1000) / wall), `${(v.elapsedMs / wall).toFixed(1)}×`]);
+    memRows.push([
+      profile,
+      seed,
+      rtFrames,
+      end.outcome,
+      ms(wall),
+      fmt((rtFrames * 1000) / wall),
+      signed,
+      fmt((signed * 1000) / wall),
+      `${(v.elapsedMs / wall).toFixed(1)}×`,
+    ]);
   }
   perProfile.push(agg);
 }
@@ -84,7 +107,12 @@ for (let run = 1; run <= NET_RUNS; run++) {
   let hr, g;
   try {
     g = await joinSession({
-      crypto: c, seed: seed(2), protocol, options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text),
+      crypto: c,
+      seed: seed(2),
+      protocol,
+      options: {},
+      sessionsDir: join(out, 'g'),
+      invitation: parseInvitation(c, h.text),
       onMessage: (from, msg: Message) => {
         if (from === 'guest' && msg.action === 'rt_command') sent.set(msg['seq'] as number, performance.now());
         if (from === 'host' && msg.action === 'rt_command_ack') {
@@ -101,7 +129,10 @@ for (let run = 1; run <= NET_RUNS; run++) {
   const hev = events(hr.dir);
   const gev = events(g.dir);
   // Tick times as the host stamped them into its frames (ns since the match started).
-  const frames = transcriptLines(hr.dir).map((s) => JSON.parse(s) as { msg?: Message }).filter((f) => f.msg?.action === 'rt_frame').map((f) => f.msg!['frame'] as { tick: number; host_time_ns: number });
+  const frames = transcriptLines(hr.dir)
+    .map((s) => JSON.parse(s) as { msg?: Message })
+    .filter((f) => f.msg?.action === 'rt_frame')
+    .map((f) => f.msg!['frame'] as { tick: number; host_time_ns: number });
   const ticks = frames.length;
   const spanMs = (frames.at(-1)!.host_time_ns - frames[0]!.host_time_ns) / 1e6;
   const rateFrames = ((frames.at(-1)!.tick - frames[0]!.tick) * 1000) / spanMs;
@@ -118,7 +149,8 @@ for (let run = 1; run <= NET_RUNS; run++) {
     if (e.type !== 'protocol_message') continue;
     const m = e.data!['msg'] as Message;
     if (e.data!['direction'] === 'sent' && m.action === 'rt_command') evSent.set(m['seq'] as number, Date.parse(e.ts));
-    if (e.data!['direction'] === 'received' && m.action === 'rt_command_ack' && evSent.has(m['seq'] as number)) evLat.push(Date.parse(e.ts) - evSent.get(m['seq'] as number)!);
+    if (e.data!['direction'] === 'received' && m.action === 'rt_command_ack' && evSent.has(m['seq'] as number))
+      evLat.push(Date.parse(e.ts) - evSent.get(m['seq'] as number)!);
   }
   rmSync(out, { recursive: true, force: true });
   const p99Jitter = Math.max(late?.p99_ms ?? 0, percentile(gaps, 0.99));
@@ -126,14 +158,20 @@ for (let run = 1; run <= NET_RUNS; run++) {
   heldRates.push(rateFrames);
   jitters.push(p99Jitter);
   netCols.push([
-    String(ticks), `${rateFrames.toFixed(3)} Hz`, `${rateEvents.toFixed(2)} Hz`,
+    String(ticks),
+    `${rateFrames.toFixed(3)} Hz`,
+    `${rateEvents.toFixed(2)} Hz`,
     late ? three(late.p50_ms, late.p99_ms, late.max_ms, late.count ?? late.timers) : '**NOT RECORDED**',
     three(percentile(gaps, 0.5), percentile(gaps, 0.99), Math.max(...gaps), gaps.length),
     three(percentile(lat, 0.5), percentile(lat, 0.99), Math.max(...lat), lat.length),
     three(percentile(evLat, 0.5), percentile(evLat, 0.99), Math.max(...evLat), evLat.length),
     rtt ? three(rtt.p50_ms, rtt.p99_ms, rtt.max_ms, rtt.count) : 'not recorded',
   ]);
-  floorRows.push([`run ${run}: ${tickHz} Hz held (≥ 99%), p99 tick jitter < ${ms(periodMs)}`, `${rateFrames.toFixed(2)} Hz, p99 ${ms(p99Jitter)}`, holds ? 'PASS' : 'MISSED']);
+  floorRows.push([
+    `run ${run}: ${tickHz} Hz held (≥ 99%), p99 tick jitter < ${ms(periodMs)}`,
+    `${rateFrames.toFixed(2)} Hz, p99 ${ms(p99Jitter)}`,
+    holds ? 'PASS' : 'MISSED',
+  ]);
 }
 const netMeasures = [
   'ticks played',
@@ -148,8 +186,19 @@ const netMeasures = [
 const netRows = netMeasures.map((m, i) => [m, ...netCols.map((col) => col[i]!)]);
 const load1 = loadavg();
 const floors = [
-  ratioFloor(`network match tick rate ÷ the spec's ${tickHz} Hz`, heldRates, heldRates.map(() => tickHz), 0.99),
-  ratioFloor(`network match p99 tick jitter ÷ the tick interval (${periodMs} ms)`, jitters, jitters.map(() => periodMs), 1, true),
+  ratioFloor(
+    `network match tick rate ÷ the spec's ${tickHz} Hz`,
+    heldRates,
+    heldRates.map(() => tickHz),
+    0.99,
+  ),
+  ratioFloor(
+    `network match p99 tick jitter ÷ the tick interval (${periodMs} ms)`,
+    jitters,
+    jitters.map(() => periodMs),
+    1,
+    true,
+  ),
 ];
 writeFloors('realtime', floors);
 
@@ -164,7 +213,10 @@ const lines = [
   '',
   ...table(['profile', 'seed', 'ticks', 'outcome', 'wall time', 'rt_frame/s', 'signed frames', 'signed frames/s', '× realtime'], memRows, 'lrrlrrrrr'),
   '',
-  ...table(['profile', 'median rt_frame/s', 'median signed frames/s'], perProfile.map((p) => [p.profile, fmt(median(p.frameRate)), fmt(median(p.signedRate))])),
+  ...table(
+    ['profile', 'median rt_frame/s', 'median signed frames/s'],
+    perProfile.map((p) => [p.profile, fmt(median(p.frameRate)), fmt(median(p.signedRate))]),
+  ),
   '',
   `## Over loopback at ${tickHz} Hz (libp2p TCP + Noise + Yamux, host and guest in one process, short profile)`,
   '',

@@ -162,7 +162,8 @@ if (pgServer) {
 
 const pow: { backend: string; difficulty: number; ms: number[]; hashesPerSecond: number }[] = [];
 for (const backend of ['wasm', 'js'] as const)
-  for (const d of [1, 2, 3]) if (POW_SOLVES[backend]![d]! > 0) pow.push({ backend, difficulty: d, ...powTimes(getCrypto(backend), d, POW_SOLVES[backend]![d]!) });
+  for (const d of [1, 2, 3])
+    if (POW_SOLVES[backend]![d]! > 0) pow.push({ backend, difficulty: d, ...powTimes(getCrypto(backend), d, POW_SOLVES[backend]![d]!) });
 
 const ms = (x: number) => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const load1 = loadavg();
@@ -196,7 +197,15 @@ const lines = [
   '',
   ...table(
     ['backend', 'difficulty', 'solves', 'median ms', 'p95 ms', 'hashes/s', 'expected ms'],
-    pow.map((p) => [p.backend, p.difficulty, p.ms.length, ms(median(p.ms)), ms(percentile(p.ms, 0.95)), fmt(p.hashesPerSecond), ms((256 ** p.difficulty * 1000) / p.hashesPerSecond)]),
+    pow.map((p) => [
+      p.backend,
+      p.difficulty,
+      p.ms.length,
+      ms(median(p.ms)),
+      ms(percentile(p.ms, 0.95)),
+      fmt(p.hashesPerSecond),
+      ms((256 ** p.difficulty * 1000) / p.hashesPerSecond),
+    ]),
   ),
 ];
 const report = `${lines.join('\n')}\n`;

@@ -52,8 +52,12 @@ const HOST = 'harbor.bench';
 const WORLD = 'harbor';
 /** The reference's guarded profile told the harbor's effect kinds and scopes (it denies unknown effects). */
 const POLICY = JSON.stringify({
-  revision: 1, profile: 'guarded', known_effect_kinds: EFFECT_KINDS, known_scopes: EFFECT_SCOPES,
-  confirmation_ttl: { event: 16, step: 600, realtime: 30_000 }, confirmation_scopes: ['rin.policy.confirm'],
+  revision: 1,
+  profile: 'guarded',
+  known_effect_kinds: EFFECT_KINDS,
+  known_scopes: EFFECT_SCOPES,
+  confirmation_ttl: { event: 16, step: 600, realtime: 30_000 },
+  confirmation_scopes: ['rin.policy.confirm'],
 });
 
 const loadText = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
@@ -265,7 +269,13 @@ async function workload(name: string, url: string, counter?: Counter): Promise<C
     const closed = await closedLoop(controllers);
     const s = agent.stats();
     const agentText = `${s.gatewayAnswers} gateway answers, ${s.executed} executed, ${s.refused} refused, ${s.publications} publications, ${s.retries} retries, ${errors.length} errors`;
-    if (errors.length > 0) console.warn(`  ${name}: host agent errors: ${errors.slice(0, 3).map((e) => `${e.code}: ${e.message}`).join(' | ')}`);
+    if (errors.length > 0)
+      console.warn(
+        `  ${name}: host agent errors: ${errors
+          .slice(0, 3)
+          .map((e) => `${e.code}: ${e.message}`)
+          .join(' | ')}`,
+      );
     return { name, burst: burstPhase, closed, agent: agentText, ...(counter && { db: await counter.read() }) };
   } finally {
     await agent?.stop().catch((e: unknown) => console.warn(`  ${name}: agent stop: ${e instanceof Error ? e.message : String(e)}`));
@@ -282,7 +292,14 @@ async function daemonProcess(): Promise<void> {
   const dbUrl = process.env['BENCH_RIN_CONTROL_DB'] || undefined;
   const dir = mkdtempSync(join(tmpdir(), 'aigenora-rinbench-'));
   const db = new CountingDb(await openDb({ url: dbUrl, dir: dbUrl ? undefined : join(dir, 'db') }));
-  const served = await serveRinControl({ token: TOKEN, principal: { id: PRINCIPAL, granted_scopes: SCOPES }, policy: POLICY, db, listen: '127.0.0.1:0', log: silentLog });
+  const served = await serveRinControl({
+    token: TOKEN,
+    principal: { id: PRINCIPAL, granted_scopes: SCOPES },
+    policy: POLICY,
+    db,
+    listen: '127.0.0.1:0',
+    log: silentLog,
+  });
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
@@ -366,7 +383,14 @@ async function reference(name: string): Promise<Column> {
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   try {
     const url = `http://127.0.0.1:${port}`;
-    for (let i = 0; !(await fetch(`${url}/health`).then((r) => r.ok, () => false)); i++) {
+    for (
+      let i = 0;
+      !(await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      ));
+      i++
+    ) {
       if (i > 300 || child.exitCode !== null) throw new Error(`the reference daemon did not start:\n${out}`);
       await new Promise((r) => setTimeout(r, 100));
     }

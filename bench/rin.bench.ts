@@ -89,8 +89,22 @@ for (const d of documents) {
   for (const c of [wasm, js]) {
     if (decoder.decode(c.goCanonicalJson(d.text)) !== want) throw new Error(`${c.backend}: canonical ${d.name} differs from gojson.ts`);
   }
-  rows.push({ name: `canonical ${d.name}`, measures: 'strict parse + canonical text; Go: Decoder.UseNumber + Marshal', f: (c) => c.goCanonicalJson(d.text), wasm: [], js: [], go: [] });
-  rows.push({ name: `canonical ${d.name} + SHA-256`, measures: 'the same, hashed (ours only)', f: (c) => c.goCanonicalJsonSha256(d.text), wasm: [], js: [], go: [] });
+  rows.push({
+    name: `canonical ${d.name}`,
+    measures: 'strict parse + canonical text; Go: Decoder.UseNumber + Marshal',
+    f: (c) => c.goCanonicalJson(d.text),
+    wasm: [],
+    js: [],
+    go: [],
+  });
+  rows.push({
+    name: `canonical ${d.name} + SHA-256`,
+    measures: 'the same, hashed (ours only)',
+    f: (c) => c.goCanonicalJsonSha256(d.text),
+    wasm: [],
+    js: [],
+    go: [],
+  });
 }
 
 // The digests of ts/rin on each backend, from values decoded once as Go decodes once (the decoding is
@@ -202,11 +216,27 @@ try {
 const med = (xs: Rate[], k: keyof Rate) => (xs.length === 0 ? undefined : median(xs.map((x) => x[k])));
 const cell = (n: number | undefined) => (n === undefined ? '—' : fmt(n));
 /** The median of the rounds' paired ratios. */
-const ratio = (a: Rate[], b: Rate[], k: keyof Rate) => (a.length === 0 || a.length !== b.length ? '—' : `${ratioFloor('', a.map((x) => x[k]), b.map((x) => x[k]), 0).median.toFixed(2)}×`);
+const ratio = (a: Rate[], b: Rate[], k: keyof Rate) =>
+  a.length === 0 || a.length !== b.length
+    ? '—'
+    : `${ratioFloor(
+        '',
+        a.map((x) => x[k]),
+        b.map((x) => x[k]),
+        0,
+      ).median.toFixed(2)}×`;
 const rateTable = (k: keyof Rate) =>
   table(
     ['case', 'wasm', 'js', 'Go reference', 'wasm / Go', 'js / Go', 'wasm / js'],
-    rows.map((r) => [r.name, cell(med(r.wasm, k)), cell(med(r.js, k)), cell(med(r.go, k)), ratio(r.wasm, r.go, k), ratio(r.js, r.go, k), ratio(r.wasm, r.js, k)]),
+    rows.map((r) => [
+      r.name,
+      cell(med(r.wasm, k)),
+      cell(med(r.js, k)),
+      cell(med(r.go, k)),
+      ratio(r.wasm, r.go, k),
+      ratio(r.js, r.go, k),
+      ratio(r.wasm, r.js, k),
+    ]),
   );
 const floors: Floor[] = [];
 const floorNotes: string[] = [];
@@ -216,7 +246,15 @@ for (const d of digestCases) {
     floorNotes.push(`floors on ${d.name} (ours ÷ Go) NOT MEASURED: the Go reference did not run`);
     continue;
   }
-  for (const b of ['wasm', 'js'] as const) floors.push(ratioFloor(`${d.name}, ${b} ÷ Go reference (ops per CPU second)`, r[b].map((x) => x.cpu), r.go.map((x) => x.cpu), 1.0));
+  for (const b of ['wasm', 'js'] as const)
+    floors.push(
+      ratioFloor(
+        `${d.name}, ${b} ÷ Go reference (ops per CPU second)`,
+        r[b].map((x) => x.cpu),
+        r.go.map((x) => x.cpu),
+        1.0,
+      ),
+    );
 }
 writeFloors('rin', floors, floorNotes);
 const lines = [
@@ -238,7 +276,11 @@ const lines = [
   '',
   '## What one operation is',
   '',
-  ...table(['case', 'measures'], rows.map((r) => [r.name, r.measures]), 'll'),
+  ...table(
+    ['case', 'measures'],
+    rows.map((r) => [r.name, r.measures]),
+    'll',
+  ),
   '',
   '## Floors, from this run',
   '',

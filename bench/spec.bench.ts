@@ -26,7 +26,16 @@ const rps = JSON.parse(readFileSync(join(builtinDir(BUILTINS[0]!), 'spec.json'),
 const validator = new MessageValidator(rps);
 const reveal = { action: 'reveal', round: 3, choice: 'paper', nonce: '0123456789abcdef' };
 const revealText = JSON.stringify(reveal);
-const frameLine = JSON.stringify({ v: 2, sid: 'a'.repeat(64), from: 'guest', seq: 7, prev: 'b'.repeat(64), ack: 'c'.repeat(64), msg: reveal, sig: 'd'.repeat(128) });
+const frameLine = JSON.stringify({
+  v: 2,
+  sid: 'a'.repeat(64),
+  from: 'guest',
+  seq: 7,
+  prev: 'b'.repeat(64),
+  ack: 'c'.repeat(64),
+  msg: reveal,
+  sig: 'd'.repeat(128),
+});
 
 /**
  * The path before messages were checked on their literals: JSON.parse's numbers and ajv's own
@@ -35,17 +44,27 @@ const frameLine = JSON.stringify({ v: 2, sid: 'a'.repeat(64), from: 'guest', seq
  */
 function legacySchema(schema: Record<string, unknown>): Record<string, unknown> {
   const props = schema['properties'] as Record<string, Record<string, unknown>>;
-  const old = Object.fromEntries(Object.entries(props).map(([k, p]) => {
-    if (!('wireInteger' in p)) return [k, p];
-    const { wireMinimum, wireMaximum } = p as { wireMinimum?: string; wireMaximum?: string };
-    return [k, { type: 'integer', ...(wireMinimum !== undefined && { minimum: Number(wireMinimum) }), ...(wireMaximum !== undefined && { maximum: Number(wireMaximum) }) }];
-  }));
+  const old = Object.fromEntries(
+    Object.entries(props).map(([k, p]) => {
+      if (!('wireInteger' in p)) return [k, p];
+      const { wireMinimum, wireMaximum } = p as { wireMinimum?: string; wireMaximum?: string };
+      return [
+        k,
+        {
+          type: 'integer',
+          ...(wireMinimum !== undefined && { minimum: Number(wireMinimum) }),
+          ...(wireMaximum !== undefined && { maximum: Number(wireMaximum) }),
+        },
+      ];
+    }),
+  );
   return { ...schema, properties: old };
 }
 const revealSpec = rps.messages.find((m) => m.name === 'reveal')!;
 const legacy = makeAjv().compile(legacySchema(messageJsonSchema(revealSpec)));
 const compiled = makeAjv().compile(messageJsonSchema(revealSpec));
-if (!legacy(reveal) || !validator.check(reveal, 'guest_to_host').ok || !validator.checkText(frameLine, 'guest_to_host', undefined, 'msg').ok) throw new Error('bench inputs are not valid');
+if (!legacy(reveal) || !validator.check(reveal, 'guest_to_host').ok || !validator.checkText(frameLine, 'guest_to_host', undefined, 'msg').ok)
+  throw new Error('bench inputs are not valid');
 
 const rows: [string, number, string][] = [];
 const floors: Floor[] = [];
@@ -65,7 +84,10 @@ const parsed = group({
 const text = group({
   old: ['old: JSON.parse + validate, reveal text', () => legacy(JSON.parse(revealText))],
   checkText: ['new: checkText (literal numbers: JSON.parse shortcut or lossless parse), reveal text', () => validator.checkText(revealText, 'guest_to_host')],
-  lossless: ['new: checkText of a reveal with round written 3.0 (the lossless path; refused)', () => validator.checkText(revealText.replace('"round":3', '"round":3.0'), 'guest_to_host')],
+  lossless: [
+    'new: checkText of a reveal with round written 3.0 (the lossless path; refused)',
+    () => validator.checkText(revealText.replace('"round":3', '"round":3.0'), 'guest_to_host'),
+  ],
 });
 const frame = group({
   old: [`old: JSON.parse + validate msg, frame line (${frameLine.length} B)`, () => legacy((JSON.parse(frameLine) as { msg: unknown }).msg)],
@@ -83,11 +105,19 @@ const ids = group({
 const largestSpec = JSON.parse(largestBuiltin) as Spec;
 const compile = group(
   {
-    ours: [`compile the largest built-in spec (${largestSpec.name}, ${largestSpec.messages.length} messages): new MessageValidator`, () => new MessageValidator(largestSpec), 'compiles/s'],
-    ajv: ['the same message schemas compiled by a fresh ajv alone', () => {
-      const ajv = makeAjv();
-      for (const m of largestSpec.messages) ajv.compile(messageJsonSchema(m));
-    }, 'compiles/s'],
+    ours: [
+      `compile the largest built-in spec (${largestSpec.name}, ${largestSpec.messages.length} messages): new MessageValidator`,
+      () => new MessageValidator(largestSpec),
+      'compiles/s',
+    ],
+    ajv: [
+      'the same message schemas compiled by a fresh ajv alone',
+      () => {
+        const ajv = makeAjv();
+        for (const m of largestSpec.messages) ajv.compile(messageJsonSchema(m));
+      },
+      'compiles/s',
+    ],
   },
   Math.max(SAMPLE_MS, 300),
 );

@@ -49,7 +49,24 @@ async function main(): Promise<string> {
     if (r.status !== 0) throw new Error(`aigenora init: ${r.stderr.trim()}`);
   }
   const invFile = join(work, 'invitation');
-  const hostProc = spawnCli(['host', '--daemon', '--protocol', 'rps-v1', '--options', JSON.stringify(OPTIONS), '--data-dir', join(work, 'alice'), '--invitation-file', invFile, '--invitation-ttl-minutes', '60', '--json'], { AIGENORA_CRYPTO: 'wasm' });
+  const hostProc = spawnCli(
+    [
+      'host',
+      '--daemon',
+      '--protocol',
+      'rps-v1',
+      '--options',
+      JSON.stringify(OPTIONS),
+      '--data-dir',
+      join(work, 'alice'),
+      '--invitation-file',
+      invFile,
+      '--invitation-ttl-minutes',
+      '60',
+      '--json',
+    ],
+    { AIGENORA_CRYPTO: 'wasm' },
+  );
   hostProc.stdout!.resume();
   for (let k = 0; k < 600 && !existsSync(invFile); k++) await new Promise((r) => setTimeout(r, 50));
   if (!existsSync(invFile)) throw new Error('the host wrote no invitation in 30 s');
@@ -65,7 +82,14 @@ async function main(): Promise<string> {
     try {
       await p.goto(`${url}#invitation=${encodeURIComponent(invitation)}&mode=autonomous`);
       await p.waitForFunction(() => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true, undefined, { timeout: 120_000 });
-      const r = (await p.evaluate(() => (window as unknown as { __aigenora: Record<string, unknown> }).__aigenora)) as { completed: boolean; reason: string; frames: number; firstFrameMs: number; lastFrameMs: number; readyMs: number };
+      const r = (await p.evaluate(() => (window as unknown as { __aigenora: Record<string, unknown> }).__aigenora)) as {
+        completed: boolean;
+        reason: string;
+        frames: number;
+        firstFrameMs: number;
+        lastFrameMs: number;
+        readyMs: number;
+      };
       if (!r.completed) throw new Error(`the page's session ended ${r.reason}`);
       return { fps: (r.frames * 1000) / (r.lastFrameMs - r.firstFrameMs), ready: r.readyMs };
     } finally {
@@ -79,7 +103,12 @@ async function main(): Promise<string> {
     const t0 = performance.now();
     let ready = 0;
     const r = await joinSession({
-      crypto: c, seed, protocol: { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks }, options: {}, sessionsDir: join(work, 'bob', 'sessions'), invitation: inv,
+      crypto: c,
+      seed,
+      protocol: { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks },
+      options: {},
+      sessionsDir: join(work, 'bob', 'sessions'),
+      invitation: inv,
       onEvent: (type) => void (type === 'connected' && (ready = performance.now() - t0)),
       onMessage: () => {
         last = performance.now();
@@ -114,10 +143,24 @@ async function main(): Promise<string> {
     '- **to `_session_ready`**: page: from opening the URL with the invitation to the end of the session handshake (page load, the WASM core, the libp2p node, dial, Noise, Yamux, A7); Node guest: from the join call to the same point (no page or WASM to load; the core is already loaded).',
     '- **frames/s**: the frames of a session ÷ the time from its first frame to its last, as the guest sees them; the page also draws its log and the board as it would for a person (at most every 200 ms).',
     '',
-    ...table(['guest', 'median frames/s', 'median to _session_ready', 'samples, frames/s'], [
-      ['browser page (Chromium)', med('page', (s) => s.fps).toFixed(0), `${med('page', (s) => s.ready).toFixed(0)} ms`, runs.page.map((s) => s.fps.toFixed(0)).join(', ')],
-      ['Node (the CLI\'s join)', med('node', (s) => s.fps).toFixed(0), `${med('node', (s) => s.ready).toFixed(0)} ms`, runs.node.map((s) => s.fps.toFixed(0)).join(', ')],
-    ], 'lrrl'),
+    ...table(
+      ['guest', 'median frames/s', 'median to _session_ready', 'samples, frames/s'],
+      [
+        [
+          'browser page (Chromium)',
+          med('page', (s) => s.fps).toFixed(0),
+          `${med('page', (s) => s.ready).toFixed(0)} ms`,
+          runs.page.map((s) => s.fps.toFixed(0)).join(', '),
+        ],
+        [
+          "Node (the CLI's join)",
+          med('node', (s) => s.fps).toFixed(0),
+          `${med('node', (s) => s.ready).toFixed(0)} ms`,
+          runs.node.map((s) => s.fps.toFixed(0)).join(', '),
+        ],
+      ],
+      'lrrl',
+    ),
     '',
     `Browser ÷ Node frames/s, median of the ${SAMPLES} paired rounds: ${ratio.toFixed(2)}×.`,
   ];

@@ -45,7 +45,17 @@ for (const b of ['node', 'web']) {
 
 // The declarations the entries reach, by their relative imports, in dist/'s layout under dist/types.
 const seen = new Set();
-const queue = ['index.d.ts', 'browser.d.ts', 'crypto/index.d.ts', 'crypto/browser.d.ts', 'spec/index.d.ts', 'spec/browser.d.ts', 'trade/index.d.ts', 'trade/browser.d.ts', 'hooks/types.d.ts'];
+const queue = [
+  'index.d.ts',
+  'browser.d.ts',
+  'crypto/index.d.ts',
+  'crypto/browser.d.ts',
+  'spec/index.d.ts',
+  'spec/browser.d.ts',
+  'trade/index.d.ts',
+  'trade/browser.d.ts',
+  'hooks/types.d.ts',
+];
 while (queue.length) {
   const rel = queue.pop();
   if (seen.has(rel)) continue;

@@ -25,7 +25,16 @@ async function main(): Promise<void> {
   for (const role of ['host', 'guest']) {
     const parts: RsaKeyParts = await platformKeyParts();
     for (const backend of ['wasm', 'js']) getCrypto(backend).ot.importKey(parts).dispose();
-    keys[role] = { n: toHex(parts.n), e: parts.e, d: toHex(parts.d), p: toHex(parts.p), q: toHex(parts.q), dp: toHex(parts.dp), dq: toHex(parts.dq), qi: toHex(parts.qi) };
+    keys[role] = {
+      n: toHex(parts.n),
+      e: parts.e,
+      d: toHex(parts.d),
+      p: toHex(parts.p),
+      q: toHex(parts.q),
+      dp: toHex(parts.dp),
+      dq: toHex(parts.dq),
+      qi: toHex(parts.qi),
+    };
   }
   const file = {
     about: [

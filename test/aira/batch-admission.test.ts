@@ -25,7 +25,13 @@ const M36: Record<MetaOp, string> = {
   'model.commit': 'DR  DR  VR  VR  VR  DR  >commit  VR  VR',
   'model.revert': 'NR  NR  NR  NR  NR  NR  NR  >commit  >commit',
 };
-const CODES: Record<string, string> = { DR: 'DISCOVERY_REQUIRED', CR: 'CANDIDATE_REQUIRED', PR: 'PREVIEW_REQUIRED', VR: 'VALIDATION_REQUIRED', NR: 'NOTHING_TO_REVERT' };
+const CODES: Record<string, string> = {
+  DR: 'DISCOVERY_REQUIRED',
+  CR: 'CANDIDATE_REQUIRED',
+  PR: 'PREVIEW_REQUIRED',
+  VR: 'VALIDATION_REQUIRED',
+  NR: 'NOTHING_TO_REVERT',
+};
 const READS = new Set<MetaOp>(['interface.manifest', 'catalog.search', 'catalog.describe', 'model.read']);
 
 const HEAD = 'rev:head';
@@ -35,7 +41,17 @@ const CAP = 'cap:x.y@1';
 
 /** A view in which every binding requirement is met, so only the matrix decides. */
 function view(state: RuntimeState, extra: Partial<AdmissionView> = {}): AdmissionView {
-  return { state, terminal: false, head: HEAD, searched: new Set([CAP]), candidateId: CAND, validationToken: TOKEN, verifiedRevision: HEAD, discoveryMissing: null, ...extra };
+  return {
+    state,
+    terminal: false,
+    head: HEAD,
+    searched: new Set([CAP]),
+    candidateId: CAND,
+    validationToken: TOKEN,
+    verifiedRevision: HEAD,
+    discoveryMissing: null,
+    ...extra,
+  };
 }
 
 function call(op: MetaOp, requestId = 'r', extra: Record<string, unknown> = {}): MetaCall {
@@ -46,7 +62,8 @@ function call(op: MetaOp, requestId = 'r', extra: Record<string, unknown> = {}):
   if (op === 'model.revert') input['toRevision'] ??= 'rev:older';
   return { op, input } as MetaCall;
 }
-const ec = (c: MetaCall): EffectClass => (READS.has(c.op) ? 'read' : c.op === 'model.commit' && (c.input as { target?: string }).target === 'publish' ? 'irreversible' : 'bufferable');
+const ec = (c: MetaCall): EffectClass =>
+  READS.has(c.op) ? 'read' : c.op === 'model.commit' && (c.input as { target?: string }).target === 'publish' ? 'irreversible' : 'bufferable';
 const classified = (c: MetaCall): ClassifiedCall => ({ kind: 'call', requestId: c.input.requestId, call: c, effectClass: ec(c) });
 
 describe('aira matrix 1.0.0: the 81 cells of M36', () => {
@@ -96,7 +113,10 @@ describe('aira matrix 1.0.0: the 81 cells of M36', () => {
     }
     expect(admit(contract, view('readBack'), pub, 'irreversible')).toMatchObject({ admit: true, variant: 'publish' });
     expect(admit(contract, view('readBack', { verifiedRevision: null }), pub, 'irreversible')).toMatchObject({ admit: false, code: 'READBACK_REQUIRED' });
-    expect(admit(contract, view('readBack', { verifiedRevision: 'rev:before-revert' }), pub, 'irreversible')).toMatchObject({ admit: false, code: 'READBACK_REQUIRED' });
+    expect(admit(contract, view('readBack', { verifiedRevision: 'rev:before-revert' }), pub, 'irreversible')).toMatchObject({
+      admit: false,
+      code: 'READBACK_REQUIRED',
+    });
     const done = call('model.read', 'c', { complete: true });
     for (const s of RUNTIME_STATES) {
       const a = admit(contract, view(s), done, 'read');
@@ -106,13 +126,25 @@ describe('aira matrix 1.0.0: the 81 cells of M36', () => {
   });
 
   it('binding checks, protocol discovery and the observed revision refine an admitted cell', () => {
-    expect(admit(contract, view('propose', { candidateId: null }), call('model.preview'), 'bufferable')).toMatchObject({ admit: false, code: 'CANDIDATE_REQUIRED' });
-    expect(admit(contract, view('validate', { validationToken: null }), call('model.commit'), 'reversible')).toMatchObject({ admit: false, code: 'VALIDATION_REQUIRED', next: 'model.validate' });
+    expect(admit(contract, view('propose', { candidateId: null }), call('model.preview'), 'bufferable')).toMatchObject({
+      admit: false,
+      code: 'CANDIDATE_REQUIRED',
+    });
+    expect(admit(contract, view('validate', { validationToken: null }), call('model.commit'), 'reversible')).toMatchObject({
+      admit: false,
+      code: 'VALIDATION_REQUIRED',
+      next: 'model.validate',
+    });
     expect(admit(contract, view('describe', { discoveryMissing: 'interface.manifest' }), call('model.proposePatch'), 'bufferable')).toMatchObject({
-      admit: false, code: 'DISCOVERY_REQUIRED', next: 'interface.manifest',
+      admit: false,
+      code: 'DISCOVERY_REQUIRED',
+      next: 'interface.manifest',
     });
     expect(admit(contract, view('describe', { discoveryMissing: 'interface.manifest' }), call('catalog.search'), 'read')).toMatchObject({ admit: true });
-    expect(admit(contract, view('commit'), call('model.revert', 'r', { observedRevision: 'rev:old' }), 'reversible')).toMatchObject({ admit: false, code: 'STALE_REVISION' });
+    expect(admit(contract, view('commit'), call('model.revert', 'r', { observedRevision: 'rev:old' }), 'reversible')).toMatchObject({
+      admit: false,
+      code: 'STALE_REVISION',
+    });
     expect(admit(contract, view('commit'), call('model.revert', 'r', { observedRevision: HEAD }), 'reversible')).toMatchObject({ admit: true });
     expect(admit(contract, view('commit', { terminal: true }), call('model.read'), 'read')).toMatchObject({ admit: false, code: 'TASK_TERMINAL' });
   });
@@ -120,7 +152,11 @@ describe('aira matrix 1.0.0: the 81 cells of M36', () => {
   it('a query (model.read with a query) naming an old observedRevision is STALE_REVISION; a plain read is not (M3, M7)', () => {
     const q = { kind: 'resolve', ref: 'parameters/width' };
     for (const s of RUNTIME_STATES) {
-      expect(admit(contract, view(s), call('model.read', 'q', { observedRevision: 'rev:old', query: q }), 'read'), s).toMatchObject({ admit: false, code: 'STALE_REVISION', next: 'model.read' });
+      expect(admit(contract, view(s), call('model.read', 'q', { observedRevision: 'rev:old', query: q }), 'read'), s).toMatchObject({
+        admit: false,
+        code: 'STALE_REVISION',
+        next: 'model.read',
+      });
       expect(admit(contract, view(s), call('model.read', 'q', { observedRevision: HEAD, query: q }), 'read'), s).toMatchObject({ admit: true });
       expect(admit(contract, view(s), call('model.read', 'q', { query: q }), 'read'), s).toMatchObject({ admit: true });
       expect(admit(contract, view(s), call('model.read', 'r', { observedRevision: 'rev:old' }), 'read'), s).toMatchObject({ admit: true });
@@ -188,7 +224,14 @@ describe('aira batch reduction, pure (M38–M40)', () => {
     ];
     const r = reduceBatch(contract, view('propose'), calls, new Set(['old']), 100);
     expect(r.decisions.map((d) => (d.decision === 'rejected' ? d.code : d.decision === 'scheduled' ? d.role : 'deferred'))).toEqual([
-      'effect', 'read', 'UNKNOWN_OPERATION', 'deferred', 'read', 'DUPLICATE_REQUEST_ID', 'NOTHING_TO_REVERT', 'PREVIEW_REQUIRED',
+      'effect',
+      'read',
+      'UNKNOWN_OPERATION',
+      'deferred',
+      'read',
+      'DUPLICATE_REQUEST_ID',
+      'NOTHING_TO_REVERT',
+      'PREVIEW_REQUIRED',
     ]);
     expect(r.traceOrder).toEqual([2, 5, 6, 7, 1, 4, 0, 3]);
     expect(r.reads).toEqual([1, 4]);
@@ -198,7 +241,13 @@ describe('aira batch reduction, pure (M38–M40)', () => {
 
   it('an irreversible call listed first is the one effect and runs after every read; a second one is deferred', () => {
     const pub = (id: string) => classified(call('model.commit', id, { target: 'publish' }));
-    const r = reduceBatch(contract, view('readBack'), [pub('p1'), classified(call('model.read', 'r')), pub('p2'), classified(call('model.proposePatch', 'e'))], new Set(), 10);
+    const r = reduceBatch(
+      contract,
+      view('readBack'),
+      [pub('p1'), classified(call('model.read', 'r')), pub('p2'), classified(call('model.proposePatch', 'e'))],
+      new Set(),
+      10,
+    );
     expect(r.traceOrder).toEqual([1, 0, 2, 3]);
     expect(r.effect).toBe(0);
     expect(r.decisions[2]!.decision).toBe('deferred');
@@ -206,28 +255,52 @@ describe('aira batch reduction, pure (M38–M40)', () => {
   });
 
   it('a duplicate of an earlier deferred call in the same round is still a duplicate', () => {
-    const r = reduceBatch(contract, view('validate'), [classified(call('model.commit', 'a')), classified(call('model.proposePatch', 'b')), classified(call('model.read', 'b'))], new Set(), 10);
+    const r = reduceBatch(
+      contract,
+      view('validate'),
+      [classified(call('model.commit', 'a')), classified(call('model.proposePatch', 'b')), classified(call('model.read', 'b'))],
+      new Set(),
+      10,
+    );
     expect(r.decisions.map((d) => d.decision)).toEqual(['scheduled', 'deferred', 'rejected']);
   });
 
   it('calls beyond the call budget are refused BUDGET_EXHAUSTED, reads first', () => {
-    const r = reduceBatch(contract, view('describe'), [classified(call('model.proposePatch', 'e')), classified(call('model.read', 'a')), classified(call('catalog.search', 'b'))], new Set(), 2);
+    const r = reduceBatch(
+      contract,
+      view('describe'),
+      [classified(call('model.proposePatch', 'e')), classified(call('model.read', 'a')), classified(call('catalog.search', 'b'))],
+      new Set(),
+      2,
+    );
     expect(r.decisions.map((d) => (d.decision === 'rejected' ? d.code : d.decision))).toEqual(['BUDGET_EXHAUSTED', 'scheduled', 'scheduled']);
   });
 
-  it('a stale refusal defers the round\'s effect; reads still run', () => {
-    const r = reduceBatch(contract, view('describe'), [
-      classified(call('model.proposePatch', 's', { observedRevision: 'rev:old' })),
-      classified(call('model.proposePatch', 'e')),
-      classified(call('model.read', 'r')),
-    ], new Set(), 10);
+  it("a stale refusal defers the round's effect; reads still run", () => {
+    const r = reduceBatch(
+      contract,
+      view('describe'),
+      [
+        classified(call('model.proposePatch', 's', { observedRevision: 'rev:old' })),
+        classified(call('model.proposePatch', 'e')),
+        classified(call('model.read', 'r')),
+      ],
+      new Set(),
+      10,
+    );
     expect(r.stale).toBe(true);
     expect(r.decisions.map((d) => (d.decision === 'rejected' ? d.code : d.decision))).toEqual(['STALE_REVISION', 'deferred', 'scheduled']);
     expect(r.effect).toBeNull();
   });
 
   it('after the end every call is TASK_TERMINAL and nothing is consumed', () => {
-    const r = reduceBatch(contract, view('commit', { terminal: true }), [classified(call('model.read', 'a')), classified(call('model.revert', 'b'))], new Set(), 10);
+    const r = reduceBatch(
+      contract,
+      view('commit', { terminal: true }),
+      [classified(call('model.read', 'a')), classified(call('model.revert', 'b'))],
+      new Set(),
+      10,
+    );
     expect(r.decisions.map((d) => (d.decision === 'rejected' ? d.code : d.decision))).toEqual(['TASK_TERMINAL', 'TASK_TERMINAL']);
     expect(r.consumed).toEqual([]);
   });

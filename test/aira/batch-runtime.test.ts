@@ -56,7 +56,11 @@ describe('aira batch reduction through the runtime', () => {
     await task.call(calls.describe('d'));
     const out = await task.batch([calls.propose('p1', task, 45), calls.propose('p2', task, 46)]);
     expect(out.results.map((r) => r.decision)).toEqual(['scheduled', 'deferred']);
-    expect(out.results[1]!.envelope).toMatchObject({ status: 'blocked', diagnostics: [{ code: 'DEFERRED', severity: 'info' }], nextActions: [{ op: 'model.proposePatch', preconditions: [] }] });
+    expect(out.results[1]!.envelope).toMatchObject({
+      status: 'blocked',
+      diagnostics: [{ code: 'DEFERRED', severity: 'info' }],
+      nextActions: [{ op: 'model.proposePatch', preconditions: [] }],
+    });
     expect(auth.count('propose')).toBe(1);
     const again = await task.call(calls.propose('p2', task, 46));
     expect(again.status).toBe('success');
@@ -71,18 +75,39 @@ describe('aira batch reduction through the runtime', () => {
     expect(out.results[1]!.envelope.task.terminal).toBe('completed');
     expect(out.results[0]).toMatchObject({ decision: 'rejected', envelope: { diagnostics: [{ code: 'TASK_TERMINAL' }] } });
     expect(auth.count('revert')).toBe(0);
-    expect(task.trace().events.slice(-2).map((e) => [e.requestId, e.decision])).toEqual([['r', 'scheduled'], ['rv', 'rejected']]);
+    expect(
+      task
+        .trace()
+        .events.slice(-2)
+        .map((e) => [e.requestId, e.decision]),
+    ).toEqual([
+      ['r', 'scheduled'],
+      ['rv', 'rejected'],
+    ]);
   });
 
-  it('a stale refusal in a round defers that round\'s effect; the state folds to observe', async () => {
+  it("a stale refusal in a round defers that round's effect; the state folds to observe", async () => {
     const { task, auth } = await open();
     await task.call(calls.search('s'));
     await task.call(calls.describe('d'));
     const out = await task.batch([calls.propose('old', task, 45, { observedRevision: 'rev:old' }), calls.propose('p', task), calls.read('r')]);
-    expect(out.results.map((r) => [r.decision, r.envelope.status])).toEqual([['rejected', 'stale'], ['deferred', 'blocked'], ['scheduled', 'success']]);
+    expect(out.results.map((r) => [r.decision, r.envelope.status])).toEqual([
+      ['rejected', 'stale'],
+      ['deferred', 'blocked'],
+      ['scheduled', 'success'],
+    ]);
     expect(auth.count('propose')).toBe(0);
     expect(task.state).toBe('observe');
-    expect(task.trace().events.slice(-3).map((e) => [e.requestId, e.fromState, e.toState])).toEqual([['old', 'describe', 'observe'], ['r', 'observe', 'observe'], ['p', 'observe', 'observe']]);
+    expect(
+      task
+        .trace()
+        .events.slice(-3)
+        .map((e) => [e.requestId, e.fromState, e.toState]),
+    ).toEqual([
+      ['old', 'describe', 'observe'],
+      ['r', 'observe', 'observe'],
+      ['p', 'observe', 'observe'],
+    ]);
   });
 
   it('calls beyond the budget are refused and the budget ends the task', async () => {
@@ -113,6 +138,9 @@ describe('aira batch reduction through the runtime', () => {
     release();
     const e = await pending;
     expect(e.task).toMatchObject({ state: 'observe', terminal: 'cancelled' });
-    expect(task.trace()).toMatchObject({ terminal: { state: 'cancelled' }, events: [{ requestId: 's', decision: 'scheduled', fromState: 'observe', toState: 'observe' }] });
+    expect(task.trace()).toMatchObject({
+      terminal: { state: 'cancelled' },
+      events: [{ requestId: 's', decision: 'scheduled', fromState: 'observe', toState: 'observe' }],
+    });
   });
 });

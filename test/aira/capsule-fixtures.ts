@@ -21,12 +21,25 @@ export function bracketIntent(): IntentFrame {
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 const NAME = { type: 'string', pattern: '^[a-z][a-z0-9_]{0,63}$' };
 const VALUE = { oneOf: [{ type: 'number' }, { type: 'string', maxLength: 200 }, { type: 'boolean' }] };
-const closed = (required: string[], properties: Record<string, unknown>) => ({ $schema: DIALECT, type: 'object', additionalProperties: false, required, properties });
+const closed = (required: string[], properties: Record<string, unknown>) => ({
+  $schema: DIALECT,
+  type: 'object',
+  additionalProperties: false,
+  required,
+  properties,
+});
 
 function cap(short: string, risk: CapabilityContract['risk'], mode: 'query' | 'authoring', inputSchema: Record<string, unknown>): CapabilityContract {
   return {
-    id: `cap:doc.${short}@1`, title: short, effectClass: mode === 'query' ? 'read' : 'reversible', risk, description: `${short} (fixture)`,
-    inputSchema, mode, reversible: true, preconditions: [],
+    id: `cap:doc.${short}@1`,
+    title: short,
+    effectClass: mode === 'query' ? 'read' : 'reversible',
+    risk,
+    description: `${short} (fixture)`,
+    inputSchema,
+    mode,
+    reversible: true,
+    preconditions: [],
   };
 }
 
@@ -36,11 +49,16 @@ export function docContracts(): CapabilityContract[] {
     cap('setParameter', 'low', 'authoring', closed(['name', 'value'], { name: NAME, value: VALUE })),
     cap('addParameter', 'low', 'authoring', closed(['name', 'value'], { name: NAME, value: VALUE, unit: { type: 'string', maxLength: 32 } })),
     cap('removeParameter', 'medium', 'authoring', closed(['name'], { name: NAME })),
-    cap('addAssertion', 'low', 'authoring', closed(['id', 'validator', 'args'], {
-      id: { type: 'string', pattern: '^[a-z][a-z0-9-]{0,63}$' },
-      validator: { enum: ['param.exists', 'param.range', 'param.equals', 'param.type'] },
-      args: { type: 'object' },
-    })),
+    cap(
+      'addAssertion',
+      'low',
+      'authoring',
+      closed(['id', 'validator', 'args'], {
+        id: { type: 'string', pattern: '^[a-z][a-z0-9-]{0,63}$' },
+        validator: { enum: ['param.exists', 'param.range', 'param.equals', 'param.type'] },
+        args: { type: 'object' },
+      }),
+    ),
     cap('removeAssertion', 'high', 'authoring', closed(['id'], { id: { type: 'string' } })),
     cap('inspect', 'low', 'query', closed(['select'], { select: { type: 'array', maxItems: 64, items: { type: 'string', maxLength: 200 } } })),
   ];

@@ -52,10 +52,10 @@ describe('compactStepSignatures', () => {
   it('renders the fixture contracts exactly', () => {
     const text = compactStepSignatures(docContracts().slice(0, 2));
     expect(text).toBe(
-      'type Step={id:string;dependsOn?:string[]}&(\n'
-      + '|{capability:"cap:doc.setParameter@1";mode:"authoring";args:{name:string;value:number|string|boolean}}//low\n'
-      + '|{capability:"cap:doc.addParameter@1";mode:"authoring";args:{name:string;value:number|string|boolean;unit?:string}}//low\n'
-      + ');',
+      'type Step={id:string;dependsOn?:string[]}&(\n' +
+        '|{capability:"cap:doc.setParameter@1";mode:"authoring";args:{name:string;value:number|string|boolean}}//low\n' +
+        '|{capability:"cap:doc.addParameter@1";mode:"authoring";args:{name:string;value:number|string|boolean;unit?:string}}//low\n' +
+        ');',
     );
   });
 
@@ -66,14 +66,18 @@ describe('compactStepSignatures', () => {
 
   it('stays under its bound for large selections: argument types degrade first, then lines become a count', () => {
     const big = (i: number): CapabilityContract => ({
-      ...docContracts()[0]!, id: `cap:big.op${i}@1`,
+      ...docContracts()[0]!,
+      id: `cap:big.op${i}@1`,
       inputSchema: { type: 'object', properties: Object.fromEntries(Array.from({ length: 20 }, (_, j) => [`field_${j}`, { type: 'string' }])) },
     });
     const text = compactStepSignatures(Array.from({ length: 20 }, (_, i) => big(i)));
     expect(size(text)).toBeLessThanOrEqual(SIGNATURES_MAX_BYTES);
     expect(text).toContain('"cap:big.op0@1";mode:"authoring";args:{field_0?:string;');
     expect(text).toContain('"cap:big.op19@1";mode:"authoring";args:Record<string,unknown>}');
-    const small = compactStepSignatures(Array.from({ length: 20 }, (_, i) => big(i)), 600);
+    const small = compactStepSignatures(
+      Array.from({ length: 20 }, (_, i) => big(i)),
+      600,
+    );
     expect(size(small)).toBeLessThanOrEqual(600);
     expect(small).toMatch(/\/\/\+\d+ more capabilities: catalog\.describe for their args\n\);$/);
     expect(compactStepSignatures([])).toBe('type Step={id:string;dependsOn?:string[]}&(\n);');

@@ -4,7 +4,15 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import {
-  AiraInputError, buildCapsule, DEFAULT_GRANT_ID, defaultBudget, defaultProtocol, intentFrameHash, resolveTaskInput, TaskCapsule, type CapsuleParts,
+  AiraInputError,
+  buildCapsule,
+  DEFAULT_GRANT_ID,
+  defaultBudget,
+  defaultProtocol,
+  intentFrameHash,
+  resolveTaskInput,
+  TaskCapsule,
+  type CapsuleParts,
 } from '../../ts/aira/capsule.js';
 import { diagnostic } from '../../ts/aira/diagnostics.js';
 import { IntentFrame } from '../../ts/aira/schema.js';
@@ -21,7 +29,9 @@ function fault(f: () => unknown): AiraInputError {
   throw new Error('expected an AiraInputError, nothing was thrown');
 }
 
-const idVectors = JSON.parse(readFileSync(new URL('../../test-vectors/aira/ids.json', import.meta.url), 'utf8')) as { cases: Array<{ name: string; value: unknown; id: string }> };
+const idVectors = JSON.parse(readFileSync(new URL('../../test-vectors/aira/ids.json', import.meta.url), 'utf8')) as {
+  cases: Array<{ name: string; value: unknown; id: string }>;
+};
 
 describe('resolveTaskInput', () => {
   it('fills the defaults of the runtime semantics', () => {
@@ -30,7 +40,15 @@ describe('resolveTaskInput', () => {
       intentFrame: bracketIntent(),
       protocol: {
         requiredDiscoverySequence: ['catalog.search', 'catalog.describe'],
-        requiredCompletionSequence: ['catalog.search', 'catalog.describe', 'model.proposePatch', 'model.preview', 'model.validate', 'model.commit', 'model.read'],
+        requiredCompletionSequence: [
+          'catalog.search',
+          'catalog.describe',
+          'model.proposePatch',
+          'model.preview',
+          'model.validate',
+          'model.commit',
+          'model.read',
+        ],
         completionAuthority: 'runtime',
         repairCap: 3,
       },
@@ -84,7 +102,9 @@ describe('resolveTaskInput', () => {
   });
 
   it('refuses a discovery sequence that waits on an effect: it could never be satisfied', () => {
-    const e = fault(() => resolveTaskInput({ intentFrame: bracketIntent(), protocol: { requiredDiscoverySequence: ['catalog.search', 'catalog.describe', 'model.commit'] } }));
+    const e = fault(() =>
+      resolveTaskInput({ intentFrame: bracketIntent(), protocol: { requiredDiscoverySequence: ['catalog.search', 'catalog.describe', 'model.commit'] } }),
+    );
     expect(e.code).toBe('PROTOCOL_UNSATISFIABLE');
   });
 
@@ -105,14 +125,20 @@ describe('resolveTaskInput', () => {
       [{ intentFrame: { ...bracketIntent(), secret: 'x' } }, 'task.intentFrame'],
       [{ intentFrame: { ...bracketIntent(), goal: '' } }, 'task.intentFrame.goal'],
       [{ intentFrame: bracketIntent(), protocol: { loosen: true } }, 'task.protocol'],
-      [{ intentFrame: bracketIntent(), protocol: { requiredDiscoverySequence: ['catalog.search', 'plan.check'] } }, 'task.protocol.requiredDiscoverySequence.1'],
+      [
+        { intentFrame: bracketIntent(), protocol: { requiredDiscoverySequence: ['catalog.search', 'plan.check'] } },
+        'task.protocol.requiredDiscoverySequence.1',
+      ],
       [{ intentFrame: bracketIntent(), protocol: { repairCap: 17 } }, 'task.protocol.repairCap'],
       [{ intentFrame: bracketIntent(), protocol: { repairCap: -1 } }, 'task.protocol.repairCap'],
       [{ intentFrame: bracketIntent(), protocol: { completionAuthority: 'user' } }, 'task.protocol.completionAuthority'],
       [{ intentFrame: bracketIntent(), budget: { calls: 0 } }, 'task.budget.calls'],
       [{ intentFrame: bracketIntent(), budget: { tokens: 9 } }, 'task.budget'],
       [{ intentFrame: bracketIntent(), grantId: 'grant local' }, 'task.grantId'],
-      [{ intentFrame: bracketIntent(), protocol: { requiredDiscoverySequence: new Array(33).fill('catalog.search') } }, 'task.protocol.requiredDiscoverySequence'],
+      [
+        { intentFrame: bracketIntent(), protocol: { requiredDiscoverySequence: new Array(33).fill('catalog.search') } },
+        'task.protocol.requiredDiscoverySequence',
+      ],
     ];
     for (const [input, path] of bad) {
       const e = fault(() => resolveTaskInput(input));
@@ -124,7 +150,12 @@ describe('resolveTaskInput', () => {
 
   it('refuses input it cannot even read with the same typed error', () => {
     const trap = { intentFrame: bracketIntent() };
-    Object.defineProperty(trap, 'protocol', { enumerable: true, get: () => { throw new Error('getter trap'); } });
+    Object.defineProperty(trap, 'protocol', {
+      enumerable: true,
+      get: () => {
+        throw new Error('getter trap');
+      },
+    });
     const { proxy, revoke } = Proxy.revocable({}, {});
     revoke();
     for (const input of [trap, proxy]) expect(fault(() => resolveTaskInput(input)).code).toBe('TASK_INPUT_INVALID');
@@ -166,19 +197,28 @@ describe('buildCapsule', () => {
     expect(c.intentFrameHash).toBe(vector.id);
     expect(intentFrameHash(bracketIntent(), getCrypto('js'))).toBe(vector.id);
     expect(c).toMatchObject({
-      schema: 'aira.capsule/1', revision: `rev:sha256:${'1'.repeat(64)}`, grant: { grantId: 'grant:local' }, parameters: {}, selection: [],
-      featureSubgraph: { nodes: [], edges: [] }, selectedContracts: [], capabilityHits: [], operationCatalog: null, discoveryCatalogHash: null,
-      recentDiagnostics: [], extensions: [],
+      schema: 'aira.capsule/1',
+      revision: `rev:sha256:${'1'.repeat(64)}`,
+      grant: { grantId: 'grant:local' },
+      parameters: {},
+      selection: [],
+      featureSubgraph: { nodes: [], edges: [] },
+      selectedContracts: [],
+      capabilityHits: [],
+      operationCatalog: null,
+      discoveryCatalogHash: null,
+      recentDiagnostics: [],
+      extensions: [],
     });
   });
 
-  it('is read-only all the way down, and does not freeze the caller\'s objects', () => {
+  it("is read-only all the way down, and does not freeze the caller's objects", () => {
     const contracts = docContracts();
     const c = buildCapsule(parts({ selectedContracts: contracts, parameters: { width: { value: 40, unit: 'mm' } } }), crypto);
     expect(() => {
       (c as { revision: string }).revision = 'x';
     }).toThrow(TypeError);
-    expect(() => (c.selectedContracts[0]!.inputSchema as Record<string, unknown>)['x'] = 1).toThrow(TypeError);
+    expect(() => ((c.selectedContracts[0]!.inputSchema as Record<string, unknown>)['x'] = 1)).toThrow(TypeError);
     expect(() => (c.intentFrame.acceptanceAssertions as unknown[]).push(1)).toThrow(TypeError);
     expect(Object.isFrozen(contracts[0]!.inputSchema)).toBe(false);
     expect(c.compactStepSignatures).toContain('"cap:doc.setParameter@1"');
@@ -186,7 +226,10 @@ describe('buildCapsule', () => {
   });
 
   it('carries exactly the selected parameters it was given (M6)', () => {
-    const c = buildCapsule(parts({ parameters: { width: { value: 40, unit: 'mm' }, material: { value: 'aluminium' } }, selection: ['parameters/width'] }), crypto);
+    const c = buildCapsule(
+      parts({ parameters: { width: { value: 40, unit: 'mm' }, material: { value: 'aluminium' } }, selection: ['parameters/width'] }),
+      crypto,
+    );
     expect(c.parameters).toEqual({ width: { value: 40, unit: 'mm' }, material: { value: 'aluminium' } });
     expect(Object.keys(c).sort()).toEqual(Object.keys(TaskCapsule.shape).sort());
   });

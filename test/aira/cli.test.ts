@@ -48,7 +48,12 @@ describe('aigenora aira matrix', () => {
     expect(lines).toContain('observe   catalog.search     admit -> discover');
     const json = await cli(['matrix', '--json']);
     expect(json.status).toBe(0);
-    const m = JSON.parse(json.out) as { contractVersion: string; traceVersion: string; matrixDigest: string; descriptor: { cells: Record<string, Record<string, unknown>> } };
+    const m = JSON.parse(json.out) as {
+      contractVersion: string;
+      traceVersion: string;
+      matrixDigest: string;
+      descriptor: { cells: Record<string, Record<string, unknown>> };
+    };
     expect(m.contractVersion).toBe('1.0.0');
     expect(m.traceVersion).toBe('0.5.0');
     expect(Object.keys(m.descriptor.cells).sort()).toEqual([...RUNTIME_STATES].sort());
@@ -76,10 +81,13 @@ describe('aigenora aira run', () => {
   });
 
   it('runs a script file, exiting 1 when the task does not complete', async () => {
-    const script = file('commit-first.json', JSON.stringify([
-      { op: 'catalog.search', input: { requestId: 's1' } },
-      { op: 'model.commit', input: { requestId: 'c1', candidateId: `cand:sha256:${'1'.repeat(64)}`, validationToken: `vtok:sha256:${'2'.repeat(64)}` } },
-    ]));
+    const script = file(
+      'commit-first.json',
+      JSON.stringify([
+        { op: 'catalog.search', input: { requestId: 's1' } },
+        { op: 'model.commit', input: { requestId: 'c1', candidateId: `cand:sha256:${'1'.repeat(64)}`, validationToken: `vtok:sha256:${'2'.repeat(64)}` } },
+      ]),
+    );
     const r = await cli(['run', '--script', script, '--json']);
     expect(r.status).toBe(1);
     const trace = Trace.parse(JSON.parse(r.out));
@@ -107,7 +115,7 @@ describe('mistakes end in one line', () => {
   const empty = file('empty.json', '');
   const notJson = file('not.json', '{"intentFrame":');
   const array = file('array.json', '[]');
-  const badScript = file('bad-script.json', JSON.stringify([{ op: 'catalog.search' , input: { requestId: '${nowhere.data.x}' } }]));
+  const badScript = file('bad-script.json', JSON.stringify([{ op: 'catalog.search', input: { requestId: '${nowhere.data.x}' } }]));
   const cases: Array<[string, string[], number, RegExp]> = [
     ['an empty task file', ['run', '--task', empty], 1, /TASK_FILE_INVALID: the task .* is empty/],
     ['a task file that is not JSON', ['run', '--task', notJson], 1, /TASK_FILE_INVALID: the task .* is not JSON/],

@@ -78,7 +78,10 @@ export class CountingAuthority implements Authority {
   branch: TaskBranch | null = null;
   taskId = '';
 
-  constructor(readonly inner: Authority, private readonly fault?: Fault) {
+  constructor(
+    readonly inner: Authority,
+    private readonly fault?: Fault,
+  ) {
     this.kind = inner.kind;
   }
 
@@ -109,7 +112,17 @@ export class CountingAuthority implements Authority {
     if (this.fault?.method === m && this.fault.kind === 'throw') throw new AuthorityError(this.fault.code ?? 'AUTHORITY_INTERNAL', 'injected by the corpus');
     const r = await f();
     if (this.fault?.method === m && this.fault.kind === 'malformedDiagnostic') {
-      const bad = { code: 'ASSERTION_FAILED', phase: 'preview', severity: 'fatal', affected: [], cause: 'assertion', repairCapabilities: [], repairScope: [], approvalRequired: false, message: 'injected' };
+      const bad = {
+        code: 'ASSERTION_FAILED',
+        phase: 'preview',
+        severity: 'fatal',
+        affected: [],
+        cause: 'assertion',
+        repairCapabilities: [],
+        repairScope: [],
+        approvalRequired: false,
+        message: 'injected',
+      };
       return { ...(r as AuthorityResult<unknown>), diagnostics: [bad] } as R;
     }
     return r;
@@ -144,7 +157,11 @@ export class CorpusTask {
   readonly candidates: string[] = [];
   readonly tokens: string[] = [];
 
-  private constructor(readonly task: AiraTask, readonly auth: CountingAuthority, readonly intentFrame: IntentFrame) {}
+  private constructor(
+    readonly task: AiraTask,
+    readonly auth: CountingAuthority,
+    readonly intentFrame: IntentFrame,
+  ) {}
 
   /** `shared`: run on the same authority as another task (a second session of the same task). */
   static async start(crypto: Crypto, spec: TaskSpec = {}, fault?: Fault, shared?: Authority): Promise<CorpusTask> {
@@ -255,7 +272,10 @@ export function checkEnvelope(where: string, t: CorpusTask, op: string, env: Env
     expect(env.status, `${where}: status of a refused call`).toBe(x.code === 'STALE_REVISION' ? 'stale' : 'blocked');
   }
   if (x.code !== undefined) {
-    expect(env.diagnostics.map((d) => d.code), `${where}: diagnostic code`).toContain(x.code);
+    expect(
+      env.diagnostics.map((d) => d.code),
+      `${where}: diagnostic code`,
+    ).toContain(x.code);
     if (x.decision === 'rejected' || x.decision === 'deferred') {
       expect(env.diagnostics[0]?.code, `${where}: the refusal's diagnostic`).toBe(x.code);
       if (ev !== undefined) expect(ev.code, `${where}: trace code`).toBe(x.code);
@@ -263,7 +283,10 @@ export function checkEnvelope(where: string, t: CorpusTask, op: string, env: Env
   }
   if (x.next !== undefined) {
     expect(env.data['nextOperation'], `${where}: nextOperation`).toBe(x.next);
-    expect(env.nextActions.map((a) => a.op), `${where}: nextActions`).toContain(x.next);
+    expect(
+      env.nextActions.map((a) => a.op),
+      `${where}: nextActions`,
+    ).toContain(x.next);
   }
   if (x.completedPrefix !== undefined) expect(env.data['completedPrefix'], `${where}: completedPrefix`).toEqual(x.completedPrefix);
   if (x.status !== undefined) expect(env.status, `${where}: status`).toBe(x.status);

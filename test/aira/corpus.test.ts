@@ -18,8 +18,16 @@ import {
   type TaskSpec,
 } from './corpus-harness.js';
 
-interface Sequence { name: string; task: TaskSpec; calls: CallEntry[]; terminal: { state: string; code: string } | null }
-interface Sequences { legal: Sequence[]; illegal: Sequence[] }
+interface Sequence {
+  name: string;
+  task: TaskSpec;
+  calls: CallEntry[];
+  terminal: { state: string; code: string } | null;
+}
+interface Sequences {
+  legal: Sequence[];
+  illegal: Sequence[];
+}
 interface BatchCase {
   name: string;
   task: TaskSpec;
@@ -91,7 +99,9 @@ describe.each(['wasm', 'js'])('Aira corpus on the document authority (%s)', (bac
       // Deterministic: the same task on a fresh authority answers and traces byte for byte alike.
       const again = await run();
       expect(JSON.stringify(again.envelopes), `${name}: envelopes replay identically`).toBe(JSON.stringify(envelopes));
-      expect(JSON.stringify(again.t.task.trace().events), `${name}: trace replays identically`).toBe(JSON.stringify(t.task.trace().events.slice(0, s.calls.length)));
+      expect(JSON.stringify(again.t.task.trace().events), `${name}: trace replays identically`).toBe(
+        JSON.stringify(t.task.trace().events.slice(0, s.calls.length)),
+      );
     });
   });
 
@@ -106,9 +116,10 @@ describe.each(['wasm', 'js'])('Aira corpus on the document authority (%s)', (bac
     const out = await t.task.batch(calls);
 
     // Results in input order.
-    expect(out.results.map((r) => [r.requestId, r.op, r.decision]), `${name}: results`).toEqual(
-      c.batch.map((b, i) => [b.requestId, b.op, c.expect.results[i]!.decision]),
-    );
+    expect(
+      out.results.map((r) => [r.requestId, r.op, r.decision]),
+      `${name}: results`,
+    ).toEqual(c.batch.map((b, i) => [b.requestId, b.op, c.expect.results[i]!.decision]));
     for (const [i, r] of out.results.entries()) {
       const x = c.expect.results[i]!;
       const cx: CallExpect = { decision: x.decision as CallExpect['decision'] };
@@ -122,8 +133,13 @@ describe.each(['wasm', 'js'])('Aira corpus on the document authority (%s)', (bac
 
     // The trace records the round in the fixed order, one batch number, seq +1, states folded.
     const events = t.events().slice(seen);
-    const shape = (e: { requestId: string; decision: string; code?: string | undefined; fromState: string; toState: string }) =>
-      ({ requestId: e.requestId, decision: e.decision, code: e.code, fromState: e.fromState, toState: e.toState });
+    const shape = (e: { requestId: string; decision: string; code?: string | undefined; fromState: string; toState: string }) => ({
+      requestId: e.requestId,
+      decision: e.decision,
+      code: e.code,
+      fromState: e.fromState,
+      toState: e.toState,
+    });
     expect(events.map(shape), `${name}: trace`).toEqual(c.expect.trace.map(shape));
     for (const [i, e] of c.expect.trace.entries()) {
       if (e.effectClass !== undefined) expect(events[i]?.effectClass, `${name}: effect class of ${e.requestId}`).toBe(e.effectClass);

@@ -49,7 +49,10 @@ describe('document authority: tampered records', () => {
   }
 
   const integrity = async (p: Promise<unknown>): Promise<void> => {
-    const e = await p.then(() => null, (x: unknown) => x);
+    const e = await p.then(
+      () => null,
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(AuthorityError);
     expect((e as AuthorityError).code).toBe('AUTHORITY_INTEGRITY');
   };
@@ -78,7 +81,10 @@ describe('document authority: tampered records', () => {
     const a = openDocumentAuthority({ crypto, store });
     const o = await openTask(a, 'closed');
     await store.close();
-    const e = await a.read(o.ctx, { requestId: 'r' }).then(() => null, (x: unknown) => x);
+    const e = await a.read(o.ctx, { requestId: 'r' }).then(
+      () => null,
+      (x: unknown) => x,
+    );
     expect(e).toBeInstanceOf(AuthorityError);
     expect((e as AuthorityError).code).toBe('AUTHORITY_INTERNAL');
   });

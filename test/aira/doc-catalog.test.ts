@@ -44,7 +44,17 @@ describe('document catalog', () => {
     const set = 'cap:doc.setParameter@1';
     expect(checkArgs(set, { name: 'width', value: 45 })).toBeNull();
     expect(checkArgs(set, { name: 'width', value: true })).toBeNull();
-    for (const bad of [{ name: 'width' }, { name: 'width', value: 1, extra: 1 }, { name: '9lives', value: 1 }, { name: 'prototype', value: 1 }, { name: 'w', value: 'x'.repeat(1001) }, { name: 'w', value: Infinity }, [], null, 'width']) {
+    for (const bad of [
+      { name: 'width' },
+      { name: 'width', value: 1, extra: 1 },
+      { name: '9lives', value: 1 },
+      { name: 'prototype', value: 1 },
+      { name: 'w', value: 'x'.repeat(1001) },
+      { name: 'w', value: Infinity },
+      [],
+      null,
+      'width',
+    ]) {
       expect(checkArgs(set, bad), JSON.stringify(bad)?.slice(0, 40)).not.toBeNull();
     }
     expect(checkArgs('cap:doc.addParameter@1', { name: 'depth', value: 1, unit: 'mm' })).toBeNull();

@@ -47,7 +47,13 @@ export function plan(baseRevision: string, steps: StepIn[], over: Partial<Plan> 
     baseRevision,
     intentFrameHash: HASH('intent'),
     bindings: { operationCatalog: 'aira.doc.ops/1', discoveryCatalogHash: HASH('disc'), runtimeSnapshot: HASH('runtime'), grantId: 'grant:local' },
-    steps: steps.map((s, i) => ({ id: s.id ?? `s${i + 1}`, mode: s.mode ?? (s.capability === 'cap:doc.inspect@1' ? 'query' : 'authoring'), capability: s.capability, args: s.args, ...(s.dependsOn ? { dependsOn: s.dependsOn } : {}) })),
+    steps: steps.map((s, i) => ({
+      id: s.id ?? `s${i + 1}`,
+      mode: s.mode ?? (s.capability === 'cap:doc.inspect@1' ? 'query' : 'authoring'),
+      capability: s.capability,
+      args: s.args,
+      ...(s.dependsOn ? { dependsOn: s.dependsOn } : {}),
+    })),
     acceptanceAssertions: ['width-45'],
     estimatedEffects: ['parameters/width'],
     estimatedRisk: 'low',
@@ -147,7 +153,10 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
     expect(d.data.inputSchema['required']).toEqual(['name', 'value']);
     expect(d.data.mode).toBe('authoring');
 
-    const steps = [{ id: 'look', capability: 'cap:doc.inspect@1', args: { select: ['parameters/width'] } }, { id: 'widen', capability: 'cap:doc.setParameter@1', args: { name: 'width', value: 45 }, dependsOn: ['look'] }] as StepIn[];
+    const steps = [
+      { id: 'look', capability: 'cap:doc.inspect@1', args: { select: ['parameters/width'] } },
+      { id: 'widen', capability: 'cap:doc.setParameter@1', args: { name: 'width', value: 45 }, dependsOn: ['look'] },
+    ] as StepIn[];
     const p = await a.propose(o.ctx, plan(o.base, steps));
     expect(codes(p)).toEqual([]);
     // Only the authoring step lowers; the id binds task, base and the plan's steps.
@@ -156,7 +165,11 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
 
     const pv = await a.preview(o.ctx, p.data.candidateId);
     expect(codes(pv)).toEqual([]);
-    expect(pv.data['diff']).toEqual({ parameters: [{ name: 'width', from: { value: 40, unit: 'mm' }, to: { value: 45, unit: 'mm' } }], assertionsAdded: [], assertionsRemoved: [] });
+    expect(pv.data['diff']).toEqual({
+      parameters: [{ name: 'width', from: { value: 40, unit: 'mm' }, to: { value: 45, unit: 'mm' } }],
+      assertionsAdded: [],
+      assertionsRemoved: [],
+    });
 
     const v = await a.validate(o.ctx, p.data.candidateId);
     expect(v.data.passed).toBe(true);
@@ -177,7 +190,9 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
     // Task isolation: the user head moves only by publish.
     expect(await store.getRef('head')).toBe(o.base);
     const other = await openTask(a, 'bystander');
-    expect((await a.read(other.ctx, { requestId: 'r', select: ['parameters/width'] })).data['selected']).toEqual({ 'parameters/width': { value: 40, unit: 'mm' } });
+    expect((await a.read(other.ctx, { requestId: 'r', select: ['parameters/width'] })).data['selected']).toEqual({
+      'parameters/width': { value: 40, unit: 'mm' },
+    });
 
     const width45 = [{ id: 'width-45', text: 'w', validator: 'param.equals', args: { name: 'width', value: 45 } }];
     expect((await a.verify(o.ctx, width45, c.data.revision)).passed).toBe(true);
@@ -217,11 +232,26 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
       [[{ capability: 'cap:doc.addParameter@1', args: { name: 'width', value: 1 } }], 'PARAMETER_EXISTS', ['s1', 'width']],
       [[{ capability: 'cap:doc.removeParameter@1', args: { name: 'depth' } }], 'PARAMETER_UNKNOWN', ['s1', 'depth']],
       [[{ capability: 'cap:doc.removeAssertion@1', args: { id: 'nope' } }], 'ASSERTION_UNKNOWN', ['s1', 'nope']],
-      [[{ capability: 'cap:doc.addAssertion@1', args: { id: 'min-wall', validator: 'param.exists', args: { name: 'width' } } }], 'ASSERTION_EXISTS', ['s1', 'min-wall']],
-      [[{ capability: 'cap:doc.addAssertion@1', args: { id: 'x', validator: 'param.range', args: { name: 'width', min: 'one' } } }], 'ARGS_INVALID', ['s1', 'x']],
+      [
+        [{ capability: 'cap:doc.addAssertion@1', args: { id: 'min-wall', validator: 'param.exists', args: { name: 'width' } } }],
+        'ASSERTION_EXISTS',
+        ['s1', 'min-wall'],
+      ],
+      [
+        [{ capability: 'cap:doc.addAssertion@1', args: { id: 'x', validator: 'param.range', args: { name: 'width', min: 'one' } } }],
+        'ARGS_INVALID',
+        ['s1', 'x'],
+      ],
       [[{ capability: 'cap:doc.inspect@1', args: { select: ['parameters'] } }], 'PATCH_EMPTY', []],
       [[{ capability: 'cap:doc.setParameter@1', mode: 'query', args: { name: 'width', value: 1 } }], 'STEP_MODE', ['s1']],
-      [[{ id: 'a', capability: 'cap:doc.setParameter@1', args: { name: 'width', value: 41 }, dependsOn: ['b'] }, { id: 'b', capability: 'cap:doc.setParameter@1', args: { name: 'height', value: 21 } }], 'STEP_DEPENDENCY', ['a']],
+      [
+        [
+          { id: 'a', capability: 'cap:doc.setParameter@1', args: { name: 'width', value: 41 }, dependsOn: ['b'] },
+          { id: 'b', capability: 'cap:doc.setParameter@1', args: { name: 'height', value: 21 } },
+        ],
+        'STEP_DEPENDENCY',
+        ['a'],
+      ],
       [[setWidth(41), { id: 's1', ...setWidth(42) }], 'STEP_DUPLICATE', ['s1']],
     ];
     for (const [steps, code, affected] of cases) {
@@ -243,14 +273,27 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
     expect(codes(p)).toEqual([]);
     const pv = await a.preview(o.ctx, p.data.candidateId);
     expect(codes(pv)).toEqual(['ASSERTION_FAILED']);
-    expect(pv.diagnostics[0]).toMatchObject({ phase: 'preview', severity: 'error', cause: 'assertion', affected: ['min-wall', 'thickness'], expected: { min: 2 }, actual: 1 });
+    expect(pv.diagnostics[0]).toMatchObject({
+      phase: 'preview',
+      severity: 'error',
+      cause: 'assertion',
+      affected: ['min-wall', 'thickness'],
+      expected: { min: 2 },
+      actual: 1,
+    });
     const v = await a.validate(o.ctx, p.data.candidateId);
     expect(codes(v)).toEqual(['ASSERTION_FAILED']);
     expect(v.diagnostics[0]!.phase).toBe('validate');
     expect(v.data.passed).toBe(false);
     expect(v.data.validationToken).toBeUndefined();
     // Removing the assertion and thinning in one candidate passes: the candidate's own assertions are active.
-    const p2 = await a.propose(o.ctx, plan(o.base, [{ capability: 'cap:doc.removeAssertion@1', args: { id: 'min-wall' } }, { capability: 'cap:doc.setParameter@1', args: { name: 'thickness', value: 1 } }]));
+    const p2 = await a.propose(
+      o.ctx,
+      plan(o.base, [
+        { capability: 'cap:doc.removeAssertion@1', args: { id: 'min-wall' } },
+        { capability: 'cap:doc.setParameter@1', args: { name: 'thickness', value: 1 } },
+      ]),
+    );
     const v2 = await a.validate(o.ctx, p2.data.candidateId);
     expect(v2.data.passed).toBe(true);
     expect(v2.data.evidence.map((e) => e.assertion)).toEqual(['hole-fits']);
@@ -275,7 +318,9 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
     // Reverting the revert restores the commit's document in yet another revision.
     const back = await a.revert(o.ctx, { requestId: 'rv2', toRevision: c.revision });
     expect(codes(back)).toEqual([]);
-    expect((await a.read(o.ctx, { requestId: 'r2', select: ['parameters/width'] })).data['selected']).toEqual({ 'parameters/width': { value: 45, unit: 'mm' } });
+    expect((await a.read(o.ctx, { requestId: 'r2', select: ['parameters/width'] })).data['selected']).toEqual({
+      'parameters/width': { value: 45, unit: 'mm' },
+    });
   });
 
   it('revert refuses an unknown revision, a non-ancestor and the head itself', async () => {
@@ -335,7 +380,9 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
   it('two commits racing on one base: exactly one wins, the other is stale', async () => {
     const o = await openTask(a, 'race');
     const v = await validated(o, [setWidth(45)]);
-    const results = await Promise.all([1, 2].map((i) => a.commit(ctxOf(o.ctx.taskId, `c${i}`), { requestId: `c${i}`, candidateId: v.candidateId, validationToken: v.token })));
+    const results = await Promise.all(
+      [1, 2].map((i) => a.commit(ctxOf(o.ctx.taskId, `c${i}`), { requestId: `c${i}`, candidateId: v.candidateId, validationToken: v.token })),
+    );
     const won = results.filter((r) => (r.status ?? 'success') === 'success' && r.diagnostics.length === 0);
     const lost = results.filter((r) => r.status === 'stale');
     expect(won).toHaveLength(1);
@@ -452,7 +499,10 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
     const o = await openTask(a, 'verify');
     const w = { id: 'w', text: '', validator: 'param.equals', args: { name: 'width', value: 40 } };
     expect(await a.verify(o.ctx, [w], o.base)).toEqual({ passed: true, results: [{ assertion: 'w', passed: true, detail: { actual: 40 } }] });
-    expect(await a.verify(o.ctx, [w], HASH('rev', '01'))).toEqual({ passed: false, results: [{ assertion: 'w', passed: false, detail: { code: 'REVISION_UNKNOWN' } }] });
+    expect(await a.verify(o.ctx, [w], HASH('rev', '01'))).toEqual({
+      passed: false,
+      results: [{ assertion: 'w', passed: false, detail: { code: 'REVISION_UNKNOWN' } }],
+    });
     const magic = await a.verify(o.ctx, [{ ...w, validator: 'param.magic' }], o.base);
     expect(magic.passed).toBe(false);
     expect(magic.results[0]!.detail).toEqual({ code: 'VALIDATOR_UNKNOWN' });
@@ -464,7 +514,12 @@ export function docAuthoritySuite(env: () => SuiteEnv): void {
   it('effectClass: reads, bufferable stages, reversible commit and revert, irreversible publish', () => {
     const c = (call: unknown) => a.effectClass(call as MetaCall);
     const base = { requestId: 'r' };
-    expect(['interface.manifest', 'catalog.search', 'catalog.describe', 'model.read'].map((op) => c({ op, input: base }))).toEqual(['read', 'read', 'read', 'read']);
+    expect(['interface.manifest', 'catalog.search', 'catalog.describe', 'model.read'].map((op) => c({ op, input: base }))).toEqual([
+      'read',
+      'read',
+      'read',
+      'read',
+    ]);
     expect(['model.proposePatch', 'model.preview', 'model.validate'].map((op) => c({ op, input: base }))).toEqual(['bufferable', 'bufferable', 'bufferable']);
     expect(c({ op: 'model.commit', input: { ...base, target: 'branch' } })).toBe('reversible');
     expect(c({ op: 'model.commit', input: base })).toBe('reversible');

@@ -81,7 +81,9 @@ describeEachDb('document store persistence', (kind) => {
       // Reopening the task finds its branch where it was, cut from the same base.
       expect(await a2.openTask(t)).toEqual({ branch: docRefs.branch(t), baseRevision: o1.base, head: first.revision });
       const ctx = ctxOf(t);
-      expect((await a2.read(ctx, { requestId: 'r', select: ['parameters/width'] })).data['selected']).toEqual({ 'parameters/width': { value: 45, unit: 'mm' } });
+      expect((await a2.read(ctx, { requestId: 'r', select: ['parameters/width'] })).data['selected']).toEqual({
+        'parameters/width': { value: 45, unit: 'mm' },
+      });
       // The candidate and its token survived: the commit goes through on the new instance.
       const c = await a2.commit(ctx, { requestId: 'c2', candidateId: pending.candidateId, validationToken: pending.token });
       expect(codes(c)).toEqual([]);
@@ -104,7 +106,9 @@ describeEachDb('document store persistence', (kind) => {
       const rows = await db.query<{ id: string }>("SELECT id FROM schema_migrations WHERE id LIKE 'aira/%'");
       expect(rows.map((r) => r.id)).toEqual(['aira/001']);
       // JSON is kept as text, not jsonb: the bytes written are the bytes read.
-      const cols = await db.query<{ column_name: string; data_type: string }>("SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'aira_doc_revisions' AND column_name = 'doc'");
+      const cols = await db.query<{ column_name: string; data_type: string }>(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'aira_doc_revisions' AND column_name = 'doc'",
+      );
       expect(cols).toEqual([{ column_name: 'doc', data_type: 'text' }]);
     } finally {
       await db.close();
@@ -122,7 +126,10 @@ describeEachDb('document store persistence', (kind) => {
       expect(row.doc).toContain('"value":45');
       for (const text of [row.doc.replace('"value":45', '"value":4500'), 'not json', '{"__proto__":{"x":1}}']) {
         await db.query('UPDATE aira_doc_revisions SET doc = $2 WHERE id = $1', [c.revision, text]);
-        const e = await a.read(o.ctx, { requestId: 'r' }).then(() => null, (x: unknown) => x);
+        const e = await a.read(o.ctx, { requestId: 'r' }).then(
+          () => null,
+          (x: unknown) => x,
+        );
         expect(e, text).toBeInstanceOf(AuthorityError);
         expect((e as AuthorityError).code).toBe('AUTHORITY_INTEGRITY');
       }
@@ -142,7 +149,11 @@ describeEachDb('document store persistence', (kind) => {
         await a2.openTask(o.ctx.taskId);
         const v = await validated(o, [setWidth(45)]);
         for (let round = 0; round < 3; round++) {
-          const results = await Promise.all([a1, a2].map((a, i) => a.commit(ctxOf(o.ctx.taskId, `c${round}-${i}`), { requestId: `c${round}-${i}`, candidateId: v.candidateId, validationToken: v.token })));
+          const results = await Promise.all(
+            [a1, a2].map((a, i) =>
+              a.commit(ctxOf(o.ctx.taskId, `c${round}-${i}`), { requestId: `c${round}-${i}`, candidateId: v.candidateId, validationToken: v.token }),
+            ),
+          );
           const statuses = results.map((r) => r.status ?? 'success').sort();
           if (round === 0) {
             expect(statuses).toEqual(['stale', 'success']);

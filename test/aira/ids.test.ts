@@ -8,7 +8,14 @@ import { getCrypto } from '../../ts/crypto/index.js';
 import { ContentIdError, contentId, verifyContentId } from '../../ts/aira/ids.js';
 import { HashId } from '../../ts/aira/schema.js';
 
-interface IdCase { name: string; prefix: string; value: Record<string, unknown>; idMember?: string; jcs: string; id: string }
+interface IdCase {
+  name: string;
+  prefix: string;
+  value: Record<string, unknown>;
+  idMember?: string;
+  jcs: string;
+  id: string;
+}
 const doc = JSON.parse(readFileSync(new URL('../../test-vectors/aira/ids.json', import.meta.url), 'utf8')) as { source: string; cases: IdCase[] };
 
 function code(f: () => unknown): string {
@@ -44,7 +51,7 @@ for (const backend of ['wasm', 'js'] as const) {
       });
     }
 
-    it('leaves the id member in the caller\'s object', () => {
+    it("leaves the id member in the caller's object", () => {
       const c = doc.cases.find((x) => x.name === 'id-member-removed')!;
       const value = structuredClone(c.value);
       contentId(c.prefix, value, crypto, c.idMember);
@@ -71,7 +78,7 @@ for (const backend of ['wasm', 'js'] as const) {
       for (const v of [null, [], 'x', 1] as unknown[]) expect(code(() => contentId('task', v as Record<string, unknown>, crypto))).toBe('ID_VALUE_INVALID');
     });
 
-    it('refuses values JCS cannot encode with the crypto layer\'s typed error', () => {
+    it("refuses values JCS cannot encode with the crypto layer's typed error", () => {
       expect(code(() => contentId('task', { x: Number.NaN }, crypto))).toMatch(/^[A-Z_]+$/);
       expect(code(() => contentId('task', { x: 1n }, crypto))).toMatch(/^[A-Z_]+$/);
       let deep: Record<string, unknown> = {};

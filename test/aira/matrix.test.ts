@@ -7,7 +7,12 @@ import { defaultContract } from '../../ts/aira/contract.js';
 import { META_OPS, RUNTIME_STATES } from '../../ts/aira/schema.js';
 import { checkTrace, CorpusTask, loadVectors, runCall, type CallEntry, type CallExpect, type TaskSpec } from './corpus-harness.js';
 
-interface CellExpect { admit: boolean; to?: string; code?: string; next?: string }
+interface CellExpect {
+  admit: boolean;
+  to?: string;
+  code?: string;
+  next?: string;
+}
 type FootnoteCall = CallEntry & { session?: 'twin' };
 interface MatrixVectors {
   footnotes: { cases: Array<{ name: string; task: TaskSpec; calls: FootnoteCall[] }> };

@@ -59,7 +59,10 @@ const placeholders = (v: unknown): string[] => JSON.stringify(v).match(/"<[^"]*>
  * the revision and the next operation. Its one judgement, as a model's would be, is which capability fits:
  * a task that asks a parameter to equal a value needs the capability that sets a parameter.
  */
-async function completeFromText(instructions: string, call: (name: string, args: Record<string, unknown>) => Promise<Seen>): Promise<{ ops: string[]; last: Seen; seen: Seen[] }> {
+async function completeFromText(
+  instructions: string,
+  call: (name: string, args: Record<string, unknown>) => Promise<Seen>,
+): Promise<{ ops: string[]; last: Seen; seen: Seen[] }> {
   const assertion = /^- ([\w.:-]+): .* \(validator param\.equals (\{.*\})\)$/m.exec(instructions);
   expect(assertion, 'the instructions name the acceptance assertion and its arguments').not.toBeNull();
   const target = JSON.parse(assertion![2]!) as { name: string; value: unknown };
@@ -124,7 +127,12 @@ async function completeFromText(instructions: string, call: (name: string, args:
       for (const [k, v] of Object.entries(hint)) {
         if (k === 'plan') {
           const p = v as { baseRevision: string; intentFrameHash: string; bindings: unknown; acceptanceAssertions: unknown };
-          expect({ baseRevision: p.baseRevision, intentFrameHash: p.intentFrameHash, bindings: p.bindings, acceptanceAssertions: p.acceptanceAssertions }).toEqual({
+          expect({
+            baseRevision: p.baseRevision,
+            intentFrameHash: p.intentFrameHash,
+            bindings: p.bindings,
+            acceptanceAssertions: p.acceptanceAssertions,
+          }).toEqual({
             baseRevision: (args['plan'] as Record<string, unknown>)['baseRevision'],
             intentFrameHash: plan['intentFrameHash'],
             bindings: (args['plan'] as Record<string, unknown>)['bindings'],
@@ -162,7 +170,10 @@ async function checkRun(client: Client): Promise<void> {
   // Straight through the protocol's sequence: no interface.manifest first, no refusal on the way.
   expect(ops).toEqual(['catalog.search', 'catalog.describe', 'model.proposePatch', 'model.preview', 'model.validate', 'model.commit', 'model.read']);
   // The ids and tokens were in the text: the next-call lines carried them filled in.
-  expect(nextHint(seen[4]!, 'model.commit')).toMatchObject({ candidateId: expect.stringMatching(/^cand:sha256:/), validationToken: expect.stringMatching(/^vtok:sha256:/) });
+  expect(nextHint(seen[4]!, 'model.commit')).toMatchObject({
+    candidateId: expect.stringMatching(/^cand:sha256:/),
+    validationToken: expect.stringMatching(/^vtok:sha256:/),
+  });
 }
 
 describe('a client that forwards only text content', () => {
@@ -173,7 +184,13 @@ describe('a client that forwards only text content', () => {
       task: bracketTask(),
       authority: async () => {
         const authority = openDocumentAuthority({ crypto });
-        return { authority, release: async () => { released = true; await authority.close(); } };
+        return {
+          authority,
+          release: async () => {
+            released = true;
+            await authority.close();
+          },
+        };
       },
     });
     const session = createAiraMcpSession(opened);

@@ -19,7 +19,11 @@ export async function libraryTrace(steps: readonly ScriptStep[] = bracketScript(
   const crypto = getCrypto('js');
   const authority = openDocumentAuthority({ crypto });
   const task = await startTask({ authority, crypto, task: bracketTask() });
-  await runScript(steps, (op, input) => task.call({ op, input }), () => task.capsule());
+  await runScript(
+    steps,
+    (op, input) => task.call({ op, input }),
+    () => task.capsule(),
+  );
   await authority.close();
   return task.trace();
 }
@@ -41,9 +45,11 @@ export async function callTool(client: Client, name: string, args: unknown): Pro
   const r = await client.callTool({ name, arguments: args as Record<string, unknown> });
   const envelope = Envelope.parse(r.structuredContent);
   const content = r.content as Array<{ type: string; text?: string }>;
-  if (content.length !== 2 || content.some((c) => c.type !== 'text' || typeof c.text !== 'string')) throw new Error(`expected two text blocks, got ${JSON.stringify(content)}`);
+  if (content.length !== 2 || content.some((c) => c.type !== 'text' || typeof c.text !== 'string'))
+    throw new Error(`expected two text blocks, got ${JSON.stringify(content)}`);
   const serialized: unknown = JSON.parse(content[1]!.text!);
-  if (JSON.stringify(serialized) !== JSON.stringify(r.structuredContent)) throw new Error(`the JSON text differs from the structured content: ${content[1]!.text}`);
+  if (JSON.stringify(serialized) !== JSON.stringify(r.structuredContent))
+    throw new Error(`the JSON text differs from the structured content: ${content[1]!.text}`);
   const guide = content[0]!.text!;
   return { envelope, text: guide.split('\n')[0]!, guide, isError: r.isError === true };
 }

@@ -64,7 +64,12 @@ function eventStream(served: ServedAiraMcp, sid: string): Promise<{ close(): voi
 
 /** initialize and the initialized notification, as a client does; the session's id. */
 async function openSession(served: ServedAiraMcp): Promise<string> {
-  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'idle-test', version: '1' } } };
+  const init = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'idle-test', version: '1' } },
+  };
   const r = await raw(served, 'POST', { body: JSON.stringify(init) });
   expect(r.status, r.body).toBe(200);
   const sid = /^mcp-session-id: (\S+)$/im.exec(r.headers)?.[1];
@@ -74,7 +79,10 @@ async function openSession(served: ServedAiraMcp): Promise<string> {
 }
 
 const manifest = (served: ServedAiraMcp, sid: string) =>
-  raw(served, 'POST', { sid, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'interface.manifest', arguments: { requestId: 'm' } } }) });
+  raw(served, 'POST', {
+    sid,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'interface.manifest', arguments: { requestId: 'm' } } }),
+  });
 
 let served: ServedAiraMcp | undefined;
 afterEach(async () => {
@@ -91,7 +99,11 @@ async function serve(opts: { idleTimeoutMs?: number; maxSessions?: number } = {}
     now: () => clock.t,
     ...opts,
     openSession: async () => {
-      const s = await openTaskSession({ crypto, task: bracketTask(), authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }) });
+      const s = await openTaskSession({
+        crypto,
+        task: bracketTask(),
+        authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }),
+      });
       tasks.push(s.task);
       return s;
     },
@@ -147,7 +159,12 @@ describe('MCP sessions over HTTP that their clients abandoned', () => {
 
     // Both sessions in use (an event stream open on each): nothing to take, so the initialize is refused.
     const streams = [await eventStream(served, a), await eventStream(served, c)];
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'idle-test', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'idle-test', version: '1' } },
+    };
     const refused = await raw(served, 'POST', { body: JSON.stringify(init) });
     expect(refused.status).toBe(503);
     expect((JSON.parse(refused.body) as { error: { message: string } }).error.message).toMatch(/too many open sessions \(2\), all in use/);

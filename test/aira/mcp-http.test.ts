@@ -41,7 +41,11 @@ afterAll(async () => {
 });
 
 /** A raw request, so the Host header and the body are exactly what a hostile peer sends. */
-function raw(method: string, path: string, opts: { host?: string; body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
+function raw(
+  method: string,
+  path: string,
+  opts: { host?: string; body?: string | Buffer; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string }> {
   const url = new URL(served.url);
   return new Promise((resolve, reject) => {
     const req = request(
@@ -64,7 +68,12 @@ function raw(method: string, path: string, opts: { host?: string; body?: string 
   });
 }
 
-const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
 
 describe('aira mcp over HTTP, from the outside', () => {
   it('refuses to listen anywhere but loopback, and a malformed address', () => {
@@ -113,7 +122,13 @@ describe('aira mcp over HTTP, from the outside', () => {
   it("delivers the server's notifications on the session's event stream (GET)", async () => {
     const other = await serveAiraMcpHttp({
       listen: '127.0.0.1:0',
-      openSession: () => openTaskSession({ crypto, task: bracketTask(), bindCapabilities: 2, authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }) }),
+      openSession: () =>
+        openTaskSession({
+          crypto,
+          task: bracketTask(),
+          bindCapabilities: 2,
+          authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }),
+        }),
     });
     const client = new Client({ name: 'aira-test', version: '1.0.0' });
     let changed!: () => void;
@@ -132,7 +147,12 @@ describe('aira mcp over HTTP, from the outside', () => {
     const capped = await serveAiraMcpHttp({
       listen: '127.0.0.1:0',
       maxSessions: 2,
-      openSession: () => openTaskSession({ crypto, task: bracketTask(), authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }) }),
+      openSession: () =>
+        openTaskSession({
+          crypto,
+          task: bracketTask(),
+          authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }),
+        }),
     });
     const connect = async () => {
       const transport = new StreamableHTTPClientTransport(new URL(capped.url));
@@ -174,7 +194,11 @@ describe('aira mcp over HTTP, from the outside', () => {
     const other = await serveAiraMcpHttp({
       listen: '127.0.0.1:0',
       openSession: async () => {
-        const s = await openTaskSession({ crypto, task: bracketTask(), authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }) });
+        const s = await openTaskSession({
+          crypto,
+          task: bracketTask(),
+          authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }),
+        });
         opened.push(s.task);
         return s;
       },

@@ -64,7 +64,11 @@ describe('a harbor task over MCP', () => {
     const task = { intentFrame: harborLoadTask(2) };
 
     const library = await startTask({ authority: world.authority('gull'), crypto, task });
-    const libRun = await runScript(loadScript(), (op, input) => library.call({ op, input }), () => library.capsule());
+    const libRun = await runScript(
+      loadScript(),
+      (op, input) => library.call({ op, input }),
+      () => library.capsule(),
+    );
     expect(libRun.calls.map((c) => c.envelope.status)).toEqual(Array(8).fill('success'));
     expect(library.terminal).toMatchObject({ state: 'completed', code: 'COMPLETED' });
     expect(world.attached.harbor.boat('gull').cargo).toBe(2);
@@ -77,7 +81,10 @@ describe('a harbor task over MCP', () => {
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(served.url)));
       const answers = await runOverMcp(client, loadScript());
-      expect(answers.map((a) => a.envelope.status), JSON.stringify(answers.at(-1)?.envelope.diagnostics)).toEqual(Array(8).fill('success'));
+      expect(
+        answers.map((a) => a.envelope.status),
+        JSON.stringify(answers.at(-1)?.envelope.diagnostics),
+      ).toEqual(Array(8).fill('success'));
       const readBack = answers.at(-1)!.envelope;
       expect(readBack.task.terminal).toBe('completed');
       expect(readBack.certificateSummary).toMatchObject({ passed: true, assertions: 2 });
@@ -89,7 +96,8 @@ describe('a harbor task over MCP', () => {
       // The trace is the decision log (ops, states, decisions, effect classes, the terminal): no revision or
       // tick in it, so two boats at different world times give equal traces when the decisions agree.
       expect(overMcp).toEqual(lib);
-      const effects = (calls: Array<{ effectsObserved: Array<{ kind: string; effectClass: string }> }>) => calls.map((e) => e.effectsObserved.map((x) => `${x.kind}/${x.effectClass}`));
+      const effects = (calls: Array<{ effectsObserved: Array<{ kind: string; effectClass: string }> }>) =>
+        calls.map((e) => e.effectsObserved.map((x) => `${x.kind}/${x.effectClass}`));
       expect(effects(answers.map((a) => a.envelope))).toEqual(effects(libRun.calls.map((c) => c.envelope)));
       expect(answers[6]!.envelope.effectsObserved.map((e) => e.kind)).toEqual(['harbor.cargo']);
     } finally {

@@ -19,14 +19,50 @@ describe('aigenora aira mcp --authority rin', () => {
   beforeAll(async () => {
     const dir = tempDir('aira-mcp-rin');
     const port = await freePort();
-    daemon = await startDaemon('aigenora rin serve', process.execPath, [BIN, 'rin', 'serve', '--principal', PRINCIPAL, '--scopes', SCOPES.join(','), '--policy', 'harbor', '--listen', `127.0.0.1:${port}`, '--data-dir', dir, '--json'], { RIN_CONTROL_TOKEN: RIN_TOKEN }, port, /"url":/, 60_000);
-    host = await startDaemon('aigenora rin host', process.execPath, [BIN, 'rin', 'host', 'harbor', '--owner', PRINCIPAL, '--control', daemon.url, '--tick-ms', '200', '--json'], { RIN_CONTROL_TOKEN: RIN_TOKEN }, 0, /"host_id":/, 60_000);
+    daemon = await startDaemon(
+      'aigenora rin serve',
+      process.execPath,
+      [
+        BIN,
+        'rin',
+        'serve',
+        '--principal',
+        PRINCIPAL,
+        '--scopes',
+        SCOPES.join(','),
+        '--policy',
+        'harbor',
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--data-dir',
+        dir,
+        '--json',
+      ],
+      { RIN_CONTROL_TOKEN: RIN_TOKEN },
+      port,
+      /"url":/,
+      60_000,
+    );
+    host = await startDaemon(
+      'aigenora rin host',
+      process.execPath,
+      [BIN, 'rin', 'host', 'harbor', '--owner', PRINCIPAL, '--control', daemon.url, '--tick-ms', '200', '--json'],
+      { RIN_CONTROL_TOKEN: RIN_TOKEN },
+      0,
+      /"host_id":/,
+      60_000,
+    );
     const task = join(dir, 'task.json');
     writeFileSync(task, JSON.stringify({ intentFrame: harborLoadTask() }));
     const env: Record<string, string> = {};
     for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
     env['RIN_CONTROL_TOKEN'] = RIN_TOKEN;
-    const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'aira', 'mcp', '--authority', 'rin', '--control', daemon.url, '--world', 'harbor', '--actor', 'gull', '--task', task], env, stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'aira', 'mcp', '--authority', 'rin', '--control', daemon.url, '--world', 'harbor', '--actor', 'gull', '--task', task],
+      env,
+      stderr: 'pipe',
+    });
     client = new Client({ name: 'aira-test', version: '1.0.0' });
     await client.connect(transport, { timeout: 180_000 });
   });

@@ -14,7 +14,9 @@ import { callTool, mcpTrace, runOverMcp } from './mcp-harness.js';
 
 const crypto = getCrypto();
 
-async function session(opts: { bindCapabilities?: number; bindTtlMs?: number; now?: () => number } = {}): Promise<{ client: Client; session: AiraMcpSession; task: AiraTask; released: () => boolean; listChanged: () => number }> {
+async function session(
+  opts: { bindCapabilities?: number; bindTtlMs?: number; now?: () => number } = {},
+): Promise<{ client: Client; session: AiraMcpSession; task: AiraTask; released: () => boolean; listChanged: () => number }> {
   let released = false;
   const opened = await openTaskSession({
     crypto,
@@ -121,7 +123,15 @@ describe('scoped bound tools', () => {
     expect(trace).toEqual(task.trace());
     expect(trace.events.slice(-2)).toMatchObject([
       { op: 'model.proposePatch', requestId: 'bound-1', decision: 'scheduled' },
-      { op: 'model.proposePatch', requestId: 'bound-2', decision: 'rejected', code: 'BOUND_CAPABILITY_STALE', status: 'blocked', fromState: 'propose', toState: 'propose' },
+      {
+        op: 'model.proposePatch',
+        requestId: 'bound-2',
+        decision: 'rejected',
+        code: 'BOUND_CAPABILITY_STALE',
+        status: 'blocked',
+        fromState: 'propose',
+        toState: 'propose',
+      },
     ]);
     expect(stale.envelope.budgets).toEqual(ok.envelope.budgets);
     // Its request id is spent, as any refused call's is.
@@ -137,7 +147,13 @@ describe('scoped bound tools', () => {
     const stale = await callTool(client, 'bound.doc.setParameter', widen('after-commit'));
     expect(stale.envelope.diagnostics[0]?.code).toBe('BOUND_CAPABILITY_STALE');
     expect(stale.envelope.diagnostics[0]?.message).toMatch(/revision moved/);
-    expect((await mcpTrace(client)).events.at(-1)).toMatchObject({ requestId: 'after-commit', decision: 'rejected', code: 'BOUND_CAPABILITY_STALE', fromState: 'commit', toState: 'commit' });
+    expect((await mcpTrace(client)).events.at(-1)).toMatchObject({
+      requestId: 'after-commit',
+      decision: 'rejected',
+      code: 'BOUND_CAPABILITY_STALE',
+      fromState: 'commit',
+      toState: 'commit',
+    });
     expect(task.state).toBe('commit');
     await client.close();
   });

@@ -12,7 +12,12 @@ import { serveAiraMcpStdio, STDIO_MAX_MESSAGE_BYTES, type StdioServed } from '..
 import { BIN } from '../shared/cli.js';
 
 const crypto = getCrypto();
-const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-test', version: '1' } } });
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-test', version: '1' } },
+});
 
 interface Reply {
   jsonrpc: string;
@@ -54,7 +59,11 @@ async function start(): Promise<{ send(line: string | Buffer): void; next: () =>
   stdin = new PassThrough();
   const stdout = new PassThrough();
   const next = lines(stdout);
-  const s = await openTaskSession({ crypto, task: bracketTask(), authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }) });
+  const s = await openTaskSession({
+    crypto,
+    task: bracketTask(),
+    authority: async () => ({ authority: openDocumentAuthority({ crypto }), release: async () => undefined }),
+  });
   served = await serveAiraMcpStdio(s, { stdin, stdout });
   const send = (line: string | Buffer) => stdin.write(Buffer.concat([typeof line === 'string' ? Buffer.from(line) : line, Buffer.from('\n')]));
   send(INIT);
@@ -80,7 +89,13 @@ describe('aira mcp over stdio, line by line', () => {
 
   it('answers JSON that is no JSON-RPC message with -32600, naming its id when it has one', async () => {
     const { send, next } = await start();
-    for (const [bad, id] of [['[1,2]', null], ['42', null], ['{"id":5}', 5], ['{"jsonrpc":"1.0","id":"x","method":"ping"}', 'x'], ['{"jsonrpc":"2.0","id":{},"method":"ping"}', null]] as const) {
+    for (const [bad, id] of [
+      ['[1,2]', null],
+      ['42', null],
+      ['{"id":5}', 5],
+      ['{"jsonrpc":"1.0","id":"x","method":"ping"}', 'x'],
+      ['{"jsonrpc":"2.0","id":{},"method":"ping"}', null],
+    ] as const) {
       send(bad);
       const r = await next();
       expect([r.id, r.error?.code], bad).toEqual([id, -32600]);

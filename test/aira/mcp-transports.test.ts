@@ -17,7 +17,11 @@ vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 });
 function withoutDescriptions(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutDescriptions);
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v).filter(([k, x]) => !(k === 'description' && typeof x === 'string')).map(([k, x]) => [k, withoutDescriptions(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([k, x]) => !(k === 'description' && typeof x === 'string'))
+      .map(([k, x]) => [k, withoutDescriptions(x)]),
+  );
 }
 
 let reference: Trace;
@@ -31,7 +35,13 @@ describe('the library reference run', () => {
     expect(reference.terminal?.code).toBe('COMPLETED');
     expect(reference.events.map((e) => e.op)).toEqual([
       'interface.manifest',
-      'catalog.search', 'catalog.describe', 'model.proposePatch', 'model.preview', 'model.validate', 'model.commit', 'model.read',
+      'catalog.search',
+      'catalog.describe',
+      'model.proposePatch',
+      'model.preview',
+      'model.validate',
+      'model.commit',
+      'model.read',
     ]);
     expect(reference.events.every((e) => e.decision === 'scheduled')).toBe(true);
     expect(reference.events.at(-1)?.toState).toBe('readBack');
@@ -60,7 +70,9 @@ describe('aigenora aira mcp over stdio', () => {
       const { $schema: _b, ...advertised } = withoutDescriptions(t.inputSchema) as Record<string, unknown>;
       expect(advertised, op).toEqual(expected);
       expect(t.inputSchema.required).toContain('requestId');
-      expect(t.outputSchema?.required).toEqual(expect.arrayContaining(['requestId', 'observedRevision', 'status', 'diagnostics', 'nextActions', 'budgets', 'task']));
+      expect(t.outputSchema?.required).toEqual(
+        expect.arrayContaining(['requestId', 'observedRevision', 'status', 'diagnostics', 'nextActions', 'budgets', 'task']),
+      );
     }
     const { resources } = await client.listResources();
     expect(resources.map((r) => r.uri).sort()).toEqual(['aira://task/capsule', 'aira://task/trace']);
@@ -151,7 +163,13 @@ describe('aigenora aira mcp over Streamable HTTP', () => {
     expect(r.envelope.task.state).toBe('preview');
     expect(r.text).toBe('model.commit blocked VALIDATION_REQUIRED -> next model.validate (state preview)');
     const trace = await mcpTrace(client);
-    expect(trace.events.at(-1)).toMatchObject({ requestId: 'commit-early', decision: 'rejected', code: 'VALIDATION_REQUIRED', fromState: 'preview', toState: 'preview' });
+    expect(trace.events.at(-1)).toMatchObject({
+      requestId: 'commit-early',
+      decision: 'rejected',
+      code: 'VALIDATION_REQUIRED',
+      fromState: 'preview',
+      toState: 'preview',
+    });
     await transport.terminateSession();
     await client.close();
   });

@@ -15,7 +15,9 @@ import { callTool, mcpTrace, readJsonResource, runOverMcp } from './mcp-harness.
 
 const crypto = getCrypto();
 
-async function connect(opts: { bindCapabilities?: number; authority?: (a: Authority) => Authority; task?: TaskInput } = {}): Promise<{ client: Client; task: AiraTask }> {
+async function connect(
+  opts: { bindCapabilities?: number; authority?: (a: Authority) => Authority; task?: TaskInput } = {},
+): Promise<{ client: Client; task: AiraTask }> {
   const opened = await openTaskSession({
     crypto,
     task: opts.task ?? bracketTask(),
@@ -60,7 +62,9 @@ describe('the advertised tools', () => {
     }
     // Three common fields on each of the nine tools, plus the plan's own and the other tools' fields.
     expect(fields).toBeGreaterThan(50);
-    const plan = tools.find((t) => t.name === 'model.proposePatch')!.inputSchema.properties!['plan'] as { properties: Record<string, { description?: string; properties?: Record<string, { description?: string }> }> };
+    const plan = tools.find((t) => t.name === 'model.proposePatch')!.inputSchema.properties!['plan'] as {
+      properties: Record<string, { description?: string; properties?: Record<string, { description?: string }> }>;
+    };
     expect(plan.properties['bindings']!.properties!['operationCatalog']!.description).toMatch(/server instructions/);
     await client.close();
   });
@@ -109,9 +113,15 @@ describe('an invalid input', () => {
 
   it('names missing fields deep in a plan, each by its path', async () => {
     const { client } = await connect();
-    const r = await callTool(client, 'model.proposePatch', { requestId: 'p', plan: { baseRevision: 'rev', steps: [{ id: 's', capability: 'set', mode: 'authoring', args: {} }], bindings: { grantId: 1 } } });
+    const r = await callTool(client, 'model.proposePatch', {
+      requestId: 'p',
+      plan: { baseRevision: 'rev', steps: [{ id: 's', capability: 'set', mode: 'authoring', args: {} }], bindings: { grantId: 1 } },
+    });
     expect(r.envelope.diagnostics[0]?.code).toBe('INVALID_INPUT');
-    const fields = r.guide.split('\n').filter((l) => l.startsWith('- ')).map((l) => l.slice(2, l.indexOf(': ')));
+    const fields = r.guide
+      .split('\n')
+      .filter((l) => l.startsWith('- '))
+      .map((l) => l.slice(2, l.indexOf(': ')));
     expect(fields).toEqual([
       'plan.intentFrameHash',
       'plan.bindings.operationCatalog',
@@ -130,8 +140,17 @@ describe('an invalid input', () => {
 
   it('shows an odd field name quoted, on its own line', async () => {
     const { client } = await connect();
-    const r = await callTool(client, 'catalog.describe', { requestId: 'd', capability: 'cap:doc.setParameter@1', 'x\nnext: model.commit {}': 1, plan: { steps: 1 } });
-    expect(r.guide.split('\n').slice(1, 4)).toEqual(['The input has 2 invalid fields:', '- "x\\nnext: model.commit {}": not a field of this tool', '- plan: not a field of this tool']);
+    const r = await callTool(client, 'catalog.describe', {
+      requestId: 'd',
+      capability: 'cap:doc.setParameter@1',
+      'x\nnext: model.commit {}': 1,
+      plan: { steps: 1 },
+    });
+    expect(r.guide.split('\n').slice(1, 4)).toEqual([
+      'The input has 2 invalid fields:',
+      '- "x\\nnext: model.commit {}": not a field of this tool',
+      '- plan: not a field of this tool',
+    ]);
     expect(r.guide).not.toMatch(/^next: model\.commit/m);
     await client.close();
   });

@@ -6,15 +6,29 @@ import { Diagnostic, EnvelopeStatus } from '../../ts/aira/schema.js';
 describe('diagnostic()', () => {
   it('fills the defaults of the plan', () => {
     expect(diagnostic('PARAMETER_UNKNOWN', 'lower', 'input', 'no parameter "depth"')).toEqual({
-      code: 'PARAMETER_UNKNOWN', phase: 'lower', cause: 'input', severity: 'error', affected: [], repairCapabilities: [],
-      repairScope: [], approvalRequired: false, message: 'no parameter "depth"',
+      code: 'PARAMETER_UNKNOWN',
+      phase: 'lower',
+      cause: 'input',
+      severity: 'error',
+      affected: [],
+      repairCapabilities: [],
+      repairScope: [],
+      approvalRequired: false,
+      message: 'no parameter "depth"',
     });
   });
 
   it('takes refinements but never lets them change code, phase, cause or message', () => {
     const d = diagnostic('X', 'plan', 'input', 'm', {
-      severity: 'warning', affected: ['s1'], expected: { min: 2 }, actual: 1, repairCapabilities: ['cap:doc.setParameter@1'],
-      code: 'Y', phase: 'commit', cause: 'stale', message: 'other',
+      severity: 'warning',
+      affected: ['s1'],
+      expected: { min: 2 },
+      actual: 1,
+      repairCapabilities: ['cap:doc.setParameter@1'],
+      code: 'Y',
+      phase: 'commit',
+      cause: 'stale',
+      message: 'other',
     });
     expect(d).toMatchObject({ code: 'X', phase: 'plan', cause: 'input', message: 'm', severity: 'warning', affected: ['s1'], expected: { min: 2 }, actual: 1 });
     expect('expected' in diagnostic('X', 'plan', 'input', 'm', { expected: undefined })).toBe(false);
@@ -34,9 +48,26 @@ describe('diagnostic()', () => {
 
 describe('RUNTIME_CODES', () => {
   it('holds the codes of the runtime semantics and each builds a schema-valid diagnostic', () => {
-    for (const c of ['DISCOVERY_REQUIRED', 'CANDIDATE_REQUIRED', 'PREVIEW_REQUIRED', 'VALIDATION_REQUIRED', 'NOTHING_TO_REVERT', 'INVALID_INPUT',
-      'UNKNOWN_OPERATION', 'DUPLICATE_REQUEST_ID', 'TASK_TERMINAL', 'STALE_REVISION', 'READBACK_REQUIRED', 'BOUND_CAPABILITY_STALE', 'DEFERRED',
-      'REPAIR_CAP_REACHED', 'BUDGET_EXHAUSTED', 'AUTHORITY_INTEGRITY', 'COMPLETED', 'ACCEPTANCE_FAILED']) {
+    for (const c of [
+      'DISCOVERY_REQUIRED',
+      'CANDIDATE_REQUIRED',
+      'PREVIEW_REQUIRED',
+      'VALIDATION_REQUIRED',
+      'NOTHING_TO_REVERT',
+      'INVALID_INPUT',
+      'UNKNOWN_OPERATION',
+      'DUPLICATE_REQUEST_ID',
+      'TASK_TERMINAL',
+      'STALE_REVISION',
+      'READBACK_REQUIRED',
+      'BOUND_CAPABILITY_STALE',
+      'DEFERRED',
+      'REPAIR_CAP_REACHED',
+      'BUDGET_EXHAUSTED',
+      'AUTHORITY_INTEGRITY',
+      'COMPLETED',
+      'ACCEPTANCE_FAILED',
+    ]) {
       expect(Object.keys(RUNTIME_CODES)).toContain(c);
     }
     for (const [code, info] of Object.entries(RUNTIME_CODES) as Array<[RuntimeCode, (typeof RUNTIME_CODES)[RuntimeCode]]>) {

@@ -14,16 +14,27 @@ const INTENT = `intent:sha256:${h('a')}`;
 const CATALOG = `disc:sha256:${h('c')}`;
 const SNAPSHOT = `runtime:sha256:${h('5')}`;
 const MANIFEST: AuthorityManifest = {
-  authority: 'doc', protocolVersion: '1', operationCatalog: 'aira.doc.ops/1', taxonomyRoot: 'doc',
-  validators: ['param.exists', 'param.range', 'param.equals', 'param.type'], limits: {},
+  authority: 'doc',
+  protocolVersion: '1',
+  operationCatalog: 'aira.doc.ops/1',
+  taxonomyRoot: 'doc',
+  validators: ['param.exists', 'param.range', 'param.equals', 'param.type'],
+  limits: {},
 };
 
 function ctx(over: Partial<PlanCheckContext> = {}): PlanCheckContext {
   const contracts = docContracts();
   return {
-    intentFrame: bracketIntent(), intentFrameHash: INTENT, head: HEAD,
-    described: new Map(contracts.map((c) => [c.id, c])), searched: new Set(contracts.map((c) => c.id)),
-    manifest: MANIFEST, catalogHash: CATALOG, runtimeSnapshot: SNAPSHOT, grantId: 'grant:local', remainingEffects: 50,
+    intentFrame: bracketIntent(),
+    intentFrameHash: INTENT,
+    head: HEAD,
+    described: new Map(contracts.map((c) => [c.id, c])),
+    searched: new Set(contracts.map((c) => c.id)),
+    manifest: MANIFEST,
+    catalogHash: CATALOG,
+    runtimeSnapshot: SNAPSHOT,
+    grantId: 'grant:local',
+    remainingEffects: 50,
     ...over,
   };
 }
@@ -69,10 +80,20 @@ describe('checkPlan', () => {
   });
 
   it('BINDING_MISMATCH per binding that differs', () => {
-    const bindings = { operationCatalog: 'other.ops/1', discoveryCatalogHash: `disc:sha256:${h('d')}`, runtimeSnapshot: `runtime:sha256:${h('6')}`, grantId: 'grant:bob' };
+    const bindings = {
+      operationCatalog: 'other.ops/1',
+      discoveryCatalogHash: `disc:sha256:${h('d')}`,
+      runtimeSnapshot: `runtime:sha256:${h('6')}`,
+      grantId: 'grant:bob',
+    };
     const ds = checkPlan(plan({ bindings }), ctx());
     expect(codes(ds)).toEqual(['BINDING_MISMATCH', 'BINDING_MISMATCH', 'BINDING_MISMATCH', 'BINDING_MISMATCH']);
-    expect(ds.map((x) => x.affected[0])).toEqual(['bindings.operationCatalog', 'bindings.discoveryCatalogHash', 'bindings.runtimeSnapshot', 'bindings.grantId']);
+    expect(ds.map((x) => x.affected[0])).toEqual([
+      'bindings.operationCatalog',
+      'bindings.discoveryCatalogHash',
+      'bindings.runtimeSnapshot',
+      'bindings.grantId',
+    ]);
     expect(ds.map((x) => x.cause)).toEqual(['stale', 'stale', 'stale', 'scope']);
     // Before any search there is no catalog hash to bind.
     only(checkPlan(plan(), ctx({ catalogHash: null })), 'BINDING_MISMATCH');
@@ -112,7 +133,10 @@ describe('checkPlan', () => {
     expect(compileArgsSchema(c.inputSchema)).toBe(v);
     expect(compileArgsSchema(structuredClone(c.inputSchema))).toBe(v);
     const broken: CapabilityContract = { ...c, inputSchema: { type: 'object', properties: { a: { $ref: 'https://example.com/elsewhere.json' } } } };
-    const x = only(checkPlan(plan({ steps: [{ id: 's', capability: c.id, mode: 'authoring', args: {} }] }), ctx({ described: new Map([[c.id, broken]]) })), 'CAPABILITY_SCHEMA_INVALID');
+    const x = only(
+      checkPlan(plan({ steps: [{ id: 's', capability: c.id, mode: 'authoring', args: {} }] }), ctx({ described: new Map([[c.id, broken]]) })),
+      'CAPABILITY_SCHEMA_INVALID',
+    );
     expect(x.cause).toBe('authority');
     expect(compileArgsSchema(broken.inputSchema)).toBeInstanceOf(Error);
   });
@@ -142,7 +166,9 @@ describe('checkPlan', () => {
   });
 
   it('DEPENDENCY_CYCLE for a self-dependency', () => {
-    const self = plan({ steps: [{ id: 'me', capability: 'cap:doc.setParameter@1', mode: 'authoring', dependsOn: ['me'], args: { name: 'width', value: 45 } }] });
+    const self = plan({
+      steps: [{ id: 'me', capability: 'cap:doc.setParameter@1', mode: 'authoring', dependsOn: ['me'], args: { name: 'width', value: 45 } }],
+    });
     const x = only(checkPlan(self, ctx()), 'DEPENDENCY_CYCLE');
     expect(x.affected).toEqual(['me']);
     expect(x.message).toMatch(/depends on itself/);
@@ -150,7 +176,11 @@ describe('checkPlan', () => {
 
   it('DEPENDENCY_CYCLE for a 64-step cycle names all 64 steps; a 64-step chain passes', () => {
     const step = (i: number, dep: number | null) => ({
-      id: `s${i}`, capability: 'cap:doc.inspect@1', mode: 'query' as const, args: { select: [] }, ...(dep === null ? {} : { dependsOn: [`s${dep}`] }),
+      id: `s${i}`,
+      capability: 'cap:doc.inspect@1',
+      mode: 'query' as const,
+      args: { select: [] },
+      ...(dep === null ? {} : { dependsOn: [`s${dep}`] }),
     });
     const ring = plan({ steps: Array.from({ length: 64 }, (_, i) => step(i, (i + 1) % 64)) });
     const x = only(checkPlan(ring, ctx()), 'DEPENDENCY_CYCLE');
@@ -176,19 +206,21 @@ describe('checkPlan', () => {
   });
 
   it('PLAN_BUDGET_EXCEEDED when the plan has more authoring steps than effects remain (query steps are reads)', () => {
-    const twoWrites = plan({ steps: [...plan().steps, { id: 'unit', capability: 'cap:doc.addParameter@1', mode: 'authoring', args: { name: 'depth', value: 5 } }] });
+    const twoWrites = plan({
+      steps: [...plan().steps, { id: 'unit', capability: 'cap:doc.addParameter@1', mode: 'authoring', args: { name: 'depth', value: 5 } }],
+    });
     expect(only(checkPlan(twoWrites, ctx({ remainingEffects: 1 })), 'PLAN_BUDGET_EXCEEDED')).toMatchObject({ expected: 1, actual: 2, cause: 'budget' });
     expect(checkPlan(twoWrites, ctx({ remainingEffects: 2 }))).toEqual([]);
     only(checkPlan(plan(), ctx({ remainingEffects: 0 })), 'PLAN_BUDGET_EXCEEDED');
   });
 
-  it('RISK_UNDERSTATED is a warning when estimatedRisk is below a step capability\'s risk', () => {
+  it("RISK_UNDERSTATED is a warning when estimatedRisk is below a step capability's risk", () => {
     const p = plan({ steps: [{ id: 'r', capability: 'cap:doc.removeAssertion@1', mode: 'authoring', args: { id: 'min-wall' } }] });
     expect(only(checkPlan(p, ctx()), 'RISK_UNDERSTATED')).toMatchObject({ severity: 'warning', expected: 'high', actual: 'low' });
     expect(checkPlan({ ...p, estimatedRisk: 'high' }, ctx())).toEqual([]);
   });
 
-  it('PLAN_ID_MISMATCH when a crypto is given and planId is not the plan\'s content id', () => {
+  it("PLAN_ID_MISMATCH when a crypto is given and planId is not the plan's content id", () => {
     const crypto = getCrypto('js');
     const p = plan();
     const id = contentId('plan', p, crypto);
@@ -198,19 +230,39 @@ describe('checkPlan', () => {
   });
 
   it('reports independent faults together, in a fixed order', () => {
-    const p = plan({ baseRevision: 'rev:old', acceptanceAssertions: ['nope'], steps: [{ id: 'x', capability: 'cap:doc.setParameter@1', mode: 'authoring', dependsOn: ['x'], args: {} }] });
-    expect(codes(checkPlan(p, ctx({ remainingEffects: 0 })))).toEqual(['STALE_PLAN', 'ARGS_INVALID', 'DEPENDENCY_CYCLE', 'ACCEPTANCE_ASSERTION_UNKNOWN', 'PLAN_BUDGET_EXCEEDED']);
+    const p = plan({
+      baseRevision: 'rev:old',
+      acceptanceAssertions: ['nope'],
+      steps: [{ id: 'x', capability: 'cap:doc.setParameter@1', mode: 'authoring', dependsOn: ['x'], args: {} }],
+    });
+    expect(codes(checkPlan(p, ctx({ remainingEffects: 0 })))).toEqual([
+      'STALE_PLAN',
+      'ARGS_INVALID',
+      'DEPENDENCY_CYCLE',
+      'ACCEPTANCE_ASSERTION_UNKNOWN',
+      'PLAN_BUDGET_EXCEEDED',
+    ]);
   });
 
   it('never throws: anything that is not a plan is PLAN_INVALID with the path at fault', () => {
     const tooMany = plan({ steps: Array.from({ length: 65 }, (_, i) => ({ id: `s${i}`, capability: 'cap:doc.inspect@1', mode: 'query' as const, args: {} })) });
     const cases: Array<[unknown, string]> = [
-      [null, 'plan'], ['plan', 'plan'], [[], 'plan'], [{ ...plan(), extra: 1 }, 'plan'], [tooMany, 'plan.steps'], [{ ...plan(), steps: [] }, 'plan.steps'],
+      [null, 'plan'],
+      ['plan', 'plan'],
+      [[], 'plan'],
+      [{ ...plan(), extra: 1 }, 'plan'],
+      [tooMany, 'plan.steps'],
+      [{ ...plan(), steps: [] }, 'plan.steps'],
       [{ ...plan(), estimatedRisk: 'moderate' }, 'plan.estimatedRisk'],
     ];
     for (const [input, path] of cases) expect(only(checkPlan(input, ctx()), 'PLAN_INVALID').affected).toEqual([path]);
     const trap = { ...plan() };
-    Object.defineProperty(trap, 'steps', { enumerable: true, get: () => { throw new Error('getter trap'); } });
+    Object.defineProperty(trap, 'steps', {
+      enumerable: true,
+      get: () => {
+        throw new Error('getter trap');
+      },
+    });
     expect(codes(checkPlan(trap, ctx()))).toHaveLength(1);
     const hostileCtx = { ...ctx(), described: null } as unknown as PlanCheckContext;
     expect(only(checkPlan(plan(), hostileCtx), 'PLAN_CHECK_INTERNAL').severity).toBe('error');

@@ -25,7 +25,15 @@ describeWithReference('rin authority on the reference Go control daemon', () => 
   it('offers the same catalog and reads the same kind of revision', async () => {
     const a = authority('puffin');
     const hits = (await a.search(ctx(), { requestId: 'q' })).data.hits;
-    expect(hits.map((h) => h.id)).toEqual(['cap:harbor.inspect@1', 'cap:harbor.load-cargo@1', 'cap:harbor.repair@1', 'cap:harbor.sail@1', 'cap:harbor.scuttle@1', 'cap:harbor.shift@1', 'cap:harbor.tow@1']);
+    expect(hits.map((h) => h.id)).toEqual([
+      'cap:harbor.inspect@1',
+      'cap:harbor.load-cargo@1',
+      'cap:harbor.repair@1',
+      'cap:harbor.sail@1',
+      'cap:harbor.scuttle@1',
+      'cap:harbor.shift@1',
+      'cap:harbor.tow@1',
+    ]);
     const d = await a.describe(ctx(), 'cap:harbor.load-cargo@1');
     expect(d.diagnostics).toEqual([]);
     expect(d.data.inputSchema).toMatchObject({ required: ['crates'] });

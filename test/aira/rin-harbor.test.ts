@@ -46,7 +46,8 @@ describe('the harbor effect profile', () => {
 
   it('predicts the harbor policy decisions its catalog documents', () => {
     const policy = harborRinPolicy();
-    const decide = (id: string) => policy.decide({ actorId: 'gull', controllerId: 'c.one', principalId: 'alice', clock: 'step', effects: HARBOR_EFFECTS[id]! }).result;
+    const decide = (id: string) =>
+      policy.decide({ actorId: 'gull', controllerId: 'c.one', principalId: 'alice', clock: 'step', effects: HARBOR_EFFECTS[id]! }).result;
     expect(Object.fromEntries(Object.keys(ARGS).map((id) => [id, decide(id)]))).toEqual({
       'harbor.inspect': 'allow',
       'harbor.load-cargo': 'allow',
@@ -61,13 +62,32 @@ describe('the harbor effect profile', () => {
   });
 
   it('predicts with any policy file, and refuses a bad one with the engine typed error', () => {
-    const open = rinPolicyFromText(JSON.stringify({ revision: 2, profile: 'open', known_effect_kinds: ['harbor.vessel'], known_scopes: ['harbor.public'], confirmation_ttl: { step: 10 }, confirmation_scopes: ['rin.policy.confirm'] }), 'open');
-    expect(open.decide({ actorId: 'gull', controllerId: 'c.one', principalId: 'alice', clock: 'step', effects: HARBOR_EFFECTS['harbor.scuttle']! }).result).toBe('require_confirmation');
+    const open = rinPolicyFromText(
+      JSON.stringify({
+        revision: 2,
+        profile: 'open',
+        known_effect_kinds: ['harbor.vessel'],
+        known_scopes: ['harbor.public'],
+        confirmation_ttl: { step: 10 },
+        confirmation_scopes: ['rin.policy.confirm'],
+      }),
+      'open',
+    );
+    expect(
+      open.decide({ actorId: 'gull', controllerId: 'c.one', principalId: 'alice', clock: 'step', effects: HARBOR_EFFECTS['harbor.scuttle']! }).result,
+    ).toBe('require_confirmation');
     // Confirmation lifetimes are per clock: a clock with none cannot confirm, so it denies.
-    expect(open.decide({ actorId: 'gull', controllerId: 'c.one', principalId: 'alice', clock: 'event', effects: HARBOR_EFFECTS['harbor.scuttle']! })).toMatchObject({ result: 'deny', reasonCode: 'policy.confirmation_clock_disabled' });
+    expect(
+      open.decide({ actorId: 'gull', controllerId: 'c.one', principalId: 'alice', clock: 'event', effects: HARBOR_EFFECTS['harbor.scuttle']! }),
+    ).toMatchObject({ result: 'deny', reasonCode: 'policy.confirmation_clock_disabled' });
     // The guarded default knows no effect kinds: everything is denied.
-    const guarded = rinPolicyFromText(JSON.stringify({ revision: 1, profile: 'guarded', confirmation_ttl: { step: 10 }, confirmation_scopes: ['rin.policy.confirm'] }), 'guarded');
-    expect(guarded.decide({ actorId: 'gull', controllerId: 'c.one', principalId: 'alice', clock: 'step', effects: HARBOR_EFFECTS['harbor.load-cargo']! })).toMatchObject({ result: 'deny' });
+    const guarded = rinPolicyFromText(
+      JSON.stringify({ revision: 1, profile: 'guarded', confirmation_ttl: { step: 10 }, confirmation_scopes: ['rin.policy.confirm'] }),
+      'guarded',
+    );
+    expect(
+      guarded.decide({ actorId: 'gull', controllerId: 'c.one', principalId: 'alice', clock: 'step', effects: HARBOR_EFFECTS['harbor.load-cargo']! }),
+    ).toMatchObject({ result: 'deny' });
     expect(() => rinPolicyFromText('{"revision":0}', 'bad')).toThrow(expect.objectContaining({ code: 'invalid' }));
   });
 });

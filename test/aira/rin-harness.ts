@@ -68,9 +68,15 @@ export function useRinWorld(start: () => Promise<RinDaemon>): RinWorld {
     return v;
   };
   return {
-    get url() { return ready(daemon).url; },
-    get attached() { return ready(attached); },
-    get client() { return ready(client); },
+    get url() {
+      return ready(daemon).url;
+    },
+    get attached() {
+      return ready(attached);
+    },
+    get client() {
+      return ready(client);
+    },
     output: () => `${daemon?.output?.().slice(-4000) ?? ''}\n--- host agent errors:\n${(attached?.errors ?? []).map((e) => e.message).join('\n')}`,
     authority(actor, more = {}) {
       const a = openRinAuthority({

@@ -42,7 +42,12 @@ async function upToValidate(task: AiraTask, query: string, capability: string, a
   const plan: Plan = {
     baseRevision: read.observedRevision!,
     intentFrameHash: capsule.intentFrameHash,
-    bindings: { operationCatalog: 'aira.rin.ops/1', discoveryCatalogHash: search.data['catalogHash'] as string, runtimeSnapshot: capsule.runtimeSnapshot, grantId: capsule.grant.grantId },
+    bindings: {
+      operationCatalog: 'aira.rin.ops/1',
+      discoveryCatalogHash: search.data['catalogHash'] as string,
+      runtimeSnapshot: capsule.runtimeSnapshot,
+      grantId: capsule.grant.grantId,
+    },
     steps: [{ id: 'load', capability: capability as Plan['steps'][number]['capability'], mode: 'authoring', args }],
     acceptanceAssertions: capsule.intentFrame.acceptanceAssertions.map((a) => a.id),
     estimatedEffects: [],

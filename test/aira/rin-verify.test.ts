@@ -5,7 +5,10 @@ import type { AcceptanceAssertion } from '../../ts/aira/schema.js';
 
 const state = {
   payload: { step: 4, boat: { name: 'Gull', berth: 'dock', cargo: 3, 'a/b': 1, 'c~d': 2 }, fleet: [{ actor_id: 'gull' }, { actor_id: 'tern' }] },
-  facts: [{ fact_id: 'hull', value: 90 }, { fact_id: 'berth', value: 'dock' }],
+  facts: [
+    { fact_id: 'hull', value: 90 },
+    { fact_id: 'berth', value: 'dock' },
+  ],
 };
 const check = (validator: string, args: Record<string, unknown>) => evaluateRinAssertion({ id: 'a', text: '', validator, args } as AcceptanceAssertion, state);
 

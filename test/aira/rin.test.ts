@@ -70,7 +70,12 @@ describe('rin authority: catalog', () => {
     expect(d.diagnostics).toEqual([]);
     expect(d.data).toMatchObject({ id: 'cap:harbor.load-cargo@1', mode: 'authoring', reversible: true, effectClass: 'reversible', risk: 'low' });
     expect(d.data.description).toMatch(/crates/);
-    expect(d.data.inputSchema).toMatchObject({ type: 'object', additionalProperties: false, required: ['crates'], properties: { crates: { type: 'integer', minimum: 1, maximum: 20 } } });
+    expect(d.data.inputSchema).toMatchObject({
+      type: 'object',
+      additionalProperties: false,
+      required: ['crates'],
+      properties: { crates: { type: 'integer', minimum: 1, maximum: 20 } },
+    });
     expect((await a.describe(ctx(), 'cap:harbor.repair@1')).data.reversible).toBe(false);
 
     const unknown = await a.describe(ctx(), 'cap:harbor.teleport@1');
@@ -81,7 +86,12 @@ describe('rin authority: catalog', () => {
 
   it('has a manifest naming its catalog and validators', async () => {
     const m = await authority('puffin').manifest(ctx());
-    expect(m.data).toMatchObject({ authority: 'rin', protocolVersion: 'rin.control/v2', operationCatalog: 'aira.rin.ops/1', validators: ['payload.equals', 'payload.range', 'fact.equals'] });
+    expect(m.data).toMatchObject({
+      authority: 'rin',
+      protocolVersion: 'rin.control/v2',
+      operationCatalog: 'aira.rin.ops/1',
+      validators: ['payload.equals', 'payload.range', 'fact.equals'],
+    });
   });
 });
 
@@ -110,7 +120,10 @@ describe('rin authority: read', () => {
     expect(r.status).toBe('partial');
     expect(r.data['selected']).toEqual({ 'payload/boat/berth': 'dock', 'facts/hull': 100 });
     expect(codes(r.diagnostics)).toEqual(['SELECT_UNKNOWN', 'SELECT_UNKNOWN']);
-    expect(r.diagnostics.map((d) => [d.severity, d.affected])).toEqual([['warning', ['payload/boat/wings']], ['warning', ['elsewhere']]]);
+    expect(r.diagnostics.map((d) => [d.severity, d.affected])).toEqual([
+      ['warning', ['payload/boat/wings']],
+      ['warning', ['elsewhere']],
+    ]);
   });
 });
 
@@ -122,13 +135,26 @@ describe('rin authority: propose', () => {
     const p1 = await a.propose(c, plan(head, [{ capability: 'cap:harbor.load-cargo@1', args: { crates: 2 } }]));
     expect(p1.diagnostics).toEqual([]);
     expect(p1.data.candidateId).toMatch(/^cand:sha256:[0-9a-f]{64}$/);
-    expect(p1.data).toMatchObject({ capability: 'cap:harbor.load-cargo@1', rinCapability: 'harbor.load-cargo@1.0.0', arguments: { crates: 2 }, baseRevision: head });
+    expect(p1.data).toMatchObject({
+      capability: 'cap:harbor.load-cargo@1',
+      rinCapability: 'harbor.load-cargo@1.0.0',
+      arguments: { crates: 2 },
+      baseRevision: head,
+    });
     expect((await a.propose(c, plan(head, [{ capability: 'cap:harbor.load-cargo@1', args: { crates: 2 } }]))).data.candidateId).toBe(p1.data.candidateId);
     expect((await a.propose(c, plan(head, [{ capability: 'cap:harbor.load-cargo@1', args: { crates: 3 } }]))).data.candidateId).not.toBe(p1.data.candidateId);
     // Another task, another candidate.
-    expect((await a.propose(ctx('task:sha256:' + 'b'.repeat(64)), plan(head, [{ capability: 'cap:harbor.load-cargo@1', args: { crates: 2 } }]))).data.candidateId).not.toBe(p1.data.candidateId);
+    expect(
+      (await a.propose(ctx('task:sha256:' + 'b'.repeat(64)), plan(head, [{ capability: 'cap:harbor.load-cargo@1', args: { crates: 2 } }]))).data.candidateId,
+    ).not.toBe(p1.data.candidateId);
     // Query steps are plan, not patch: they do not count as actions.
-    const withQuery = await a.propose(c, plan(head, [{ capability: 'cap:harbor.inspect@1', mode: 'query', args: {} }, { capability: 'cap:harbor.load-cargo@1', args: { crates: 2 } }]));
+    const withQuery = await a.propose(
+      c,
+      plan(head, [
+        { capability: 'cap:harbor.inspect@1', mode: 'query', args: {} },
+        { capability: 'cap:harbor.load-cargo@1', args: { crates: 2 } },
+      ]),
+    );
     expect(withQuery.diagnostics).toEqual([]);
   });
 
@@ -138,7 +164,14 @@ describe('rin authority: propose', () => {
     for (const args of [{ crates: 0 }, { crates: 21 }, { crates: 'two' }, {}, { crates: 2, extra: true }, { crates: 1.5 }]) {
       const r = await a.propose(ctx(), plan(head, [{ capability: 'cap:harbor.load-cargo@1', args }]));
       expect(codes(r.diagnostics), JSON.stringify(args)).toEqual(['ARGUMENTS_INVALID']);
-      expect(r.diagnostics[0]).toMatchObject({ phase: 'lower', cause: 'input', severity: 'error', affected: ['s1'], repairCapabilities: ['cap:harbor.load-cargo@1'], actual: args });
+      expect(r.diagnostics[0]).toMatchObject({
+        phase: 'lower',
+        cause: 'input',
+        severity: 'error',
+        affected: ['s1'],
+        repairCapabilities: ['cap:harbor.load-cargo@1'],
+        actual: args,
+      });
       expect(Diagnostic.safeParse(r.diagnostics[0]).success).toBe(true);
       expect(r.data.candidateId).toBe('');
     }
@@ -150,7 +183,13 @@ describe('rin authority: propose', () => {
   it('refuses two actions in one plan, an unknown capability and a plan made on an older revision', async () => {
     const a = authority('puffin');
     const head = await a.head(ctx());
-    const two = await a.propose(ctx(), plan(head, [{ capability: 'cap:harbor.load-cargo@1', args: { crates: 1 } }, { capability: 'cap:harbor.sail@1', args: { distance: 2 } }]));
+    const two = await a.propose(
+      ctx(),
+      plan(head, [
+        { capability: 'cap:harbor.load-cargo@1', args: { crates: 1 } },
+        { capability: 'cap:harbor.sail@1', args: { distance: 2 } },
+      ]),
+    );
     expect(codes(two.diagnostics)).toEqual(['ONE_ACTION_PER_PLAN']);
     expect(two.diagnostics[0]!.affected).toEqual(['s1', 's2']);
     expect(codes((await a.propose(ctx(), plan(head, [{ capability: 'cap:harbor.fly@1', args: {} }]))).diagnostics)).toEqual(['CAPABILITY_UNKNOWN']);
@@ -176,7 +215,11 @@ describe('rin authority: preview and validate', () => {
     });
     const repair = (await a.propose(c, plan(head, [{ capability: 'cap:harbor.repair@1', args: {} }]))).data.candidateId;
     const pr = await a.preview(c, repair);
-    expect(pr.data).toMatchObject({ effectClass: 'irreversible', riskFloor: 'medium', effects: [{ kind: 'harbor.repair', ownership: 'shared', scope: 'harbor.slipway', reversible: false, risk: 'medium' }] });
+    expect(pr.data).toMatchObject({
+      effectClass: 'irreversible',
+      riskFloor: 'medium',
+      effects: [{ kind: 'harbor.repair', ownership: 'shared', scope: 'harbor.slipway', reversible: false, risk: 'medium' }],
+    });
     expect(pr.diagnostics.map((d) => [d.code, d.severity])).toEqual([['IRREVERSIBLE_EFFECT', 'info']]);
     expect(codes((await a.preview(c, H('cand'))).diagnostics)).toEqual(['CANDIDATE_UNKNOWN']);
 
@@ -193,7 +236,10 @@ describe('rin authority: preview and validate', () => {
     expect(allow.diagnostics).toEqual([]);
     expect(allow.data.passed).toBe(true);
     expect(allow.data.validationToken).toMatch(/^vtok:sha256:[0-9a-f]{64}$/);
-    expect(allow.data.evidence.find((e) => e.assertion === 'policy')).toMatchObject({ passed: true, detail: { policyMode: 'local', policy: 'harbor', result: 'allow' } });
+    expect(allow.data.evidence.find((e) => e.assertion === 'policy')).toMatchObject({
+      passed: true,
+      detail: { policyMode: 'local', policy: 'harbor', result: 'allow' },
+    });
 
     const confirm = (await prepare(a, 'cap:harbor.repair@1', {})).validated;
     expect(confirm.data.passed).toBe(false);
@@ -242,7 +288,10 @@ describe('rin authority: an untrustworthy daemon', () => {
       }),
     });
     const head = await loosened.head(ctx());
-    await expect(loosened.propose(ctx(), plan(head, [{ capability: 'cap:harbor.load-cargo@1', args: { crates: 999 } }]))).rejects.toMatchObject({ name: 'AuthorityError', code: 'AUTHORITY_INTEGRITY' });
+    await expect(loosened.propose(ctx(), plan(head, [{ capability: 'cap:harbor.load-cargo@1', args: { crates: 999 } }]))).rejects.toMatchObject({
+      name: 'AuthorityError',
+      code: 'AUTHORITY_INTEGRITY',
+    });
 
     const elsewhere = authority('puffin', { client: tampering('/control/v2/observe', (b) => ({ ...b, actor_id: 'gull' })) });
     await expect(elsewhere.read(ctx(), { requestId: 'r' })).rejects.toMatchObject({ name: 'AuthorityError', code: 'AUTHORITY_INTEGRITY' });
@@ -280,7 +329,13 @@ describe('rin authority: commit', () => {
     expect(read.observedRevision).toBe(done.data.revision);
     expect(read.data['selected']).toEqual({ 'payload/boat/cargo': 3 });
     const verdict = await a.verify(c, harborLoadTask(3).acceptanceAssertions, done.data.revision);
-    expect(verdict).toEqual({ passed: true, results: [{ assertion: 'cargo-loaded', passed: true, detail: { actual: 3 } }, { assertion: 'still-docked', passed: true, detail: { actual: 'dock' } }] });
+    expect(verdict).toEqual({
+      passed: true,
+      results: [
+        { assertion: 'cargo-loaded', passed: true, detail: { actual: 3 } },
+        { assertion: 'still-docked', passed: true, detail: { actual: 'dock' } },
+      ],
+    });
     const wrong = await a.verify(c, harborLoadTask(5).acceptanceAssertions, done.data.revision);
     expect(wrong.passed).toBe(false);
     expect(wrong.results[0]).toMatchObject({ assertion: 'cargo-loaded', passed: false });
@@ -307,7 +362,9 @@ describe('rin authority: commit', () => {
   it('confirms a predicted require_confirmation under an approving grant, and waits for the slipway', async () => {
     const a = authority('puffin');
     const { candidateId, validated, ctx: c } = await prepare(a, 'cap:harbor.repair@1', {}, GRANT_APPROVES);
-    expect(a.effectClass({ op: 'model.commit', input: { requestId: 'x', candidateId, validationToken: validated.data.validationToken! } })).toBe('irreversible');
+    expect(a.effectClass({ op: 'model.commit', input: { requestId: 'x', candidateId, validationToken: validated.data.validationToken! } })).toBe(
+      'irreversible',
+    );
     const done = await a.commit(c, { requestId: 'c1', candidateId, validationToken: validated.data.validationToken! });
     expect(done.diagnostics).toEqual([]);
     expect(done.status).toBe('success');

@@ -46,7 +46,8 @@ function driver(task: AiraTask) {
       }),
     preview: (candidateId: string) => send('model.preview', { candidateId }),
     validate: (candidateId: string) => send('model.validate', { candidateId }),
-    commit: (candidateId: string, validationToken: string, target?: 'publish') => send('model.commit', { candidateId, validationToken, ...(target ? { target } : {}) }),
+    commit: (candidateId: string, validationToken: string, target?: 'publish') =>
+      send('model.commit', { candidateId, validationToken, ...(target ? { target } : {}) }),
     read: (extra: Record<string, unknown> = {}) => send('model.read', extra),
   };
 }

@@ -29,7 +29,12 @@ export const CONTRACT: CapabilityContract = {
   effectClass: 'bufferable',
   risk: 'low',
   description: 'sets one named value',
-  inputSchema: { type: 'object', properties: { name: { type: 'string' }, value: { type: 'number' } }, required: ['name', 'value'], additionalProperties: false },
+  inputSchema: {
+    type: 'object',
+    properties: { name: { type: 'string' }, value: { type: 'number' } },
+    required: ['name', 'value'],
+    additionalProperties: false,
+  },
   mode: 'authoring',
   reversible: true,
   preconditions: [],
@@ -40,7 +45,17 @@ type Method = 'openTask' | 'head' | 'manifest' | 'search' | 'describe' | 'read' 
 type Scripted = { kind: 'result'; value: unknown } | { kind: 'throw'; error: unknown };
 
 export function diag(code: string, severity: Diagnostic['severity'] = 'error'): Diagnostic {
-  return { code, phase: 'preview', severity, affected: [], cause: 'assertion', repairCapabilities: [], repairScope: [], approvalRequired: false, message: code };
+  return {
+    code,
+    phase: 'preview',
+    severity,
+    affected: [],
+    cause: 'assertion',
+    repairCapabilities: [],
+    repairScope: [],
+    approvalRequired: false,
+    message: code,
+  };
 }
 
 export class ScriptedAuthority implements Authority {
@@ -112,7 +127,7 @@ export class ScriptedAuthority implements Authority {
   }
   describe(ctx: AuthorityContext, capability: string): Promise<AuthorityResult<CapabilityContract>> {
     return this.#run('describe', ctx, () =>
-      capability === CAP ? this.#ok(CONTRACT) : (this.#ok({} as CapabilityContract, { diagnostics: [{ ...diag('CAPABILITY_UNKNOWN'), phase: 'read' }] })),
+      capability === CAP ? this.#ok(CONTRACT) : this.#ok({} as CapabilityContract, { diagnostics: [{ ...diag('CAPABILITY_UNKNOWN'), phase: 'read' }] }),
     );
   }
   read(ctx: AuthorityContext, _input: OpInput<'model.read'>): Promise<AuthorityResult<Record<string, unknown>>> {

@@ -26,7 +26,17 @@ async function toValidate(task: AiraTask, tag = ''): Promise<{ candidateId: stri
   return { candidateId, token: v.data['validationToken'] as string };
 }
 
-const META = ['interface.manifest', 'catalog.search', 'catalog.describe', 'model.read', 'model.proposePatch', 'model.preview', 'model.validate', 'model.commit', 'model.revert'];
+const META = [
+  'interface.manifest',
+  'catalog.search',
+  'catalog.describe',
+  'model.read',
+  'model.proposePatch',
+  'model.preview',
+  'model.validate',
+  'model.commit',
+  'model.revert',
+];
 
 describe('aira runtime: a whole task', () => {
   it('L1 manifest, search, describe, propose, preview, validate, commit, read → completed, each envelope valid', async () => {
@@ -111,7 +121,10 @@ describe('aira runtime: admission refuses before any dispatch (M33, M26)', () =>
   });
 
   it('the protocol sequences are matched in order, as subsequences of the cycle, after thousands of other calls', async () => {
-    const { task, auth } = await open({ protocol: { requiredDiscoverySequence: ['interface.manifest', 'catalog.search', 'catalog.describe'] }, budget: { calls: 10_000 } });
+    const { task, auth } = await open({
+      protocol: { requiredDiscoverySequence: ['interface.manifest', 'catalog.search', 'catalog.describe'] },
+      budget: { calls: 10_000 },
+    });
     for (let b = 0; b < 8; b++) {
       const out = await task.batch(Array.from({ length: 250 }, (_, i) => calls.read(`r${b}-${i}`)));
       expect(out.results.every((r) => r.decision === 'scheduled')).toBe(true);
@@ -210,7 +223,13 @@ describe('aira runtime: admission refuses before any dispatch (M33, M26)', () =>
       { op: 'catalog.search', input: { requestId: 'd', unknown: true } },
     ]);
     expect(out.results.map((r) => r.envelope.diagnostics[0]!.code)).toEqual([
-      'INVALID_INPUT', 'INVALID_INPUT', 'UNKNOWN_OPERATION', 'INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT', 'INVALID_INPUT',
+      'INVALID_INPUT',
+      'INVALID_INPUT',
+      'UNKNOWN_OPERATION',
+      'INVALID_INPUT',
+      'INVALID_INPUT',
+      'INVALID_INPUT',
+      'INVALID_INPUT',
     ]);
     expect(out.results[4]!.envelope.diagnostics[0]!.phase).toBe('input');
     expect(out.results.every((r) => r.decision === 'rejected' && r.envelope.status === 'blocked')).toBe(true);
@@ -227,11 +246,13 @@ describe('aira runtime: admission refuses before any dispatch (M33, M26)', () =>
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
     const odd = [Number.NaN, 10n, () => 1, cyclic, new Date(0)];
-    const out = await task.batch(odd.map((v, i) => {
-      const c = calls.propose(`j${i}`, task) as { input: { plan: { steps: Array<{ args: Record<string, unknown> }> } } };
-      c.input.plan.steps[0]!.args['value'] = v;
-      return c;
-    }));
+    const out = await task.batch(
+      odd.map((v, i) => {
+        const c = calls.propose(`j${i}`, task) as { input: { plan: { steps: Array<{ args: Record<string, unknown> }> } } };
+        c.input.plan.steps[0]!.args['value'] = v;
+        return c;
+      }),
+    );
     expect(out.results.map((r) => r.envelope.diagnostics[0]!.code)).toEqual(odd.map(() => 'INVALID_INPUT'));
     expect(auth.count('propose') + auth.count('manifest')).toBe(0);
     expect(task.terminal).toBeNull();
@@ -289,7 +310,13 @@ describe('aira runtime: admission refuses before any dispatch (M33, M26)', () =>
     expect(e.data).toEqual({ completedPrefix: [], nextOperation: 'model.read' });
     expect(task.state).toBe('observe');
     expect(auth.count('read')).toBe(reads);
-    expect(task.trace().events.at(-1)).toMatchObject({ op: 'model.read', decision: 'rejected', code: 'STALE_REVISION', fromState: 'describe', toState: 'observe' });
+    expect(task.trace().events.at(-1)).toMatchObject({
+      op: 'model.read',
+      decision: 'rejected',
+      code: 'STALE_REVISION',
+      fromState: 'describe',
+      toState: 'observe',
+    });
     expect(task.capsule().extensions).toEqual([]);
     // At the head it is answered and recorded.
     expect((await task.call(calls.read('q2', { observedRevision: task.head, query: { kind: 'lineage', ref: 'head' } }))).status).toBe('success');
@@ -378,7 +405,13 @@ describe('aira runtime: repair (M41, M42)', () => {
     expect(e.task).toMatchObject({ state: 'observe', terminal: null });
     expect(e.budgets.consumed['repairs']).toBe(0);
     expect(e.budgets.remaining['repairs']).toBe(0);
-    expect(task.trace().events.at(-1)).toMatchObject({ op: 'model.proposePatch', decision: 'scheduled', status: 'stale', fromState: 'describe', toState: 'observe' });
+    expect(task.trace().events.at(-1)).toMatchObject({
+      op: 'model.proposePatch',
+      decision: 'scheduled',
+      status: 'stale',
+      fromState: 'describe',
+      toState: 'observe',
+    });
     // Back in observe the plan must be rebased and re-checked after discovery again.
     const again = await task.call(calls.propose('p2', task));
     expect(again.diagnostics[0]!.code).toBe('DISCOVERY_REQUIRED');
@@ -422,7 +455,11 @@ describe('aira runtime: repair (M41, M42)', () => {
     const pv = await task.call(calls.preview('pv', cand));
     expect(pv.status).toBe('success');
     expect(task.state).toBe('preview');
-    auth.answer('validate', { observedRevision: auth.branchHead, data: { passed: false, evidence: [] }, diagnostics: [{ ...diag('ASSERTION_FAILED'), phase: 'validate' }] });
+    auth.answer('validate', {
+      observedRevision: auth.branchHead,
+      data: { passed: false, evidence: [] },
+      diagnostics: [{ ...diag('ASSERTION_FAILED'), phase: 'validate' }],
+    });
     await task.call(calls.validate('v', cand));
     expect(task.state).toBe('repair');
   });
@@ -479,7 +516,7 @@ describe('aira runtime: authority faults and stale CAS', () => {
     expect(task.terminal).toMatchObject({ state: 'failed', code: 'AUTHORITY_INTEGRITY' });
   });
 
-  it('a describe answered with another capability\'s contract is AUTHORITY_INTEGRITY', async () => {
+  it("a describe answered with another capability's contract is AUTHORITY_INTEGRITY", async () => {
     const { task, auth } = await open();
     await task.call(calls.search('s'));
     auth.answer('describe', { observedRevision: auth.branchHead, data: { id: 'cap:test.other@1' }, diagnostics: [] });
@@ -528,7 +565,10 @@ describe('aira runtime: completion (M43) and publishing', () => {
   });
 
   it('a verifier answering passed:true without a result for every declared assertion does not complete (ACCEPTANCE_UNVERIFIED)', async () => {
-    const intent = { ...INTENT, acceptanceAssertions: [...INTENT.acceptanceAssertions, { id: 'wall-2', text: 'wall is 2', validator: 'param.equals', args: { name: 'wall', value: 2 } }] };
+    const intent = {
+      ...INTENT,
+      acceptanceAssertions: [...INTENT.acceptanceAssertions, { id: 'wall-2', text: 'wall is 2', validator: 'param.equals', args: { name: 'wall', value: 2 } }],
+    };
     const { task, auth } = await open({ intentFrame: intent });
     const { candidateId, token } = await toValidate(task);
     await task.call(calls.commit('c', candidateId, token));
@@ -539,7 +579,13 @@ describe('aira runtime: completion (M43) and publishing', () => {
     expect(r1.certificateSummary).toMatchObject({ passed: false, assertions: 2 });
     expect(r1.task).toMatchObject({ state: 'readBack', terminal: null });
     // One assertion covered, the other not: still unverified, naming only the missing one.
-    auth.answer('verify', { passed: true, results: [{ assertion: 'width-45', passed: true }, { assertion: 'other', passed: true }] });
+    auth.answer('verify', {
+      passed: true,
+      results: [
+        { assertion: 'width-45', passed: true },
+        { assertion: 'other', passed: true },
+      ],
+    });
     const r2 = await task.call(calls.read('r2'));
     expect(r2.diagnostics.map((d) => d.code)).toEqual(['ACCEPTANCE_UNVERIFIED']);
     expect(r2.diagnostics[0]!.affected).toEqual(['wall-2']);
@@ -553,7 +599,16 @@ describe('aira runtime: completion (M43) and publishing', () => {
   });
 
   it('a stricter completion sequence (manifest required) is enforced at read-back', async () => {
-    const seq = ['interface.manifest', 'catalog.search', 'catalog.describe', 'model.proposePatch', 'model.preview', 'model.validate', 'model.commit', 'model.read'] as const;
+    const seq = [
+      'interface.manifest',
+      'catalog.search',
+      'catalog.describe',
+      'model.proposePatch',
+      'model.preview',
+      'model.validate',
+      'model.commit',
+      'model.read',
+    ] as const;
     const { task } = await open({ protocol: { requiredCompletionSequence: [...seq] } });
     const { candidateId, token } = await toValidate(task);
     await task.call(calls.commit('c', candidateId, token));
@@ -657,7 +712,7 @@ describe('aira runtime: a refusal decided outside admission (refuse)', () => {
     details: { affected: [CAP], expected: { revision: 'rev:old' }, actual: { revision: 'rev:new' } },
   });
 
-  it('is one rejected event of its own round, with an admission refusal\'s envelope; nothing dispatched, nothing spent', async () => {
+  it("is one rejected event of its own round, with an admission refusal's envelope; nothing dispatched, nothing spent", async () => {
     const { task, auth } = await open();
     await task.call(calls.search('s'));
     const before = await task.call(calls.describe('d'));
@@ -665,10 +720,21 @@ describe('aira runtime: a refusal decided outside admission (refuse)', () => {
     const e = await task.refuse(stale('b1'));
     expect(Envelope.safeParse(e).success).toBe(true);
     expect(e).toMatchObject({ requestId: 'b1', status: 'blocked', observedRevision: task.head, effectsObserved: [], artifacts: [], certificateSummary: null });
-    expect(e.diagnostics).toEqual([{
-      code: 'BOUND_CAPABILITY_STALE', phase: 'binding', severity: 'error', cause: 'stale', message: 'the binding is stale',
-      affected: [CAP], expected: { revision: 'rev:old' }, actual: { revision: 'rev:new' }, repairCapabilities: [], repairScope: [], approvalRequired: false,
-    }]);
+    expect(e.diagnostics).toEqual([
+      {
+        code: 'BOUND_CAPABILITY_STALE',
+        phase: 'binding',
+        severity: 'error',
+        cause: 'stale',
+        message: 'the binding is stale',
+        affected: [CAP],
+        expected: { revision: 'rev:old' },
+        actual: { revision: 'rev:new' },
+        repairCapabilities: [],
+        repairScope: [],
+        approvalRequired: false,
+      },
+    ]);
     expect(e.data).toEqual({ completedPrefix: ['catalog.search', 'catalog.describe'], nextOperation: 'catalog.describe' });
     expect(e.nextActions).toEqual([{ op: 'catalog.describe', capability: CAP, preconditions: [] }]);
     expect(e.budgets).toEqual(before.budgets);
@@ -680,7 +746,17 @@ describe('aira runtime: a refusal decided outside admission (refuse)', () => {
     expect(Object.keys(e).sort()).toEqual(Object.keys(admission).sort());
     expect(Object.keys(e.data).sort()).toEqual(Object.keys(admission.data).sort());
     const events = task.trace().events;
-    expect(events.at(-2)).toEqual({ seq: 2, batch: 2, requestId: 'b1', op: 'model.proposePatch', fromState: 'describe', decision: 'rejected', code: 'BOUND_CAPABILITY_STALE', status: 'blocked', toState: 'describe' });
+    expect(events.at(-2)).toEqual({
+      seq: 2,
+      batch: 2,
+      requestId: 'b1',
+      op: 'model.proposePatch',
+      fromState: 'describe',
+      decision: 'rejected',
+      code: 'BOUND_CAPABILITY_STALE',
+      status: 'blocked',
+      toState: 'describe',
+    });
     expect(events.at(-1)).toMatchObject({ seq: 3, batch: 3, requestId: 'pv', code: 'CANDIDATE_REQUIRED' });
     expect(task.state).toBe('describe');
   });
@@ -700,7 +776,12 @@ describe('aira runtime: a refusal decided outside admission (refuse)', () => {
     expect(late.nextActions).toEqual([]);
     expect(task.terminal).toEqual(end);
     expect(task.trace().events.map((ev) => [ev.requestId, ev.code ?? ev.decision])).toEqual([
-      ['s', 'scheduled'], ['s', 'DUPLICATE_REQUEST_ID'], ['b1', 'BOUND_CAPABILITY_STALE'], ['b1', 'DUPLICATE_REQUEST_ID'], ['b1', 'DUPLICATE_REQUEST_ID'], ['b2', 'TASK_TERMINAL'],
+      ['s', 'scheduled'],
+      ['s', 'DUPLICATE_REQUEST_ID'],
+      ['b1', 'BOUND_CAPABILITY_STALE'],
+      ['b1', 'DUPLICATE_REQUEST_ID'],
+      ['b1', 'DUPLICATE_REQUEST_ID'],
+      ['b2', 'TASK_TERMINAL'],
     ]);
   });
 
@@ -741,7 +822,9 @@ describe('aira runtime: startTask refuses bad input with typed errors', () => {
     expect(await code(start({ intentFrame: { goal: 'x' } }))).toBe('TASK_INPUT_INVALID');
     expect(await code(start({ intentFrame: INTENT, extra: 1 }))).toBe('TASK_INPUT_INVALID');
     expect(await code(start({ intentFrame: INTENT, protocol: { requiredDiscoverySequence: ['catalog.search'] } }))).toBe('PROTOCOL_LOOSENED');
-    expect(await code(start({ intentFrame: INTENT, protocol: { requiredDiscoverySequence: ['catalog.describe', 'catalog.search'] } }))).toBe('PROTOCOL_LOOSENED');
+    expect(await code(start({ intentFrame: INTENT, protocol: { requiredDiscoverySequence: ['catalog.describe', 'catalog.search'] } }))).toBe(
+      'PROTOCOL_LOOSENED',
+    );
     expect(await code(start({ intentFrame: INTENT, protocol: { repairCap: 4 } }))).toBe('PROTOCOL_LOOSENED');
     expect(await code(start({ intentFrame: INTENT, protocol: { repairCap: 16 } }))).toBe('PROTOCOL_LOOSENED');
     const good = defaultContract(crypto);
@@ -764,7 +847,7 @@ describe('aira runtime: startTask refuses bad input with typed errors', () => {
     expect(Object.keys(defaultContract(crypto).descriptor.cells.observe)).toEqual(META);
   });
 
-  it('the static effect class of each meta-operation is M30\'s table', () => {
+  it("the static effect class of each meta-operation is M30's table", () => {
     const r = { requestId: 'r' };
     const cand = { ...r, candidateId: 'cand:sha256:' + '1'.repeat(64), validationToken: 'vtok:sha256:' + '2'.repeat(64) };
     const table: Array<[unknown, string]> = [

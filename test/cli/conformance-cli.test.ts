@@ -139,7 +139,12 @@ describe('aigenora conformance', () => {
   it.skipIf(!haveCorpus)('passes the real corpus with every file at the count its README gives', async () => {
     const r = await cli(['conformance', '--json']);
     expect(r.status, r.stdout.slice(-2000)).toBe(0);
-    const report = JSON.parse(r.stdout) as { suites: { path: string; total: number; repeated: number; failed: number; passed: Record<string, number> }[]; errors: string[]; passed: number; failed: number };
+    const report = JSON.parse(r.stdout) as {
+      suites: { path: string; total: number; repeated: number; failed: number; passed: Record<string, number> }[];
+      errors: string[];
+      passed: number;
+      failed: number;
+    };
     // The counts of ../shared/conformance/README.md's table (cases.txt repeats cases.json; the seven
     // sample lines of the ES6 file's README are the eighth file).
     const readme: Record<string, number> = {

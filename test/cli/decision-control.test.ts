@@ -15,7 +15,7 @@ function win(w: Partial<Window> & Pick<Window, 'match_key' | 'expects'>, human =
 describe('the decision-awaited line', () => {
   it('a human round names the enum, the deadline and the command', () => {
     expect(awaitedLine(builtin('rps').spec, 'guest', win({ match_key: 'round', expects: 'value' }), '/data/sessions/ab12/guest', T0)).toBe(
-      "decision awaited: round 0, reveal.choice, one of: rock, paper, scissors; deadline 2026-01-01T00:02:00.000Z (120 s), then the session ends; answer: aigenora session decide /data/sessions/ab12/guest --value <choice>",
+      'decision awaited: round 0, reveal.choice, one of: rock, paper, scissors; deadline 2026-01-01T00:02:00.000Z (120 s), then the session ends; answer: aigenora session decide /data/sessions/ab12/guest --value <choice>',
     );
   });
 

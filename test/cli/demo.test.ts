@@ -44,7 +44,9 @@ describe('npm run demo (two agents over libp2p)', () => {
     expect(out).toMatch(/^demo: ok$/m);
     const beats: Record<string, string> = { rock: 'scissors', paper: 'rock', scissors: 'paper' };
     const score = { host: 0, guest: 0 };
-    const rounds = [...out.matchAll(/^round (\d+): host (rock|paper|scissors) vs guest (rock|paper|scissors) → (host|guest|draw) \(host (\d+), guest (\d+)\)$/gm)];
+    const rounds = [
+      ...out.matchAll(/^round (\d+): host (rock|paper|scissors) vs guest (rock|paper|scissors) → (host|guest|draw) \(host (\d+), guest (\d+)\)$/gm),
+    ];
     expect(rounds.length).toBeGreaterThanOrEqual(2);
     for (const [i, m] of rounds.entries()) {
       const [, n, h, g, said, hs, gs] = m as unknown as string[];

@@ -40,7 +40,14 @@ const nullSnapshot = p('null-snapshot');
 const key = p('agent.key');
 
 // Nothing from the machine running the tests: no registry, no control token, no data directory of its own.
-const ENV: Record<string, string | undefined> = { AIGENORA_DATA_DIR: data, AIGENORA_SERVER: undefined, P2P_SERVER: undefined, AIGENORA_CONFIG: p('no-config.json'), RIN_CONTROL_TOKEN: undefined, AIGENORA_DEBUG: undefined };
+const ENV: Record<string, string | undefined> = {
+  AIGENORA_DATA_DIR: data,
+  AIGENORA_SERVER: undefined,
+  P2P_SERVER: undefined,
+  AIGENORA_CONFIG: p('no-config.json'),
+  RIN_CONTROL_TOKEN: undefined,
+  AIGENORA_DEBUG: undefined,
+};
 
 /**
  * What each command reads, given wrong: [arguments after the command, exit status]. Every command also
@@ -48,37 +55,98 @@ const ENV: Record<string, string | undefined> = { AIGENORA_DATA_DIR: data, AIGEN
  */
 const CASES: Record<string, [string[], 1 | 2][]> = {
   demo: [[['--json=yes'], 2]],
-  conformance: [[[missing], 2], [['--backend', 'rust'], 2]],
+  conformance: [
+    [[missing], 2],
+    [['--backend', 'rust'], 2],
+  ],
   init: [[['--data-dir', file], 2]],
-  host: [[['--data-dir', data], 2], [['--protocol-dir', missing, '--data-dir', data], 2], [['--protocol', 'coin-flip-v1', '--options', '{"best_of":-3}', '--data-dir', data], 1]],
-  join: [[['null', '--data-dir', data], 1], [[`@${missing}`, '--data-dir', data], 2]],
+  host: [
+    [['--data-dir', data], 2],
+    [['--protocol-dir', missing, '--data-dir', data], 2],
+    [['--protocol', 'coin-flip-v1', '--options', '{"best_of":-3}', '--data-dir', data], 1],
+  ],
+  join: [
+    [['null', '--data-dir', data], 1],
+    [[`@${missing}`, '--data-dir', data], 2],
+  ],
   web: [[['--listen', '0.0.0.0:0'], 2]],
-  server: [[['--listen', 'nowhere'], 2], [['extra'], 2]],
-  validate: [[[missing], 2], [[badSpec, '{"action":"x"}'], 2]],
+  server: [
+    [['--listen', 'nowhere'], 2],
+    [['extra'], 2],
+  ],
+  validate: [
+    [[missing], 2],
+    [[badSpec, '{"action":"x"}'], 2],
+  ],
   register: [[['--data-dir', data], 2]],
-  browse: [[['--type', 'nope', '--data-dir', data], 2], [['--data-dir', data], 1]],
-  cancel: [[['--data-dir', data], 2], [['some-post', '--data-dir', data], 1]],
+  browse: [
+    [['--type', 'nope', '--data-dir', data], 2],
+    [['--data-dir', data], 1],
+  ],
+  cancel: [
+    [['--data-dir', data], 2],
+    [['some-post', '--data-dir', data], 1],
+  ],
   'inbox send': [[['--to', 'nothex', '--message', 'x', '--data-dir', data], 2]],
   'inbox list': [[['--data-dir', data], 1]],
   'inbox read': [[['--data-dir', data], 2]],
   'inbox delete': [[['--data-dir', data], 2]],
-  'protocol hash': [[[empty], 1], [[missing], 2]],
-  'protocol validate': [[[missing], 2], [[badSpec, '{"action":"x"}'], 2]],
-  'protocol path': [[['no-such-protocol', '--data-dir', data], 1], [[], 2]],
+  'protocol hash': [
+    [[empty], 1],
+    [[missing], 2],
+  ],
+  'protocol validate': [
+    [[missing], 2],
+    [[badSpec, '{"action":"x"}'], 2],
+  ],
+  'protocol path': [
+    [['no-such-protocol', '--data-dir', data], 1],
+    [[], 2],
+  ],
   'protocol list': [[['--data-dir', file], 2]],
   'protocol create': [[[p('new-protocol'), '--from', 'chess'], 2]],
-  'protocol scaffold': [[[emptyDir], 2], [[file], 1], [[badSpec], 1]],
-  'protocol hooks': [[[missing], 2], [[badSpec], 1]],
-  'protocol test': [[[missing], 2], [[badSpec], 1], [['ts/protocols/rps', '--options', '{'], 2], [['ts/protocols/rps', '--options', '{"best_of":-3}'], 1]],
-  'protocol register': [[[missing, '--data-dir', data], 2], [[badSpec, '--data-dir', data], 2]],
+  'protocol scaffold': [
+    [[emptyDir], 2],
+    [[file], 1],
+    [[badSpec], 1],
+  ],
+  'protocol hooks': [
+    [[missing], 2],
+    [[badSpec], 1],
+  ],
+  'protocol test': [
+    [[missing], 2],
+    [[badSpec], 1],
+    [['ts/protocols/rps', '--options', '{'], 2],
+    [['ts/protocols/rps', '--options', '{"best_of":-3}'], 1],
+  ],
+  'protocol register': [
+    [[missing, '--data-dir', data], 2],
+    [[badSpec, '--data-dir', data], 2],
+  ],
   'protocol fetch': [[['not-an-id', '--data-dir', data], 2]],
   'protocol search': [[['two', 'words', '--data-dir', data], 2]],
   'session list': [[['--data-dir', nullJson], 2]],
-  'session events': [[[emptyDir], 2], [[file], 2], [[missing], 2]],
-  'session snapshot': [[[emptyDir], 2], [[missing], 2], [[noSnapshot], 2], [[nullSnapshot], 1]],
+  'session events': [
+    [[emptyDir], 2],
+    [[file], 2],
+    [[missing], 2],
+  ],
+  'session snapshot': [
+    [[emptyDir], 2],
+    [[missing], 2],
+    [[noSnapshot], 2],
+    [[nullSnapshot], 1],
+  ],
   'session decide': [[[missing, '--value', 'rock'], 2]],
-  'session abort': [[[emptyDir], 2], [[missing], 2]],
-  'session web': [[[emptyDir], 2], [['--listen', '0.0.0.0:0'], 2]],
+  'session abort': [
+    [[emptyDir], 2],
+    [[missing], 2],
+  ],
+  'session web': [
+    [[emptyDir], 2],
+    [['--listen', '0.0.0.0:0'], 2],
+  ],
   'rin serve': [[['--principal', 'alice'], 2]],
   'rin host': [[['atlantis', '--owner', 'alice'], 2]],
   'rin worlds': [[[], 2]],
@@ -88,13 +156,25 @@ const CASES: Record<string, [string[], 1 | 2][]> = {
   'rin operation': [[['frobnicate'], 2]],
   'rin emergency-stop': [[[], 2]],
   'aira mcp': [[['--authority', 'nope'], 2]],
-  'aira run': [[['--task', missing], 2], [['--task', empty], 1]],
+  'aira run': [
+    [['--task', missing], 2],
+    [['--task', empty], 1],
+  ],
   'aira matrix': [[['extra'], 2]],
   'receipt verify': [[[missing], 2]],
-  'proof verify': [[[missing], 2], [[file], 2]],
-  'trade new': [[['NOT_A_TYPE', '--body', nullJson], 2], [['DEAL'], 2]],
+  'proof verify': [
+    [[missing], 2],
+    [[file], 2],
+  ],
+  'trade new': [
+    [['NOT_A_TYPE', '--body', nullJson], 2],
+    [['DEAL'], 2],
+  ],
   'trade keygen': [[['--out', p('k')], 2]],
-  'trade sign': [[[missing, '--key', key], 2], [[nullJson, '--key', key], 1]],
+  'trade sign': [
+    [[missing, '--key', key], 2],
+    [[nullJson, '--key', key], 1],
+  ],
   'trade verify': [[[missing], 2]],
   'trade state': [[[nullJson], 2]],
   'trade manifest': [[[file], 2]],
@@ -110,7 +190,10 @@ beforeAll(async () => {
   writeFileSync(join(noSnapshot, 'events.jsonl'), '');
   mkdirSync(nullSnapshot);
   writeFileSync(join(nullSnapshot, 'snapshot.json'), 'null\n');
-  for (const args of [['init', '--data-dir', data], ['trade', 'keygen', '--signer', 'agent:errors', '--out', key]]) {
+  for (const args of [
+    ['init', '--data-dir', data],
+    ['trade', 'keygen', '--signer', 'agent:errors', '--out', key],
+  ]) {
     const r = await cli(args, { env: ENV });
     expect(r.status, r.stderr).toBe(0);
   }
@@ -155,11 +238,17 @@ describe('every command refuses in one convention', () => {
     const usage = await cli(['trade', 'verify'], { env: ENV });
     expect(usage.stderr).toMatch(/^aigenora trade verify: USAGE: expected one envelope FILE\nusage: aigenora trade verify FILE/);
     const spec = await cli(['protocol', 'hooks', badSpec], { env: ENV });
-    expect(spec.stderr).toMatch(/^aigenora protocol hooks: SPEC_INVALID: \S+ is not a valid spec: 2 error\(s\), first SPEC_NAME_MISSING at \/name\nerror SPEC_NAME_MISSING at \/name: .*\nerror SPEC_MESSAGES_MISSING at \/messages: /);
+    expect(spec.stderr).toMatch(
+      /^aigenora protocol hooks: SPEC_INVALID: \S+ is not a valid spec: 2 error\(s\), first SPEC_NAME_MISSING at \/name\nerror SPEC_NAME_MISSING at \/name: .*\nerror SPEC_MESSAGES_MISSING at \/messages: /,
+    );
   });
 
   it('--json changes where nothing goes: a refusal is still one line on stderr and nothing on stdout', async () => {
-    for (const args of [['protocol', 'path', 'no-such-protocol', '--data-dir', data, '--json'], ['protocol', 'hash', empty, '--json'], ['trade', 'sign', nullJson, '--key', key, '--json']]) {
+    for (const args of [
+      ['protocol', 'path', 'no-such-protocol', '--data-dir', data, '--json'],
+      ['protocol', 'hash', empty, '--json'],
+      ['trade', 'sign', nullJson, '--key', key, '--json'],
+    ]) {
       const r = await cli(args, { env: ENV });
       expect([r.status, r.stdout], args.join(' ')).toEqual([1, '']);
       expect(r.stderr.split('\n')[0], args.join(' ')).toMatch(LINE);
@@ -205,7 +294,15 @@ describe('the network refusals, as real processes on loopback', () => {
     const port = await closedPort();
     const protocolId = loadSpec(c, builtinDir(findBuiltin('coin-flip-v1')!)).protocolId!;
     const host = c.ed25519Keypair(seed);
-    const invitation = encodeInvitation(c, createInvitation(c, { host, protocolId, ticket: { peer_id: peerId, addrs: [`/ip4/127.0.0.1/tcp/${port}`, `/ip4/127.0.0.1/tcp/${port}/ws`] }, ttlMinutes: 5 }));
+    const invitation = encodeInvitation(
+      c,
+      createInvitation(c, {
+        host,
+        protocolId,
+        ticket: { peer_id: peerId, addrs: [`/ip4/127.0.0.1/tcp/${port}`, `/ip4/127.0.0.1/tcp/${port}/ws`] },
+        ttlMinutes: 5,
+      }),
+    );
     host.dispose();
     const r = await run(['join', invitation, '--data-dir', data, '--json']);
     expect(r.stdout, r.stderr).toBe('');
@@ -218,8 +315,15 @@ describe('the network refusals, as real processes on loopback', () => {
     const r = await run(['host', '--protocol', 'coin-flip-v1', '--invitation-ttl-minutes', '0.01', '--data-dir', data, '--json']);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines, r.stdout + r.stderr).toHaveLength(1);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ role: 'host', invitation: expect.stringMatching(/^aigenora1\./), addrs: expect.any(Array), expires_at: expect.any(String) });
-    expect(r.stderr).toMatch(/^aigenora host: INVITATION_EXPIRED: the invitation expired at \S+ (before a guest completed the handshake|and no guest joined)\n$/);
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      role: 'host',
+      invitation: expect.stringMatching(/^aigenora1\./),
+      addrs: expect.any(Array),
+      expires_at: expect.any(String),
+    });
+    expect(r.stderr).toMatch(
+      /^aigenora host: INVITATION_EXPIRED: the invitation expired at \S+ (before a guest completed the handshake|and no guest joined)\n$/,
+    );
     expect(r.status).toBe(1);
   }, 40_000);
 });

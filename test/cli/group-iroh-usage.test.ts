@@ -24,17 +24,32 @@ describe('a group over iroh, from the command line', () => {
   };
 
   it('needs the registry: its groups API admits the members and arbitrates the leader', async () => {
-    expect(await refused(['host', '--protocol', 'community-room-v1', '--transport', 'iroh'])).toEqual({ status: 2, err: expect.stringMatching(/^aigenora host: USAGE: a group over iroh needs --server URL/) });
+    expect(await refused(['host', '--protocol', 'community-room-v1', '--transport', 'iroh'])).toEqual({
+      status: 2,
+      err: expect.stringMatching(/^aigenora host: USAGE: a group over iroh needs --server URL/),
+    });
   });
 
   it('a group with --server is not a libp2p group, and has no invitation file to write', async () => {
-    expect(await refused(['host', '--protocol', 'texas-holdem-v1', '--server', NOWHERE, '--transport', 'libp2p'])).toEqual({ status: 2, err: expect.stringMatching(/a group with --server runs over iroh/) });
+    expect(await refused(['host', '--protocol', 'texas-holdem-v1', '--server', NOWHERE, '--transport', 'libp2p'])).toEqual({
+      status: 2,
+      err: expect.stringMatching(/a group with --server runs over iroh/),
+    });
     // --server alone implies iroh for a group.
-    expect(await refused(['host', '--protocol', 'community-room-v1', '--server', NOWHERE, '--invitation-file', join(dir, 'f')])).toEqual({ status: 2, err: expect.stringMatching(/--invitation-file: an iroh group's invitation is its registry post/) });
-    expect(await refused(['host', '--protocol', 'community-room-v1', '--server', NOWHERE, '--listen', '/ip4/127.0.0.1/tcp/0'])).toEqual({ status: 2, err: expect.stringMatching(/--listen takes libp2p multiaddrs/) });
+    expect(await refused(['host', '--protocol', 'community-room-v1', '--server', NOWHERE, '--invitation-file', join(dir, 'f')])).toEqual({
+      status: 2,
+      err: expect.stringMatching(/--invitation-file: an iroh group's invitation is its registry post/),
+    });
+    expect(await refused(['host', '--protocol', 'community-room-v1', '--server', NOWHERE, '--listen', '/ip4/127.0.0.1/tcp/0'])).toEqual({
+      status: 2,
+      err: expect.stringMatching(/--listen takes libp2p multiaddrs/),
+    });
   });
 
   it('a two-party host with --server is unchanged: libp2p unless --transport iroh', async () => {
-    expect(await refused(['host', '--protocol', 'rps-v1', '--server', NOWHERE, '--daemon'])).toEqual({ status: 2, err: expect.stringMatching(/--server posts the invitation of one two-party session/) });
+    expect(await refused(['host', '--protocol', 'rps-v1', '--server', NOWHERE, '--daemon'])).toEqual({
+      status: 2,
+      err: expect.stringMatching(/--server posts the invitation of one two-party session/),
+    });
   });
 });

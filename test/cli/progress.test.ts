@@ -30,7 +30,10 @@ interface Played {
 const mp = memoCrypto(c);
 
 /** One session of a built-in, both agents in this process: every protocol message, as the host saw them. */
-async function play(folder: string, o: { seed?: number; options?: Record<string, unknown>; chat?: { host?: string[]; guest?: string[] } } = {}): Promise<Played> {
+async function play(
+  folder: string,
+  o: { seed?: number; options?: Record<string, unknown>; chat?: { host?: string[]; guest?: string[] } } = {},
+): Promise<Played> {
   const b = builtin(folder);
   const hooks = await hooksOf(folder);
   const frames: Frame[] = [];
@@ -42,7 +45,14 @@ async function play(folder: string, o: { seed?: number; options?: Record<string,
     mpSecrets: { host: dealSecrets(mp.ot, 'host', { shuffle: seed }), guest: dealSecrets(mp.ot, 'guest', { shuffle: seed }) },
   };
   const r = await runLocal({
-    crypto: pinned ? mp : c, ...b, hooks, seed, outDir: tempDir('progress'), ...(o.options && { options: o.options }), ...(o.chat && { chat: o.chat }), ...pinned,
+    crypto: pinned ? mp : c,
+    ...b,
+    hooks,
+    seed,
+    outDir: tempDir('progress'),
+    ...(o.options && { options: o.options }),
+    ...(o.chat && { chat: o.chat }),
+    ...pinned,
     onMessage: (from, msg) => frames.push({ from, msg: structuredClone(msg) }),
   });
   expect([r.host.reason, r.guest.reason], `${r.host.detail ?? ''} ${r.guest.detail ?? ''}`).toEqual(['completed', 'completed']);
@@ -86,14 +96,17 @@ function inOrder(lines: string[], needles: (string | RegExp)[]) {
 const bare = (p: Played): Played => ({ ...p, hooks: { mode: p.hooks.mode, create: p.hooks.create } });
 
 describe('each two-party built-in narrates its own session', () => {
-  it('rock-paper-scissors: one line per round in the demo\'s format, then the winner', async () => {
+  it("rock-paper-scissors: one line per round in the demo's format, then the winner", async () => {
     const p = await play('rps', { options: { best_of: 5 } });
     const lines = narrate(p);
     expectClean(lines);
     const results = of(p, 'round_result');
     expect(lines).toEqual([
       'best of 5: first to 3 wins',
-      ...results.map((m) => `round ${m['round']}: host ${m['host_choice']} vs guest ${m['guest_choice']} → ${m['round_winner']} (host ${m['host_wins']}, guest ${m['guest_wins']})`),
+      ...results.map(
+        (m) =>
+          `round ${m['round']}: host ${m['host_choice']} vs guest ${m['guest_choice']} → ${m['round_winner']} (host ${m['host_wins']}, guest ${m['guest_wins']})`,
+      ),
       `game over: ${last(results)['game_winner']} wins (host ${last(results)['host_wins']}, guest ${last(results)['guest_wins']})`,
     ]);
   });
@@ -105,7 +118,10 @@ describe('each two-party built-in narrates its own session', () => {
     const results = of(p, 'round_result');
     expect(lines).toEqual([
       'best of 3: first to 2 wins',
-      ...results.map((m) => `round ${m['round']}: host ${m['host_choice']} vs guest ${m['guest_choice']} → ${m['round_winner']} (host ${m['host_wins']}, guest ${m['guest_wins']})`),
+      ...results.map(
+        (m) =>
+          `round ${m['round']}: host ${m['host_choice']} vs guest ${m['guest_choice']} → ${m['round_winner']} (host ${m['host_wins']}, guest ${m['guest_wins']})`,
+      ),
       `game over: ${last(results)['game_winner']} wins (host ${last(results)['host_wins']}, guest ${last(results)['guest_wins']})`,
     ]);
   });
@@ -132,7 +148,10 @@ describe('each two-party built-in narrates its own session', () => {
     const hp = (m: Message) => `HP host ${m['host_hp']}, guest ${m['guest_hp']}`;
     inOrder(lines, [
       "the host's mage against the guest's tank, at most 30 rounds",
-      ...results.map((m) => `round ${m['round']}: host ${m['host_move']} (${m['host_damage_dealt']} damage) vs guest ${m['guest_move']} (${m['guest_damage_dealt']} damage) → ${m['round_winner']} (${hp(m)})`),
+      ...results.map(
+        (m) =>
+          `round ${m['round']}: host ${m['host_move']} (${m['host_damage_dealt']} damage) vs guest ${m['guest_move']} (${m['guest_damage_dealt']} damage) → ${m['round_winner']} (${hp(m)})`,
+      ),
       `game over: ${last(results)['game_winner'] === 'draw' ? 'a draw' : `${last(results)['game_winner']} wins`} (${hp(last(results))})`,
     ]);
   });
@@ -177,7 +196,7 @@ describe('each two-party built-in narrates its own session', () => {
     expect(last(lines)).toContain(end['winner'] === 'none' ? 'the board is full: a draw' : `five in a row: ${end['winner']} wins`);
   });
 
-  it('connect four: each column and the row the stone landed on (the guest\'s by the rules\' own board)', async () => {
+  it("connect four: each column and the row the stone landed on (the guest's by the rules' own board)", async () => {
     const p = await play('connect-four', { seed: 4 });
     const lines = narrate(p);
     expectClean(lines);
@@ -194,10 +213,12 @@ describe('each two-party built-in narrates its own session', () => {
     }
     inOrder(lines, needles);
     const end = last(protocolFrames(p)).msg;
-    expect(last(lines)).toMatch(end['winner'] === 'host' || end['winner'] === 'guest' ? new RegExp(`(four in a row: |game over: )${end['winner']} wins$`) : /a draw$/);
+    expect(last(lines)).toMatch(
+      end['winner'] === 'host' || end['winner'] === 'guest' ? new RegExp(`(four in a row: |game over: )${end['winner']} wins$`) : /a draw$/,
+    );
   });
 
-  it('reversi: each move with its flips and the stone count, the guest\'s agreeing with the host\'s next count', async () => {
+  it("reversi: each move with its flips and the stone count, the guest's agreeing with the host's next count", async () => {
     const p = await play('reversi', { options: { board_size: 6 } });
     const lines = narrate(p);
     expectClean(lines);
@@ -233,10 +254,13 @@ describe('each two-party built-in narrates its own session', () => {
     expect(lines.length).toBeLessThanOrEqual(plays.length + draws + of(p, 'mp_pass').length + 7);
     expect(lines.join('\n')).not.toMatch(/mp_|k_inner|ot_/);
     inOrder(lines, ['the host sealed the deck (52 cards)', 'the guest shuffled it', 'dealt: host 5 cards, guest 5, stock 42']);
-    inOrder(lines, plays.map((m) => {
-      const call = typeof m['call_suit'] === 'number' ? `, calling ${EIGHTS_SUITS[m['call_suit']]}` : '';
-      return `plays ${EIGHTS_RANKS[m['rank'] as number]}${EIGHTS_SUITS[m['suit'] as number]}${call} — `;
-    }));
+    inOrder(
+      lines,
+      plays.map((m) => {
+        const call = typeof m['call_suit'] === 'number' ? `, calling ${EIGHTS_SUITS[m['call_suit']]}` : '';
+        return `plays ${EIGHTS_RANKS[m['rank'] as number]}${EIGHTS_SUITS[m['suit'] as number]}${call} — `;
+      }),
+    );
     // Every card is somewhere: in a hand, in the stock, or played.
     let played = 0;
     for (const l of lines) {
@@ -256,7 +280,10 @@ describe('each two-party built-in narrates its own session', () => {
     const plays = of(p, 'mp_play');
     expect(plays).toHaveLength(40);
     const name = (m: Message) => `${BRISCOLA_RANKS[m['rank'] as number]}${BRISCOLA_SUITS[m['suit'] as number]}`;
-    inOrder(lines, plays.map((m, i) => (i % 2 === 0 ? `host leads ${name(m)}` : `guest plays ${name(m)}: `)));
+    inOrder(
+      lines,
+      plays.map((m, i) => (i % 2 === 0 ? `host leads ${name(m)}` : `guest plays ${name(m)}: `)),
+    );
     const score = { host: 0, guest: 0 };
     for (const [i, l] of lines.filter((x) => x.includes('takes the trick')).entries()) {
       const [, who, won] = /: (host|guest) takes the trick \(\+(\d+)\)/.exec(l)!;
@@ -278,10 +305,16 @@ describe('each two-party built-in narrates its own session', () => {
     const frames = of(p, 'rt_frame').map((m) => m['frame'] as { tick: number; events: Record<string, unknown>[]; outcome: string });
     expect(lines.length).toBeLessThan(frames.length / 10);
     expect(lines[0]).toBe('battle on a 31×31 map: 3 tanks a side, at most 900 ticks (10 a second)');
-    const hits = frames.flatMap((f) => f.events.filter((e) => e['type'] === 'hit').map((e) => new RegExp(`^tick ${f.tick}: .*${e['attacker']} hits ${e['victim']} \\(${e['victim_hp']} HP left\\)`)));
+    const hits = frames.flatMap((f) =>
+      f.events
+        .filter((e) => e['type'] === 'hit')
+        .map((e) => new RegExp(`^tick ${f.tick}: .*${e['attacker']} hits ${e['victim']} \\(${e['victim_hp']} HP left\\)`)),
+    );
     expect(hits.length).toBeGreaterThan(0);
     inOrder(lines, hits);
-    for (const f of frames.filter((x) => x.tick % 100 === 0 && !x.events.some((e) => ['hit', 'destroyed', 'pickup', 'game_over'].includes(e['type'] as string)))) {
+    for (const f of frames.filter(
+      (x) => x.tick % 100 === 0 && !x.events.some((e) => ['hit', 'destroyed', 'pickup', 'game_over'].includes(e['type'] as string)),
+    )) {
       expect(lines).toContainEqual(expect.stringMatching(new RegExp(`^tick ${f.tick}: host \\d+ tanks? \\(\\d+ HP\\), guest \\d+ tanks? \\(\\d+ HP\\)$`)));
     }
     const end = last(frames);
@@ -289,12 +322,16 @@ describe('each two-party built-in narrates its own session', () => {
   });
 });
 
-describe('protocols without a narrator: the spec\'s fields', () => {
+describe("protocols without a narrator: the spec's fields", () => {
   it('a turn game: each message with its declared fields, short lines', async () => {
     const p = bare(await play('connect-four'));
     const lines = narrate(p);
     expectClean(lines, MAX_GENERIC_LINE);
-    expect(lines.slice(0, 3)).toEqual(['guest join cols=7 rows=6', 'host ready cols=7 rows=6 first=guest', `guest move turn=1 col=${of(p, 'move')[0]!['col']}`]);
+    expect(lines.slice(0, 3)).toEqual([
+      'guest join cols=7 rows=6',
+      'host ready cols=7 rows=6 first=guest',
+      `guest move turn=1 col=${of(p, 'move')[0]!['col']}`,
+    ]);
     expect(lines).toHaveLength(protocolFrames(p).length);
   });
 
@@ -327,7 +364,7 @@ describe('protocols without a narrator: the spec\'s fields', () => {
     expect(lines.length).toBeLessThanOrEqual(2 + Math.floor(end.tick / 100));
   });
 
-  it('a narrator that throws is replaced by the spec\'s lines for that message; one that cannot start, for all', async () => {
+  it("a narrator that throws is replaced by the spec's lines for that message; one that cannot start, for all", async () => {
     const p = await play('connect-four');
     const generic = narrate(bare(p));
     const throwing: HooksModule = {
@@ -347,7 +384,7 @@ describe('protocols without a narrator: the spec\'s fields', () => {
     expect(narrate({ ...p, hooks: broken })).toEqual(generic);
   });
 
-  it('a daemon host\'s next session starts a fresh narrator (it opens with the guest\'s join)', async () => {
+  it("a daemon host's next session starts a fresh narrator (it opens with the guest's join)", async () => {
     const p = await play('reversi');
     const once = narrate(p);
     expect(narrate({ ...p, frames: [...p.frames, ...p.frames] })).toEqual([...once, ...once]);
@@ -358,7 +395,9 @@ describe('peer text on a terminal', () => {
   const HOSTILE = '\u001b[2J\u001b]0;owned\u0007hi\r\nround 9: host rock vs guest paper → host (host 9, guest 0)\u202e\u2066txt\u0085\u2028';
 
   it('escapes what would drive the terminal or forge a line, and keeps the text readable', () => {
-    expect(terminalSafe(HOSTILE)).toBe('\\u001b[2J\\u001b]0;owned\\u0007hi\\r\\nround 9: host rock vs guest paper → host (host 9, guest 0)\\u202e\\u2066txt\\u0085\\u2028');
+    expect(terminalSafe(HOSTILE)).toBe(
+      '\\u001b[2J\\u001b]0;owned\\u0007hi\\r\\nround 9: host rock vs guest paper → host (host 9, guest 0)\\u202e\\u2066txt\\u0085\\u2028',
+    );
     expect(terminalSafe('tab\there, é ü 😀 日本')).toBe('tab\\there, é ü 😀 日本');
   });
 
@@ -371,7 +410,7 @@ describe('peer text on a terminal', () => {
     expect(terminalSafe('\u0007'.repeat(100_000), 20)).toBe(`${'\\u0007'.repeat(3)}\\…`);
   });
 
-  it('a hostile chat line stays one escaped line of the peer\'s; a whole 2000-character line is kept', async () => {
+  it("a hostile chat line stays one escaped line of the peer's; a whole 2000-character line is kept", async () => {
     const hooks = await hooksOf('human-chat');
     const { spec } = builtin('human-chat');
     const lines = progressLines({ spec, hooks }, 'guest');
@@ -384,10 +423,16 @@ describe('peer text on a terminal', () => {
     expect(Array.from(lines('host', { action: 'chat', seq: 3, text: 'y'.repeat(1_000_000) })[0]!)).toHaveLength(MAX_LINE);
   });
 
-  it('a user protocol\'s text field: quoted, escaped and short', () => {
+  it("a user protocol's text field: quoted, escaped and short", () => {
     const spec = {
       name: 'notes',
-      messages: [{ name: 'note', direction: 'both', fields: { action: { type: 'enum', values: ['note'], required: true }, body: { type: 'text', required: true }, tag: { type: 'hash' } } }],
+      messages: [
+        {
+          name: 'note',
+          direction: 'both',
+          fields: { action: { type: 'enum', values: ['note'], required: true }, body: { type: 'text', required: true }, tag: { type: 'hash' } },
+        },
+      ],
       flow: { mode: 'free' },
     } as unknown as Spec;
     const lines = progressLines({ spec, hooks: {} }, 'host');

@@ -55,12 +55,18 @@ describe('aigenora init and the library', () => {
 
   it('protocol test takes what host --protocol takes: an alias or id prefix of the library, or a built-in alias with no library', async () => {
     const empty = join(tmp, 'no-library');
-    for (const [ref, dir] of [['rps-v1', empty], ['43a80648', data], ['coin-flip-v1', data]] as const) {
+    for (const [ref, dir] of [
+      ['rps-v1', empty],
+      ['43a80648', data],
+      ['coin-flip-v1', data],
+    ] as const) {
       const r = await run(['protocol', 'test', ref, '--data-dir', dir, '--json', '--out', join(tmp, `t-${ref}`)]);
       expect(r.code, `${ref}: ${r.err}`).toBe(0);
       expect(JSON.parse(r.out)).toMatchObject({ ok: true, host: { completed: true }, guest: { completed: true } });
     }
-    const rps = JSON.parse((await run(['protocol', 'test', 'rps-v1', '--data-dir', empty, '--json', '--out', join(tmp, 't-rps-again')])).out) as { protocol_id: string };
+    const rps = JSON.parse((await run(['protocol', 'test', 'rps-v1', '--data-dir', empty, '--json', '--out', join(tmp, 't-rps-again')])).out) as {
+      protocol_id: string;
+    };
     expect(rps.protocol_id).toBe('43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f');
     const none = await run(['protocol', 'test', 'no-such-v1', '--data-dir', empty]);
     expect(none.code).toBe(2);
@@ -129,7 +135,9 @@ describe('validate a message', () => {
 
   it('--message picks the declared message by name, as the reference does', async () => {
     const { action: _, ...bare } = reveal;
-    expect((await check(JSON.stringify(bare), '--message', 'reveal')).out.errors.map((e: { code: string; pointer: string }) => [e.code, e.pointer])).toEqual([['FIELD_REQUIRED', '/action']]);
+    expect((await check(JSON.stringify(bare), '--message', 'reveal')).out.errors.map((e: { code: string; pointer: string }) => [e.code, e.pointer])).toEqual([
+      ['FIELD_REQUIRED', '/action'],
+    ]);
     expect(await check(JSON.stringify(reveal), '--message', 'reveal')).toMatchObject({ code: 0, out: { message: 'reveal' } });
     expect((await check(JSON.stringify(reveal), '--message', 'nope')).out.errors[0].code).toBe('MESSAGE_ACTION_UNKNOWN');
   });
@@ -164,11 +172,18 @@ describe('create, scaffold and the skeleton refusal', () => {
     expect(sidecar).toMatchObject({ generator_version: 'ts-v1', flow_mode: 'session_loop', protocol_id: JSON.parse(created.out).protocol_id });
     const refused = runSpawned(['protocol', 'hooks', dir, '--json']);
     expect(refused.code).toBe(1);
-    expect(JSON.parse(refused.out)).toMatchObject({ ok: false, code: 'HOOKS_SKELETON', pending: expect.arrayContaining(['proto_host_handle', 'proto_guest_first_action']) });
+    expect(JSON.parse(refused.out)).toMatchObject({
+      ok: false,
+      code: 'HOOKS_SKELETON',
+      pending: expect.arrayContaining(['proto_host_handle', 'proto_guest_first_action']),
+    });
     expect(runSpawned(['protocol', 'hooks', dir, '--allow-skeleton-hooks']).code).toBe(0);
     expect(runSpawned(['protocol', 'hooks', dir], { AIGENORA_ALLOW_SKELETON_HOOKS: '1' }).code).toBe(0);
     // Writing the hooks (here: the built-in implementation) clears every rule.
-    writeFileSync(join(dir, 'hooks.mts'), `export { default } from ${JSON.stringify(new URL('../../ts/protocols/connect-four/hooks.ts', import.meta.url).href)};\n`);
+    writeFileSync(
+      join(dir, 'hooks.mts'),
+      `export { default } from ${JSON.stringify(new URL('../../ts/protocols/connect-four/hooks.ts', import.meta.url).href)};\n`,
+    );
     expect(runSpawned(['protocol', 'hooks', dir]).code).toBe(0);
     expect(runSpawned(['protocol', 'scaffold', dir]).code).toBe(2); // keeps the implemented module
     expect(runSpawned(['protocol', 'scaffold', dir, '--force']).code).toBe(0);

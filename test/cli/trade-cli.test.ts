@@ -53,7 +53,9 @@ describe('aigenora trade', () => {
     const env = JSON.parse(readFileSync(join(dir, 'deal.json'), 'utf8'));
     expect(env.signatures.map((s: { signer: string }) => s.signer)).toEqual(['agent_alice', 'agent_bob']);
     expect((await run('trade', 'verify', 'deal.json', '--keys', 'keys.json', '--object-id', verdict.object_id)).code).toBe(0);
-    expect((await run('trade', 'verify', 'deal.json', '--keys', 'keys.json', '--object-id', 'sha256:' + '0'.repeat(64))).out).toMatch(/^fail:object_id_mismatch/);
+    expect((await run('trade', 'verify', 'deal.json', '--keys', 'keys.json', '--object-id', 'sha256:' + '0'.repeat(64))).out).toMatch(
+      /^fail:object_id_mismatch/,
+    );
 
     writeFileSync(join(dir, 'only-alice.json'), JSON.stringify({ agent_alice: pub['agent_alice'] }));
     expect((await run('trade', 'verify', 'deal.json', '--keys', 'only-alice.json')).out).toMatch(/^fail:unknown_signer/);
@@ -62,14 +64,20 @@ describe('aigenora trade', () => {
     v = await run('trade', 'verify', 'tampered.json', '--keys', 'keys.json');
     expect([v.code, v.out.split('\n')[0]]).toEqual([1, 'fail:body_hash_mismatch']);
     expect((await run('trade', 'sign', 'tampered.json', '--key', 'agent_bob.key')).code).toBe(1); // never signs a stale hash
-    writeFileSync(join(dir, 'dup.json'), readFileSync(join(dir, 'deal.json'), 'utf8').replace('"buyer": "agent_bob"', '"buyer": "agent_bob", "buyer": "agent_eve"'));
+    writeFileSync(
+      join(dir, 'dup.json'),
+      readFileSync(join(dir, 'deal.json'), 'utf8').replace('"buyer": "agent_bob"', '"buyer": "agent_bob", "buyer": "agent_eve"'),
+    );
     expect((await run('trade', 'verify', 'dup.json', '--keys', 'keys.json')).out).toMatch(/^fail:malformed_input/);
   });
 
   it('folds verified events into a state and reports a refused transition', async () => {
     const events = ['DEAL_SIGNED', 'PAYMENT_REQUESTED', 'COMPLETED'];
     for (const [i, type] of events.entries()) {
-      writeFileSync(join(dir, `b${i}.json`), JSON.stringify({ event_id: `e${i}`, trade_id: TRADE_ID, event_type: type, actor: 'agent_alice', occurred_at: '2026-12-01T00:00:00Z' }));
+      writeFileSync(
+        join(dir, `b${i}.json`),
+        JSON.stringify({ event_id: `e${i}`, trade_id: TRADE_ID, event_type: type, actor: 'agent_alice', occurred_at: '2026-12-01T00:00:00Z' }),
+      );
       expect((await run('trade', 'new', 'trade-event', '--body', `b${i}.json`, '--out', `e${i}.json`)).code).toBe(0);
       expect((await run('trade', 'sign', `e${i}.json`, '--key', 'agent_alice.key')).code).toBe(0);
     }

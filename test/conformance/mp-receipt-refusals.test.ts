@@ -32,7 +32,7 @@ const PAYLOADS: [string, string | null][] = [
   ["{'x': set()}", BYTES_OR_SET],
   ["{'x': b'\\x00\\xff'}", BYTES_OR_SET],
   ["{'a': b'', 'b': 1.5}", BYTES_OR_SET],
-  ["{2: 1.5}", KEYS],
+  ['{2: 1.5}', KEYS],
   ["{'x': {1: 1.5}}", KEYS],
   ["{1.5: 'a'}", KEYS],
   ["{(1, 2): 'a'}", KEYS],
@@ -88,7 +88,9 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
       `built-in-test {'x': 12345.5}: the reference's payload rules on {'x': 12345.5}: got "${FLOAT}", want "${BYTES_OR_SET}"`,
     );
     expect(() => checkReceiptCase(c, refusals([item("{'x': 12345}", FLOAT)]))).toThrow('got null');
-    expect(() => checkReceiptCase(c, refusals([item("{'x': 1+2j}", FLOAT)]))).toThrow(`payload_python "{'x': 1+2j}" is not read: PY_LITERAL_UNSUPPORTED at offset 7`);
+    expect(() => checkReceiptCase(c, refusals([item("{'x': 1+2j}", FLOAT)]))).toThrow(
+      `payload_python "{'x': 1+2j}" is not read: PY_LITERAL_UNSUPPORTED at offset 7`,
+    );
     expect(() => checkReceiptCase(c, refusals([]))).toThrow('no items');
   });
 });

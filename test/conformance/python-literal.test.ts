@@ -37,7 +37,9 @@ describe('readPythonLiteral', () => {
     expect(readPythonLiteral("{'a': (1, 2.25)}")).toEqual(dict([str('a'), tuple(int(1), float(2.25))]));
     expect(readPythonLiteral("{'b': {1.0}}")).toEqual(dict([str('b'), set(float(1))]));
     expect(readPythonLiteral("{'a': [{'b': [327654.0]}]}")).toEqual(dict([str('a'), list(dict([str('b'), list(float(327654))]))]));
-    expect(readPythonLiteral("{'k': [1, (2, {3: {4.5}}), b'']}")).toEqual(dict([str('k'), list(int(1), tuple(int(2), dict([int(3), set(float(4.5))])), bytes())]));
+    expect(readPythonLiteral("{'k': [1, (2, {3: {4.5}}), b'']}")).toEqual(
+      dict([str('k'), list(int(1), tuple(int(2), dict([int(3), set(float(4.5))])), bytes())]),
+    );
     expect(readPythonLiteral('[1, 1.0]')).toEqual(list(int(1), float(1)));
   });
 
@@ -105,7 +107,7 @@ describe('readPythonLiteral', () => {
       ["u'x'", 'x'],
       ["U'x'", 'x'],
       ["'é😀\u2028'", 'é😀\u2028'],
-      ["'a' \"b\"", 'ab'],
+      ['\'a\' "b"', 'ab'],
       ["('a'\n 'b')", 'ab'],
     ];
     for (const [text, value] of strs) expect(readPythonLiteral(text), text).toEqual(str(value));

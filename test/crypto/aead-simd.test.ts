@@ -45,7 +45,10 @@ function checkWycheproof(c: Crypto, rel: string, cipher: AeadCipher, count: numb
         expect(toHex(c.aeadSeal(cipher, key, iv, msg, aad)), `tcId ${t.tcId}`).toBe(t.ct + t.tag);
         expect(toHex(c.aeadOpen(cipher, key, iv, sealed, aad)), `tcId ${t.tcId}`).toBe(t.msg);
       } else {
-        expect(codeOf(() => c.aeadOpen(cipher, key, iv, sealed, aad)), `tcId ${t.tcId}`).toBe(lengthsOk ? 'AEAD_OPEN_FAILED' : 'BAD_LENGTH');
+        expect(
+          codeOf(() => c.aeadOpen(cipher, key, iv, sealed, aad)),
+          `tcId ${t.tcId}`,
+        ).toBe(lengthsOk ? 'AEAD_OPEN_FAILED' : 'BAD_LENGTH');
       }
       n++;
     }
@@ -104,7 +107,9 @@ function scanCode(bytes: Uint8Array): Scan {
     return bytes[p++]!;
   };
   const uleb = () => {
-    let result = 0, shift = 0, b: number;
+    let result = 0,
+      shift = 0,
+      b: number;
     do {
       b = byte();
       result += (b & 0x7f) * 2 ** shift;
@@ -169,9 +174,7 @@ function scanCode(bytes: Uint8Array): Scan {
           else if (sub === 8 || sub === 10 || sub === 12 || sub === 14) (uleb(), uleb());
           else if (sub <= 17) uleb();
           else throw new Error(`unknown 0xfc ${sub} at ${p}`);
-        } else if (
-          !(op <= 0x01 || op === 0x05 || op === 0x0b || op === 0x0f || op === 0x1a || op === 0x1b || (op >= 0x45 && op <= 0xc4) || op === 0xd1)
-        ) {
+        } else if (!(op <= 0x01 || op === 0x05 || op === 0x0b || op === 0x0f || op === 0x1a || op === 0x1b || (op >= 0x45 && op <= 0xc4) || op === 0xd1)) {
           throw new Error(`unknown opcode 0x${op.toString(16)} at ${p - 1}`);
         }
       }

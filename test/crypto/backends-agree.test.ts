@@ -22,7 +22,8 @@ function randomValue(r: ReturnType<typeof rng>, depth: number): unknown {
   const pick = r.int(depth > 3 ? 4 : 6);
   if (pick === 0) return r.int(2) === 0;
   if (pick === 1) return [0, -0, 1e21, 1e-7, 5e-324, 2 ** 53 + 2, 0.1 + 0.2, -1.5e300][r.int(8)]! * (r.int(2) ? 1 : -1);
-  if (pick === 2) return String.fromCodePoint(...Array.from({ length: r.int(6) }, () => [0x1f, 0x22, 0x5c, 0x41, 0xe9, 0x2028, 0xe000, 0xffff, 0x1f600][r.int(9)]!));
+  if (pick === 2)
+    return String.fromCodePoint(...Array.from({ length: r.int(6) }, () => [0x1f, 0x22, 0x5c, 0x41, 0xe9, 0x2028, 0xe000, 0xffff, 0x1f600][r.int(9)]!));
   if (pick === 3) return null;
   if (pick === 4) return Array.from({ length: r.int(4) }, () => randomValue(r, depth + 1));
   const o: Record<string, unknown> = {};
@@ -50,7 +51,10 @@ describe('wasm and js backends agree', () => {
     const r = rng(2);
     for (let i = 0; i < 40; i++) {
       const [key, pt, aad] = [r.bytes(32), r.bytes(r.int(2000)), r.bytes(r.int(40))];
-      for (const [cipher, n] of [['chacha20-poly1305', 12], ['xchacha20-poly1305', 24]] as const) {
+      for (const [cipher, n] of [
+        ['chacha20-poly1305', 12],
+        ['xchacha20-poly1305', 24],
+      ] as const) {
         const nonce = r.bytes(n);
         const sealed = wasm.aeadSeal(cipher, key, nonce, pt, aad);
         expect(toHex(js.aeadSeal(cipher, key, nonce, pt, aad))).toBe(toHex(sealed));
@@ -93,7 +97,12 @@ describe('wasm and js backends agree on every result and error code', () => {
     '5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157',
   ].map(fromHex);
   const sized = fc.constantFrom(0, 1, 12, 16, 24, 31, 32, 33, 63, 64, 65).chain((n) => fc.uint8Array({ minLength: n, maxLength: n }));
-  const bytes = fc.oneof(sized, fc.uint8Array({ maxLength: 80 }), fc.constantFrom(...edges), fc.constantFrom(...edges).map((e) => Uint8Array.from([...e, ...e])));
+  const bytes = fc.oneof(
+    sized,
+    fc.uint8Array({ maxLength: 80 }),
+    fc.constantFrom(...edges),
+    fc.constantFrom(...edges).map((e) => Uint8Array.from([...e, ...e])),
+  );
   const cipher = fc.constantFrom('chacha20-poly1305', 'xchacha20-poly1305') as fc.Arbitrary<'chacha20-poly1305' | 'xchacha20-poly1305'>;
 
   function outcome(f: () => unknown): string {
@@ -118,7 +127,12 @@ describe('wasm and js backends agree on every result and error code', () => {
         same((c) => c.ed25519Keypair(a).sign(b));
         same((c) => c.ed25519Verify(a, b, d));
         same((c) => c.ed25519Check(a, b, d));
-        same((c) => c.ed25519VerifyMany([{ publicKey: a, message: b, signature: d }, { publicKey: d, message: e, signature: a }]));
+        same((c) =>
+          c.ed25519VerifyMany([
+            { publicKey: a, message: b, signature: d },
+            { publicKey: d, message: e, signature: a },
+          ]),
+        );
         same((c) => c.aeadSeal(ci, a, b, d, e));
         same((c) => c.aeadOpen(ci, a, b, d, e));
         same((c) => c.x25519PublicKey(a));
@@ -130,13 +144,18 @@ describe('wasm and js backends agree on every result and error code', () => {
 
   it('for signatures near a valid one, under keys near a valid one', () => {
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ maxLength: 100 }), fc.array(fc.tuple(fc.nat(95), fc.integer({ min: 1, max: 255 })), { maxLength: 2 }), (seed, msg, flips) => {
-        const pk = wasm.ed25519PublicKey(seed);
-        const both = Uint8Array.from([...pk, ...wasm.ed25519Sign(seed, msg)]);
-        for (const [at, x] of flips) both[at]! ^= x;
-        same((c) => c.ed25519Check(both.subarray(0, 32), msg, both.subarray(32)));
-        same((c) => c.ed25519VerifyMany([{ publicKey: both.subarray(0, 32), message: msg, signature: both.subarray(32) }]));
-      }),
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.uint8Array({ maxLength: 100 }),
+        fc.array(fc.tuple(fc.nat(95), fc.integer({ min: 1, max: 255 })), { maxLength: 2 }),
+        (seed, msg, flips) => {
+          const pk = wasm.ed25519PublicKey(seed);
+          const both = Uint8Array.from([...pk, ...wasm.ed25519Sign(seed, msg)]);
+          for (const [at, x] of flips) both[at]! ^= x;
+          same((c) => c.ed25519Check(both.subarray(0, 32), msg, both.subarray(32)));
+          same((c) => c.ed25519VerifyMany([{ publicKey: both.subarray(0, 32), message: msg, signature: both.subarray(32) }]));
+        },
+      ),
       // A full verification in JS takes about a millisecond.
       { numRuns: Math.ceil(RUNS / 4) },
     );
@@ -144,13 +163,20 @@ describe('wasm and js backends agree on every result and error code', () => {
 
   it('for sealed messages with a byte changed', () => {
     fc.assert(
-      fc.property(cipher, fc.uint8Array({ maxLength: 200 }), fc.uint8Array({ maxLength: 20 }), fc.nat(), fc.integer({ min: 0, max: 255 }), (ci, pt, aad, at, x) => {
-        const key = new Uint8Array(32).fill(3);
-        const nonce = new Uint8Array(ci === 'chacha20-poly1305' ? 12 : 24).fill(5);
-        const sealed = wasm.aeadSeal(ci, key, nonce, pt, aad);
-        sealed[at % sealed.length]! ^= x;
-        same((c) => c.aeadOpen(ci, key, nonce, sealed, aad));
-      }),
+      fc.property(
+        cipher,
+        fc.uint8Array({ maxLength: 200 }),
+        fc.uint8Array({ maxLength: 20 }),
+        fc.nat(),
+        fc.integer({ min: 0, max: 255 }),
+        (ci, pt, aad, at, x) => {
+          const key = new Uint8Array(32).fill(3);
+          const nonce = new Uint8Array(ci === 'chacha20-poly1305' ? 12 : 24).fill(5);
+          const sealed = wasm.aeadSeal(ci, key, nonce, pt, aad);
+          sealed[at % sealed.length]! ^= x;
+          same((c) => c.aeadOpen(ci, key, nonce, sealed, aad));
+        },
+      ),
       { numRuns: RUNS },
     );
   });

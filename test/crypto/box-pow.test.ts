@@ -149,7 +149,15 @@ describe('the two backends on generated input', () => {
   }
   const same = (f: (c: Crypto) => unknown) => expect(outcome(() => f(j))).toBe(outcome(() => f(w)));
   // Encodings at the edges of the policy: y = 0, y = 1 and y = p - 1 with and without the sign bit, y = p, all ones.
-  const edges = ['00'.repeat(32), `01${'00'.repeat(31)}`, `01${'00'.repeat(30)}80`, `ec${'ff'.repeat(30)}7f`, `ec${'ff'.repeat(30)}ff`, `ed${'ff'.repeat(30)}7f`, 'ff'.repeat(32)].map(fromHex);
+  const edges = [
+    '00'.repeat(32),
+    `01${'00'.repeat(31)}`,
+    `01${'00'.repeat(30)}80`,
+    `ec${'ff'.repeat(30)}7f`,
+    `ec${'ff'.repeat(30)}ff`,
+    `ed${'ff'.repeat(30)}7f`,
+    'ff'.repeat(32),
+  ].map(fromHex);
   const key = fc.oneof(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.constantFrom(...edges), fc.uint8Array({ maxLength: 40 }));
   const boxed = fc.oneof(
     fc.uint8Array({ maxLength: 120 }),

@@ -13,7 +13,12 @@ import { fromWasmError } from '../../ts/crypto/errors.js';
 import { errorCode } from '../shared/vector-checks.js';
 import { load, MODULES } from './wasm-modules.js';
 
-interface Case { what: string; pk: Uint8Array; msg: Uint8Array; sig: Uint8Array }
+interface Case {
+  what: string;
+  pk: Uint8Array;
+  msg: Uint8Array;
+  sig: Uint8Array;
+}
 
 const wasm = getCrypto('wasm');
 const js = getCrypto('js');
@@ -30,15 +35,33 @@ function corpus(rel: string): unknown {
 type J = Record<string, string>;
 function projectCases(): Case[] {
   const doc = JSON.parse(readFileSync(new URL('../../test-vectors/ed25519.json', import.meta.url), 'utf8')) as { cases: J[] };
-  return doc.cases.filter((c) => c['name'] !== 'short-seed-sign')
+  return doc.cases
+    .filter((c) => c['name'] !== 'short-seed-sign')
     .map((c) => ({ what: `ed25519.json ${c['name']}`, pk: fromHex(c['public_key']!), msg: fromHex(c['message']!), sig: fromHex(c['signature']!) }));
 }
 function corpusCases(): Record<string, Case[]> {
-  const sc = (corpus('ed25519-speccheck/cases.json') as J[]).map((c, i) => ({ what: `speccheck ${i}`, pk: fromHex(c['pub_key']!), msg: fromHex(c['message']!), sig: fromHex(c['signature']!) }));
-  const cctv = (corpus('cctv-ed25519/ed25519vectors.json') as J[]).map((v) => ({ what: `cctv ${v['number']}`, pk: fromHex(v['key']!), msg: utf8(v['msg']!), sig: fromHex(v['sig']!) }));
+  const sc = (corpus('ed25519-speccheck/cases.json') as J[]).map((c, i) => ({
+    what: `speccheck ${i}`,
+    pk: fromHex(c['pub_key']!),
+    msg: fromHex(c['message']!),
+    sig: fromHex(c['signature']!),
+  }));
+  const cctv = (corpus('cctv-ed25519/ed25519vectors.json') as J[]).map((v) => ({
+    what: `cctv ${v['number']}`,
+    pk: fromHex(v['key']!),
+    msg: utf8(v['msg']!),
+    sig: fromHex(v['sig']!),
+  }));
   const wp = corpus('wycheproof/testvectors_v1/ed25519_test.json') as { testGroups: { publicKey: { pk: string }; tests: J[] }[] };
-  const wycheproof = wp.testGroups.flatMap((g) => g.tests.map((t) => ({ what: `wycheproof ${t['tcId']}`, pk: fromHex(g.publicKey.pk), msg: fromHex(t['msg']!), sig: fromHex(t['sig']!) })));
-  const rfc = (corpus('rfc8032/ed25519.json') as J[]).map((v, i) => ({ what: `rfc8032 ${i}`, pk: fromHex(v['publicKey']!), msg: fromHex(v['message']!), sig: fromHex(v['signature']!) }));
+  const wycheproof = wp.testGroups.flatMap((g) =>
+    g.tests.map((t) => ({ what: `wycheproof ${t['tcId']}`, pk: fromHex(g.publicKey.pk), msg: fromHex(t['msg']!), sig: fromHex(t['sig']!) })),
+  );
+  const rfc = (corpus('rfc8032/ed25519.json') as J[]).map((v, i) => ({
+    what: `rfc8032 ${i}`,
+    pk: fromHex(v['publicKey']!),
+    msg: fromHex(v['message']!),
+    sig: fromHex(v['signature']!),
+  }));
   expect([sc.length, cctv.length, wycheproof.length, rfc.length]).toEqual([12, 914, 151, 5]);
   return { speccheck: sc, cctv, wycheproof, rfc8032: rfc };
 }
@@ -63,8 +86,14 @@ function checkAll(name: string, cases: Case[]): number {
   const want = cases.map((c) => codeOf(() => checkUncached(c.pk, c.msg, c.sig)));
   // Cold: each case in an empty cache, and the wasm backend agrees.
   cases.forEach((c, i) => {
-    expect(codeOf(() => new VerifyCache(4, 2).check(c.pk, c.msg, c.sig)), `${c.what} cold`).toBe(want[i]);
-    expect(codeOf(() => wasm.ed25519Check(c.pk, c.msg, c.sig)), `${c.what} wasm`).toBe(want[i]);
+    expect(
+      codeOf(() => new VerifyCache(4, 2).check(c.pk, c.msg, c.sig)),
+      `${c.what} cold`,
+    ).toBe(want[i]);
+    expect(
+      codeOf(() => wasm.ed25519Check(c.pk, c.msg, c.sig)),
+      `${c.what} wasm`,
+    ).toBe(want[i]);
     expect(wasm.ed25519Verify(c.pk, c.msg, c.sig), `${c.what} wasm verify`).toBe(want[i] === 'ok');
   });
   // Warm: per key, used until it has a table, then every case of that key again, on both backends.
@@ -83,9 +112,18 @@ function checkAll(name: string, cases: Case[]): number {
     tables += Number(eligible);
     for (const i of idx) {
       const c = cases[i]!;
-      expect(codeOf(() => cache.check(c.pk, c.msg, c.sig)), `${c.what} warm`).toBe(want[i]);
-      expect(codeOf(() => wasm.ed25519Check(c.pk, c.msg, c.sig)), `${c.what} wasm warm`).toBe(want[i]);
-      expect(codeOf(() => js.ed25519Check(c.pk, c.msg, c.sig)), `${c.what} js backend`).toBe(want[i]);
+      expect(
+        codeOf(() => cache.check(c.pk, c.msg, c.sig)),
+        `${c.what} warm`,
+      ).toBe(want[i]);
+      expect(
+        codeOf(() => wasm.ed25519Check(c.pk, c.msg, c.sig)),
+        `${c.what} wasm warm`,
+      ).toBe(want[i]);
+      expect(
+        codeOf(() => js.ed25519Check(c.pk, c.msg, c.sig)),
+        `${c.what} js backend`,
+      ).toBe(want[i]);
     }
   }
   expect(tables, name).toBeGreaterThan(0);
@@ -97,10 +135,14 @@ describe('Ed25519 verification cache', () => {
     checkAll('ed25519.json', projectCases());
   });
 
-  it.skipIf(skip)('agrees with the uncached path on every corpus case, cold and warm, on both backends', () => {
-    const all = corpusCases();
-    for (const [name, cases] of Object.entries(all)) checkAll(name, cases);
-  }, 120_000);
+  it.skipIf(skip)(
+    'agrees with the uncached path on every corpus case, cold and warm, on both backends',
+    () => {
+      const all = corpusCases();
+      for (const [name, cases] of Object.entries(all)) checkAll(name, cases);
+    },
+    120_000,
+  );
 
   function keypair(c: Crypto, i: number) {
     const seed = new Uint8Array(32).fill(0x5a);
@@ -109,7 +151,10 @@ describe('Ed25519 verification cache', () => {
     return { pk, sign: (m: Uint8Array) => c.ed25519Sign(seed, m) };
   }
 
-  it.each([['wasm', wasm], ['js', js]] as const)('%s: refuses tampering under a hot key, and the key verifies after a failure', (_, c) => {
+  it.each([
+    ['wasm', wasm],
+    ['js', js],
+  ] as const)('%s: refuses tampering under a hot key, and the key verifies after a failure', (_, c) => {
     const kp = keypair(c, 1);
     for (let i = 0; i < BUILD_AFTER_USES + 2; i++) expect(c.ed25519Verify(kp.pk, utf8(`warm ${i}`), kp.sign(utf8(`warm ${i}`)))).toBe(true);
     if (c === js) expect(verifyCache.hasTable(kp.pk)).toBe(true);
@@ -144,18 +189,24 @@ describe('Ed25519 verification cache', () => {
     bad[63]! ^= 0x10;
     expect(c.ed25519Verify(kp.pk, msg, bad)).toBe(false);
     // Batch verification goes through the same cache.
-    expect(c.ed25519VerifyMany([{ publicKey: kp.pk, message: msg, signature: sig }, { publicKey: kp.pk, message: msg, signature: bad }])).toEqual([true, false]);
+    expect(
+      c.ed25519VerifyMany([
+        { publicKey: kp.pk, message: msg, signature: sig },
+        { publicKey: kp.pk, message: msg, signature: bad },
+      ]),
+    ).toEqual([true, false]);
   });
 
   it('wasm: the same verdicts as the module without its cache, for fresh keys, keys used a few times, more peers than tables, a hot key, and tampering', () => {
     const raw = load(MODULES.simd);
-    const uncached = (pk: Uint8Array, m: Uint8Array, s: Uint8Array) => errorCode(() => {
-      try {
-        raw.ed25519_verify_uncached(pk, m, s);
-      } catch (e) {
-        throw fromWasmError(e);
-      }
-    });
+    const uncached = (pk: Uint8Array, m: Uint8Array, s: Uint8Array) =>
+      errorCode(() => {
+        try {
+          raw.ed25519_verify_uncached(pk, m, s);
+        } catch (e) {
+          throw fromWasmError(e);
+        }
+      });
     let checked = 0;
     /** The good signature and four tampered ones (R, S, message, another key), cached vs uncached. */
     const agree = (kp: ReturnType<typeof keypair>, other: Uint8Array, what: string) => {
@@ -165,9 +216,18 @@ describe('Ed25519 verification cache', () => {
       badR[3]! ^= 0x20;
       badS[40]! ^= 0x01;
       badM[0]! ^= 0x80;
-      for (const [pk, m, s, want] of [[kp.pk, msg, sig, 'ok'], [kp.pk, msg, badR, 'SIGNATURE_INVALID'], [kp.pk, msg, badS, 'SIGNATURE_INVALID'], [kp.pk, badM, sig, 'SIGNATURE_INVALID'], [other, msg, sig, 'SIGNATURE_INVALID']] as const) {
+      for (const [pk, m, s, want] of [
+        [kp.pk, msg, sig, 'ok'],
+        [kp.pk, msg, badR, 'SIGNATURE_INVALID'],
+        [kp.pk, msg, badS, 'SIGNATURE_INVALID'],
+        [kp.pk, badM, sig, 'SIGNATURE_INVALID'],
+        [other, msg, sig, 'SIGNATURE_INVALID'],
+      ] as const) {
         expect(uncached(pk, m, s), `${what}: uncached`).toBe(want);
-        expect(codeOf(() => wasm.ed25519Check(pk, m, s)), `${what}: cached`).toBe(want);
+        expect(
+          codeOf(() => wasm.ed25519Check(pk, m, s)),
+          `${what}: cached`,
+        ).toBe(want);
         expect(wasm.ed25519Verify(pk, m, s)).toBe(want === 'ok');
         checked++;
       }
@@ -192,7 +252,10 @@ describe('Ed25519 verification cache', () => {
     const cache = new VerifyCache(8, 2);
     const [a, b, d] = [keypair(js, 10), keypair(js, 11), keypair(js, 12)];
     const use = (k: typeof a, m: string) => cache.verify(k.pk, utf8(m), k.sign(utf8(m)));
-    const hot = (k: typeof a) => { for (let i = 0; i < BUILD_AFTER_USES; i++) expect(use(k, `w${i}`)).toBe(true); expect(cache.hasTable(k.pk)).toBe(true); };
+    const hot = (k: typeof a) => {
+      for (let i = 0; i < BUILD_AFTER_USES; i++) expect(use(k, `w${i}`)).toBe(true);
+      expect(cache.hasTable(k.pk)).toBe(true);
+    };
     hot(a);
     hot(b);
     for (let i = 100; i < 150; i++) {

@@ -12,7 +12,13 @@ const backends: Crypto[] = [getCrypto('wasm'), getCrypto('js')];
 const RUNS = Number(process.env['AIGENORA_FUZZ_RUNS'] ?? 1000);
 const oracle = canonicalize as unknown as (v: unknown) => string;
 const tried: Record<string, number> = {};
-afterAll(() => console.log(`jcs fuzz: ${Object.entries(tried).map(([k, n]) => `${k} ${n}`).join(', ')} inputs, 0 failures`));
+afterAll(() =>
+  console.log(
+    `jcs fuzz: ${Object.entries(tried)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')} inputs, 0 failures`,
+  ),
+);
 
 // ---- values, and the many texts that spell each of them
 
@@ -22,7 +28,29 @@ class Fault {
   constructor(readonly text: string) {}
 }
 
-const special = fc.constantFrom('"', '\\', '/', '\u0000', '\b', '\t', '\n', '\f', '\r', '\u001f', ' ', '\u007f', '\u2028', 'é', '\ue000', '\uffff', '😀', '𝄞', 'a', 'z', 'A');
+const special = fc.constantFrom(
+  '"',
+  '\\',
+  '/',
+  '\u0000',
+  '\b',
+  '\t',
+  '\n',
+  '\f',
+  '\r',
+  '\u001f',
+  ' ',
+  '\u007f',
+  '\u2028',
+  'é',
+  '\ue000',
+  '\uffff',
+  '😀',
+  '𝄞',
+  'a',
+  'z',
+  'A',
+);
 const str = fc.oneof(fc.string({ unit: 'binary', maxLength: 8 }), fc.string({ unit: special, maxLength: 8 }));
 const num = fc.oneof(
   fc.double({ noNaN: true, noDefaultInfinity: true }),
@@ -53,7 +81,7 @@ function rng(seed: number) {
 }
 type Rng = ReturnType<typeof rng>;
 
-const pick = <T,>(r: Rng, xs: readonly T[]): T => xs[r(xs.length)]!;
+const pick = <T>(r: Rng, xs: readonly T[]): T => xs[r(xs.length)]!;
 const hex4 = (r: Rng, u: number) => {
   const h = u.toString(16).padStart(4, '0');
   return `\\u${r(2) ? h : h.toUpperCase()}`;
@@ -144,7 +172,14 @@ const FAULTS = {
       const at = r(e.length + 1);
       return { entries: [...e.slice(0, at), [k, pick(r, [null, 1, 'x'])] as [string, Value], ...e.slice(at)] };
     };
-    return replaceOne(r, v, (x) => isObject(x) && x.entries.length > 0, dup) ?? { entries: [['k', v], ['k', null]] };
+    return (
+      replaceOne(r, v, (x) => isObject(x) && x.entries.length > 0, dup) ?? {
+        entries: [
+          ['k', v],
+          ['k', null],
+        ],
+      }
+    );
   },
   JSON_LONE_SURROGATE(r: Rng, v: Value): Value {
     const lone = (x: Value) => {
@@ -165,7 +200,33 @@ const FAULTS = {
     return x;
   },
   JSON_SYNTAX(r: Rng, v: Value): Value {
-    const bad = () => new Fault(pick(r, ['@', 'nul', 'tru', '+1', '01', '1.', '.5', '1e', '-', "'x'", '"\u0001"', '"\\x"', '"\\u12g4"', 'NaN', 'Infinity', '[1,]', '{"a"}', '{"a":1,}', '{1:1}', '[1 2]', '[', '{']));
+    const bad = () =>
+      new Fault(
+        pick(r, [
+          '@',
+          'nul',
+          'tru',
+          '+1',
+          '01',
+          '1.',
+          '.5',
+          '1e',
+          '-',
+          "'x'",
+          '"\u0001"',
+          '"\\x"',
+          '"\\u12g4"',
+          'NaN',
+          'Infinity',
+          '[1,]',
+          '{"a"}',
+          '{"a":1,}',
+          '{1:1}',
+          '[1 2]',
+          '[',
+          '{',
+        ]),
+      );
     return replaceOne(r, v, (x) => !Array.isArray(x) && !isObject(x), bad) ?? [bad()];
   },
 };
@@ -200,7 +261,35 @@ describe('canonical JSON, property-based, both backends and an independent oracl
   });
 
   it('any edit of a text: the backends agree, refuse what JSON.parse refuses, and otherwise match the oracle', () => {
-    const pieces = ['"', '\\', '\\u', 'd800', 'dc00', '\ud800', '\udc00', '{', '}', '[', ']', ',', ':', '"a"', '1e400', '.', 'e', '-', '0', '1', '\u0000', ' ', 'null', '\\n', '+', 'E', '"a":1,'];
+    const pieces = [
+      '"',
+      '\\',
+      '\\u',
+      'd800',
+      'dc00',
+      '\ud800',
+      '\udc00',
+      '{',
+      '}',
+      '[',
+      ']',
+      ',',
+      ':',
+      '"a"',
+      '1e400',
+      '.',
+      'e',
+      '-',
+      '0',
+      '1',
+      '\u0000',
+      ' ',
+      'null',
+      '\\n',
+      '+',
+      'E',
+      '"a":1,',
+    ];
     const edit = fc.tuple(fc.nat(), fc.nat(3), fc.constantFrom(...pieces));
     fc.assert(
       fc.property(value, fc.integer(), fc.array(edit, { minLength: 1, maxLength: 4 }), (v, seed, edits) => {
@@ -208,7 +297,14 @@ describe('canonical JSON, property-based, both backends and an independent oracl
         let t = text(rng(seed), v);
         for (const [at0, op, piece] of edits) {
           const at = at0 % (t.length + 1);
-          t = op === 0 ? t.slice(0, at) + piece : op === 1 ? t.slice(0, at) + t.slice(at + 1) : op === 2 ? t.slice(0, at) + piece + t.slice(at) : t.slice(0, at) + t.slice(at).replace(/[0-9]/, piece);
+          t =
+            op === 0
+              ? t.slice(0, at) + piece
+              : op === 1
+                ? t.slice(0, at) + t.slice(at + 1)
+                : op === 2
+                  ? t.slice(0, at) + piece + t.slice(at)
+                  : t.slice(0, at) + t.slice(at).replace(/[0-9]/, piece);
         }
         const got = agreed(t);
         // A raw unpaired surrogate is refused before parsing, even where JSON.parse would pair it with an escape.

@@ -41,8 +41,18 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
   });
 
   it('refuses card indices that are not integers in 0..255', () => {
-    for (const [r, s] of [[1.5, 0], [NaN, 0], [0, Infinity], [256, 0], [0, -1], [2 ** 53, 0]] as const) {
-      expect(code(() => d.encodeCard(r, s)), `${r} ${s}`).toBe('DECK_CARD_RANGE');
+    for (const [r, s] of [
+      [1.5, 0],
+      [NaN, 0],
+      [0, Infinity],
+      [256, 0],
+      [0, -1],
+      [2 ** 53, 0],
+    ] as const) {
+      expect(
+        code(() => d.encodeCard(r, s)),
+        `${r} ${s}`,
+      ).toBe('DECK_CARD_RANGE');
     }
     expect([...d.encodeCard(255, -0)]).toEqual([255, 0]);
   });

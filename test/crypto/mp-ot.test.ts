@@ -148,7 +148,10 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
       [`{"e":65537,"n":"0"}`, 'OT_MODULUS_INVALID'],
       [`{"e":65537,"n":"${n.slice(0, -1)}0"}`, 'OT_MODULUS_INVALID'],
     ] as const) {
-      expect(code(() => ot.decodeRsaPub(w)), w.slice(0, 60)).toBe(want);
+      expect(
+        code(() => ot.decodeRsaPub(w)),
+        w.slice(0, 60),
+      ).toBe(want);
     }
     expect(code(() => ot.decodeRsaPub({ e: 65537n, n }))).toBe('OT_RSA_PUB_MALFORMED');
     // e is checked before n's size, as in the reference.
@@ -178,8 +181,12 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
 describe('wasm and js OT', () => {
   const [w, j] = [getCrypto('wasm'), getCrypto('js')];
 
-  it('agree on every operation for fresh keys from both generators, each importing the other\'s key', async () => {
-    for (const [maker, via] of [[w, 'platform'], [j, 'platform'], [j, 'backend']] as const) {
+  it("agree on every operation for fresh keys from both generators, each importing the other's key", async () => {
+    for (const [maker, via] of [
+      [w, 'platform'],
+      [j, 'platform'],
+      [j, 'backend'],
+    ] as const) {
       const made = await maker.ot.generateKey({ via });
       const parts = made.exportParts();
       const [kw, kj] = [w.ot.importKey(parts), j.ot.importKey(parts)];
@@ -218,7 +225,7 @@ describe('wasm and js OT', () => {
     await expect(w.ot.generateKey({ via: 'backend' })).rejects.toThrow(/^OT_KEYGEN_FAILED: /);
   });
 
-  it('the private operation equals c^d mod n by BigInt and node:crypto\'s raw RSA on fresh keys', async () => {
+  it("the private operation equals c^d mod n by BigInt and node:crypto's raw RSA on fresh keys", async () => {
     const big = (b: Uint8Array) => BigInt(`0x${Buffer.from(b).toString('hex') || '0'}`);
     const b64u = (b: Uint8Array) => Buffer.from(b).toString('base64url');
     for (let k = 0; k < 2; k++) {
@@ -226,7 +233,17 @@ describe('wasm and js OT', () => {
       const parts = made.exportParts();
       const kj = j.ot.importKey(parts);
       const nodeKey = nodeCrypto.createPrivateKey({
-        key: { kty: 'RSA', n: b64u(parts.n), e: 'AQAB', d: b64u(parts.d), p: b64u(parts.p), q: b64u(parts.q), dp: b64u(parts.dp), dq: b64u(parts.dq), qi: b64u(parts.qi) },
+        key: {
+          kty: 'RSA',
+          n: b64u(parts.n),
+          e: 'AQAB',
+          d: b64u(parts.d),
+          p: b64u(parts.p),
+          q: b64u(parts.q),
+          dp: b64u(parts.dp),
+          dq: b64u(parts.dq),
+          qi: b64u(parts.qi),
+        },
         format: 'jwk',
       });
       const [n, d] = [big(parts.n), big(parts.d)];
@@ -251,11 +268,19 @@ describe('wasm and js OT', () => {
     expect(intToHex(x)).toBe('abc'.padStart(512, '0'));
     expect(isWireInt(intToHex(x))).toBe(true);
     expect(isWireInt('ABC'.padStart(512, '0'))).toBe(false);
-    for (const bad of ['', 'xyz', '1'.repeat(513), '0x1']) expect(code(() => intFromHex(bad)), bad.slice(0, 8)).toBe('OT_INT_ENCODING');
+    for (const bad of ['', 'xyz', '1'.repeat(513), '0x1'])
+      expect(
+        code(() => intFromHex(bad)),
+        bad.slice(0, 8),
+      ).toBe('OT_INT_ENCODING');
     expect(code(() => intToHex(new Uint8Array(255)))).toBe('OT_INT_ENCODING');
     expect([...wideIntFromHex('1' + '0'.repeat(512))]).toEqual([1, ...new Array(256).fill(0)]);
     expect([...wideIntFromHex('abc')]).toEqual([0x0a, 0xbc]);
-    for (const bad of ['', '0x1', ' 1', '1_0']) expect(code(() => wideIntFromHex(bad)), bad).toBe('OT_INT_ENCODING');
+    for (const bad of ['', '0x1', ' 1', '1_0'])
+      expect(
+        code(() => wideIntFromHex(bad)),
+        bad,
+      ).toBe('OT_INT_ENCODING');
   });
 
   it('the WASM instance keeps working after each kind of error', () => {

@@ -27,7 +27,10 @@ interface DoubleCase {
   as_int?: string;
   error?: string;
 }
-const vectors = JSON.parse(readFileSync(new URL('../../test-vectors/python-json.json', import.meta.url), 'utf8')) as { texts: TextCase[]; doubles: DoubleCase[] };
+const vectors = JSON.parse(readFileSync(new URL('../../test-vectors/python-json.json', import.meta.url), 'utf8')) as {
+  texts: TextCase[];
+  doubles: DoubleCase[];
+};
 
 type Outcome = { text: string } | { code: string; message?: string };
 
@@ -56,7 +59,12 @@ describe('each policy writes what Python json.dumps writes', () => {
       if (c.python === undefined) {
         // A float out of range, which Python reads as an infinity and then cannot write: the strict
         // readers refuse it already (the writers' own refusal is checked with the JS numbers below).
-        expect([pid, rt, group, mp].map((f) => outcome(f))).toEqual([{ code: 'JSON_NUMBER_RANGE' }, { code: 'RT_JSON_SYNTAX' }, { code: 'GROUP_JSON_SYNTAX' }, { code: 'JSON_NUMBER_RANGE' }]);
+        expect([pid, rt, group, mp].map((f) => outcome(f))).toEqual([
+          { code: 'JSON_NUMBER_RANGE' },
+          { code: 'RT_JSON_SYNTAX' },
+          { code: 'GROUP_JSON_SYNTAX' },
+          { code: 'JSON_NUMBER_RANGE' },
+        ]);
         return;
       }
       const python = { text: c.python };
@@ -111,16 +119,40 @@ describe('what the policies refuse, and in which order', () => {
   const rows: [string, unknown, [string, string, string, string]][] = [
     ['a bigint', { n: 2n ** 64n }, ['{"n":18446744073709551616}', '{"n":18446744073709551616}', '{"n":18446744073709551616}', '{"n":18446744073709551616}']],
     ['an unpaired surrogate', ['\ud800'], ['["\\ud800"]', 'RT_JSON_LONE_SURROGATE', 'GROUP_JSON_LONE_SURROGATE', 'MP_JSON_LONE_SURROGATE']],
-    ['an unpaired surrogate before a float', { a: '\ud800', b: 1.5 }, ['{"a":"\\ud800","b":1.5}', 'RT_JSON_LONE_SURROGATE', 'GROUP_JSON_LONE_SURROGATE', 'MP_JSON_FLOAT']],
+    [
+      'an unpaired surrogate before a float',
+      { a: '\ud800', b: 1.5 },
+      ['{"a":"\\ud800","b":1.5}', 'RT_JSON_LONE_SURROGATE', 'GROUP_JSON_LONE_SURROGATE', 'MP_JSON_FLOAT'],
+    ],
     ['undefined', { a: undefined }, ['JSON_UNSUPPORTED_VALUE', 'RT_JSON_UNSUPPORTED', 'GROUP_JSON_UNSUPPORTED', 'MP_JSON_UNSUPPORTED']],
     ['a Set', [new Set([1])], ['JSON_UNSUPPORTED_VALUE', 'RT_JSON_UNSUPPORTED', 'GROUP_JSON_UNSUPPORTED', 'MP_JSON_BYTES_OR_SET']],
     ['a Map with a number key', [new Map([[1, 2]])], ['JSON_UNSUPPORTED_VALUE', 'RT_JSON_UNSUPPORTED', 'GROUP_JSON_KEY_NOT_STRING', 'MP_JSON_KEY_NOT_STRING']],
     ['an enumerable symbol key', { [Symbol('s')]: 1, a: 1 }, ['{"a":1}', '{"a":1}', 'GROUP_JSON_KEY_NOT_STRING', 'MP_JSON_KEY_NOT_STRING']],
     ['a value 17 levels deep', nest(17, 1), [deep17, deep17, 'GROUP_JSON_TOO_DEEP', deep17]],
     ['128 nested arrays', nest(128, 1), [`${'['.repeat(128)}1${']'.repeat(128)}`, 'RT_JSON_TOO_DEEP', 'GROUP_JSON_TOO_DEEP', 'MP_JSON_TOO_DEEP']],
-    ['1025 items', new Array(1025).fill(0), [`[${new Array(1025).fill(0).join(',')}]`, `[${new Array(1025).fill(0).join(',')}]`, 'GROUP_JSON_TOO_MANY_ITEMS', `[${new Array(1025).fill(0).join(',')}]`]],
-    ['a string over 64 KiB of UTF-8', ['é'.repeat(32769)], [`["${'é'.repeat(32769)}"]`, `["${'é'.repeat(32769)}"]`, 'GROUP_JSON_STRING_TOO_LONG', `["${'é'.repeat(32769)}"]`]],
-    ['a parsed tree', new Entries([['b', new RawNumber('1.0')], ['a', 1]]), ['{"a":1,"b":1.0}', '{"a":1,"b":1.0}', 'GROUP_JSON_UNSUPPORTED', 'MP_JSON_UNSUPPORTED']],
+    [
+      '1025 items',
+      new Array(1025).fill(0),
+      [
+        `[${new Array(1025).fill(0).join(',')}]`,
+        `[${new Array(1025).fill(0).join(',')}]`,
+        'GROUP_JSON_TOO_MANY_ITEMS',
+        `[${new Array(1025).fill(0).join(',')}]`,
+      ],
+    ],
+    [
+      'a string over 64 KiB of UTF-8',
+      ['é'.repeat(32769)],
+      [`["${'é'.repeat(32769)}"]`, `["${'é'.repeat(32769)}"]`, 'GROUP_JSON_STRING_TOO_LONG', `["${'é'.repeat(32769)}"]`],
+    ],
+    [
+      'a parsed tree',
+      new Entries([
+        ['b', new RawNumber('1.0')],
+        ['a', 1],
+      ]),
+      ['{"a":1,"b":1.0}', '{"a":1,"b":1.0}', 'GROUP_JSON_UNSUPPORTED', 'MP_JSON_UNSUPPORTED'],
+    ],
     ['a whole double of 1e21', [1e21], ['[1000000000000000000000]', '[1e+21]', 'GROUP_JSON_UNSAFE_INTEGER', 'MP_JSON_UNSAFE_INTEGER']],
   ];
   for (const [name, value, want] of rows) {
@@ -132,9 +164,12 @@ describe('what the policies refuse, and in which order', () => {
     });
   }
 
-  it('protocol_id meets an object\'s members in sorted order, the others in insertion order', () => {
+  it("protocol_id meets an object's members in sorted order, the others in insertion order", () => {
     const v = { b: NaN, a: -Infinity };
-    expect(outcome(() => pythonJson(v, PROTOCOL_ID_JSON), true)).toEqual({ code: 'JSON_NUMBER_RANGE', message: 'JSON_NUMBER_RANGE: -Infinity has no JSON form' });
+    expect(outcome(() => pythonJson(v, PROTOCOL_ID_JSON), true)).toEqual({
+      code: 'JSON_NUMBER_RANGE',
+      message: 'JSON_NUMBER_RANGE: -Infinity has no JSON form',
+    });
     const undefinedFirst = { b: undefined, a: NaN };
     expect(outcome(() => pythonJson(undefinedFirst, REALTIME_JSON))).toEqual({ code: 'RT_JSON_UNSUPPORTED' });
     expect(outcome(() => pythonJson(undefinedFirst, GROUP_JSON))).toEqual({ code: 'GROUP_JSON_UNSUPPORTED' });

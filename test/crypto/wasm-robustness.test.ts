@@ -43,7 +43,12 @@ describe('wasm instance under bad input', () => {
     expect(typed(() => wasm.ed25519Check(bytes(32, 0), msg, sig))).toBe('SIGNATURE_INVALID');
     expect(typed(() => wasm.x25519SharedSecret(bytes(32, 1), bytes(32, 0)))).toBe('X25519_LOW_ORDER');
     // Verify-many with inconsistent buffers cannot be built through the TS wrapper; wrong-sized items are just false.
-    expect(wasm.ed25519VerifyMany([{ publicKey: bytes(3), message: msg, signature: bytes(5) }, { publicKey: pk, message: msg, signature: sig }])).toEqual([false, true]);
+    expect(
+      wasm.ed25519VerifyMany([
+        { publicKey: bytes(3), message: msg, signature: bytes(5) },
+        { publicKey: pk, message: msg, signature: sig },
+      ]),
+    ).toEqual([false, true]);
     // JSON: every refusal kind, plus inputs that stress the parser.
     for (const [text, code] of [
       ['{"a":1,"a":2}', 'JSON_DUPLICATE_KEY'],
@@ -59,7 +64,10 @@ describe('wasm instance under bad input', () => {
       ['-', 'JSON_SYNTAX'],
       ['1'.repeat(5000), 'JSON_NUMBER_RANGE'],
     ] as const) {
-      expect(typed(() => wasm.jcs(text)), text.slice(0, 20)).toBe(code);
+      expect(
+        typed(() => wasm.jcs(text)),
+        text.slice(0, 20),
+      ).toBe(code);
     }
     const huge = { s: 'x'.repeat(4 << 20), a: Array.from({ length: 10_000 }, (_, i) => i / 7) };
     expect(wasm.jcsValueSha256(huge)).toEqual(getCrypto('js').jcsValueSha256(huge));
@@ -117,7 +125,13 @@ describe('a trap in the WASM instance', () => {
     expect(typed(() => c.jcs('[0]'))).toBe('WASM_TRAP');
     let calls = 0;
     w.sha256 = (d) => (calls++, real.sha256(d));
-    for (const f of [() => c.sha256(msg), () => c.ed25519Verify(pk, msg, sig), () => c.jcs('1'), () => c.ed25519Sign(seed, msg), () => c.verifyReveal('00', 'a', 'b')]) {
+    for (const f of [
+      () => c.sha256(msg),
+      () => c.ed25519Verify(pk, msg, sig),
+      () => c.jcs('1'),
+      () => c.ed25519Sign(seed, msg),
+      () => c.verifyReveal('00', 'a', 'b'),
+    ]) {
       expect(typed(f)).toBe('WASM_TRAP');
     }
     expect(calls).toBe(0);

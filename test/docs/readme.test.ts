@@ -100,7 +100,12 @@ function extractBlocks(doc: string): Block[] {
 }
 
 const BLOCKS = DOCS.flatMap(extractBlocks);
-const nameOf = (b: Block) => `${b.doc}:${b.line} (${b.lang}: ${b.body.split('\n').find((l) => l.trim() && !l.trim().startsWith('//'))?.trim().slice(0, 60)})`;
+const nameOf = (b: Block) =>
+  `${b.doc}:${b.line} (${b.lang}: ${b.body
+    .split('\n')
+    .find((l) => l.trim() && !l.trim().startsWith('//'))
+    ?.trim()
+    .slice(0, 60)})`;
 const annotated = (kind: Annotation['kind'], lang?: string) => BLOCKS.filter((b) => b.annotation?.kind === kind && (lang === undefined || b.lang === lang));
 
 // ---------------------------------------------------------------------------------------------------
@@ -187,7 +192,8 @@ function parseShell(block: Block): Unit[] {
       continue;
     } else if (!cur && line.trim().startsWith('#')) {
       const last = units[units.length - 1];
-      if (!afterUnit || !last) throw new Error(`${block.doc}:${block.bodyLine + n}: a comment line that follows no command (a # line right after a command is a line it prints)`);
+      if (!afterUnit || !last)
+        throw new Error(`${block.doc}:${block.bodyLine + n}: a comment line that follows no command (a # line right after a command is a line it prints)`);
       let expected = line.trim().slice(1).trim();
       const exit = /\s+\(exit (\d)\)$/.exec(expected);
       if (exit) {
@@ -242,7 +248,16 @@ function linePattern(expected: string, home: string): { re: RegExp; tokens: stri
     for (const m of tok.matchAll(KINDS)) {
       re += escapeRe(tok.slice(at, m.index));
       const v = m[0];
-      re += v === '~' ? escapeRe(home) : v.endsWith('…') ? '.*?' : v.startsWith('cli:') ? 'cli:\\d+:[a-z0-9]+' : v.startsWith('(') ? '\\(\\d+' : '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(?:\\.\\d+)?Z';
+      re +=
+        v === '~'
+          ? escapeRe(home)
+          : v.endsWith('…')
+            ? '.*?'
+            : v.startsWith('cli:')
+              ? 'cli:\\d+:[a-z0-9]+'
+              : v.startsWith('(')
+                ? '\\(\\d+'
+                : '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(?:\\.\\d+)?Z';
       at = m.index + v.length;
     }
     re += escapeRe(tok.slice(at));
@@ -291,7 +306,12 @@ afterAll(async () => {
 function start(text: string, cwd: string, env: NodeJS.ProcessEnv, stdin?: string): Proc {
   // -e and pipefail: a failing command inside a loop or a pipe fails its unit, as `set -e` would. Its own
   // process group, so that stopping it stops what it started.
-  const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', text], { cwd, env, detached: true, stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', text], {
+    cwd,
+    env,
+    detached: true,
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -333,7 +353,12 @@ interface Serve {
   then?: (r: Ran, ctx: Ctx) => Promise<void>;
 }
 
-const INITIALIZE = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'docs-test', version: '0' } } });
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'docs-test', version: '0' } },
+});
 
 /** Commands that serve until stopped. */
 const SERVES: Serve[] = [
@@ -342,7 +367,10 @@ const SERVES: Serve[] = [
     match: /^aigenora host\b/,
     ready: (r, ctx) => {
       const file = /--invitation-file (\S+)/.exec(r.unit.head)?.[1];
-      return /^aigenora1\.[A-Za-z0-9_-]+$/m.test(r.stdout) && (!file || (existsSync(join(ctx.cwd, file)) && readFileSync(join(ctx.cwd, file), 'utf8').endsWith('\n')));
+      return (
+        /^aigenora1\.[A-Za-z0-9_-]+$/m.test(r.stdout) &&
+        (!file || (existsSync(join(ctx.cwd, file)) && readFileSync(join(ctx.cwd, file), 'utf8').endsWith('\n')))
+      );
     },
   },
   { match: /^aigenora join\b/ },
@@ -360,7 +388,11 @@ const SERVES: Serve[] = [
     ready: (r) => /listening on http:\/\/127\.0\.0\.1:\d+\/mcp\b/.test(r.stdout),
     then: async (r) => {
       const url = /listening on (\S+)/.exec(r.stdout)![1]!;
-      const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: INITIALIZE });
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: INITIALIZE,
+      });
       expect(res.status, url).toBe(200);
       expect(await res.text()).toContain('"aigenora-aira"');
     },
@@ -393,7 +425,8 @@ async function runShell(block: Block, opts: RunOptions): Promise<Map<string, Ran
       const patterns = unit.output.map((o) => ({ o, ...linePattern(o, opts.home) }));
       const printed = () => patterns.every(({ re }) => re.test(`${p.out()}\n${p.err()}`));
       if (serve) {
-        if (!serve.ready && patterns.length === 0) throw new Error(`${block.doc}:${unit.line}: ${unit.head} serves until stopped, and nothing says when it is ready`);
+        if (!serve.ready && patterns.length === 0)
+          throw new Error(`${block.doc}:${unit.line}: ${unit.head} serves until stopped, and nothing says when it is ready`);
         background.push(p);
         const deadline = Date.now() + 45_000;
         while (!(printed() && (serve.ready?.(ran(), ctx) ?? true))) {
@@ -519,7 +552,10 @@ const CLAIMS = new Map<string, (r: Ran, ctx: Ctx) => void>([
   ],
   ['aigenora receipt verify tb/guest', (r) => expect(r.stdout).toMatch(VERIFIED)],
   ['aigenora receipt verify holdem/seat-2', (r) => expect(r.stdout).toMatch(/^verified: \d+ entries of group \S+ as seen by member [0-9a-f]+…, completed /m)],
-  ['aigenora protocol test four-player-landlord-v1 --failover-after 10 --out ll', (r) => expect(Number(/(\d+) leader epochs/.exec(r.stdout)?.[1])).toBeGreaterThanOrEqual(2)],
+  [
+    'aigenora protocol test four-player-landlord-v1 --failover-after 10 --out ll',
+    (r) => expect(Number(/(\d+) leader epochs/.exec(r.stdout)?.[1])).toBeGreaterThanOrEqual(2),
+  ],
   // Aira
   ['node bin/aigenora.mjs aira run', (r) => expect(r.stdout).toMatch(/^terminal completed /m)],
   [
@@ -547,14 +583,25 @@ const CLAIMS = new Map<string, (r: Ran, ctx: Ctx) => void>([
       expect(deal.signatures).toEqual([]);
     },
   ],
-  ['aigenora trade sign deal.json --key bob.key', (_r, ctx) => expect((json(join(ctx.cwd, 'deal.json'))['signatures'] as { signer: string }[]).map((s) => s.signer)).toEqual(['agent_alice', 'agent_bob'])],
+  [
+    'aigenora trade sign deal.json --key bob.key',
+    (_r, ctx) => expect((json(join(ctx.cwd, 'deal.json'))['signatures'] as { signer: string }[]).map((s) => s.signer)).toEqual(['agent_alice', 'agent_bob']),
+  ],
   ['aigenora trade verify deal.json --keys keys.json', (r) => expect(r.stdout).toMatch(/^valid\nobject_id sha256:[0-9a-f]{64}\n$/)],
-  ['aigenora trade state e1.json e2.json e3.json --keys keys.json', (r, ctx) => expect(r.stdout).toBe(`${(json(join(ctx.cwd, 'deal.json'))['body'] as { trade_id: string }).trade_id} PAYMENT_CONFIRMED\n`)],
+  [
+    'aigenora trade state e1.json e2.json e3.json --keys keys.json',
+    (r, ctx) => expect(r.stdout).toBe(`${(json(join(ctx.cwd, 'deal.json'))['body'] as { trade_id: string }).trade_id} PAYMENT_CONFIRMED\n`),
+  ],
   [
     'aigenora trade manifest ./catalog',
     (r, ctx) => {
       // Each file's SHA-256 as lowercase hex without a prefix, computed here by node:crypto.
-      for (const f of readdirSync(join(ctx.cwd, 'catalog'))) expect(r.stdout).toContain(`${createHash('sha256').update(readFileSync(join(ctx.cwd, 'catalog', f))).digest('hex')}  ${f}\n`);
+      for (const f of readdirSync(join(ctx.cwd, 'catalog')))
+        expect(r.stdout).toContain(
+          `${createHash('sha256')
+            .update(readFileSync(join(ctx.cwd, 'catalog', f)))
+            .digest('hex')}  ${f}\n`,
+        );
       expect(r.stdout).toMatch(/^catalog_hash sha256:[0-9a-f]{64}$/m);
     },
   ],
@@ -565,7 +612,10 @@ const CLAIMS = new Map<string, (r: Ran, ctx: Ctx) => void>([
 
 const WORK = tempDir('docs');
 // npm keeps its cache and its user configuration (a registry, a proxy) where the real HOME has them.
-const NPM = { npm_config_cache: process.env['npm_config_cache'] ?? join(homedir(), '.npm'), npm_config_userconfig: process.env['npm_config_userconfig'] ?? join(homedir(), '.npmrc') };
+const NPM = {
+  npm_config_cache: process.env['npm_config_cache'] ?? join(homedir(), '.npm'),
+  npm_config_userconfig: process.env['npm_config_userconfig'] ?? join(homedir(), '.npmrc'),
+};
 
 /** This process's environment without what would point a sample at someone's data dir, server or backend. */
 function baseEnv(home: string): NodeJS.ProcessEnv {
@@ -619,13 +669,20 @@ let consumer: Promise<Consumer> | undefined;
 function tarballProject(): Promise<Consumer> {
   consumer ??= (async () => {
     if (!existsSync(join(ROOT, 'dist/index.js'))) throw new Error('dist/ is not built: run npm run build (the test command does)');
-    if (!existsSync(join(ROOT, 'packages/core/dist/node/index.js'))) throw new Error('packages/core is not built: run npm run build (the test command does), or node scripts/build-core.mjs');
+    if (!existsSync(join(ROOT, 'packages/core/dist/node/index.js')))
+      throw new Error('packages/core is not built: run npm run build (the test command does), or node scripts/build-core.mjs');
     const app = join(WORK, 'app');
     const home = join(WORK, 'app-home');
     mkdirSync(app);
     mkdirSync(home);
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    const env: NodeJS.ProcessEnv = { ...baseEnv(home), npm_config_audit: 'false', npm_config_fund: 'false', npm_config_prefer_offline: 'true', npm_config_update_notifier: 'false' };
+    const env: NodeJS.ProcessEnv = {
+      ...baseEnv(home),
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_prefer_offline: 'true',
+      npm_config_update_notifier: 'false',
+    };
     for (const block of annotated('tarball', 'sh')) {
       await runShell(block, {
         cwd: app,
@@ -681,14 +738,27 @@ function compileSamples() {
       join(app, 'tsconfig.docs.json'),
       JSON.stringify({
         // As a strict consumer compiles: every declaration file checked, unused names refused.
-        compilerOptions: { strict: true, noUnusedLocals: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', skipLibCheck: false, types: ['node'], outDir: 'docs-out', rootDir: '.' },
+        compilerOptions: {
+          strict: true,
+          noUnusedLocals: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          skipLibCheck: false,
+          types: ['node'],
+          outDir: 'docs-out',
+          rootDir: '.',
+        },
         files: TS_SAMPLES.map((s) => s.file),
       }),
     );
     const p = start(`${shq(process.execPath)} ${shq(TSC)} -p tsconfig.docs.json`, app, env);
     const status = await p.exited;
     // One diagnostic per unindented line, with the indented lines that continue it.
-    const diagnostics = `${p.out()}${p.err()}`.split(/\n(?=\S)/).map((d) => d.trim()).filter(Boolean);
+    const diagnostics = `${p.out()}${p.err()}`
+      .split(/\n(?=\S)/)
+      .map((d) => d.trim())
+      .filter(Boolean);
     return { app, env, status, diagnostics };
   })();
   return compiled;
@@ -742,7 +812,9 @@ function runs(code: string, cmd: string): boolean {
   // `npx vitest run PATH…` is run by a file that runs the whole suite, when PATH holds test files it includes.
   const vitest = /^npx vitest run (\S.*)$/.exec(cmd);
   if (vitest && /(^|[\s;&|(])npx vitest run(?=\s*($|[|&;>]|\d>))/m.test(code))
-    return vitest[1]!.split(/\s+/).every((p) => existsSync(join(ROOT, p)) && readdirSync(join(ROOT, p), { recursive: true }).some((f) => String(f).endsWith('.test.ts')));
+    return vitest[1]!
+      .split(/\s+/)
+      .every((p) => existsSync(join(ROOT, p)) && readdirSync(join(ROOT, p), { recursive: true }).some((f) => String(f).endsWith('.test.ts')));
   return false;
 }
 
@@ -805,8 +877,19 @@ describe.concurrent('the README samples run', () => {
         // The page is served from the project's root, as the README's path says.
         const file = join(app, path!);
         expect(existsSync(file), relative(app, file)).toBe(true);
-        const exported = [...readFileSync(file, 'utf8').matchAll(/\bexport\s*\{([^}]*)\}/g)].flatMap((m) => m[1]!.split(',').map((e) => e.trim().split(/\s+as\s+/).at(-1)!));
-        for (const n of names!.split(',').map((s) => s.trim()).filter(Boolean)) expect(exported, `${path} exports ${n}`).toContain(n);
+        const exported = [...readFileSync(file, 'utf8').matchAll(/\bexport\s*\{([^}]*)\}/g)].flatMap((m) =>
+          m[1]!.split(',').map((e) =>
+            e
+              .trim()
+              .split(/\s+as\s+/)
+              .at(-1)!,
+          ),
+        );
+        for (const n of names!
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean))
+          expect(exported, `${path} exports ${n}`).toContain(n);
       }
     }, 300_000);
 });

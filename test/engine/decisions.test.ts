@@ -11,9 +11,19 @@ import { tempDir } from '../shared/tmp.js';
 import { cli as runCli } from '../shared/cli.js';
 import { builtin, c, hooksOf, ManualClock, until } from './harness.js';
 
-const events = (dir: string) => readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
+const events = (dir: string) =>
+  readFileSync(join(dir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
 const reveals = (dir: string, from: string) =>
-  readFileSync(join(dir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as Frame).filter((f) => f.from === from && f.msg.action === 'reveal').map((f) => f.msg['choice']);
+  readFileSync(join(dir, 'transcript.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => JSON.parse(l) as Frame)
+    .filter((f) => f.from === from && f.msg.action === 'reveal')
+    .map((f) => f.msg['choice']);
 
 /**
  * Answers every decision window of `dir` once, in turn: `answer(window)` may wait (it is awaited before
@@ -52,14 +62,27 @@ function openWindow(dir: string): { window_id: string; match_key: string; match_
 /** The ids the engine has marked `reason` in consumed.jsonl. */
 const marked = (dir: string, reason: string) => {
   const p = join(dir, 'decision', 'consumed.jsonl');
-  return existsSync(p) ? readFileSync(p, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((x) => x.reason === reason).map((x) => x.decision_id as string) : [];
+  return existsSync(p)
+    ? readFileSync(p, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+        .filter((x) => x.reason === reason)
+        .map((x) => x.decision_id as string)
+    : [];
 };
 
 describe('decision config per control mode', () => {
   it('follows NOTES A13', () => {
     const spec = builtin('rps').spec;
     expect(decisionConfig(spec, 'autonomous')).toBeNull();
-    expect(decisionConfig(spec, 'human')).toEqual({ mode: 'manual', control_mode: 'human', timeout_seconds: 120, timeout_action: 'abort', require_explicit: true });
+    expect(decisionConfig(spec, 'human')).toEqual({
+      mode: 'manual',
+      control_mode: 'human',
+      timeout_seconds: 120,
+      timeout_action: 'abort',
+      require_explicit: true,
+    });
     expect(decisionConfig(spec, 'hybrid')).toEqual({ mode: 'auto', control_mode: 'hybrid', timeout_seconds: 120, timeout_action: 'fallback' });
   });
 });
@@ -75,7 +98,17 @@ describe('decisions in a session', () => {
       appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'scissors', _meta: { origin: 'script_runner' } });
       appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'rock', _meta: { origin: 'web' } });
     });
-    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 5000, minThinkMs: 0, clock: new ManualClock() });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('rps'),
+      hooks: await hooksOf('rps'),
+      options: { best_of: 3 },
+      outDir: out,
+      guestControl: 'human',
+      decisionTimeoutMs: 5000,
+      minThinkMs: 0,
+      clock: new ManualClock(),
+    });
     await stop();
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
     expect(new Set(reveals(guestDir, 'guest'))).toEqual(new Set(['rock']));
@@ -89,7 +122,17 @@ describe('decisions in a session', () => {
     const out = tempDir('decide');
     const clock = new ManualClock();
     const stop = autopilot(join(out, 'guest'), () => clock.advance(150));
-    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 150, minThinkMs: 0, clock });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('rps'),
+      hooks: await hooksOf('rps'),
+      options: { best_of: 3 },
+      outDir: out,
+      guestControl: 'human',
+      decisionTimeoutMs: 150,
+      minThinkMs: 0,
+      clock,
+    });
     await stop();
     expect(r.guest).toMatchObject({ completed: false, reason: 'decision_timeout' });
     expect(r.host.completed).toBe(false);
@@ -99,7 +142,16 @@ describe('decisions in a session', () => {
     const out = tempDir('decide');
     const clock = new ManualClock();
     const stop = autopilot(join(out, 'guest'), () => clock.advance(30));
-    const r = await runLocal({ crypto: c, ...builtin('coin-flip'), hooks: await hooksOf('coin-flip'), options: { best_of: 1 }, outDir: out, guestControl: 'hybrid', minThinkMs: 30, clock });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('coin-flip'),
+      hooks: await hooksOf('coin-flip'),
+      options: { best_of: 1 },
+      outDir: out,
+      guestControl: 'hybrid',
+      minThinkMs: 30,
+      clock,
+    });
     await stop();
     expect(r.guest.completed).toBe(true);
     expect(events(r.guest.dir).map((e) => e.type)).toContain('local_decision_fallback');
@@ -114,7 +166,12 @@ describe('decisions in a session', () => {
       if (first) {
         first = false;
         // An invalid decision: rejected, and the window stays open for the next one.
-        appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, message: { action: 'guess', attempt: 1, number: 'fifty' }, _meta: { decision_id: 'bad' } });
+        appendDecision(guestDir, {
+          match_key: w.match_key,
+          match_value: w.match_value,
+          message: { action: 'guess', attempt: 1, number: 'fifty' },
+          _meta: { decision_id: 'bad' },
+        });
         await until(() => events(guestDir).some((e) => e.type === 'local_decision_rejected'), 'the rejection');
         // A machine so loaded that this process stalls past the whole window: on the real clock the
         // window would close and the hooks' move would be played instead.
@@ -122,24 +179,51 @@ describe('decisions in a session', () => {
         while (Date.now() < stall);
       }
       const id = `turn-${w.match_value}`;
-      appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, message: { action: 'guess', attempt: w.match_value + 1, number: 1 + w.match_value }, _meta: { decision_id: id } });
+      appendDecision(guestDir, {
+        match_key: w.match_key,
+        match_value: w.match_value,
+        message: { action: 'guess', attempt: w.match_value + 1, number: 1 + w.match_value },
+        _meta: { decision_id: id },
+      });
       // Only once the engine has taken it does the window's hold (min_think) run out.
       await until(() => marked(guestDir, 'consumed').includes(id), `decision ${id} to be consumed`);
       clock.advance(300);
     });
-    const r = await runLocal({ crypto: c, ...builtin('guess-number'), hooks: await hooksOf('guess-number'), options: { range_min: 1, range_max: 3, max_attempts: 3 }, outDir: out, guestControl: 'hybrid', minThinkMs: 300, clock });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('guess-number'),
+      hooks: await hooksOf('guess-number'),
+      options: { range_min: 1, range_max: 3, max_attempts: 3 },
+      outDir: out,
+      guestControl: 'hybrid',
+      minThinkMs: 300,
+      clock,
+    });
     await stop();
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
     expect(marked(guestDir, 'rejected')).toEqual(['bad']);
     expect(events(guestDir).some((e) => e.type === 'local_decision_fallback')).toBe(false);
     // The person guessed 1, 2, 3 in turn until the secret came up, and the hooks kept track.
-    const guesses = readFileSync(join(guestDir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as Frame).filter((f) => f.msg.action === 'guess').map((f) => f.msg['number']);
+    const guesses = readFileSync(join(guestDir, 'transcript.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l) as Frame)
+      .filter((f) => f.msg.action === 'guess')
+      .map((f) => f.msg['number']);
     expect(guesses).toEqual([1, 2, 3].slice(0, guesses.length));
     expect(guesses.length).toBeGreaterThan(0);
   });
 
   it('hooks that do not support a control mode refuse it', async () => {
-    const r = await runLocal({ crypto: c, ...builtin('qna'), hooks: await hooksOf('qna'), outDir: tempDir('decide'), guestControl: 'human', decisionTimeoutMs: 200 });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('qna'),
+      hooks: await hooksOf('qna'),
+      outDir: tempDir('decide'),
+      guestControl: 'human',
+      decisionTimeoutMs: 200,
+    });
     expect(r.guest).toMatchObject({ completed: false, reason: 'control_mode_unsupported' });
   });
 });
@@ -154,7 +238,17 @@ describe('the decision window in snapshot.json', () => {
       seen ??= JSON.parse(readFileSync(join(guestDir, 'snapshot.json'), 'utf8'));
       appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'paper' });
     });
-    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 1 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 3000, minThinkMs: 0, clock });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('rps'),
+      hooks: await hooksOf('rps'),
+      options: { best_of: 1 },
+      outDir: out,
+      guestControl: 'human',
+      decisionTimeoutMs: 3000,
+      minThinkMs: 0,
+      clock,
+    });
     await stop();
     expect(r.guest.completed).toBe(true);
     expect(seen).toMatchObject({ phase: 'action_submitted', timing: { match_key: 'round', match_value: 0, phase: 'deciding' } });
@@ -174,14 +268,30 @@ describe('aigenora session decide, end to end', () => {
     const stop = autopilot(guestDir, async () => {
       const bad = await cli('session', 'decide', guestDir, '--value', 'lizard');
       // The engine's refusal, what the window allows, and that it is still open: no need to read events.jsonl.
-      expect(bad).toEqual({ status: 1, stdout: '', stderr: expect.stringMatching(/^aigenora session decide: DECISION_REFUSED: not a valid choice: \S.*; allowed: reveal\.choice, one of: rock, paper, scissors; the window round 0 stays open until \S+\n$/) });
+      expect(bad).toEqual({
+        status: 1,
+        stdout: '',
+        stderr: expect.stringMatching(
+          /^aigenora session decide: DECISION_REFUSED: not a valid choice: \S.*; allowed: reveal\.choice, one of: rock, paper, scissors; the window round 0 stays open until \S+\n$/,
+        ),
+      });
       expect(events(guestDir).filter((e) => e.type === 'local_decision_rejected')).toHaveLength(1);
       expect(openWindow(guestDir)).toMatchObject({ match_key: 'round', match_value: 0 });
       const good = await cli('session', 'decide', guestDir, '--value', 'paper', '--json');
       expect(good.status).toBe(0);
       expect(JSON.parse(good.stdout)).toMatchObject({ match_key: 'round', match_value: 0, value: 'paper', _meta: { origin: 'cli' }, verdict: 'accepted' });
     });
-    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 1 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 1000, minThinkMs: 0, clock: new ManualClock() });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('rps'),
+      hooks: await hooksOf('rps'),
+      options: { best_of: 1 },
+      outDir: out,
+      guestControl: 'human',
+      decisionTimeoutMs: 1000,
+      minThinkMs: 0,
+      clock: new ManualClock(),
+    });
     await stop();
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
     expect(reveals(guestDir, 'guest')).toEqual(['paper']);
@@ -192,7 +302,11 @@ describe('aigenora session decide, end to end', () => {
   it('without an open window it exits 1 with NO_WINDOW; bad arguments exit 2; never a stack trace', async () => {
     const dir = tempDir('decide-cli');
     const none = await cli('session', 'decide', dir, '--value', 'rock');
-    expect(none).toEqual({ status: 1, stdout: '', stderr: `aigenora session decide: NO_WINDOW: no decision window is open in ${dir}: no session has run in this directory yet (--match-key and --match-value decide a window ahead)\n` });
+    expect(none).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: `aigenora session decide: NO_WINDOW: no decision window is open in ${dir}: no session has run in this directory yet (--match-key and --match-value decide a window ahead)\n`,
+    });
     mkdirSync(join(dir, 'decision'));
     for (const garbage of ['garbage', 'null', '[]', '{"match_key":"round"}']) {
       writeFileSync(join(dir, 'decision', 'state.json'), garbage);
@@ -230,11 +344,25 @@ describe('aigenora session decide, end to end', () => {
       }
       if (w.match_value !== 1) appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'scissors' });
     });
-    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 5000, minThinkMs: 0, clock: new ManualClock() });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('rps'),
+      hooks: await hooksOf('rps'),
+      options: { best_of: 3 },
+      outDir: out,
+      guestControl: 'human',
+      decisionTimeoutMs: 5000,
+      minThinkMs: 0,
+      clock: new ManualClock(),
+    });
     await stop();
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
     expect(reveals(guestDir, 'guest')[1]).toBe('paper');
-    expect(await decided).toEqual({ status: 1, stdout: '', stderr: expect.stringMatching(/^aigenora session decide: DECISION_SUPERSEDED: another decision for round 1 was taken instead of cli:\S+\n$/) });
+    expect(await decided).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: expect.stringMatching(/^aigenora session decide: DECISION_SUPERSEDED: another decision for round 1 was taken instead of cli:\S+\n$/),
+    });
   });
 
   it('a session that ends before the engine reads the decision: DECISION_WINDOW_CLOSED, with the reason', async () => {
@@ -248,10 +376,24 @@ describe('aigenora session decide, end to end', () => {
       await until(() => existsSync(join(guestDir, 'decision', 'decisions.jsonl')), 'the CLI to write its decision');
       clock.advance(150);
     });
-    const r = await runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 150, minThinkMs: 0, clock });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('rps'),
+      hooks: await hooksOf('rps'),
+      options: { best_of: 3 },
+      outDir: out,
+      guestControl: 'human',
+      decisionTimeoutMs: 150,
+      minThinkMs: 0,
+      clock,
+    });
     await stop();
     expect(r.guest).toMatchObject({ completed: false, reason: 'decision_timeout' });
-    expect(await decided).toEqual({ status: 1, stdout: '', stderr: 'aigenora session decide: DECISION_WINDOW_CLOSED: the session ended (decision_timeout) before the engine read the decision\n' });
+    expect(await decided).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: 'aigenora session decide: DECISION_WINDOW_CLOSED: the session ended (decision_timeout) before the engine read the decision\n',
+    });
   });
 
   it('a decision for a window ahead: with no engine to read it, DECISION_TIMEOUT after --timeout-seconds; --no-wait only writes it', async () => {
@@ -259,10 +401,19 @@ describe('aigenora session decide, end to end', () => {
     const t0 = Date.now();
     const late = await cli('session', 'decide', dir, '--match-key', 'round', '--match-value', '3', '--value', 'rock', '--timeout-seconds', '0.3');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(300);
-    expect(late).toEqual({ status: 1, stdout: '', stderr: expect.stringMatching(/^aigenora session decide: DECISION_TIMEOUT: no verdict on cli:\S+ for round 3 within 0\.3 s .*stays in decisions\.jsonl\n$/) });
+    expect(late).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: expect.stringMatching(
+        /^aigenora session decide: DECISION_TIMEOUT: no verdict on cli:\S+ for round 3 within 0\.3 s .*stays in decisions\.jsonl\n$/,
+      ),
+    });
     const quick = await cli('session', 'decide', dir, '--match-key', 'round', '--match-value', '3', '--value', 'paper', '--no-wait');
     expect(quick).toEqual({ status: 0, stdout: expect.stringMatching(/^decision cli:\S+ for round 3 written\n$/), stderr: '' });
-    const written = readFileSync(join(dir, 'decision', 'decisions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).value);
+    const written = readFileSync(join(dir, 'decision', 'decisions.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).value);
     expect(written).toEqual(['rock', 'paper']);
   });
 });

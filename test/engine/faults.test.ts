@@ -11,7 +11,12 @@ import { tempDir } from '../shared/tmp.js';
 import { againstScript, bendingHeroDuelHost, builtin, c, hooksOf, readJson, type RawPeer } from './harness.js';
 
 const ended = (dir: string) =>
-  readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'session_ended').at(-1);
+  readFileSync(join(dir, 'events.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.type === 'session_ended')
+    .at(-1);
 
 /** The guest's opening of guess-number: join, then wait for ready. */
 async function joinGuessNumber(peer: RawPeer) {
@@ -32,7 +37,7 @@ async function local(folder: string, extra: Partial<Parameters<typeof runLocal>[
 }
 
 describe('a well-behaved session', () => {
-  it('completes, and each side\'s transcript and receipt verify offline', async () => {
+  it("completes, and each side's transcript and receipt verify offline", async () => {
     const r = await local('rps', { options: { best_of: 3 } });
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
     for (const side of [r.host, r.guest]) {
@@ -120,11 +125,16 @@ describe('faults on the wire', () => {
 
   it('a frame re-signed by the wrong key', async () => {
     const out = tempDir('engine');
-    const { result } = await againstScript('guess-number', 'host', async (peer) => {
-      const { ChainWriter } = await import('../../ts/engine/frame.js');
-      const forger = new ChainWriter(c, peer.writer.sid, 'guest', c.ed25519Keypair(new Uint8Array(32).fill(9)));
-      peer.sendRaw(forger.next({ action: 'join' }).line);
-    }, { outDir: out });
+    const { result } = await againstScript(
+      'guess-number',
+      'host',
+      async (peer) => {
+        const { ChainWriter } = await import('../../ts/engine/frame.js');
+        const forger = new ChainWriter(c, peer.writer.sid, 'guest', c.ed25519Keypair(new Uint8Array(32).fill(9)));
+        peer.sendRaw(forger.next({ action: 'join' }).line);
+      },
+      { outDir: out },
+    );
     expect(result.reason).toBe('bad_signature');
   });
 });
@@ -148,14 +158,28 @@ describe('invalid messages never reach a hook', () => {
     const out = tempDir('engine');
     let handled = 0;
     const hooks = await hooksOf('guess-number');
-    const spy: HooksModule = { mode: hooks.mode, create: (ctx) => {
-      const h = hooks.create(ctx) as unknown as Record<string, (...a: unknown[]) => unknown>;
-      return { ...h, proto_host_handle: (m: unknown) => { handled++; return h['proto_host_handle']!(m); } } as never;
-    } };
-    const { result, dir } = await againstScript('guess-number', 'host', async (peer) => {
-      await joinGuessNumber(peer);
-      peer.send(bad);
-    }, { outDir: out, hooks: spy });
+    const spy: HooksModule = {
+      mode: hooks.mode,
+      create: (ctx) => {
+        const h = hooks.create(ctx) as unknown as Record<string, (...a: unknown[]) => unknown>;
+        return {
+          ...h,
+          proto_host_handle: (m: unknown) => {
+            handled++;
+            return h['proto_host_handle']!(m);
+          },
+        } as never;
+      },
+    };
+    const { result, dir } = await againstScript(
+      'guess-number',
+      'host',
+      async (peer) => {
+        await joinGuessNumber(peer);
+        peer.send(bad);
+      },
+      { outDir: out, hooks: spy },
+    );
     expect(result).toMatchObject({ completed: false, reason: 'invalid_message' });
     expect(handled).toBe(0);
     const proof = readJson(join(dir, 'proof.json')) as Proof;
@@ -167,23 +191,36 @@ describe('invalid messages never reach a hook', () => {
 
   it('free mode drops an invalid chat message instead of ending', async () => {
     const out = tempDir('engine');
-    const { result } = await againstScript('human-chat', 'host', async (peer) => {
-      peer.send({ action: 'join' });
-      await peer.recv();
-      peer.send({ action: 'chat', text: 'ok', seq: 1 });
-      peer.send({ action: 'chat', text: 'no seq' });
-      peer.send({ action: 'end' });
-      for (;;) {
-        const f = await peer.recv();
-        if (!f) return;
-        if (f.msg.action === '_receipt') {
-          peer.send({ action: '_receipt', host_count: f.msg['host_count'], host_head: f.msg['host_head'], guest_count: f.msg['guest_count'], guest_head: f.msg['guest_head'] });
-          return;
+    const { result } = await againstScript(
+      'human-chat',
+      'host',
+      async (peer) => {
+        peer.send({ action: 'join' });
+        await peer.recv();
+        peer.send({ action: 'chat', text: 'ok', seq: 1 });
+        peer.send({ action: 'chat', text: 'no seq' });
+        peer.send({ action: 'end' });
+        for (;;) {
+          const f = await peer.recv();
+          if (!f) return;
+          if (f.msg.action === '_receipt') {
+            peer.send({
+              action: '_receipt',
+              host_count: f.msg['host_count'],
+              host_head: f.msg['host_head'],
+              guest_count: f.msg['guest_count'],
+              guest_head: f.msg['guest_head'],
+            });
+            return;
+          }
         }
-      }
-    }, { outDir: out });
+      },
+      { outDir: out },
+    );
     expect(result.completed).toBe(true);
-    const dropped = readFileSync(join(result.dir, 'events.jsonl'), 'utf8').split('\n').filter((l) => l.includes('message_dropped'));
+    const dropped = readFileSync(join(result.dir, 'events.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('message_dropped'));
     expect(dropped).toHaveLength(1);
   });
 });
@@ -191,15 +228,20 @@ describe('invalid messages never reach a hook', () => {
 describe('cheating is caught and proven', () => {
   it('a guest whose reveal does not match its commit', async () => {
     const out = tempDir('engine');
-    const { result, dir } = await againstScript('rps', 'host', async (peer) => {
-      peer.send({ action: 'join', best_of: 3 });
-      await peer.recv(); // ready
-      await peer.recv(); // host commit
-      peer.send({ action: 'commit', round: 0, hash: c.commit('rock', '00112233445566ff') });
-      await peer.recv(); // host reveal
-      peer.send({ action: 'reveal', round: 0, choice: 'paper', nonce: '00112233445566ff' });
-      await peer.recv();
-    }, { outDir: out, options: { best_of: 3 } });
+    const { result, dir } = await againstScript(
+      'rps',
+      'host',
+      async (peer) => {
+        peer.send({ action: 'join', best_of: 3 });
+        await peer.recv(); // ready
+        await peer.recv(); // host commit
+        peer.send({ action: 'commit', round: 0, hash: c.commit('rock', '00112233445566ff') });
+        await peer.recv(); // host reveal
+        peer.send({ action: 'reveal', round: 0, choice: 'paper', nonce: '00112233445566ff' });
+        await peer.recv();
+      },
+      { outDir: out, options: { best_of: 3 } },
+    );
     expect(result).toMatchObject({ completed: false, reason: 'commit_mismatch' });
     const proof = readJson(join(dir, 'proof.json')) as Proof;
     expect(proof).toMatchObject({ kind: 'commit_mismatch', offender: 'guest' });
@@ -212,14 +254,19 @@ describe('cheating is caught and proven', () => {
 
   it('a host whose reveal does not match its commit', async () => {
     const out = tempDir('engine');
-    const { result, dir } = await againstScript('rps', 'guest', async (peer) => {
-      await peer.recv(); // join
-      peer.send({ action: 'ready', best_of: 3, rounds_to_win: 2, termination: 'first_to_win', round_delay_seconds: 0 });
-      peer.send({ action: 'commit', round: 0, hash: c.commit('scissors', 'aabbccddeeff0011') });
-      await peer.recv(); // guest commit
-      peer.send({ action: 'reveal', round: 0, choice: 'rock', nonce: 'aabbccddeeff0011' });
-      await peer.recv();
-    }, { outDir: out, options: { best_of: 3 } });
+    const { result, dir } = await againstScript(
+      'rps',
+      'guest',
+      async (peer) => {
+        await peer.recv(); // join
+        peer.send({ action: 'ready', best_of: 3, rounds_to_win: 2, termination: 'first_to_win', round_delay_seconds: 0 });
+        peer.send({ action: 'commit', round: 0, hash: c.commit('scissors', 'aabbccddeeff0011') });
+        await peer.recv(); // guest commit
+        peer.send({ action: 'reveal', round: 0, choice: 'rock', nonce: 'aabbccddeeff0011' });
+        await peer.recv();
+      },
+      { outDir: out, options: { best_of: 3 } },
+    );
     expect(result).toMatchObject({ completed: false, reason: 'commit_mismatch' });
     const proof = readJson(join(dir, 'proof.json')) as Proof;
     expect(proof.offender).toBe('host');
@@ -263,15 +310,20 @@ describe('malformed proofs are not proven, and never throw', () => {
     ['a missing field', (p) => ({ ...p, detail: undefined })],
   ])('%s', async (_name, edit) => {
     const out = tempDir('engine');
-    const { dir } = await againstScript('rps', 'host', async (peer) => {
-      peer.send({ action: 'join', best_of: 3 });
-      await peer.recv();
-      await peer.recv();
-      peer.send({ action: 'commit', round: 0, hash: c.commit('rock', '00112233445566ff') });
-      await peer.recv();
-      peer.send({ action: 'reveal', round: 0, choice: 'paper', nonce: '00112233445566ff' });
-      await peer.recv();
-    }, { outDir: out, options: { best_of: 3 } });
+    const { dir } = await againstScript(
+      'rps',
+      'host',
+      async (peer) => {
+        peer.send({ action: 'join', best_of: 3 });
+        await peer.recv();
+        await peer.recv();
+        peer.send({ action: 'commit', round: 0, hash: c.commit('rock', '00112233445566ff') });
+        await peer.recv();
+        peer.send({ action: 'reveal', round: 0, choice: 'paper', nonce: '00112233445566ff' });
+        await peer.recv();
+      },
+      { outDir: out, options: { best_of: 3 } },
+    );
     const proof = readJson(join(dir, 'proof.json')) as Record<string, unknown>;
     const spec = readFileSync(join(dir, 'spec.json'), 'utf8');
     expect(verifyProof(c, proof, spec).proven).toBe(true);
@@ -283,7 +335,16 @@ describe('malformed proofs are not proven, and never throw', () => {
 describe('faulty local hooks', () => {
   it('a hook that throws ends the session as hook_error', async () => {
     const honest = await hooksOf('guess-number');
-    const broken: HooksModule = { mode: honest.mode, create: (ctx) => ({ ...(honest.create(ctx) as object), proto_host_handle: () => { throw new Error('boom'); } }) as never };
+    const broken: HooksModule = {
+      mode: honest.mode,
+      create: (ctx) =>
+        ({
+          ...(honest.create(ctx) as object),
+          proto_host_handle: () => {
+            throw new Error('boom');
+          },
+        }) as never,
+    };
     const r = await local('guess-number', { hostHooks: broken });
     expect(r.host).toMatchObject({ completed: false, reason: 'hook_error' });
     expect(r.guest).toMatchObject({ completed: false, reason: 'peer_aborted' });
@@ -299,7 +360,11 @@ describe('faulty local hooks', () => {
 
   it('a hook that returns an undeclared message is stopped before it is sent', async () => {
     const honest = await hooksOf('guess-number');
-    const chatty: HooksModule = { mode: honest.mode, create: (ctx) => ({ ...(honest.create(ctx) as object), proto_host_handle: () => ({ action: 'hint', attempt: 1, result: 'warmer', attempts_used: 1 }) }) as never };
+    const chatty: HooksModule = {
+      mode: honest.mode,
+      create: (ctx) =>
+        ({ ...(honest.create(ctx) as object), proto_host_handle: () => ({ action: 'hint', attempt: 1, result: 'warmer', attempts_used: 1 }) }) as never,
+    };
     const r = await local('guess-number', { hostHooks: chatty });
     expect(r.host).toMatchObject({ completed: false, reason: 'hook_invalid_message' });
     expect(existsSync(join(r.host.dir, 'proof.json'))).toBe(false);
@@ -317,22 +382,30 @@ describe('faulty local hooks', () => {
         return { ...h, proto_host_handle: (m: Message, ...rest: unknown[]) => (seen.push(m['number']), h['proto_host_handle']!(m, ...rest)) } as never;
       },
     };
-    const { result, dir } = await againstScript('guess-number', 'host', async (peer) => {
-      await joinGuessNumber(peer);
-      // Signed over RFC 8785, where this number is the double 2^53; the line carries 2^53 + 1.
-      const line = peer.sign({ action: 'guess', attempt: 1, number: 2 ** 53 });
-      expect(line).toContain('"number":9007199254740992');
-      peer.sendRaw(line.replace('"number":9007199254740992', '"number":9007199254740993'));
-      await peer.recv(2000);
-    }, { outDir: out, hooks: watching });
+    const { result, dir } = await againstScript(
+      'guess-number',
+      'host',
+      async (peer) => {
+        await joinGuessNumber(peer);
+        // Signed over RFC 8785, where this number is the double 2^53; the line carries 2^53 + 1.
+        const line = peer.sign({ action: 'guess', attempt: 1, number: 2 ** 53 });
+        expect(line).toContain('"number":9007199254740992');
+        peer.sendRaw(line.replace('"number":9007199254740992', '"number":9007199254740993'));
+        await peer.recv(2000);
+      },
+      { outDir: out, hooks: watching },
+    );
     expect(result).toMatchObject({ completed: false, reason: 'invalid_message' });
     expect(result.detail).toMatch(/\/number = 9007199254740993, an integer beyond 2\^53 - 1/);
     expect(seen).toEqual([]);
     expect(existsSync(join(dir, 'proof.json'))).toBe(false);
 
-    const big: HooksModule = { mode: honest.mode, create: (ctx) => ({ ...(honest.create(ctx) as object), proto_guest_first_action: () => ({ action: 'guess', attempt: 1, number: 2 ** 53 + 2 }) }) as never };
+    const big: HooksModule = {
+      mode: honest.mode,
+      create: (ctx) => ({ ...(honest.create(ctx) as object), proto_guest_first_action: () => ({ action: 'guess', attempt: 1, number: 2 ** 53 + 2 }) }) as never,
+    };
     const r = await local('guess-number', { guestHooks: big });
-    expect(r.guest, JSON.stringify([r.host, r.guest])).toMatchObject({ completed: false, reason: "hook_invalid_message" });
+    expect(r.guest, JSON.stringify([r.host, r.guest])).toMatchObject({ completed: false, reason: 'hook_invalid_message' });
     expect(r.guest.detail).toMatch(/\/number = 9007199254740994, an integer beyond 2\^53 - 1/);
   });
 });

@@ -18,8 +18,20 @@ import { tempDir } from '../shared/tmp.js';
 import { builtin, c, hooksOf, ManualClock, until } from './harness.js';
 
 const frames = (dir: string): Frame[] =>
-  existsSync(join(dir, 'transcript.jsonl')) ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as Frame) : [];
-const events = (dir: string) => (existsSync(join(dir, 'events.jsonl')) ? readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> }) : []);
+  existsSync(join(dir, 'transcript.jsonl'))
+    ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => JSON.parse(l) as Frame)
+    : [];
+const events = (dir: string) =>
+  existsSync(join(dir, 'events.jsonl'))
+    ? readFileSync(join(dir, 'events.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> })
+    : [];
 const window = (dir: string): { match_key?: string; match_value?: number } => {
   try {
     return JSON.parse(readFileSync(join(dir, 'decision', 'state.json'), 'utf8'));
@@ -41,20 +53,42 @@ describe('free mode with a person saying the lines', () => {
     const out = tempDir('free-chat');
     const [hostDir, guestDir] = [join(out, 'host'), join(out, 'guest')];
     const clock = new ManualClock();
-    const run = runLocal({ crypto: c, ...builtin('human-chat'), hooks: await hooksOf('human-chat'), options: {}, outDir: out, hostControl: 'human', guestControl: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0, clock });
+    const run = runLocal({
+      crypto: c,
+      ...builtin('human-chat'),
+      hooks: await hooksOf('human-chat'),
+      options: {},
+      outDir: out,
+      hostControl: 'human',
+      guestControl: 'human',
+      decisionTimeoutMs: 60_000,
+      minThinkMs: 0,
+      clock,
+    });
     await until(() => window(guestDir).match_value === 0 && window(hostDir).match_value === 0, 'both first windows');
     appendDecision(guestDir, { match_key: 'chat', match_value: 0, message: { action: 'chat', text: 42 }, _meta: { decision_id: 'bad', origin: 'test' } });
     await until(() => events(guestDir).some((e) => e.type === 'local_decision_rejected'), 'the refusal');
-    appendDecision(guestDir, { match_key: 'chat', match_value: 0, message: { action: 'chat', text: 'yes, hello', seq: 99 }, _meta: { decision_id: 'line', origin: 'test' } });
+    appendDecision(guestDir, {
+      match_key: 'chat',
+      match_value: 0,
+      message: { action: 'chat', text: 'yes, hello', seq: 99 },
+      _meta: { decision_id: 'line', origin: 'test' },
+    });
     await until(() => window(guestDir).match_value === 1, 'the second window');
     // The host's person is still typing, and its hooks have the guest's line.
     await until(() => frames(hostDir).some((f) => f.from === 'guest' && f.msg.action === 'chat'), "the guest's line at the host");
     expect(window(hostDir)).toMatchObject({ match_key: 'chat', match_value: 0 });
     appendDecision(guestDir, { match_key: 'chat', match_value: 1, message: { action: 'end' }, _meta: { decision_id: 'bye', origin: 'test' } });
     const r = await run;
-    expect([r.host, r.guest].map((x) => [x.completed, x.reason])).toEqual([[true, 'completed'], [true, 'completed']]);
+    expect([r.host, r.guest].map((x) => [x.completed, x.reason])).toEqual([
+      [true, 'completed'],
+      [true, 'completed'],
+    ]);
     expect(clock.now()).toBeLessThan(deadlineOf(hostDir));
-    const said = (dir: string, who: string) => frames(dir).filter((f) => f.from === who && !f.msg.action.startsWith('_')).map((f) => f.msg);
+    const said = (dir: string, who: string) =>
+      frames(dir)
+        .filter((f) => f.from === who && !f.msg.action.startsWith('_'))
+        .map((f) => f.msg);
     expect(said(hostDir, 'guest')).toEqual([{ action: 'join' }, { action: 'chat', text: 'yes, hello', seq: 1 }, { action: 'end' }]);
     // The host never said a line: its answer to the guest's end closes its chain for the receipts.
     expect(said(guestDir, 'host')).toEqual([{ action: 'ready' }, { action: 'end' }]);
@@ -66,21 +100,56 @@ describe('free mode with a person saying the lines', () => {
     const out = tempDir('free-chat');
     const guestDir = join(out, 'guest');
     const clock = new ManualClock();
-    const r = await runLocal({ crypto: c, ...builtin('human-chat'), hooks: await hooksOf('human-chat'), options: {}, outDir: out, guestControl: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0, clock, chat: { host: ['hello from the host', 'are you there?'] } });
-    expect([r.host, r.guest].map((x) => [x.completed, x.reason])).toEqual([[true, 'completed'], [true, 'completed']]);
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('human-chat'),
+      hooks: await hooksOf('human-chat'),
+      options: {},
+      outDir: out,
+      guestControl: 'human',
+      decisionTimeoutMs: 60_000,
+      minThinkMs: 0,
+      clock,
+      chat: { host: ['hello from the host', 'are you there?'] },
+    });
+    expect([r.host, r.guest].map((x) => [x.completed, x.reason])).toEqual([
+      [true, 'completed'],
+      [true, 'completed'],
+    ]);
     expect(clock.now()).toBeLessThan(deadlineOf(guestDir));
-    const received = events(guestDir).filter((e) => e.type === 'protocol_message' && e.data?.['direction'] === 'received').map((e) => (e.data!['msg'] as { action: string }).action);
+    const received = events(guestDir)
+      .filter((e) => e.type === 'protocol_message' && e.data?.['direction'] === 'received')
+      .map((e) => (e.data!['msg'] as { action: string }).action);
     expect(received).toEqual(['ready', 'chat', 'chat', 'end']);
-    expect(frames(join(out, 'host')).filter((f) => f.from === 'guest').map((f) => f.msg.action)).toEqual(['join', 'end', '_receipt']);
+    expect(
+      frames(join(out, 'host'))
+        .filter((f) => f.from === 'guest')
+        .map((f) => f.msg.action),
+    ).toEqual(['join', 'end', '_receipt']);
     for (const side of ['host', 'guest']) expect(verifyTranscriptAt(c, join(out, side))).toMatchObject({ ok: true, receipt: true });
   }, 60_000);
 
   it('a hybrid side with nobody deciding says its scripted lines, then leaves', async () => {
     const out = tempDir('free-chat');
     // The host's person never decides: its window is open (60 s) until the guest's end closes it.
-    const r = await runLocal({ crypto: c, ...builtin('human-chat'), hooks: await hooksOf('human-chat'), options: {}, outDir: out, hostControl: 'human', guestControl: 'hybrid', minThinkMs: 20, decisionTimeoutMs: 60_000, chat: { guest: ['one', 'two'] } });
+    const r = await runLocal({
+      crypto: c,
+      ...builtin('human-chat'),
+      hooks: await hooksOf('human-chat'),
+      options: {},
+      outDir: out,
+      hostControl: 'human',
+      guestControl: 'hybrid',
+      minThinkMs: 20,
+      decisionTimeoutMs: 60_000,
+      chat: { guest: ['one', 'two'] },
+    });
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
-    expect(frames(join(out, 'host')).filter((f) => f.from === 'guest' && f.msg.action === 'chat').map((f) => f.msg['text'])).toEqual(['one', 'two']);
+    expect(
+      frames(join(out, 'host'))
+        .filter((f) => f.from === 'guest' && f.msg.action === 'chat')
+        .map((f) => f.msg['text']),
+    ).toEqual(['one', 'two']);
   }, 30_000);
 
   it('a local abort ends an open human window at once instead of at its deadline', async () => {
@@ -89,7 +158,17 @@ describe('free mode with a person saying the lines', () => {
     // The windows run on a clock the test never advances: their deadline never comes, so only the
     // abort can end this session.
     const clock = new ManualClock();
-    const run = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0, clock });
+    const run = runLocal({
+      crypto: c,
+      ...builtin('rps'),
+      hooks: await hooksOf('rps'),
+      options: { best_of: 3 },
+      outDir: out,
+      guestControl: 'human',
+      decisionTimeoutMs: 60_000,
+      minThinkMs: 0,
+      clock,
+    });
     await until(() => window(guestDir).match_key !== undefined, 'the first window');
     writeFileSync(join(guestDir, 'abort.request'), 'now\n');
     const r = await run;
@@ -103,7 +182,17 @@ describe('free mode with a person saying the lines', () => {
     // The windows run on a clock the test never advances: their deadline never comes, so only the
     // host's leaving can end the guest's.
     const clock = new ManualClock();
-    const run = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0, clock });
+    const run = runLocal({
+      crypto: c,
+      ...builtin('rps'),
+      hooks: await hooksOf('rps'),
+      options: { best_of: 3 },
+      outDir: out,
+      guestControl: 'human',
+      decisionTimeoutMs: 60_000,
+      minThinkMs: 0,
+      clock,
+    });
     await until(() => window(guestDir).match_key !== undefined, 'the first window');
     // The host's commit for the round is sent, and waits unread behind the window.
     await until(() => frames(join(out, 'host')).some((f) => f.from === 'host' && f.msg.action === 'commit'), "the host's commit");
@@ -135,7 +224,28 @@ describe('free mode against a peer that ends as the reference does', () => {
     const [ht, gt] = memoryPair();
     const dir = join(tempDir('free-plain'), role);
     const [result] = await Promise.all([
-      runSession({ crypto: c, role, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf('human-chat'), options: {}, transport: role === 'host' ? ht : gt, key, hostKey, guestKey, sid, postId: 'local', nonce, stateDir: dir, random: seeded(5), controlMode: 'autonomous', wire: 'plain', timeoutMs: 10_000, ...extra }),
+      runSession({
+        crypto: c,
+        role,
+        spec: b.spec,
+        specText: b.specText,
+        protocolId: b.protocolId,
+        hooks: await hooksOf('human-chat'),
+        options: {},
+        transport: role === 'host' ? ht : gt,
+        key,
+        hostKey,
+        guestKey,
+        sid,
+        postId: 'local',
+        nonce,
+        stateDir: dir,
+        random: seeded(5),
+        controlMode: 'autonomous',
+        wire: 'plain',
+        timeoutMs: 10_000,
+        ...extra,
+      }),
       script(role === 'host' ? gt : ht),
     ]);
     return result;
@@ -148,36 +258,50 @@ describe('free mode against a peer that ends as the reference does', () => {
   };
   const human = (clock: ManualClock): Partial<SessionConfig> => ({ controlMode: 'human', decisionTimeoutMs: 60_000, minThinkMs: 0, clock });
 
-  it.each(['host', 'guest'] as const)("the peer's end first: ours (%s, its person still typing) completes at once and does not answer", async (role) => {
-    const clock = new ManualClock();
-    let after: Message[] = [];
-    const r = await againstBarePeer(role, async (peer) => {
-      if (role === 'host') {
-        peer.send(JSON.stringify({ action: 'join' }));
-        expect((await peer.recv(30_000)).line).toBe(JSON.stringify({ action: 'ready' }));
-      } else {
-        expect(JSON.parse((await peer.recv(30_000)).line!)).toEqual({ action: 'join' });
-        peer.send(JSON.stringify({ action: 'ready' }));
-      }
-      peer.send(JSON.stringify({ action: 'chat', text: 'bye for now', seq: 1 }));
-      peer.send(JSON.stringify({ action: 'end' }));
-      after = await drain(peer);
-    }, human(clock));
-    expect(r).toMatchObject({ completed: true, reason: 'completed' });
-    expect(after).toEqual([]);
-    expect(clock.now()).toBeLessThan(deadlineOf(r.dir));
-    const received = events(r.dir).filter((e) => e.type === 'protocol_message' && e.data?.['direction'] === 'received').map((e) => (e.data!['msg'] as { action: string }).action);
-    expect(received).toEqual([role === 'host' ? 'join' : 'ready', 'chat', 'end']);
-    expect(JSON.parse(readFileSync(join(r.dir, 'receipt.json'), 'utf8'))).toMatchObject({ wire: 'plain', sid: r.sid });
-    expect(verifyTranscriptAt(c, r.dir)).toMatchObject({ ok: true, receipt: true });
-  }, 60_000);
+  it.each(['host', 'guest'] as const)(
+    "the peer's end first: ours (%s, its person still typing) completes at once and does not answer",
+    async (role) => {
+      const clock = new ManualClock();
+      let after: Message[] = [];
+      const r = await againstBarePeer(
+        role,
+        async (peer) => {
+          if (role === 'host') {
+            peer.send(JSON.stringify({ action: 'join' }));
+            expect((await peer.recv(30_000)).line).toBe(JSON.stringify({ action: 'ready' }));
+          } else {
+            expect(JSON.parse((await peer.recv(30_000)).line!)).toEqual({ action: 'join' });
+            peer.send(JSON.stringify({ action: 'ready' }));
+          }
+          peer.send(JSON.stringify({ action: 'chat', text: 'bye for now', seq: 1 }));
+          peer.send(JSON.stringify({ action: 'end' }));
+          after = await drain(peer);
+        },
+        human(clock),
+      );
+      expect(r).toMatchObject({ completed: true, reason: 'completed' });
+      expect(after).toEqual([]);
+      expect(clock.now()).toBeLessThan(deadlineOf(r.dir));
+      const received = events(r.dir)
+        .filter((e) => e.type === 'protocol_message' && e.data?.['direction'] === 'received')
+        .map((e) => (e.data!['msg'] as { action: string }).action);
+      expect(received).toEqual([role === 'host' ? 'join' : 'ready', 'chat', 'end']);
+      expect(JSON.parse(readFileSync(join(r.dir, 'receipt.json'), 'utf8'))).toMatchObject({ wire: 'plain', sid: r.sid });
+      expect(verifyTranscriptAt(c, r.dir)).toMatchObject({ ok: true, receipt: true });
+    },
+    60_000,
+  );
 
-  it("ours ends first (a scripted /quit): it completes without waiting for an answer that never comes", async () => {
+  it('ours ends first (a scripted /quit): it completes without waiting for an answer that never comes', async () => {
     let seen: Message[] = [];
-    const r = await againstBarePeer('host', async (peer) => {
-      peer.send(JSON.stringify({ action: 'join' }));
-      seen = await drain(peer);
-    }, { chat: ['hi there', '/quit', 'never sent'] });
+    const r = await againstBarePeer(
+      'host',
+      async (peer) => {
+        peer.send(JSON.stringify({ action: 'join' }));
+        seen = await drain(peer);
+      },
+      { chat: ['hi there', '/quit', 'never sent'] },
+    );
     expect(r).toMatchObject({ completed: true, reason: 'completed' });
     expect(seen).toEqual([{ action: 'ready' }, { action: 'chat', text: 'hi there', seq: 1 }, { action: 'end' }]);
     expect(verifyTranscriptAt(c, r.dir)).toMatchObject({ ok: true, receipt: true });
@@ -187,11 +311,15 @@ describe('free mode against a peer that ends as the reference does', () => {
     const clock = new ManualClock();
     const dir = join(tempDir('free-plain'), 'guest');
     let seen: Message[] = [];
-    const run = againstBarePeer('guest', async (peer) => {
-      await peer.recv(30_000);
-      peer.send(JSON.stringify({ action: 'ready' }));
-      seen = await drain(peer);
-    }, { ...human(clock), stateDir: dir });
+    const run = againstBarePeer(
+      'guest',
+      async (peer) => {
+        await peer.recv(30_000);
+        peer.send(JSON.stringify({ action: 'ready' }));
+        seen = await drain(peer);
+      },
+      { ...human(clock), stateDir: dir },
+    );
     await until(() => window(dir).match_value === 0, 'the first window');
     appendDecision(dir, { match_key: 'chat', match_value: 0, message: { action: 'end' }, _meta: { decision_id: 'bye', origin: 'test' } });
     const r = await run;

@@ -71,7 +71,9 @@ const isPrefix = (a: string[], b: string[]) => a.length <= b.length && a.every((
 const counts: Record<string, { tried: number; accepted: number; receipted: number; failures: number }> = {};
 afterAll(() => {
   for (const [name, n] of Object.entries(counts))
-    console.log(`[fuzz] ${name}: ${n.tried} inputs tried, ${n.receipted} verified with receipts (identical to the genuine session), ${n.accepted - n.receipted} verified as authentic prefixes, ${n.tried - n.accepted - n.failures} refused, failures ${n.failures}`);
+    console.log(
+      `[fuzz] ${name}: ${n.tried} inputs tried, ${n.receipted} verified with receipts (identical to the genuine session), ${n.accepted - n.receipted} verified as authentic prefixes, ${n.tried - n.accepted - n.failures} refused, failures ${n.failures}`,
+    );
 });
 
 /**
@@ -121,10 +123,35 @@ const join_ = (ls: string[]) => `${ls.join('\n')}\n`;
 const jsonValue = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
   fc.integer({ min: -2, max: 200 }),
-  fc.constantFrom('host', 'guest', '', '0'.repeat(64), 'f'.repeat(128), '_receipt', '_abort', 'join', 'ready', 'commit', 'reveal', 'end', 'chat', 1, 2, true, null),
+  fc.constantFrom(
+    'host',
+    'guest',
+    '',
+    '0'.repeat(64),
+    'f'.repeat(128),
+    '_receipt',
+    '_abort',
+    'join',
+    'ready',
+    'commit',
+    'reveal',
+    'end',
+    'chat',
+    1,
+    2,
+    true,
+    null,
+  ),
 );
 
-const textEdit = fc.record({ at: fc.nat(), del: fc.nat({ max: 4 }), ins: fc.string({ maxLength: 3, unit: fc.oneof(fc.constantFrom('"', '{', '}', ',', ':', '0', 'a', '\\', ' ', '\n', '1'), fc.string({ minLength: 1, maxLength: 1, unit: 'binary' })) }) });
+const textEdit = fc.record({
+  at: fc.nat(),
+  del: fc.nat({ max: 4 }),
+  ins: fc.string({
+    maxLength: 3,
+    unit: fc.oneof(fc.constantFrom('"', '{', '}', ',', ':', '0', 'a', '\\', ' ', '\n', '1'), fc.string({ minLength: 1, maxLength: 1, unit: 'binary' })),
+  }),
+});
 const editText = (t: string, x: { at: number; del: number; ins: string }) => {
   const at = x.at % (t.length + 1);
   return t.slice(0, at) + x.ins + t.slice(at + x.del);
@@ -185,15 +212,17 @@ const mutations: fc.Arbitrary<Mutation>[] = [
     return { ...e, transcript: join_(ls) };
   }),
   // receipt.json: a field, bytes, another session's, or none
-  fc.tuple(fc.nat(), fc.option(jsonValue, { nil: undefined }), fc.boolean(), textEdit, fc.constantFrom('field', 'text', 'foreign', 'none')).map(([p, value, fresh, x, op]) => (e, f) => {
-    if (op === 'none' || e.receipt === null) return { ...e, receipt: null };
-    if (op === 'text') return { ...e, receipt: editText(e.receipt, x) };
-    if (op === 'foreign') return { ...e, receipt: fixtures[(fixtures.indexOf(f) + 1) % fixtures.length]!.receipt };
-    const obj = tryParse(e.receipt);
-    if (!obj) return e;
-    setPath(obj, pathIn(obj, p, fresh), value);
-    return { ...e, receipt: JSON.stringify(obj) };
-  }),
+  fc
+    .tuple(fc.nat(), fc.option(jsonValue, { nil: undefined }), fc.boolean(), textEdit, fc.constantFrom('field', 'text', 'foreign', 'none'))
+    .map(([p, value, fresh, x, op]) => (e, f) => {
+      if (op === 'none' || e.receipt === null) return { ...e, receipt: null };
+      if (op === 'text') return { ...e, receipt: editText(e.receipt, x) };
+      if (op === 'foreign') return { ...e, receipt: fixtures[(fixtures.indexOf(f) + 1) % fixtures.length]!.receipt };
+      const obj = tryParse(e.receipt);
+      if (!obj) return e;
+      setPath(obj, pathIn(obj, p, fresh), value);
+      return { ...e, receipt: JSON.stringify(obj) };
+    }),
   // spec.json bytes
   textEdit.map((x) => (e) => ({ ...e, spec: editText(e.spec, x) })),
 ];
@@ -206,10 +235,13 @@ function resign(e: Evidence, f: Fixture, who: Role, i: number, edit: (fr: Frame,
     const mine = ls.map((l, n) => [n, l] as const).filter(([n, l]) => n > 0 && l.includes(`"from":"${who}"`));
     if (mine.length === 0) return e;
     const start = i % mine.length;
-    const peerHashes = ls.slice(1).filter((l) => !l.includes(`"from":"${who}"`)).map((l) => {
-      const fr = JSON.parse(l) as Frame;
-      return frameHash(c, signingBytes(c, fr), fromHex(fr.sig));
-    });
+    const peerHashes = ls
+      .slice(1)
+      .filter((l) => !l.includes(`"from":"${who}"`))
+      .map((l) => {
+        const fr = JSON.parse(l) as Frame;
+        return frameHash(c, signingBytes(c, fr), fromHex(fr.sig));
+      });
     peerHashes.push(JSON.parse(mine[0]![1]).ack as string);
     let prev: string | undefined;
     for (const [j, [n, l]] of mine.entries()) {
@@ -241,7 +273,16 @@ const fixtures: Fixture[] = [];
 
 async function fixture(name: string, folder: string, options: Record<string, unknown>, chat?: { host: string[]; guest: string[] }): Promise<void> {
   const seeds = { host: new Uint8Array(32).fill(fixtures.length * 2 + 11), guest: new Uint8Array(32).fill(fixtures.length * 2 + 12) };
-  const r = await runLocal({ crypto: c, ...builtin(folder), hooks: await hooksOf(folder), options, outDir: tempDir('fuzz'), keySeeds: seeds, timeoutMs: 10_000, ...(chat && { chat }) });
+  const r = await runLocal({
+    crypto: c,
+    ...builtin(folder),
+    hooks: await hooksOf(folder),
+    options,
+    outDir: tempDir('fuzz'),
+    keySeeds: seeds,
+    timeoutMs: 10_000,
+    ...(chat && { chat }),
+  });
   expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
   for (const side of [r.host, r.guest]) {
     const e: Evidence = {
@@ -281,16 +322,25 @@ describe('transcript verification under tampering (fast-check)', () => {
   // every later frame of that party): a message field, or what a frame acknowledges.
   it('an attacker with one key who rewrites its own history never gets a verified session', () => {
     fc.assert(
-      fc.property(fc.nat(), fc.constantFrom<Role>('host', 'guest'), fc.nat(), fc.nat(), fc.option(jsonValue, { nil: undefined }), fc.boolean(), fc.nat(), (i, who, at, p, value, ackOnly, k) => {
-        const f = fixtures[i % fixtures.length]!;
-        const m = resign(f, f, who, at, (fr, peerHashes) => {
-          if (ackOnly) fr.ack = peerHashes[k % peerHashes.length]!;
-          else setPath(fr.msg as Record<string, unknown>, pathIn(fr.msg as Record<string, unknown>, p, false), value);
-        });
-        check('re-signed histories', f, m, who);
-        // Re-signing can only produce a different chain: never a verified session.
-        if (m.transcript !== f.transcript) expect(accepted(m)).toBe(false);
-      }),
+      fc.property(
+        fc.nat(),
+        fc.constantFrom<Role>('host', 'guest'),
+        fc.nat(),
+        fc.nat(),
+        fc.option(jsonValue, { nil: undefined }),
+        fc.boolean(),
+        fc.nat(),
+        (i, who, at, p, value, ackOnly, k) => {
+          const f = fixtures[i % fixtures.length]!;
+          const m = resign(f, f, who, at, (fr, peerHashes) => {
+            if (ackOnly) fr.ack = peerHashes[k % peerHashes.length]!;
+            else setPath(fr.msg as Record<string, unknown>, pathIn(fr.msg as Record<string, unknown>, p, false), value);
+          });
+          check('re-signed histories', f, m, who);
+          // Re-signing can only produce a different chain: never a verified session.
+          if (m.transcript !== f.transcript) expect(accepted(m)).toBe(false);
+        },
+      ),
       { numRuns: RUNS * 2, seed: 0xa77ac },
     );
   });

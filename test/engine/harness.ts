@@ -40,7 +40,7 @@ export async function againstScript(
   folder: string,
   engineRole: Role,
   script: (peer: RawPeer) => Promise<void>,
-  opts: { outDir: string; options?: Record<string, unknown>; timeoutMs?: number; maxFrameBytes?: number; hooks?: HooksModule } ,
+  opts: { outDir: string; options?: Record<string, unknown>; timeoutMs?: number; maxFrameBytes?: number; hooks?: HooksModule },
 ): Promise<{ result: SessionResult; dir: string }> {
   const b = builtin(folder);
   const hooks = opts.hooks ?? (await hooksOf(folder));
@@ -77,9 +77,25 @@ export async function againstScript(
   const dir = join(opts.outDir, engineRole);
   const [result] = await Promise.all([
     runSession({
-      crypto: c, role: engineRole, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks, options: opts.options ?? {},
-      transport: mine, key: engineKey, hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, stateDir: dir, random: seeded(5), controlMode: 'autonomous',
-      timeoutMs: opts.timeoutMs ?? 10_000, ...(opts.maxFrameBytes !== undefined && { maxFrameBytes: opts.maxFrameBytes }),
+      crypto: c,
+      role: engineRole,
+      spec: b.spec,
+      specText: b.specText,
+      protocolId: b.protocolId,
+      hooks,
+      options: opts.options ?? {},
+      transport: mine,
+      key: engineKey,
+      hostKey: hk,
+      guestKey: gk,
+      sid,
+      postId: 'local',
+      nonce,
+      stateDir: dir,
+      random: seeded(5),
+      controlMode: 'autonomous',
+      timeoutMs: opts.timeoutMs ?? 10_000,
+      ...(opts.maxFrameBytes !== undefined && { maxFrameBytes: opts.maxFrameBytes }),
     }),
     script(peer).catch(() => undefined),
   ]);
@@ -91,14 +107,20 @@ export const readJson = (p: string) => JSON.parse(readFileSync(p, 'utf8'));
 /** hero-duel hooks whose host bends its round_result of round `round` with `bend`: the shadow judge catches it. */
 export async function bendingHeroDuelHost(round: number, bend: (result: Message) => Message): Promise<HooksModule> {
   const honest = await hooksOf('hero-duel');
-  return { mode: 'simultaneous_round', create: (ctx) => {
-    const h = honest.create(ctx) as SimultaneousRoundHooks;
-    return { ...h, async proto_round_judge(r, hv, gv, s) {
-      const out = (await h.proto_round_judge(r, hv, gv, s)) as { response: Message; completed: boolean };
-      if (r === round) out.response = bend(out.response);
-      return out;
-    } };
-  } };
+  return {
+    mode: 'simultaneous_round',
+    create: (ctx) => {
+      const h = honest.create(ctx) as SimultaneousRoundHooks;
+      return {
+        ...h,
+        async proto_round_judge(r, hv, gv, s) {
+          const out = (await h.proto_round_judge(r, hv, gv, s)) as { response: Message; completed: boolean };
+          if (r === round) out.response = bend(out.response);
+          return out;
+        },
+      };
+    },
+  };
 }
 
 /**

@@ -41,7 +41,13 @@ export function builtinOf(c: Crypto, folder: string) {
  * The session (keys, nonce, so its id) is the same every time, and each side plays the pinned deal unless
  * `extra` gives it other secrets.
  */
-export async function runMpLocal(c: Crypto, folder: string, outDir: string, extra: Partial<Record<Role, Partial<SessionConfig>>> = {}, faults: MemoryOptions = {}): Promise<Record<Role, SessionResult>> {
+export async function runMpLocal(
+  c: Crypto,
+  folder: string,
+  outDir: string,
+  extra: Partial<Record<Role, Partial<SessionConfig>>> = {},
+  faults: MemoryOptions = {},
+): Promise<Record<Role, SessionResult>> {
   const b = builtinOf(c, folder);
   const hooks = (await import(`../../ts/protocols/${folder}/hooks.ts`)).default as HooksModule;
   const hostKey = c.ed25519Keypair(new Uint8Array(32).fill(7));
@@ -50,10 +56,42 @@ export async function runMpLocal(c: Crypto, folder: string, outDir: string, extr
   const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
   const sid = sessionId(c, 'local', b.protocolId, hk, gk, nonce);
   const [ht, gt] = memoryPair(faults);
-  const common = { crypto: c, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, hooks, options: {}, controlMode: 'autonomous' as const, timeoutMs: 60_000 };
+  const common = {
+    crypto: c,
+    spec: b.spec,
+    specText: b.specText,
+    protocolId: b.protocolId,
+    hostKey: hk,
+    guestKey: gk,
+    sid,
+    postId: 'local',
+    nonce,
+    hooks,
+    options: {},
+    controlMode: 'autonomous' as const,
+    timeoutMs: 60_000,
+  };
   const [host, guest] = await Promise.all([
-    runSession({ ...common, role: 'host', transport: ht, key: hostKey, stateDir: join(outDir, 'host'), random: seeded(3), mpSecrets: dealSecrets(c.ot, 'host'), ...extra.host }),
-    runSession({ ...common, role: 'guest', transport: gt, key: guestKey, stateDir: join(outDir, 'guest'), random: seeded(4), mpSecrets: dealSecrets(c.ot, 'guest'), ...extra.guest }),
+    runSession({
+      ...common,
+      role: 'host',
+      transport: ht,
+      key: hostKey,
+      stateDir: join(outDir, 'host'),
+      random: seeded(3),
+      mpSecrets: dealSecrets(c.ot, 'host'),
+      ...extra.host,
+    }),
+    runSession({
+      ...common,
+      role: 'guest',
+      transport: gt,
+      key: guestKey,
+      stateDir: join(outDir, 'guest'),
+      random: seeded(4),
+      mpSecrets: dealSecrets(c.ot, 'guest'),
+      ...extra.guest,
+    }),
   ]);
   return { host, guest };
 }
@@ -91,7 +129,9 @@ for (const backend of ['wasm', 'js'] as const) {
           expect(Object.keys(tr).sort()).toEqual(['audit_status', 'peer_signature', 'signature', 'transcript_hash']);
           expect(tr['audit_status']).toBe('passed');
         }
-        const [th, tg] = (['host', 'guest'] as const).map((s) => JSON.parse(readFileSync(join(r[s].dir, 'transcript_receipt.json'), 'utf8')) as Record<string, string>);
+        const [th, tg] = (['host', 'guest'] as const).map(
+          (s) => JSON.parse(readFileSync(join(r[s].dir, 'transcript_receipt.json'), 'utf8')) as Record<string, string>,
+        );
         expect(th!['transcript_hash']).toBe(tg!['transcript_hash']);
         expect(th!['peer_signature']).toBe(tg!['signature']);
         // transcript_receipt.json is checked against the signed terminal receipts: altered or missing, it fails.
@@ -104,21 +144,28 @@ for (const backend of ['wasm', 'js'] as const) {
         writeFileSync(trPath, original);
         expect(verifyTranscriptAt(c, r.guest.dir)).toMatchObject({ ok: true, receipt: true });
         const events = readFileSync(join(r.host.dir, 'events.jsonl'), 'utf8');
-        for (const e of ['mp_setup_started', 'deal_requested', 'audit_passed', 'mp_terminal_receipt_verified', 'game_over']) expect(events).toContain(`"type":"${e}"`);
+        for (const e of ['mp_setup_started', 'deal_requested', 'audit_passed', 'mp_terminal_receipt_verified', 'game_over'])
+          expect(events).toContain(`"type":"${e}"`);
         // Events are written while the game runs. Besides the wire messages themselves (public), none
         // names an OT label (a Guest's would name its shuffle) or carries a card key.
         for (const side of ['host', 'guest'] as const) {
-          const own = readFileSync(join(r[side].dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string });
+          const own = readFileSync(join(r[side].dir, 'events.jsonl'), 'utf8')
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as { type: string });
           const leaks = own.filter((e) => e.type !== 'protocol_message' && /"[hg]-\d+"|"k(_inner|_outer)?"/.test(JSON.stringify(e))).map((e) => e.type);
           expect(leaks, side).toEqual([]);
         }
       }, 180_000);
     }
 
-    it('a hybrid side opens a decision window (match_key action_seq) for each own turn and plays the hooks\' move when none comes', async () => {
+    it("a hybrid side opens a decision window (match_key action_seq) for each own turn and plays the hooks' move when none comes", async () => {
       const r = await runMpLocal(c, 'crazy-eights', tempDir('mp-hybrid'), { guest: { controlMode: 'hybrid', minThinkMs: 0 } });
       expect([r.host.reason, r.guest.reason]).toEqual(['completed', 'completed']);
-      const events = readFileSync(join(r.guest.dir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
+      const events = readFileSync(join(r.guest.dir, 'events.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
       const windows = events.filter((e) => e.type === 'local_decision_window_started');
       expect(windows.length).toBeGreaterThan(0);
       expect(windows.map((w) => w.data!['match_key'])).toEqual(windows.map(() => 'action_seq'));
@@ -126,14 +173,18 @@ for (const backend of ['wasm', 'js'] as const) {
       expect(events.filter((e) => e.type === 'local_decision_fallback')).toHaveLength(windows.length);
     }, 180_000);
 
-    it('a decision in the bus replaces the hooks\' move: the host plays the card it was told to', async () => {
+    it("a decision in the bus replaces the hooks' move: the host plays the card it was told to", async () => {
       // The Guest's identity shuffle (the pinned deal's) makes id-B j the deck's card j: the Host holds 5..9, and 9 is the four of diamonds.
       const out = tempDir('mp-decided');
       appendDecision(join(out, 'host'), { match_key: 'action_seq', match_value: 0, value: { kind: 'play', id_b: '9' }, _meta: { origin: 'test' } });
       expect(dealSecrets(c.ot, 'guest').shuffle(52)).toEqual(Array.from({ length: 52 }, (_, i) => i));
       const plays: string[] = [];
       const r = await runMpLocal(c, 'crazy-eights', out, {
-        host: { controlMode: 'hybrid', minThinkMs: 0, onMessage: (from, m) => void (from === 'host' && m.action === 'mp_play' && plays.push(m['id_b'] as string)) },
+        host: {
+          controlMode: 'hybrid',
+          minThinkMs: 0,
+          onMessage: (from, m) => void (from === 'host' && m.action === 'mp_play' && plays.push(m['id_b'] as string)),
+        },
       });
       expect([r.host.reason, r.guest.reason]).toEqual(['completed', 'completed']);
       expect(plays[0]).toBe('9');
@@ -164,7 +215,9 @@ for (const backend of ['wasm', 'js'] as const) {
     it('a peer whose play carries a wrong key is rejected with play_rejected, and its proof verifies', async () => {
       const out = tempDir('mp-cheat-play');
       const r = await runMpLocal(c, 'crazy-eights', out, {
-        guest: { mpWrap: tampering((m) => (m['action'] === 'mp_play' ? { ...m, k_inner: (m['k_inner'] as string).replace(/^./, (x) => (x === '0' ? '1' : '0')) } : m)) },
+        guest: {
+          mpWrap: tampering((m) => (m['action'] === 'mp_play' ? { ...m, k_inner: (m['k_inner'] as string).replace(/^./, (x) => (x === '0' ? '1' : '0')) } : m)),
+        },
       });
       expect(r.host.reason).toBe('play_rejected');
       expect(r.guest.reason).toBe('peer_aborted');
@@ -202,7 +255,10 @@ for (const backend of ['wasm', 'js'] as const) {
       expect(verifyProof(c, proof, b.specText, protocol)).toMatchObject({ proven: true });
       expect(verifyProof(c, { ...proof, detail: { ...(proof['detail'] as object), reason: 'illegal_play' } }, b.specText, protocol).proven).toBe(false);
       // The same frames claimed as a card-check failure: the card opens, so not proven.
-      expect(verifyProof(c, { ...proof, kind: 'mp_play_rejected', detail: { ...(proof['detail'] as object), reason: 'card_face_mismatch' } }, b.specText, protocol).proven).toBe(false);
+      expect(
+        verifyProof(c, { ...proof, kind: 'mp_play_rejected', detail: { ...(proof['detail'] as object), reason: 'card_face_mismatch' } }, b.specText, protocol)
+          .proven,
+      ).toBe(false);
     }, 180_000);
 
     it('a peer whose witness names another r is caught by the audit (bad_witness), and its proof verifies', async () => {
@@ -230,13 +286,23 @@ for (const backend of ['wasm', 'js'] as const) {
 
 describe('mental_poker against a scripted host (the harness backend)', () => {
   it('a host whose setup carries an oversize blob is refused by the spec, and leaves a proof', async () => {
-    const { result } = await againstScript('crazy-eights', 'guest', async (peer) => {
-      await peer.recv();
-      peer.send({ action: 'ready' });
-      const rsaPub = JSON.stringify({ e: 65537, n: 'c'.repeat(511) + 'd' });
-      peer.send({ action: 'mp_setup_a', rsa_pub: rsaPub, blobs: Array.from({ length: 52 }, () => 'ab'.repeat(300)), sealed_keys: Array.from({ length: 52 }, (_, i) => JSON.stringify({ label: `h-${i}`, c: '00' })) });
-      await peer.recv();
-    }, { outDir: tempDir('mp-oversize') });
+    const { result } = await againstScript(
+      'crazy-eights',
+      'guest',
+      async (peer) => {
+        await peer.recv();
+        peer.send({ action: 'ready' });
+        const rsaPub = JSON.stringify({ e: 65537, n: 'c'.repeat(511) + 'd' });
+        peer.send({
+          action: 'mp_setup_a',
+          rsa_pub: rsaPub,
+          blobs: Array.from({ length: 52 }, () => 'ab'.repeat(300)),
+          sealed_keys: Array.from({ length: 52 }, (_, i) => JSON.stringify({ label: `h-${i}`, c: '00' })),
+        });
+        await peer.recv();
+      },
+      { outDir: tempDir('mp-oversize') },
+    );
     expect(result.reason).toBe('invalid_message');
     const proof = JSON.parse(readFileSync(result.proof!, 'utf8')) as Record<string, unknown>;
     expect(proof).toMatchObject({ kind: 'invalid_message', offender: 'host' });

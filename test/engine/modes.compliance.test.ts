@@ -27,13 +27,35 @@ const CASES: Partial<Record<FlowMode, { folder: string; options?: Record<string,
 /** Modes that are not two-party sessions (the registry refuses them with a typed reason; the group engine runs them). */
 const NOT_YET: FlowMode[] = ['authoritative_group'];
 
-const TYPED: EndReason[] = ['peer_aborted', 'peer_disconnected', 'peer_timeout', 'malformed_json', 'bad_envelope', 'bad_sequence', 'bad_chain', 'bad_ack', 'bad_signature', 'receipt_mismatch', 'unexpected_message'];
+const TYPED: EndReason[] = [
+  'peer_aborted',
+  'peer_disconnected',
+  'peer_timeout',
+  'malformed_json',
+  'bad_envelope',
+  'bad_sequence',
+  'bad_chain',
+  'bad_ack',
+  'bad_signature',
+  'receipt_mismatch',
+  'unexpected_message',
+];
 
 async function run(mode: FlowMode, extra: Partial<VirtualRun> = {}) {
   const k = CASES[mode]!;
   const b = builtin(k.folder);
   const hooks = await hooksOf(k.folder);
-  return runVirtual({ crypto: c, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks, options: k.options ?? {}, outDir: tempDir(`compliance-${mode}`), chat: { host: ['hi', 'there'], guest: ['hello'] }, ...extra });
+  return runVirtual({
+    crypto: c,
+    spec: b.spec,
+    specText: b.specText,
+    protocolId: b.protocolId,
+    hooks,
+    options: k.options ?? {},
+    outDir: tempDir(`compliance-${mode}`),
+    chat: { host: ['hi', 'there'], guest: ['hello'] },
+    ...extra,
+  });
 }
 
 const done = (mode: FlowMode) => (mode === 'request_response' ? 'request_response_complete' : 'completed');
@@ -94,15 +116,32 @@ describe('every flow mode behind one interface', () => {
     const root = new URL('../../ts/', import.meta.url).pathname;
     const files = [
       ...readdirSync(join(root, 'engine/modes')).map((f) => `engine/modes/${f}`),
-      'engine/core.ts', 'engine/mode.ts', 'engine/flow.ts',
-      ...readdirSync(join(root, 'realtime')).filter((f) => f !== 'ruleset-dir.ts').map((f) => `realtime/${f}`),
-      ...readdirSync(join(root, 'mp')).filter((f) => f.startsWith('mode')).map((f) => `mp/${f}`),
-      'group/json.ts', 'group/delta.ts', 'group/wire.ts', 'group/errors.ts', 'group/leader.ts', 'group/member.ts', 'group/admission.ts', 'group/proof.ts', 'group/arbiter.ts', 'group/action-message.ts',
+      'engine/core.ts',
+      'engine/mode.ts',
+      'engine/flow.ts',
+      ...readdirSync(join(root, 'realtime'))
+        .filter((f) => f !== 'ruleset-dir.ts')
+        .map((f) => `realtime/${f}`),
+      ...readdirSync(join(root, 'mp'))
+        .filter((f) => f.startsWith('mode'))
+        .map((f) => `mp/${f}`),
+      'group/json.ts',
+      'group/delta.ts',
+      'group/wire.ts',
+      'group/errors.ts',
+      'group/leader.ts',
+      'group/member.ts',
+      'group/admission.ts',
+      'group/proof.ts',
+      'group/arbiter.ts',
+      'group/action-message.ts',
     ];
     expect(files.length).toBeGreaterThan(15);
     for (const f of files) {
       // Comments may name what the code avoids.
-      const code = readFileSync(join(root, f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+      const code = readFileSync(join(root, f), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/\/\/.*$/gm, '');
       for (const banned of [/from 'node:/, /\bDate\b/, /setTimeout|setInterval|setImmediate/, /getRandomValues|randomBytes\(|Math\.random|performance\.now/])
         expect(banned.test(code.replace(/ctx\.randomBytes\(|randomBytes\(n: number\)|randomBytes\(n\)/g, '')), `${f}: ${banned}`).toBe(false);
     }
@@ -111,7 +150,14 @@ describe('every flow mode behind one interface', () => {
   it.each(NOT_YET)('%s: a two-party session of a group mode ends at start with a typed reason', async (mode) => {
     const b = builtin('rps');
     const spec = { ...b.spec, flow: { ...b.spec.flow, mode } };
-    const r = await runVirtual({ crypto: c, spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf('rps'), outDir: tempDir('compliance-not-yet') });
+    const r = await runVirtual({
+      crypto: c,
+      spec,
+      specText: b.specText,
+      protocolId: b.protocolId,
+      hooks: await hooksOf('rps'),
+      outDir: tempDir('compliance-not-yet'),
+    });
     expect(r.host).toMatchObject({ completed: false, reason: 'hook_error' });
     expect(r.host.detail).toContain('is not a two-party session; it runs on the group engine');
   });

@@ -27,16 +27,34 @@ const SHORT = BUILTINS.find((b) => b.folder === 'tank-battle')!.profiles['short'
 
 async function match(extra: Partial<VirtualRun> = {}) {
   const b = builtin('tank-battle');
-  return runVirtual({ crypto: c, spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf('tank-battle'), options: SHORT, outDir: tempDir('rt-session'), rulesetHash: rulesetHashOfDir(c, b.dir), ...extra });
+  return runVirtual({
+    crypto: c,
+    spec: b.spec,
+    specText: b.specText,
+    protocolId: b.protocolId,
+    hooks: await hooksOf('tank-battle'),
+    options: SHORT,
+    outDir: tempDir('rt-session'),
+    rulesetHash: rulesetHashOfDir(c, b.dir),
+    ...extra,
+  });
 }
 
-const events = (dir: string) => readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
+const events = (dir: string) =>
+  readFileSync(join(dir, 'events.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { type: string; data: Record<string, unknown> });
 
 /** The host's rt_frame frames, in order, from its transcript. */
 const hostFrames = (dir: string) =>
-  readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).slice(1)
+  readFileSync(join(dir, 'transcript.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .slice(1)
     .map((l) => JSON.parse(l) as { from: string; msg: { action: string; frame?: { tick: number; host_time_ns: number } } })
-    .filter((f) => f.from === 'host' && f.msg.action === 'rt_frame').map((f) => f.msg.frame!);
+    .filter((f) => f.from === 'host' && f.msg.action === 'rt_frame')
+    .map((f) => f.msg.frame!);
 
 /**
  * A Tank Battle match with both sides as a network session runs them (driver.ts), not runVirtual's
@@ -53,7 +71,22 @@ async function drivenMatch(lateMs: number) {
   const [hk, gk] = [toHex(hostKey.publicKey), toHex(guestKey.publicKey)];
   const nonce = '00'.repeat(16);
   const sid = sessionId(c, 'local', b.protocolId, hk, gk, nonce);
-  const common = { crypto: c, spec: b.spec, specText: b.specText, protocolId: b.protocolId, rulesetHash: rulesetHashOfDir(c, b.dir), hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, hooks, options: SHORT, controlMode: 'autonomous' as const, chat: [] };
+  const common = {
+    crypto: c,
+    spec: b.spec,
+    specText: b.specText,
+    protocolId: b.protocolId,
+    rulesetHash: rulesetHashOfDir(c, b.dir),
+    hostKey: hk,
+    guestKey: gk,
+    sid,
+    postId: 'local',
+    nonce,
+    hooks,
+    options: SHORT,
+    controlMode: 'autonomous' as const,
+    chat: [],
+  };
   vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
   try {
     const [ht, gt] = memoryPair({ delayMs: 30 });
@@ -147,7 +180,7 @@ describe('authoritative_realtime through the engine', () => {
     expect(verifyProof(c, JSON.parse(readFileSync(r.guest.proof!, 'utf8')), builtin('tank-battle').specText)).toMatchObject({ proven: true });
   });
 
-  it('a guest command the spec refuses is acked rejected in the reference\'s words, the host plays on, and the transcript verifies', async () => {
+  it("a guest command the spec refuses is acked rejected in the reference's words, the host plays on, and the transcript verifies", async () => {
     // A hand-signing guest: no engine of ours would send this (the core checks what it sends).
     const b = builtin('tank-battle');
     const dir = tempDir('rt-bad-command');
@@ -157,24 +190,54 @@ describe('authoritative_realtime through the engine', () => {
     const nonce = '00'.repeat(16);
     const sid = sessionId(c, 'local', b.protocolId, hk, gk, nonce);
     const rulesetHash = rulesetHashOfDir(c, b.dir);
-    const record = new SessionRecord(dir, { _transcript: 1, sid, post_id: 'local', protocol_id: b.protocolId, host_key: hk, guest_key: gk, nonce, role: 'host' }, b.specText);
+    const record = new SessionRecord(
+      dir,
+      { _transcript: 1, sid, post_id: 'local', protocol_id: b.protocolId, host_key: hk, guest_key: gk, nonce, role: 'host' },
+      b.specText,
+    );
     const toGuest: string[] = [];
     let now = 0;
     const host = new SessionCore(
       {
-        crypto: c, role: 'host', spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf('tank-battle'), options: SHORT, key: hostKey,
-        hostKey: hk, guestKey: gk, sid, postId: 'local', nonce, stateDir: dir, random: () => 0.5, randomBytes: (n) => new Uint8Array(n), now: () => now,
-        chat: [], controlMode: 'autonomous', decision: null, rulesetHash, mpSecrets: randomSecrets(c.ot),
+        crypto: c,
+        role: 'host',
+        spec: b.spec,
+        specText: b.specText,
+        protocolId: b.protocolId,
+        hooks: await hooksOf('tank-battle'),
+        options: SHORT,
+        key: hostKey,
+        hostKey: hk,
+        guestKey: gk,
+        sid,
+        postId: 'local',
+        nonce,
+        stateDir: dir,
+        random: () => 0.5,
+        randomBytes: (n) => new Uint8Array(n),
+        now: () => now,
+        chat: [],
+        controlMode: 'autonomous',
+        decision: null,
+        rulesetHash,
+        mpSecrets: randomSecrets(c.ot),
       },
-      { transmit: (l) => void toGuest.push(l), frame: (l) => record.frame(l), event: (n, d) => record.event(n, d), snapshot: () => undefined, writeJson: () => undefined },
+      {
+        transmit: (l) => void toGuest.push(l),
+        frame: (l) => record.frame(l),
+        event: (n, d) => record.event(n, d),
+        snapshot: () => undefined,
+        writeJson: () => undefined,
+      },
     );
     const writer = new ChainWriter(c, sid, 'guest', guestKey);
     const reader = new ChainReader(c, sid, 'host', hostKey.publicKey, writer);
-    const read = () => toGuest.splice(0).map((l) => {
-      const a = reader.accept(JSON.parse(l));
-      if (!a.ok) throw new Error(a.reason);
-      return a.frame.msg;
-    });
+    const read = () =>
+      toGuest.splice(0).map((l) => {
+        const a = reader.accept(JSON.parse(l));
+        if (!a.ok) throw new Error(a.reason);
+        return a.frame.msg;
+      });
     const say = (msg: Record<string, unknown>) => host.receive(writer.next(msg as never, reader.head).line);
     await host.start();
     const config = realtimeConfig(b.spec as never);

@@ -65,7 +65,7 @@ describe('the order between the two parties is fixed', () => {
     }
   });
 
-  it('every host frame before the guest\'s join is refused', async () => {
+  it("every host frame before the guest's join is refused", async () => {
     const r = await session('guess-number', { range_min: 1, range_max: 100, max_attempts: 7 });
     const [header, ...frames] = linesOf(r.host.dir);
     const hostFirst = [header!, ...frames.filter((l) => fromOf(l) === 'host'), ...frames.filter((l) => fromOf(l) === 'guest')];
@@ -74,7 +74,7 @@ describe('the order between the two parties is fixed', () => {
     expect(v.reason).toMatch(/acknowledges/);
   });
 
-  it('the copy\'s writer must have seen exactly what precedes each of its frames', async () => {
+  it("the copy's writer must have seen exactly what precedes each of its frames", async () => {
     // The header says which side wrote the copy; the host's copy claimed by the guest does not fit
     // where the two sides' views differ (free mode).
     const r = await session('human-chat', {}, { host: ['a', 'b', 'c'], guest: ['1', '2', '3', '4'] });
@@ -111,7 +111,7 @@ describe('receipt.json is checked against the transcript', () => {
     expect(missing.reason).toMatch(/receipt\.json/);
   });
 
-  it('a receipt.json of another session, or of the other side\'s copy of an asymmetric session, is refused', async () => {
+  it("a receipt.json of another session, or of the other side's copy of an asymmetric session, is refused", async () => {
     const a = await session('coin-flip', { best_of: 1 });
     const b = await session('coin-flip', { best_of: 1 });
     const foreign = verifyEdited(a.host.dir, linesOf(a.host.dir), read(join(b.host.dir, 'receipt.json')));
@@ -144,7 +144,9 @@ function colluding(folder: string, script: [Role, Message][], receipts = true): 
   const nonce = 'ab'.repeat(16);
   const sid = sessionId(c, 'local', b.protocolId, hpub, gpub, nonce);
   const w: Record<Role, ChainWriter> = { host: new ChainWriter(c, sid, 'host', hk), guest: new ChainWriter(c, sid, 'guest', gk) };
-  const out: string[] = [JSON.stringify({ _transcript: 1, sid, post_id: 'local', protocol_id: b.protocolId, host_key: hpub, guest_key: gpub, nonce, role: 'host' })];
+  const out: string[] = [
+    JSON.stringify({ _transcript: 1, sid, post_id: 'local', protocol_id: b.protocolId, host_key: hpub, guest_key: gpub, nonce, role: 'host' }),
+  ];
   const send = (from: Role, msg: Message) => {
     const peer: Role = from === 'host' ? 'guest' : 'host';
     const f = w[from].next(msg, w[peer].head);
@@ -163,7 +165,14 @@ function colluding(folder: string, script: [Role, Message][], receipts = true): 
   writeFileSync(join(dir, 'spec.json'), b.specText);
   if (receipts) {
     const heads = JSON.parse(lines.host).msg as Message;
-    writeFileSync(join(dir, 'receipt.json'), JSON.stringify({ v: 1, sid, protocol_id: b.protocolId, host_key: hpub, guest_key: gpub, heads, frames: { host: lines.host, guest: lines.guest } }, null, 2));
+    writeFileSync(
+      join(dir, 'receipt.json'),
+      JSON.stringify(
+        { v: 1, sid, protocol_id: b.protocolId, host_key: hpub, guest_key: gpub, heads, frames: { host: lines.host, guest: lines.guest } },
+        null,
+        2,
+      ),
+    );
   }
   return dir;
 }
@@ -178,7 +187,20 @@ describe('the flow of the protocol is replayed over the transcript', () => {
     ['guest', { action: 'commit', round: 0, hash: commit('paper', '2222222222222222') }],
     ['host', { action: 'reveal', round: 0, choice: 'rock', nonce: '1111111111111111' }],
     ['guest', { action: 'reveal', round: 0, choice: 'paper', nonce: '2222222222222222' }],
-    ['host', { action: 'round_result', round: 0, host_choice: 'rock', guest_choice: 'paper', round_winner: 'guest', host_wins: 0, guest_wins: 1, game_over: true, game_winner: 'guest' }],
+    [
+      'host',
+      {
+        action: 'round_result',
+        round: 0,
+        host_choice: 'rock',
+        guest_choice: 'paper',
+        round_winner: 'guest',
+        host_wins: 0,
+        guest_wins: 1,
+        game_over: true,
+        game_winner: 'guest',
+      },
+    ],
     ['host', { action: 'end' }],
   ];
 
@@ -192,7 +214,10 @@ describe('the flow of the protocol is replayed over the transcript', () => {
     ['no join at all', round.slice(1)],
     ['the host reveals before the guest commits', [...round.slice(0, 3), round[4]!, round[3]!, ...round.slice(5)]],
     ['the guest commits first', [...round.slice(0, 2), round[3]!, round[2]!, ...round.slice(4)]],
-    ['a reveal that does not open its commit', [...round.slice(0, 5), ['guest', { action: 'reveal', round: 0, choice: 'scissors', nonce: '2222222222222222' }], ...round.slice(6)]],
+    [
+      'a reveal that does not open its commit',
+      [...round.slice(0, 5), ['guest', { action: 'reveal', round: 0, choice: 'scissors', nonce: '2222222222222222' }], ...round.slice(6)],
+    ],
     ['a round_result for another round', [...round.slice(0, 6), ['host', { ...round[6]![1], round: 3 }], round[7]!]],
     ['a second ready', [...round.slice(0, 2), round[1]!, ...round.slice(2)]],
     ['no end after the last round', round.slice(0, -1)],
@@ -223,7 +248,10 @@ describe('the flow of the protocol is replayed over the transcript', () => {
 
   it('session_loop: the host may not speak twice in a row', async () => {
     const r = await session('guess-number', { range_min: 1, range_max: 100, max_attempts: 7 });
-    const frames = linesOf(r.host.dir).slice(1).map((l) => JSON.parse(l) as { from: Role; msg: Message }).filter((f) => !f.msg.action.startsWith('_'));
+    const frames = linesOf(r.host.dir)
+      .slice(1)
+      .map((l) => JSON.parse(l) as { from: Role; msg: Message })
+      .filter((f) => !f.msg.action.startsWith('_'));
     const script = frames.map((f) => [f.from, f.msg] as [Role, Message]);
     expect(accepted(verifyTranscriptAt(c, colluding('guess-number', script)))).toBe(true);
     const hint = script.findIndex(([from], i) => from === 'host' && i > 1);
@@ -232,9 +260,21 @@ describe('the flow of the protocol is replayed over the transcript', () => {
   });
 
   it('free mode: nothing from a side after its own end', () => {
-    const script: [Role, Message][] = [['guest', { action: 'join' }], ['host', { action: 'ready' }], ['host', { action: 'end' }], ['host', { action: 'chat', text: 'late', seq: 1 }], ['guest', { action: 'end' }]];
+    const script: [Role, Message][] = [
+      ['guest', { action: 'join' }],
+      ['host', { action: 'ready' }],
+      ['host', { action: 'end' }],
+      ['host', { action: 'chat', text: 'late', seq: 1 }],
+      ['guest', { action: 'end' }],
+    ];
     expect(accepted(verifyTranscriptAt(c, colluding('human-chat', script)))).toBe(false);
-    const fine: [Role, Message][] = [['guest', { action: 'join' }], ['host', { action: 'ready' }], ['host', { action: 'end' }], ['guest', { action: 'chat', text: 'still here', seq: 1 }], ['guest', { action: 'end' }]];
+    const fine: [Role, Message][] = [
+      ['guest', { action: 'join' }],
+      ['host', { action: 'ready' }],
+      ['host', { action: 'end' }],
+      ['guest', { action: 'chat', text: 'still here', seq: 1 }],
+      ['guest', { action: 'end' }],
+    ];
     expect(accepted(verifyTranscriptAt(c, colluding('human-chat', fine)))).toBe(true);
   });
 });
@@ -246,7 +286,10 @@ describe('malformed transcripts end in a typed result, never an exception', () =
     ['a number line', (l: string[]) => [l[0]!, '7', ...l.slice(1)]],
     ['a header of the wrong shape', (l: string[]) => [JSON.stringify({ _transcript: 2, sid: 5 }), ...l.slice(1)]],
     ['a header with an extra field', (l: string[]) => [JSON.stringify({ ...JSON.parse(l[0]!), extra: 1 }), ...l.slice(1)]],
-    ['a frame whose msg is an array', (l: string[]) => [...l.slice(0, 2), l[2]!.replace(/"msg":\{/, '"msg":[{').replace(/\},"sig"/, '}],"sig"'), ...l.slice(3)]],
+    [
+      'a frame whose msg is an array',
+      (l: string[]) => [...l.slice(0, 2), l[2]!.replace(/"msg":\{/, '"msg":[{').replace(/\},"sig"/, '}],"sig"'), ...l.slice(3)],
+    ],
     ['an empty transcript', () => []],
   ])('%s', async (_name, edit) => {
     const r = await session('coin-flip', { best_of: 1 });

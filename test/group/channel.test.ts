@@ -2,7 +2,17 @@
 // settles a member's action in flight, which acknowledgements move the leader's recovery floor, and how
 // each side reads the other's lines.
 import { describe, expect, it } from 'vitest';
-import { ActionOutbox, CheckpointFloor, ackMessage, inputMessage, isActionId, readLeaderMessage, readMemberMessage, receiptMessage, rejectionMessage } from '../../ts/group/channel.js';
+import {
+  ActionOutbox,
+  CheckpointFloor,
+  ackMessage,
+  inputMessage,
+  isActionId,
+  readLeaderMessage,
+  readMemberMessage,
+  receiptMessage,
+  rejectionMessage,
+} from '../../ts/group/channel.js';
 
 const ID_A = 'a'.repeat(32);
 const ID_B = 'b'.repeat(32);
@@ -94,7 +104,14 @@ describe('reading the channel', () => {
     expect(readMemberMessage(input, ctx, ALICE)).toEqual({ kind: 'input', clientSeq: 4, actionId: ID_A, action: { kind: 'send', text: 'hi' } });
     expect(readMemberMessage(input, ctx, BOB)).toEqual({ kind: 'misdirected', clientSeq: 4, actionId: ID_A });
     expect(readMemberMessage(input, { ...ctx, leaderEpoch: 3 }, ALICE).kind).toBe('misdirected');
-    expect(rejectionMessage('group, epoch, or actor mismatch', 4, ID_A, true)).toEqual({ _group: 'receipt', status: 'rejected', reason: 'group, epoch, or actor mismatch', client_seq: 4, action_id: ID_A, retryable: true });
+    expect(rejectionMessage('group, epoch, or actor mismatch', 4, ID_A, true)).toEqual({
+      _group: 'receipt',
+      status: 'rejected',
+      reason: 'group, epoch, or actor mismatch',
+      client_seq: 4,
+      action_id: ID_A,
+      retryable: true,
+    });
   });
 
   it('the leader counts only well-formed acks, and answers pings', () => {
@@ -103,7 +120,9 @@ describe('reading the channel', () => {
     expect(readMemberMessage({ ...ack, seq: -1 }, ctx, ALICE).kind).toBe('other');
     expect(readMemberMessage({ ...ack, frame_hash: 'x' }, ctx, ALICE).kind).toBe('other');
     expect(readMemberMessage({ _group: 'ping', nonce: 'n1' }, ctx, ALICE)).toEqual({ kind: 'ping', nonce: 'n1' });
-    expect([readMemberMessage(null, ctx, ALICE), readMemberMessage([], ctx, ALICE), readMemberMessage({ _sys: 'ping' }, ctx, ALICE)].map((m) => m.kind)).toEqual(['other', 'other', 'other']);
+    expect(
+      [readMemberMessage(null, ctx, ALICE), readMemberMessage([], ctx, ALICE), readMemberMessage({ _sys: 'ping' }, ctx, ALICE)].map((m) => m.kind),
+    ).toEqual(['other', 'other', 'other']);
   });
 
   it('a member reads envelopes by their frame kind, receipts, pongs and errors', () => {

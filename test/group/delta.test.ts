@@ -35,7 +35,9 @@ function edit(v: GroupJson, pick: () => number): GroupJson {
   }
   if (v !== null && typeof v === 'object') {
     const out: Record<string, GroupJson> = {};
-    for (const k of Object.keys(v)) if (pick() > 0.15) Object.defineProperty(out, k, { value: pick() < 0.4 ? edit(v[k]!, pick) : v[k], enumerable: true, writable: true, configurable: true });
+    for (const k of Object.keys(v))
+      if (pick() > 0.15)
+        Object.defineProperty(out, k, { value: pick() < 0.4 ? edit(v[k]!, pick) : v[k], enumerable: true, writable: true, configurable: true });
     if (pick() < 0.3) out['b'] = 0;
     return out;
   }
@@ -57,23 +59,31 @@ function roundTrip(before: GroupJson, after: GroupJson): DeltaOp[] {
 
 describe('makeDelta / applyDelta', () => {
   it('round-trips random pairs of JSON values exactly', () => {
-    fc.assert(fc.property(json, json, (before, after) => void roundTrip(before, after)), { numRuns: 3000 });
+    fc.assert(
+      fc.property(json, json, (before, after) => void roundTrip(before, after)),
+      { numRuns: 3000 },
+    );
   });
 
   it('round-trips random edits of a value (splices, slides, 1/true, 0/false/-0 swaps)', () => {
     fc.assert(
       fc.property(json, fc.infiniteStream(fc.double({ min: 0, max: 1, noNaN: true })), (before, stream) => {
         const it = stream[Symbol.iterator]();
-        roundTrip(before, edit(before, () => it.next().value as number));
+        roundTrip(
+          before,
+          edit(before, () => it.next().value as number),
+        );
       }),
       { numRuns: 3000 },
     );
   });
 
   it('makes no operation between equal values, and none between 0 and -0 (one JSON value)', () => {
-    fc.assert(fc.property(json, (v) => {
-      expect(makeDelta(v, parseRealtimeJson(text(v)) as GroupJson)).toEqual([]);
-    }));
+    fc.assert(
+      fc.property(json, (v) => {
+        expect(makeDelta(v, parseRealtimeJson(text(v)) as GroupJson)).toEqual([]);
+      }),
+    );
     expect(makeDelta({ a: 0, l: [0] }, { a: -0, l: [-0] })).toEqual([]);
     expect(makeDelta({ a: 5n }, { a: 5 })).toEqual([]);
   });
@@ -94,7 +104,7 @@ describe('makeDelta / applyDelta', () => {
     expect(jsonEqual({ a: [1n] }, { a: [1] })).toBe(true);
   });
 
-  it('makes the reference\'s splices: common prefix and suffix, or drop-then-append for a slid window', () => {
+  it("makes the reference's splices: common prefix and suffix, or drop-then-append for a slid window", () => {
     expect(makeDelta([1, 2, 3, 4], [1, 9, 4])).toEqual([{ op: 'splice', path: [], index: 1, delete: 2, items: [9] }]);
     expect(makeDelta([1, 2, 3, 4, 5], [3, 4, 5, 6, 7])).toEqual([
       { op: 'splice', path: [], index: 0, delete: 2, items: [] },
@@ -105,7 +115,12 @@ describe('makeDelta / applyDelta', () => {
 
   it('orders object keys by code point, removals first, then common keys, then new ones', () => {
     const ops = makeDelta({ z: 1, '\u{1F600}': 1, '\uff61': 1 }, { '\u{1F600}': 2, '\uff61': 2, a: 0 });
-    expect(ops.map((o) => [o.op, ...o.path])).toEqual([['remove', 'z'], ['set', '\uff61'], ['set', '\u{1F600}'], ['set', 'a']]);
+    expect(ops.map((o) => [o.op, ...o.path])).toEqual([
+      ['remove', 'z'],
+      ['set', '\uff61'],
+      ['set', '\u{1F600}'],
+      ['set', 'a'],
+    ]);
   });
 
   it('sends the whole value as one root set past 1024 operations or a path deeper than 32', () => {

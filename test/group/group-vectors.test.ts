@@ -10,7 +10,8 @@ const CORPUS = new URL('../../../shared/conformance/aigenora-reference/aigenora-
 const skip = !needShared('conformance/aigenora-reference/aigenora-group-vectors.json', "the reference's authoritative_group vectors");
 
 function text(): string {
-  if (!existsSync(CORPUS)) throw new Error(`${CORPUS.pathname} is absent, so nothing can be checked; put the corpora there or set AIGENORA_SKIP_CORPORA=1 to skip`);
+  if (!existsSync(CORPUS))
+    throw new Error(`${CORPUS.pathname} is absent, so nothing can be checked; put the corpora there or set AIGENORA_SKIP_CORPORA=1 to skip`);
   return readFileSync(CORPUS, 'utf8');
 }
 
@@ -24,14 +25,26 @@ function altered(id: string, change: (v: Record<string, any>) => void): string {
 }
 
 const item = (v: Record<string, any>, name: string) => (v['items'] as Record<string, any>[]).find((i) => i['name'] === name)!;
-const run = (fileText: string, id: string, name: string) => groupSuite(fileText).cases.find((x) => x.id === id)!.run(getCrypto(name));
+const run = (fileText: string, id: string, name: string) =>
+  groupSuite(fileText)
+    .cases.find((x) => x.id === id)!
+    .run(getCrypto(name));
 
 describe.each(['wasm', 'js'])('%s backend', (name) => {
   const c = getCrypto(name);
 
   it.skipIf(skip)('passes every case, the Community Room session and its quirk included', () => {
     // The corpus README: 8 cases, one of each kind.
-    expect(checkGroupVectors(c, text())).toEqual({ json_delta: 1, json_delta_apply: 1, admission: 1, admission_handshake: 1, session: 1, session_quirk: 1, checkpoint: 1, canonical_json: 1 });
+    expect(checkGroupVectors(c, text())).toEqual({
+      json_delta: 1,
+      json_delta_apply: 1,
+      admission: 1,
+      admission_handshake: 1,
+      session: 1,
+      session_quirk: 1,
+      checkpoint: 1,
+      canonical_json: 1,
+    });
     const results = groupSuite(text()).cases.map((k) => [k.id, k.run(c)] as const);
     expect(results.map(([id]) => id)).toContain('community-room-session');
     expect(results.filter(([, r]) => !r.ok)).toEqual([]);
@@ -52,14 +65,22 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
     expect(r.outcome).toMatch(/send_2: envelope for/);
   });
 
-  it.skipIf(skip)('fails the quirk case if the vector claimed the reference\'s frame carried the change', () => {
-    const r = run(altered('bool-int-flip-delta', (v) => void (v['frame_envelope']['view_delta'] = [{ op: 'set', path: ['flag'], value: true }])), 'bool-int-flip-delta', name);
+  it.skipIf(skip)("fails the quirk case if the vector claimed the reference's frame carried the change", () => {
+    const r = run(
+      altered('bool-int-flip-delta', (v) => void (v['frame_envelope']['view_delta'] = [{ op: 'set', path: ['flag'], value: true }])),
+      'bool-int-flip-delta',
+      name,
+    );
     expect(r).toMatchObject({ ok: false });
     expect(r.outcome).toMatch(/bool-int-flip-delta/);
   });
 
   it.skipIf(skip)('fails a delta case whose expected ops were altered', () => {
-    const r = run(altered('json-delta-make', (v) => void (item(v, 'list_append')['expect']['ops'][0]['items'][1] = 3565)), 'json-delta-make', name);
+    const r = run(
+      altered('json-delta-make', (v) => void (item(v, 'list_append')['expect']['ops'][0]['items'][1] = 3565)),
+      'json-delta-make',
+      name,
+    );
     expect(r).toMatchObject({ ok: false });
     expect(r.outcome).toMatch(/list_append/);
   });
@@ -67,7 +88,14 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
   it.skipIf(skip)('fails the quirk item if the vector claimed the reference had made our ops', () => {
     // The check pins the reference's recorded no-op: without it, our differing ops would prove nothing.
     const r = run(
-      altered('json-delta-make', (v) => void (item(v, 'bool_int_equal_quirk')['expect']['ops'] = [{ op: 'set', path: ['flag'], value: true }, { op: 'set', path: ['n'], value: 0 }])),
+      altered(
+        'json-delta-make',
+        (v) =>
+          void (item(v, 'bool_int_equal_quirk')['expect']['ops'] = [
+            { op: 'set', path: ['flag'], value: true },
+            { op: 'set', path: ['n'], value: 0 },
+          ]),
+      ),
       'json-delta-make',
       name,
     );

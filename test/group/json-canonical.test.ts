@@ -33,7 +33,26 @@ const key = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 3 }),
 );
 const scalar = fc.oneof(
-  fc.constantFrom<unknown>(null, true, false, 0, -0, 1, -1, 1.5, NaN, Infinity, 2 ** 53, -(2 ** 53 - 1), 2n ** 70n, -5n, new RawNumber('12'), new RawNumber('-0'), new RawNumber('1.0'), new RawNumber('1e3')),
+  fc.constantFrom<unknown>(
+    null,
+    true,
+    false,
+    0,
+    -0,
+    1,
+    -1,
+    1.5,
+    NaN,
+    Infinity,
+    2 ** 53,
+    -(2 ** 53 - 1),
+    2n ** 70n,
+    -5n,
+    new RawNumber('12'),
+    new RawNumber('-0'),
+    new RawNumber('1.0'),
+    new RawNumber('1e3'),
+  ),
   fc.integer(),
   fc.maxSafeInteger(),
   fc.double(),
@@ -68,7 +87,7 @@ describe('group canonical JSON: one walk = check + tree + pythonJson', () => {
     );
   });
 
-  it('an object put together from its values\' texts is the object\'s text, or the same fault', () => {
+  it("an object put together from its values' texts is the object's text, or the same fault", () => {
     const deep = fc.integer({ min: 0, max: MAX_GROUP_JSON_DEPTH + 1 }).map((d) => nest(d, 1));
     const field = fc.oneof(value, deep);
     fc.assert(
@@ -92,25 +111,58 @@ describe('group canonical JSON: one walk = check + tree + pythonJson', () => {
   it('the limits and the odd values: depth, sizes, keys, types', () => {
     const big = 'x'.repeat(65537);
     const cases: unknown[] = [
-      nest(MAX_GROUP_JSON_DEPTH, 1), nest(MAX_GROUP_JSON_DEPTH + 1, 1), nest(MAX_GROUP_JSON_DEPTH, {}), nest(MAX_GROUP_JSON_DEPTH - 1, { k: 1 }), nest(MAX_GROUP_JSON_DEPTH, { k: 1 }),
-      new Array(1024).fill(0), new Array(1025).fill(0), Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`k${i}`, i])),
-      'é'.repeat(32768), 'é'.repeat(32769), big, { [big]: 1 }, { a: 1.5, b: nest(20, 1) }, { b: 1.5, a: nest(20, 1) },
-      new Map([[1, 2]]), new Map([['a', 2]]), new Date(0), () => 1, undefined, Symbol('s'), { [Symbol('s')]: 1 }, [undefined], { a: undefined },
-      Object.create(null), Object.assign(Object.create(null), { b: 1, a: [2] }), [new RawNumber('007')], { z: new RawNumber('-12345678901234567890') },
+      nest(MAX_GROUP_JSON_DEPTH, 1),
+      nest(MAX_GROUP_JSON_DEPTH + 1, 1),
+      nest(MAX_GROUP_JSON_DEPTH, {}),
+      nest(MAX_GROUP_JSON_DEPTH - 1, { k: 1 }),
+      nest(MAX_GROUP_JSON_DEPTH, { k: 1 }),
+      new Array(1024).fill(0),
+      new Array(1025).fill(0),
+      Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`k${i}`, i])),
+      'é'.repeat(32768),
+      'é'.repeat(32769),
+      big,
+      { [big]: 1 },
+      { a: 1.5, b: nest(20, 1) },
+      { b: 1.5, a: nest(20, 1) },
+      new Map([[1, 2]]),
+      new Map([['a', 2]]),
+      new Date(0),
+      () => 1,
+      undefined,
+      Symbol('s'),
+      { [Symbol('s')]: 1 },
+      [undefined],
+      { a: undefined },
+      Object.create(null),
+      Object.assign(Object.create(null), { b: 1, a: [2] }),
+      [new RawNumber('007')],
+      { z: new RawNumber('-12345678901234567890') },
     ];
     for (const v of cases) expect(oneWalk(v)).toEqual(twoStep(v));
   });
 });
 
 describe('group canonical JSON against Python json.dumps', () => {
-  const available = need('python3 (the json.dumps oracle)', () => spawnSync('python3', ['-c', 'print(1)'], { encoding: 'utf8' }).status === 0, { how: 'install python3 (>= 3.10)' });
+  const available = need('python3 (the json.dumps oracle)', () => spawnSync('python3', ['-c', 'print(1)'], { encoding: 'utf8' }).status === 0, {
+    how: 'install python3 (>= 3.10)',
+  });
   it.skipIf(!available)('random accepted values are written as Python writes them', () => {
     const samples = fc.sample(value, { numRuns: 1500, seed: 7 });
-    const accepted = samples.map((v) => oneWalk(v)).filter((o): o is { text: string } => 'text' in o).map((o) => o.text);
+    const accepted = samples
+      .map((v) => oneWalk(v))
+      .filter((o): o is { text: string } => 'text' in o)
+      .map((o) => o.text);
     expect(accepted.length).toBeGreaterThan(300);
     // Python reads each text back and writes it again: a fixed point iff ours is its canonical form.
-    const script = 'import json,sys\nfor line in sys.stdin.read().split("\\n")[:-1]:\n  v=json.loads(line)\n  sys.stdout.write(json.dumps(v,sort_keys=True,separators=(",",":"),ensure_ascii=False)+"\\n")\n';
-    const r = spawnSync('python3', ['-c', script], { input: accepted.map((t) => `${t}\n`).join(''), encoding: 'utf8', maxBuffer: 1 << 26, env: { ...process.env, PYTHONIOENCODING: 'utf-8' } });
+    const script =
+      'import json,sys\nfor line in sys.stdin.read().split("\\n")[:-1]:\n  v=json.loads(line)\n  sys.stdout.write(json.dumps(v,sort_keys=True,separators=(",",":"),ensure_ascii=False)+"\\n")\n';
+    const r = spawnSync('python3', ['-c', script], {
+      input: accepted.map((t) => `${t}\n`).join(''),
+      encoding: 'utf8',
+      maxBuffer: 1 << 26,
+      env: { ...process.env, PYTHONIOENCODING: 'utf-8' },
+    });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.split('\n').slice(0, -1)).toEqual(accepted);
   });

@@ -15,14 +15,22 @@ const CORPUS = new URL('../../../shared/conformance/aigenora-reference/aigenora-
 const skip = !needShared('conformance/aigenora-reference/aigenora-group-vectors.json', "the reference's Community Room session (group vectors)");
 
 function sessionCase(): Record<string, unknown> {
-  if (!existsSync(CORPUS)) throw new Error(`${CORPUS.pathname} is absent, so nothing can be checked; put the corpora there or set AIGENORA_SKIP_CORPORA=1 to skip`);
+  if (!existsSync(CORPUS))
+    throw new Error(`${CORPUS.pathname} is absent, so nothing can be checked; put the corpora there or set AIGENORA_SKIP_CORPORA=1 to skip`);
   const all = parseGroupJson(readFileSync(CORPUS, 'utf8')) as { cases: Record<string, unknown>[] };
   const c = all.cases.find((x) => x['kind'] === 'session');
   if (!c) throw new Error('the corpus has no session case');
   return revive(c) as Record<string, unknown>;
 }
 
-export const ctxFor = (options: Readonly<Record<string, unknown>>): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: () => 0 });
+export const ctxFor = (options: Readonly<Record<string, unknown>>): HookContext => ({
+  role: 'host',
+  options,
+  args: [],
+  stateDir: '',
+  decision: null,
+  random: () => 0,
+});
 const roomHooks = (options: Readonly<Record<string, unknown>>): GroupHooks => communityRoom.create(ctxFor(options));
 
 describe.each(['wasm', 'js'])('%s backend', (name) => {
@@ -64,7 +72,16 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
   const groupId = 'grp-test';
 
   function room(n = 3) {
-    const leader = GroupLeader.start({ crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: n, members: Array.from({ length: n }, (_, i) => member(i)) });
+    const leader = GroupLeader.start({
+      crypto,
+      hooks: roomHooks({}),
+      config,
+      groupId,
+      leaderSeed: seed(0),
+      leaderEpoch: 0,
+      membershipVersion: n,
+      members: Array.from({ length: n }, (_, i) => member(i)),
+    });
     const replicas = new Map<string, GroupReplica>();
     for (const [viewer, env] of Object.entries(leader.bootstrapEnvelopes())) {
       const r = new GroupReplica({ crypto, groupId, viewerPublicKey: viewer, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 });
@@ -103,7 +120,9 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
     const { leader } = room();
     const big = leaderError(() => leader.applyInput(send(1, 1, 'x'.repeat(config.max_action_bytes))));
     expect([big.code, big.message]).toEqual(['ACTION_TOO_LARGE', 'group action exceeds max_action_bytes']);
-    expect(leaderError(() => leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'f', w: 0.5 } })).code).toBe('ACTION_INVALID');
+    expect(leaderError(() => leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'f', w: 0.5 } })).code).toBe(
+      'ACTION_INVALID',
+    );
     expect(leaderError(() => leader.applyInput(send(9, 1))).code).toBe('NOT_ACTIVE_MEMBER');
     expect(leaderError(() => leader.applyInput(null as unknown as GroupInput)).code).toBe('INPUT_INVALID');
     expect(leaderError(() => leader.applyInput({ actor_public_key: 7, client_seq: 1, action: {} } as unknown as GroupInput)).code).toBe('NOT_ACTIVE_MEMBER');
@@ -121,19 +140,44 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
     const taken = leaderError(() => leader.addMember({ ...member(5), seat: 2 }, 4));
     expect([taken.code, taken.message]).toEqual(['SEAT_TAKEN', 'member seat is already occupied']);
     expect(leader.seq).toBe(0);
-    const small = GroupLeader.start({ crypto, hooks: roomHooks({}), config: { ...config, max_participants: 2 }, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 2, members: [member(0), member(1)] });
+    const small = GroupLeader.start({
+      crypto,
+      hooks: roomHooks({}),
+      config: { ...config, max_participants: 2 },
+      groupId,
+      leaderSeed: seed(0),
+      leaderEpoch: 0,
+      membershipVersion: 2,
+      members: [member(0), member(1)],
+    });
     expect(leaderError(() => small.addMember(member(2), 3)).code).toBe('GROUP_FULL');
-    const closed = GroupLeader.start({ crypto, hooks: roomHooks({}), config: { ...config, allow_late_join: false }, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 2, members: [member(0), member(1)] });
+    const closed = GroupLeader.start({
+      crypto,
+      hooks: roomHooks({}),
+      config: { ...config, allow_late_join: false },
+      groupId,
+      leaderSeed: seed(0),
+      leaderEpoch: 0,
+      membershipVersion: 2,
+      members: [member(0), member(1)],
+    });
     expect(leaderError(() => closed.addMember(member(2), 3)).code).toBe('LATE_JOIN_CLOSED');
     closed.removeMember(pk(1), 3, 'disconnected');
     expect(Object.keys(closed.addMember(member(1), 4))).toEqual([pk(0), pk(1)]);
-    expect(leaderError(() => GroupLeader.start({ crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 1, members: [member(0)] })).code).toBe('TOO_FEW_MEMBERS');
+    expect(
+      leaderError(() =>
+        GroupLeader.start({ crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 1, members: [member(0)] }),
+      ).code,
+    ).toBe('TOO_FEW_MEMBERS');
   });
 
-  it('a replica refuses a frame from the previous epoch\'s leader once the new epoch has started', () => {
+  it("a replica refuses a frame from the previous epoch's leader once the new epoch has started", () => {
     const { leader, replicas, deliver } = room();
     deliver(leader.applyInput(send(1, 1)).envelopes);
-    const successor = GroupLeader.fromCheckpoint({ crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(1), leaderEpoch: 1, membershipVersion: leader.membershipVersion }, leader.checkpoint);
+    const successor = GroupLeader.fromCheckpoint(
+      { crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(1), leaderEpoch: 1, membershipVersion: leader.membershipVersion },
+      leader.checkpoint,
+    );
     for (const r of replicas.values()) r.advanceEpoch(successor.leaderPublicKey, 1);
     deliver(successor.lastEnvelopes);
     // The old leader, not knowing it was replaced, goes on.
@@ -146,7 +190,11 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
     const replica0 = new GroupReplica({ crypto, groupId, viewerPublicKey: viewer, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 });
     replica0.apply(leader.bootstrapEnvelope(viewer), { bootstrap: true });
     replica0.advanceEpoch(leader.leaderPublicKey, 1);
-    expect(replica0.apply(leader.applyInput(send(2, 2)).envelopes[viewer])).toMatchObject({ status: 'refused', code: 'EPOCH_MISMATCH', reason: 'group envelope epoch mismatch' });
+    expect(replica0.apply(leader.applyInput(send(2, 2)).envelopes[viewer])).toMatchObject({
+      status: 'refused',
+      code: 'EPOCH_MISMATCH',
+      reason: 'group envelope epoch mismatch',
+    });
     deliver(successor.applyInput(send(2, 1)).envelopes);
     expect(r.seq).toBe(3);
   });
@@ -179,8 +227,24 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
     const outsider = leaderError(() => GroupLeader.fromCheckpoint({ ...opts, leaderSeed: seed(7) }, cp));
     expect([outsider.code, outsider.message]).toEqual(['NOT_ACTIVE_MEMBER', 'new leader is not an active group member']);
     expect(leaderError(() => GroupLeader.fromCheckpoint({ ...opts, leaderEpoch: 0 }, cp)).message).toBe('new leader epoch must increase');
-    const throwing: GroupHooks = { ...roomHooks({}), proto_group_initial_state: () => { throw new Error('no room today'); } };
-    const refused = leaderError(() => GroupLeader.start({ crypto, hooks: throwing, config, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 3, members: [member(0), member(1)] }));
+    const throwing: GroupHooks = {
+      ...roomHooks({}),
+      proto_group_initial_state: () => {
+        throw new Error('no room today');
+      },
+    };
+    const refused = leaderError(() =>
+      GroupLeader.start({
+        crypto,
+        hooks: throwing,
+        config,
+        groupId,
+        leaderSeed: seed(0),
+        leaderEpoch: 0,
+        membershipVersion: 3,
+        members: [member(0), member(1)],
+      }),
+    );
     expect([refused.code, refused.message]).toEqual(['HOOK_REJECTED', 'no room today']);
   });
 
@@ -198,7 +262,10 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
 
   it.skipIf(skip)('admission: reproduces the reference handshake, and refuses bad signatures and a wrong channel proof', () => {
     const all = parseGroupJson(readFileSync(CORPUS, 'utf8')) as { cases: Record<string, unknown>[] };
-    const h = all.cases.find((x) => x['kind'] === 'admission_handshake') as Record<string, unknown> & { messages: { message: Record<string, unknown> }[]; expect: Record<string, unknown> };
+    const h = all.cases.find((x) => x['kind'] === 'admission_handshake') as Record<string, unknown> & {
+      messages: { message: Record<string, unknown> }[];
+      expect: Record<string, unknown>;
+    };
     const group = { groupId: h['group_id'] as string, protocolId: h['protocol_id'] as string, leaderEpoch: h['leader_epoch'] as number };
     const la = new LeaderAdmission(crypto, group, h['leader_seed'] as string);
     const [join, admission, ready] = h.messages.map((m) => m.message) as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
@@ -219,14 +286,27 @@ describe.each(['wasm', 'js'])('%s backend: refusals', (name) => {
       }
       return 'accepted';
     };
-    expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, leader_signature: flip(post.leader_signature) }))).toBe('LEADER_SIGNATURE');
-    expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, member_signature: flip(post.member_signature) }))).toBe('MEMBER_SIGNATURE');
+    expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, leader_signature: flip(post.leader_signature) }))).toBe(
+      'LEADER_SIGNATURE',
+    );
+    expect(codeOf(() => checkAdmissionPost(crypto, g, h['member_public_key'] as string, { ...post, member_signature: flip(post.member_signature) }))).toBe(
+      'MEMBER_SIGNATURE',
+    );
     // Another member's key cannot use this member's admission.
     expect(codeOf(() => checkAdmissionPost(crypto, g, pk(4), post))).toBe('LEADER_SIGNATURE');
     // A proof from another key, over another challenge, or for another seat than the registry's.
     expect(codeOf(() => la.accept(pending, { ...ready, member_signature: flip(ready['member_signature'] as string) }, listed))).toBe('PROOF_SIGNATURE');
     expect(codeOf(() => la.accept({ ...pending, channel_challenge: '0'.repeat(32) }, ready, listed))).toBe('READY_MISMATCH');
-    const proofFields = { group_id: group.groupId, protocol_id: group.protocolId, leader_epoch: group.leaderEpoch, member_public_key: pending.member_public_key, member_id: listed.member_id, seat: 8, join_nonce: pending.join_nonce, channel_challenge: pending.channel_challenge };
+    const proofFields = {
+      group_id: group.groupId,
+      protocol_id: group.protocolId,
+      leader_epoch: group.leaderEpoch,
+      member_public_key: pending.member_public_key,
+      member_id: listed.member_id,
+      seat: 8,
+      join_nonce: pending.join_nonce,
+      channel_challenge: pending.channel_challenge,
+    };
     const otherSeat = { ...ready, seat: 8, member_signature: signChannelReady(crypto, seed(4), proofFields) };
     expect(codeOf(() => la.accept(pending, otherSeat, listed))).toBe('PROOF_SIGNATURE');
     expect(codeOf(() => la.accept(pending, ready, undefined))).toBe('NOT_LISTED');
@@ -244,7 +324,16 @@ describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name)
   const config = groupConfigFromSpec(roomSpec);
   const groupId = 'grp-behaviour';
   const start = (hooks: GroupHooks, n = 3, cfg = config) =>
-    GroupLeader.start({ crypto, hooks, config: cfg, groupId, leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: n, members: Array.from({ length: n }, (_, i) => member(i)) });
+    GroupLeader.start({
+      crypto,
+      hooks,
+      config: cfg,
+      groupId,
+      leaderSeed: seed(0),
+      leaderEpoch: 0,
+      membershipVersion: n,
+      members: Array.from({ length: n }, (_, i) => member(i)),
+    });
   const replicaOf = (leader: GroupLeader, i: number) => {
     const r = new GroupReplica({ crypto, groupId, viewerPublicKey: pk(i), leaderPublicKey: leader.leaderPublicKey, leaderEpoch: leader.leaderEpoch });
     expect(r.apply(leader.bootstrapEnvelope(pk(i)), { bootstrap: true })).toEqual({ status: 'applied' });
@@ -254,14 +343,25 @@ describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name)
   it('a view hook that fails mid-frame leaves the leader exactly as it was', () => {
     let failView = false;
     const base = roomHooks({});
-    const hooks: GroupHooks = { ...base, proto_group_view: (s, v) => (failView && v.seat === 2 ? (() => { throw new Error('view broke'); })() : base.proto_group_view(s, v)) };
+    const hooks: GroupHooks = {
+      ...base,
+      proto_group_view: (s, v) =>
+        failView && v.seat === 2
+          ? (() => {
+              throw new Error('view broke');
+            })()
+          : base.proto_group_view(s, v),
+    };
     const leader = start(hooks);
     const before = leader.checkpoint;
     failView = true;
     expect(() => leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'x' } })).toThrow('view broke');
     expect(leader.checkpoint).toEqual(before);
     failView = false;
-    expect(leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'x' } }).receipt).toMatchObject({ status: 'accepted', authority_seq: 1 });
+    expect(leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'x' } }).receipt).toMatchObject({
+      status: 'accepted',
+      authority_seq: 1,
+    });
   });
 
   it('sends the checkpoint in full on the first frame, non-frame kinds, every checkpoint_every_events and completion, else as a delta', () => {
@@ -314,7 +414,10 @@ describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name)
     expect([r1.apply(envs[pk(1)]), r2.apply(envs[pk(2)])]).toEqual([{ status: 'applied' }, { status: 'applied' }]);
     // The registry now lists seat 3 gone and seat 5 new; seat 1 takes over at epoch 1.
     const members = [member(0), member(1), member(2), member(5)];
-    const next = GroupLeader.fromCheckpoint({ crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(1), leaderEpoch: 1, membershipVersion: 6, members }, leader.checkpoint);
+    const next = GroupLeader.fromCheckpoint(
+      { crypto, hooks: roomHooks({}), config, groupId, leaderSeed: seed(1), leaderEpoch: 1, membershipVersion: 6, members },
+      leader.checkpoint,
+    );
     const texts = (((next.checkpoint.protocol_state as Record<string, unknown>)['messages'] as { text: string }[]) ?? []).map((m) => m.text);
     expect(texts.slice(-3)).toEqual(['Seat 3 left the room', 'Seat 5 joined the room', `Authority moved from ${pk(0).slice(0, 8)} to ${pk(1).slice(0, 8)}`]);
     for (const r of [r1, r2]) {
@@ -361,11 +464,17 @@ describe.each(['wasm', 'js'])('%s backend: leader and replica behaviour', (name)
     expect(r.view!['flag']).toBe(true);
   });
 
-  it.skipIf(skip)('our replica refuses the reference\'s frame of its bool/int quirk, as the reference\'s own does', () => {
+  it.skipIf(skip)("our replica refuses the reference's frame of its bool/int quirk, as the reference's own does", () => {
     const all = parseGroupJson(readFileSync(CORPUS, 'utf8')) as { cases: Record<string, unknown>[] };
     const q = all.cases.find((x) => x['kind'] === 'session_quirk') as Record<string, unknown>;
     const boot = q['bootstrap_envelope'] as Record<string, unknown>;
-    const r = new GroupReplica({ crypto, groupId: q['group_id'] as string, viewerPublicKey: boot['viewer_public_key'] as string, leaderPublicKey: boot['leader_public_key'] as string, leaderEpoch: 0 });
+    const r = new GroupReplica({
+      crypto,
+      groupId: q['group_id'] as string,
+      viewerPublicKey: boot['viewer_public_key'] as string,
+      leaderPublicKey: boot['leader_public_key'] as string,
+      leaderEpoch: 0,
+    });
     expect(r.apply(boot, { bootstrap: true })).toEqual({ status: 'applied' });
     expect(r.apply(q['frame_envelope'])).toEqual({ status: 'refused', code: 'CHECKPOINT_HASH', reason: 'group checkpoint hash mismatch' });
   });
@@ -381,7 +490,16 @@ describe.each(['wasm', 'js'])('%s backend: group proofs', (name) => {
   const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seed(i))));
   const member = (i: number) => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' });
   const start = (leaderSeat = 0) =>
-    GroupLeader.start({ crypto, hooks: roomHooks({}), config: groupConfigFromSpec(roomSpec), groupId: 'grp-proof', leaderSeed: seed(leaderSeat), leaderEpoch: 0, membershipVersion: 3, members: [member(0), member(1), member(2)] });
+    GroupLeader.start({
+      crypto,
+      hooks: roomHooks({}),
+      config: groupConfigFromSpec(roomSpec),
+      groupId: 'grp-proof',
+      leaderSeed: seed(leaderSeat),
+      leaderEpoch: 0,
+      membershipVersion: 3,
+      members: [member(0), member(1), member(2)],
+    });
   const send = (text: string, client_seq = 1) => ({ actor_public_key: pk(1), client_seq, action: { kind: 'send', text } });
   type E = Record<string, unknown>;
 
@@ -449,13 +567,28 @@ describe.each(['wasm', 'js'])('%s backend: tampered envelopes', (name) => {
   };
 
   it('a replica refuses every single-field change to a full or a delta envelope, and applies the original after', () => {
-    const leader = GroupLeader.start({ crypto, hooks: roomHooks({}), config: groupConfigFromSpec(roomSpec), groupId: 'grp-tamper', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 3, members: [member(0), member(1), member(2)] });
+    const leader = GroupLeader.start({
+      crypto,
+      hooks: roomHooks({}),
+      config: groupConfigFromSpec(roomSpec),
+      groupId: 'grp-tamper',
+      leaderSeed: seed(0),
+      leaderEpoch: 0,
+      membershipVersion: 3,
+      members: [member(0), member(1), member(2)],
+    });
     const viewer = pk(2);
     const boot = leader.bootstrapEnvelope(viewer) as unknown as Record<string, unknown>;
-    const frame = leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'hello' } }).envelopes[viewer] as unknown as Record<string, unknown>;
+    const frame = leader.applyInput({ actor_public_key: pk(1), client_seq: 1, action: { kind: 'send', text: 'hello' } }).envelopes[viewer] as unknown as Record<
+      string,
+      unknown
+    >;
     expect(frame['view_mode']).toBe('delta');
     let tried = 0;
-    for (const [env, bootstrap] of [[boot, true], [frame, false]] as const) {
+    for (const [env, bootstrap] of [
+      [boot, true],
+      [frame, false],
+    ] as const) {
       for (const key of Object.keys(env)) {
         for (const value of variants(env[key]).filter((x) => JSON.stringify(x) !== JSON.stringify(env[key]))) {
           const r = new GroupReplica({ crypto, groupId: 'grp-tamper', viewerPublicKey: viewer, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 });

@@ -53,7 +53,11 @@ describe('group sessions in one process', () => {
       expect(r.completed).toBe(true);
       expect(['landlord', 'farmers']).toContain(r.outcome);
       expect(r.members.map((m) => m.seat)).toEqual([0, 1, 2, 3]);
-      expect(readdirSync(out).filter((d) => d.startsWith('seat-')).sort()).toEqual(['seat-0', 'seat-1', 'seat-2', 'seat-3']);
+      expect(
+        readdirSync(out)
+          .filter((d) => d.startsWith('seat-'))
+          .sort(),
+      ).toEqual(['seat-0', 'seat-1', 'seat-2', 'seat-3']);
       const heads = new Set(r.members.map((m) => m.receipt.frame_hash));
       expect(heads.size).toBe(1);
       for (const m of r.members) {
@@ -83,7 +87,10 @@ describe('group sessions in one process', () => {
         expect(m.receipt.leader_epoch).toBe(1);
         expect(m.receipt.leader_public_key).toBe(r.members[1]!.public_key);
         expect(verifyGroupSessionAt(c, m.dir)).toMatchObject({ ok: true, receipt: true, completed: true });
-        const lines = readFileSync(join(m.dir, 'transcript.jsonl'), 'utf8').trim().split('\n').map((x) => JSON.parse(x));
+        const lines = readFileSync(join(m.dir, 'transcript.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((x) => JSON.parse(x));
         expect(lines.filter((e) => e.kind === 'epoch')).toEqual([{ kind: 'epoch', leader_public_key: r.members[1]!.public_key, leader_epoch: 1 }]);
       }
     }, 120_000);
@@ -94,7 +101,11 @@ describe('tampered group evidence is refused', () => {
   const c = getCrypto('wasm');
   const l = loadSpec(c, DIR);
   let dir = '';
-  const files = () => ({ t: readFileSync(join(dir, 'transcript.jsonl'), 'utf8'), s: readFileSync(join(dir, 'spec.json'), 'utf8'), r: readFileSync(join(dir, 'receipt.json'), 'utf8') });
+  const files = () => ({
+    t: readFileSync(join(dir, 'transcript.jsonl'), 'utf8'),
+    s: readFileSync(join(dir, 'spec.json'), 'utf8'),
+    r: readFileSync(join(dir, 'receipt.json'), 'utf8'),
+  });
 
   it('setup: one verified session', async () => {
     const r = await runGroupLocal({ crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks, seed: 9, outDir: tempDir('group-tamper') });
@@ -156,7 +167,10 @@ describe('tampered group evidence is refused', () => {
     const f = files();
     const lines = f.t.trim().split('\n');
     lines.splice(4, 0, JSON.stringify({ kind: 'epoch', leader_public_key: 'ab'.repeat(32), leader_epoch: 1 }));
-    expect(verifyGroupSession(c, lines.join('\n'), f.s, null)).toMatchObject({ ok: false, reason: 'transcript entry 4: new leader is not an active group member' });
+    expect(verifyGroupSession(c, lines.join('\n'), f.s, null)).toMatchObject({
+      ok: false,
+      reason: 'transcript entry 4: new leader is not an active group member',
+    });
   });
 
   it('files that are empty, not UTF-8, directories or symlinks get one-line reasons', async () => {
@@ -180,7 +194,9 @@ describe('tampered group evidence is refused', () => {
   it('receipt verify from the CLI: exit 0 for the real session, 1 for a tampered receipt', async () => {
     const ok = await cli(['receipt', 'verify', dir]);
     expect(ok.code, ok.err).toBe(0);
-    expect(ok.out).toMatch(/^verified: \d+ entries of group grp-[0-9a-f]{16} as seen by member [0-9a-f]{16}…, completed \((landlord|farmers)\), receipt signed by the member/);
+    expect(ok.out).toMatch(
+      /^verified: \d+ entries of group grp-[0-9a-f]{16} as seen by member [0-9a-f]{16}…, completed \((landlord|farmers)\), receipt signed by the member/,
+    );
     const copy = tempDir('group-cli');
     for (const f of ['transcript.jsonl', 'spec.json']) writeFileSync(join(copy, f), readFileSync(join(dir, f)));
     const receipt = JSON.parse(readFileSync(join(dir, 'receipt.json'), 'utf8'));
@@ -201,8 +217,23 @@ describe('an equivocating leader is caught with a portable proof', () => {
   const ctx = { role: 'host' as const, options: {}, args: [], stateDir: '', decision: null, random: () => 0.5 };
 
   it('two different frames for one seq make an equivocation proof; the CLI proves it and refuses a tampered one', async () => {
-    const leader = GroupLeader.start({ crypto: c, hooks: meetingRoom.create(ctx) as GroupHooks, config, groupId: 'grp-equivocate', leaderSeed: seeds[0]!, leaderEpoch: 0, membershipVersion: 3, members });
-    const replica = new GroupReplica({ crypto: c, groupId: 'grp-equivocate', viewerPublicKey: pks[1]!, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 });
+    const leader = GroupLeader.start({
+      crypto: c,
+      hooks: meetingRoom.create(ctx) as GroupHooks,
+      config,
+      groupId: 'grp-equivocate',
+      leaderSeed: seeds[0]!,
+      leaderEpoch: 0,
+      membershipVersion: 3,
+      members,
+    });
+    const replica = new GroupReplica({
+      crypto: c,
+      groupId: 'grp-equivocate',
+      viewerPublicKey: pks[1]!,
+      leaderPublicKey: leader.leaderPublicKey,
+      leaderEpoch: 0,
+    });
     expect(replica.apply(leader.bootstrapEnvelope(pks[1]!), { bootstrap: true }).status).toBe('applied');
     const twin = leader.fork();
     const a = leader.applyInput({ actor_public_key: pks[1]!, client_seq: 1, action: { kind: 'add_agenda', text: 'hello' } }).envelopes[pks[1]!]!;
@@ -219,7 +250,10 @@ describe('an equivocating leader is caught with a portable proof', () => {
     expect(ok.code, ok.err).toBe(0);
     expect(ok.out).toMatch(/^proven \(aigenora-group-proof-v1, equivocation, leader [0-9a-f]{16}…\)/);
     // Blame moved to another key: the signatures no longer verify.
-    writeFileSync(join(dir, 'proof.json'), JSON.stringify({ ...proof, leader_public_key: pks[2], frames: proof.frames.map((f) => ({ ...f, leader_public_key: pks[2] })) }));
+    writeFileSync(
+      join(dir, 'proof.json'),
+      JSON.stringify({ ...proof, leader_public_key: pks[2], frames: proof.frames.map((f) => ({ ...f, leader_public_key: pks[2] })) }),
+    );
     const bad = await cli(['proof', 'verify', join(dir, 'proof.json')]);
     expect(bad.code).toBe(1);
     expect(bad.out).toMatch(/^not proven \(aigenora-group-proof-v1\): /);
@@ -259,7 +293,18 @@ describe('who leads after a failure', () => {
 describe('protocol test of a group protocol from the CLI', () => {
   it('--members and --failover-after: five seats, two leader epochs, every seat verified; a seat count outside the spec is refused', async () => {
     const out = tempDir('group-cli-failover');
-    const r = await cli(['protocol', 'test', new URL('../../ts/protocols/meeting-room', import.meta.url).pathname, '--members', '5', '--failover-after', '4', '--json', '--out', out]);
+    const r = await cli([
+      'protocol',
+      'test',
+      new URL('../../ts/protocols/meeting-room', import.meta.url).pathname,
+      '--members',
+      '5',
+      '--failover-after',
+      '4',
+      '--json',
+      '--out',
+      out,
+    ]);
     expect(r.code, r.out + r.err).toBe(0);
     const j = JSON.parse(r.out) as { ok: boolean; epochs: number; members: { seat: number; verify: { ok: boolean; receipt: boolean } }[] };
     expect([j.ok, j.epochs, j.members.length]).toEqual([true, 2, 5]);

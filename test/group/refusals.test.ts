@@ -5,11 +5,28 @@ import { RawNumber } from '../../ts/crypto/jcs.js';
 import { applyDelta } from '../../ts/group/delta.js';
 import { GROUP_ERROR_CODES, GroupError, type GroupErrorCode } from '../../ts/group/errors.js';
 import { groupCanonical, parseGroupJson } from '../../ts/group/json.js';
-import { admissionCanonical, channelReadyBytes, checkChannelChallenge, checkpointCertificate, checkpointState, normalizeMembers, readJoin, validateCheckpointState, type AdmissionFields } from '../../ts/group/wire.js';
+import {
+  admissionCanonical,
+  channelReadyBytes,
+  checkChannelChallenge,
+  checkpointCertificate,
+  checkpointState,
+  normalizeMembers,
+  readJoin,
+  validateCheckpointState,
+  type AdmissionFields,
+} from '../../ts/group/wire.js';
 
 const K = 'ab'.repeat(32);
 const before = { a: { b: [1, 2, 3] }, s: 'x' };
-const state = { members: [{ member_id: 'm', public_key: K, seat: 0, status: 'active' }], last_client_seq: {}, recovery_mode: 'exact', protocol_state: {}, completed: false, outcome: null };
+const state = {
+  members: [{ member_id: 'm', public_key: K, seat: 0, status: 'active' }],
+  last_client_seq: {},
+  recovery_mode: 'exact',
+  protocol_state: {},
+  completed: false,
+  outcome: null,
+};
 const nest = (n: number): unknown => (n === 0 ? 0 : [nest(n - 1)]);
 
 const refusals: [GroupErrorCode, string | RegExp, () => unknown][] = [
@@ -21,7 +38,11 @@ const refusals: [GroupErrorCode, string | RegExp, () => unknown][] = [
   ['GROUP_JSON_TOO_DEEP', 'JSON nesting exceeds the group protocol limit', () => groupCanonical(nest(17))],
   ['GROUP_JSON_TOO_DEEP', 'JSON nesting exceeds the group protocol limit', () => groupCanonical({ a: nest(16) })],
   ['GROUP_JSON_TOO_MANY_ITEMS', 'array exceeds the group protocol limit', () => groupCanonical(Array(1025).fill(0))],
-  ['GROUP_JSON_TOO_MANY_ITEMS', 'object exceeds the group protocol limit', () => groupCanonical(Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`k${i}`, 0])))],
+  [
+    'GROUP_JSON_TOO_MANY_ITEMS',
+    'object exceeds the group protocol limit',
+    () => groupCanonical(Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`k${i}`, 0]))),
+  ],
   ['GROUP_JSON_STRING_TOO_LONG', 'string exceeds the group protocol limit', () => groupCanonical('é'.repeat(32769))],
   ['GROUP_JSON_STRING_TOO_LONG', 'string exceeds the group protocol limit', () => groupCanonical({ ['k'.repeat(65537)]: 1 })],
   ['GROUP_JSON_KEY_NOT_STRING', 'JSON object keys must be strings', () => groupCanonical(new Map([[1, 'a']]))],
@@ -66,13 +87,55 @@ const refusals: [GroupErrorCode, string | RegExp, () => unknown][] = [
   ['GROUP_MEMBER_SEAT', 'group member seat must be between 0 and 31', () => normalizeMembers([{ public_key: K, seat: 32 }])],
   ['GROUP_MEMBER_SEAT', 'group member seat must be between 0 and 31', () => normalizeMembers([{ public_key: K, seat: true }])],
   ['GROUP_MEMBER_SEAT', 'group member seat must be between 0 and 31', () => normalizeMembers([{ public_key: K, seat: -1 }])],
-  ['GROUP_MEMBER_DUPLICATE', 'group members must have unique identity and seat', () => normalizeMembers([{ public_key: K, seat: 0 }, { public_key: 'cd'.repeat(32), seat: 0 }])],
+  [
+    'GROUP_MEMBER_DUPLICATE',
+    'group members must have unique identity and seat',
+    () =>
+      normalizeMembers([
+        { public_key: K, seat: 0 },
+        { public_key: 'cd'.repeat(32), seat: 0 },
+      ]),
+  ],
   // One key in two cases is one member (the reference compares them before lowercasing).
-  ['GROUP_MEMBER_DUPLICATE', 'group members must have unique identity and seat', () => normalizeMembers([{ public_key: K, seat: 0 }, { public_key: K.toUpperCase(), seat: 1 }])],
-  ['GROUP_FIELD', 'leader_epoch must be a non-negative integer', () => admissionCanonical({ group_id: 'g', leader_public_key: K, member_public_key: K, protocol_id: 'p', leader_epoch: -1, join_nonce: 'n' })],
-  ['GROUP_FIELD', 'join_nonce must be a string', () => admissionCanonical({ group_id: 'g', leader_public_key: K, member_public_key: K, protocol_id: 'p', leader_epoch: 0 } as unknown as AdmissionFields)],
-  ['GROUP_FIELD', 'seat must be a non-negative integer', () => channelReadyBytes({ group_id: 'g', protocol_id: 'p', leader_epoch: 0, member_public_key: K, member_id: 'm', seat: 1.5, join_nonce: 'n', channel_challenge: 'c' })],
-  ['GROUP_FIELD', 'checkpoint_hash must be a string', () => checkpointCertificate({ group_id: 'g', leader_public_key: K, leader_epoch: 0, seq: 1, frame_hash: K, membership_version: 1 })],
+  [
+    'GROUP_MEMBER_DUPLICATE',
+    'group members must have unique identity and seat',
+    () =>
+      normalizeMembers([
+        { public_key: K, seat: 0 },
+        { public_key: K.toUpperCase(), seat: 1 },
+      ]),
+  ],
+  [
+    'GROUP_FIELD',
+    'leader_epoch must be a non-negative integer',
+    () => admissionCanonical({ group_id: 'g', leader_public_key: K, member_public_key: K, protocol_id: 'p', leader_epoch: -1, join_nonce: 'n' }),
+  ],
+  [
+    'GROUP_FIELD',
+    'join_nonce must be a string',
+    () => admissionCanonical({ group_id: 'g', leader_public_key: K, member_public_key: K, protocol_id: 'p', leader_epoch: 0 } as unknown as AdmissionFields),
+  ],
+  [
+    'GROUP_FIELD',
+    'seat must be a non-negative integer',
+    () =>
+      channelReadyBytes({
+        group_id: 'g',
+        protocol_id: 'p',
+        leader_epoch: 0,
+        member_public_key: K,
+        member_id: 'm',
+        seat: 1.5,
+        join_nonce: 'n',
+        channel_challenge: 'c',
+      }),
+  ],
+  [
+    'GROUP_FIELD',
+    'checkpoint_hash must be a string',
+    () => checkpointCertificate({ group_id: 'g', leader_public_key: K, leader_epoch: 0, seq: 1, frame_hash: K, membership_version: 1 }),
+  ],
   ['GROUP_FIELD', 'first multiplayer frame must be group join', () => readJoin({ _group: 'ready' }, 'g')],
   ['GROUP_FIELD', 'group join targets a different group', () => readJoin({ _group: 'join', group_id: 'h', member_public_key: K, join_nonce: 'n' }, 'g')],
   ['GROUP_FIELD', 'member_public_key must be 64-char hex', () => readJoin({ _group: 'join', group_id: 'g', member_public_key: 'k', join_nonce: 'n' }, 'g')],
@@ -80,7 +143,11 @@ const refusals: [GroupErrorCode, string | RegExp, () => unknown][] = [
   ['GROUP_JOIN_NONCE', 'join_nonce is invalid', () => readJoin({ _group: 'join', group_id: 'g', member_public_key: K, join_nonce: 'n'.repeat(65) }, 'g')],
   ['GROUP_CHALLENGE', 'group channel challenge is invalid', () => checkChannelChallenge('AB'.repeat(16))],
   ['GROUP_CHALLENGE', 'group channel challenge is invalid', () => checkChannelChallenge('ab'.repeat(15))],
-  ['GROUP_CHECKPOINT_STATE', 'group checkpoint state is missing outcome', () => checkpointState(Object.fromEntries(Object.entries(state).filter(([k]) => k !== 'outcome')))],
+  [
+    'GROUP_CHECKPOINT_STATE',
+    'group checkpoint state is missing outcome',
+    () => checkpointState(Object.fromEntries(Object.entries(state).filter(([k]) => k !== 'outcome'))),
+  ],
   ['GROUP_CHECKPOINT_STATE', 'group checkpoint state fields are invalid', () => validateCheckpointState({ ...state, extra: 1 })],
   ['GROUP_CHECKPOINT_STATE', 'group checkpoint members must be an array', () => validateCheckpointState({ ...state, members: {} })],
   ['GROUP_CHECKPOINT_STATE', 'group checkpoint last_client_seq is invalid', () => validateCheckpointState({ ...state, last_client_seq: { [K]: -1 } })],
@@ -110,7 +177,12 @@ describe('group wire refusals', () => {
 
   it('leaves the base value as it was when an operation fails half-way', () => {
     const base = { a: { b: [1, 2, 3] }, s: 'x' };
-    expect(() => applyDelta(base, [{ op: 'splice', path: ['a', 'b'], index: 0, delete: 3, items: [] }, { op: 'remove', path: ['zz'] }])).toThrow(GroupError);
+    expect(() =>
+      applyDelta(base, [
+        { op: 'splice', path: ['a', 'b'], index: 0, delete: 3, items: [] },
+        { op: 'remove', path: ['zz'] },
+      ]),
+    ).toThrow(GroupError);
     expect(base).toEqual({ a: { b: [1, 2, 3] }, s: 'x' });
   });
 
@@ -120,7 +192,12 @@ describe('group wire refusals', () => {
     expect(groupCanonical('é'.repeat(32768))).toHaveLength(32770);
     expect(groupCanonical({ n: -0, b: 2n ** 64n, m: -(2 ** 53 - 1) })).toBe('{"b":18446744073709551616,"m":-9007199254740991,"n":0}');
     expect(groupCanonical(new RawNumber('12345678901234567890'))).toBe('12345678901234567890');
-    expect(normalizeMembers([{ public_key: K.toUpperCase(), seat: 31, member_id: '', status: '' }, { public_key: 'cd'.repeat(32), seat: 0, member_id: 'x' }])).toEqual([
+    expect(
+      normalizeMembers([
+        { public_key: K.toUpperCase(), seat: 31, member_id: '', status: '' },
+        { public_key: 'cd'.repeat(32), seat: 0, member_id: 'x' },
+      ]),
+    ).toEqual([
       { member_id: 'x', public_key: 'cd'.repeat(32), seat: 0, status: 'active' },
       { member_id: K.toUpperCase(), public_key: K, seat: 31, status: 'active' },
     ]);

@@ -10,8 +10,22 @@ import { getCrypto } from '../../ts/crypto/index.js';
 import { applyDelta } from '../../ts/group/delta.js';
 import { groupCanonical, groupJsonHash, type GroupJson } from '../../ts/group/json.js';
 import {
-  CHECKPOINT_DELTA_MARGIN, checkpointCertificate, checkpointForcedFull, checkpointHash, checkpointState, deltaIfSmaller, frameCore, frameHash,
-  privatePayloadOf, signaturePayload, stripCheckpoint, validateCheckpointState, verifyCheckpoint, verifyView, VIEW_DELTA_MARGIN, viewHash,
+  CHECKPOINT_DELTA_MARGIN,
+  checkpointCertificate,
+  checkpointForcedFull,
+  checkpointHash,
+  checkpointState,
+  deltaIfSmaller,
+  frameCore,
+  frameHash,
+  privatePayloadOf,
+  signaturePayload,
+  stripCheckpoint,
+  validateCheckpointState,
+  verifyCheckpoint,
+  verifyView,
+  VIEW_DELTA_MARGIN,
+  viewHash,
 } from '../../ts/group/wire.js';
 
 const CORPUS = new URL('../../../shared/conformance/aigenora-reference/aigenora-group-vectors.json', import.meta.url);
@@ -27,7 +41,7 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
 describe.each(['wasm', 'js'])('%s backend', (name) => {
   const c = getCrypto(name);
 
-  it.skipIf(skip)('reproduces every hash, signature check and delta of the session\'s envelopes', () => {
+  it.skipIf(skip)("reproduces every hash, signature check and delta of the session's envelopes", () => {
     const s = session();
     const views = new Map<string, GroupJson>();
     let previous: Obj | undefined; // the previous frame's full checkpoint
@@ -50,8 +64,16 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
       const repeat = previous !== undefined && previous['frame_hash'] === cp['frame_hash'];
       if (!repeat) {
         frames++;
-        const forced = checkpointForcedFull({ first: previous === undefined, kind: first['_group'], completed: first['completed'], seq: first['seq'], every: s['spec_group']['checkpoint_every_events'] });
-        const delta = forced ? undefined : deltaIfSmaller(checkpointState(previous!) as unknown as GroupJson, state as unknown as GroupJson, cp as GroupJson, CHECKPOINT_DELTA_MARGIN);
+        const forced = checkpointForcedFull({
+          first: previous === undefined,
+          kind: first['_group'],
+          completed: first['completed'],
+          seq: first['seq'],
+          every: s['spec_group']['checkpoint_every_events'],
+        });
+        const delta = forced
+          ? undefined
+          : deltaIfSmaller(checkpointState(previous!) as unknown as GroupJson, state as unknown as GroupJson, cp as GroupJson, CHECKPOINT_DELTA_MARGIN);
         expect(first['checkpoint_mode'], step['step']).toBe(delta ? 'delta' : 'full');
         if (delta) expect(groupCanonical(first['checkpoint_delta'])).toBe(groupCanonical(delta));
       }

@@ -28,17 +28,42 @@ import { tempDir } from '../shared/tmp.js';
 
 const crypto = getCrypto('wasm');
 const MINUTE = 60_000;
-const ctx = (options: Record<string, unknown>, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: seeded(seed) });
+const ctx = (options: Record<string, unknown>, seed = 1): HookContext => ({
+  role: 'host',
+  options,
+  args: [],
+  stateDir: '',
+  decision: null,
+  random: seeded(seed),
+});
 const keySeed = (i: number) => toHex(crypto.sha256(utf8(`turn-timeout seat ${i}`)));
-const MEMBERS: GroupMember[] = [0, 1, 2, 3].map((i) => ({ member_id: `m-${i}`, public_key: toHex(crypto.ed25519PublicKey(fromHex(keySeed(i)))), seat: i, status: 'active' }));
+const MEMBERS: GroupMember[] = [0, 1, 2, 3].map((i) => ({
+  member_id: `m-${i}`,
+  public_key: toHex(crypto.ed25519PublicKey(fromHex(keySeed(i)))),
+  seat: i,
+  status: 'active',
+}));
 const PK = MEMBERS.map((m) => m.public_key);
 const spec = (folder: string) => loadSpec(crypto, join(BUILTIN_DIR, folder));
 
 /** A Hold'em leader on the virtual clock, with a verifying replica per member. */
 function holdemTable(hooks: GroupHooks = holdem.create(ctx({ max_hands: 2, deal_seed: 'turns' }))) {
   const groupId = 'grp-turn-timeout';
-  const leader = GroupLeader.start({ crypto, hooks, config: groupConfigFromSpec(spec('texas-holdem').spec), groupId, leaderSeed: keySeed(0), leaderEpoch: 0, membershipVersion: 4, members: MEMBERS, turnTimeoutMs: MINUTE, now: 1_000 });
-  const replicas = MEMBERS.map((m) => new GroupReplica({ crypto, groupId, viewerPublicKey: m.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+  const leader = GroupLeader.start({
+    crypto,
+    hooks,
+    config: groupConfigFromSpec(spec('texas-holdem').spec),
+    groupId,
+    leaderSeed: keySeed(0),
+    leaderEpoch: 0,
+    membershipVersion: 4,
+    members: MEMBERS,
+    turnTimeoutMs: MINUTE,
+    now: 1_000,
+  });
+  const replicas = MEMBERS.map(
+    (m) => new GroupReplica({ crypto, groupId, viewerPublicKey: m.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+  );
   const boot = leader.bootstrapEnvelopes();
   for (const r of replicas) expect(r.apply(boot[r.viewerPublicKey], { bootstrap: true })).toEqual({ status: 'applied' });
   /** Every member not `away` verifies the frame. */
@@ -64,11 +89,16 @@ describe('the leader times the turns the group waits on', () => {
     const seq = leader.seq;
     const fired = leader.onTurnTimer(1_000 + MINUTE);
     expect(fired.failed).toEqual([]);
-    expect(fired.resolved.map(({ public_key, seat, reason, action }) => ({ public_key, seat, reason, action }))).toEqual([{ public_key: PK[3], seat: 3, reason: 'absent', action: { kind: 'fold' } }]);
+    expect(fired.resolved.map(({ public_key, seat, reason, action }) => ({ public_key, seat, reason, action }))).toEqual([
+      { public_key: PK[3], seat: 3, reason: 'absent', action: { kind: 'fold' } },
+    ]);
     expect(leader.seq).toBe(seq + 1);
     const env = fired.resolved[0]!.envelopes[PK[0]!]!;
     expect(env['_group']).toBe('frame');
-    expect((env['events'] as Record<string, unknown>[]).slice(0, 2)).toMatchObject([{ kind: 'turn_timeout', public_key: PK[3], seat: 3, reason: 'absent' }, { kind: 'fold', public_key: PK[3] }]);
+    expect((env['events'] as Record<string, unknown>[]).slice(0, 2)).toMatchObject([
+      { kind: 'turn_timeout', public_key: PK[3], seat: 3, reason: 'absent' },
+      { kind: 'fold', public_key: PK[3] },
+    ]);
     // An ordinary frame: the members still here verify it; the absent member's client_seq is untouched.
     deliver(fired.resolved[0]!.envelopes, [PK[3]!]);
     expect(leader.checkpoint.last_client_seq).toEqual({});
@@ -144,16 +174,35 @@ describe('the leader times the turns the group waits on', () => {
   });
 
   it('nothing is timed without a deadline, or in a protocol with no turns (Community Room)', () => {
-    const noDeadline = GroupLeader.start({ crypto, hooks: holdem.create(ctx({ deal_seed: 'x' })), config: groupConfigFromSpec(spec('texas-holdem').spec), groupId: 'g', leaderSeed: keySeed(0), leaderEpoch: 0, membershipVersion: 4, members: MEMBERS });
+    const noDeadline = GroupLeader.start({
+      crypto,
+      hooks: holdem.create(ctx({ deal_seed: 'x' })),
+      config: groupConfigFromSpec(spec('texas-holdem').spec),
+      groupId: 'g',
+      leaderSeed: keySeed(0),
+      leaderEpoch: 0,
+      membershipVersion: 4,
+      members: MEMBERS,
+    });
     expect([noDeadline.turnDeadline(), noDeadline.awaitedTurns]).toEqual([null, []]);
-    const room = GroupLeader.start({ crypto, hooks: communityRoom.create(ctx({})), config: groupConfigFromSpec(spec('community-room').spec), groupId: 'g', leaderSeed: keySeed(0), leaderEpoch: 0, membershipVersion: 4, members: MEMBERS, turnTimeoutMs: MINUTE });
+    const room = GroupLeader.start({
+      crypto,
+      hooks: communityRoom.create(ctx({})),
+      config: groupConfigFromSpec(spec('community-room').spec),
+      groupId: 'g',
+      leaderSeed: keySeed(0),
+      leaderEpoch: 0,
+      membershipVersion: 4,
+      members: MEMBERS,
+      turnTimeoutMs: MINUTE,
+    });
     room.memberAbsent(PK[1]!, 5);
     expect([room.turnDeadline(), room.onTurnTimer(10 * MINUTE)]).toEqual([null, { resolved: [], failed: [] }]);
   });
 });
 
 describe('each built-in resolves a timed-out turn by its own rule', () => {
-  it("Meeting Room: a disconnected speaker yields the floor; a connected one keeps it; Community Room has no turns", () => {
+  it('Meeting Room: a disconnected speaker yields the floor; a connected one keeps it; Community Room has no turns', () => {
     const h = meetingRoom.create(ctx({}));
     let state = h.proto_group_initial_state(MEMBERS);
     state = h.proto_group_handle(state, MEMBERS[2]!, { kind: 'request_to_speak' }).state;
@@ -170,11 +219,29 @@ describe('each built-in resolves a timed-out turn by its own rule', () => {
   // timeout action the protocol accepts, and the rules must be the conservative ones.
   const GAMES: { name: string; module: HooksModule; options: Record<string, unknown>; steps: number; kinds: string[] }[] = [
     { name: "Texas Hold'em: check, else fold", module: holdem, options: { max_hands: 3, deal_seed: 'rules' }, steps: 400, kinds: ['check', 'fold'] },
-    { name: 'Landlord: bid 0, pass, else lead the lowest single', module: landlord, options: { deal_seed: 'rules' }, steps: 400, kinds: ['bid', 'pass', 'play'] },
+    {
+      name: 'Landlord: bid 0, pass, else lead the lowest single',
+      module: landlord,
+      options: { deal_seed: 'rules' },
+      steps: 400,
+      kinds: ['bid', 'pass', 'play'],
+    },
     { name: 'Aether Sigil: end the turn', module: aetherSigil, options: { deal_seed: 'rules' }, steps: 400, kinds: ['end_turn'] },
     { name: 'Contract Bridge: pass, else the lowest legal card', module: bridge, options: { deal_seed: 'rules' }, steps: 400, kinds: ['pass', 'play'] },
-    { name: 'Classical Mahjong: discard the newest tile, pass a claim', module: mahjong, options: { deal_seed: 'rules' }, steps: 250, kinds: ['discard', 'pass_claim'] },
-    { name: 'Upgrade: pass the declaration, bury the weakest, lead the weakest, follow legally', module: tractor, options: { deal_seed: 'rules' }, steps: 250, kinds: ['pass_declare', 'bury', 'play'] },
+    {
+      name: 'Classical Mahjong: discard the newest tile, pass a claim',
+      module: mahjong,
+      options: { deal_seed: 'rules' },
+      steps: 250,
+      kinds: ['discard', 'pass_claim'],
+    },
+    {
+      name: 'Upgrade: pass the declaration, bury the weakest, lead the weakest, follow legally',
+      module: tractor,
+      options: { deal_seed: 'rules' },
+      steps: 250,
+      kinds: ['pass_declare', 'bury', 'play'],
+    },
   ];
   it.each(GAMES)('$name', ({ module, options, steps, kinds }) => {
     const h = module.create(ctx(options, 7)) as GroupHooks;
@@ -213,7 +280,19 @@ describe('a game with a member gone on its turn completes, on the virtual clock'
   const play = async (folder: string, module: HooksModule, options: Record<string, unknown>, absence: GroupAbsence, seed = 3) => {
     const l = spec(folder);
     // Each move takes a virtual second, so a member away for minutes misses part of the game.
-    const r = await runGroupLocal({ crypto, spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks: module, options, seed, outDir: tempDir(`turns-${folder}`), turnTimeoutMs: MINUTE, actionMs: 1_000, absences: [absence] });
+    const r = await runGroupLocal({
+      crypto,
+      spec: l.spec,
+      specText: l.text,
+      protocolId: l.protocolId!,
+      hooks: module,
+      options,
+      seed,
+      outDir: tempDir(`turns-${folder}`),
+      turnTimeoutMs: MINUTE,
+      actionMs: 1_000,
+      absences: [absence],
+    });
     expect(r.reason).toBeUndefined();
     expect(r.completed).toBe(true);
     expect(r.timeouts.length).toBeGreaterThan(0);
@@ -227,7 +306,11 @@ describe('a game with a member gone on its turn completes, on the virtual clock'
   };
   /** The member came back and played: the leader accepted actions of its own after the bootstrap it returned to. */
   const playedAfterReturn = (dir: string, pk: string) => {
-    const entries = readFileSync(join(dir, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { bootstrap: boolean; envelope: { checkpoint: { last_client_seq: Record<string, number> } } });
+    const entries = readFileSync(join(dir, 'transcript.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l) as { bootstrap: boolean; envelope: { checkpoint: { last_client_seq: Record<string, number> } } });
     const back = entries.findLastIndex((e) => e.bootstrap);
     expect(back).toBeGreaterThan(0);
     // The last frame completes the group, so its checkpoint is a full one.

@@ -3,12 +3,29 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getCrypto, toHex, utf8 } from '../../ts/crypto/index.js';
-import { checkPristine, HOOK_NAMES, HooksError, instantiateHooks, LEGACY_BANNERS, loadHooks, NOT_IMPLEMENTED, sidecarFor, SIDECAR, skeletonBypassFromEnv, skeletonSource } from '../../ts/hooks/index.js';
+import {
+  checkPristine,
+  HOOK_NAMES,
+  HooksError,
+  instantiateHooks,
+  LEGACY_BANNERS,
+  loadHooks,
+  NOT_IMPLEMENTED,
+  sidecarFor,
+  SIDECAR,
+  skeletonBypassFromEnv,
+  skeletonSource,
+} from '../../ts/hooks/index.js';
 import { FLOW_MODES, type FlowMode, type Spec } from '../../ts/spec/index.js';
 import { tempDir } from '../shared/tmp.js';
 
 const c = getCrypto();
-const spec = (mode: FlowMode): Spec => ({ name: `t-${mode}`, flow: { mode }, messages: [{ name: 'join', direction: 'guest_to_host', fields: { action: { type: 'enum', values: ['join'], required: true } } }] }) as Spec;
+const spec = (mode: FlowMode): Spec =>
+  ({
+    name: `t-${mode}`,
+    flow: { mode },
+    messages: [{ name: 'join', direction: 'guest_to_host', fields: { action: { type: 'enum', values: ['join'], required: true } } }],
+  }) as Spec;
 
 function protocolDir(mode: FlowMode, hooks?: string): string {
   const dir = tempDir('hooks');
@@ -74,7 +91,11 @@ describe('pristine detection', () => {
 });
 
 describe('loading hooks', () => {
-  const code = async (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof HooksError ? e.code : String(e)));
+  const code = async (p: Promise<unknown>) =>
+    p.then(
+      () => 'ok',
+      (e: unknown) => (e instanceof HooksError ? e.code : String(e)),
+    );
 
   it('refuses a pristine skeleton with the hooks still to write, unless bypassed', async () => {
     const s = spec('free');

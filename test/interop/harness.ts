@@ -117,7 +117,10 @@ export class Namespace {
 
   /** The command and output of every process started from index `from` on, and of the first (our server, long-lived), for a failed test. */
   dump(from = 0): string {
-    return this.procs.filter((_, i) => i === 0 || i >= from).map((p) => `----- ${p.name} (${p.child.spawnargs.slice(3).join(' ')}) exit ${String(p.child.exitCode ?? p.child.signalCode)}\n${p.output()}`).join('\n');
+    return this.procs
+      .filter((_, i) => i === 0 || i >= from)
+      .map((p) => `----- ${p.name} (${p.child.spawnargs.slice(3).join(' ')}) exit ${String(p.child.exitCode ?? p.child.signalCode)}\n${p.output()}`)
+      .join('\n');
   }
 
   async close(): Promise<void> {
@@ -192,7 +195,10 @@ export async function openWorld(reference: Reference, root: string, port: number
     startOurs: (name, args) => ns.start(name, process.execPath, [BIN, ...args]),
     refEnv,
     initRef(dataDir) {
-      const r = spawnSync(reference.python, pyArgs(dataDir, ['init']), { encoding: 'utf8', env: { ...process.env, PYTHONPATH: reference.src, PYTHONDONTWRITEBYTECODE: '1' } });
+      const r = spawnSync(reference.python, pyArgs(dataDir, ['init']), {
+        encoding: 'utf8',
+        env: { ...process.env, PYTHONPATH: reference.src, PYTHONDONTWRITEBYTECODE: '1' },
+      });
       if (r.status !== 0) throw new Error(`reference init failed: ${r.stdout}${r.stderr}`);
       mkdirSync(join(dataDir, 'tmp'), { recursive: true });
     },

@@ -55,7 +55,9 @@ const INDEX = 'reference/aigenora-src/src/aigenora/protocols';
 
 function referenceTwoParty(): Builtin[] {
   const dir = sharedPath(INDEX);
-  const index = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8')) as { protocols: Array<{ alias: string; protocol_id: string; path: string; profiles?: Record<string, { options?: Record<string, unknown> }> }> };
+  const index = JSON.parse(readFileSync(join(dir, 'index.json'), 'utf8')) as {
+    protocols: Array<{ alias: string; protocol_id: string; path: string; profiles?: Record<string, { options?: Record<string, unknown> }> }>;
+  };
   return index.protocols
     .filter((p) => (JSON.parse(readFileSync(join(dir, p.path, 'spec.json'), 'utf8')) as { flow?: { mode?: string } }).flow?.mode !== 'authoritative_group')
     .map((p) => ({ alias: p.alias, protocolId: p.protocol_id, path: p.path, standard: p.profiles?.['standard']?.options ?? {} }));
@@ -68,7 +70,9 @@ const ready = need(`${missing} (for the built-ins against the reference)`, missi
 });
 const games = ready && needShared(`${INDEX}/index.json`, "the reference's protocol index") ? referenceTwoParty() : undefined;
 
-describe.skipIf(!ready || !games)(`every two-party built-in against the reference${ready ? '' : ` (SKIPPED: missing ${missing})`}`, () => scenarios(ref as Reference, games ?? []));
+describe.skipIf(!ready || !games)(`every two-party built-in against the reference${ready ? '' : ` (SKIPPED: missing ${missing})`}`, () =>
+  scenarios(ref as Reference, games ?? []),
+);
 
 interface Row {
   alias: string;
@@ -95,7 +99,10 @@ function scenarios(reference: Reference, builtins: Builtin[]): void {
     w.initRef(refB);
     w.initOurs(mine);
     // Results count only between registered agents (NOTES A7), as on the public server.
-    for (const [d, nick] of [[refA, 'ref-a'], [refB, 'ref-b']] as const) {
+    for (const [d, nick] of [
+      [refA, 'ref-a'],
+      [refB, 'ref-b'],
+    ] as const) {
       const r = await w.runRef(`reference register ${nick}`, d, ['register', '--server', w.server, '--nickname', nick]);
       if (r.code !== 0) throw new Error(`reference register failed: ${r.out}`);
     }
@@ -112,10 +119,14 @@ function scenarios(reference: Reference, builtins: Builtin[]): void {
   afterAll(async () => {
     await w?.close();
     const cols: (keyof Row)[] = ['alias', 'direction', 'completed', 'same', 'settled', 'seconds'];
-    console.log(['| ' + cols.join(' | ') + ' |', '|' + cols.map(() => '---').join('|') + '|', ...table.map((r) => '| ' + cols.map((c) => r[c]).join(' | ') + ' |')].join('\n'));
+    console.log(
+      ['| ' + cols.join(' | ') + ' |', '|' + cols.map(() => '---').join('|') + '|', ...table.map((r) => '| ' + cols.map((c) => r[c]).join(' | ') + ' |')].join(
+        '\n',
+      ),
+    );
   });
 
-  it('plays the reference\'s twelve two-party built-ins, each with short options', () => {
+  it("plays the reference's twelve two-party built-ins, each with short options", () => {
     expect(builtins.map((b) => b.alias).sort()).toEqual(Object.keys(SHORT).sort());
   });
 
@@ -129,12 +140,16 @@ function scenarios(reference: Reference, builtins: Builtin[]): void {
     return JSON.parse(r.stdout) as Record<string, unknown>;
   };
 
-
   /** What a finished game must leave behind, whichever side hosted. */
   async function settledAs(b: Builtin, ours: Record<string, unknown>, hostKey: string, guestKey: string, row: Row): Promise<void> {
     const sid = ours['session_id'] as string;
     const s = await sessionRecord(sid);
-    expect([s['host_public_key'], s['guest_public_key'], s['protocol_id'], s['status']], JSON.stringify(s)).toEqual([hostKey, guestKey, b.protocolId, 'closed']);
+    expect([s['host_public_key'], s['guest_public_key'], s['protocol_id'], s['status']], JSON.stringify(s)).toEqual([
+      hostKey,
+      guestKey,
+      b.protocolId,
+      'closed',
+    ]);
     const winner = ours['winner'];
     if (NO_OUTCOME.includes(b.alias)) {
       expect([winner, s['host_result'], s['guest_result']], JSON.stringify(s)).toEqual([undefined, null, null]);
@@ -157,63 +172,109 @@ function scenarios(reference: Reference, builtins: Builtin[]): void {
     const short = SHORT[b.alias] ?? {};
     const options = JSON.stringify(short === 'standard' ? b.standard : short);
 
-    it(`${b.alias}: the reference hosts, ours joins`, async () => {
-      const row: Row = { alias: b.alias, direction: 'reference hosts', completed: 'no', same: '-', settled: '-', seconds: '' };
-      table.push(row);
-      const t0 = Date.now();
-      const host = w.startRef(`reference host ${b.alias}`, refA, ['host', '--server', w.server, '--protocol-dir', join(refA, 'protocols', b.path), '--options', options, '--control-mode', 'autonomous', '--no-web']);
-      await until(() => postIdOf(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
-      const postId = postIdOf(host);
-      expect(postId, host.output()).toBeDefined();
-      const joined = await w.runOurs(`our join ${b.alias}`, ['join', '--server', w.server, '--transport', 'iroh', postId!, '--control-mode', 'autonomous', '--data-dir', mine, '--json']);
-      const ours = lastJson(joined.stdout);
-      if (RULESET_REFUSED.includes(b.alias)) {
-        host.child.kill('SIGTERM');
-        row.seconds = ((Date.now() - t0) / 1000).toFixed(1);
-        expect(joined.code, joined.out).toBe(1);
-        expect([ours?.['completed'], ours?.['reason']], joined.out).toEqual([false, 'realtime_rejected']);
-        expect(String(ours?.['detail']), joined.out).toMatch(/^the host refused the join: ruleset_hash_mismatch \(.*hooks\.py.*\)$/);
-        row.completed = 'refused: ruleset_hash_mismatch (typed)';
-        return;
-      }
-      expect(joined.code, joined.out).toBe(0);
-      expect(await host.exited, host.output()).toBe(0);
-      row.seconds = ((Date.now() - t0) / 1000).toFixed(1);
-      refClean(host.output());
-      expect(ours?.['completed'], joined.out).toBe(true);
-      row.completed = 'yes';
-      await settledAs(b, ours!, publicKeyOf(refA), publicKeyOf(mine), row);
-    }, STEP_MS * 2);
-
-    it(`${b.alias}: ours hosts, the reference joins`, async () => {
-      const row: Row = { alias: b.alias, direction: 'ours hosts', completed: 'no', same: '-', settled: '-', seconds: '' };
-      table.push(row);
-      const t0 = Date.now();
-      const host = w.startOurs(`our host ${b.alias}`, ['host', '--server', w.server, '--transport', 'iroh', '--protocol', b.alias, '--options', options, '--control-mode', 'autonomous', '--data-dir', mine, '--json']);
-      await until(() => postIdOf(host) !== undefined || host.child.exitCode !== null, 'our host to post its invitation', 60_000);
-      const postId = postIdOf(host);
-      expect(postId, host.output()).toBeDefined();
-      const joined = await w.runRef(`reference join ${b.alias}`, refB, ['join', '--server', w.server, postId!, '--control-mode', 'autonomous', '--no-web']);
-      if (RULESET_REFUSED.includes(b.alias)) {
-        // Our host answers the reference's join with the typed refusal and ends.
-        expect(await host.exited, host.output()).toBe(1);
-        row.seconds = ((Date.now() - t0) / 1000).toFixed(1);
-        // Ours says why in one line; the reference's agent exits 0 after `done` without saying why.
-        const ours = lastJson(host.stdout());
-        expect([ours?.['completed'], ours?.['reason']], host.output()).toEqual([false, 'realtime_rejected']);
-        expect(String(ours?.['detail'])).toMatch(/^the guest's rt_join was refused: ruleset_hash_mismatch \(.*hooks\.py.*\)$/);
+    it(
+      `${b.alias}: the reference hosts, ours joins`,
+      async () => {
+        const row: Row = { alias: b.alias, direction: 'reference hosts', completed: 'no', same: '-', settled: '-', seconds: '' };
+        table.push(row);
+        const t0 = Date.now();
+        const host = w.startRef(`reference host ${b.alias}`, refA, [
+          'host',
+          '--server',
+          w.server,
+          '--protocol-dir',
+          join(refA, 'protocols', b.path),
+          '--options',
+          options,
+          '--control-mode',
+          'autonomous',
+          '--no-web',
+        ]);
+        await until(() => postIdOf(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
+        const postId = postIdOf(host);
+        expect(postId, host.output()).toBeDefined();
+        const joined = await w.runOurs(`our join ${b.alias}`, [
+          'join',
+          '--server',
+          w.server,
+          '--transport',
+          'iroh',
+          postId!,
+          '--control-mode',
+          'autonomous',
+          '--data-dir',
+          mine,
+          '--json',
+        ]);
+        const ours = lastJson(joined.stdout);
+        if (RULESET_REFUSED.includes(b.alias)) {
+          host.child.kill('SIGTERM');
+          row.seconds = ((Date.now() - t0) / 1000).toFixed(1);
+          expect(joined.code, joined.out).toBe(1);
+          expect([ours?.['completed'], ours?.['reason']], joined.out).toEqual([false, 'realtime_rejected']);
+          expect(String(ours?.['detail']), joined.out).toMatch(/^the host refused the join: ruleset_hash_mismatch \(.*hooks\.py.*\)$/);
+          row.completed = 'refused: ruleset_hash_mismatch (typed)';
+          return;
+        }
         expect(joined.code, joined.out).toBe(0);
-        row.completed = 'refused: ruleset_hash_mismatch (typed)';
-        return;
-      }
-      expect(joined.code, joined.out).toBe(0);
-      expect(await host.exited, host.output()).toBe(0);
-      row.seconds = ((Date.now() - t0) / 1000).toFixed(1);
-      refClean(joined.out);
-      const ours = lastJson(host.stdout());
-      expect(ours?.['completed'], host.output()).toBe(true);
-      row.completed = 'yes';
-      await settledAs(b, ours!, publicKeyOf(mine), publicKeyOf(refB), row);
-    }, STEP_MS * 2);
+        expect(await host.exited, host.output()).toBe(0);
+        row.seconds = ((Date.now() - t0) / 1000).toFixed(1);
+        refClean(host.output());
+        expect(ours?.['completed'], joined.out).toBe(true);
+        row.completed = 'yes';
+        await settledAs(b, ours!, publicKeyOf(refA), publicKeyOf(mine), row);
+      },
+      STEP_MS * 2,
+    );
+
+    it(
+      `${b.alias}: ours hosts, the reference joins`,
+      async () => {
+        const row: Row = { alias: b.alias, direction: 'ours hosts', completed: 'no', same: '-', settled: '-', seconds: '' };
+        table.push(row);
+        const t0 = Date.now();
+        const host = w.startOurs(`our host ${b.alias}`, [
+          'host',
+          '--server',
+          w.server,
+          '--transport',
+          'iroh',
+          '--protocol',
+          b.alias,
+          '--options',
+          options,
+          '--control-mode',
+          'autonomous',
+          '--data-dir',
+          mine,
+          '--json',
+        ]);
+        await until(() => postIdOf(host) !== undefined || host.child.exitCode !== null, 'our host to post its invitation', 60_000);
+        const postId = postIdOf(host);
+        expect(postId, host.output()).toBeDefined();
+        const joined = await w.runRef(`reference join ${b.alias}`, refB, ['join', '--server', w.server, postId!, '--control-mode', 'autonomous', '--no-web']);
+        if (RULESET_REFUSED.includes(b.alias)) {
+          // Our host answers the reference's join with the typed refusal and ends.
+          expect(await host.exited, host.output()).toBe(1);
+          row.seconds = ((Date.now() - t0) / 1000).toFixed(1);
+          // Ours says why in one line; the reference's agent exits 0 after `done` without saying why.
+          const ours = lastJson(host.stdout());
+          expect([ours?.['completed'], ours?.['reason']], host.output()).toEqual([false, 'realtime_rejected']);
+          expect(String(ours?.['detail'])).toMatch(/^the guest's rt_join was refused: ruleset_hash_mismatch \(.*hooks\.py.*\)$/);
+          expect(joined.code, joined.out).toBe(0);
+          row.completed = 'refused: ruleset_hash_mismatch (typed)';
+          return;
+        }
+        expect(joined.code, joined.out).toBe(0);
+        expect(await host.exited, host.output()).toBe(0);
+        row.seconds = ((Date.now() - t0) / 1000).toFixed(1);
+        refClean(joined.out);
+        const ours = lastJson(host.stdout());
+        expect(ours?.['completed'], host.output()).toBe(true);
+        row.completed = 'yes';
+        await settledAs(b, ours!, publicKeyOf(mine), publicKeyOf(refB), row);
+      },
+      STEP_MS * 2,
+    );
   }
 }

@@ -32,7 +32,19 @@ import { autoplay as roomAutoplay } from '../../ts/protocols/community-room/hook
 import { autoplay as holdemAutoplay } from '../../ts/protocols/texas-holdem/hooks.js';
 import { tempDir } from '../shared/tmp.js';
 import { need } from '../shared/require.js';
-import { findReference, lastJson, namespaceMissing, openWorld, pause, publicKeyOf, until, type Namespace, type Proc, type Reference, type World } from './harness.js';
+import {
+  findReference,
+  lastJson,
+  namespaceMissing,
+  openWorld,
+  pause,
+  publicKeyOf,
+  until,
+  type Namespace,
+  type Proc,
+  type Reference,
+  type World,
+} from './harness.js';
 
 const COMMUNITY_ROOM = '9a8a512873c4ad083b2692c06221b789002ce3fd813da2c8dd71501eb8b054ec';
 const HOLDEM = 'ba17afdceb178d206e7f3ba614b29751f36ec749f3039fa471995707f6fd66c7';
@@ -94,9 +106,16 @@ function scenarios(reference: Reference): void {
     if (ctx.task.result?.state !== 'fail') return;
     console.error(`group interop processes:\n${ns.dump(firstOfTest)}`);
     // The reference's seats print little: their event logs say where they stopped.
-    for (const [d, role] of [refA, refB].flatMap((d) => [[d, 'host'], [d, 'guest']] as Array<[string, 'host' | 'guest']>)) {
+    for (const [d, role] of [refA, refB].flatMap(
+      (d) =>
+        [
+          [d, 'host'],
+          [d, 'guest'],
+        ] as Array<[string, 'host' | 'guest']>,
+    )) {
       const dir = stateDir(d, role);
-      if (dir && existsSync(join(dir, 'events.jsonl'))) console.error(`----- ${dir}/events.jsonl\n${readFileSync(join(dir, 'events.jsonl'), 'utf8').slice(-6000)}`);
+      if (dir && existsSync(join(dir, 'events.jsonl')))
+        console.error(`----- ${dir}/events.jsonl\n${readFileSync(join(dir, 'events.jsonl'), 'utf8').slice(-6000)}`);
     }
   });
   afterAll(async () => {
@@ -116,7 +135,9 @@ function scenarios(reference: Reference): void {
   const stateDir = (dataDir: string, role: 'host' | 'guest', not: ReadonlySet<string> = new Set()): string | undefined => {
     const sessions = join(dataDir, 'sessions');
     if (!existsSync(sessions)) return undefined;
-    const found = readdirSync(sessions).filter((d) => d.startsWith(`${role}-group-`) && !not.has(d)).sort();
+    const found = readdirSync(sessions)
+      .filter((d) => d.startsWith(`${role}-group-`) && !not.has(d))
+      .sort();
     return found.length ? join(sessions, found[found.length - 1]!) : undefined;
   };
   /** The state directories a data dir holds already (an earlier scenario's). */
@@ -135,7 +156,15 @@ function scenarios(reference: Reference): void {
    * `quorum`: the seat waits until that many members are in the room (the reference's leader would
    * otherwise close the room before the last member arrived).
    */
-  const refPlayer = (dataDir: string, role: 'host' | 'guest', old: ReadonlySet<string>, autoplay: GroupAutoplay, quorum: number, stop: () => boolean, go: () => boolean = () => true) =>
+  const refPlayer = (
+    dataDir: string,
+    role: 'host' | 'guest',
+    old: ReadonlySet<string>,
+    autoplay: GroupAutoplay,
+    quorum: number,
+    stop: () => boolean,
+    go: () => boolean = () => true,
+  ) =>
     (async () => {
       const pk = publicKeyOf(dataDir);
       let submitted = 0;
@@ -158,7 +187,9 @@ function scenarios(reference: Reference): void {
         if (!view || !me || members.length < quorum) continue;
         const action = autoplay(view, me, Math.random);
         if (!action) continue;
-        await run(reference.python, pyArgs(['session', 'action', '--state-dir', dir, '--action', JSON.stringify(action)]), { env: { ...process.env, ...refEnv(dataDir) } });
+        await run(reference.python, pyArgs(['session', 'action', '--state-dir', dir, '--action', JSON.stringify(action)]), {
+          env: { ...process.env, ...refEnv(dataDir) },
+        });
         submitted++;
       }
       return { submitted, dir };
@@ -183,12 +214,37 @@ function scenarios(reference: Reference): void {
     const before = new Map([refA, refB].map((d) => [d, earlier(d)]));
     let leaderProc: Proc;
     if (g.leader === 'reference') {
-      leaderProc = startRef('reference leader (ref-a)', refA, ['host', '--server', SERVER, '--protocol-dir', refProtocolDir(refA, g.protocolId), '--options', JSON.stringify(g.options), '--control-mode', 'autonomous', '--no-web']);
+      leaderProc = startRef('reference leader (ref-a)', refA, [
+        'host',
+        '--server',
+        SERVER,
+        '--protocol-dir',
+        refProtocolDir(refA, g.protocolId),
+        '--options',
+        JSON.stringify(g.options),
+        '--control-mode',
+        'autonomous',
+        '--no-web',
+      ]);
     } else {
       // Our leader plays seat 0 unattended. A room starts with its second member: a pause before each of
       // the owner's actions lets the others arrive before it can close the room (a table waits for all four).
       const pace = g.protocolId === COMMUNITY_ROOM ? ['--action-delay-ms', '1500'] : [];
-      leaderProc = startOurs('our leader (ours-a)', ['host', '--server', SERVER, '--transport', 'iroh', '--protocol', g.alias, '--options', JSON.stringify(g.options), ...pace, '--data-dir', oursA, '--json']);
+      leaderProc = startOurs('our leader (ours-a)', [
+        'host',
+        '--server',
+        SERVER,
+        '--transport',
+        'iroh',
+        '--protocol',
+        g.alias,
+        '--options',
+        JSON.stringify(g.options),
+        ...pace,
+        '--data-dir',
+        oursA,
+        '--json',
+      ]);
     }
     // The reference prints `post_id: X`; ours with --json prints it in its first line of JSON.
     const postIdOf = () => /^post_id: ([0-9a-f]{32})$/m.exec(leaderProc.output())?.[1] ?? /^\{.*"post_id":"([0-9a-f]{32})"/m.exec(leaderProc.stdout())?.[1];
@@ -198,9 +254,14 @@ function scenarios(reference: Reference): void {
 
     const refMembers = g.leader === 'reference' ? [refB] : [refA, refB];
     const ourMembers = g.leader === 'reference' ? [oursA, oursB] : [oursB];
-    const refJoins = refMembers.map((d) => startRef(`reference member (${d.slice(-5)})`, d, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']));
+    const refJoins = refMembers.map((d) =>
+      startRef(`reference member (${d.slice(-5)})`, d, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']),
+    );
     const ourJoins = ourMembers.map((d) => startOurs(`our member (${d.slice(-6)})`, ['join', '--server', SERVER, postId!, '--data-dir', d, '--json']));
-    const refSeats: Array<[string, 'host' | 'guest']> = [...(g.leader === 'reference' ? [[refA, 'host'] as [string, 'host']] : []), ...refMembers.map((d) => [d, 'guest'] as [string, 'guest'])];
+    const refSeats: Array<[string, 'host' | 'guest']> = [
+      ...(g.leader === 'reference' ? [[refA, 'host'] as [string, 'host']] : []),
+      ...refMembers.map((d) => [d, 'guest'] as [string, 'guest']),
+    ];
     const players = refSeats.map(([d, role]) => refPlayer(d, role, before.get(d)!, g.autoplay, seats, () => over));
 
     const all = [leaderProc, ...refJoins, ...ourJoins];
@@ -238,25 +299,51 @@ function scenarios(reference: Reference): void {
     expect(everyone.length).toBe(seats);
     const outcome = everyone[0]!.outcome;
     expect(typeof outcome).toBe('string');
-    for (const m of everyone) expect({ outcome: m.outcome, seq: m.seq, checkpoint: m.checkpoint, group: m.group }).toEqual({ outcome, seq: everyone[0]!.seq, checkpoint: everyone[0]!.checkpoint, group: everyone[0]!.group });
+    for (const m of everyone)
+      expect({ outcome: m.outcome, seq: m.seq, checkpoint: m.checkpoint, group: m.group }).toEqual({
+        outcome,
+        seq: everyone[0]!.seq,
+        checkpoint: everyone[0]!.checkpoint,
+        group: everyone[0]!.group,
+      });
     if (g.leader === 'ours') expect(ours[0]).toMatchObject({ role: 'leader' });
 
     // The registry's record: closed by its leader, with exactly these four members.
     const record = await groupRecord(postId!);
     const leaderKey = publicKeyOf(g.leader === 'reference' ? refA : oursA);
-    expect(record).toMatchObject({ group_id: everyone[0]!.group, post_id: postId, protocol_id: g.protocolId, status: 'closed', leader_public_key: leaderKey, leader_epoch: 0, participant_count: seats });
+    expect(record).toMatchObject({
+      group_id: everyone[0]!.group,
+      post_id: postId,
+      protocol_id: g.protocolId,
+      status: 'closed',
+      leader_public_key: leaderKey,
+      leader_epoch: 0,
+      participant_count: seats,
+    });
     const keys = (record['members'] as Array<{ public_key: string; seat: number }>).map((m) => m.public_key).sort();
     expect(keys).toEqual([refA, refB, oursA, oursB].map(publicKeyOf).sort());
     expect((record['members'] as Array<{ public_key: string; seat: number }>).find((m) => m.public_key === leaderKey)?.seat).toBe(0);
   }
 
-  it("our leader dies mid-hand of Texas Hold'em: one of our members claims the next epoch through the registry and leads, the other and the reference member follow, our old leader rejoins", async () => {
-    expect([oursB, oursC]).toContain(await failover({ protocolId: HOLDEM, alias: 'texas-holdem-v1', options: HOLDEM_OPTIONS, autoplay: holdemAutoplay }, [refA], [oursB, oursC]));
-  }, STEP_MS * 2);
+  it(
+    "our leader dies mid-hand of Texas Hold'em: one of our members claims the next epoch through the registry and leads, the other and the reference member follow, our old leader rejoins",
+    async () => {
+      expect([oursB, oursC]).toContain(
+        await failover({ protocolId: HOLDEM, alias: 'texas-holdem-v1', options: HOLDEM_OPTIONS, autoplay: holdemAutoplay }, [refA], [oursB, oursC]),
+      );
+    },
+    STEP_MS * 2,
+  );
 
-  it('our leader of a Community Room dies: a reference member claims the next epoch and leads, the other follows, our old leader rejoins and closes the room', async () => {
-    expect([refA, refB]).toContain(await failover({ protocolId: COMMUNITY_ROOM, alias: 'community-room-v1', options: { history_limit: 50 }, autoplay: roomAutoplay }, [refA, refB], []));
-  }, STEP_MS * 2);
+  it(
+    'our leader of a Community Room dies: a reference member claims the next epoch and leads, the other follows, our old leader rejoins and closes the room',
+    async () => {
+      expect([refA, refB]).toContain(
+        await failover({ protocolId: COMMUNITY_ROOM, alias: 'community-room-v1', options: { history_limit: 50 }, autoplay: roomAutoplay }, [refA, refB], []),
+      );
+    },
+    STEP_MS * 2,
+  );
 
   /**
    * Our leader is killed once the game is under way. Whoever wins the claim leads epoch 1 from its own
@@ -269,17 +356,42 @@ function scenarios(reference: Reference): void {
     let over = false;
     const before = new Map(refMembers.map((d) => [d, earlier(d)]));
     const delay = ['--action-delay-ms', '300'];
-    const host = startOurs('our leader (ours-a)', ['host', '--server', SERVER, '--protocol', g.alias, '--options', JSON.stringify(g.options), ...delay, '--data-dir', oursA]);
+    const host = startOurs('our leader (ours-a)', [
+      'host',
+      '--server',
+      SERVER,
+      '--protocol',
+      g.alias,
+      '--options',
+      JSON.stringify(g.options),
+      ...delay,
+      '--data-dir',
+      oursA,
+    ]);
     await until(() => /^post_id: /m.test(host.output()) || host.child.exitCode !== null, 'our leader to post its group', 60_000);
     const postId = /^post_id: ([0-9a-f]{32})$/m.exec(host.output())?.[1];
     expect(postId, host.output()).toBeDefined();
     const seats = 1 + refMembers.length + ourMembers.length;
-    const refJoins = refMembers.map((d) => startRef(`reference member (${d.slice(-5)})`, d, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']));
-    const ourJoins = ourMembers.map((d) => startOurs(`our member (${d.slice(-6)})`, ['join', '--server', SERVER, postId!, ...delay, '--data-dir', d, '--json']));
+    const refJoins = refMembers.map((d) =>
+      startRef(`reference member (${d.slice(-5)})`, d, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']),
+    );
+    const ourJoins = ourMembers.map((d) =>
+      startOurs(`our member (${d.slice(-6)})`, ['join', '--server', SERVER, postId!, ...delay, '--data-dir', d, '--json']),
+    );
     // Without one of ours, the reference seats move only once the leader is dead: a reference member
     // that has nothing to send was seen to miss its leader's death for over 90 s (README, interop).
     let killed = false;
-    const players = refMembers.map((d) => refPlayer(d, 'guest', before.get(d)!, g.autoplay, seats, () => over, () => ourMembers.length > 0 || killed));
+    const players = refMembers.map((d) =>
+      refPlayer(
+        d,
+        'guest',
+        before.get(d)!,
+        g.autoplay,
+        seats,
+        () => over,
+        () => ourMembers.length > 0 || killed,
+      ),
+    );
     // Under way: every seat taken and a few moves made.
     await until(() => host.output().includes(`(member_connected: seat ${seats - 1})`) || host.child.exitCode !== null, 'every member to be admitted', 60_000);
     await pause(2_000);
@@ -288,9 +400,14 @@ function scenarios(reference: Reference): void {
     await host.exited;
     killed = true;
     let after: Record<string, unknown> = {};
-    await until(() => after['leader_epoch'] === 1, 'a member to win the claim for epoch 1', 90_000, async () => {
-      after = await groupRecord(postId!);
-    });
+    await until(
+      () => after['leader_epoch'] === 1,
+      'a member to win the claim for epoch 1',
+      90_000,
+      async () => {
+        after = await groupRecord(postId!);
+      },
+    );
     const successor = [...refMembers, ...ourMembers].find((d) => publicKeyOf(d) === after['leader_public_key']);
     expect(successor, JSON.stringify(after)).toBeDefined();
     const rejoined = startOurs('our old leader, rejoining', ['join', '--server', SERVER, postId!, ...delay, '--data-dir', oursA, '--json']);
@@ -322,23 +439,44 @@ function scenarios(reference: Reference): void {
       return { outcome: snap['outcome'], seq: group['seq'], checkpoint: group['checkpoint_hash'] };
     });
     for (const m of [...ours, ...theirs]) expect(m).toEqual(ours[0]);
-    expect(await groupRecord(postId!)).toMatchObject({ status: 'closed', leader_epoch: 1, leader_public_key: after['leader_public_key'], participant_count: seats });
+    expect(await groupRecord(postId!)).toMatchObject({
+      status: 'closed',
+      leader_epoch: 1,
+      leader_public_key: after['leader_public_key'],
+      participant_count: seats,
+    });
     return successor!;
   }
 
-  it('the reference leads a Community Room; a reference member and two of ours join and chat until its owner closes it', async () => {
-    await play({ protocolId: COMMUNITY_ROOM, alias: 'community-room-v1', options: { history_limit: 50 }, autoplay: roomAutoplay, leader: 'reference' });
-  }, STEP_MS);
+  it(
+    'the reference leads a Community Room; a reference member and two of ours join and chat until its owner closes it',
+    async () => {
+      await play({ protocolId: COMMUNITY_ROOM, alias: 'community-room-v1', options: { history_limit: 50 }, autoplay: roomAutoplay, leader: 'reference' });
+    },
+    STEP_MS,
+  );
 
-  it('our agent leads a Community Room; two reference members and one of ours join', async () => {
-    await play({ protocolId: COMMUNITY_ROOM, alias: 'community-room-v1', options: { history_limit: 50 }, autoplay: roomAutoplay, leader: 'ours' });
-  }, STEP_MS);
+  it(
+    'our agent leads a Community Room; two reference members and one of ours join',
+    async () => {
+      await play({ protocolId: COMMUNITY_ROOM, alias: 'community-room-v1', options: { history_limit: 50 }, autoplay: roomAutoplay, leader: 'ours' });
+    },
+    STEP_MS,
+  );
 
-  it("the reference leads a hand of Texas Hold'em; a reference member and two of ours take the other seats", async () => {
-    await play({ protocolId: HOLDEM, alias: 'texas-holdem-v1', options: HOLDEM_OPTIONS, autoplay: holdemAutoplay, leader: 'reference' });
-  }, STEP_MS);
+  it(
+    "the reference leads a hand of Texas Hold'em; a reference member and two of ours take the other seats",
+    async () => {
+      await play({ protocolId: HOLDEM, alias: 'texas-holdem-v1', options: HOLDEM_OPTIONS, autoplay: holdemAutoplay, leader: 'reference' });
+    },
+    STEP_MS,
+  );
 
-  it("our agent leads a hand of Texas Hold'em; two reference members and one of ours take the other seats", async () => {
-    await play({ protocolId: HOLDEM, alias: 'texas-holdem-v1', options: HOLDEM_OPTIONS, autoplay: holdemAutoplay, leader: 'ours' });
-  }, STEP_MS);
+  it(
+    "our agent leads a hand of Texas Hold'em; two reference members and one of ours take the other seats",
+    async () => {
+      await play({ protocolId: HOLDEM, alias: 'texas-holdem-v1', options: HOLDEM_OPTIONS, autoplay: holdemAutoplay, leader: 'ours' });
+    },
+    STEP_MS,
+  );
 }

@@ -14,7 +14,19 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { tempDir } from '../shared/tmp.js';
 import { need } from '../shared/require.js';
-import { findReference, lastJson, namespaceMissing, openWorld, publicKeyOf, until, type Namespace, type Proc, type Ran, type Reference, type World } from './harness.js';
+import {
+  findReference,
+  lastJson,
+  namespaceMissing,
+  openWorld,
+  publicKeyOf,
+  until,
+  type Namespace,
+  type Proc,
+  type Ran,
+  type Reference,
+  type World,
+} from './harness.js';
 
 const RPS = '43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f';
 // The namespace is private to this file, so a fixed port cannot collide with anything.
@@ -102,107 +114,175 @@ function scenarios(reference: Reference): void {
   /** The reference's own complaint when one of its requests failed (it still exits 0 for these). */
   const noRefWarnings = (out: string) => expect(out).not.toMatch(/warning: failed to|Traceback|failed: HTTP/);
 
-  it('the reference registers at our server with its proof of work', async () => {
-    for (const [d, nick] of [
-      [refA, 'ref-a'],
-      [refB, 'ref-b'],
-    ] as const) {
-      const r = await runRef(`reference register ${nick}`, d, ['register', '--server', SERVER, '--nickname', nick]);
+  it(
+    'the reference registers at our server with its proof of work',
+    async () => {
+      for (const [d, nick] of [
+        [refA, 'ref-a'],
+        [refB, 'ref-b'],
+      ] as const) {
+        const r = await runRef(`reference register ${nick}`, d, ['register', '--server', SERVER, '--nickname', nick]);
+        expect(r.code, r.out).toBe(0);
+        noRefWarnings(r.out);
+        // It prints the server's answer as a Python dict; an error body would carry a code instead.
+        expect(r.stdout).toMatch(/^\{.*\}$/m);
+      }
+    },
+    STEP_MS,
+  );
+
+  it(
+    'our agent registers at our server',
+    async () => {
+      const r = await runOurs('our register', ['register', '--server', SERVER, '--nickname', 'ours', '--data-dir', mine]);
       expect(r.code, r.out).toBe(0);
-      noRefWarnings(r.out);
-      // It prints the server's answer as a Python dict; an error body would carry a code instead.
-      expect(r.stdout).toMatch(/^\{.*\}$/m);
-    }
-  }, STEP_MS);
+    },
+    STEP_MS,
+  );
 
-  it('our agent registers at our server', async () => {
-    const r = await runOurs('our register', ['register', '--server', SERVER, '--nickname', 'ours', '--data-dir', mine]);
-    expect(r.code, r.out).toBe(0);
-  }, STEP_MS);
+  it(
+    'the reference hosts rock-paper-scissors and the reference joins, through our server',
+    async () => {
+      const host = startRef('reference host (ref-a)', refA, [
+        'host',
+        '--server',
+        SERVER,
+        '--protocol-dir',
+        join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)),
+        '--control-mode',
+        'autonomous',
+        '--no-web',
+      ]);
+      await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
+      const postId = refPostId(host);
+      expect(postId, host.output()).toBeDefined();
 
-  it('the reference hosts rock-paper-scissors and the reference joins, through our server', async () => {
-    const host = startRef('reference host (ref-a)', refA, ['host', '--server', SERVER, '--protocol-dir', join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)), '--control-mode', 'autonomous', '--no-web']);
-    await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
-    const postId = refPostId(host);
-    expect(postId, host.output()).toBeDefined();
-
-    const browse = await runRef('reference browse (ref-b)', refB, ['browse', '--server', SERVER, '--protocol-id', RPS, '--oneline']);
-    expect(browse.code, browse.out).toBe(0);
-    const row = browseRows(browse.stdout).get(postId!);
-    expect(row, browse.out).toBeDefined();
-    expect(row!.protocolId).toBe(RPS);
-    expect(row!.publicKey).toBe(publicKeyOf(refA));
-    expect(row!.hostControlMode).toBe('autonomous');
-    // The registration the first scenario made is what the server shows beside the invitation.
-    expect([row!.registered, row!.nickname]).toEqual(['true', 'ref-a']);
-
-    const join_ = await runRef('reference join (ref-b)', refB, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']);
-    expect(join_.code, join_.out).toBe(0);
-    expect(await host.exited, host.output()).toBe(0);
-    noRefWarnings(host.output());
-    noRefWarnings(join_.out);
-
-    const winner = refWinner(host.output());
-    expect(['host', 'guest'], host.output()).toContain(winner);
-    expect(refWinner(join_.out)).toBe(winner);
-    const sid = refSessionId(join_.out);
-    expect(sid, join_.out).toBeDefined();
-    expect(refSessionId(host.output())).toBe(sid);
-    await expectRecorded(sid!, publicKeyOf(refA), publicKeyOf(refB), winner!);
-  }, STEP_MS * 2);
-
-  it('our agent hosts over iroh, the reference finds it with browse and joins', async () => {
-    const host = startOurs('our host', ['host', '--server', SERVER, '--transport', 'iroh', '--protocol', 'rps-v1', '--control-mode', 'autonomous', '--data-dir', mine, '--json']);
-    // The reference finds the invitation the way an agent would: browsing by protocol for our key.
-    let postId: string | undefined;
-    await until(() => postId !== undefined || host.child.exitCode !== null, 'the reference to find our invitation with browse', 120_000, async () => {
       const browse = await runRef('reference browse (ref-b)', refB, ['browse', '--server', SERVER, '--protocol-id', RPS, '--oneline']);
       expect(browse.code, browse.out).toBe(0);
-      for (const [id, row] of browseRows(browse.stdout)) {
-        if (row.publicKey !== publicKeyOf(mine) || row.protocolId !== RPS) continue;
-        postId = id;
-        expect([row.registered, row.nickname, row.hostControlMode]).toEqual(['true', 'ours', 'autonomous']);
-      }
-    });
-    expect(postId, host.output()).toBeDefined();
+      const row = browseRows(browse.stdout).get(postId!);
+      expect(row, browse.out).toBeDefined();
+      expect(row!.protocolId).toBe(RPS);
+      expect(row!.publicKey).toBe(publicKeyOf(refA));
+      expect(row!.hostControlMode).toBe('autonomous');
+      // The registration the first scenario made is what the server shows beside the invitation.
+      expect([row!.registered, row!.nickname]).toEqual(['true', 'ref-a']);
 
-    const join_ = await runRef('reference join (ref-b)', refB, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']);
-    expect(join_.code, join_.out).toBe(0);
-    expect(await host.exited, host.output()).toBe(0);
-    noRefWarnings(join_.out);
+      const join_ = await runRef('reference join (ref-b)', refB, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']);
+      expect(join_.code, join_.out).toBe(0);
+      expect(await host.exited, host.output()).toBe(0);
+      noRefWarnings(host.output());
+      noRefWarnings(join_.out);
 
-    const winner = refWinner(join_.out);
-    expect(['host', 'guest'], join_.out).toContain(winner);
-    const result = lastJson(host.stdout());
-    expect(result, host.output()).toBeDefined();
-    expect(result!['completed']).toBe(true);
-    expect(result!['winner']).toBe(winner);
-    const sid = refSessionId(join_.out);
-    expect(result!['session_id']).toBe(sid);
-    await expectRecorded(sid!, publicKeyOf(mine), publicKeyOf(refB), winner!);
-  }, STEP_MS * 2);
+      const winner = refWinner(host.output());
+      expect(['host', 'guest'], host.output()).toContain(winner);
+      expect(refWinner(join_.out)).toBe(winner);
+      const sid = refSessionId(join_.out);
+      expect(sid, join_.out).toBeDefined();
+      expect(refSessionId(host.output())).toBe(sid);
+      await expectRecorded(sid!, publicKeyOf(refA), publicKeyOf(refB), winner!);
+    },
+    STEP_MS * 2,
+  );
 
-  it('the reference hosts, our agent joins over iroh', async () => {
-    const host = startRef('reference host (ref-a)', refA, ['host', '--server', SERVER, '--protocol-dir', join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)), '--control-mode', 'autonomous', '--no-web']);
-    await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
-    const postId = refPostId(host);
-    expect(postId, host.output()).toBeDefined();
+  it(
+    'our agent hosts over iroh, the reference finds it with browse and joins',
+    async () => {
+      const host = startOurs('our host', [
+        'host',
+        '--server',
+        SERVER,
+        '--transport',
+        'iroh',
+        '--protocol',
+        'rps-v1',
+        '--control-mode',
+        'autonomous',
+        '--data-dir',
+        mine,
+        '--json',
+      ]);
+      // The reference finds the invitation the way an agent would: browsing by protocol for our key.
+      let postId: string | undefined;
+      await until(
+        () => postId !== undefined || host.child.exitCode !== null,
+        'the reference to find our invitation with browse',
+        120_000,
+        async () => {
+          const browse = await runRef('reference browse (ref-b)', refB, ['browse', '--server', SERVER, '--protocol-id', RPS, '--oneline']);
+          expect(browse.code, browse.out).toBe(0);
+          for (const [id, row] of browseRows(browse.stdout)) {
+            if (row.publicKey !== publicKeyOf(mine) || row.protocolId !== RPS) continue;
+            postId = id;
+            expect([row.registered, row.nickname, row.hostControlMode]).toEqual(['true', 'ours', 'autonomous']);
+          }
+        },
+      );
+      expect(postId, host.output()).toBeDefined();
 
-    const join_ = await runOurs('our join', ['join', '--server', SERVER, '--transport', 'iroh', postId!, '--control-mode', 'autonomous', '--data-dir', mine, '--json']);
-    expect(join_.code, join_.out).toBe(0);
-    expect(await host.exited, host.output()).toBe(0);
-    noRefWarnings(host.output());
+      const join_ = await runRef('reference join (ref-b)', refB, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']);
+      expect(join_.code, join_.out).toBe(0);
+      expect(await host.exited, host.output()).toBe(0);
+      noRefWarnings(join_.out);
 
-    const winner = refWinner(host.output());
-    expect(['host', 'guest'], host.output()).toContain(winner);
-    const result = lastJson(join_.stdout);
-    expect(result, join_.out).toBeDefined();
-    expect(result!['completed']).toBe(true);
-    expect(result!['winner']).toBe(winner);
-    const sid = refSessionId(host.output());
-    expect(result!['session_id']).toBe(sid);
-    await expectRecorded(sid!, publicKeyOf(refA), publicKeyOf(mine), winner!);
-  }, STEP_MS * 2);
+      const winner = refWinner(join_.out);
+      expect(['host', 'guest'], join_.out).toContain(winner);
+      const result = lastJson(host.stdout());
+      expect(result, host.output()).toBeDefined();
+      expect(result!['completed']).toBe(true);
+      expect(result!['winner']).toBe(winner);
+      const sid = refSessionId(join_.out);
+      expect(result!['session_id']).toBe(sid);
+      await expectRecorded(sid!, publicKeyOf(mine), publicKeyOf(refB), winner!);
+    },
+    STEP_MS * 2,
+  );
+
+  it(
+    'the reference hosts, our agent joins over iroh',
+    async () => {
+      const host = startRef('reference host (ref-a)', refA, [
+        'host',
+        '--server',
+        SERVER,
+        '--protocol-dir',
+        join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)),
+        '--control-mode',
+        'autonomous',
+        '--no-web',
+      ]);
+      await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
+      const postId = refPostId(host);
+      expect(postId, host.output()).toBeDefined();
+
+      const join_ = await runOurs('our join', [
+        'join',
+        '--server',
+        SERVER,
+        '--transport',
+        'iroh',
+        postId!,
+        '--control-mode',
+        'autonomous',
+        '--data-dir',
+        mine,
+        '--json',
+      ]);
+      expect(join_.code, join_.out).toBe(0);
+      expect(await host.exited, host.output()).toBe(0);
+      noRefWarnings(host.output());
+
+      const winner = refWinner(host.output());
+      expect(['host', 'guest'], host.output()).toContain(winner);
+      const result = lastJson(join_.stdout);
+      expect(result, join_.out).toBeDefined();
+      expect(result!['completed']).toBe(true);
+      expect(result!['winner']).toBe(winner);
+      const sid = refSessionId(host.output());
+      expect(result!['session_id']).toBe(sid);
+      await expectRecorded(sid!, publicKeyOf(refA), publicKeyOf(mine), winner!);
+    },
+    STEP_MS * 2,
+  );
 
   /** Inbox entries from a `list --json` answer, whichever of the two shapes it has. */
   const entriesOf = (stdout: string): Array<Record<string, unknown>> => {
@@ -211,38 +291,58 @@ function scenarios(reference: Reference): void {
     return ((v as { entries?: unknown }).entries ?? []) as Array<Record<string, unknown>>;
   };
 
-  it('the reference leaves our agent an inbox message and ours reads it', async () => {
-    const toOurs = `from the reference to ours: héllo ✓ ${Date.now()}`;
-    const sent = await runRef('reference inbox send', refA, ['inbox', 'send', '--server', SERVER, '--to', publicKeyOf(mine), '--message', toOurs, '--json']);
-    expect(sent.code, sent.out).toBe(0);
+  it(
+    'the reference leaves our agent an inbox message and ours reads it',
+    async () => {
+      const toOurs = `from the reference to ours: héllo ✓ ${Date.now()}`;
+      const sent = await runRef('reference inbox send', refA, ['inbox', 'send', '--server', SERVER, '--to', publicKeyOf(mine), '--message', toOurs, '--json']);
+      expect(sent.code, sent.out).toBe(0);
 
-    const list = await runOurs('our inbox list', ['inbox', 'list', '--server', SERVER, '--data-dir', mine, '--json']);
-    expect(list.code, list.out).toBe(0);
-    const entries = entriesOf(list.stdout);
-    expect(entries.length, list.out).toBe(1);
-    const read = await runOurs('our inbox read', ['inbox', 'read', String(entries[0]!['id']), '--server', SERVER, '--data-dir', mine, '--json']);
-    expect(read.code, read.out).toBe(0);
-    expect(lastJson(read.stdout)?.['plaintext'], read.out).toBe(toOurs);
-  }, STEP_MS);
+      const list = await runOurs('our inbox list', ['inbox', 'list', '--server', SERVER, '--data-dir', mine, '--json']);
+      expect(list.code, list.out).toBe(0);
+      const entries = entriesOf(list.stdout);
+      expect(entries.length, list.out).toBe(1);
+      const read = await runOurs('our inbox read', ['inbox', 'read', String(entries[0]!['id']), '--server', SERVER, '--data-dir', mine, '--json']);
+      expect(read.code, read.out).toBe(0);
+      expect(lastJson(read.stdout)?.['plaintext'], read.out).toBe(toOurs);
+    },
+    STEP_MS,
+  );
 
-  it('our agent leaves the reference an inbox message and the reference reads and deletes it', async () => {
-    const toRef = `from ours to the reference: grüße ✓ ${Date.now()}`;
-    const ourSend = await runOurs('our inbox send', ['inbox', 'send', '--server', SERVER, '--to', publicKeyOf(refB), '--message', toRef, '--data-dir', mine, '--json']);
-    expect(ourSend.code, ourSend.out).toBe(0);
-    const refList = await runRef('reference inbox list', refB, ['inbox', 'list', '--server', SERVER, '--json']);
-    expect(refList.code, refList.out).toBe(0);
-    const entries = entriesOf(refList.stdout);
-    expect(entries.length, refList.out).toBe(1);
-    // The reference parses message ids as integers (argparse type=int) before it sends anything.
-    const id = String(entries[0]!['id']);
-    const read = await runRef('reference inbox read', refB, ['inbox', 'read', id, '--server', SERVER, '--json']);
-    expect(read.code, read.out).toBe(0);
-    expect((JSON.parse(read.stdout) as { plaintext: string }).plaintext).toBe(toRef);
+  it(
+    'our agent leaves the reference an inbox message and the reference reads and deletes it',
+    async () => {
+      const toRef = `from ours to the reference: grüße ✓ ${Date.now()}`;
+      const ourSend = await runOurs('our inbox send', [
+        'inbox',
+        'send',
+        '--server',
+        SERVER,
+        '--to',
+        publicKeyOf(refB),
+        '--message',
+        toRef,
+        '--data-dir',
+        mine,
+        '--json',
+      ]);
+      expect(ourSend.code, ourSend.out).toBe(0);
+      const refList = await runRef('reference inbox list', refB, ['inbox', 'list', '--server', SERVER, '--json']);
+      expect(refList.code, refList.out).toBe(0);
+      const entries = entriesOf(refList.stdout);
+      expect(entries.length, refList.out).toBe(1);
+      // The reference parses message ids as integers (argparse type=int) before it sends anything.
+      const id = String(entries[0]!['id']);
+      const read = await runRef('reference inbox read', refB, ['inbox', 'read', id, '--server', SERVER, '--json']);
+      expect(read.code, read.out).toBe(0);
+      expect((JSON.parse(read.stdout) as { plaintext: string }).plaintext).toBe(toRef);
 
-    const del = await runRef('reference inbox delete', refB, ['inbox', 'delete', id, '--server', SERVER, '--json']);
-    expect(del.code, del.out).toBe(0);
-    const after = await runRef('reference inbox list', refB, ['inbox', 'list', '--server', SERVER, '--json']);
-    expect(after.code, after.out).toBe(0);
-    expect(entriesOf(after.stdout), after.out).toEqual([]);
-  }, STEP_MS);
+      const del = await runRef('reference inbox delete', refB, ['inbox', 'delete', id, '--server', SERVER, '--json']);
+      expect(del.code, del.out).toBe(0);
+      const after = await runRef('reference inbox list', refB, ['inbox', 'list', '--server', SERVER, '--json']);
+      expect(after.code, after.out).toBe(0);
+      expect(entriesOf(after.stdout), after.out).toEqual([]);
+    },
+    STEP_MS,
+  );
 }

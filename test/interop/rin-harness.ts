@@ -77,7 +77,15 @@ export interface Daemon {
  * Starts a process that listens on 127.0.0.1:<port> and waits until `ready` appears in its output (or
  * it exits, or `timeoutMs` passes: both throw with its output).
  */
-export async function startDaemon(name: string, cmd: string, args: string[], env: Record<string, string>, port: number, ready: RegExp, timeoutMs = 30_000): Promise<Daemon> {
+export async function startDaemon(
+  name: string,
+  cmd: string,
+  args: string[],
+  env: Record<string, string>,
+  port: number,
+  ready: RegExp,
+  timeoutMs = 30_000,
+): Promise<Daemon> {
   const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -98,7 +106,8 @@ export async function startDaemon(name: string, cmd: string, args: string[], env
   };
   const end = Date.now() + timeoutMs;
   while (!ready.test(out)) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${out}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready:\n${out}`);
     if (Date.now() > end) {
       await daemon.stop();
       throw new Error(`${name} was not ready within ${timeoutMs} ms:\n${out}`);
@@ -268,7 +277,13 @@ export function checkWholeTask(task: SdkTask, attached: AttachedHarbor, expect: 
   expect(['queued', 'delivered', 'accepted', 'running', 'succeeded']).toContain(task.confirmed['status']);
 
   const final = task.final;
-  expect(final, JSON.stringify(final)).toMatchObject({ operation_id: task.submitted['operation_id'], status: 'succeeded', terminal: true, execution_confirmed: true, reconciliation_pending: false });
+  expect(final, JSON.stringify(final)).toMatchObject({
+    operation_id: task.submitted['operation_id'],
+    status: 'succeeded',
+    terminal: true,
+    execution_confirmed: true,
+    reconciliation_pending: false,
+  });
   expect(final['outcome']).toMatchObject({ operation_id: final['operation_id'], status: 'succeeded', epoch: task.observation['epoch'] });
   expect(final['output']).toEqual({ hull: 100 });
   expect(attached.agent.stats().executed).toBe(1);
@@ -285,16 +300,31 @@ export function checkWholeTask(task: SdkTask, attached: AttachedHarbor, expect: 
   expect(kinds[0]).toBe('operation.awaiting-confirmation');
   expect(kinds.at(-1)).toBe('operation.succeeded');
   const firsts = ['operation.awaiting-confirmation', 'operation.queued', 'operation.accepted', 'operation.succeeded'].map((k) => kinds.indexOf(k));
-  expect(firsts.every((at) => at >= 0), kinds.join(' ')).toBe(true);
+  expect(
+    firsts.every((at) => at >= 0),
+    kinds.join(' '),
+  ).toBe(true);
   expect(firsts, kinds.join(' ')).toEqual([...firsts].sort((a, b) => a - b));
   expect((events[0] as unknown as { policy: { disposition: string } }).policy.disposition).toBe('require_confirmation');
 }
 
 /** The whole task through the reference SDK at `url`, checked; a failure carries the daemon's side of the story. */
-export async function expectWholeTask(url: string, attached: AttachedHarbor, taskId: string, daemonLog: () => string, expect: typeof import('vitest').expect): Promise<void> {
+export async function expectWholeTask(
+  url: string,
+  attached: AttachedHarbor,
+  taskId: string,
+  daemonLog: () => string,
+  expect: typeof import('vitest').expect,
+): Promise<void> {
   const sdk = await importReferenceSdk();
   try {
-    const task = await sdkWholeTask(sdk, url, { capability: 'harbor.repair', arguments: {}, taskId, controllerId: 'controller.sdk', tick: () => attached.tick() });
+    const task = await sdkWholeTask(sdk, url, {
+      capability: 'harbor.repair',
+      arguments: {},
+      taskId,
+      controllerId: 'controller.sdk',
+      tick: () => attached.tick(),
+    });
     checkWholeTask(task, attached, expect);
   } catch (e) {
     const agentErrors = attached.errors.map((x) => `${x.code}: ${x.message}`).join('\n');

@@ -30,27 +30,61 @@ const pattern = (p: string): string => closed(`"s":{"type":"string","pattern":${
 const ss = (...texts: string[]): string[] => texts.map((t) => `{"s":${JSON.stringify(t)}}`);
 
 const numbers: SchemaCase[] = [
-  { name: 'maximum 8', document: numeric('maximum', '8'), instances: ns('8', '8.0000000000000001', '8.000000000000001', '7.9999999999999999', '80e-1', '1e400', '-1e400') },
+  {
+    name: 'maximum 8',
+    document: numeric('maximum', '8'),
+    instances: ns('8', '8.0000000000000001', '8.000000000000001', '7.9999999999999999', '80e-1', '1e400', '-1e400'),
+  },
   { name: 'minimum 8', document: numeric('minimum', '8'), instances: ns('7.9999999999999999', '8', '8.0000000000000001', '0.8e1', '-1e400') },
-  { name: 'exclusiveMaximum 0.3', document: numeric('exclusiveMaximum', '0.3'), instances: ns('0.30000000000000001', '0.29999999999999999', '0.3', '3e-1', '0.2999999999999999999999') },
+  {
+    name: 'exclusiveMaximum 0.3',
+    document: numeric('exclusiveMaximum', '0.3'),
+    instances: ns('0.30000000000000001', '0.29999999999999999', '0.3', '3e-1', '0.2999999999999999999999'),
+  },
   { name: 'exclusiveMinimum 0', document: numeric('exclusiveMinimum', '0'), instances: ns('1e-400', '0', '-0', '-1e-400', '0.0') },
-  { name: 'maximum 2^53', document: numeric('maximum', '9007199254740992'), instances: ns('9007199254740993', '9007199254740992.5', '9007199254740992', '9007199254740991') },
+  {
+    name: 'maximum 2^53',
+    document: numeric('maximum', '9007199254740992'),
+    instances: ns('9007199254740993', '9007199254740992.5', '9007199254740992', '9007199254740991'),
+  },
   { name: 'minimum 1e-400', document: numeric('minimum', '1e-400'), instances: ns('0', '1e-401', '2e-400', '1E-400') },
-  { name: 'maximum 1.0000000000000001 (a float 1)', document: numeric('maximum', '1.0000000000000001'), instances: ns('1', '1.0000000000000001', '1.00000000000000011') },
+  {
+    name: 'maximum 1.0000000000000001 (a float 1)',
+    document: numeric('maximum', '1.0000000000000001'),
+    instances: ns('1', '1.0000000000000001', '1.00000000000000011'),
+  },
   { name: 'maximum 8 against an exponent beyond big.Rat', document: numeric('maximum', '8'), instances: ns('1e1000001', '1e-1000001', '0e1000001') },
   { name: 'multipleOf 0.01', document: numeric('multipleOf', '0.01'), instances: ns('19.99', '0.07', '1.005', '1e400', '-0.3', '0.29', '1e-2', '0.001') },
   { name: 'multipleOf 0.1', document: numeric('multipleOf', '0.1'), instances: ns('0.3', '0.7', '1e-1', '0.15', '3') },
   { name: 'multipleOf 1.5', document: numeric('multipleOf', '1.5'), instances: ns('4.5', '3', '2.25', '4.50', '-1.5e3') },
   { name: 'multipleOf 1e-400', document: numeric('multipleOf', '1e-400'), instances: ns('1', '1e-400', '1.5e-400', '3e-399') },
-  { name: 'type integer', document: closed('"n":{"type":"integer"}'), instances: ns('1.0', '1.0000000000000001', '1e400', '9007199254740993.5', '1.5e1', '1e-400', '-0', '1e1000001') },
+  {
+    name: 'type integer',
+    document: closed('"n":{"type":"integer"}'),
+    instances: ns('1.0', '1.0000000000000001', '1e400', '9007199254740993.5', '1.5e1', '1e-400', '-0', '1e1000001'),
+  },
   { name: 'const 0.1', document: closed('"n":{"const":0.1}'), instances: ns('0.1', '0.10000000000000001', '1e-1', '0.100') },
-  { name: 'enum of numbers', document: closed('"n":{"enum":[1,0.1,9007199254740993]}'), instances: ns('1.0', '0.10000000000000001', '9007199254740992', '9007199254740993') },
+  {
+    name: 'enum of numbers',
+    document: closed('"n":{"enum":[1,0.1,9007199254740993]}'),
+    instances: ns('1.0', '0.10000000000000001', '9007199254740992', '9007199254740993'),
+  },
   {
     name: 'uniqueItems',
     document: closed('"a":{"type":"array","uniqueItems":true}'),
-    instances: ['{"a":[1,1.0]}', '{"a":[0.1,0.10000000000000001]}', '{"a":[{"x":1},{"x":1e0}]}', '{"a":[9007199254740992,9007199254740993]}', '{"a":[[1,2],[1,2.0]]}'],
+    instances: [
+      '{"a":[1,1.0]}',
+      '{"a":[0.1,0.10000000000000001]}',
+      '{"a":[{"x":1},{"x":1e0}]}',
+      '{"a":[9007199254740992,9007199254740993]}',
+      '{"a":[[1,2],[1,2.0]]}',
+    ],
   },
-  { name: 'const object', document: closed('"c":{"const":{"a":[1,2.50]}}'), instances: ['{"c":{"a":[1.0,2.5]}}', '{"c":{"a":[1,2.5000000000000001]}}', '{"c":{"a":[1,2.5],"b":0}}'] },
+  {
+    name: 'const object',
+    document: closed('"c":{"const":{"a":[1,2.50]}}'),
+    instances: ['{"c":{"a":[1.0,2.5]}}', '{"c":{"a":[1,2.5000000000000001]}}', '{"c":{"a":[1,2.5],"b":0}}'],
+  },
 ];
 
 const regexes: SchemaCase[] = [
@@ -100,12 +134,20 @@ const references: SchemaCase[] = [
   { name: "the meta-schema's $id, not compiling", document: closed('"a":{"type":"string","pattern":"(?=a)"}', `,"$id":"${DIALECT}"`), instances: [] },
   { name: "the meta-schema's $id", document: closed('"a":{"type":"string"}', `,"$id":"${DIALECT}"`), instances: ['{}', '{"a":1}'] },
   { name: 'relative $ref names the document', document: closed('"r":{"$ref":"other.json"}'), instances: ['{}', '{"r":1}', '{"r":{}}', '{"r":{"r":{}}}'] },
-  { name: 'relative $ref with a pointer', document: closed('"r":{"$ref":"other.json#/$defs/x"}', ',"$defs":{"x":{"type":"string"}}'), instances: ['{"r":"a"}', '{"r":1}'] },
+  {
+    name: 'relative $ref with a pointer',
+    document: closed('"r":{"$ref":"other.json#/$defs/x"}', ',"$defs":{"x":{"type":"string"}}'),
+    instances: ['{"r":"a"}', '{"r":1}'],
+  },
   { name: 'relative $ref to a missing pointer', document: closed('"r":{"$ref":"other.json#/$defs/none"}'), instances: ['{}'] },
   { name: 'relative $ref at the root', document: closed('', ',"$ref":"other.json"'), instances: ['{}'] },
   { name: 'relative $id of a subschema', document: closed('"r":{"$id":"sub.json","type":"string"}'), instances: ['{}'] },
   { name: 'relative root $id', document: closed('"r":{"$ref":"other.json"}', ',"$id":"root.json"'), instances: ['{"r":{}}', '{"r":1}'] },
-  { name: 'absolute root $id referenced', document: closed('"r":{"$ref":"https://schemas.test/s"}', ',"$id":"https://schemas.test/s"'), instances: ['{"r":{}}', '{"r":1}'] },
+  {
+    name: 'absolute root $id referenced',
+    document: closed('"r":{"$ref":"https://schemas.test/s"}', ',"$id":"https://schemas.test/s"'),
+    instances: ['{"r":{}}', '{"r":1}'],
+  },
   { name: 'remote $ref', document: closed('"r":{"$ref":"https://schemas.test/remote.json"}'), instances: ['{}'] },
 ];
 

@@ -37,13 +37,21 @@ interface GoVerdicts {
 /** Builds the judge (its module replaces github.com/sunrioa/rin with ../shared/reference/rin-src) into `dir`. */
 function buildJudge(dir: string): string {
   const binary = join(dir, 'rin-schema-judge');
-  const r = spawnSync('go', ['build', '-o', binary, '.'], { cwd: fileURLToPath(new URL('./rin-schema-judge/', import.meta.url)), encoding: 'utf8', timeout: 600_000 });
+  const r = spawnSync('go', ['build', '-o', binary, '.'], {
+    cwd: fileURLToPath(new URL('./rin-schema-judge/', import.meta.url)),
+    encoding: 'utf8',
+    timeout: 600_000,
+  });
   if (r.status !== 0) throw new Error(`go build of test/interop/rin-schema-judge failed (${r.status}):\n${r.stderr || String(r.error)}`);
   return binary;
 }
 
 function judge(bin: string, corpus: readonly SchemaCase[]): GoVerdicts[] {
-  const r = spawnSync(bin, { input: JSON.stringify(corpus.map((c) => ({ document: c.document, instances: c.instances }))), encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(bin, {
+    input: JSON.stringify(corpus.map((c) => ({ document: c.document, instances: c.instances }))),
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   if (r.status !== 0) throw new Error(`the schema judge failed (${r.status}):\n${r.stderr}`);
   return JSON.parse(r.stdout) as GoVerdicts[];
 }
@@ -52,7 +60,13 @@ function judge(bin: string, corpus: readonly SchemaCase[]): GoVerdicts[] {
 async function publishEach(url: string, corpus: readonly SchemaCase[]): Promise<string[]> {
   const c = new RinControlClient({ baseUrl: url, token: RIN_TOKEN });
   const host_id = 'schema-probe';
-  const lease = await c.registerHost({ contract_version: CONTROL_CONTRACT_VERSION, host_id, instance_id: 'instance.schema-probe', manifest: new HarborWorld({ owner: PRINCIPAL }).manifest(), lease_ttl_millis: 300_000 });
+  const lease = await c.registerHost({
+    contract_version: CONTROL_CONTRACT_VERSION,
+    host_id,
+    instance_id: 'instance.schema-probe',
+    manifest: new HarborWorld({ owner: PRINCIPAL }).manifest(),
+    lease_ttl_millis: 300_000,
+  });
   const template = harborCapabilities()[0]!;
   const epoch = { session_id: 'schema-probe.session', world_id: 'schemas', host: 1, world: 1, timeline: 1 };
   const out: string[] = [];
@@ -73,7 +87,11 @@ async function publishEach(url: string, corpus: readonly SchemaCase[]): Promise<
       capabilities: { revision: i + 1, specs: [spec] },
     };
     try {
-      await c.publishWorld({ host_id, lease_id: lease.lease_id, publication: { world_id: 'schemas', display_name: 'Schemas', sequence: i + 1, actors: [actor] } });
+      await c.publishWorld({
+        host_id,
+        lease_id: lease.lease_id,
+        publication: { world_id: 'schemas', display_name: 'Schemas', sequence: i + 1, actors: [actor] },
+      });
       out.push('ok');
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);

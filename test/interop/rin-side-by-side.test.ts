@@ -12,7 +12,16 @@ import type { ServedRinControl } from '../../ts/rin/control/service.js';
 import { actionRequestDigest } from '../../ts/rin/digest.js';
 import type { ActionRequest } from '../../ts/rin/types.js';
 import { tempDir } from '../shared/tmp.js';
-import { attachHarbor, describeWithReference, importReferenceSdk, RIN_TOKEN, serveOurDaemon, startGoDaemon, type AttachedHarbor, type Daemon } from './rin-harness.js';
+import {
+  attachHarbor,
+  describeWithReference,
+  importReferenceSdk,
+  RIN_TOKEN,
+  serveOurDaemon,
+  startGoDaemon,
+  type AttachedHarbor,
+  type Daemon,
+} from './rin-harness.js';
 
 type Json = any;
 type Sdk = Record<string, (input?: unknown) => Promise<Json>>;
@@ -20,7 +29,12 @@ type Sdk = Record<string, (input?: unknown) => Promise<Json>>;
 /** The structure of a JSON value: member names and value types, not values. */
 function shape(v: Json): Json {
   if (Array.isArray(v)) return v.map(shape);
-  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, shape(v[k])]));
+  if (v !== null && typeof v === 'object')
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, shape(v[k])]),
+    );
   return v === null ? 'null' : typeof v;
 }
 
@@ -62,7 +76,8 @@ describeWithReference('our control daemon answers as the reference one does', ()
     ours = await serveOurDaemon(log);
     attached.push(await attachHarbor(go.url), await attachHarbor(ours.url));
     // Every test submits as this controller (the discovery test's acquire then renews the lease).
-    for (const url of [go.url, ours.url]) await new Client(url, { token: RIN_TOKEN })['acquireController']!({ ...target, controller_id: 'controller.side', lease_ttl_millis: 300_000 });
+    for (const url of [go.url, ours.url])
+      await new Client(url, { token: RIN_TOKEN })['acquireController']!({ ...target, controller_id: 'controller.side', lease_ttl_millis: 300_000 });
   });
   afterAll(async () => {
     for (const a of attached) await a.stop();
@@ -146,7 +161,9 @@ describeWithReference('our control daemon answers as the reference one does', ()
     const [ref, mine] = await both(async (c) => [
       await attempt(async () => c['submitAction']!(await request(c, 'harbor.inspect', {}, 'digest', (r) => (r.spec_digest = '0'.repeat(64))))),
       await attempt(async () => c['submitAction']!(await request(c, 'harbor.load-cargo', { crates: 999 }, 'args'))),
-      await attempt(async () => c['submitAction']!(await request(c, 'harbor.inspect', {}, 'epoch', (r) => (r.expected_epoch = { ...r.expected_epoch, world: 2 })))),
+      await attempt(async () =>
+        c['submitAction']!(await request(c, 'harbor.inspect', {}, 'epoch', (r) => (r.expected_epoch = { ...r.expected_epoch, world: 2 }))),
+      ),
       await attempt(async () => c['submitAction']!(await request(c, 'harbor.inspect', {}, 'ahead', (r) => (r.observation_sequence += 5)))),
       await attempt(async () => c['submitAction']!(await request(c, 'harbor.inspect', {}, 'controller', (r) => (r.controller_id = 'controller.other')))),
       await attempt(() => c['waitOperation']!({ operation_id: 'operation.0123456789abcdef0123456789abcdef', wait_millis: 30_000 })),
@@ -157,7 +174,9 @@ describeWithReference('our control daemon answers as the reference one does', ()
   });
 
   it('a body with an unknown member is refused with the same code and status', async () => {
-    const [ref, mine] = await both(async (c) => [(await attempt(async () => c['submitAction']!({ ...(await request(c, 'harbor.inspect', {}, 'member')), smuggled: true }))).refused.slice(0, 2)]);
+    const [ref, mine] = await both(async (c) => [
+      (await attempt(async () => c['submitAction']!({ ...(await request(c, 'harbor.inspect', {}, 'member')), smuggled: true }))).refused.slice(0, 2),
+    ]);
     same(mine, ref);
     expect(ref).toEqual([['invalid', 400]]);
   });

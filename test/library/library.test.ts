@@ -161,7 +161,11 @@ describe('the data directory and library', () => {
     const init = await cli('init', '--data-dir', data, '--json');
     expect(init.code, init.err).toBe(0);
     expect(JSON.parse(init.out)).toMatchObject({ index_rebuilt: true, identity_created: false });
-    expect(readIndex(data).protocols.map((p) => p.protocol_id).sort()).toEqual(good.protocols.map((p) => p.protocol_id).sort());
+    expect(
+      readIndex(data)
+        .protocols.map((p) => p.protocol_id)
+        .sort(),
+    ).toEqual(good.protocols.map((p) => p.protocol_id).sort());
   });
 
   it('an index entry pointing outside the library is refused, not followed', async () => {

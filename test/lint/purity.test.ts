@@ -34,7 +34,23 @@ const EDGES: Record<string, string> = {
   'ts/mp/secrets.ts': "the OS randomness source that drivers inject into mental poker's deals",
 };
 
-const NODE_BUILTINS = new Set(['fs', 'path', 'os', 'crypto', 'child_process', 'net', 'http', 'https', 'timers', 'worker_threads', 'process', 'dgram', 'dns', 'tls', 'stream']);
+const NODE_BUILTINS = new Set([
+  'fs',
+  'path',
+  'os',
+  'crypto',
+  'child_process',
+  'net',
+  'http',
+  'https',
+  'timers',
+  'worker_threads',
+  'process',
+  'dgram',
+  'dns',
+  'tls',
+  'stream',
+]);
 const FORBIDDEN_GLOBALS = new Set(['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'process', 'performance']);
 
 /** Each violation as `line: what`. */
@@ -44,15 +60,27 @@ function impurities(fileName: string, text: string): string[] {
   const at = (n: ts.Node, what: string) => out.push(`${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}: ${what}`);
   const moduleName = (s: string) => s.startsWith('node:') || NODE_BUILTINS.has(s.split('/')[0]!);
   const visit = (n: ts.Node) => {
-    if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier) && moduleName(n.moduleSpecifier.text))
+    if (
+      (ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) &&
+      n.moduleSpecifier &&
+      ts.isStringLiteral(n.moduleSpecifier) &&
+      moduleName(n.moduleSpecifier.text)
+    )
       at(n, `imports ${n.moduleSpecifier.text}`);
-    if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteral(n.arguments[0]) && moduleName(n.arguments[0].text))
+    if (
+      ts.isCallExpression(n) &&
+      n.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      n.arguments[0] &&
+      ts.isStringLiteral(n.arguments[0]) &&
+      moduleName(n.arguments[0].text)
+    )
       at(n, `imports ${n.arguments[0].text}`);
     if (ts.isIdentifier(n) && !isDeclarationName(n) && !isPropertyName(n) && !isTypePosition(n)) {
       if (n.text === 'Date') at(n, 'reads the clock (Date)');
       else if (FORBIDDEN_GLOBALS.has(n.text)) at(n, `uses ${n.text}`);
     }
-    if (ts.isPropertyAccessExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'Math' && n.name.text === 'random') at(n, 'draws randomness (Math.random)');
+    if (ts.isPropertyAccessExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'Math' && n.name.text === 'random')
+      at(n, 'draws randomness (Math.random)');
     // Web Crypto's generators, on whatever object they are reached through (globalThis.crypto, crypto).
     if (ts.isPropertyAccessExpression(n) && (n.name.text === 'getRandomValues' || n.name.text === 'randomUUID')) at(n, `draws OS randomness (${n.name.text})`);
     ts.forEachChild(n, visit);
@@ -63,7 +91,18 @@ function impurities(fileName: string, text: string): string[] {
 
 function isDeclarationName(n: ts.Identifier): boolean {
   const p = n.parent;
-  return (ts.isVariableDeclaration(p) || ts.isFunctionDeclaration(p) || ts.isParameter(p) || ts.isPropertyDeclaration(p) || ts.isMethodDeclaration(p) || ts.isPropertySignature(p) || ts.isMethodSignature(p) || ts.isPropertyAssignment(p) || ts.isBindingElement(p)) && p.name === n;
+  return (
+    (ts.isVariableDeclaration(p) ||
+      ts.isFunctionDeclaration(p) ||
+      ts.isParameter(p) ||
+      ts.isPropertyDeclaration(p) ||
+      ts.isMethodDeclaration(p) ||
+      ts.isPropertySignature(p) ||
+      ts.isMethodSignature(p) ||
+      ts.isPropertyAssignment(p) ||
+      ts.isBindingElement(p)) &&
+    p.name === n
+  );
 }
 
 /** `x.setTimeout` or `{ setTimeout: … }`: a property of something else, not the global. */

@@ -18,7 +18,6 @@ import { memoCrypto } from './deal.js';
 const AUDITS = corpus('aigenora-mp-audit-vectors.json');
 const doc = AUDITS.text ? readVectors(AUDITS.text) : null;
 
-
 describe('pure checks', () => {
   it('counts duplicates in the deck size and reports sorted missing / extra cards', () => {
     const [a, b, c] = [Uint8Array.of(0, 1), Uint8Array.of(0, 2), Uint8Array.of(1, 0)];
@@ -54,7 +53,14 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
   const why = AUDITS.missing;
 
   it.skipIf(!doc)(`passes every case of aigenora-mp-audit-vectors.json${why ? ` (${why})` : ''}`, () => {
-    expect(checkAuditVectors(c, AUDITS.text!)).toEqual({ game: 1, audit_full_deck: 1, audit_sealed_payload: 1, derive_id_map: 1, audit_witnesses: 1, mutated_game: 24 });
+    expect(checkAuditVectors(c, AUDITS.text!)).toEqual({
+      game: 1,
+      audit_full_deck: 1,
+      audit_sealed_payload: 1,
+      derive_id_map: 1,
+      audit_witnesses: 1,
+      mutated_game: 24,
+    });
   });
 
   it.skipIf(!doc)('gives `aigenora conformance` one passing case per vector', () => {
@@ -66,7 +72,9 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
 
   describe.skipIf(!doc)(`the recorded game, tampered${why ? ` (${why})` : ''}`, () => {
     const game = doc?.cases.find((v) => v['kind'] === 'game') as Vec;
-    const universe = (doc?.cases.find((v) => v['kind'] === 'audit_full_deck')?.['expected_cards'] as string[] | undefined)?.map((h) => [fromHex(h)[0]!, fromHex(h)[1]!] as const);
+    const universe = (doc?.cases.find((v) => v['kind'] === 'audit_full_deck')?.['expected_cards'] as string[] | undefined)?.map(
+      (h) => [fromHex(h)[0]!, fromHex(h)[1]!] as const,
+    );
     const oc = c;
 
     function honest(verifier: 'host' | 'guest'): AuditInput {
@@ -109,13 +117,20 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
       const input = honest('guest');
       const faceOf = (idA: number) => toHex(oc.deck.openLayer(key(input.openings.host, `h-${idA}`), input.host.blobs[idA]!).subarray(0, 2));
       const [f7, f9] = [faceOf(7), faceOf(9)];
-      expect(audit(reface(input, 7, Uint8Array.of(14, 255)))).toEqual({ ok: false, reason: 'deck_universe_mismatch', evidence: { missing: [f7], extra: ['0eff'] } });
+      expect(audit(reface(input, 7, Uint8Array.of(14, 255)))).toEqual({
+        ok: false,
+        reason: 'deck_universe_mismatch',
+        evidence: { missing: [f7], extra: ['0eff'] },
+      });
       expect(audit(reface(input, 7, fromHex(f9)))).toEqual({ ok: false, reason: 'deck_universe_mismatch', evidence: { missing: [f7], extra: [] } });
     });
 
     it('stops without a verdict where the reference raises: a key never disclosed, hex that is not hex, a card that does not open', () => {
       const input = honest('host');
-      const without = (label: string) => ({ ...input, openings: { ...input.openings, host: input.openings.host.filter((e) => !(e.label === label && e.kind === 'k_inner')) } });
+      const without = (label: string) => ({
+        ...input,
+        openings: { ...input.openings, host: input.openings.host.filter((e) => !(e.label === label && e.kind === 'k_inner')) },
+      });
       expect(audit(without('h-3'))).toBe('MP_AUDIT_INPUT');
       const badToken = input.openings.host.map((e) => (e.label === 'h-0' && e.kind === 'token' ? { ...e, token: 'zz' } : e));
       expect(audit({ ...input, openings: { ...input.openings, host: badToken } })).toBe('MP_AUDIT_INPUT');
@@ -140,7 +155,9 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
         const genuine = input.openings.host.find((e) => e.label === 'h-3' && e.kind === 'token')!;
         const forged = { kind: 'token', label: 'h-3', token: (BigInt(`0x${genuine.token}`) + 1n).toString(16) };
         const tampered = { ...input, openings: { ...input.openings, guest: [...input.openings.guest, forged] } };
-        expect(audit(tampered), verifier).toEqual(verifier === 'host' ? { ok: false, reason: 'forged_token', evidence: { label: 'h-3' } } : { ok: true, reason: null, evidence: null });
+        expect(audit(tampered), verifier).toEqual(
+          verifier === 'host' ? { ok: false, reason: 'forged_token', evidence: { label: 'h-3' } } : { ok: true, reason: null, evidence: null },
+        );
       }
     });
 
@@ -159,7 +176,11 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
     it('ignores witnesses whose ot_id names neither side, and reports a record missing for either side', () => {
       const input = honest('guest');
       const stray = { otId: 'x-1', label: 'h-0', r: 1n };
-      expect(audit({ ...input, witnesses: { ...input.witnesses, host: [...input.witnesses.host, stray] } })).toEqual({ ok: true, reason: null, evidence: null });
+      expect(audit({ ...input, witnesses: { ...input.witnesses, host: [...input.witnesses.host, stray] } })).toEqual({
+        ok: true,
+        reason: null,
+        evidence: null,
+      });
       const records = new Map(input.otIdToIdB);
       records.delete('host-4');
       expect(audit({ ...input, otIdToIdB: records })).toEqual({ ok: false, reason: 'ot_snapshot_missing', evidence: { ot_id: 'host-4' } });

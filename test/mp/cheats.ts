@@ -77,14 +77,27 @@ const plusOne = (h: string) => (BigInt(`0x${h}`) + 1n).toString(16).padStart(512
  * exists to catch), feeds its own mode the answers in the order the mode expects, and publishes
  * witnesses that tell the truth about each wire request.
  */
-function swappedOts(crypto: Crypto & { ot: Ot }, cheater: Role, secrets: ReturnType<typeof fixedSecrets>, a: string, b: string, labelOf: (otId: string) => string): (mode: MpMode) => MpMode {
+function swappedOts(
+  crypto: Crypto & { ot: Ot },
+  cheater: Role,
+  secrets: ReturnType<typeof fixedSecrets>,
+  a: string,
+  b: string,
+  labelOf: (otId: string) => string,
+): (mode: MpMode) => MpMode {
   return (mode) => {
     let n: Uint8Array | null = null;
     let heldA: Message | null = null;
     let yB: string | null = null;
     let yA: string | null = null;
     const z = (otId: string) => {
-      const ctx = crypto.ot.context({ protocolId: PROTOCOL, sessionId: SESSION, senderRole: cheater === 'host' ? ROLE_GUEST : ROLE_HOST, payloadType: cheater === 'host' ? PAYLOAD_K_OUTER : PAYLOAD_K_INNER, label: labelOf(otId) });
+      const ctx = crypto.ot.context({
+        protocolId: PROTOCOL,
+        sessionId: SESSION,
+        senderRole: cheater === 'host' ? ROLE_GUEST : ROLE_HOST,
+        payloadType: cheater === 'host' ? PAYLOAD_K_OUTER : PAYLOAD_K_INNER,
+        label: labelOf(otId),
+      });
       return intToHex(crypto.ot.blind(n!, ctx, secrets.blinding(otId, n!)));
     };
     const outgoing = (effects: MpEffect[]): Promise<MpEffect[]> => {
@@ -147,13 +160,24 @@ function swappedOts(crypto: Crypto & { ot: Ot }, cheater: Role, secrets: ReturnT
  * own), and sends the Host the blob_B its mode would have made over the real blob_A. The mode's view
  * (and its transcript) differs from the wire only in that card, which it can never play.
  */
-function unlistedLabel(crypto: Crypto & { ot: Ot }, secrets: ReturnType<typeof fixedSecrets>, otId: string, idB: number, label: string): { wrap: (mode: MpMode) => MpMode; secrets: MpSecrets } {
+function unlistedLabel(
+  crypto: Crypto & { ot: Ot },
+  secrets: ReturnType<typeof fixedSecrets>,
+  otId: string,
+  idB: number,
+  label: string,
+): { wrap: (mode: MpMode) => MpMode; secrets: MpSecrets } {
   // The wrapper rebuilds one blob_B, so the card keys and nonces it was made of are kept.
-  const memo = <T,>(f: (i: number) => T) => {
+  const memo = <T>(f: (i: number) => T) => {
     const m = new Map<number, T>();
     return (i: number) => (m.has(i) || m.set(i, f(i)), m.get(i)!);
   };
-  const kept: MpSecrets = { ...secrets, cardKey: memo((i) => secrets.cardKey(i)), blobNonce: memo((i) => secrets.blobNonce(i)), blinding: (id, n) => secrets.blinding(id, n) };
+  const kept: MpSecrets = {
+    ...secrets,
+    cardKey: memo((i) => secrets.cardKey(i)),
+    blobNonce: memo((i) => secrets.blobNonce(i)),
+    blinding: (id, n) => secrets.blinding(id, n),
+  };
   const ctx = (l: string) => crypto.ot.context({ protocolId: PROTOCOL, sessionId: SESSION, senderRole: ROLE_HOST, payloadType: PAYLOAD_K_INNER, label: l });
   const big = (b: Uint8Array) => BigInt(`0x${toHex(b)}`);
   let n: Uint8Array | null = null;
@@ -179,7 +203,10 @@ function unlistedLabel(crypto: Crypto & { ot: Ot }, secrets: ReturnType<typeof f
           blobs[idB] = toHex(crypto.deck.sealInner(fakeKey, new Uint8Array(12), crypto.deck.packInner(crypto.deck.encodeCard(255, 255), new Uint8Array(14))));
           fakeToken = dealUnit('guest|fake-token', n);
           const c = ctx(`h-${idB}`);
-          (m['sealed_keys'] as string[])[idB] = JSON.stringify({ label: `h-${idB}`, c: toHex(crypto.ot.sealPayload(crypto.ot.tokenKey(fakeToken, c), new Uint8Array(12), fakeKey, c)) });
+          (m['sealed_keys'] as string[])[idB] = JSON.stringify({
+            label: `h-${idB}`,
+            c: toHex(crypto.ot.sealPayload(crypto.ot.tokenKey(fakeToken, c), new Uint8Array(12), fakeKey, c)),
+          });
           i = { ...input, msg: m };
         } else if (input.kind === 'message' && input.msg.action === 'mp_ot_response' && input.msg['id'] === otId) {
           // The answer the mode unblinds to the token of its own sealed entry.
@@ -192,7 +219,8 @@ function unlistedLabel(crypto: Crypto & { ot: Ot }, secrets: ReturnType<typeof f
           const m = structuredClone(e.msg);
           if (m.action === 'mp_setup_b') (m['blobs'] as string[])[idB] = toHex(crypto.deck.sealOuter(kept.cardKey(idB), kept.blobNonce(idB), realBlobA!));
           else if (m.action === 'mp_ot_request' && m['id'] === otId) m['z'] = intToHex(crypto.ot.blind(n!, ctx(label), secrets.rs.get(otId)!));
-          else if (m.action === 'mp_witness') return { ...e, msg: editJsonItems(m, 'witnesses', (ws) => ws.map((w) => (w['ot_id'] === otId ? { ...w, label } : w))) };
+          else if (m.action === 'mp_witness')
+            return { ...e, msg: editJsonItems(m, 'witnesses', (ws) => ws.map((w) => (w['ot_id'] === otId ? { ...w, label } : w))) };
           return { ...e, msg: m };
         });
       },
@@ -233,8 +261,20 @@ function backend(name: 'wasm' | 'js'): OtCrypto {
 /** Plays the pinned deal with `c`'s cheat on `crypto`. */
 async function game(crypto: OtCrypto, c: CheatCase): Promise<PairRun> {
   const secrets = { host: fixedSecrets(crypto.ot, 'host'), guest: fixedSecrets(crypto.ot, 'guest') };
-  const side = (r: Role, seed: number): SideSetup => ({ secrets: secrets[r], seed: new Uint8Array(32).fill(seed), ...(r === c.cheater ? c.cheat({ crypto, secrets: secrets[r] }) : {}) });
-  return runPair({ crypto, module: crazyEights as HooksModule, options: {}, otProtocolId: PROTOCOL, sessionId: SESSION, host: side('host', 1), guest: side('guest', 2) });
+  const side = (r: Role, seed: number): SideSetup => ({
+    secrets: secrets[r],
+    seed: new Uint8Array(32).fill(seed),
+    ...(r === c.cheater ? c.cheat({ crypto, secrets: secrets[r] }) : {}),
+  });
+  return runPair({
+    crypto,
+    module: crazyEights as HooksModule,
+    options: {},
+    otProtocolId: PROTOCOL,
+    sessionId: SESSION,
+    host: side('host', 1),
+    guest: side('guest', 2),
+  });
 }
 
 function expectCaught(run: PairRun, cheater: Role, e: Expect): void {
@@ -271,7 +311,10 @@ export function cheatCases(): CheatCase[] {
       cheat: () => ({}),
       more(run) {
         expect([run.ends.host!.reason, run.ends.guest!.reason]).toEqual(['completed', 'completed']);
-        const witnesses = run.sent.host.concat(run.sent.guest).filter((m) => m.action === 'mp_witness').flatMap((m) => (m['witnesses'] as string[]).map((s) => JSON.parse(s) as { label: string }));
+        const witnesses = run.sent.host
+          .concat(run.sent.guest)
+          .filter((m) => m.action === 'mp_witness')
+          .flatMap((m) => (m['witnesses'] as string[]).map((s) => JSON.parse(s) as { label: string }));
         expect(witnesses.some((w) => w.label.endsWith('-51'))).toBe(false);
       },
     },
@@ -285,23 +328,86 @@ export function cheatCases(): CheatCase[] {
       return (m: Message, id: string, n: number) => m.action === 'mp_ot_response' && m['id'] === id && seen++ === n;
     };
     const list: [string, (t: Tools) => Partial<SideSetup>, Expect][] = [
-      [`poisoned sealed payload (${pre}51, never fetched)`, () => ({ wrap: rewrite({ out: onAction(setup, (m) => editJsonItems(m, 'sealed_keys', (ks) => ((ks[51]!['c'] = flipHex(ks[51]!['c']!, 40)), ks))) }) }), { reason: 'sealed_payload_poisoned', evidence: { label: `${pre}51` } }],
-      [`forged token (${pre}7 + 1)`, () => ({ wrap: rewrite({ out: onAction('mp_opening', (m) => editJsonItems(m, 'openings', (es) => es.map((e) => (e['kind'] === 'token' && e['label'] === `${pre}7` ? { ...e, token: plusOne(e['token']!) } : e)))) }) }), { reason: 'forged_token', evidence: { label: `${pre}7` } }],
-      [`keyset mismatch (token of ${pre}0 withheld)`, () => ({ wrap: rewrite({ out: onAction('mp_opening', (m) => editJsonItems(m, 'openings', (es) => es.filter((e) => !(e['kind'] === 'token' && e['label'] === `${pre}0`)))) }) }), { reason: 'keyset_mismatch' }],
+      [
+        `poisoned sealed payload (${pre}51, never fetched)`,
+        () => ({ wrap: rewrite({ out: onAction(setup, (m) => editJsonItems(m, 'sealed_keys', (ks) => ((ks[51]!['c'] = flipHex(ks[51]!['c']!, 40)), ks))) }) }),
+        { reason: 'sealed_payload_poisoned', evidence: { label: `${pre}51` } },
+      ],
+      [
+        `forged token (${pre}7 + 1)`,
+        () => ({
+          wrap: rewrite({
+            out: onAction('mp_opening', (m) =>
+              editJsonItems(m, 'openings', (es) =>
+                es.map((e) => (e['kind'] === 'token' && e['label'] === `${pre}7` ? { ...e, token: plusOne(e['token']!) } : e)),
+              ),
+            ),
+          }),
+        }),
+        { reason: 'forged_token', evidence: { label: `${pre}7` } },
+      ],
+      [
+        `keyset mismatch (token of ${pre}0 withheld)`,
+        () => ({
+          wrap: rewrite({
+            out: onAction('mp_opening', (m) => editJsonItems(m, 'openings', (es) => es.filter((e) => !(e['kind'] === 'token' && e['label'] === `${pre}0`)))),
+          }),
+        }),
+        { reason: 'keyset_mismatch' },
+      ],
       [
         `wrong ${key} disclosed for ${pre}5`,
-        () => ({ wrap: rewrite({ out: onAction('mp_opening', (m) => editJsonItems(m, 'openings', (es) => es.map((e) => (e['kind'] === key && e['label'] === `${pre}5` ? { ...e, k: flipHex(e['k']!, 3) } : e)))) }) }),
-        cheater === 'host' ? { reason: 'payload_mismatch', evidence: { label: 'h-5' } } : { reason: 'derive_id_map_failed', evidence: { detail: "cannot open blob_B for id_b '5'" } },
+        () => ({
+          wrap: rewrite({
+            out: onAction('mp_opening', (m) =>
+              editJsonItems(m, 'openings', (es) => es.map((e) => (e['kind'] === key && e['label'] === `${pre}5` ? { ...e, k: flipHex(e['k']!, 3) } : e))),
+            ),
+          }),
+        }),
+        cheater === 'host'
+          ? { reason: 'payload_mismatch', evidence: { label: 'h-5' } }
+          : { reason: 'derive_id_map_failed', evidence: { detail: "cannot open blob_B for id_b '5'" } },
       ],
-      [`witness for another label`, () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => ((ws[0]!['label'] = `${cheater === 'host' ? 'g-' : 'h-'}40`), ws))) }) }), { reason: 'bad_witness', evidence: { ot_id: `${cheater}-0` } }],
-      [`a witness withheld`, () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => ws.slice(1))) }) }), { reason: 'witness_transcript_mismatch', evidence: { missing: [`${cheater}-0`], extra: [] } }],
-      [`a witness repeated`, () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => [...ws, ws[0]!])) }) }), { reason: 'duplicate_witness_ot_id', evidence: null }],
-      [`a witness for an OT that never happened`, () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => [...ws, { ot_id: `${cheater}-999`, label: `${pre}0`, r: '1'.padStart(512, '0') }])) }) }), { reason: 'ot_snapshot_missing', evidence: { ot_id: `${cheater}-999` } }],
+      [
+        `witness for another label`,
+        () => ({
+          wrap: rewrite({
+            out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => ((ws[0]!['label'] = `${cheater === 'host' ? 'g-' : 'h-'}40`), ws))),
+          }),
+        }),
+        { reason: 'bad_witness', evidence: { ot_id: `${cheater}-0` } },
+      ],
+      [
+        `a witness withheld`,
+        () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => ws.slice(1))) }) }),
+        { reason: 'witness_transcript_mismatch', evidence: { missing: [`${cheater}-0`], extra: [] } },
+      ],
+      [
+        `a witness repeated`,
+        () => ({ wrap: rewrite({ out: onAction('mp_witness', (m) => editJsonItems(m, 'witnesses', (ws) => [...ws, ws[0]!])) }) }),
+        { reason: 'duplicate_witness_ot_id', evidence: null },
+      ],
+      [
+        `a witness for an OT that never happened`,
+        () => ({
+          wrap: rewrite({
+            out: onAction('mp_witness', (m) =>
+              editJsonItems(m, 'witnesses', (ws) => [...ws, { ot_id: `${cheater}-999`, label: `${pre}0`, r: '1'.padStart(512, '0') }]),
+            ),
+          }),
+        }),
+        { reason: 'ot_snapshot_missing', evidence: { ot_id: `${cheater}-999` } },
+      ],
       [
         `duplicate OT id (its second OT sent as ${cheater}-0)`,
         () => {
           const second = nth();
-          return { wrap: rewrite({ out: onAction('mp_ot_request', (m) => (m['id'] === `${cheater}-1` ? { ...m, id: `${cheater}-0` } : m)), in: (m) => (second(m, `${cheater}-0`, 1) ? { ...m, id: `${cheater}-1` } : m) }) };
+          return {
+            wrap: rewrite({
+              out: onAction('mp_ot_request', (m) => (m['id'] === `${cheater}-1` ? { ...m, id: `${cheater}-0` } : m)),
+              in: (m) => (second(m, `${cheater}-0`, 1) ? { ...m, id: `${cheater}-1` } : m),
+            }),
+          };
         },
         { reason: 'ot_snapshot_missing', evidence: { ot_id: `${cheater}-1` } },
       ],
@@ -311,7 +417,12 @@ export function cheatCases(): CheatCase[] {
           const second = nth();
           return {
             wrap: rewrite({
-              out: (m) => (m.action === 'mp_ot_request' && m['id'] === `${cheater}-1` ? { ...m, id: `${cheater}-0` } : m.action === 'mp_witness' ? editJsonItems(m, 'witnesses', (ws) => ws.map((w) => (w['ot_id'] === `${cheater}-1` ? { ...w, ot_id: `${cheater}-0` } : w))) : m),
+              out: (m) =>
+                m.action === 'mp_ot_request' && m['id'] === `${cheater}-1`
+                  ? { ...m, id: `${cheater}-0` }
+                  : m.action === 'mp_witness'
+                    ? editJsonItems(m, 'witnesses', (ws) => ws.map((w) => (w['ot_id'] === `${cheater}-1` ? { ...w, ot_id: `${cheater}-0` } : w)))
+                    : m,
               in: (m) => (second(m, `${cheater}-0`, 1) ? { ...m, id: `${cheater}-1` } : m),
             }),
           };
@@ -320,21 +431,48 @@ export function cheatCases(): CheatCase[] {
       ],
       [
         `peeked non-hand card (two deal OTs swapped)`,
-        ({ crypto, secrets }) => ({ wrap: swappedOts(crypto, cheater, secrets, `${cheater}-1`, `${cheater}-2`, (otId) => (cheater === 'guest' ? `h-${otId.slice(-1)}` : `g-${5 + Number(otId.slice(-1))}`)) }),
-        { reason: 'peeked_non_hand', evidence: cheater === 'guest' ? { ot_id: 'guest-1', id_b: '2', label: 'h-2' } : { ot_id: 'host-1', id_b: '7', label: 'g-7' } },
+        ({ crypto, secrets }) => ({
+          wrap: swappedOts(crypto, cheater, secrets, `${cheater}-1`, `${cheater}-2`, (otId) =>
+            cheater === 'guest' ? `h-${otId.slice(-1)}` : `g-${5 + Number(otId.slice(-1))}`,
+          ),
+        }),
+        {
+          reason: 'peeked_non_hand',
+          evidence: cheater === 'guest' ? { ot_id: 'guest-1', id_b: '2', label: 'h-2' } : { ot_id: 'host-1', id_b: '7', label: 'g-7' },
+        },
       ],
-      [`bad terminal receipt`, () => ({ wrap: rewrite({ out: onAction('mp_terminal_receipt', (m) => ({ ...m, signature: flipHex(m['signature'] as string, 127) })) }) }), { reason: 'peer_receipt_signature_invalid', evidence: null }],
-      [`play with a wrong k_inner`, () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => ({ ...m, k_inner: flipHex(m['k_inner'] as string) })) }) }), { reason: 'invalid_keys_or_blob', end: 'play_rejected' }],
-      [`play declaring another face`, () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => ({ ...m, suit: ((m['suit'] as number) + 1) % 4 })) }) }), { reason: 'card_face_mismatch', end: 'play_rejected' }],
-      [`play of a card not in its hand`, () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => ({ ...m, id_b: '51' })) }) }), { reason: 'card_not_in_hand', end: 'play_rejected' }],
-      [`play against the rules (call_suit on a card that is not an 8)`, () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => (m['rank'] === 6 ? m : { ...m, call_suit: 0 })) }) }), { reason: 'unexpected_call_suit', end: 'rule_rejected' }],
+      [
+        `bad terminal receipt`,
+        () => ({ wrap: rewrite({ out: onAction('mp_terminal_receipt', (m) => ({ ...m, signature: flipHex(m['signature'] as string, 127) })) }) }),
+        { reason: 'peer_receipt_signature_invalid', evidence: null },
+      ],
+      [
+        `play with a wrong k_inner`,
+        () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => ({ ...m, k_inner: flipHex(m['k_inner'] as string) })) }) }),
+        { reason: 'invalid_keys_or_blob', end: 'play_rejected' },
+      ],
+      [
+        `play declaring another face`,
+        () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => ({ ...m, suit: ((m['suit'] as number) + 1) % 4 })) }) }),
+        { reason: 'card_face_mismatch', end: 'play_rejected' },
+      ],
+      [
+        `play of a card not in its hand`,
+        () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => ({ ...m, id_b: '51' })) }) }),
+        { reason: 'card_not_in_hand', end: 'play_rejected' },
+      ],
+      [
+        `play against the rules (call_suit on a card that is not an 8)`,
+        () => ({ wrap: rewrite({ out: onAction('mp_play', (m) => (m['rank'] === 6 ? m : { ...m, call_suit: 0 })) }) }),
+        { reason: 'unexpected_call_suit', end: 'rule_rejected' },
+      ],
     ];
     for (const [name, cheat, e] of list) cases.push({ title: `${cheater} cheats: ${name} → ${e.end ?? 'audit'} ${e.reason}`, cheater, cheat, expect: e });
   }
 
   const evidence = { label: 'h-99', ot_id: 'guest-4' };
   cases.push({
-    title: 'guest cheats: a deal OT for a label outside the Host\'s table (h-99), honestly witnessed → audit label_not_in_map',
+    title: "guest cheats: a deal OT for a label outside the Host's table (h-99), honestly witnessed → audit label_not_in_map",
     cheater: 'guest',
     cheat: ({ crypto, secrets }) => unlistedLabel(crypto, secrets, 'guest-4', 4, 'h-99'),
     expect: { reason: 'label_not_in_map', evidence },
@@ -345,31 +483,60 @@ export function cheatCases(): CheatCase[] {
       const setupA = run.sent.host.find((m) => m.action === 'mp_setup_a')!;
       const n = fromHex((JSON.parse(setupA['rsa_pub'] as string) as { n: string }).n);
       const z = intFromHex(run.sent.guest.find((m) => m.action === 'mp_ot_request' && m['id'] === 'guest-4')!['z'] as string);
-      const w = (run.sent.guest.find((m) => m.action === 'mp_witness')!['witnesses'] as string[]).map((x) => JSON.parse(x) as Record<string, string>).find((x) => x['ot_id'] === 'guest-4')!;
-      const hostCtx = (label: string) => crypto.ot.context({ protocolId: PROTOCOL, sessionId: SESSION, senderRole: ROLE_HOST, payloadType: PAYLOAD_K_INNER, label });
+      const w = (run.sent.guest.find((m) => m.action === 'mp_witness')!['witnesses'] as string[])
+        .map((x) => JSON.parse(x) as Record<string, string>)
+        .find((x) => x['ot_id'] === 'guest-4')!;
+      const hostCtx = (label: string) =>
+        crypto.ot.context({ protocolId: PROTOCOL, sessionId: SESSION, senderRole: ROLE_HOST, payloadType: PAYLOAD_K_INNER, label });
       expect(w['label']).toBe('h-99');
       expect(crypto.ot.checkWitness(n, hostCtx('h-99'), z, intFromHex(w['r']!))).toBe(true);
       expect(crypto.ot.checkWitness(n, hostCtx('h-4'), z, intFromHex(w['r']!))).toBe(false);
       // The game went on to its end: the skipped card was never played.
       expect(run.sent.guest.some((m) => m.action === 'mp_play' && m['id_b'] === '4')).toBe(false);
       // An offline verifier replaying the wire as the Host reaches the same verdict.
-      const replay = replayGame(crypto, run.wire.map(({ from, msg }) => ({ direction: from === 'host' ? 'host_to_guest' : 'guest_to_host', message: msg })), {
-        verifier: 'host', protocolId: PROTOCOL, sessionId: SESSION, universe: makeDeck(), deal: run.ends.host!.deal!, peerPublicKey: crypto.ed25519PublicKey(new Uint8Array(32).fill(2)),
-      });
+      const replay = replayGame(
+        crypto,
+        run.wire.map(({ from, msg }) => ({ direction: from === 'host' ? 'host_to_guest' : 'guest_to_host', message: msg })),
+        {
+          verifier: 'host',
+          protocolId: PROTOCOL,
+          sessionId: SESSION,
+          universe: makeDeck(),
+          deal: run.ends.host!.deal!,
+          peerPublicKey: crypto.ed25519PublicKey(new Uint8Array(32).fill(2)),
+        },
+      );
       expect(replay.verdict).toEqual({ auditPassed: false, auditFailure: { reason: 'label_not_in_map', evidence }, raised: null });
     },
   });
 
   // A deck only the Host builds: its universe with a card missing or doubled; the Guest's own shuffle doubled.
   const withUniverse = (edit: (u: [number, number][]) => [number, number][]) => (): Partial<SideSetup> => {
-    const h = instantiateHooks(crazyEights as HooksModule<'mental_poker'>, { role: 'host', options: {}, args: [], stateDir: '/nonexistent', decision: null, random: () => 0.5 }) as MentalPokerHooks;
+    const h = instantiateHooks(crazyEights as HooksModule<'mental_poker'>, {
+      role: 'host',
+      options: {},
+      args: [],
+      stateDir: '/nonexistent',
+      decision: null,
+      random: () => 0.5,
+    }) as MentalPokerHooks;
     const universe = h.proto_mp_deck_universe.bind(h);
     h.proto_mp_deck_universe = () => edit(universe().map(([r, s]) => [r, s]));
     return { hooks: h };
   };
   cases.push(
-    { title: 'host cheats: a deck short of a card → audit deck_size_mismatch', cheater: 'host', cheat: withUniverse((u) => u.slice(0, 51)), expect: { reason: 'deck_size_mismatch', evidence: { actual: 51, expected: 52 } } },
-    { title: 'host cheats: a deck with a card doubled (not the universe) → audit deck_universe_mismatch', cheater: 'host', cheat: withUniverse((u) => [...u.slice(0, 51), u[0]!]), expect: { reason: 'deck_universe_mismatch', evidence: { missing: ['0c03'], extra: [] } } },
+    {
+      title: 'host cheats: a deck short of a card → audit deck_size_mismatch',
+      cheater: 'host',
+      cheat: withUniverse((u) => u.slice(0, 51)),
+      expect: { reason: 'deck_size_mismatch', evidence: { actual: 51, expected: 52 } },
+    },
+    {
+      title: 'host cheats: a deck with a card doubled (not the universe) → audit deck_universe_mismatch',
+      cheater: 'host',
+      cheat: withUniverse((u) => [...u.slice(0, 51), u[0]!]),
+      expect: { reason: 'deck_universe_mismatch', evidence: { missing: ['0c03'], extra: [] } },
+    },
     {
       title: 'guest cheats: a blob_A wrapped twice in its deck → audit derive_id_map_failed',
       cheater: 'guest',
@@ -384,17 +551,26 @@ export function cheatCases(): CheatCase[] {
 export function cheatSuite(name: 'wasm' | 'js'): void {
   describe(`cheating peers against our engine (${name})`, () => {
     for (const c of cheatCases()) {
-      it(c.title, async () => {
-        const crypto = backend(name);
-        check(await game(crypto, c), c, crypto);
-      }, 120_000);
+      it(
+        c.title,
+        async () => {
+          const crypto = backend(name);
+          check(await game(crypto, c), c, crypto);
+        },
+        120_000,
+      );
     }
   });
 }
 
 /** What a run shows the world and the sides' verdicts: every message on the wire, both ends, every event, both transcript roots. */
 function observed(run: PairRun): unknown {
-  return { wire: run.wire, ends: run.ends, events: run.events, roots: { host: run.modes.host.transcript.rootHex(), guest: run.modes.guest.transcript.rootHex() } };
+  return {
+    wire: run.wire,
+    ends: run.ends,
+    events: run.events,
+    roots: { host: run.modes.host.transcript.rootHex(), guest: run.modes.guest.transcript.rootHex() },
+  };
 }
 
 /**

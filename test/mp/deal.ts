@@ -92,12 +92,19 @@ export function dealSecrets(ot: Pick<Ot, 'importKey'>, role: Role, options: { sh
  */
 export function memoCrypto(crypto: Crypto): Crypto & { ot: Ot } {
   const memo = new Map<string, unknown>();
-  const copy = <T>(v: T): T => (v instanceof Uint8Array ? (v.slice() as T) : typeof v === 'object' && v !== null ? (Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copy(x)])) as T) : v);
-  const once = <A extends Uint8Array[], R>(name: string, f: (...a: A) => R) => (...a: A): R => {
-    const key = `${name}|${a.map((x) => toHex(x)).join('|')}`;
-    if (!memo.has(key)) memo.set(key, f(...a));
-    return copy(memo.get(key) as R);
-  };
+  const copy = <T>(v: T): T =>
+    v instanceof Uint8Array
+      ? (v.slice() as T)
+      : typeof v === 'object' && v !== null
+        ? (Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copy(x)])) as T)
+        : v;
+  const once =
+    <A extends Uint8Array[], R>(name: string, f: (...a: A) => R) =>
+    (...a: A): R => {
+      const key = `${name}|${a.map((x) => toHex(x)).join('|')}`;
+      if (!memo.has(key)) memo.set(key, f(...a));
+      return copy(memo.get(key) as R);
+    };
   const wrapKey = (k: RsaKey): RsaKey => {
     let live = true;
     const n = toHex(k.n);

@@ -24,9 +24,21 @@ function secrets(ot: Ot, role: Role, key: 'live' | 'pinned'): MpSecrets {
 }
 
 const A20 = [
-  'mp_setup_started', 'mp_setup_completed', 'mp_ot_started', 'mp_ot_completed', 'deal_requested', 'play_verified',
-  'mp_opening_sent', 'mp_opening_received', 'mp_witness_sent', 'mp_witness_received', 'audit_started', 'audit_passed',
-  'mp_terminal_receipt_signed', 'mp_terminal_receipt_verified', 'game_over',
+  'mp_setup_started',
+  'mp_setup_completed',
+  'mp_ot_started',
+  'mp_ot_completed',
+  'deal_requested',
+  'play_verified',
+  'mp_opening_sent',
+  'mp_opening_received',
+  'mp_witness_sent',
+  'mp_witness_received',
+  'audit_started',
+  'audit_passed',
+  'mp_terminal_receipt_signed',
+  'mp_terminal_receipt_verified',
+  'game_over',
 ];
 
 const GAMES: [string, HooksModule, string, 'live' | 'pinned'][] = [
@@ -41,7 +53,11 @@ for (const backend of ['wasm', 'js'] as const) {
       it(`plays ${folder} to a passed audit with equal transcripts and verifying receipts${key === 'live' ? ' (live RSA keys)' : ''}`, async () => {
         const seed = (b: number) => new Uint8Array(32).fill(b);
         const run = await runPair({
-          crypto, module, options: {}, otProtocolId: name, sessionId: `mode-test-${folder}`,
+          crypto,
+          module,
+          options: {},
+          otProtocolId: name,
+          sessionId: `mode-test-${folder}`,
           host: { secrets: secrets(crypto.ot, 'host', key), seed: seed(1) },
           guest: { secrets: secrets(crypto.ot, 'guest', key), seed: seed(2) },
         });
@@ -75,14 +91,20 @@ for (const backend of ['wasm', 'js'] as const) {
   });
 
   describe(`mental_poker mode, local decisions (${backend})`, () => {
-    it('an explicit decision replaces the hooks\' choice; a refused one is reported and the hooks choose', async () => {
+    it("an explicit decision replaces the hooks' choice; a refused one is reported and the hooks choose", async () => {
       const chosen: string[] = [];
       const run = await runPair({
-        crypto, module: crazyEights as HooksModule, options: {}, otProtocolId: 'Crazy Eights', sessionId: 'decisions',
+        crypto,
+        module: crazyEights as HooksModule,
+        options: {},
+        otProtocolId: 'Crazy Eights',
+        sessionId: 'decisions',
         guest: { secrets: secrets(crypto.ot, 'guest', 'pinned'), seed: new Uint8Array(32).fill(2) },
         // The Host's first turn is the game's first play, where every card plays.
         host: {
-          secrets: secrets(crypto.ot, 'host', 'pinned'), seed: new Uint8Array(32).fill(1), decisions: true,
+          secrets: secrets(crypto.ot, 'host', 'pinned'),
+          seed: new Uint8Array(32).fill(1),
+          decisions: true,
           decide: (seq, legal) => {
             if (seq === 1) return { kind: 'play', id_b: 'not-a-card' };
             if (seq !== 0) return undefined;

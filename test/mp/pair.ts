@@ -47,11 +47,28 @@ export async function runPair(opts: {
   const make = (role: Role): MpMode => {
     const side = opts[role];
     const peer = opts[role === 'host' ? 'guest' : 'host'];
-    const hooks = side.hooks ?? (instantiateHooks(opts.module as HooksModule<'mental_poker'>, { role, options: opts.options, args: [], stateDir: '/nonexistent', decision: null, random: () => 0.5 }) as MentalPokerHooks);
+    const hooks =
+      side.hooks ??
+      (instantiateHooks(opts.module as HooksModule<'mental_poker'>, {
+        role,
+        options: opts.options,
+        args: [],
+        stateDir: '/nonexistent',
+        decision: null,
+        random: () => 0.5,
+      }) as MentalPokerHooks);
     hooks.proto_init?.(opts.options, role, [], '/nonexistent', null);
     const mode = createMpMode({
-      role, crypto, hooks, secrets: side.secrets, otProtocolId: opts.otProtocolId, sessionId: opts.sessionId,
-      signer: side.seed, publicKey: pub(side), peerPublicKey: pub(peer), decisions: side.decisions ?? false,
+      role,
+      crypto,
+      hooks,
+      secrets: side.secrets,
+      otProtocolId: opts.otProtocolId,
+      sessionId: opts.sessionId,
+      signer: side.seed,
+      publicKey: pub(side),
+      peerPublicKey: pub(peer),
+      decisions: side.decisions ?? false,
     });
     return side.wrap ? side.wrap(mode) : mode;
   };

@@ -67,7 +67,16 @@ export function secretsOf(crypto: Crypto & { ot: Ot }, game: GameVector, role: R
   };
   return {
     rsaKey: async () =>
-      crypto.ot.importKey({ n: even(rsa.n), e: 65537, d: even(rsa.d), p: even(rsa.p), q: even(rsa.q), dp: even(rsa.dmp1), dq: even(rsa.dmq1), qi: even(rsa.iqmp) }),
+      crypto.ot.importKey({
+        n: even(rsa.n),
+        e: 65537,
+        d: even(rsa.d),
+        p: even(rsa.p),
+        q: even(rsa.q),
+        dp: even(rsa.dmp1),
+        dq: even(rsa.dmq1),
+        qi: even(rsa.iqmp),
+      }),
     cardKey: (i) => need(keys.get(`${prefix}${i}`), `${kind} of ${prefix}${i}`),
     blobNonce: (i) => need(blobs[i], `blob ${i}`).slice(0, 12),
     pad: (i) => crypto.deck.openLayer(need(keys.get(`h-${i}`), `k_inner of h-${i}`), blobs[i]!).slice(2),
@@ -86,13 +95,33 @@ export interface SideRun {
 }
 
 /** Runs our engine as `role` against the peer messages given (the recorded ones, or altered ones). */
-export async function runSide(crypto: Crypto & { ot: Ot }, game: GameVector, role: Role, peerMessages: readonly Message[], module: HooksModule = crazyEights as HooksModule): Promise<SideRun> {
+export async function runSide(
+  crypto: Crypto & { ot: Ot },
+  game: GameVector,
+  role: Role,
+  peerMessages: readonly Message[],
+  module: HooksModule = crazyEights as HooksModule,
+): Promise<SideRun> {
   const peer: Role = role === 'host' ? 'guest' : 'host';
-  const hooks = instantiateHooks(module as HooksModule<'mental_poker'>, { role, options: game.options, args: [], stateDir: '/nonexistent', decision: null, random: () => 0.5 }) as MentalPokerHooks;
+  const hooks = instantiateHooks(module as HooksModule<'mental_poker'>, {
+    role,
+    options: game.options,
+    args: [],
+    stateDir: '/nonexistent',
+    decision: null,
+    random: () => 0.5,
+  }) as MentalPokerHooks;
   hooks.proto_init?.(game.options, role, [], '/nonexistent', null);
   const mode = createMpMode({
-    role, crypto, hooks, secrets: secretsOf(crypto, game, role), otProtocolId: game.protocol_id_in_ot_context, sessionId: game.session_id,
-    signer: fromHex(game[role].ed25519_seed), publicKey: game[role].public_key, peerPublicKey: game[peer].public_key,
+    role,
+    crypto,
+    hooks,
+    secrets: secretsOf(crypto, game, role),
+    otProtocolId: game.protocol_id_in_ot_context,
+    sessionId: game.session_id,
+    signer: fromHex(game[role].ed25519_seed),
+    publicKey: game[role].public_key,
+    peerPublicKey: game[peer].public_key,
   });
   const sent: Message[] = [role === 'host' ? { action: 'ready' } : { action: 'join' }];
   const events: SideRun['events'] = [];

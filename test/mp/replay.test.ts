@@ -107,12 +107,18 @@ for (const backend of ['wasm', 'js'] as const) {
         expect(end, 'the verifier reached an end').toBeTruthy();
         const e = c.expect;
         expect(end.result?.audit_passed ?? false).toBe(e.audit_passed);
-        const failure = end.audit ? (end.audit.reason === 'peer_receipt_signature_invalid' ? { reason: end.audit.reason } : { reason: end.audit.reason, evidence: end.audit.evidence }) : null;
+        const failure = end.audit
+          ? end.audit.reason === 'peer_receipt_signature_invalid'
+            ? { reason: end.audit.reason }
+            : { reason: end.audit.reason, evidence: end.audit.evidence }
+          : null;
         expect(failure).toEqual(e.audit_failure);
         expect(['play_rejected', 'rule_rejected'].includes(end.reason) ? { error: 'ValueError', message: end.detail } : null).toEqual(e.raised);
         expect(end.result).toEqual(e.result);
         const recorded = sentBy(g, c.verifier);
-        const changes = run.sent.map((m, index) => ({ index, message: m })).filter(({ index, message }) => JSON.stringify(message) !== JSON.stringify(recorded[index]));
+        const changes = run.sent
+          .map((m, index) => ({ index, message: m }))
+          .filter(({ index, message }) => JSON.stringify(message) !== JSON.stringify(recorded[index]));
         expect(changes).toEqual(e.verifier_sent_changes);
         expect(run.sent.length).toBe(e.verifier_sent_count);
         // A cheat the verifier can prove names the peer and the step that failed.
@@ -132,7 +138,13 @@ describe.skipIf(!doc)(`garbage from the peer at every kind of step ends with a t
   const garbage: [string, (m: Message) => Message][] = [
     ['only its action', (m) => ({ action: m.action })],
     ['every field a float', (m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k === 'action' ? v : 1.5])) as Message],
-    ['every string field not hex, every list of strings not JSON', (m) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, k === 'action' ? v : typeof v === 'string' ? 'zz' : Array.isArray(v) ? v.map(() => '{"kind":') : v])) as Message],
+    [
+      'every string field not hex, every list of strings not JSON',
+      (m) =>
+        Object.fromEntries(
+          Object.entries(m).map(([k, v]) => [k, k === 'action' ? v : typeof v === 'string' ? 'zz' : Array.isArray(v) ? v.map(() => '{"kind":') : v]),
+        ) as Message,
+    ],
     ['another action', (m) => ({ ...m, action: m.action === 'mp_pass' ? 'mp_play' : 'mp_pass' })],
   ];
   for (const role of ['host', 'guest'] as const) {
@@ -156,15 +168,23 @@ describe.skipIf(!doc)(`garbage from the peer at every kind of step ends with a t
 
 describe.skipIf(!doc)(`the game's rules replayed offline over the recorded game${AUDITS.missing ? ` (${AUDITS.missing})` : ''}`, () => {
   const fresh = (role: Role) => {
-    const h = instantiateHooks(crazyEights as HooksModule<'mental_poker'>, { role, options: {}, args: [], stateDir: '', decision: null, random: () => 0 }) as MentalPokerHooks;
+    const h = instantiateHooks(crazyEights as HooksModule<'mental_poker'>, {
+      role,
+      options: {},
+      args: [],
+      stateDir: '',
+      decision: null,
+      random: () => 0,
+    }) as MentalPokerHooks;
     h.proto_init?.({}, role, [], '', null);
     return h;
   };
-  const wire = (msgs: readonly { direction: string; message: Message }[]) => msgs.map((m) => ({ from: (m.direction === 'host_to_guest' ? 'host' : 'guest') as Role, msg: m.message }));
+  const wire = (msgs: readonly { direction: string; message: Message }[]) =>
+    msgs.map((m) => ({ from: (m.direction === 'host_to_guest' ? 'host' : 'guest') as Role, msg: m.message }));
   it('accept every play, from either side', () => {
     for (const role of ['host', 'guest'] as const) expect(replayRules(fresh(role), wire(game!.messages), role, { host: 5, guest: 5 })).toEqual({ ok: true });
   });
-  it('refuse the altered play of play_rule_rejected_host, at its place, for the reference\'s reason', () => {
+  it("refuse the altered play of play_rule_rejected_host, at its place, for the reference's reason", () => {
     const c = mutated.find((m) => m.id === 'play_rule_rejected_host')!;
     const hostMsgs = applyOps(sentBy(game!, 'host'), c.ops);
     let k = 0;
@@ -173,4 +193,3 @@ describe.skipIf(!doc)(`the game's rules replayed offline over the recorded game$
     expect(v).toEqual({ ok: false, index: game!.messages.findIndex((m) => m.message.action === 'mp_play'), reason: 'unexpected_call_suit' });
   });
 });
-

@@ -63,7 +63,13 @@ describe.each(['wasm', 'js'])('%s backend', (name) => {
     const t = new Transcript(c);
     t.append('mp_pass', { who: 'guest' });
     const [peer, other] = [c.ed25519Keypair(new Uint8Array(32).fill(1)), c.ed25519Keypair(new Uint8Array(32).fill(2))];
-    const receipt = (kp: typeof peer, hash = t.rootHex()) => ({ action: 'mp_terminal_receipt', transcript_hash: hash, signature: toHex(t.sign(kp)), audit_status: 'passed', public_key: toHex(kp.publicKey) });
+    const receipt = (kp: typeof peer, hash = t.rootHex()) => ({
+      action: 'mp_terminal_receipt',
+      transcript_hash: hash,
+      signature: toHex(t.sign(kp)),
+      audit_status: 'passed',
+      public_key: toHex(kp.publicKey),
+    });
     expect(verifyPeerReceipt(t, receipt(peer), peer.publicKey)).toBe(true);
     expect(verifyPeerReceipt(t, { ...receipt(peer), signature: receipt(peer).signature.toUpperCase() }, peer.publicKey)).toBe(true);
     expect(verifyPeerReceipt(t, receipt(other), peer.publicKey)).toBe(false);
@@ -107,7 +113,11 @@ describe('canonical JSON', () => {
     expect(canonicalJson({ z: big, m: -(2n ** 64n) })).toBe(`{"m":-18446744073709551616,"z":${big.toString()}}`);
     expect(canonicalJson([Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER])).toBe('[9007199254740991,-9007199254740991]');
     expect(code(() => canonicalJson(2 ** 53))).toBe('MP_JSON_UNSAFE_INTEGER');
-    for (const f of [0.5, -0, NaN, Infinity, -Infinity, 1e-7]) expect(code(() => canonicalJson([f])), String(f)).toBe('MP_JSON_FLOAT');
+    for (const f of [0.5, -0, NaN, Infinity, -Infinity, 1e-7])
+      expect(
+        code(() => canonicalJson([f])),
+        String(f),
+      ).toBe('MP_JSON_FLOAT');
   });
 
   it('refuses what JSON cannot carry, with the reference message where it has one', () => {
@@ -160,7 +170,10 @@ describe('canonical JSON', () => {
 
   it('orders any keys as a plain sort of their UTF-8 bytes does (property)', () => {
     // Code points around the surrogate range, where UTF-16 order and code-point order part, and any other.
-    const unit = fc.oneof(fc.constantFrom('a', 'A', '\n', '\ud7ff', '\uff61', '\ue000', '\uffff', '\u{10000}', '\u{1F600}', '\u{10FFFF}', 'é'), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }));
+    const unit = fc.oneof(
+      fc.constantFrom('a', 'A', '\n', '\ud7ff', '\uff61', '\ue000', '\uffff', '\u{10000}', '\u{1F600}', '\u{10FFFF}', 'é'),
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+    );
     const key = fc.string({ unit, maxLength: 4 });
     fc.assert(
       fc.property(fc.uniqueArray(key, { maxLength: 12 }), (keys) => {
@@ -194,7 +207,13 @@ describe('canonical JSON', () => {
         expect(canonicalJson(back)).toBe(text);
         // Only bigints that a double holds exactly come back as numbers; everything else is the same value.
         const norm = (x: unknown): unknown =>
-          typeof x === 'bigint' && x >= -BigInt(Number.MAX_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(x) : Array.isArray(x) ? x.map(norm) : x && typeof x === 'object' ? Object.fromEntries(Object.entries(x).map(([k, y]) => [k, norm(y)])) : x;
+          typeof x === 'bigint' && x >= -BigInt(Number.MAX_SAFE_INTEGER) && x <= BigInt(Number.MAX_SAFE_INTEGER)
+            ? Number(x)
+            : Array.isArray(x)
+              ? x.map(norm)
+              : x && typeof x === 'object'
+                ? Object.fromEntries(Object.entries(x).map(([k, y]) => [k, norm(y)]))
+                : x;
         expect(back).toEqual(norm(v));
       }),
       { numRuns: 300 },

@@ -96,14 +96,35 @@ function table(tag: string) {
   const leaderPk = toHex(c.ed25519PublicKey(seeds[0]!));
   const seats: Seat[] = seeds.map((seed, i) => {
     const pk = toHex(c.ed25519PublicKey(seed));
-    const header = { _group_transcript: 1 as const, protocol_id: protocol.protocolId, group_id: groupId, member_public_key: pk, leader_public_key: leaderPk, leader_epoch: 0 };
-    return { seed, pk, core: MemberCore.create(c, seed, memberDir(sessions, groupId, pk), header, protocol.specText, holdem.autoplay!, seeded(100 + i)), silent: false };
+    const header = {
+      _group_transcript: 1 as const,
+      protocol_id: protocol.protocolId,
+      group_id: groupId,
+      member_public_key: pk,
+      leader_public_key: leaderPk,
+      leader_epoch: 0,
+    };
+    return {
+      seed,
+      pk,
+      core: MemberCore.create(c, seed, memberDir(sessions, groupId, pk), header, protocol.specText, holdem.autoplay!, seeded(100 + i)),
+      silent: false,
+    };
   });
   const clock = new VirtualClock();
   const events: { type: string; data: Record<string, unknown>; at: number }[] = [];
   const hubFor = (leader: Seat, epoch: number) =>
     new GroupHub<MemoryLink>({
-      crypto: c, seed: leader.seed, protocol, options, groupId, leaderEpoch: epoch, self: leader.core, random: seeded(7), clock, turnTimeoutMs: MINUTE,
+      crypto: c,
+      seed: leader.seed,
+      protocol,
+      options,
+      groupId,
+      leaderEpoch: epoch,
+      self: leader.core,
+      random: seeded(7),
+      clock,
+      turnTimeoutMs: MINUTE,
       onEvent: (type, data) => events.push({ type, data, at: clock.now() }),
     });
   const members: GroupMember[] = seats.map((s, i) => ({ member_id: `seat-${i}`, public_key: s.pk, seat: i, status: 'active' }));

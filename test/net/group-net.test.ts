@@ -42,11 +42,17 @@ function memberDir(dataDir: string): string | undefined {
   }
   return undefined;
 }
-const entries = (dir: string | undefined) => (dir && existsSync(join(dir, 'transcript.jsonl')) ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).length - 1 : 0);
-const lines = (dir: string) => readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).slice(1).map((l) => JSON.parse(l) as { kind: string; bootstrap?: boolean; envelope?: Record<string, unknown>; leader_public_key?: string; leader_epoch?: number });
+const entries = (dir: string | undefined) =>
+  dir && existsSync(join(dir, 'transcript.jsonl')) ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).length - 1 : 0;
+const lines = (dir: string) =>
+  readFileSync(join(dir, 'transcript.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .slice(1)
+    .map((l) => JSON.parse(l) as { kind: string; bootstrap?: boolean; envelope?: Record<string, unknown>; leader_public_key?: string; leader_epoch?: number });
 
 describe('authoritative_group over the network', () => {
-  it('a leader and three member processes play Hold\'em through a member crash and a leader failover; every transcript verifies', async () => {
+  it("a leader and three member processes play Hold'em through a member crash and a leader failover; every transcript verifies", async () => {
     const out = tempDir('group-net');
     const data = [0, 1, 2, 3].map((i) => join(out, `agent${i}`));
     for (const d of data) initDataDir(d);
@@ -85,7 +91,12 @@ describe('authoritative_group over the network', () => {
       const finals = [oldLeader, members[0]!, rejoined, members[2]!];
       const codes = await Promise.race([
         Promise.all(finals.map((p) => p.exited)),
-        new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`the group did not finish in 150 s\n${procs.map((p, i) => `--- process ${i}\n${p.output()}`).join('\n')}`)), 150_000)),
+        new Promise<never>((_, reject) =>
+          setTimeout(
+            () => reject(new Error(`the group did not finish in 150 s\n${procs.map((p, i) => `--- process ${i}\n${p.output()}`).join('\n')}`)),
+            150_000,
+          ),
+        ),
       ]);
       expect(codes, finals.map((p) => p.output()).join('\n----\n')).toEqual([0, 0, 0, 0]);
 
@@ -101,7 +112,9 @@ describe('authoritative_group over the network', () => {
       // One final frame, one outcome, one successor: the member in seat 1.
       expect(new Set(receipts.map((r) => r['frame_hash'])).size).toBe(1);
       expect(new Set(receipts.map((r) => r['outcome'])).size).toBe(1);
-      const firstCheckpoint = lines(dirs[0]!).find((e) => e.kind === 'envelope')!.envelope!['checkpoint'] as { members: { seat: number; public_key: string }[] };
+      const firstCheckpoint = lines(dirs[0]!).find((e) => e.kind === 'envelope')!.envelope!['checkpoint'] as {
+        members: { seat: number; public_key: string }[];
+      };
       const seat1 = firstCheckpoint.members.find((m) => m.seat === 1)!.public_key;
       expect(receipts[0]!['leader_public_key']).toBe(seat1);
       // The rejoined member was admitted again and its transcript continued past the crash (with a

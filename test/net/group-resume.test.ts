@@ -17,7 +17,17 @@ const autoplay = communityRoom.autoplay!;
 
 async function session() {
   const l = loadSpec(c, new URL('../../ts/protocols/community-room', import.meta.url).pathname);
-  const r = await runGroupLocal({ crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks: communityRoom, members: 3, keySeeds: seeds, seed: 4, outDir: tempDir('group-resume') });
+  const r = await runGroupLocal({
+    crypto: c,
+    spec: l.spec,
+    specText: l.text,
+    protocolId: l.protocolId!,
+    hooks: communityRoom,
+    members: 3,
+    keySeeds: seeds,
+    seed: 4,
+    outDir: tempDir('group-resume'),
+  });
   expect(r.completed).toBe(true);
   return r.members[1]!.dir;
 }

@@ -58,14 +58,20 @@ function onItsTurn(dir: string | undefined): boolean {
   if (!readFileSync(join(dir, 'transcript.jsonl'), 'utf8').includes('\n')) return false;
   const { header, entries } = transcript(dir);
   if (!entries.length) return false;
-  const r = new GroupReplica({ crypto: c, groupId: header.group_id, viewerPublicKey: header.member_public_key, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch });
+  const r = new GroupReplica({
+    crypto: c,
+    groupId: header.group_id,
+    viewerPublicKey: header.member_public_key,
+    leaderPublicKey: header.leader_public_key,
+    leaderEpoch: header.leader_epoch,
+  });
   for (const e of entries) if (e.kind === 'envelope') r.apply(e.envelope, { bootstrap: e.bootstrap });
   const v = r.view as { phase?: string; current_player?: string } | null;
   return v?.phase === 'betting' && v.current_player === header.member_public_key;
 }
 
 describe('authoritative_group turn deadlines over the network', () => {
-  it("a member killed on its turn is folded for at the deadline, rejoins with --resume and plays on; the table completes", async () => {
+  it('a member killed on its turn is folded for at the deadline, rejoins with --resume and plays on; the table completes', async () => {
     const out = tempDir('group-turns');
     const data = [0, 1, 2, 3].map((i) => join(out, `agent${i}`));
     // The four identities at once: one `aigenora init` process each.
@@ -79,10 +85,24 @@ describe('authoritative_group turn deadlines over the network', () => {
         throw new Error(`${e.message}\n${dump()}`);
       });
     try {
-      const leader = start(['host', '--protocol-dir', HOLDEM, '--options', OPTIONS, '--data-dir', data[0]!, '--invitation-file', invFile, '--action-delay-ms', '100', ...TURN]);
+      const leader = start([
+        'host',
+        '--protocol-dir',
+        HOLDEM,
+        '--options',
+        OPTIONS,
+        '--data-dir',
+        data[0]!,
+        '--invitation-file',
+        invFile,
+        '--action-delay-ms',
+        '100',
+        ...TURN,
+      ]);
       procs.push(leader);
       await wait(() => existsSync(invFile), 'the invitation', 20_000);
-      const join_ = (i: number, delayMs: number, extra: string[] = []) => start(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[i]!, '--action-delay-ms', String(delayMs), ...TURN, ...extra]);
+      const join_ = (i: number, delayMs: number, extra: string[] = []) =>
+        start(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[i]!, '--action-delay-ms', String(delayMs), ...TURN, ...extra]);
       // The victim is slow to move, so the test can see its turn come and kill it while the hand waits.
       const members = [join_(1, 100), join_(2, 100), join_(3, 5_000)];
       procs.push(...members);
@@ -121,7 +141,7 @@ describe('authoritative_group turn deadlines over the network', () => {
       const pk = mine.header.member_public_key;
       const envs = mine.entries.filter((e): e is Extract<TranscriptEntry, { kind: 'envelope' }> => e.kind === 'envelope');
       const boot = envs.findLastIndex((e) => e.bootstrap);
-      const seqOf = (e: (typeof envs)[number]) => ((e.envelope['checkpoint'] as { last_client_seq: Record<string, number> }).last_client_seq[pk] ?? 0);
+      const seqOf = (e: (typeof envs)[number]) => (e.envelope['checkpoint'] as { last_client_seq: Record<string, number> }).last_client_seq[pk] ?? 0;
       expect(boot).toBeGreaterThan(0);
       expect(seqOf(envs.at(-1)!)).toBeGreaterThan(seqOf(envs[boot]!));
     } finally {

@@ -44,7 +44,12 @@ export function signedInit(inv: Invitation, seedBytes: Uint8Array, nonce: string
   const guestKey = toHex(k.publicKey);
   const canonical = sessionCanonical(postId, inv.protocol_id, inv.host_public_key, guestKey, nonce);
   const sig = toHex(k.sign(utf8(canonical)));
-  return { guestKey, canonical, sig, line: JSON.stringify({ _session_init: true, guest_public_key: guestKey, session_nonce: nonce, guest_control_mode: 'autonomous', guest_signature: sig }) };
+  return {
+    guestKey,
+    canonical,
+    sig,
+    line: JSON.stringify({ _session_init: true, guest_public_key: guestKey, session_nonce: nonce, guest_control_mode: 'autonomous', guest_signature: sig }),
+  };
 }
 
 /** A libp2p peer (no listener) whose TCP connections leave from `localAddress`. */
@@ -128,7 +133,8 @@ export function raw(port: number, localAddress: string): Promise<Raw> {
   });
 }
 
-const UPGRADE = 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n';
+const UPGRADE =
+  'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n';
 
 /** A raw socket that has completed a WebSocket upgrade (resolves with `upgraded: false` if refused). */
 export function wsUpgraded(port: number, localAddress: string): Promise<Raw & { upgraded: boolean }> {

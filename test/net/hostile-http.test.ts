@@ -29,7 +29,9 @@ afterAll(() => {
   const surfaces = [...new Set([...seen.values()].flatMap((m) => [...m.keys()]))];
   const width = Math.max(...[...seen.keys()].map((k) => k.length));
   const rows = [...seen].map(([input, by]) => `  ${input.padEnd(width)}  ${surfaces.map((s) => (by.get(s) ?? []).join('/').padEnd(12)).join(' ')}`);
-  console.log(`hostile HTTP clients (5xx answers and process exits: 0 when this suite passes)\n  ${''.padEnd(width)}  ${surfaces.map((s) => s.padEnd(12)).join(' ')}\n${rows.join('\n')}`);
+  console.log(
+    `hostile HTTP clients (5xx answers and process exits: 0 when this suite passes)\n  ${''.padEnd(width)}  ${surfaces.map((s) => s.padEnd(12)).join(' ')}\n${rows.join('\n')}`,
+  );
 });
 
 interface Answer {
@@ -53,7 +55,12 @@ function rawHttp(port: number, bytes: string | Buffer, cutAfterMs?: number): Pro
       const text = Buffer.concat(chunks).toString('latin1');
       const end = text.indexOf('\r\n\r\n');
       const status = /^HTTP\/1\.[01] (\d{3})/.exec(text);
-      resolve({ status: status ? Number(status[1]) : null, head: text.split('\r\n')[0] ?? '', headers: end < 0 ? text : text.slice(0, end), body: end < 0 ? '' : text.slice(end + 4) });
+      resolve({
+        status: status ? Number(status[1]) : null,
+        head: text.split('\r\n')[0] ?? '',
+        headers: end < 0 ? text : text.slice(0, end),
+        body: end < 0 ? '' : text.slice(end + 4),
+      });
     };
     const timer = setTimeout(() => {
       if (cutAfterMs === undefined) chunks.unshift(Buffer.from(`(no answer within ${ANSWER_WITHIN_MS} ms) `));
@@ -69,7 +76,13 @@ function rawHttp(port: number, bytes: string | Buffer, cutAfterMs?: number): Pro
 /** A request as bytes: `Connection: close`, so the server ends the socket once it answered. */
 function request(method: string, target: string, host: string, headers: string[] = [], body?: string | Buffer, declared?: number): Buffer {
   const b = body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body, 'latin1') : body;
-  const lines = [`${method} ${target} HTTP/1.1`, `Host: ${host}`, ...headers, 'Connection: close', ...(b === undefined ? [] : [`Content-Length: ${declared ?? b.length}`])];
+  const lines = [
+    `${method} ${target} HTTP/1.1`,
+    `Host: ${host}`,
+    ...headers,
+    'Connection: close',
+    ...(b === undefined ? [] : [`Content-Length: ${declared ?? b.length}`]),
+  ];
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), b ?? Buffer.alloc(0)]);
 }
 
@@ -162,10 +175,19 @@ function commonAttacks(host: string, p: string, headers: string[], jsonPath: str
     { what: 'body cut off, then gone', bytes: request('POST', jsonPath, host, [...headers, 'Content-Type: application/json'], '{"value":', 1000), cut: true },
     {
       what: 'chunked body cut off, then gone',
-      bytes: Buffer.from(`POST ${jsonPath} HTTP/1.1\r\nHost: ${host}\r\n${headers.map((h) => `${h}\r\n`).join('')}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n9\r\n{"value":\r\n`, 'latin1'),
+      bytes: Buffer.from(
+        `POST ${jsonPath} HTTP/1.1\r\nHost: ${host}\r\n${headers.map((h) => `${h}\r\n`).join('')}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n9\r\n{"value":\r\n`,
+        'latin1',
+      ),
       cut: true,
     },
-    { what: 'bad chunk size', bytes: Buffer.from(`POST ${jsonPath} HTTP/1.1\r\nHost: ${host}\r\n${headers.map((h) => `${h}\r\n`).join('')}Transfer-Encoding: chunked\r\n\r\nZZZ\r\n`, 'latin1') },
+    {
+      what: 'bad chunk size',
+      bytes: Buffer.from(
+        `POST ${jsonPath} HTTP/1.1\r\nHost: ${host}\r\n${headers.map((h) => `${h}\r\n`).join('')}Transfer-Encoding: chunked\r\n\r\nZZZ\r\n`,
+        'latin1',
+      ),
+    },
     { what: 'headers cut off, then gone', bytes: Buffer.from(`GET ${p}/ HTTP/1.1\r\nHost: ${host}\r\nX-Half: `, 'latin1'), cut: true },
   ];
 }
@@ -285,7 +307,11 @@ describe('aigenora server (the registry) under hostile clients', () => {
 
 describe('aigenora rin serve under hostile clients', () => {
   it('answers every garbage request, with or without the token, with a 4xx or a close, keeps running, and still serves', async () => {
-    const s = await start('rin control', ['rin', 'serve', '--principal', 'client.one', '--listen', '127.0.0.1:0', '--data-dir', tempDir('hostile-rin-http'), '--json'], { RIN_CONTROL_TOKEN: RIN_TOKEN });
+    const s = await start(
+      'rin control',
+      ['rin', 'serve', '--principal', 'client.one', '--listen', '127.0.0.1:0', '--data-dir', tempDir('hostile-rin-http'), '--json'],
+      { RIN_CONTROL_TOKEN: RIN_TOKEN },
+    );
     const bearer = [`Authorization: Bearer ${RIN_TOKEN}`];
     const anonymous = await sweep(s, commonAttacks(s.host, '/control/v2', [], '/control/v2/worlds'));
     const authorized = await sweep(s, commonAttacks(s.host, '/control/v2', bearer, '/control/v2/worlds'));
@@ -303,7 +329,12 @@ describe('aigenora aira mcp --http under hostile clients', () => {
     const s = await start('MCP HTTP', ['aira', 'mcp', '--http', '127.0.0.1:0', '--json']);
     const accept = ['Accept: application/json, text/event-stream'];
     const json = [...accept, 'Content-Type: application/json'];
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'hostile', version: '1' } } });
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'hostile', version: '1' } },
+    });
     const opened = await rawHttp(s.port, request('POST', '/mcp', s.host, json, init));
     expect(opened.status, opened.body).toBe(200);
     const sid = /mcp-session-id: (\S+)/i.exec(opened.headers)?.[1];
@@ -311,14 +342,38 @@ describe('aigenora aira mcp --http under hostile clients', () => {
     const inSession = [...accept, `Mcp-Session-Id: ${sid}`];
     const outside = await sweep(s, [
       ...commonAttacks(s.host, '/mcp', accept, '/mcp'),
-      { what: 'an initialize with deep capabilities', bytes: request('POST', '/mcp', s.host, json, init.replace('"capabilities":{}', `"capabilities":{"x":${DEEP}}`)) },
+      {
+        what: 'an initialize with deep capabilities',
+        bytes: request('POST', '/mcp', s.host, json, init.replace('"capabilities":{}', `"capabilities":{"x":${DEEP}}`)),
+      },
     ]);
     const within = await sweep(s, [
       ...commonAttacks(s.host, '/mcp', inSession, '/mcp'),
-      { what: 'a tools/call with deep arguments', bytes: request('POST', '/mcp', s.host, [...inSession, 'Content-Type: application/json'], JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'catalog.search', arguments: { requestId: 'd' } } }).replace('"requestId":"d"', `"requestId":"d","deep":${DEEP}`)) },
+      {
+        what: 'a tools/call with deep arguments',
+        bytes: request(
+          'POST',
+          '/mcp',
+          s.host,
+          [...inSession, 'Content-Type: application/json'],
+          JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'tools/call', params: { name: 'catalog.search', arguments: { requestId: 'd' } } }).replace(
+            '"requestId":"d"',
+            `"requestId":"d","deep":${DEEP}`,
+          ),
+        ),
+      },
       // The SDK builds a fetch Request from these; the fetch API forbids the methods outright.
       { what: 'TRACE /mcp in a session', bytes: request('TRACE', '/mcp', s.host, [...inSession, 'Content-Type: application/json']) },
-      { what: 'a tools/call whose arguments are a string', bytes: request('POST', '/mcp', s.host, [...inSession, 'Content-Type: application/json'], JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'interface.manifest', arguments: 'oops' } })) },
+      {
+        what: 'a tools/call whose arguments are a string',
+        bytes: request(
+          'POST',
+          '/mcp',
+          s.host,
+          [...inSession, 'Content-Type: application/json'],
+          JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'interface.manifest', arguments: 'oops' } }),
+        ),
+      },
     ]);
     expect([...outside.wrong, ...within.wrong]).toEqual([]);
     expect(within.answers.get('TRACE /mcp in a session')?.status).toBe(405);

@@ -17,7 +17,8 @@ import { portOf, protocol, until } from './helpers.js';
 
 /** How long a real guest may take, accept to finished coin flip, while an attack runs. */
 const GUEST_WITHIN_MS = 8_000;
-const UPGRADE = 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n';
+const UPGRADE =
+  'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n';
 
 interface Attack {
   /** Sockets the attacker holds open now. */
@@ -72,7 +73,14 @@ const dir = tempDir('hostile-same-address');
 beforeAll(async () => {
   coinFlip = await protocol('coin-flip');
   // The default handshake deadline (10 s) and guard limits, as `aigenora host --daemon` runs it.
-  h = await host({ crypto: c, seed: globalThis.crypto.getRandomValues(new Uint8Array(32)), protocol: coinFlip, options: { best_of: 1 }, sessionsDir: join(dir, 'h'), daemon: true });
+  h = await host({
+    crypto: c,
+    seed: globalThis.crypto.getRandomValues(new Uint8Array(32)),
+    protocol: coinFlip,
+    options: { best_of: 1 },
+    sessionsDir: join(dir, 'h'),
+    daemon: true,
+  });
   inv = parseInvitation(c, h.text);
 }, 30_000);
 
@@ -95,9 +103,22 @@ async function guestPlays(kind: 'tcp' | 'ws'): Promise<number> {
   const addrs = inv.ticket.addrs.filter((a) => (kind === 'ws' ? a.includes('/ws') : !a.includes('/ws')));
   const started = Date.now();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const bound = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the guest over ${kind} did not finish within ${GUEST_WITHIN_MS} ms`)), GUEST_WITHIN_MS)));
+  const bound = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`the guest over ${kind} did not finish within ${GUEST_WITHIN_MS} ms`)), GUEST_WITHIN_MS)),
+  );
   try {
-    const g = await Promise.race([joinSession({ crypto: c, seed: globalThis.crypto.getRandomValues(new Uint8Array(32)), protocol: coinFlip, options: {}, sessionsDir: join(dir, `guest-${++guests}`), invitation: { ...inv, ticket: { ...inv.ticket, addrs } }, handshakeTimeoutMs: GUEST_WITHIN_MS }), bound]);
+    const g = await Promise.race([
+      joinSession({
+        crypto: c,
+        seed: globalThis.crypto.getRandomValues(new Uint8Array(32)),
+        protocol: coinFlip,
+        options: {},
+        sessionsDir: join(dir, `guest-${++guests}`),
+        invitation: { ...inv, ticket: { ...inv.ticket, addrs } },
+        handshakeTimeoutMs: GUEST_WITHIN_MS,
+      }),
+      bound,
+    ]);
     expect(g.completed, `the guest over ${kind}: ${g.reason} ${g.detail ?? ''}`).toBe(true);
   } finally {
     clearTimeout(timer);
@@ -120,7 +141,9 @@ async function underAttack(...addresses: string[]): Promise<number> {
     const times: string[] = [];
     for (const kind of ['tcp', 'ws', 'tcp', 'ws'] as const) times.push(`${kind} ${await guestPlays(kind)} ms`);
     expect(open()).toBeGreaterThan(h.guard.limits.perAddress);
-    console.log(`attack from ${addresses.join(', ')}: guests ${times.join(', ')}; attacker sockets closed by the host ${closed()}, open at the end ${open()}, most held by the host ${held}; guard ${JSON.stringify(h.guard.stats())}`);
+    console.log(
+      `attack from ${addresses.join(', ')}: guests ${times.join(', ')}; attacker sockets closed by the host ${closed()}, open at the end ${open()}, most held by the host ${held}; guard ${JSON.stringify(h.guard.stats())}`,
+    );
     return held;
   } finally {
     clearInterval(watch);
@@ -129,7 +152,7 @@ async function underAttack(...addresses: string[]): Promise<number> {
 }
 
 describe('idle sockets that reopen at once do not keep a guest out', () => {
-  it('from the guest\'s own address (a NAT, a shared host)', async () => {
+  it("from the guest's own address (a NAT, a shared host)", async () => {
     await underAttack('127.0.0.1');
   }, 30_000);
 

@@ -13,7 +13,23 @@ import { SESSION_PROTOCOL } from '../../ts/net/node.js';
 import { host, join as joinSession, type Protocol } from '../../ts/net/session.js';
 import { tempDir } from '../shared/tmp.js';
 import { c } from '../engine/harness.js';
-import { alive, hostProcess, initDataDir, jsonLines, peerFrom, portOf, prng, protocol, raw, signedInit, until, wsFrame, wsUpgraded, type HostProcess, type Raw } from './helpers.js';
+import {
+  alive,
+  hostProcess,
+  initDataDir,
+  jsonLines,
+  peerFrom,
+  portOf,
+  prng,
+  protocol,
+  raw,
+  signedInit,
+  until,
+  wsFrame,
+  wsUpgraded,
+  type HostProcess,
+  type Raw,
+} from './helpers.js';
 
 const DEADLINE_S = 2;
 /** How long the host may take to close what it should close: the deadline plus slack for a loaded machine. */
@@ -32,13 +48,24 @@ const dir = tempDir('hostile');
 
 /** A real guest from 127.0.0.1 plays a whole session with the invitation. */
 async function realGuestPlays(inv: Invitation, attack: string): Promise<void> {
-  const g = await joinSession({ crypto: c, seed: globalThis.crypto.getRandomValues(new Uint8Array(32)), protocol: coinFlip, options: {}, sessionsDir: join(dir, `guest-${++guests}`), invitation: inv });
+  const g = await joinSession({
+    crypto: c,
+    seed: globalThis.crypto.getRandomValues(new Uint8Array(32)),
+    protocol: coinFlip,
+    options: {},
+    sessionsDir: join(dir, `guest-${++guests}`),
+    invitation: inv,
+  });
   expect(g.completed, `the real guest after "${attack}": ${g.reason} ${g.detail ?? ''}`).toBe(true);
   count(attack, 'real guest completed');
 }
 
 async function allClosed(socks: Raw[], what: string): Promise<void> {
-  await until(() => socks.every((r) => r.closed), `the host to close every ${what} (${socks.filter((r) => !r.closed).length} of ${socks.length} still open)`, CLOSE_WITHIN_MS);
+  await until(
+    () => socks.every((r) => r.closed),
+    `the host to close every ${what} (${socks.filter((r) => !r.closed).length} of ${socks.length} still open)`,
+    CLOSE_WITHIN_MS,
+  );
 }
 
 /** Runs `n` jobs, at most `width` at a time. */
@@ -53,7 +80,12 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(() => {
-  const lines = Object.entries(tally).map(([attack, n]) => `  ${attack}: ${Object.entries(n).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const lines = Object.entries(tally).map(
+    ([attack, n]) =>
+      `  ${attack}: ${Object.entries(n)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+  );
   console.log(`hostile-peer runs (host crashes: 0 when this suite passes)\n${lines.join('\n')}`);
 });
 
@@ -66,7 +98,16 @@ describe('hostile peers against aigenora host --daemon', () => {
   let served = 0;
 
   beforeAll(async () => {
-    h = await hostProcess(join(dir, 'alice'), ['--protocol', 'coin-flip-v1', '--options', '{"best_of":1}', '--daemon', '--json', '--handshake-timeout-seconds', String(DEADLINE_S)]);
+    h = await hostProcess(join(dir, 'alice'), [
+      '--protocol',
+      'coin-flip-v1',
+      '--options',
+      '{"best_of":1}',
+      '--daemon',
+      '--json',
+      '--handshake-timeout-seconds',
+      String(DEADLINE_S),
+    ]);
     inv = parseInvitation(c, h.invitation);
     served = guests;
     tcpPort = portOf(inv, 'tcp');
@@ -110,7 +151,10 @@ describe('hostile peers against aigenora host --daemon', () => {
       ['text that is not UTF-8', wsFrame({ opcode: 1, payload: Uint8Array.of(0xff, 0xfe, 0xfd) })],
       ['64-bit length with the top bit set', wsFrame({ opcode: 2, length: 2n ** 63n + 5n })],
       ['a 64 MiB message (over maxPayload)', wsFrame({ opcode: 2, length: 64n << 20n })],
-      ['a new message inside a fragmented one', Buffer.concat([wsFrame({ opcode: 2, fin: false, payload: Uint8Array.of(1) }), wsFrame({ opcode: 2, payload: Uint8Array.of(2) })])],
+      [
+        'a new message inside a fragmented one',
+        Buffer.concat([wsFrame({ opcode: 2, fin: false, payload: Uint8Array.of(1) }), wsFrame({ opcode: 2, payload: Uint8Array.of(2) })]),
+      ],
     ];
     const socks: Raw[] = [];
     let i = 0;
@@ -259,7 +303,14 @@ describe('hostile peers against aigenora host --daemon', () => {
 describe('slot squatting against a single-session host', () => {
   it('peers that know IP:port (and the peer id) but not the invitation never take the slot, while silent ones and idle sockets wait beside it', async () => {
     const attack = 'slot squatting (aigenora host)';
-    const h = await hostProcess(join(dir, 'carol'), ['--protocol', 'coin-flip-v1', '--options', '{"best_of":1}', '--handshake-timeout-seconds', String(DEADLINE_S)]);
+    const h = await hostProcess(join(dir, 'carol'), [
+      '--protocol',
+      'coin-flip-v1',
+      '--options',
+      '{"best_of":1}',
+      '--handshake-timeout-seconds',
+      String(DEADLINE_S),
+    ]);
     const peers: Libp2p[] = [];
     const socks: Raw[] = [];
     try {
@@ -297,11 +348,20 @@ describe('slot squatting against a single-session host', () => {
   it('an invitation holder that claims the slot with a signed init and stalls holds it only until the handshake deadline', async () => {
     const attack = 'slot held by a stalling invitation holder';
     const out = tempDir('hostile');
-    const h = await host({ crypto: c, seed: globalThis.crypto.getRandomValues(new Uint8Array(32)), protocol: coinFlip, options: { best_of: 1 }, sessionsDir: join(out, 'h'), handshakeTimeoutMs: DEADLINE_S * 1000 });
+    const h = await host({
+      crypto: c,
+      seed: globalThis.crypto.getRandomValues(new Uint8Array(32)),
+      protocol: coinFlip,
+      options: { best_of: 1 },
+      sessionsDir: join(out, 'h'),
+      handshakeTimeoutMs: DEADLINE_S * 1000,
+    });
     const squatterSeed = globalThis.crypto.getRandomValues(new Uint8Array(32));
     const squatter = await peerFrom(squatterSeed, from(100));
     try {
-      const t = new LineTransport((await squatter.dialProtocol(multiaddr(h.invitation.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream, { heartbeatIntervalMs: 0 });
+      const t = new LineTransport((await squatter.dialProtocol(multiaddr(h.invitation.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream, {
+        heartbeatIntervalMs: 0,
+      });
       t.send(signedInit(h.invitation, squatterSeed, '55'.repeat(8)).line);
       expect(JSON.parse((await t.recv(5_000)).line ?? '{}')).toMatchObject({ _session_proof: true });
       // Refused while the holder has the slot, then served once its deadline passes; bounded tries.

@@ -40,7 +40,8 @@ function sideDir(dataDir: string, role: 'host' | 'guest'): string {
   return join(base, readdirSync(base)[0]!, role);
 }
 
-const AWAITED = /^decision awaited: round 0, reveal\.choice, one of: rock, paper, scissors; deadline (\S+) \((\d+) s\), then the session ends; answer: aigenora session decide (\S+) --value <choice>$/m;
+const AWAITED =
+  /^decision awaited: round 0, reveal\.choice, one of: rock, paper, scissors; deadline (\S+) \((\d+) s\), then the session ends; answer: aigenora session decide (\S+) --value <choice>$/m;
 
 describe('human control at the CLI over a real host and join', () => {
   it('prompts each side with the open window; session decide refuses lizard with the reason (exit 1), accepts paper (exit 0)', async () => {
@@ -49,8 +50,25 @@ describe('human control at the CLI over a real host and join', () => {
     for (const d of [alice, bob]) expect((await cli(['init', '--data-dir', d])).status).toBe(0);
     const invFile = join(out, 'invitation.txt');
     // The host with --json: its stdout is the result's, so its prompt goes to stderr.
-    const host = start(['host', '--data-dir', alice, '--protocol', 'rps-v1', '--options', '{"best_of":1}', '--control-mode', 'human', '--invitation-file', invFile, '--json']);
-    await until(() => (existsSync(invFile) && readFileSync(invFile, 'utf8').endsWith('\n')) || host.child.exitCode !== null, 'the host to write its invitation', 30_000);
+    const host = start([
+      'host',
+      '--data-dir',
+      alice,
+      '--protocol',
+      'rps-v1',
+      '--options',
+      '{"best_of":1}',
+      '--control-mode',
+      'human',
+      '--invitation-file',
+      invFile,
+      '--json',
+    ]);
+    await until(
+      () => (existsSync(invFile) && readFileSync(invFile, 'utf8').endsWith('\n')) || host.child.exitCode !== null,
+      'the host to write its invitation',
+      30_000,
+    );
     const guest = start(['join', readFileSync(invFile, 'utf8').trim(), '--data-dir', bob, '--control-mode', 'human']);
 
     await until(() => AWAITED.test(guest.stdout()), `the guest's prompt (stdout so far: ${guest.stdout()})`, 30_000);
@@ -71,7 +89,9 @@ describe('human control at the CLI over a real host and join', () => {
     const bad = await cli(['session', 'decide', guestDir, '--value', 'lizard']);
     expect(bad.status).toBe(1);
     expect(bad.stdout).toBe('');
-    expect(bad.stderr).toMatch(/^aigenora session decide: DECISION_REFUSED: not a valid choice: \S.*; allowed: reveal\.choice, one of: rock, paper, scissors; the window round 0 stays open until \S+\n$/);
+    expect(bad.stderr).toMatch(
+      /^aigenora session decide: DECISION_REFUSED: not a valid choice: \S.*; allowed: reveal\.choice, one of: rock, paper, scissors; the window round 0 stays open until \S+\n$/,
+    );
     // The engine keeps the window open after a refusal (NOTES A13): the next decision answers it.
     expect(JSON.parse(readFileSync(join(guestDir, 'decision', 'state.json'), 'utf8'))).toMatchObject({ match_key: 'round', match_value: 0, expects: 'value' });
 
@@ -85,13 +105,21 @@ describe('human control at the CLI over a real host and join', () => {
     expect(await host.exited).toBe(0);
     expect(guest.stdout()).toMatch(/session completed: winner guest/);
     // host --json prints a line of JSON per result: the invitation, then the session's.
-    const hostLines = host.stdout().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const hostLines = host
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(hostLines[0]).toMatchObject({ role: 'host', invitation: expect.stringMatching(/^aigenora1\./) });
     expect(hostLines.at(-1)).toMatchObject({ completed: true, winner: 'guest' });
     // One prompt a side: the refusal did not open a new window.
     expect(guest.stdout().match(/^decision awaited: /gm)).toHaveLength(1);
 
     const late = await cli(['session', 'decide', guestDir, '--value', 'rock']);
-    expect(late).toEqual({ status: 1, stdout: '', stderr: expect.stringMatching(/^aigenora session decide: NO_WINDOW: no decision window is open in \S+: the session has ended \(completed\) /) });
+    expect(late).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: expect.stringMatching(/^aigenora session decide: NO_WINDOW: no decision window is open in \S+: the session has ended \(completed\) /),
+    });
   }, 120_000);
 });

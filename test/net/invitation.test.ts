@@ -41,7 +41,19 @@ describe('invitations', () => {
     expect(code(() => parseInvitation(c, encodeInvitation(c, inv), new Date(Date.now() + 6 * 60_000)))).toBe('INVITATION_EXPIRED');
     expect(code(() => parseInvitation(c, 'aigenora1.not-base64!'))).toBe('INVITATION_MALFORMED');
     expect(code(() => parseInvitation(c, '{"v":1}'))).toBe('INVITATION_MALFORMED');
-    for (const text of ['null', '[]', '7', '"aigenora"', reencode(null), reencode({ ...inv, ticket: { ...ticket, addrs: [7] } }), reencode({ ...inv, ticket: null }), reencode({ ...inv, options: [1] })])
-      expect(code(() => parseInvitation(c, text)), text).toBe('INVITATION_MALFORMED');
+    for (const text of [
+      'null',
+      '[]',
+      '7',
+      '"aigenora"',
+      reencode(null),
+      reencode({ ...inv, ticket: { ...ticket, addrs: [7] } }),
+      reencode({ ...inv, ticket: null }),
+      reencode({ ...inv, options: [1] }),
+    ])
+      expect(
+        code(() => parseInvitation(c, text)),
+        text,
+      ).toBe('INVITATION_MALFORMED');
   });
 });

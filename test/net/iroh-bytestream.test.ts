@@ -22,7 +22,7 @@ function fakeBi() {
   /** The peer reads what has been written so far (each write completes, in order). */
   const readAll = async () => {
     // Each write starts only when the one before it is done, a few turns later.
-    for (let idle = 0; idle < 3; ) {
+    for (let idle = 0; idle < 3;) {
       const w = writes.shift();
       if (w) {
         w.done();

@@ -52,7 +52,15 @@ if (scenario === 'oversize') {
         const t = new LineTransport(s, { heartbeatIntervalMs: 0 });
         const init = await nextLine(t);
         const canonical = sessionCanonical(String(postId), rps.protocolId, toHex(b.publicKey), String(init['guest_public_key']), String(init['session_nonce']));
-        t.send(JSON.stringify({ _session_proof: true, host_public_key: toHex(b.publicKey), host_signature: toHex(b.sign(utf8(canonical))), protocol_id: rps.protocolId, host_control_mode: 'autonomous' }));
+        t.send(
+          JSON.stringify({
+            _session_proof: true,
+            host_public_key: toHex(b.publicKey),
+            host_signature: toHex(b.sign(utf8(canonical))),
+            protocol_id: rps.protocolId,
+            host_control_mode: 'autonomous',
+          }),
+        );
       })();
     },
   });
@@ -60,7 +68,15 @@ if (scenario === 'oversize') {
   const inv = createIrohInvitation(c, { host: a, protocolId: rps.protocolId, ticket });
   const postId = inv.post_id;
   try {
-    await joinIroh({ crypto: c, seed: seed(63), protocol: rps, options: {}, sessionsDir: `${dir}/g`, target: { ...inv, options: {} }, handshakeTimeoutMs: 15_000 });
+    await joinIroh({
+      crypto: c,
+      seed: seed(63),
+      protocol: rps,
+      options: {},
+      sessionsDir: `${dir}/g`,
+      target: { ...inv, options: {} },
+      handshakeTimeoutMs: 15_000,
+    });
     say({ refused: false });
   } catch (e) {
     say({ refused: true, code: (e as { code?: string }).code, message: (e as Error).message });

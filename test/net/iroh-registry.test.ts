@@ -46,13 +46,15 @@ function playThroughRegistry(transport: 'iroh' | 'libp2p') {
   `;
   const r = spawnSync('unshare', ['-n', 'bash', '-c', script], { encoding: 'utf8', timeout: 280_000 });
   const all = `${r.stdout ?? ''}${r.stderr ?? ''}`;
-  if (r.error || r.status === 97 || /unshare: /.test(r.stderr ?? '')) throw new Error(`cannot make a loopback-only network namespace (root and util-linux needed): ${r.error?.message ?? ''}\n${all}`);
-  const show = () =>
-    [all, ...['server.log', 'host.log', 'guest.json', 'guest.err', 'session.json'].map((f) => `--- ${f}\n${readOr(join(out, f))}`)].join('\n');
+  if (r.error || r.status === 97 || /unshare: /.test(r.stderr ?? ''))
+    throw new Error(`cannot make a loopback-only network namespace (root and util-linux needed): ${r.error?.message ?? ''}\n${all}`);
+  const show = () => [all, ...['server.log', 'host.log', 'guest.json', 'guest.err', 'session.json'].map((f) => `--- ${f}\n${readOr(join(out, f))}`)].join('\n');
   expect(all, show()).toContain('STATUS 0 0');
   const guest = JSON.parse(readFileSync(join(out, 'guest.json'), 'utf8')) as Record<string, unknown>;
   const host = readFileSync(join(out, 'host.log'), 'utf8');
-  const line = readFileSync(join(out, 'session.json'), 'utf8').split('\n').find((l) => l.startsWith('RESULT '));
+  const line = readFileSync(join(out, 'session.json'), 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('RESULT '));
   const session = (line ? JSON.parse(line.slice(7)) : {}) as Record<string, unknown>;
   return { guest, host, session, show };
 }
@@ -65,7 +67,13 @@ describe('two of our agents through our registry, in a loopback-only namespace',
       const winner = guest['winner'] as string;
       expect(['host', 'guest', 'draw']).toContain(winner);
       expect(host, show()).toContain(`session completed: winner ${winner}`);
-      expect(session, show()).toMatchObject({ session_id: guest['session_id'], post_id: guest['post_id'], status: 'closed', host_result: winner, guest_result: winner });
+      expect(session, show()).toMatchObject({
+        session_id: guest['session_id'],
+        post_id: guest['post_id'],
+        status: 'closed',
+        host_result: winner,
+        guest_result: winner,
+      });
     }, 300_000);
   }
 });

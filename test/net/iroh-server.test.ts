@@ -56,9 +56,21 @@ describe('join --server', () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
       ['no signature', { ...signed, transport_binding_signature: undefined }, /possible MITM/],
       ['signed by another key', { ...signed, transport_binding_signature: foreign.transport_binding_signature }, /does not verify/],
-      ['ticket swapped after signing', { ...signed, transport_info: { version: 1, endpoint_id: hostKey, ticket: other }, iroh_ticket: other }, /does not verify/],
+      [
+        'ticket swapped after signing',
+        { ...signed, transport_info: { version: 1, endpoint_id: hostKey, ticket: other }, iroh_ticket: other },
+        /does not verify/,
+      ],
       ['protocol swapped after signing', { ...signed, protocol_id: 'ab'.repeat(32) }, /does not verify/],
-      ['another transport', { ...buildInvitation(c, hostSeed, { message: 'rps', ticket, protocolId: rps.protocolId, controlMode: 'autonomous', transport: 'carrier-pigeon' }), post_id: 'p1', public_key: hostKey }, /not supported/],
+      [
+        'another transport',
+        {
+          ...buildInvitation(c, hostSeed, { message: 'rps', ticket, protocolId: rps.protocolId, controlMode: 'autonomous', transport: 'carrier-pigeon' }),
+          post_id: 'p1',
+          public_key: hostKey,
+        },
+        /not supported/,
+      ],
     ];
     for (const [what, p, why] of cases) {
       post = p;
@@ -66,7 +78,13 @@ describe('join --server', () => {
       const r = await join_(dir, 'p1');
       expect(r.code, `${what}: ${r.out}`).toBe(1);
       expect(r.out, what).toMatch(why);
-      expect(r.out.trim().split('\n').filter((l) => !/DeprecationWarning|trace-deprecation/.test(l)), what).toHaveLength(1);
+      expect(
+        r.out
+          .trim()
+          .split('\n')
+          .filter((l) => !/DeprecationWarning|trace-deprecation/.test(l)),
+        what,
+      ).toHaveLength(1);
       // Nothing but the invitation was asked for: no session proof, no dial.
       expect(asked, what).toEqual(['GET /api/v1/invitations/p1']);
     }

@@ -72,7 +72,21 @@ describe('the unsigned per-message profile', () => {
     const sid = sessionId(c, 'post', p.protocolId, hostKey, guestKey, nonce);
     const wire: string[] = [];
     const [ht, gt] = memoryPair({ hostToGuest: (l) => (wire.push(l), [l]), guestToHost: (l) => (wire.push(l), [l]) });
-    const common = { crypto: c, spec: p.spec, specText: p.specText, protocolId: p.protocolId, hooks: p.hooks, options: {}, hostKey, guestKey, sid, postId: 'post', nonce, wire: 'plain' as const, controlMode: 'autonomous' as const };
+    const common = {
+      crypto: c,
+      spec: p.spec,
+      specText: p.specText,
+      protocolId: p.protocolId,
+      hooks: p.hooks,
+      options: {},
+      hostKey,
+      guestKey,
+      sid,
+      postId: 'post',
+      nonce,
+      wire: 'plain' as const,
+      controlMode: 'autonomous' as const,
+    };
     const [h, g] = await Promise.all([
       runSession({ ...common, role: 'host', key: hk, transport: ht, stateDir: join(out, 'h') }),
       runSession({ ...common, role: 'guest', key: gk, transport: gt, stateDir: join(out, 'g') }),
@@ -87,7 +101,10 @@ describe('the unsigned per-message profile', () => {
     }
     expect(JSON.parse(wire[0]!)).toMatchObject({ action: 'join' });
     expect(wire[0]!.startsWith('{"action":"join"')).toBe(true);
-    for (const [dir, role] of [[h.dir, 'host'], [g.dir, 'guest']] as const) {
+    for (const [dir, role] of [
+      [h.dir, 'host'],
+      [g.dir, 'guest'],
+    ] as const) {
       const v = verifyTranscriptAt(c, dir);
       expect(v, role).toMatchObject({ ok: true, receipt: true, wire: 'plain' });
       const text = readFileSync(join(dir, 'transcript.jsonl'), 'utf8');
@@ -110,7 +127,10 @@ describe('without the iroh binding', () => {
     const dir = tempDir('nobinding');
     // Hides the optional package from Node's resolver, as on a platform it has no build for.
     const hide = join(dir, 'hide-iroh.cjs');
-    writeFileSync(hide, `const M = require('module'); const r = M._resolveFilename; M._resolveFilename = function (req, ...a) { if (req === '@number0/iroh') { const e = new Error("Cannot find module '@number0/iroh'"); e.code = 'MODULE_NOT_FOUND'; throw e; } return r.call(this, req, ...a); };`);
+    writeFileSync(
+      hide,
+      `const M = require('module'); const r = M._resolveFilename; M._resolveFilename = function (req, ...a) { if (req === '@number0/iroh') { const e = new Error("Cannot find module '@number0/iroh'"); e.code = 'MODULE_NOT_FOUND'; throw e; } return r.call(this, req, ...a); };`,
+    );
     expect(spawnSync(process.execPath, [BIN, 'init', '--data-dir', join(dir, 'd')], { encoding: 'utf8' }).status).toBe(0);
     const rps = new URL('../../ts/protocols/rps', import.meta.url).pathname;
     const runs = [
@@ -132,15 +152,23 @@ function encodeIrohInvitationFor(dir: string): string {
   const spec = readFileSync(join(dir, 'spec.json'), 'utf8');
   const host = c.ed25519Keypair(seed(77));
   const protocolId = (checkSpecText(c, spec).protocolId ?? '') as string;
-  return encodeInvitation(c, createIrohInvitation(c, { host, protocolId, ticket: encodeNodeTicket({ nodeId: toHex(host.publicKey), addresses: ['127.0.0.1:9'] }) }));
+  return encodeInvitation(
+    c,
+    createIrohInvitation(c, { host, protocolId, ticket: encodeNodeTicket({ nodeId: toHex(host.publicKey), addresses: ['127.0.0.1:9'] }) }),
+  );
 }
 
 /** Runs `script` in a fresh network namespace with only loopback up; a machine that cannot make one fails the test. */
 function inNamespace(script: string, timeoutMs: number): { status: number | null; out: string } {
-  const r = spawnSync('unshare', ['-n', 'bash', '-c', `ip link set lo up || exit 97\n${script}`], { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 64 << 20 });
+  const r = spawnSync('unshare', ['-n', 'bash', '-c', `ip link set lo up || exit 97\n${script}`], {
+    encoding: 'utf8',
+    timeout: timeoutMs,
+    maxBuffer: 64 << 20,
+  });
   const out = `${r.stdout ?? ''}${r.stderr ?? ''}`;
   if (r.error) throw new Error(`cannot run unshare -n (root and util-linux needed for the iroh tests): ${r.error.message}\n${out}`);
-  if (r.status === 97 || /unshare: /.test(r.stderr ?? '')) throw new Error(`cannot make a loopback-only network namespace for the iroh tests (root needed):\n${out}`);
+  if (r.status === 97 || /unshare: /.test(r.stderr ?? ''))
+    throw new Error(`cannot make a loopback-only network namespace for the iroh tests (root needed):\n${out}`);
   return { status: r.status, out };
 }
 
@@ -169,10 +197,14 @@ describe('over iroh, in a loopback-only network namespace', () => {
       echo "STATUS $HS $GS"
     `;
     const r = inNamespace(script, 240_000);
-    const show = () => `${r.out}\n--- host\n${readOr(join(out, 'host.json'))}${readOr(join(out, 'host.err'))}\n--- guest\n${readOr(join(out, 'guest.json'))}${readOr(join(out, 'guest.err'))}`;
+    const show = () =>
+      `${r.out}\n--- host\n${readOr(join(out, 'host.json'))}${readOr(join(out, 'host.err'))}\n--- guest\n${readOr(join(out, 'guest.json'))}${readOr(join(out, 'guest.err'))}`;
     expect(r.out, show()).toContain('STATUS 0 0');
     // host --json: a line of JSON per result, the invitation first, then the session's.
-    const hostLines = readFileSync(join(out, 'host.json'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const hostLines = readFileSync(join(out, 'host.json'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(hostLines[0], show()).toMatchObject({ role: 'host', transport: 'iroh', invitation: readFileSync(join(out, 'inv.txt'), 'utf8').trim() });
     const host = hostLines.at(-1)!;
     const guest = JSON.parse(readFileSync(join(out, 'guest.json'), 'utf8')) as Record<string, unknown>;
@@ -207,4 +239,3 @@ function readOr(path: string): string {
     return '';
   }
 }
-

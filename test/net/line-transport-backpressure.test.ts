@@ -95,7 +95,13 @@ describe('LineTransport receive backpressure', () => {
     // Ten lines per message: the queue may pass the limit by at most the message being cut.
     const perMessage = 10;
     const messageChars = sent.slice(0, perMessage).reduce((n, l) => n + l.length + 1 + 64, 0);
-    for (let i = 0; i < sent.length; i += perMessage) f.push(sent.slice(i, i + perMessage).map((l) => `${l}\n`).join(''));
+    for (let i = 0; i < sent.length; i += perMessage)
+      f.push(
+        sent
+          .slice(i, i + perMessage)
+          .map((l) => `${l}\n`)
+          .join(''),
+      );
     expect(f.stream.readStatus).toBe('paused');
     expect(t.queuedBytes).toBeGreaterThan(cap);
     expect(t.queuedBytes).toBeLessThanOrEqual(cap + messageChars);
@@ -233,7 +239,10 @@ describe('LineTransport backpressure over two libp2p nodes', () => {
     await server.handle(PROTO, (stream: unknown) => onStream(sessionStream(stream as ByteStream)));
     const client = await createNode(seed(92));
     const addr = server.getMultiaddrs()[0]!;
-    return { nodes: [server, client], dial: async () => sessionStream((await client.dialProtocol(multiaddr(addr.toString()), PROTO)) as unknown as ByteStream) };
+    return {
+      nodes: [server, client],
+      dial: async () => sessionStream((await client.dialProtocol(multiaddr(addr.toString()), PROTO)) as unknown as ByteStream),
+    };
   }
 
   it('a flooding peer is paused (TCP push-back reaches it) and every line arrives in order once taken', async () => {

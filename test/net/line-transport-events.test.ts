@@ -39,7 +39,7 @@ describe('LineTransport on stream events', () => {
     expect(f.count()).toBe(0);
   });
 
-  it("ends when the peer ends its writing, after the lines already read", async () => {
+  it('ends when the peer ends its writing, after the lines already read', async () => {
     const f = eventStream();
     const t = new LineTransport(f.stream, { heartbeatIntervalMs: 0 });
     f.push('{"a":1}\n');

@@ -63,7 +63,14 @@ describe('in-process network sessions', () => {
     const p = await protocol('guess-number');
     const out = tempDir('net');
     const events: string[] = [];
-    const h = await host({ crypto: c, seed: seed(31), protocol: p, options: {}, sessionsDir: join(out, 'h'), onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`) });
+    const h = await host({
+      crypto: c,
+      seed: seed(31),
+      protocol: p,
+      options: {},
+      sessionsDir: join(out, 'h'),
+      onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`),
+    });
     try {
       const evil = await createNode(seed(32));
       const addr = multiaddr(h.invitation.ticket.addrs[0]!);
@@ -78,7 +85,10 @@ describe('in-process network sessions', () => {
       await talk('this is not json');
       await talk(`{"_session_init":true,"pad":"${'x'.repeat(9 << 20)}"}`);
       await evil.stop();
-      await until(() => events.includes('handshake_failed:HANDSHAKE_KEY_MISMATCH') && events.filter((e) => e === 'handshake_failed:HANDSHAKE_INVALID').length === 2, 'the host to report all three failed handshakes');
+      await until(
+        () => events.includes('handshake_failed:HANDSHAKE_KEY_MISMATCH') && events.filter((e) => e === 'handshake_failed:HANDSHAKE_INVALID').length === 2,
+        'the host to report all three failed handshakes',
+      );
       // A real guest is still served.
       const g = await joinSession({ crypto: c, seed: seed(33), protocol: p, options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text) });
       expect(g.completed).toBe(true);
@@ -104,12 +114,21 @@ describe('in-process network sessions', () => {
 
   it('an invitation that expires before any guest ends the host with INVITATION_EXPIRED', async () => {
     const out = tempDir('net');
-    const h = await host({ crypto: c, seed: seed(73), protocol: await protocol('coin-flip'), options: { best_of: 1 }, sessionsDir: join(out, 'h'), ttlMinutes: 0.01 });
+    const h = await host({
+      crypto: c,
+      seed: seed(73),
+      protocol: await protocol('coin-flip'),
+      options: { best_of: 1 },
+      sessionsDir: join(out, 'h'),
+      ttlMinutes: 0.01,
+    });
     try {
       await expect(h.done).rejects.toMatchObject({ name: 'HostError', code: 'INVITATION_EXPIRED' });
       // and a guest that comes later is told so
       const late = createInvitationCopy(h.text);
-      await expect(joinSession({ crypto: c, seed: seed(74), protocol: await protocol('coin-flip'), options: {}, sessionsDir: join(out, 'g'), invitation: late })).rejects.toMatchObject({ code: 'HANDSHAKE_REFUSED', message: expect.stringContaining('invitation expired') });
+      await expect(
+        joinSession({ crypto: c, seed: seed(74), protocol: await protocol('coin-flip'), options: {}, sessionsDir: join(out, 'g'), invitation: late }),
+      ).rejects.toMatchObject({ code: 'HANDSHAKE_REFUSED', message: expect.stringContaining('invitation expired') });
     } finally {
       await h.stop();
     }
@@ -118,10 +137,21 @@ describe('in-process network sessions', () => {
   it('the handshake has its own deadline of seconds: a silent stream is closed long before the session timeout', async () => {
     const out = tempDir('net');
     const events: string[] = [];
-    const h = await host({ crypto: c, seed: seed(75), protocol: await protocol('coin-flip'), options: { best_of: 1 }, sessionsDir: join(out, 'h'), timeoutMs: 60_000, handshakeTimeoutMs: 500, onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`) });
+    const h = await host({
+      crypto: c,
+      seed: seed(75),
+      protocol: await protocol('coin-flip'),
+      options: { best_of: 1 },
+      sessionsDir: join(out, 'h'),
+      timeoutMs: 60_000,
+      handshakeTimeoutMs: 500,
+      onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`),
+    });
     try {
       const evil = await createNode(seed(76));
-      const t = new LineTransport((await evil.dialProtocol(multiaddr(h.invitation.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream, { heartbeatIntervalMs: 0 });
+      const t = new LineTransport((await evil.dialProtocol(multiaddr(h.invitation.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream, {
+        heartbeatIntervalMs: 0,
+      });
       // The host ends the stream (line null, not timed out) well within this wait.
       expect(await t.recv(15_000)).toEqual({ line: null, timedOut: false });
       expect(events).toContain('handshake_failed:HANDSHAKE_TIMEOUT');
@@ -135,11 +165,23 @@ describe('in-process network sessions', () => {
     const p = await protocol('coin-flip');
     const out = tempDir('net');
     const events: string[] = [];
-    const h = await host({ crypto: c, seed: seed(81), protocol: p, options: { best_of: 1 }, sessionsDir: join(out, 'h'), onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`) });
+    const h = await host({
+      crypto: c,
+      seed: seed(81),
+      protocol: p,
+      options: { best_of: 1 },
+      sessionsDir: join(out, 'h'),
+      onEvent: (t, d) => events.push(`${t}:${String(d['code'] ?? '')}`),
+    });
     try {
       const inv = h.invitation;
       const squatters = await Promise.all([82, 83].map((n) => createNode(seed(n))));
-      const streams = await Promise.all(squatters.map(async (n) => new LineTransport((await n.dialProtocol(multiaddr(inv.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream, { heartbeatIntervalMs: 0 })));
+      const streams = await Promise.all(
+        squatters.map(
+          async (n) =>
+            new LineTransport((await n.dialProtocol(multiaddr(inv.ticket.addrs[0]!), SESSION_PROTOCOL)) as unknown as ByteStream, { heartbeatIntervalMs: 0 }),
+        ),
+      );
       // One sends a well-formed init without a signature, the other signs a guessed post_id; both then stay.
       const unsigned = JSON.parse(signedInit(inv, seed(82), '33'.repeat(8)).line) as Record<string, unknown>;
       delete unsigned['guest_signature'];
@@ -159,7 +201,16 @@ describe('in-process network sessions', () => {
     const out = tempDir('net');
     const h = await host({ crypto: c, seed: seed(41), protocol: await protocol('guess-number'), options: {}, sessionsDir: join(out, 'h') });
     try {
-      await expect(joinSession({ crypto: c, seed: seed(42), protocol: await protocol('rps'), options: {}, sessionsDir: join(out, 'g'), invitation: parseInvitation(c, h.text) })).rejects.toMatchObject({
+      await expect(
+        joinSession({
+          crypto: c,
+          seed: seed(42),
+          protocol: await protocol('rps'),
+          options: {},
+          sessionsDir: join(out, 'g'),
+          invitation: parseInvitation(c, h.text),
+        }),
+      ).rejects.toMatchObject({
         code: 'HANDSHAKE_PROTOCOL_MISMATCH',
       });
     } finally {
@@ -199,7 +250,16 @@ describe('in-process network sessions', () => {
     const p = await protocol('guess-number');
     const out = tempDir('net');
     const events: string[] = [];
-    const h = await host({ crypto: c, seed: seed(51), protocol: p, options: {}, sessionsDir: join(out, 'h'), heartbeatIntervalMs: 100, timeoutMs: 1200, onEvent: (t) => events.push(t) });
+    const h = await host({
+      crypto: c,
+      seed: seed(51),
+      protocol: p,
+      options: {},
+      sessionsDir: join(out, 'h'),
+      heartbeatIntervalMs: 100,
+      timeoutMs: 1200,
+      onEvent: (t) => events.push(t),
+    });
     try {
       // The guest completes the handshake by hand, then never speaks (nor answers pings).
       const evil = await createNode(seed(52));
@@ -211,7 +271,13 @@ describe('in-process network sessions', () => {
       const raw = { send: (l: string) => s.send(utf8(`${l}\n`)) };
       // Both handshake lines at once: the host reads the second after sending its proof.
       raw.send(init.line);
-      raw.send(JSON.stringify({ _session_ready: true, session_id: sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, init.guestKey, '11'.repeat(8)), guest_signature: init.sig }));
+      raw.send(
+        JSON.stringify({
+          _session_ready: true,
+          session_id: sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, init.guestKey, '11'.repeat(8)),
+          guest_signature: init.sig,
+        }),
+      );
       const r = await h.done;
       expect(r).toMatchObject({ completed: false, reason: 'peer_timeout' });
       expect(events).toContain('peer_unresponsive');
@@ -275,7 +341,14 @@ describe('two processes', () => {
     const out = tempDir('proc');
     await init(join(out, 'alice'));
     await init(join(out, 'bob'));
-    const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--control-mode', 'hybrid']);
+    const h = await hostProcess(join(out, 'alice'), [
+      '--protocol',
+      'rps-v1',
+      '--options',
+      '{"best_of":99,"termination":"fixed_rounds"}',
+      '--control-mode',
+      'hybrid',
+    ]);
     const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
     let err = '';
@@ -294,7 +367,9 @@ describe('two processes', () => {
     await init(join(out, 'alice'));
     await init(join(out, 'bob'));
     const h = await hostProcess(join(out, 'alice'), ['--protocol', 'rps-v1', '--options', '{"best_of":99,"termination":"fixed_rounds"}', '--json']);
-    const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--control-mode', 'hybrid', '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const g = spawn(process.execPath, [BIN, 'join', h.invitation, '--data-dir', join(out, 'bob'), '--control-mode', 'hybrid', '--json'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let text = '';
     g.stdout!.on('data', (d: Buffer) => (text += d.toString()));
     await waitForFrames(join(out, 'alice'), 'host', 4);
@@ -318,9 +393,21 @@ describe('two processes', () => {
   it('host options that cannot work are refused in one line before anything listens', async () => {
     const out = tempDir('proc');
     await init(join(out, 'alice'));
-    const spawned = spawnSync(process.execPath, [BIN, 'host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), '--listen', 'garbage'], { encoding: 'utf8', timeout: 30_000 });
-    expect({ status: spawned.status, stdout: spawned.stdout, stderr: spawned.stderr }, 'a new process refuses as main() does').toEqual(await cli(['host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), '--listen', 'garbage']));
-    for (const bad of [['--listen', 'garbage'], ['--listen', '/ip4/127.0.0.1/tcp/0,nonsense'], ['--invitation-ttl-minutes', '1e12'], ['--invitation-ttl-minutes', '0'], ['--timeout-seconds', 'abc'], ['--handshake-timeout-seconds', '-1']]) {
+    const spawned = spawnSync(process.execPath, [BIN, 'host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), '--listen', 'garbage'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect({ status: spawned.status, stdout: spawned.stdout, stderr: spawned.stderr }, 'a new process refuses as main() does').toEqual(
+      await cli(['host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), '--listen', 'garbage']),
+    );
+    for (const bad of [
+      ['--listen', 'garbage'],
+      ['--listen', '/ip4/127.0.0.1/tcp/0,nonsense'],
+      ['--invitation-ttl-minutes', '1e12'],
+      ['--invitation-ttl-minutes', '0'],
+      ['--timeout-seconds', 'abc'],
+      ['--handshake-timeout-seconds', '-1'],
+    ]) {
       const r = await cli(['host', '--protocol', 'coin-flip-v1', '--data-dir', join(out, 'alice'), ...bad]);
       expect(r.status, `${bad.join(' ')}: ${r.stderr}`).toBe(2);
       expect(r.stderr.trim().split('\n')[0]).toContain(bad[0]);
@@ -384,17 +471,45 @@ describe.skipIf(!netns)('across network namespaces', () => {
       ip('link', 'set', `vg-${tag}`, 'netns', ng);
       ip('-n', nh, 'addr', 'add', '10.77.0.1/24', 'dev', `vh-${tag}`);
       ip('-n', ng, 'addr', 'add', '10.77.0.2/24', 'dev', `vg-${tag}`);
-      for (const [ns, dev] of [[nh, `vh-${tag}`], [ng, `vg-${tag}`]] as const) {
+      for (const [ns, dev] of [
+        [nh, `vh-${tag}`],
+        [ng, `vg-${tag}`],
+      ] as const) {
         ip('-n', ns, 'link', 'set', dev, 'up');
         ip('-n', ns, 'link', 'set', 'lo', 'up');
       }
       for (const who of ['alice', 'bob']) expect(spawnSync(process.execPath, [BIN, 'init', '--data-dir', join(out, who)]).status).toBe(0);
       const file = join(out, 'inv.txt');
-      const host = spawn('ip', ['netns', 'exec', nh, process.execPath, BIN, 'host', '--protocol', 'rps-v1', '--options', '{"best_of":3}', '--listen', '/ip4/10.77.0.1/tcp/0,/ip4/10.77.0.1/tcp/0/ws', '--data-dir', join(out, 'alice'), '--invitation-file', file, '--json'], { stdio: 'ignore' });
+      const host = spawn(
+        'ip',
+        [
+          'netns',
+          'exec',
+          nh,
+          process.execPath,
+          BIN,
+          'host',
+          '--protocol',
+          'rps-v1',
+          '--options',
+          '{"best_of":3}',
+          '--listen',
+          '/ip4/10.77.0.1/tcp/0,/ip4/10.77.0.1/tcp/0/ws',
+          '--data-dir',
+          join(out, 'alice'),
+          '--invitation-file',
+          file,
+          '--json',
+        ],
+        { stdio: 'ignore' },
+      );
       for (let i = 0; i < 200 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 50));
       const inv = readFileSync(file, 'utf8').trim();
       expect(parseInvitation(c, inv).ticket.addrs.every((a) => a.startsWith('/ip4/10.77.0.1/'))).toBe(true);
-      const g = spawnSync('ip', ['netns', 'exec', ng, process.execPath, BIN, 'join', inv, '--data-dir', join(out, 'bob'), '--json'], { encoding: 'utf8', timeout: 30_000 });
+      const g = spawnSync('ip', ['netns', 'exec', ng, process.execPath, BIN, 'join', inv, '--data-dir', join(out, 'bob'), '--json'], {
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
       expect(g.status, g.stdout + g.stderr).toBe(0);
       expect(JSON.parse(g.stdout)).toMatchObject({ completed: true });
       expect(await exited(host)).toBe(0);

@@ -12,7 +12,10 @@ import { SocketGuard } from '../../ts/net/guard.js';
 import { LineTransport, type ByteStream } from '../../ts/net/line-transport.js';
 import { createNode, noiseCrypto } from '../../ts/net/node.js';
 
-const backends: [string, Crypto][] = [['wasm', getCrypto('wasm')], ['js', getCrypto('js')]];
+const backends: [string, Crypto][] = [
+  ['wasm', getCrypto('wasm')],
+  ['js', getCrypto('js')],
+];
 const hex = (b: Uint8Array | Uint8ArrayList) => Buffer.from(b.subarray()).toString('hex');
 
 describe.each(backends)('noiseCrypto on the %s backend', (_name, c) => {
@@ -64,7 +67,11 @@ describe('connections between a node on our AEAD and a node on Noise default', (
 
   /** A listener that answers every line with the line reversed. */
   async function listener(crypto: Crypto | undefined, seed: number) {
-    const node = await createNode(new Uint8Array(32).fill(seed), { listen: ['/ip4/127.0.0.1/tcp/0'], guard: new SocketGuard({ deadlineMs: 5_000 }), ...(crypto && { crypto }) });
+    const node = await createNode(new Uint8Array(32).fill(seed), {
+      listen: ['/ip4/127.0.0.1/tcp/0'],
+      guard: new SocketGuard({ deadlineMs: 5_000 }),
+      ...(crypto && { crypto }),
+    });
     stops.push(() => node.stop());
     await node.handle(PROTOCOL, async (stream: unknown) => {
       const t = new LineTransport(stream as ByteStream, { heartbeatIntervalMs: 0 });
@@ -95,7 +102,9 @@ describe('connections between a node on our AEAD and a node on Noise default', (
     stops.push(() => node.stop());
     const t = new LineTransport((await node.dialProtocol(multiaddr(addr.toString()), PROTOCOL)) as unknown as ByteStream, { heartbeatIntervalMs: 0 });
     for (const n of [1, 300, 1500, 70_000, 200_000]) {
-      const line = randomBytes(Math.ceil(n / 2)).toString('hex').slice(0, n);
+      const line = randomBytes(Math.ceil(n / 2))
+        .toString('hex')
+        .slice(0, n);
       t.send(line);
       const r = await t.recv(5_000);
       expect(r.line).toBe([...line].reverse().join(''));

@@ -18,7 +18,11 @@ const sessionDir = (dataDir: string, role: 'host' | 'guest') => {
   const sessions = join(dataDir, 'sessions');
   return join(sessions, readdirSync(sessions)[0]!, role);
 };
-const events = (dir: string) => readFileSync(join(dir, 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { ts: string; type: string; data: Record<string, unknown> });
+const events = (dir: string) =>
+  readFileSync(join(dir, 'events.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { ts: string; type: string; data: Record<string, unknown> });
 
 describe('authoritative_realtime over the network', () => {
   it('two processes play Tank Battle at 10 Hz; both receipts verify and the ticks keep time', async () => {
@@ -42,9 +46,13 @@ describe('authoritative_realtime over the network', () => {
     // and never before its tick's deadline (n tick intervals, 100 ms at 10 Hz, after the start). How
     // closely the ticks keep to their deadlines is the virtual clock's to show, where it is exact
     // (test/engine/realtime-session.test.ts); on a shared machine real timers only ever fire late.
-    const frames = readFileSync(join(hostDir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).slice(1)
+    const frames = readFileSync(join(hostDir, 'transcript.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .slice(1)
       .map((l) => JSON.parse(l) as { from: string; msg: { action: string; frame?: { tick: number; host_time_ns: number } } })
-      .filter((f) => f.from === 'host' && f.msg.action === 'rt_frame').map((f) => f.msg.frame!);
+      .filter((f) => f.from === 'host' && f.msg.action === 'rt_frame')
+      .map((f) => f.msg.frame!);
     expect(frames.length).toBeGreaterThan(10);
     expect(frames.map((f) => f.tick)).toEqual(frames.map((_f, i) => i + 1));
     for (const [i, f] of frames.entries()) {

@@ -38,7 +38,12 @@ describe('hardened WebSockets', () => {
   it('a frame with reserved bits set, or a bad opcode, closes that socket and throws nowhere', async () => {
     const s = await server();
     expect((s.wss as unknown as WsServerLike).options.maxPayload).toBe(WS_MAX_PAYLOAD);
-    for (const bad of [wsFrame({ opcode: 2, rsv: 3, payload: Uint8Array.of(1) }), wsFrame({ opcode: 2, rsv: 4 }), wsFrame({ opcode: 3 }), wsFrame({ opcode: 2, masked: false })]) {
+    for (const bad of [
+      wsFrame({ opcode: 2, rsv: 3, payload: Uint8Array.of(1) }),
+      wsFrame({ opcode: 2, rsv: 4 }),
+      wsFrame({ opcode: 3 }),
+      wsFrame({ opcode: 2, masked: false }),
+    ]) {
       const c = await wsUpgraded(s.port, '127.0.0.1');
       expect(c.upgraded).toBe(true);
       c.socket.write(bad);
@@ -71,7 +76,7 @@ describe('hardened WebSockets', () => {
     await until(() => closed, 'the client to close');
   });
 
-  it('a listening libp2p node (the host\'s) survives bad frames on its WebSocket port', async () => {
+  it("a listening libp2p node (the host's) survives bad frames on its WebSocket port", async () => {
     const node = await createNode(seed(91), { listen: ['/ip4/127.0.0.1/tcp/0/ws'], guard: new SocketGuard({ deadlineMs: 5_000 }) });
     closers.push(async () => node.stop());
     const port = portOf({ ticket: { addrs: node.getMultiaddrs().map(String) } } as never, 'ws');

@@ -14,7 +14,9 @@ const ROOT = new URL('../..', import.meta.url).pathname.replace(/\/$/, '');
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; devDependencies: Record<string, string> };
 const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const VITE = join(ROOT, 'node_modules/vite/bin/vite.js');
-const vectors = JSON.parse(readFileSync(join(ROOT, 'test-vectors/protocol-id.json'), 'utf8')) as { cases: { name: string; spec: string; protocol_id: string }[] };
+const vectors = JSON.parse(readFileSync(join(ROOT, 'test-vectors/protocol-id.json'), 'utf8')) as {
+  cases: { name: string; spec: string; protocol_id: string }[];
+};
 
 let work: string;
 let app: string;
@@ -36,7 +38,10 @@ beforeAll(() => {
   if (!existsSync(join(ROOT, 'dist/index.js'))) throw new Error('dist/ is not built: run npm run build (the test command does)');
   work = tempDir('package');
   // Scripts are skipped: prepack's clean rebuild would pull dist/ from under tests running beside this one.
-  const info = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' })) as { filename: string; files: { path: string }[] }[];
+  const info = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: ROOT, encoding: 'utf8' })) as {
+    filename: string;
+    files: { path: string }[];
+  }[];
   tarball = join(work, info[0]!.filename);
   packed = info[0]!.files.map((f) => f.path);
   app = join(work, 'app');
@@ -49,7 +54,24 @@ beforeAll(() => {
 
 describe('the tarball', () => {
   it('holds the build, both WASM builds and the legal files, and nothing from development', () => {
-    for (const f of ['package.json', 'README.md', 'LICENSE', 'NOTICE.md', 'bin/aigenora.mjs', 'dist/index.js', 'dist/index.d.ts', 'dist/cli/main.js', 'dist/crypto/browser.js', 'dist/web/aigenora-crypto.js', 'dist/protocols/rps/spec.json', 'dist/protocols/rps/hooks.js', 'bindings/node/aigenora_wasm_bg.wasm', 'bindings/node/aigenora_wasm.js', 'bindings/web/aigenora_wasm_bg.wasm', 'bindings/web/aigenora_wasm.js'])
+    for (const f of [
+      'package.json',
+      'README.md',
+      'LICENSE',
+      'NOTICE.md',
+      'bin/aigenora.mjs',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/cli/main.js',
+      'dist/crypto/browser.js',
+      'dist/web/aigenora-crypto.js',
+      'dist/protocols/rps/spec.json',
+      'dist/protocols/rps/hooks.js',
+      'bindings/node/aigenora_wasm_bg.wasm',
+      'bindings/node/aigenora_wasm.js',
+      'bindings/web/aigenora_wasm_bg.wasm',
+      'bindings/web/aigenora_wasm.js',
+    ])
       expect(packed, f).toContain(f);
     const allowed = /^(package\.json|README\.md|LICENSE|NOTICE\.md|bin\/aigenora\.mjs|dist\/.+|bindings\/(node|web)\/[^/]+)$/;
     expect(packed.filter((f) => !allowed.test(f))).toEqual([]);
@@ -146,7 +168,15 @@ console.log(JSON.stringify({ backend: c.backend, ok: c.ed25519Verify(c.ed25519Pu
   spec: typeof spec.protocolId, trade: typeof trade.verifyEnvelope, hooks: typeof hooks.defineHooks, group: typeof group.GroupLeader + typeof group.verifyGroupSessionAt, root: typeof root.getCrypto + typeof root.verifyEnvelope }));`,
     );
     expect(r.err).toBe('');
-    expect(JSON.parse(r.out)).toEqual({ backend: 'wasm', ok: true, spec: 'function', trade: 'function', hooks: 'function', group: 'functionfunction', root: 'functionfunction' });
+    expect(JSON.parse(r.out)).toEqual({
+      backend: 'wasm',
+      ok: true,
+      spec: 'function',
+      trade: 'function',
+      hooks: 'function',
+      group: 'functionfunction',
+      root: 'functionfunction',
+    });
   });
 
   it('does not load libp2p or the CLI for aigenora/crypto, /spec or /trade', () => {
@@ -255,7 +285,8 @@ export async function check(spec: Spec): Promise<string> {
 });
 
 describe('browsers (headless Chromium)', () => {
-  const page = (script: string) => `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>aigenora</title><script type="module">${script}</script>`;
+  const page = (script: string) =>
+    `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>aigenora</title><script type="module">${script}</script>`;
   const signAndVerify = `const c = await createCrypto();
 const seed = new Uint8Array(32).fill(9);
 const msg = new TextEncoder().encode('from a page');
@@ -301,7 +332,9 @@ window.__result = { backend: c.backend, ok: c.ed25519Verify(c.ed25519PublicKey(s
     expect(jsText).not.toMatch(/libp2p|createRequire/);
     const kib = (n: number) => (n / 1024).toFixed(1);
     const jsBytes = js.reduce((n, b) => n + b.length, 0);
-    console.log(`vite page, crypto only: JS ${kib(jsBytes)} KiB (${kib(gzipSync(Buffer.concat(js), { level: 9 }).length)} KiB gzipped), WASM ${kib(wasm[0]!.length)} KiB (${kib(gzipSync(wasm[0]!, { level: 9 }).length)} KiB gzipped)`);
+    console.log(
+      `vite page, crypto only: JS ${kib(jsBytes)} KiB (${kib(gzipSync(Buffer.concat(js), { level: 9 }).length)} KiB gzipped), WASM ${kib(wasm[0]!.length)} KiB (${kib(gzipSync(wasm[0]!, { level: 9 }).length)} KiB gzipped)`,
+    );
     const server = await serveStatic(join(site, 'out'));
     try {
       expect(await resultOf(`${server.url}/index.html`)).toEqual({ backend: 'wasm', ok: true, bad: false, same: true });

@@ -63,7 +63,9 @@ function measure(dir: string): { packages: string[]; bytes: number } {
 beforeAll(() => {
   if (!existsSync(join(CORE, 'dist/node/index.js'))) throw new Error('packages/core is not built: run npm run build (the test command does)');
   work = tempDir('core-package');
-  const info = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: CORE, encoding: 'utf8' })) as { filename: string }[];
+  const info = JSON.parse(execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { cwd: CORE, encoding: 'utf8' })) as {
+    filename: string;
+  }[];
   const tarball = join(work, info[0]!.filename);
   app = join(work, 'app');
   mkdirSync(app);
@@ -108,7 +110,10 @@ console.log(JSON.stringify({ backend: c.backend, same: (await createCrypto()) ==
   it('computes protocol_id as the Python-generated vectors say, and verifies the agent-trade vectors, through require()', () => {
     const cases = protocolIds.cases.slice(0, 5);
     const trade = envelopes.cases.filter((k) => k.file !== undefined).slice(0, 12);
-    writeFileSync(join(app, 'cases.json'), JSON.stringify({ cases, trade, keys: Object.fromEntries(envelopes.key_map.map((id) => [id, envelopes.identities[id]])) }));
+    writeFileSync(
+      join(app, 'cases.json'),
+      JSON.stringify({ cases, trade, keys: Object.fromEntries(envelopes.key_map.map((id) => [id, envelopes.identities[id]])) }),
+    );
     const r = node(
       'require.cjs',
       `const { readFileSync } = require('node:fs');
@@ -145,7 +150,21 @@ export async function check(spec: Spec): Promise<string> {
 }
 `,
     );
-    writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['check.ts'] }));
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          noEmit: true,
+          skipLibCheck: false,
+          types: ['node'],
+        },
+        files: ['check.ts'],
+      }),
+    );
     const r = run(process.execPath, [TSC, '-p', 'tsconfig.json']);
     expect(r.out + r.err).toBe('');
     expect(r.status).toBe(0);
@@ -155,13 +174,19 @@ export async function check(spec: Spec): Promise<string> {
     const site = join(app, 'site');
     mkdirSync(site, { recursive: true });
     writeFileSync(join(site, 'index.html'), '<!doctype html><script type="module" src="./main.js"></script>');
-    writeFileSync(join(site, 'main.js'), `import { createCrypto } from 'aigenora-core/crypto';\nconst c = await createCrypto();\ndocument.title = c.backend;\n`);
+    writeFileSync(
+      join(site, 'main.js'),
+      `import { createCrypto } from 'aigenora-core/crypto';\nconst c = await createCrypto();\ndocument.title = c.backend;\n`,
+    );
     const r = run(process.execPath, [VITE, 'build', '--logLevel', 'error', '--outDir', join(site, 'out'), site], app);
     expect(r.err).toBe('');
     expect(r.status).toBe(0);
     const assets = readdirSync(join(site, 'out/assets'));
     expect(assets.some((f) => /^aigenora_wasm_bg-.*\.wasm$/.test(f))).toBe(true);
-    const js = assets.filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(site, 'out/assets', f), 'utf8')).join('\n');
+    const js = assets
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => readFileSync(join(site, 'out/assets', f), 'utf8'))
+      .join('\n');
     expect(js).not.toMatch(/node:module|createRequire/);
   });
 });

@@ -26,7 +26,14 @@ const REF_DIR = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8));
 const haveRefSpec = needShared(`reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`, "the reference's Aether Sigil spec");
 
 const mulberry32 = seeded;
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: mulberry32(seed) });
+const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
+  role: 'host',
+  options,
+  args: [],
+  stateDir: '',
+  decision: null,
+  random: mulberry32(seed),
+});
 const hooks = (options: Record<string, unknown> = {}, seed = 1) => aether.create(ctx(options, seed)) as GroupHooks;
 const member = (seat: number): GroupMember => ({ member_id: `m-${seat}`, public_key: String.fromCharCode(97 + seat).repeat(64), seat, status: 'active' });
 const MEMBERS = [0, 1, 2, 3].map(member);
@@ -80,7 +87,11 @@ describe('Aether Sigil: spec and registration', () => {
   });
 
   it('is registered under the reference alias with its two profiles', () => {
-    expect(findBuiltin('aether-sigil-v1')).toMatchObject({ folder: 'aether-sigil', default_profile: 'standard', profiles: { standard: { options: { starting_life: 20 } }, long: { options: { starting_life: 30 } } } });
+    expect(findBuiltin('aether-sigil-v1')).toMatchObject({
+      folder: 'aether-sigil',
+      default_profile: 'standard',
+      profiles: { standard: { options: { starting_life: 20 } }, long: { options: { starting_life: 30 } } },
+    });
     expect(aether.mode).toBe('authoritative_group');
     expect(typeof aether.autoplay).toBe('function');
   });
@@ -100,7 +111,9 @@ describe('Aether Sigil: the deal', () => {
 
   it('refuses a table that is not four active members and a starting life outside 10..50', () => {
     expect(() => hooks().proto_group_initial_state(MEMBERS.slice(0, 3))).toThrow('Aether Sigil requires exactly four active Members');
-    expect(() => hooks().proto_group_initial_state([...MEMBERS.slice(0, 3), { ...MEMBERS[3]!, status: 'left' }])).toThrow('Aether Sigil requires exactly four active Members');
+    expect(() => hooks().proto_group_initial_state([...MEMBERS.slice(0, 3), { ...MEMBERS[3]!, status: 'left' }])).toThrow(
+      'Aether Sigil requires exactly four active Members',
+    );
     expect(() => hooks({ starting_life: 9 }).proto_group_initial_state(MEMBERS)).toThrow('starting_life must be between 10 and 50');
     expect(() => hooks({ starting_life: 51 }).proto_group_initial_state(MEMBERS)).toThrow('starting_life must be between 10 and 50');
     expect((hooks({ starting_life: 30 }).proto_group_initial_state(MEMBERS) as AetherState).players[D]!.life).toBe(30);
@@ -168,13 +181,17 @@ describe('Aether Sigil: rules and refusals', () => {
     const { h, s } = table();
     s.players[A]!.energy = 10;
     const shot = give(s, A, 'Cinder Shot');
-    for (const target of [undefined, 5, A, 'f'.repeat(64)]) expect(refusal(h, s, A, { kind: 'play_card', card_id: shot, target_public_key: target })).toBe('target_public_key must identify an active opponent');
+    for (const target of [undefined, 5, A, 'f'.repeat(64)])
+      expect(refusal(h, s, A, { kind: 'play_card', card_id: shot, target_public_key: target })).toBe('target_public_key must identify an active opponent');
     s.players[D]!.defeated = true;
     expect(refusal(h, s, A, { kind: 'play_card', card_id: shot, target_public_key: D })).toBe('target_public_key must identify an active opponent');
     field(s, A, 'Prism Lens', 'relics');
     s.players[B]!.shield = 1;
     const r = act(h, s, A, { kind: 'play_card', card_id: shot, target_public_key: B });
-    expect(r.events).toEqual([{ kind: 'spell_cast', public_key: A, card: s.deck.catalog[shot] }, { kind: 'spell_damage', target: B, amount: 2 }]);
+    expect(r.events).toEqual([
+      { kind: 'spell_cast', public_key: A, card: s.deck.catalog[shot] },
+      { kind: 'spell_damage', target: B, amount: 2 },
+    ]);
     const t = r.state as AetherState;
     expect(t.players[B]).toMatchObject({ life: 18, shield: 0 });
     expect(t.deck.discard_pile).toEqual([shot]);
@@ -286,7 +303,9 @@ describe('Aether Sigil: rules and refusals', () => {
     const lynx = field(s, A, 'Void Lynx');
     s.unit_state[lynx]!.power_bonus = 1;
     expect(refusal(h, s, A, { kind: 'attack', unit_id: lynx })).toBe('target_public_key must identify an active opponent');
-    expect(refusal(h, s, A, { kind: 'attack', unit_id: lynx, target_card_id: '', target_public_key: A })).toBe('target_public_key must identify an active opponent');
+    expect(refusal(h, s, A, { kind: 'attack', unit_id: lynx, target_card_id: '', target_public_key: A })).toBe(
+      'target_public_key must identify an active opponent',
+    );
     s.players[B]!.shield = 2;
     let r = act(h, s, A, { kind: 'attack', unit_id: lynx, target_public_key: B, target_card_id: '' });
     expect(r.events).toEqual([{ kind: 'direct_attack', attacker: lynx, target: B, amount: 3 }]);
@@ -314,7 +333,11 @@ describe('Aether Sigil: rules and refusals', () => {
     s.players[C]!.max_energy = 10;
     const top = s.deck.draw_pile.at(-1)!;
     const r = act(h, s, A, { kind: 'end_turn' });
-    expect(r.events).toEqual([{ kind: 'relic_heal', public_key: A, amount: 1 }, { kind: 'turn_started', public_key: C }, { kind: 'card_drawn', public_key: C }]);
+    expect(r.events).toEqual([
+      { kind: 'relic_heal', public_key: A, amount: 1 },
+      { kind: 'turn_started', public_key: C },
+      { kind: 'card_drawn', public_key: C },
+    ]);
     const t = r.state as AetherState;
     expect([t.turn_number, t.current_player, t.players[A]!.life]).toEqual([2, C, 20]);
     expect(t.players[C]).toMatchObject({ max_energy: 10, energy: 10 });
@@ -345,14 +368,25 @@ describe('Aether Sigil: rules and refusals', () => {
   it('conceding eliminates the member and hands the turn on; the last concession ends the match', () => {
     const { h, s } = table();
     let r = act(h, s, A, { kind: 'concede' });
-    expect(r.events).toEqual([{ kind: 'conceded', public_key: A }, { kind: 'turn_started', public_key: B }, { kind: 'card_drawn', public_key: B }]);
+    expect(r.events).toEqual([
+      { kind: 'conceded', public_key: A },
+      { kind: 'turn_started', public_key: B },
+      { kind: 'card_drawn', public_key: B },
+    ]);
     let t = r.state as AetherState;
     expect(t.players[A]).toMatchObject({ life: 0, defeated: true });
     expect(t.turn_number).toBe(1);
     t = act(h, t, B, { kind: 'concede' }).state as AetherState;
     expect(t.current_player).toBe(C);
     r = act(h, t, C, { kind: 'concede' });
-    expect(r).toMatchObject({ completed: true, outcome: D, events: [{ kind: 'conceded', public_key: C }, { kind: 'game_over', winner: D }] });
+    expect(r).toMatchObject({
+      completed: true,
+      outcome: D,
+      events: [
+        { kind: 'conceded', public_key: C },
+        { kind: 'game_over', winner: D },
+      ],
+    });
   });
 
   it('views: own hand, public rows and discard, and only counts for other hands', () => {
@@ -360,7 +394,26 @@ describe('Aether Sigil: rules and refusals', () => {
     const unit = field(s, B, 'Dawnling');
     field(s, C, 'Sun Dial', 'relics');
     const v = h.proto_group_view(s, byKey(A)) as AetherView;
-    expect(Object.keys(v).sort()).toEqual(['current_player', 'discard', 'draw_count', 'hand_counts', 'my_hand', 'phase', 'players', 'recovery_notice', 'relics', 'restart_count', 'turn_number', 'turn_order', 'unit_state', 'units', 'winner', 'you'].sort());
+    expect(Object.keys(v).sort()).toEqual(
+      [
+        'current_player',
+        'discard',
+        'draw_count',
+        'hand_counts',
+        'my_hand',
+        'phase',
+        'players',
+        'recovery_notice',
+        'relics',
+        'restart_count',
+        'turn_number',
+        'turn_order',
+        'unit_state',
+        'units',
+        'winner',
+        'you',
+      ].sort(),
+    );
     expect(v.my_hand.map((c) => c.card_id)).toEqual(s.deck.hands[A]);
     expect(v.hand_counts).toEqual({ [A]: 5, [B]: 5, [C]: 5, [D]: 5 });
     expect(v.units[B]!.map((c) => c.card_id)).toEqual([unit]);
@@ -392,7 +445,13 @@ describe('Aether Sigil: recovery', () => {
     const snap = h.proto_group_recovery_snapshot!(s);
     expect(snap).toEqual({ restart_count: 0, public_outcome: '' });
     const r = h.proto_group_restore!(structuredClone(snap), MEMBERS, 2) as AetherState;
-    expect(r).toMatchObject({ phase: 'playing', restart_count: 1, turn_number: 1, current_player: A, recovery_notice: 'The previous hidden deal was discarded after a Leader change.' });
+    expect(r).toMatchObject({
+      phase: 'playing',
+      restart_count: 1,
+      turn_number: 1,
+      current_player: A,
+      recovery_notice: 'The previous hidden deal was discarded after a Leader change.',
+    });
     expect(r.deck.draw_pile).not.toEqual(s.deck.draw_pile);
     const changed = h.proto_group_on_leader_changed!(r, 'a'.repeat(64), 'b'.repeat(64));
     expect((changed.state as AetherState).recovery_notice).toBe('Leader changed from aaaaaaaa to bbbbbbbb; a fresh shared deck was dealt.');
@@ -420,7 +479,10 @@ function checkViews(h: GroupHooks, s: AetherState): AetherView[] {
   });
 }
 
-interface Step { actor: string; action: Action }
+interface Step {
+  actor: string;
+  action: Action;
+}
 /**
  * One seeded game through the hooks: the acting member plays autoplay's choice from its own view (the views
  * checkViews checked); with `fuzz`, a random and often illegal action from any member comes first now and
@@ -503,8 +565,20 @@ describe('Aether Sigil through the group leader: four replicas, each acting from
 
   function run(seed: number, failoverAt: number | null) {
     const options = { deal_seed: `leader${seed}` };
-    let leader = GroupLeader.start({ crypto, hooks: aether.create(ctx(options, seed)) as GroupHooks, config, groupId: `grp-aether-${seed}`, leaderSeed: seedOf(0), leaderEpoch: 0, membershipVersion: 4, members });
-    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: `grp-aether-${seed}`, viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+    let leader = GroupLeader.start({
+      crypto,
+      hooks: aether.create(ctx(options, seed)) as GroupHooks,
+      config,
+      groupId: `grp-aether-${seed}`,
+      leaderSeed: seedOf(0),
+      leaderEpoch: 0,
+      membershipVersion: 4,
+      members,
+    });
+    const replicas = members.map(
+      (x) =>
+        new GroupReplica({ crypto, groupId: `grp-aether-${seed}`, viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+    );
     for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
     const deliver = (envs: Envelopes) => {
       for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
@@ -537,11 +611,28 @@ describe('Aether Sigil through the group leader: four replicas, each acting from
       if (failoverAt !== null && n === failoverAt && !leader.completed) {
         failedOver = true;
         const before = (replicas[2]!.view as AetherView).my_hand.map((c) => c.card_id);
-        leader = GroupLeader.fromCheckpoint({ crypto, hooks: aether.create(ctx(options, seed + 1)) as GroupHooks, config, groupId: `grp-aether-${seed}`, leaderSeed: seedOf(2), leaderEpoch: 1, membershipVersion: 4 }, replicas[2]!.checkpoint);
+        leader = GroupLeader.fromCheckpoint(
+          {
+            crypto,
+            hooks: aether.create(ctx(options, seed + 1)) as GroupHooks,
+            config,
+            groupId: `grp-aether-${seed}`,
+            leaderSeed: seedOf(2),
+            leaderEpoch: 1,
+            membershipVersion: 4,
+          },
+          replicas[2]!.checkpoint,
+        );
         for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
         deliver(leader.lastEnvelopes);
         const v = replicas[2]!.view as AetherView;
-        expect(v).toMatchObject({ phase: 'playing', restart_count: 1, turn_number: 1, current_player: pk(0), recovery_notice: `Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; a fresh shared deck was dealt.` });
+        expect(v).toMatchObject({
+          phase: 'playing',
+          restart_count: 1,
+          turn_number: 1,
+          current_player: pk(0),
+          recovery_notice: `Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; a fresh shared deck was dealt.`,
+        });
         expect(v.my_hand).toHaveLength(5);
         // deal_seed:1 deals other cards than deal_seed:0.
         expect(v.my_hand.map((c) => c.card_id)).not.toEqual(before);
@@ -552,14 +643,22 @@ describe('Aether Sigil through the group leader: four replicas, each acting from
     const final = replicas[0]!.view as AetherView;
     expect(final.phase).toBe('completed');
     expect(final.winner).toBe(leader.outcome);
-    expect(Object.entries(final.players).filter(([, p]) => !p.defeated).map(([k]) => k)).toEqual([leader.outcome]);
+    expect(
+      Object.entries(final.players)
+        .filter(([, p]) => !p.defeated)
+        .map(([k]) => k),
+    ).toEqual([leader.outcome]);
     for (const r of replicas) expect([r.seq, r.frameHash]).toEqual([leader.seq, leader.frameHash]);
     return failedOver;
   }
 
-  it.each([1, 2])('seed %i: a whole game, every replica verifying every envelope', (seed) => {
-    expect(run(seed, null)).toBe(false);
-  }, 120_000);
+  it.each([1, 2])(
+    'seed %i: a whole game, every replica verifying every envelope',
+    (seed) => {
+      expect(run(seed, null)).toBe(false);
+    },
+    120_000,
+  );
 
   it('a leader change mid-game discards the hidden deal, deals afresh, and the new game completes', () => {
     expect(run(3, 12)).toBe(true);
@@ -635,7 +734,10 @@ const SEEDS = [1, 2, 3, 4, 5, 6];
 function seededCase(seed: number) {
   const options = { deal_seed: `cross-${seed}`, ...(seed % 3 === 0 ? { starting_life: 12 } : {}) };
   const { steps, outcome } = playGame(options, seed, true);
-  const ops: Op[] = [{ op: 'init', members: MEMBERS }, { op: 'views', members: MEMBERS }];
+  const ops: Op[] = [
+    { op: 'init', members: MEMBERS },
+    { op: 'views', members: MEMBERS },
+  ];
   for (const step of steps) ops.push({ op: 'act', actor: byKey(step.actor), action: step.action }, { op: 'views', members: MEMBERS });
   ops.push({ op: 'snapshot' }, { op: 'act', actor: MEMBERS[0], action: { kind: 'end_turn' } });
   return { outcome, comparison: comparison(options, ops, seed) };
@@ -652,18 +754,31 @@ function refusalCases(): Comparison[] {
     { op: 'act', actor: MEMBERS[0], action: { kind: 'play_card', card_id: 3 } },
     { op: 'act', actor: MEMBERS[0], action: { kind: 'play_card', card_id: s.deck.hands[B]![0] } },
     { op: 'act', actor: MEMBERS[0], action: { kind: 'attack', unit_id: 'x', target_public_key: B } },
-    ...s.deck.hands[A]!.flatMap((id) => [undefined, A, B, 7].map((target) => ({ op: 'act', actor: MEMBERS[0], action: { kind: 'play_card', card_id: id, ...(target === undefined ? {} : { target_public_key: target }), target_card_id: 'nope' } }))),
+    ...s.deck.hands[A]!.flatMap((id) =>
+      [undefined, A, B, 7].map((target) => ({
+        op: 'act',
+        actor: MEMBERS[0],
+        action: { kind: 'play_card', card_id: id, ...(target === undefined ? {} : { target_public_key: target }), target_card_id: 'nope' },
+      })),
+    ),
     { op: 'views', members: MEMBERS },
     { op: 'act', actor: MEMBERS[0], action: { kind: 'concede' } },
     { op: 'act', actor: MEMBERS[1], action: { kind: 'play_card', card_id: lynx } },
     { op: 'init', members: MEMBERS.slice(0, 3) },
   ];
-  return [comparison({ deal_seed: 'table' }, ops), ...[9, 51, 10, 50].map((life) => comparison({ deal_seed: 'x', starting_life: life }, [{ op: 'init', members: MEMBERS }]))];
+  return [
+    comparison({ deal_seed: 'table' }, ops),
+    ...[9, 51, 10, 50].map((life) => comparison({ deal_seed: 'x', starting_life: life }, [{ op: 'init', members: MEMBERS }])),
+  ];
 }
 
 /** Every action from the same hand-built tables. */
 function handBuiltCase(): Comparison {
-  const tries = (s: AetherState, actor: string, actions: Action[]): Op[] => actions.flatMap((action) => [{ op: 'load', state: s }, { op: 'act', actor: byKey(actor), action }]);
+  const tries = (s: AetherState, actor: string, actions: Action[]): Op[] =>
+    actions.flatMap((action) => [
+      { op: 'load', state: s },
+      { op: 'act', actor: byKey(actor), action },
+    ]);
   // A: ten Aether, a full relic row (Living Forge, Prism Lens), a full unit row; B shielded; D defeated.
   const { s: t1 } = table();
   Object.assign(t1.players[A]!, { energy: 10, max_energy: 9, life: 15 });
@@ -676,12 +791,20 @@ function handBuiltCase(): Comparison {
   const [lynx, scribe, hound, guard] = [field(t1, B, 'Void Lynx'), field(t1, B, 'Tide Scribe'), field(t1, C, 'Glass Hound'), field(t1, D, 'Aether Guard')];
   t1.unit_state[scribe]!.power_bonus = 2;
   t1.unit_state[d1]!.damage = 0;
-  const hand1 = ['Iron Finch', 'Dissolve', 'Cinder Shot', 'Star Map', 'Mending Rain', 'Pulse Shield', 'Rally Spark', 'Deep Reservoir', 'Sun Dial'].map((n) => give(t1, A, n));
+  const hand1 = ['Iron Finch', 'Dissolve', 'Cinder Shot', 'Star Map', 'Mending Rain', 'Pulse Shield', 'Rally Spark', 'Deep Reservoir', 'Sun Dial'].map((n) =>
+    give(t1, A, n),
+  );
   const targets: unknown[] = [undefined, A, B, C, D, 'f'.repeat(64), 1, ''];
   const cards: unknown[] = [undefined, d1, lynx, scribe, hound, guard, 'nope', 2, ''];
   const a1: Action[] = [
-    ...hand1.flatMap((card_id) => [...targets.map((t) => ({ kind: 'play_card', card_id, target_public_key: t })), ...cards.map((c) => ({ kind: 'play_card', card_id, target_card_id: c }))]),
-    ...[d1, d2, tired, lynx, 'x', 5].flatMap((unit_id) => [...targets.map((t) => ({ kind: 'attack', unit_id, target_public_key: t })), ...cards.map((c) => ({ kind: 'attack', unit_id, target_card_id: c, target_public_key: C }))]),
+    ...hand1.flatMap((card_id) => [
+      ...targets.map((t) => ({ kind: 'play_card', card_id, target_public_key: t })),
+      ...cards.map((c) => ({ kind: 'play_card', card_id, target_card_id: c })),
+    ]),
+    ...[d1, d2, tired, lynx, 'x', 5].flatMap((unit_id) => [
+      ...targets.map((t) => ({ kind: 'attack', unit_id, target_public_key: t })),
+      ...cards.map((c) => ({ kind: 'attack', unit_id, target_card_id: c, target_public_key: C })),
+    ]),
     { kind: 'end_turn' },
     { kind: 'concede' },
   ];
@@ -695,7 +818,13 @@ function handBuiltCase(): Comparison {
   Object.assign(t2.players[A]!, { energy: 4, max_energy: 10, life: 11, fatigue: 1 });
   Object.assign(t2.players[B]!, { life: 1, fatigue: 0 });
   Object.assign(t2.players[C]!, { life: 2, fatigue: 1, shield: 1 });
-  const a2: Action[] = [{ kind: 'end_turn' }, { kind: 'play_card', card_id: map }, { kind: 'play_card', card_id: rain }, { kind: 'play_card', card_id: res }, { kind: 'concede' }];
+  const a2: Action[] = [
+    { kind: 'end_turn' },
+    { kind: 'play_card', card_id: map },
+    { kind: 'play_card', card_id: rain },
+    { kind: 'play_card', card_id: res },
+    { kind: 'concede' },
+  ];
   const t3 = structuredClone(t2);
   Object.assign(t3.players[D]!, { defeated: true, life: 0 });
   t3.players[A]!.life = 2;
@@ -738,7 +867,10 @@ if (haveRef) {
     if ('ok' in cases.refusals) all.push(...cases.refusals.ok);
     for (const c of [cases.handBuilt, cases.recovery]) if ('ok' in c) all.push(c.ok);
     all.forEach((c, i) => batch.index.set(c, i));
-    batch.run = startReference('aether-sigil-ref.py', all.map((c) => c.request));
+    batch.run = startReference(
+      'aether-sigil-ref.py',
+      all.map((c) => c.request),
+    );
   }, 300_000);
   afterAll(() => batch.run?.close());
 }
@@ -763,8 +895,35 @@ describe.skipIf(!haveRef)("Aether Sigil against the reference's hooks", () => {
     const names = cardFaces().map((f) => f.name);
     const summoned = new Set([...seen].filter((k) => /^(unit_summoned|relic_played|spell_cast): /.test(k)).map((k) => k.split(': ')[1]));
     expect(names.filter((n) => !summoned.has(n))).toEqual([]);
-    for (const kind of ['turn_started', 'card_drawn', 'fatigue', 'spell_damage', 'healed', 'unit_dissolved', 'shield_gained', 'units_readied', 'unit_combat', 'unit_destroyed', 'direct_attack', 'relic_heal', 'conceded', 'game_over']) expect(seen, kind).toContain(kind);
-    for (const text of ["it is not this Member's turn", 'unsupported Aether Sigil action', 'card_id must be text', "card is not in this Member's hand", 'not enough Aether', 'unit_id is not controlled by this Member', 'target_public_key must identify an active opponent', 'target unit does not exist', 'a unit cannot attack an allied unit']) expect(seen, text).toContain(`refused: ${text}`);
+    for (const kind of [
+      'turn_started',
+      'card_drawn',
+      'fatigue',
+      'spell_damage',
+      'healed',
+      'unit_dissolved',
+      'shield_gained',
+      'units_readied',
+      'unit_combat',
+      'unit_destroyed',
+      'direct_attack',
+      'relic_heal',
+      'conceded',
+      'game_over',
+    ])
+      expect(seen, kind).toContain(kind);
+    for (const text of [
+      "it is not this Member's turn",
+      'unsupported Aether Sigil action',
+      'card_id must be text',
+      "card is not in this Member's hand",
+      'not enough Aether',
+      'unit_id is not controlled by this Member',
+      'target_public_key must identify an active opponent',
+      'target unit does not exist',
+      'a unit cannot attack an allied unit',
+    ])
+      expect(seen, text).toContain(`refused: ${text}`);
   });
 
   it('every refusal text of the hand-built tables is the reference text', async () => {
@@ -774,7 +933,20 @@ describe.skipIf(!haveRef)("Aether Sigil against the reference's hooks", () => {
   it('hand-built tables: every rule and refusal, each action from the same table, as the reference decides', async () => {
     const mine = await compare(built(cases.handBuilt));
     const texts = new Set(mine.map((r) => (r as { error?: string }).error).filter(Boolean));
-    for (const text of ['the unit row is full', 'the relic row is full', 'this unit is exhausted', 'Dissolve must target an opposing unit', 'the target unit is too powerful for Dissolve', 'target_card_id must be text', 'target unit does not exist', 'a unit cannot attack an allied unit', 'target_public_key must identify an active opponent', 'unit_id is not controlled by this Member', 'not enough Aether']) expect(texts, text).toContain(text);
+    for (const text of [
+      'the unit row is full',
+      'the relic row is full',
+      'this unit is exhausted',
+      'Dissolve must target an opposing unit',
+      'the target unit is too powerful for Dissolve',
+      'target_card_id must be text',
+      'target unit does not exist',
+      'a unit cannot attack an allied unit',
+      'target_public_key must identify an active opponent',
+      'unit_id is not controlled by this Member',
+      'not enough Aether',
+    ])
+      expect(texts, text).toContain(text);
     expect(mine.filter((r) => (r as { completed?: boolean }).completed).length).toBeGreaterThan(0);
   });
 

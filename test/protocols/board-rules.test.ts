@@ -34,10 +34,13 @@ const lyingHost = (module: HooksModule, bend: (m: Message) => Message): HooksMod
   create: (ctx) => {
     const h = module.create(ctx) as unknown as SessionLoopHooks;
     if (ctx.role !== 'host') return h as never;
-    return { ...h, proto_host_handle: (m: Message) => {
-      const r = h.proto_host_handle(m) as { response: Message };
-      return r.response.action === 'round_result' ? { ...r, response: bend(r.response) } : r;
-    } } as never;
+    return {
+      ...h,
+      proto_host_handle: (m: Message) => {
+        const r = h.proto_host_handle(m) as { response: Message };
+        return r.response.action === 'round_result' ? { ...r, response: bend(r.response) } : r;
+      },
+    } as never;
   },
 });
 
@@ -45,22 +48,37 @@ describe('reversi rules', () => {
   it('starts from the central cross with four moves for black', () => {
     const b = new Reversi(8);
     expect([b.count('guest'), b.count('host')]).toEqual([2, 2]);
-    expect(sorted(b.legal('guest'))).toEqual(sorted([[2, 3], [3, 2], [4, 5], [5, 4]]));
-    expect(sorted(new Reversi(6).legal('host'))).toEqual(sorted([[1, 3], [2, 4], [3, 1], [4, 2]]));
+    expect(sorted(b.legal('guest'))).toEqual(
+      sorted([
+        [2, 3],
+        [3, 2],
+        [4, 5],
+        [5, 4],
+      ]),
+    );
+    expect(sorted(new Reversi(6).legal('host'))).toEqual(
+      sorted([
+        [1, 3],
+        [2, 4],
+        [3, 1],
+        [4, 2],
+      ]),
+    );
   });
 
   it('flips every bracketed line at once and nothing past a gap or the edge', () => {
-    const b = Reversi.from([
-      'B.B...',
-      '.WW...',
-      'BW.WWB',
-      '.W....',
-      '.B....',
-      '......',
-    ]);
+    const b = Reversi.from(['B.B...', '.WW...', 'BW.WWB', '.W....', '.B....', '......']);
     // (2,2): up to (0,2) over (1,2); left to (2,0) over (2,1); right to (2,5) over (2,3),(2,4);
     // up-left to (0,0) over (1,1); down-left over (3,1) reaches (4,0), empty: no flip.
-    expect(sorted(b.flips(2, 2, 'guest'))).toEqual(sorted([[1, 2], [2, 1], [2, 3], [2, 4], [1, 1]]));
+    expect(sorted(b.flips(2, 2, 'guest'))).toEqual(
+      sorted([
+        [1, 2],
+        [2, 1],
+        [2, 3],
+        [2, 4],
+        [1, 1],
+      ]),
+    );
     expect(b.play(2, 2, 'guest')).toBe(5);
     expect(b.cells[3]![1]).toBe('host');
     expect([b.count('guest'), b.count('host')]).toEqual([11, 1]);
@@ -69,7 +87,15 @@ describe('reversi rules', () => {
   it('refuses an occupied cell, a cell that brackets nothing and a cell off the board, changing nothing', () => {
     const b = new Reversi(8);
     const before = JSON.stringify(b.cells);
-    for (const [r, c] of [[3, 3], [0, 0], [2, 2], [-1, 3], [8, 3], [3, 8]] as const) expect(b.play(r, c, 'guest'), `${r},${c}`).toBe(0);
+    for (const [r, c] of [
+      [3, 3],
+      [0, 0],
+      [2, 2],
+      [-1, 3],
+      [8, 3],
+      [3, 8],
+    ] as const)
+      expect(b.play(r, c, 'guest'), `${r},${c}`).toBe(0);
     expect(JSON.stringify(b.cells)).toBe(before);
   });
 
@@ -87,16 +113,7 @@ describe('reversi rules', () => {
   });
 
   it('prefers a corner, then more flips', () => {
-    const b = Reversi.from([
-      '.WB.....',
-      '........',
-      '..BWW...',
-      '........',
-      '........',
-      '........',
-      '........',
-      '........',
-    ]);
+    const b = Reversi.from(['.WB.....', '........', '..BWW...', '........', '........', '........', '........', '........']);
     expect(b.choose('guest', () => 0)).toEqual([0, 0]); // a corner flipping one rather than (2,5) flipping two
     expect(b.choose('host', () => 0)).toEqual([0, 3]);
     // 6x6: every inner cell is worth the same, so the two-stone flip wins.
@@ -106,11 +123,19 @@ describe('reversi rules', () => {
   });
 
   it('the host refuses an illegal move, a pass while a move exists and a wrong turn, with the spec reasons', () => {
-    expect(host(reversi, 'reversi', { board_size: 8 })({ action: 'move', turn: 1, row: 0, col: 0 })).toMatchObject({ response: { action: 'error', turn: 1, reason: 'illegal_move' }, abort: true });
-    expect(host(reversi, 'reversi', { board_size: 6 })({ action: 'move', turn: 1, row: 7, col: 7 })).toMatchObject({ response: { reason: 'illegal_move' }, abort: true });
+    expect(host(reversi, 'reversi', { board_size: 8 })({ action: 'move', turn: 1, row: 0, col: 0 })).toMatchObject({
+      response: { action: 'error', turn: 1, reason: 'illegal_move' },
+      abort: true,
+    });
+    expect(host(reversi, 'reversi', { board_size: 6 })({ action: 'move', turn: 1, row: 7, col: 7 })).toMatchObject({
+      response: { reason: 'illegal_move' },
+      abort: true,
+    });
     expect(host(reversi, 'reversi', { board_size: 8 })({ action: 'pass', turn: 1 })).toMatchObject({ response: { reason: 'illegal_move' }, abort: true });
     const ask = host(reversi, 'reversi', { board_size: 8 });
-    expect(ask({ action: 'move', turn: 1, row: 2, col: 3 })).toMatchObject({ response: { action: 'round_result', turn: 2, player: 'host', passed: false, flipped: 1, black: 3, white: 3, game_over: false } });
+    expect(ask({ action: 'move', turn: 1, row: 2, col: 3 })).toMatchObject({
+      response: { action: 'round_result', turn: 2, player: 'host', passed: false, flipped: 1, black: 3, white: 3, game_over: false },
+    });
     expect(ask({ action: 'move', turn: 1, row: 2, col: 3 })).toMatchObject({ response: { reason: 'not_your_turn' }, abort: true });
   });
 
@@ -130,7 +155,12 @@ describe('reversi rules', () => {
 
 describe('gomoku rules', () => {
   it('five in a row wins in all four directions, six too; four or a broken line does not', () => {
-    for (const [dr, dc] of [[0, 1], [1, 0], [1, 1], [1, -1]] as const) {
+    for (const [dr, dc] of [
+      [0, 1],
+      [1, 0],
+      [1, 1],
+      [1, -1],
+    ] as const) {
       const b = new Gomoku(9);
       const at = (k: number) => [4 + k * dr, 4 + k * dc] as const;
       for (const k of [-2, -1, 1]) b.cells[at(k)[0]]![at(k)[1]] = 'guest';
@@ -170,15 +200,24 @@ describe('gomoku rules', () => {
   });
 
   it('the host refuses cells off the board, taken cells and wrong turns, with the spec reasons', () => {
-    expect(host(gomoku, 'gomoku', { board_size: 9 })({ action: 'move', turn: 1, row: 9, col: 0 })).toMatchObject({ response: { action: 'error', turn: 1, reason: 'out_of_bounds' }, abort: true });
+    expect(host(gomoku, 'gomoku', { board_size: 9 })({ action: 'move', turn: 1, row: 9, col: 0 })).toMatchObject({
+      response: { action: 'error', turn: 1, reason: 'out_of_bounds' },
+      abort: true,
+    });
     const ask = host(gomoku, 'gomoku', { board_size: 9 });
     const r = ask({ action: 'move', turn: 1, row: 4, col: 4 });
     expect(r).toMatchObject({ response: { action: 'round_result', turn: 2, player: 'host', game_over: false, winner: 'none' } });
-    expect(ask({ action: 'move', turn: 3, row: r.response['row'] as number, col: r.response['col'] as number })).toMatchObject({ response: { reason: 'occupied' }, abort: true });
-    expect(host(gomoku, 'gomoku', { board_size: 9 })({ action: 'move', turn: 3, row: 0, col: 0 })).toMatchObject({ response: { reason: 'not_your_turn' }, abort: true });
+    expect(ask({ action: 'move', turn: 3, row: r.response['row'] as number, col: r.response['col'] as number })).toMatchObject({
+      response: { reason: 'occupied' },
+      abort: true,
+    });
+    expect(host(gomoku, 'gomoku', { board_size: 9 })({ action: 'move', turn: 3, row: 0, col: 0 })).toMatchObject({
+      response: { reason: 'not_your_turn' },
+      abort: true,
+    });
   });
 
-  it('the host echoes the guest\'s winning stone and the guest aborts on a false win or a taken cell', async () => {
+  it("the host echoes the guest's winning stone and the guest aborts on a false win or a taken cell", async () => {
     const spec = loadBuiltinSpec('gomoku');
     const games = await Promise.all([1, 2, 3, 4, 5, 6].map((seed) => play(spec, gomoku, { board_size: 9 }, seed)));
     const last = games.map((g) => g.frames.at(-1)!.msg);
@@ -192,7 +231,7 @@ describe('gomoku rules', () => {
     for (const bend of bends) expect((await play(spec, lyingHost(gomoku, bend), { board_size: 9 }, 1)).outcome).toBe('aborted');
   });
 
-  it('a 5x5 board fills on the guest\'s 13th stone: the host echoes it as a draw, and a host that claims it is caught', async () => {
+  it("a 5x5 board fills on the guest's 13th stone: the host echoes it as a draw, and a host that claims it is caught", async () => {
     const spec = loadBuiltinSpec('gomoku');
     const g = await play(spec, gomoku, { board_size: 5 }, 1);
     expect(g.outcome).toBe('completed');
@@ -207,12 +246,17 @@ describe('connect four rules', () => {
   it('counts rows from the top, as the reference does: a first stone lands on the last row', () => {
     const ask = host(connectFour, 'connect-four', { cols: 7, rows: 6 });
     // random() = 0 and nothing to win or block: the host takes the centre, on top of the guest's stone.
-    expect(ask({ action: 'move', turn: 1, col: 3 })).toMatchObject({ response: { action: 'round_result', turn: 2, col: 3, row: 4, player: 'host', game_over: false, winner: 'none' } });
+    expect(ask({ action: 'move', turn: 1, col: 3 })).toMatchObject({
+      response: { action: 'round_result', turn: 2, col: 3, row: 4, player: 'host', game_over: false, winner: 'none' },
+    });
     expect(host(connectFour, 'connect-four', { cols: 4, rows: 4 })({ action: 'move', turn: 1, col: 0 }).response).toMatchObject({ row: 3 });
   });
 
   it('the host refuses a column off the board and a full column, with the spec reasons', () => {
-    expect(host(connectFour, 'connect-four', { cols: 7, rows: 6 })({ action: 'move', turn: 1, col: 7 })).toMatchObject({ response: { action: 'error', turn: 1, reason: 'invalid_column' }, abort: true });
+    expect(host(connectFour, 'connect-four', { cols: 7, rows: 6 })({ action: 'move', turn: 1, col: 7 })).toMatchObject({
+      response: { action: 'error', turn: 1, reason: 'invalid_column' },
+      abort: true,
+    });
     const ask = host(connectFour, 'connect-four', { cols: 4, rows: 4 });
     // Column 0 (with random() = 0 the host never blocks there before the guest could win in it).
     let t = 1;
@@ -224,7 +268,7 @@ describe('connect four rules', () => {
     expect(ask({ action: 'move', turn: t, col: 0 })).toMatchObject({ response: { action: 'error', reason: 'column_full' }, abort: true });
   });
 
-  it('the host echoes the guest\'s winning stone as a round_result; the guest aborts on a misplaced or misreported stone', async () => {
+  it("the host echoes the guest's winning stone as a round_result; the guest aborts on a misplaced or misreported stone", async () => {
     const spec = loadBuiltinSpec('connect-four');
     const games = await Promise.all([1, 2, 3, 4, 5, 6].map((seed) => play(spec, connectFour, { cols: 7, rows: 6 }, seed)));
     expect(games.every((g) => g.outcome === 'completed')).toBe(true);
@@ -297,7 +341,9 @@ async function reversiGame(n: number, seed: number) {
 }
 async function gomokuGame(n: number, seed: number) {
   const g = await play(loadBuiltinSpec('gomoku'), gomoku, { board_size: n }, seed);
-  const moves = g.frames.filter(({ msg }) => msg.action === 'move' || (msg.action === 'round_result' && msg['player'] === 'host')).map(({ msg }) => [msg.action === 'move' ? 'guest' : 'host', msg['row'], msg['col']]);
+  const moves = g.frames
+    .filter(({ msg }) => msg.action === 'move' || (msg.action === 'round_result' && msg['player'] === 'host'))
+    .map(({ msg }) => [msg.action === 'move' ? 'guest' : 'host', msg['row'], msg['col']]);
   return { seed, outcome: g.outcome, moves, last: g.frames.at(-1)!.msg, request: { game: 'gomoku', n, moves } };
 }
 
@@ -312,7 +358,14 @@ const GOMOKU_SIZES = [5, 9, 15];
 const REVERSI_GAMES = [6, 8].flatMap((n) => [1, 2, 3, 4, 5].map((seed) => [n, seed] as const));
 const GOMOKU_GAMES = [5, 9, 15].flatMap((n) => [1, 2, 3, 4, 5].map((seed) => [n, seed] as const));
 // Boards with an even number of cells only: the reference's host fails when the guest fills the board.
-const CONNECT_FOUR_GAMES = ([[7, 6], [6, 5], [4, 5], [10, 10]] as const).flatMap(([c, r]) => [1, 2, 3, 4].map((seed) => [c, r, seed] as const));
+const CONNECT_FOUR_GAMES = (
+  [
+    [7, 6],
+    [6, 5],
+    [4, 5],
+    [10, 10],
+  ] as const
+).flatMap(([c, r]) => [1, 2, 3, 4].map((seed) => [c, r, seed] as const));
 
 const cases: {
   batch?: ReferenceBatch;
@@ -332,7 +385,10 @@ if (haveRef) {
     for (const [n, seed] of GOMOKU_GAMES) cases.gomokuGames.push(await buildAsync(() => gomokuGame(n, seed)));
     for (const [c, r, seed] of CONNECT_FOUR_GAMES) cases.connectFourGames.push(await buildAsync(() => connectFourGame(c, r, seed)));
     const requests: unknown[] = [];
-    for (const c of [...cases.reversiSelf, ...cases.gomokuSelf, ...cases.reversiGames, ...cases.gomokuGames, ...cases.connectFourGames] as Built<{ request: unknown }>[]) if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
+    for (const c of [...cases.reversiSelf, ...cases.gomokuSelf, ...cases.reversiGames, ...cases.gomokuGames, ...cases.connectFourGames] as Built<{
+      request: unknown;
+    }>[])
+      if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
     cases.batch = startReference('board-rules-ref.py', requests);
   }, 300_000);
   afterAll(() => cases.batch?.close());
@@ -344,33 +400,41 @@ async function answered<T, A = unknown[]>(c: Built<T>): Promise<{ mine: T; their
   return { mine, theirs: await cases.batch!.answer<A>(cases.index.get(c)!) };
 }
 
-describe.skipIf(!haveRef)('against the reference\'s rules', () => {
-  it('reversi: the autonomous player makes the reference\'s moves, passes included', async () => {
+describe.skipIf(!haveRef)("against the reference's rules", () => {
+  it("reversi: the autonomous player makes the reference's moves, passes included", async () => {
     for (const c of cases.reversiSelf) {
       const { mine, theirs } = await answered(c);
       expect(mine.ours, `n=${mine.n}`).toEqual(theirs);
     }
   });
 
-  it('gomoku: the autonomous player makes the reference\'s moves', async () => {
+  it("gomoku: the autonomous player makes the reference's moves", async () => {
     for (const c of cases.gomokuSelf) {
       const { mine, theirs } = await answered(c);
       expect(mine.ours, `n=${mine.n}`).toEqual(theirs);
     }
   });
 
-  it('reversi: every host round_result of seeded games says what the reference\'s rules say', async () => {
+  it("reversi: every host round_result of seeded games says what the reference's rules say", async () => {
     for (const c of cases.reversiGames) {
-      const { mine, theirs } = await answered<Awaited<ReturnType<typeof reversiGame>>, { legal: boolean; flipped: number; black: number; white: number; over: boolean; winner: string }[]>(c);
+      const { mine, theirs } = await answered<
+        Awaited<ReturnType<typeof reversiGame>>,
+        { legal: boolean; flipped: number; black: number; white: number; over: boolean; winner: string }[]
+      >(c);
       const { seed, outcome, moves, results } = mine;
       expect(outcome).toBe('completed');
-      expect(theirs.every((s) => s.legal), `seed ${seed}`).toBe(true);
+      expect(
+        theirs.every((s) => s.legal),
+        `seed ${seed}`,
+      ).toBe(true);
       const hostSteps = theirs.filter((_, i) => moves[i]![0] === 'host');
-      expect(results.map((m) => [m['flipped'], m['black'], m['white'], m['game_over'], m['winner']])).toEqual(hostSteps.map((s) => [s.flipped, s.black, s.white, s.over, s.winner]));
+      expect(results.map((m) => [m['flipped'], m['black'], m['white'], m['game_over'], m['winner']])).toEqual(
+        hostSteps.map((s) => [s.flipped, s.black, s.white, s.over, s.winner]),
+      );
     }
   });
 
-  it('gomoku: every result of seeded games says what the reference\'s rules say', async () => {
+  it("gomoku: every result of seeded games says what the reference's rules say", async () => {
     for (const c of cases.gomokuGames) {
       const { mine, theirs } = await answered<Awaited<ReturnType<typeof gomokuGame>>, { legal: boolean; win: boolean; full: boolean }[]>(c);
       const { outcome, moves, last } = mine;
@@ -382,7 +446,7 @@ describe.skipIf(!haveRef)('against the reference\'s rules', () => {
     }
   });
 
-  it('connect four: the reference\'s own host and guest, meeting our guest and host, send exactly our messages', async () => {
+  it("connect four: the reference's own host and guest, meeting our guest and host, send exactly our messages", async () => {
     type Answer = { response: Message | null; completed: boolean; abort: boolean };
     type Theirs = { rules: { row: number | null; win: boolean; full: boolean }[]; host: Answer[]; guest: { join: Message; first: Message; answers: Answer[] } };
     const endings = new Set<string>();
@@ -398,25 +462,39 @@ describe.skipIf(!haveRef)('against the reference\'s rules', () => {
       endings.add(`${last['player']}/${last['winner']}`);
       // The reference's rules on the same stones: where each lands (rows from the top) and when the game ends.
       const stones = msgs.filter((m) => m.action === 'move' || (m.action === 'round_result' && m['player'] === 'host'));
-      expect(theirs.rules.every((r) => r.row !== null), at).toBe(true);
-      expect(results.filter((m) => m['player'] === 'host').map((m) => m['row']), at).toEqual(theirs.rules.filter((_, i) => stones[i]!.action === 'round_result').map((r) => r.row));
-      expect(theirs.rules.slice(0, -1).some((r) => r.win || r.full), at).toBe(false);
+      expect(
+        theirs.rules.every((r) => r.row !== null),
+        at,
+      ).toBe(true);
+      expect(
+        results.filter((m) => m['player'] === 'host').map((m) => m['row']),
+        at,
+      ).toEqual(theirs.rules.filter((_, i) => stones[i]!.action === 'round_result').map((r) => r.row));
+      expect(
+        theirs.rules.slice(0, -1).some((r) => r.win || r.full),
+        at,
+      ).toBe(false);
       // The reference's host, given our guest's moves (and told to drop its stones where ours did): our ready and every round_result, field for field.
       expect(theirs.host, at).toEqual(fromHost.map((m) => ({ response: m, completed: m['game_over'] === true, abort: false })));
       // The reference's guest, given our host's messages (and told to drop its stones where ours did): our join and every move, then the end.
       expect(theirs.guest.join, at).toEqual(msgs[0]);
       expect(theirs.guest.first, at).toEqual(moves[0]);
-      expect(theirs.guest.answers, at).toEqual(results.map((m, i) => (m['game_over'] ? { response: null, completed: true, abort: false } : { response: moves[i + 1], completed: false, abort: false })));
+      expect(theirs.guest.answers, at).toEqual(
+        results.map((m, i) =>
+          m['game_over'] ? { response: null, completed: true, abort: false } : { response: moves[i + 1], completed: false, abort: false },
+        ),
+      );
     }
     // Every way a game ends went through both: the guest's winning stone echoed, the host's win, and a draw.
     expect([...endings].sort()).toEqual(['guest/guest', 'host/host', 'host/none']);
   });
 });
 
-describe('a person\'s move in place of the suggested one', () => {
+describe("a person's move in place of the suggested one", () => {
   // The guest's board follows the decided move, so the host's answer to it is accepted.
   const session = (module: HooksModule, options: Record<string, unknown>) => {
-    const make = (role: 'host' | 'guest') => module.create({ role, options, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as SessionLoopHooks;
+    const make = (role: 'host' | 'guest') =>
+      module.create({ role, options, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as SessionLoopHooks;
     const [h, g] = [make('host'), make('guest')];
     g.proto_guest_handle_ready(h.proto_host_handle_join(g.proto_guest_join_message() as Message) as Message);
     return { h, g };

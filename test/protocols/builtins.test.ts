@@ -67,10 +67,13 @@ describe('the test driver counts only real completions', () => {
   /** guess-number hooks with one of the guest's hooks replaced. */
   const withGuest = async (name: string, f: (...a: unknown[]) => unknown): Promise<HooksModule> => {
     const honest = await hooksOf('guess-number');
-    return { mode: honest.mode, create: (ctx) => {
-      const h = honest.create(ctx) as unknown as Record<string, unknown>;
-      return (ctx.role === 'guest' ? { ...h, [name]: f } : h) as never;
-    } };
+    return {
+      mode: honest.mode,
+      create: (ctx) => {
+        const h = honest.create(ctx) as unknown as Record<string, unknown>;
+        return (ctx.role === 'guest' ? { ...h, [name]: f } : h) as never;
+      },
+    };
   };
   const options = { range_min: 1, range_max: 100, max_attempts: 7 };
 
@@ -87,10 +90,13 @@ describe('the test driver counts only real completions', () => {
 
   it('a qna guest that refuses the answer aborted', async () => {
     const honest = await hooksOf('qna');
-    const picky: HooksModule = { mode: honest.mode, create: (ctx) => {
-      const h = honest.create(ctx) as unknown as Record<string, unknown>;
-      return (ctx.role === 'guest' ? { ...h, proto_guest_handle: () => ({ abort: true }) } : h) as never;
-    } };
+    const picky: HooksModule = {
+      mode: honest.mode,
+      create: (ctx) => {
+        const h = honest.create(ctx) as unknown as Record<string, unknown>;
+        return (ctx.role === 'guest' ? { ...h, proto_guest_handle: () => ({ abort: true }) } : h) as never;
+      },
+    };
     expect((await play(loadBuiltinSpec('qna'), picky, { topic: 'commit_reveal' })).outcome).toBe('aborted');
   });
 });
@@ -138,7 +144,12 @@ describe('guess number', () => {
       expect(over['total_attempts']).toBeLessThanOrEqual(7);
     }
     const { hintsConsistent } = await import('../../ts/protocols/guess-number/hooks.js');
-    expect(hintsConsistent(42, [{ number: 50, result: 'lower' }, { number: 25, result: 'higher' }])).toBe(true);
+    expect(
+      hintsConsistent(42, [
+        { number: 50, result: 'lower' },
+        { number: 25, result: 'higher' },
+      ]),
+    ).toBe(true);
     expect(hintsConsistent(42, [{ number: 50, result: 'higher' }])).toBe(false);
   });
 
@@ -187,8 +198,23 @@ describe('hero duel', () => {
     const setup = { host: B['warrior']!, guest: B['mage']!, maxRounds: 30 };
     // The standard table (the reference's): warrior hp 250, atk 25, skill_b 70/35/cd 3; mage hp 150, atk 12, ult 180/80/cd 5.
     const r0 = judgeRound(setup, 0, 'skill_b', 'ult', null);
-    expect(r0).toMatchObject({ host_move: 'skill_b', guest_move: 'ult', host_damage_dealt: 70, guest_damage_dealt: 180, host_hp: 250 - 180, guest_hp: 150 - 70 });
-    expect(r0).toMatchObject({ host_mana: 80 - 35 + 15, guest_mana: 120 - 80 + 20, host_cd_b: 2, guest_cd_ult: 4, round_winner: 'guest', game_over: false, game_winner: 'none' });
+    expect(r0).toMatchObject({
+      host_move: 'skill_b',
+      guest_move: 'ult',
+      host_damage_dealt: 70,
+      guest_damage_dealt: 180,
+      host_hp: 250 - 180,
+      guest_hp: 150 - 70,
+    });
+    expect(r0).toMatchObject({
+      host_mana: 80 - 35 + 15,
+      guest_mana: 120 - 80 + 20,
+      host_cd_b: 2,
+      guest_cd_ult: 4,
+      round_winner: 'guest',
+      game_over: false,
+      game_winner: 'none',
+    });
     // skill_b is still cooling down: a normal attack instead, reported as the move in effect.
     const r1 = judgeRound(setup, 1, 'skill_b', 'ult', r0);
     expect(r1).toMatchObject({ host_move: 'normal', guest_move: 'normal', host_damage_dealt: 25, guest_damage_dealt: 12, host_cd_b: 1, guest_cd_ult: 3 });
@@ -199,8 +225,16 @@ describe('hero duel', () => {
   it('ends at 0 HP (draw when both fall) and at max_rounds by HP', async () => {
     const { judgeRound, STANDARD_BALANCE: B } = await import('../../ts/protocols/hero-duel/hooks.js');
     const glass = { ...B['mage']!, hp: 10 };
-    expect(judgeRound({ host: glass, guest: glass, maxRounds: 30 }, 0, 'normal', 'normal', null)).toMatchObject({ host_hp: 0, guest_hp: 0, game_over: true, game_winner: 'draw' });
-    expect(judgeRound({ host: B['tank']!, guest: B['mage']!, maxRounds: 1 }, 0, 'normal', 'normal', null)).toMatchObject({ game_over: true, game_winner: 'host' });
+    expect(judgeRound({ host: glass, guest: glass, maxRounds: 30 }, 0, 'normal', 'normal', null)).toMatchObject({
+      host_hp: 0,
+      guest_hp: 0,
+      game_over: true,
+      game_winner: 'draw',
+    });
+    expect(judgeRound({ host: B['tank']!, guest: B['mage']!, maxRounds: 1 }, 0, 'normal', 'normal', null)).toMatchObject({
+      game_over: true,
+      game_winner: 'host',
+    });
   });
 
   it('the guest shadow judge agrees with the host on whole games', async () => {
@@ -230,7 +264,10 @@ describe('human chat', () => {
     const { displaySafe } = await import('../../ts/protocols/human-chat/hooks.js');
     expect(displaySafe('hi\u001b[2Jthere\u202e')).toBe('hi\\u001b[2Jthere\\u202e');
     const hooks = await hooksOf('human-chat');
-    const h = hooks.create({ role: 'host', options: {}, args: [], stateDir: '', decision: null, random: Math.random }) as unknown as Record<string, (...a: unknown[]) => unknown>;
+    const h = hooks.create({ role: 'host', options: {}, args: [], stateDir: '', decision: null, random: Math.random }) as unknown as Record<
+      string,
+      (...a: unknown[]) => unknown
+    >;
     h['proto_on_message']!({ action: 'chat', text: 'hello', seq: 1 });
     h['proto_on_send']!({ action: 'chat', text: 'hi', seq: 1 });
     expect(h['proto_display']!({ action: 'chat', text: 'x\u0007', seq: 2 }, 'received')).toBe('peer #2: x\\u0007');

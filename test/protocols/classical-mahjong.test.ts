@@ -25,11 +25,21 @@ import { build, built, startReference, type Built, type ReferenceBatch } from '.
 const ID = 'b4b52ae592fb2fe9808c0bc4976eaee7ca1ce9fdb4638dc72bd88f18403def01';
 const SRC = REFERENCE_SRC;
 const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
-const haveRefSpec = needShared(`reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`, "the reference's Classical Mahjong spec");
+const haveRefSpec = needShared(
+  `reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`,
+  "the reference's Classical Mahjong spec",
+);
 const autoplay = mahjong.autoplay!;
 
 const mulberry32 = seeded;
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: mulberry32(seed) });
+const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
+  role: 'host',
+  options,
+  args: [],
+  stateDir: '',
+  decision: null,
+  random: mulberry32(seed),
+});
 const hooks = (options: Record<string, unknown> = {}, seed = 1) => mahjong.create(ctx(options, seed)) as GroupHooks;
 const MEMBERS: GroupMember[] = [0, 1, 2, 3].map((s) => ({ member_id: `m${s}`, public_key: 'abcd'[s]!.repeat(64), seat: s, status: 'active' }));
 const KEYS = MEMBERS.map((m) => m.public_key);
@@ -62,7 +72,12 @@ describe('Classical Mahjong: spec and registration', () => {
 // Hand-built hands for the shape rules: [name, concealed codes, meld count, expected].
 const SHAPES: [string, string[], number, string | null][] = [
   ['four runs and a pair', [...run('m', 1), ...run('m', 4), ...run('p', 2), ...run('s', 7), '5p', '5p'], 0, 'standard'],
-  ['pungs of honors and a pair', ['east', 'east', 'east', 'red', 'red', 'red', 'white', 'white', 'white', 'north', 'north', 'north', '1m', '1m'], 0, 'standard'],
+  [
+    'pungs of honors and a pair',
+    ['east', 'east', 'east', 'red', 'red', 'red', 'white', 'white', 'white', 'north', 'north', 'north', '1m', '1m'],
+    0,
+    'standard',
+  ],
   ['a run that only works one way round', ['1m', '1m', '1m', '2m', '3m', '4m', '5m', '5m', '5m', ...run('s', 1), '9s', '9s'], 0, 'standard'],
   ['runs do not wrap 8-9-1', ['8m', '9m', '1m', ...run('p', 1), ...run('p', 4), ...run('s', 1), 'west', 'west'], 0, null],
   ['honors never run', ['east', 'south', 'west', ...run('p', 1), ...run('p', 4), ...run('s', 1), '2m', '2m'], 0, null],
@@ -98,7 +113,9 @@ describe('Classical Mahjong: tile rules', () => {
     expect(() => winKind(t('1m'), -1)).toThrow('meld_count must be between zero and four');
     expect(() => winKind(['1m'])).toThrow('every tile must be an object');
     expect(() => winKind([{ code: '0m' }])).toThrow('tile code is invalid');
-    expect(() => winKind(t('1m', '1m', '1m', '1m', '1m', ...run('p', 1), ...run('p', 4), '9s', '9s', '9s'))).toThrow('a Mahjong face cannot appear more than four times');
+    expect(() => winKind(t('1m', '1m', '1m', '1m', '1m', ...run('p', 1), ...run('p', 4), '9s', '9s', '9s'))).toThrow(
+      'a Mahjong face cannot appear more than four times',
+    );
     expect(() => scorePatterns(t('1m'), { winKind: 'nine_gates' })).toThrow('win_kind is invalid');
     expect(() => scorePatterns(t('1m'), { winKind: 'standard', meldKinds: ['triple'] })).toThrow('meld kind is invalid');
   });
@@ -106,8 +123,14 @@ describe('Classical Mahjong: tile rules', () => {
   it('scores the classical-core patterns', () => {
     const codes = (p: { code: string }[]) => p.map((x) => x.code);
     const mixed = t(...run('m', 1), ...run('m', 4), ...run('p', 2), ...run('s', 7), '5p', '5p');
-    expect(scorePatterns(mixed, { winKind: 'standard' })).toEqual([{ code: 'winning_hand', points: 1 }, { code: 'concealed_hand', points: 1 }]);
-    expect(scorePatterns(mixed, { winKind: 'standard', selfDraw: true, concealed: false })).toEqual([{ code: 'winning_hand', points: 1 }, { code: 'self_draw', points: 1 }]);
+    expect(scorePatterns(mixed, { winKind: 'standard' })).toEqual([
+      { code: 'winning_hand', points: 1 },
+      { code: 'concealed_hand', points: 1 },
+    ]);
+    expect(scorePatterns(mixed, { winKind: 'standard', selfDraw: true, concealed: false })).toEqual([
+      { code: 'winning_hand', points: 1 },
+      { code: 'self_draw', points: 1 },
+    ]);
     const pure = t(...run('m', 1), ...run('m', 4), ...run('m', 7), '5m', '5m', '5m', '2m', '2m');
     expect(codes(scorePatterns(pure, { winKind: 'standard' }))).toEqual(['winning_hand', 'concealed_hand', 'pure_one_suit']);
     const halfFlush = t(...run('p', 1), ...run('p', 4), ...run('p', 7), 'red', 'red', 'red', 'east', 'east');
@@ -115,19 +138,30 @@ describe('Classical Mahjong: tile rules', () => {
     const simples = t(...run('m', 2), ...run('p', 4), '6s', '6s', '6s', '8s', '8s', '8s', '5m', '5m');
     expect(codes(scorePatterns(simples, { winKind: 'standard' }))).toEqual(['winning_hand', 'concealed_hand', 'all_simples']);
     const honors = t('east', 'east', 'east', 'red', 'red', 'red', 'white', 'white', 'white', 'north', 'north', 'north', 'green', 'green');
-    expect(codes(scorePatterns(honors, { winKind: 'standard', meldKinds: ['pung', 'kong', 'concealed_kong', 'pung'], concealed: false }))).toEqual(['winning_hand', 'all_pungs']);
+    expect(codes(scorePatterns(honors, { winKind: 'standard', meldKinds: ['pung', 'kong', 'concealed_kong', 'pung'], concealed: false }))).toEqual([
+      'winning_hand',
+      'all_pungs',
+    ]);
     expect(codes(scorePatterns(honors, { winKind: 'standard', meldKinds: ['pung', 'kong', 'chow', 'pung'], concealed: false }))).toEqual(['winning_hand']);
     expect(codes(scorePatterns(honors, { winKind: 'standard', meldKinds: ['pung', 'pung', 'pung'], concealed: false }))).toEqual(['winning_hand']);
     const sevenPairs = t('1m', '1m', '4m', '4m', '9m', '9m', '3m', '3m', '2m', '2m', '5m', '5m', '6m', '6m');
     expect(scorePatterns(sevenPairs, { winKind: 'seven_pairs', selfDraw: true })).toEqual([
-      { code: 'winning_hand', points: 1 }, { code: 'self_draw', points: 1 }, { code: 'concealed_hand', points: 1 }, { code: 'seven_pairs', points: 4 }, { code: 'pure_one_suit', points: 6 },
+      { code: 'winning_hand', points: 1 },
+      { code: 'self_draw', points: 1 },
+      { code: 'concealed_hand', points: 1 },
+      { code: 'seven_pairs', points: 4 },
+      { code: 'pure_one_suit', points: 6 },
     ]);
     const orphans = t('1m', '9m', '1p', '9p', '1s', '9s', 'east', 'south', 'west', 'north', 'red', 'green', 'white', 'white');
     expect(codes(scorePatterns(orphans, { winKind: 'thirteen_orphans' }))).toEqual(['winning_hand', 'concealed_hand', 'thirteen_orphans']);
   });
 
   it('lists the chow choices for a discard, lowest run first', () => {
-    expect(chowSequences(t('1m', '2m', '4m', '5m', '6m'), t('3m')[0])).toEqual([['1m', '2m'], ['2m', '4m'], ['4m', '5m']]);
+    expect(chowSequences(t('1m', '2m', '4m', '5m', '6m'), t('3m')[0])).toEqual([
+      ['1m', '2m'],
+      ['2m', '4m'],
+      ['4m', '5m'],
+    ]);
     expect(chowSequences(t('8p', '7p', '1p'), t('9p')[0])).toEqual([['7p', '8p']]);
     expect(chowSequences(t('2s', '3s'), t('1s')[0])).toEqual([['2s', '3s']]);
     expect(chowSequences(t('2s', '3s'), t('1m')[0])).toEqual([]);
@@ -313,7 +347,10 @@ const SCENARIOS: Record<string, Scenario> = {
     ],
   },
   chow: {
-    hands: [['3m', ...NO_WIN_HAND], ['1m', '2m', '4m', '5m']],
+    hands: [
+      ['3m', ...NO_WIN_HAND],
+      ['1m', '2m', '4m', '5m'],
+    ],
     steps: [
       [0, { kind: 'discard', code: '3m' }],
       [1, { kind: 'chow', codes: ['4m', '2m'] }],
@@ -370,7 +407,14 @@ describe('Classical Mahjong: the deal and options', () => {
     expect(KEYS.map((k) => s.deck.hands[k]!.length)).toEqual([14, 13, 13, 13]);
     expect(s.deck.draw_pile.length).toBe(136 - 53);
     expect(Object.keys(s.deck.catalog).length).toBe(136);
-    expect(s).toMatchObject({ phase: 'discard', hand_number: 1, dealer_index: 0, dealer: KEYS[0], current_player: KEYS[0], scores: Object.fromEntries(KEYS.map((k) => [k, 25000])) });
+    expect(s).toMatchObject({
+      phase: 'discard',
+      hand_number: 1,
+      dealer_index: 0,
+      dealer: KEYS[0],
+      current_player: KEYS[0],
+      scores: Object.fromEntries(KEYS.map((k) => [k, 25000])),
+    });
     expect(Object.values(s.players).map((p) => p.wind)).toEqual(['east', 'south', 'west', 'north']);
     const codes = Object.values(s.deck.catalog).map((c) => c.code);
     for (const f of tileFaces()) expect(codes.filter((c) => c === f.code).length).toBe(4);
@@ -407,10 +451,27 @@ describe('Classical Mahjong: the deal and options', () => {
 describe('Classical Mahjong: hand-built tables', () => {
   it('a dealer self-draw win: each other seat pays the points, the next hand starts with the next dealer', () => {
     const p = playScenario(SCENARIOS['selfDraw']!);
-    expect(p.results.slice(0, 4).map(errorOf)).toEqual(["it is not this Member's turn", 'turn accepts discard, win, or concealed_kong', "card_id is not in this Member's hand", "card_id is not in this Member's hand"]);
+    expect(p.results.slice(0, 4).map(errorOf)).toEqual([
+      "it is not this Member's turn",
+      'turn accepts discard, win, or concealed_kong',
+      "card_id is not in this Member's hand",
+      "card_id is not in this Member's hand",
+    ]);
     const r = ok(p.results[4]!);
     expect(kinds(r)).toEqual(['self_draw', 'mahjong_hand_started']);
-    const result = { kind: 'self_draw', winner: KEYS[0], discarder: null, win_kind: 'standard', patterns: [{ code: 'winning_hand', points: 1 }, { code: 'self_draw', points: 1 }, { code: 'concealed_hand', points: 1 }], points: 3, score_delta: { [KEYS[0]!]: 9, [KEYS[1]!]: -3, [KEYS[2]!]: -3, [KEYS[3]!]: -3 } };
+    const result = {
+      kind: 'self_draw',
+      winner: KEYS[0],
+      discarder: null,
+      win_kind: 'standard',
+      patterns: [
+        { code: 'winning_hand', points: 1 },
+        { code: 'self_draw', points: 1 },
+        { code: 'concealed_hand', points: 1 },
+      ],
+      points: 3,
+      score_delta: { [KEYS[0]!]: 9, [KEYS[1]!]: -3, [KEYS[2]!]: -3, [KEYS[3]!]: -3 },
+    };
     expect(r.events[0]).toEqual(result);
     expect(r.events[1]).toEqual({ kind: 'mahjong_hand_started', hand_number: 2, dealer: KEYS[1] });
     const s = r.state as MahjongState;
@@ -449,25 +510,44 @@ describe('Classical Mahjong: hand-built tables', () => {
     ]);
     const kong = ok(p.results[5]!);
     const cards = (p.start.deck.hands[KEYS[0]!] ?? []).filter((id) => p.start.deck.catalog[id]!.code === '5s').map((id) => p.start.deck.catalog[id]);
-    expect(kong.events).toEqual([{ kind: 'concealed_kong', owner: KEYS[0], cards }, { kind: 'replacement_draw', public_key: KEYS[0] }]);
+    expect(kong.events).toEqual([
+      { kind: 'concealed_kong', owner: KEYS[0], cards },
+      { kind: 'replacement_draw', public_key: KEYS[0] },
+    ]);
     const afterKong = kong.state as MahjongState;
     expect(afterKong.deck.hands[KEYS[0]!]!.length).toBe(11);
     expect(afterKong.deck.zones['melds']![KEYS[0]!]!.length).toBe(4);
     expect(afterKong.deck.catalog[afterKong.deck.hands[KEYS[0]!]!.at(-1)!]!.code).toBe('white');
     // The concealed kong is public; the replacement tile is not.
     const other = p.views[5]![1] as MahjongView;
-    expect((other.melds[KEYS[0]!]![0]!.cards).map((c) => c.code)).toEqual(['5s', '5s', '5s', '5s']);
+    expect(other.melds[KEYS[0]!]![0]!.cards.map((c) => c.code)).toEqual(['5s', '5s', '5s', '5s']);
     expect(JSON.stringify(other)).not.toContain(afterKong.deck.hands[KEYS[0]!]!.at(-1)!);
     const discard = ok(p.results[6]!);
-    expect(discard.events).toEqual([{ kind: 'mahjong_discard', card_id: expect.any(String), card: expect.objectContaining({ code: 'east' }), public_key: KEYS[0], seat: 0 }]);
+    expect(discard.events).toEqual([
+      { kind: 'mahjong_discard', card_id: expect.any(String), card: expect.objectContaining({ code: 'east' }), public_key: KEYS[0], seat: 0 },
+    ]);
     expect(discard.state).toMatchObject({ phase: 'claim', current_player: '', claim_eligible: KEYS.slice(1), claim_responses: {} });
     const mid = p.views[12]!;
     expect((mid[1] as MahjongView).my_claim).toEqual({ kind: 'pass_claim' });
-    expect(mid.map((v) => [(v as MahjongView).claim_response_count, (v as MahjongView).claim_required_count, (v as MahjongView).my_claim, (v as MahjongView).you.may_claim])).toEqual([
-      [1, 3, null, false], [1, 3, { kind: 'pass_claim' }, true], [1, 3, null, true], [1, 3, null, true],
+    expect(
+      mid.map((v) => [
+        (v as MahjongView).claim_response_count,
+        (v as MahjongView).claim_required_count,
+        (v as MahjongView).my_claim,
+        (v as MahjongView).you.may_claim,
+      ]),
+    ).toEqual([
+      [1, 3, null, false],
+      [1, 3, { kind: 'pass_claim' }, true],
+      [1, 3, null, true],
+      [1, 3, null, true],
     ]);
     const resolved = ok(p.results[19]!);
-    expect(resolved.events).toEqual([{ kind: 'claim_response_received', public_key: KEYS[3], response_count: 3 }, { kind: 'claim_resolved', claim: 'none' }, { kind: 'mahjong_draw', public_key: KEYS[1] }]);
+    expect(resolved.events).toEqual([
+      { kind: 'claim_response_received', public_key: KEYS[3], response_count: 3 },
+      { kind: 'claim_resolved', claim: 'none' },
+      { kind: 'mahjong_draw', public_key: KEYS[1] },
+    ]);
     const s = resolved.state as MahjongState;
     expect(s).toMatchObject({ phase: 'discard', current_player: KEYS[1], last_discard: null, claim_eligible: [], claim_responses: {} });
     expect(s.rivers[KEYS[0]!]!.length).toBe(1);
@@ -479,8 +559,19 @@ describe('Classical Mahjong: hand-built tables', () => {
     const last = ok(p.results[3]!);
     expect(kinds(last)).toEqual(['claim_response_received', 'claim_resolved', 'discard_win', 'mahjong_match_complete']);
     expect(last.events[1]).toEqual({ kind: 'claim_resolved', claim: 'win', winner: KEYS[2] });
-    expect(last.events[2]).toMatchObject({ winner: KEYS[2], discarder: KEYS[0], win_kind: 'standard', points: 2, score_delta: { [KEYS[0]!]: -6, [KEYS[1]!]: 0, [KEYS[2]!]: 6, [KEYS[3]!]: 0 } });
-    expect(last.events[3]).toEqual({ kind: 'mahjong_match_complete', winner: KEYS[2], winners: [KEYS[2]], scores: { [KEYS[0]!]: 24994, [KEYS[1]!]: 25000, [KEYS[2]!]: 25006, [KEYS[3]!]: 25000 } });
+    expect(last.events[2]).toMatchObject({
+      winner: KEYS[2],
+      discarder: KEYS[0],
+      win_kind: 'standard',
+      points: 2,
+      score_delta: { [KEYS[0]!]: -6, [KEYS[1]!]: 0, [KEYS[2]!]: 6, [KEYS[3]!]: 0 },
+    });
+    expect(last.events[3]).toEqual({
+      kind: 'mahjong_match_complete',
+      winner: KEYS[2],
+      winners: [KEYS[2]],
+      scores: { [KEYS[0]!]: 24994, [KEYS[1]!]: 25000, [KEYS[2]!]: 25006, [KEYS[3]!]: 25000 },
+    });
     expect([last.completed, last.outcome, (last.state as MahjongState).phase]).toEqual([true, KEYS[2], 'completed']);
     // The discard a member won on stays in the discarder's river.
     expect((p.views[3]![0] as MahjongView).rivers[KEYS[0]!]!.map((c) => c.code)).toEqual(['9p']);
@@ -549,7 +640,12 @@ describe('Classical Mahjong: hand-built tables', () => {
 // ---------------------------------------------------------------------------------------------------
 // Whole matches, each member choosing from its own view with the module's autoplay.
 
-const allIds = (s: MahjongState) => [...s.deck.draw_pile, ...s.deck.discard_pile, ...Object.values(s.deck.hands).flat(), ...Object.values(s.deck.zones).flatMap((z) => Object.values(z).flat())];
+const allIds = (s: MahjongState) => [
+  ...s.deck.draw_pile,
+  ...s.deck.discard_pile,
+  ...Object.values(s.deck.hands).flat(),
+  ...Object.values(s.deck.zones).flatMap((z) => Object.values(z).flat()),
+];
 
 // These run at every step of every match: each assertion is built only when its plain check fails.
 function checkPrivacy(views: readonly Record<string, unknown>[], hands: readonly string[][]): void {
@@ -571,8 +667,14 @@ function checkStep(h: GroupHooks, state: MahjongState, total: number): Record<st
   const sum = Object.values(state.scores).reduce((a, b) => a + b, 0);
   if (sum !== total) expect(sum).toBe(total);
   const views = MEMBERS.map((m) => h.proto_group_view(state, m));
-  checkPrivacy(views, KEYS.map((k) => state.deck.hands[k]!));
-  expectEqual(views.map((v) => (v as MahjongView).my_hand.map((c) => c.card_id)), KEYS.map((k) => state.deck.hands[k]));
+  checkPrivacy(
+    views,
+    KEYS.map((k) => state.deck.hands[k]!),
+  );
+  expectEqual(
+    views.map((v) => (v as MahjongView).my_hand.map((c) => c.card_id)),
+    KEYS.map((k) => state.deck.hands[k]),
+  );
   return views;
 }
 
@@ -635,12 +737,25 @@ describe('Classical Mahjong: recovery', () => {
     expect(snap).toEqual({ hand_number: 2, dealer_index: 1, restart_count: 0, scores: state.scores });
     expect(JSON.stringify(snap)).not.toContain('card_id');
     const restored = h.proto_group_restore!(structuredClone(snap), MEMBERS, 2) as MahjongState;
-    expect(restored).toMatchObject({ phase: 'discard', hand_number: 2, dealer_index: 1, dealer: KEYS[1], restart_count: 1, scores: state.scores, recovery_notice: 'The interrupted hidden wall was discarded after a Leader change.', last_result: null });
+    expect(restored).toMatchObject({
+      phase: 'discard',
+      hand_number: 2,
+      dealer_index: 1,
+      dealer: KEYS[1],
+      restart_count: 1,
+      scores: state.scores,
+      recovery_notice: 'The interrupted hidden wall was discarded after a Leader change.',
+      last_result: null,
+    });
     expect(restored.deck.hands[KEYS[1]!]!.length).toBe(14);
     const changed = h.proto_group_on_leader_changed!(restored, 'a'.repeat(64), 'b'.repeat(64));
     expect((changed.state as MahjongState).recovery_notice).toBe('Leader changed from aaaaaaaa to bbbbbbbb; the private hand was restarted.');
-    expect(changed.events).toEqual([{ kind: 'mahjong_hand_restarted_after_leader_change', old_leader: 'a'.repeat(64), new_leader: 'b'.repeat(64), hand_number: 2 }]);
-    expect(h.proto_group_member_left(restored, MEMBERS[2]!, 'timeout').events).toEqual([{ kind: 'member_disconnected', public_key: KEYS[2], reason: 'timeout' }]);
+    expect(changed.events).toEqual([
+      { kind: 'mahjong_hand_restarted_after_leader_change', old_leader: 'a'.repeat(64), new_leader: 'b'.repeat(64), hand_number: 2 },
+    ]);
+    expect(h.proto_group_member_left(restored, MEMBERS[2]!, 'timeout').events).toEqual([
+      { kind: 'member_disconnected', public_key: KEYS[2], reason: 'timeout' },
+    ]);
     expect(h.proto_group_member_joined(restored, MEMBERS[2]!).events).toEqual([{ kind: 'member_rejoined', public_key: KEYS[2], seat: 2 }]);
     // A checkpoint's numbers may arrive as text (Python's int()); junk is refused; a missing field defaults.
     const fromText = h.proto_group_restore!({ hand_number: '3', dealer_index: 6, scores: { [KEYS[0]!]: '7' } }, MEMBERS, 2) as MahjongState;
@@ -658,8 +773,19 @@ describe('Classical Mahjong through the group leader', () => {
   const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' }));
 
   function table(groupId: string, options: Record<string, unknown>, seed: number) {
-    const leader = GroupLeader.start({ crypto, hooks: mahjong.create(ctx(options, seed)) as GroupHooks, config, groupId, leaderSeed: seedOf(0), leaderEpoch: 0, membershipVersion: 4, members });
-    const replicas = members.map((x) => new GroupReplica({ crypto, groupId, viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+    const leader = GroupLeader.start({
+      crypto,
+      hooks: mahjong.create(ctx(options, seed)) as GroupHooks,
+      config,
+      groupId,
+      leaderSeed: seedOf(0),
+      leaderEpoch: 0,
+      membershipVersion: 4,
+      members,
+    });
+    const replicas = members.map(
+      (x) => new GroupReplica({ crypto, groupId, viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+    );
     for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
     const deliver = (envs: Envelopes) => {
       for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
@@ -670,7 +796,10 @@ describe('Classical Mahjong through the group leader', () => {
   /** One action by a member whose autoplay, reading its replica's view, has something to do. */
   function turn(leader: GroupLeader, replicas: GroupReplica[], seqs: number[], rnd: () => number) {
     const views = replicas.map((r) => r.view!);
-    checkPrivacy(views, views.map((v) => (v['my_hand'] as { card_id: string }[]).map((c) => c.card_id)));
+    checkPrivacy(
+      views,
+      views.map((v) => (v['my_hand'] as { card_id: string }[]).map((c) => c.card_id)),
+    );
     const ready = members.map((m, i) => autoplay(views[i]!, m, rnd));
     const who = ready.map((a, i) => (a ? i : -1)).filter((i) => i >= 0);
     if (!(who.length > 0)) expect(who.length).toBeGreaterThan(0);
@@ -698,7 +827,14 @@ describe('Classical Mahjong through the group leader', () => {
     const leaders = Object.keys(scores).filter((k) => scores[k] === high);
     expect(leader.outcome).toBe(leaders.length === 1 ? leaders[0] : 'draw');
     for (const r of replicas) expect([r.seq, r.frameHash]).toEqual([leader.seq, leader.frameHash]);
-    for (const r of replicas) expect(autoplay(r.view!, members.find((m) => m.public_key === r.viewerPublicKey)!, rnd)).toBeNull();
+    for (const r of replicas)
+      expect(
+        autoplay(
+          r.view!,
+          members.find((m) => m.public_key === r.viewerPublicKey)!,
+          rnd,
+        ),
+      ).toBeNull();
   }, 180_000);
 
   it('a leader change mid-hand discards the hidden wall, keeps the scores, and the match still completes', () => {
@@ -714,11 +850,28 @@ describe('Classical Mahjong through the group leader', () => {
         expect(JSON.stringify(before)).not.toContain('draw_pile');
         const saved = before['protocol_state'] as { hand_number: number; dealer_index: number; scores: Record<string, number> };
         const hand = (replicas[2]!.view as MahjongView).my_hand.map((c) => c.card_id);
-        leader = GroupLeader.fromCheckpoint({ crypto, hooks: mahjong.create(ctx({ max_hands: 2 }, 23)) as GroupHooks, config, groupId: 'grp-mahjong-f', leaderSeed: seedOf(2), leaderEpoch: 1, membershipVersion: 4 }, before);
+        leader = GroupLeader.fromCheckpoint(
+          {
+            crypto,
+            hooks: mahjong.create(ctx({ max_hands: 2 }, 23)) as GroupHooks,
+            config,
+            groupId: 'grp-mahjong-f',
+            leaderSeed: seedOf(2),
+            leaderEpoch: 1,
+            membershipVersion: 4,
+          },
+          before,
+        );
         for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
         deliver(leader.lastEnvelopes);
         const v = replicas[2]!.view as MahjongView;
-        expect(v).toMatchObject({ phase: 'discard', hand_number: saved.hand_number, restart_count: 1, scores: saved.scores, recovery_notice: `Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the private hand was restarted.` });
+        expect(v).toMatchObject({
+          phase: 'discard',
+          hand_number: saved.hand_number,
+          restart_count: 1,
+          scores: saved.scores,
+          recovery_notice: `Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the private hand was restarted.`,
+        });
         expect(v.dealer).toBe(members[saved.dealer_index]!.public_key);
         expect(v.my_hand.map((c) => c.card_id)).not.toEqual(hand);
         expect(Object.values(v.melds).flat()).toEqual([]);
@@ -786,7 +939,9 @@ function shapesCase(): RefCase {
     const meldKinds = Array.from({ length: melds }, () => ['chow', 'pung', 'kong', 'concealed_kong'][Math.floor(rnd() * 4)]!);
     const kind = ['standard', 'seven_pairs', 'thirteen_orphans'][Math.floor(rnd() * 3)]!;
     const [selfDraw, concealed] = [rnd() < 0.5, rnd() < 0.5];
-    add({ op: 'patterns', tiles: hand, win_kind: kind, meld_kinds: meldKinds, self_draw: selfDraw, concealed }, () => scorePatterns(hand, { winKind: kind, meldKinds, selfDraw, concealed }));
+    add({ op: 'patterns', tiles: hand, win_kind: kind, meld_kinds: meldKinds, self_draw: selfDraw, concealed }, () =>
+      scorePatterns(hand, { winKind: kind, meldKinds, selfDraw, concealed }),
+    );
     const discard = pool[size + 1]!;
     add({ op: 'chow', hand, discard }, () => chowSequences(hand, discard));
   }
@@ -942,12 +1097,19 @@ describe.skipIf(!haveRef)('Classical Mahjong against the reference hooks', () =>
   it('restores from checkpoints as the reference does: defaults, numbers as text, a dealer index past the table', async () => {
     const { mine, theirs } = await answered(cases.restore);
     const ours = mine.ours as ({ state: unknown } | { error: string })[];
-    expect(ours.map((o) => ('error' in o ? o.error : 'restored'))).toEqual(['restored', 'restored', 'restored', "invalid literal for int() with base 10: 'x'", 'restored']);
+    expect(ours.map((o) => ('error' in o ? o.error : 'restored'))).toEqual([
+      'restored',
+      'restored',
+      'restored',
+      "invalid literal for int() with base 10: 'x'",
+      'restored',
+    ]);
     expectEqual(theirs, ours);
   });
 
   it('the seeded matches compared met claims of every kind, wins and a drawn-out wall', () => {
-    for (const k of ['mahjong_discard', 'mahjong_draw', 'claim_resolved', 'pung', 'chow', 'mahjong_hand_started', 'mahjong_match_complete']) expect(covered, k).toContain(k);
+    for (const k of ['mahjong_discard', 'mahjong_draw', 'claim_resolved', 'pung', 'chow', 'mahjong_hand_started', 'mahjong_match_complete'])
+      expect(covered, k).toContain(k);
     expect(['self_draw', 'discard_win'].some((k) => covered.has(k))).toBe(true);
   });
 });

@@ -23,9 +23,19 @@ import { build, built, startReference, type Built, type ReferenceBatch } from '.
 const ID = '5d69cf0e7ff90b2b60191fb43ab2448d0bf9153555b827199c1d77bc3ea78f3e';
 const SRC = REFERENCE_SRC;
 const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
-const haveRefSpec = needShared(`reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`, "the reference's Contract Bridge spec");
+const haveRefSpec = needShared(
+  `reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`,
+  "the reference's Contract Bridge spec",
+);
 
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: seeded(seed) });
+const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
+  role: 'host',
+  options,
+  args: [],
+  stateDir: '',
+  decision: null,
+  random: seeded(seed),
+});
 const make = (options: Record<string, unknown> = {}, seed = 1) => bridge.create(ctx(options, seed)) as GroupHooks;
 const MEMBERS: GroupMember[] = [0, 1, 2, 3].map((s) => ({ member_id: `m${s}`, public_key: 'nesw'[s]!.repeat(64), seat: s, status: 'active' }));
 const [N, E, S, W] = MEMBERS.map((m) => m.public_key) as [string, string, string, string];
@@ -122,7 +132,11 @@ describe('tricks', () => {
   });
   it('bids rank by level, then clubs < diamonds < hearts < spades < no trump', () => {
     expect([bidValue(1, 'clubs'), bidValue(1, 'nt'), bidValue(2, 'clubs'), bidValue(7, 'nt')]).toEqual([0, 4, 5, 34]);
-    expect(standardFaces().map((f) => f.code).slice(0, 14)).toEqual(['2C', '3C', '4C', '5C', '6C', '7C', '8C', '9C', '10C', 'JC', 'QC', 'KC', 'AC', '2D']);
+    expect(
+      standardFaces()
+        .map((f) => f.code)
+        .slice(0, 14),
+    ).toEqual(['2C', '3C', '4C', '5C', '6C', '7C', '8C', '9C', '10C', 'JC', 'QC', 'KC', 'AC', '2D']);
   });
 });
 
@@ -133,7 +147,15 @@ describe('the auction', () => {
     expect(Object.values(s.deck.hands).map((x) => x.length)).toEqual([13, 13, 13, 13]);
     expect([s.phase, s.dealer, s.current_player, s.vulnerability]).toEqual(['auction', N, N, 'none']);
     expect(s.players[E]).toEqual({ seat: 1, compass: 'east', partnership: 'ew' });
-    for (const [board, dealer, vul] of [[2, E, 'ns'], [3, S, 'ew'], [4, W, 'both'], [5, N, 'ns'], [16, W, 'ew'], [17, N, 'none'], [32, W, 'ew']] as const) {
+    for (const [board, dealer, vul] of [
+      [2, E, 'ns'],
+      [3, S, 'ew'],
+      [4, W, 'both'],
+      [5, N, 'ns'],
+      [16, W, 'ew'],
+      [17, N, 'none'],
+      [32, W, 'ew'],
+    ] as const) {
       const t = make({ deal_seed: 'deal', board_number: board }).proto_group_initial_state(MEMBERS) as BridgeState;
       expect([t.board_number, t.dealer, t.current_player, t.vulnerability]).toEqual([board, dealer, dealer, vul]);
     }
@@ -142,7 +164,9 @@ describe('the auction', () => {
     expect(() => make({ board_number: '2' }).proto_group_initial_state(MEMBERS)).toThrow('board_number must be between 1 and 32');
     expect(() => make({ board_number: true }).proto_group_initial_state(MEMBERS)).toThrow('board_number must be between 1 and 32');
     expect(() => make().proto_group_initial_state(MEMBERS.slice(0, 3))).toThrow('Contract Bridge requires exactly four active Members');
-    expect(() => make().proto_group_initial_state([...MEMBERS.slice(0, 3), { ...MEMBERS[3]!, status: 'left' }])).toThrow('Contract Bridge requires exactly four active Members');
+    expect(() => make().proto_group_initial_state([...MEMBERS.slice(0, 3), { ...MEMBERS[3]!, status: 'left' }])).toThrow(
+      'Contract Bridge requires exactly four active Members',
+    );
   });
 
   it('refuses every illegal call with the reference text', () => {
@@ -152,7 +176,15 @@ describe('the auction', () => {
     expect(refusal(h, s, N, { kind: 'play', card_id: 'x' })).toBe('auction accepts pass, bid, double, or redouble');
     expect(refusal(h, s, N, { kind: 'double' })).toBe('double is not legal in the current auction');
     expect(refusal(h, s, N, { kind: 'redouble' })).toBe('redouble is not legal in the current auction');
-    for (const bad of [bid(0, 'clubs'), bid(8, 'nt'), { kind: 'bid', level: 1.5, denomination: 'clubs' }, { kind: 'bid', level: '1', denomination: 'clubs' }, { kind: 'bid', level: true, denomination: 'clubs' }, bid(1, 'notrump' as Denomination), { kind: 'bid', level: 1 }]) {
+    for (const bad of [
+      bid(0, 'clubs'),
+      bid(8, 'nt'),
+      { kind: 'bid', level: 1.5, denomination: 'clubs' },
+      { kind: 'bid', level: '1', denomination: 'clubs' },
+      { kind: 'bid', level: true, denomination: 'clubs' },
+      bid(1, 'notrump' as Denomination),
+      { kind: 'bid', level: 1 },
+    ]) {
       expect(refusal(h, s, N, bad)).toBe('a bid requires level 1-7 and a valid denomination');
     }
     let t = act(h, s, N, bid(1, 'hearts')).state;
@@ -287,7 +319,11 @@ describe('the play', () => {
  * Every step of one board played by autoplay from each member's own view (after the scripted opening
  * calls `prefix`, made by whoever is to call), checking privacy on the way.
  */
-function playBoard(options: Record<string, unknown>, seed: number, prefix: Action[] = []): { h: GroupHooks; steps: { actor: string; action: Action }[]; final: BridgeState; outcome: string; events: unknown[] } {
+function playBoard(
+  options: Record<string, unknown>,
+  seed: number,
+  prefix: Action[] = [],
+): { h: GroupHooks; steps: { actor: string; action: Action }[]; final: BridgeState; outcome: string; events: unknown[] } {
   const h = make(options, seed);
   const rnd = seeded(seed * 7 + 1);
   let s = h.proto_group_initial_state(MEMBERS) as BridgeState;
@@ -302,11 +338,17 @@ function playBoard(options: Record<string, unknown>, seed: number, prefix: Actio
         if (owner === me || (s.dummy_revealed && owner === s.dummy)) continue;
         for (const id of ids) if (text.includes(id)) expect(text.includes(id), `seed ${seed}: seat ${i} sees a card of ${owner.slice(0, 1)}`).toBe(false);
       }
-      expectEqual(v.my_hand.map((c) => c.card_id), s.deck.hands[me]);
+      expectEqual(
+        v.my_hand.map((c) => c.card_id),
+        s.deck.hands[me],
+      );
     });
     const picks = MEMBERS.map((m, i) => autoplay(views[i]!, m, rnd));
     // Exactly the member whose turn it is has an action; the dummy never does.
-    expectEqual(picks.map((p) => p !== null), MEMBERS.map((m) => m.public_key === s.current_player));
+    expectEqual(
+      picks.map((p) => p !== null),
+      MEMBERS.map((m) => m.public_key === s.current_player),
+    );
     const i = picks.findIndex((p) => p !== null);
     const actor = MEMBERS[i]!.public_key;
     const action = n < prefix.length ? prefix[n]! : picks[i]!;
@@ -378,7 +420,14 @@ describe('recovery', () => {
     const snap = h.proto_group_recovery_snapshot!(played);
     expect(snap).toEqual({ board_number: 1, restart_count: 0, scores: { ns: 420, ew: 50 } });
     const r = h.proto_group_restore!(structuredClone(snap), MEMBERS, 2) as BridgeState;
-    expect([r.phase, r.board_number, r.restart_count, r.scores, r.auction, r.recovery_notice]).toEqual(['auction', 1, 1, { ns: 420, ew: 50 }, [], 'The previous private board was discarded after a Leader change.']);
+    expect([r.phase, r.board_number, r.restart_count, r.scores, r.auction, r.recovery_notice]).toEqual([
+      'auction',
+      1,
+      1,
+      { ns: 420, ew: 50 },
+      [],
+      'The previous private board was discarded after a Leader change.',
+    ]);
     // A seeded redeal depends on the restart count: a fresh deal, not the compromised one.
     expect(r.deck.hands[N]).not.toEqual(s.deck.hands[N]);
     const changed = h.proto_group_on_leader_changed!(r, 'f'.repeat(64), 'e'.repeat(64));
@@ -387,7 +436,13 @@ describe('recovery', () => {
     const sparse = h.proto_group_restore!({}, MEMBERS, 2) as BridgeState;
     expect([sparse.board_number, sparse.restart_count, sparse.scores]).toEqual([1, 1, { ns: 0, ew: 0 }]);
     const fromText = h.proto_group_restore!({ board_number: '4', restart_count: 2, scores: { ns: '30' } }, MEMBERS, 2) as BridgeState;
-    expect([fromText.board_number, fromText.dealer, fromText.vulnerability, fromText.restart_count, fromText.scores]).toEqual([4, W, 'both', 3, { ns: 30, ew: 0 }]);
+    expect([fromText.board_number, fromText.dealer, fromText.vulnerability, fromText.restart_count, fromText.scores]).toEqual([
+      4,
+      W,
+      'both',
+      3,
+      { ns: 30, ew: 0 },
+    ]);
     expect(() => h.proto_group_restore!({ board_number: 'x' }, MEMBERS, 2)).toThrow('invalid literal for int()');
   });
 
@@ -412,66 +467,88 @@ describe('through the group leader: four replicas, each acting from its own veri
     [1, -1],
     [2, 6],
     [3, 30],
-  ])('board %i (leader change after step %i): every envelope verified, views private, the board completes', (run, failAt) => {
-    let leader = GroupLeader.start({ crypto, hooks: hooksOf(run), config, groupId: `grp-bridge-${run}`, leaderSeed: seedOf(0), leaderEpoch: 0, membershipVersion: 4, members });
-    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: `grp-bridge-${run}`, viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
-    for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
-    const deliver = (envs: Envelopes) => {
-      for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
-    };
-    const seqs = [0, 0, 0, 0];
-    const rnd = seeded(run * 13);
-    let failedOver = false;
-    for (let n = 0; n < 1000 && !leader.completed; n++) {
-      const views = replicas.map((r) => r.view as BridgeView);
-      // Own hands are disjoint; a view holds no other hand's card except the exposed dummy's. (Per step:
-      // each assertion is built only where its plain check fails.)
-      const hands = views.map((v) => v.my_hand.map((c) => c.card_id));
-      const distinct = new Set(hands.flat()).size;
-      if (distinct !== hands.flat().length) expect(distinct).toBe(hands.flat().length);
-      views.forEach((v, i) => {
-        const text = JSON.stringify(v);
-        hands.forEach((h, j) => {
-          if (j === i || (v.dummy_revealed && members[j]!.public_key === v.dummy)) return;
-          for (const id of h) if (text.includes(id)) expect(text.includes(id)).toBe(false);
-        });
+  ])(
+    'board %i (leader change after step %i): every envelope verified, views private, the board completes',
+    (run, failAt) => {
+      let leader = GroupLeader.start({
+        crypto,
+        hooks: hooksOf(run),
+        config,
+        groupId: `grp-bridge-${run}`,
+        leaderSeed: seedOf(0),
+        leaderEpoch: 0,
+        membershipVersion: 4,
+        members,
       });
-      const checkpoint = JSON.stringify(replicas[1]!.checkpoint);
-      if (checkpoint.includes('card_id')) expect(checkpoint).not.toContain('card_id');
-      const picks = members.map((m, i) => autoplay(views[i]!, m, rnd));
-      const i = picks.findIndex((p) => p !== null);
-      const acting = picks.filter((p) => p !== null).length;
-      if (acting !== 1) expect(acting).toBe(1);
-      const { envelopes, receipt } = leader.applyInput({ actor_public_key: pk(i), client_seq: ++seqs[i]!, action: picks[i]! });
-      if (receipt.status !== 'accepted') expect(receipt.status).toBe('accepted');
-      deliver(envelopes);
-      if (n === failAt && !leader.completed) {
-        failedOver = true;
-        const before = replicas[2]!.checkpoint!;
-        const scores = (before['protocol_state'] as { scores: unknown }).scores;
-        leader = GroupLeader.fromCheckpoint({ crypto, hooks: hooksOf(run + 100), config, groupId: `grp-bridge-${run}`, leaderSeed: seedOf(2), leaderEpoch: 1, membershipVersion: 4 }, before);
-        for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
-        deliver(leader.lastEnvelopes);
-        const v = replicas[0]!.view as BridgeView;
-        expect([v.phase, v.board_number, v.restart_count, v.auction, v.scores]).toEqual(['auction', 1, 1, [], scores]);
-        expect(v.recovery_notice).toBe(`Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the private board was redealt.`);
-        expect(v.my_hand.length).toBe(13);
+      const replicas = members.map(
+        (x) =>
+          new GroupReplica({ crypto, groupId: `grp-bridge-${run}`, viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+      );
+      for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
+      const deliver = (envs: Envelopes) => {
+        for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
+      };
+      const seqs = [0, 0, 0, 0];
+      const rnd = seeded(run * 13);
+      let failedOver = false;
+      for (let n = 0; n < 1000 && !leader.completed; n++) {
+        const views = replicas.map((r) => r.view as BridgeView);
+        // Own hands are disjoint; a view holds no other hand's card except the exposed dummy's. (Per step:
+        // each assertion is built only where its plain check fails.)
+        const hands = views.map((v) => v.my_hand.map((c) => c.card_id));
+        const distinct = new Set(hands.flat()).size;
+        if (distinct !== hands.flat().length) expect(distinct).toBe(hands.flat().length);
+        views.forEach((v, i) => {
+          const text = JSON.stringify(v);
+          hands.forEach((h, j) => {
+            if (j === i || (v.dummy_revealed && members[j]!.public_key === v.dummy)) return;
+            for (const id of h) if (text.includes(id)) expect(text.includes(id)).toBe(false);
+          });
+        });
+        const checkpoint = JSON.stringify(replicas[1]!.checkpoint);
+        if (checkpoint.includes('card_id')) expect(checkpoint).not.toContain('card_id');
+        const picks = members.map((m, i) => autoplay(views[i]!, m, rnd));
+        const i = picks.findIndex((p) => p !== null);
+        const acting = picks.filter((p) => p !== null).length;
+        if (acting !== 1) expect(acting).toBe(1);
+        const { envelopes, receipt } = leader.applyInput({ actor_public_key: pk(i), client_seq: ++seqs[i]!, action: picks[i]! });
+        if (receipt.status !== 'accepted') expect(receipt.status).toBe('accepted');
+        deliver(envelopes);
+        if (n === failAt && !leader.completed) {
+          failedOver = true;
+          const before = replicas[2]!.checkpoint!;
+          const scores = (before['protocol_state'] as { scores: unknown }).scores;
+          leader = GroupLeader.fromCheckpoint(
+            { crypto, hooks: hooksOf(run + 100), config, groupId: `grp-bridge-${run}`, leaderSeed: seedOf(2), leaderEpoch: 1, membershipVersion: 4 },
+            before,
+          );
+          for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
+          deliver(leader.lastEnvelopes);
+          const v = replicas[0]!.view as BridgeView;
+          expect([v.phase, v.board_number, v.restart_count, v.auction, v.scores]).toEqual(['auction', 1, 1, [], scores]);
+          expect(v.recovery_notice).toBe(`Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the private board was redealt.`);
+          expect(v.my_hand.length).toBe(13);
+        }
       }
-    }
-    expect(failedOver).toBe(failAt >= 0);
-    expect(leader.completed).toBe(true);
-    expect(leader.outcome).toMatch(/^(passed_out|(ns|ew)_(made|down))$/);
-    for (const r of replicas) expect([r.seq, r.frameHash]).toEqual([leader.seq, leader.frameHash]);
-    const final = replicas[3]!.view as BridgeView;
-    expect(final.phase).toBe('completed');
-    if (leader.outcome !== 'passed_out') expect(final.tricks.ns + final.tricks.ew).toBe(13);
-  }, 120_000);
+      expect(failedOver).toBe(failAt >= 0);
+      expect(leader.completed).toBe(true);
+      expect(leader.outcome).toMatch(/^(passed_out|(ns|ew)_(made|down))$/);
+      for (const r of replicas) expect([r.seq, r.frameHash]).toEqual([leader.seq, leader.frameHash]);
+      const final = replicas[3]!.view as BridgeView;
+      expect(final.phase).toBe('completed');
+      if (leader.outcome !== 'passed_out') expect(final.tricks.ns + final.tricks.ew).toBe(13);
+    },
+    120_000,
+  );
 });
 
 // The reference's own hooks, run by python3, replaying the same inputs. Every request of this file is built
 // before its first test and answered by one python3 process, which runs while the other tests do; each
 // test below then compares its own answer.
-const haveRef = needReferencePython(['aigenora.proto.hooks', 'aigenora.proto.card_games', 'aigenora.proto.shared_deck'], 'the reference cross-check of Contract Bridge');
+const haveRef = needReferencePython(
+  ['aigenora.proto.hooks', 'aigenora.proto.card_games', 'aigenora.proto.shared_deck'],
+  'the reference cross-check of Contract Bridge',
+);
 
 /** A request for contract-bridge-ref.py and what our side says to each of its outputs. */
 interface RefCase {
@@ -586,14 +663,18 @@ function boardCase(seed: number, prefix: Action[]) {
   return { request: { options, members: MEMBERS, steps: req }, h, steps, final, outputs };
 }
 
-const cases: { batch?: ReferenceBatch; scores?: Built<RefCase>; boards: Record<number, Built<ReturnType<typeof boardCase>>>; index: Map<unknown, number> } = { boards: {}, index: new Map() };
+const cases: { batch?: ReferenceBatch; scores?: Built<RefCase>; boards: Record<number, Built<ReturnType<typeof boardCase>>>; index: Map<unknown, number> } = {
+  boards: {},
+  index: new Map(),
+};
 
 if (haveRef) {
   beforeAll(() => {
     cases.scores = build(scoresCase);
     for (const [seed, prefix] of BOARDS) cases.boards[seed] = build(() => boardCase(seed, prefix));
     const requests: unknown[] = [];
-    for (const c of [cases.scores, ...BOARDS.map(([seed]) => cases.boards[seed]!)] as Built<{ request: unknown }>[]) if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
+    for (const c of [cases.scores, ...BOARDS.map(([seed]) => cases.boards[seed]!)] as Built<{ request: unknown }>[])
+      if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
     cases.batch = startReference('contract-bridge-ref.py', requests);
   }, 300_000);
   afterAll(() => cases.batch?.close());

@@ -32,11 +32,27 @@ export function playByAutoplay(r: AutoplayRun): AutoplayResult {
   const autoplay = r.module.autoplay;
   if (!autoplay) throw new Error('the hooks module has no autoplay');
   const keySeed = (i: number) => toHex(r.crypto.sha256(utf8(`autoplay ${r.seed} seat ${i}`)));
-  const members = Array.from({ length: r.seats }, (_, i): GroupMember => ({ member_id: `m-${i}`, public_key: toHex(r.crypto.ed25519PublicKey(fromHex(keySeed(i)))), seat: i, status: 'active' }));
+  const members = Array.from({ length: r.seats }, (_, i): GroupMember => ({
+    member_id: `m-${i}`,
+    public_key: toHex(r.crypto.ed25519PublicKey(fromHex(keySeed(i)))),
+    seat: i,
+    status: 'active',
+  }));
   const hooks = r.module.create({ role: 'host', options: r.options, args: [], stateDir: '', decision: null, random: seeded(r.seed) }) as GroupHooks;
   const groupId = `grp-autoplay-${r.seed}`;
-  const leader = GroupLeader.start({ crypto: r.crypto, hooks, config: groupConfigFromSpec(r.spec), groupId, leaderSeed: keySeed(0), leaderEpoch: 0, membershipVersion: r.seats, members });
-  const replicas = members.map((m) => new GroupReplica({ crypto: r.crypto, groupId, viewerPublicKey: m.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+  const leader = GroupLeader.start({
+    crypto: r.crypto,
+    hooks,
+    config: groupConfigFromSpec(r.spec),
+    groupId,
+    leaderSeed: keySeed(0),
+    leaderEpoch: 0,
+    membershipVersion: r.seats,
+    members,
+  });
+  const replicas = members.map(
+    (m) => new GroupReplica({ crypto: r.crypto, groupId, viewerPublicKey: m.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+  );
   const boot = leader.bootstrapEnvelopes();
   for (const rep of replicas) expectEqual(rep.apply(boot[rep.viewerPublicKey], { bootstrap: true }), { status: 'applied' });
   // Every envelope at every replica: the assertion is built only where the plain check fails.

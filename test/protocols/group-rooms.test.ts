@@ -44,7 +44,9 @@ describe('Community Room rules', () => {
   it('trims text as Python strip() does, bounds it in UTF-8 bytes, and keeps the last history_limit messages', () => {
     const h = hooks();
     let state = h.proto_group_initial_state([m(0), m(1)]);
-    expect(h.proto_group_handle(state, m(1), { kind: 'send', text: '\x1c hi \x85' }).events).toEqual([{ kind: 'message', message: { id: 1, kind: 'message', from: m(1).public_key, seat: 1, text: 'hi' } }]);
+    expect(h.proto_group_handle(state, m(1), { kind: 'send', text: '\x1c hi \x85' }).events).toEqual([
+      { kind: 'message', message: { id: 1, kind: 'message', from: m(1).public_key, seat: 1, text: 'hi' } },
+    ]);
     expect(() => h.proto_group_handle(state, m(1), { kind: 'send', text: '   ' })).toThrow('text must be 1-2000 UTF-8 bytes');
     expect(() => h.proto_group_handle(state, m(1), { kind: 'send', text: '好'.repeat(667) })).toThrow('text must be 1-2000 UTF-8 bytes');
     for (let i = 0; i < 25; i++) state = h.proto_group_handle(state, m(1), { kind: 'send', text: `n${i}` }).state;
@@ -71,11 +73,22 @@ describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => 
     const specConfig = groupConfigFromSpec(spec);
     expect(specConfig.max_participants).toBe(16);
     const start = (config: typeof specConfig, n: number) =>
-      GroupLeader.start({ crypto, hooks: meetingRoom.create(ctx()), config, groupId: 'grp-meeting', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: n, members: members.slice(0, n) });
+      GroupLeader.start({
+        crypto,
+        hooks: meetingRoom.create(ctx()),
+        config,
+        groupId: 'grp-meeting',
+        leaderSeed: seed(0),
+        leaderEpoch: 0,
+        membershipVersion: n,
+        members: members.slice(0, n),
+      });
     expect(() => start(specConfig, 32)).toThrow('group is full');
     expect(() => start(specConfig, 16).addMember(members[16], 17)).toThrow('group is full');
     const leader = start({ ...specConfig, max_participants: 32 }, 32);
-    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-meeting', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+    const replicas = members.map(
+      (x) => new GroupReplica({ crypto, groupId: 'grp-meeting', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+    );
     const boot = leader.bootstrapEnvelopes();
     for (const r of replicas) expectEqual(r.apply(boot[r.viewerPublicKey], { bootstrap: true }), { status: 'applied' });
     const seqs = new Array<number>(32).fill(0);
@@ -117,7 +130,8 @@ describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => 
     expect(final['action_items']).toMatchObject([{ id: 4, assignee: pk(9), done: true }]);
     expect(final['active_speaker']).toBe(pk(6));
     expect(final['agenda']).toMatchObject([{ status: 'done' }, { status: 'active' }]);
-    for (const r of replicas) expect([r.seq, r.frameHash, r.checkpoint!.checkpoint_hash]).toEqual([leader.seq, leader.frameHash, leader.checkpoint.checkpoint_hash]);
+    for (const r of replicas)
+      expect([r.seq, r.frameHash, r.checkpoint!.checkpoint_hash]).toEqual([leader.seq, leader.frameHash, leader.checkpoint.checkpoint_hash]);
     // Most frames travel as deltas: the full checkpoint is only on forced frames.
     const kinds = replicas[1]!.envelopes.map((e) => e['checkpoint_mode']);
     expect(kinds.filter((k) => k === 'delta').length).toBeGreaterThan(kinds.length / 2);
@@ -126,16 +140,32 @@ describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => 
   it('fails over mid-vote: the new leader resumes from the checkpoint and the ballots survive', () => {
     const members = Array.from({ length: 5 }, (_, i) => m(i, pk(i)));
     const config = groupConfigFromSpec(spec);
-    const first = GroupLeader.start({ crypto, hooks: meetingRoom.create(ctx()), config, groupId: 'grp-mf', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 5, members });
-    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-mf', viewerPublicKey: x.public_key, leaderPublicKey: first.leaderPublicKey, leaderEpoch: 0 }));
+    const first = GroupLeader.start({
+      crypto,
+      hooks: meetingRoom.create(ctx()),
+      config,
+      groupId: 'grp-mf',
+      leaderSeed: seed(0),
+      leaderEpoch: 0,
+      membershipVersion: 5,
+      members,
+    });
+    const replicas = members.map(
+      (x) => new GroupReplica({ crypto, groupId: 'grp-mf', viewerPublicKey: x.public_key, leaderPublicKey: first.leaderPublicKey, leaderEpoch: 0 }),
+    );
     for (const r of replicas) expect(r.apply(first.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
     const deliver = (envs: Envelopes) => {
       for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
     };
-    deliver(first.applyInput({ actor_public_key: pk(0), client_seq: 1, action: { kind: 'open_vote', question: 'Lunch?', choices: ['now', 'later'] } }).envelopes);
+    deliver(
+      first.applyInput({ actor_public_key: pk(0), client_seq: 1, action: { kind: 'open_vote', question: 'Lunch?', choices: ['now', 'later'] } }).envelopes,
+    );
     deliver(first.applyInput({ actor_public_key: pk(3), client_seq: 1, action: { kind: 'cast_vote', choice: 1 } }).envelopes);
     // Seat 2 takes over at epoch 1 from the checkpoint its replica holds.
-    const next = GroupLeader.fromCheckpoint({ crypto, hooks: meetingRoom.create(ctx()), config, groupId: 'grp-mf', leaderSeed: seed(2), leaderEpoch: 1, membershipVersion: 5 }, replicas[2]!.checkpoint);
+    const next = GroupLeader.fromCheckpoint(
+      { crypto, hooks: meetingRoom.create(ctx()), config, groupId: 'grp-mf', leaderSeed: seed(2), leaderEpoch: 1, membershipVersion: 5 },
+      replicas[2]!.checkpoint,
+    );
     for (const r of replicas) r.advanceEpoch(next.leaderPublicKey, 1);
     deliver(next.lastEnvelopes);
     expect(next.lastEnvelopes[pk(4)]!['events']).toEqual([{ kind: 'network_leader_changed', old_leader: pk(0), new_leader: pk(2), facilitator: pk(0) }]);
@@ -155,38 +185,70 @@ describe('group rooms: every seat by autoplay, through the group leader', () => 
   const specOf = (folder: string) => JSON.parse(readFileSync(join(BUILTIN_DIR, folder, 'spec.json'), 'utf8')) as unknown;
   const SEATS = [2, 5, 16];
 
-  it.each([1, 2])('seed %i: a Community Room session completes; each member talks, then seat 0 closes the room', (seed) => {
-    for (const seats of SEATS) {
-      const { leader, replicas, actions } = playByAutoplay({ crypto, module: communityRoom, spec: specOf('community-room'), options: {}, seats, seed, maxActions: 10 * seats });
-      expect([leader.completed, leader.outcome]).toEqual([true, 'closed']);
-      expect(actions.at(-1)).toEqual({ kind: 'close_room' });
-      const view = replicas[seats - 1]!.view!;
-      expect(view['closed']).toBe(true);
-      const said = (view['messages'] as { kind: string; seat: number }[]).filter((m) => m.kind === 'message').map((m) => m.seat);
-      for (let seat = 0; seat < seats; seat++) expect(said.filter((s) => s === seat).length, `seat ${seat}`).toBe(2);
-    }
-  }, 120_000);
+  it.each([1, 2])(
+    'seed %i: a Community Room session completes; each member talks, then seat 0 closes the room',
+    (seed) => {
+      for (const seats of SEATS) {
+        const { leader, replicas, actions } = playByAutoplay({
+          crypto,
+          module: communityRoom,
+          spec: specOf('community-room'),
+          options: {},
+          seats,
+          seed,
+          maxActions: 10 * seats,
+        });
+        expect([leader.completed, leader.outcome]).toEqual([true, 'closed']);
+        expect(actions.at(-1)).toEqual({ kind: 'close_room' });
+        const view = replicas[seats - 1]!.view!;
+        expect(view['closed']).toBe(true);
+        const said = (view['messages'] as { kind: string; seat: number }[]).filter((m) => m.kind === 'message').map((m) => m.seat);
+        for (let seat = 0; seat < seats; seat++) expect(said.filter((s) => s === seat).length, `seat ${seat}`).toBe(2);
+      }
+    },
+    120_000,
+  );
 
   it('a room whose history is trimmed before everyone has spoken still closes', () => {
-    const { leader, replicas } = playByAutoplay({ crypto, module: communityRoom, spec: specOf('community-room'), options: { history_limit: 20 }, seats: 16, seed: 3, maxActions: 160 });
+    const { leader, replicas } = playByAutoplay({
+      crypto,
+      module: communityRoom,
+      spec: specOf('community-room'),
+      options: { history_limit: 20 },
+      seats: 16,
+      seed: 3,
+      maxActions: 160,
+    });
     expect([leader.completed, leader.outcome]).toEqual([true, 'closed']);
     expect((replicas[0]!.view!['messages'] as unknown[]).length).toBe(20);
   }, 120_000);
 
-  it.each([1, 2])('seed %i: a Meeting Room session completes; everyone speaks and votes, the facilitator ends it', (seed) => {
-    for (const seats of SEATS) {
-      const { leader, replicas, actions } = playByAutoplay({ crypto, module: meetingRoom, spec: specOf('meeting-room'), options: {}, seats, seed, maxActions: 10 * seats });
-      expect([leader.completed, leader.outcome]).toEqual([true, 'ended']);
-      expect(actions.at(-1)).toEqual({ kind: 'end_meeting' });
-      const view = replicas[0]!.view!;
-      expect(view['ended']).toBe(true);
-      expect(view['vote_history']).toMatchObject([{ status: 'closed' }]);
-      expect(((view['vote_history'] as { counts: number[] }[])[0]!.counts).reduce((a, b) => a + b, 0)).toBe(seats);
-      expect(new Set((view['action_items'] as { created_by: string }[]).map((i) => i.created_by)).size).toBe(seats);
-      expect(view['agenda']).toMatchObject([{ status: 'done' }]);
-      expect([view['active_speaker'], view['speaking_queue']]).toEqual(['', []]);
-    }
-  }, 120_000);
+  it.each([1, 2])(
+    'seed %i: a Meeting Room session completes; everyone speaks and votes, the facilitator ends it',
+    (seed) => {
+      for (const seats of SEATS) {
+        const { leader, replicas, actions } = playByAutoplay({
+          crypto,
+          module: meetingRoom,
+          spec: specOf('meeting-room'),
+          options: {},
+          seats,
+          seed,
+          maxActions: 10 * seats,
+        });
+        expect([leader.completed, leader.outcome]).toEqual([true, 'ended']);
+        expect(actions.at(-1)).toEqual({ kind: 'end_meeting' });
+        const view = replicas[0]!.view!;
+        expect(view['ended']).toBe(true);
+        expect(view['vote_history']).toMatchObject([{ status: 'closed' }]);
+        expect((view['vote_history'] as { counts: number[] }[])[0]!.counts.reduce((a, b) => a + b, 0)).toBe(seats);
+        expect(new Set((view['action_items'] as { created_by: string }[]).map((i) => i.created_by)).size).toBe(seats);
+        expect(view['agenda']).toMatchObject([{ status: 'done' }]);
+        expect([view['active_speaker'], view['speaking_queue']]).toEqual(['', []]);
+      }
+    },
+    120_000,
+  );
 
   it('only the members allowed to end a session try to: seat 0 closes the room, the facilitator ends the meeting', () => {
     const community = communityRoom.create(ctx()) as GroupHooks;

@@ -24,10 +24,20 @@ import { build, built, startReference, type Built, type ReferenceBatch } from '.
 const ID = 'bbc0d9890d6481c3cd269fbfb466a3b7830e9d102638a14f2b7ddbae9da70d36';
 const SRC = REFERENCE_SRC;
 const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
-const haveRefSpec = needShared(`reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`, "the reference's four-player Landlord spec");
+const haveRefSpec = needShared(
+  `reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`,
+  "the reference's four-player Landlord spec",
+);
 
 const mulberry32 = seeded;
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: mulberry32(seed) });
+const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
+  role: 'host',
+  options,
+  args: [],
+  stateDir: '',
+  decision: null,
+  random: mulberry32(seed),
+});
 const hooks = (options: Record<string, unknown> = {}, seed = 1) => landlord.create(ctx(options, seed)) as GroupHooks;
 const member = (seat: number): GroupMember => ({ member_id: `m-${seat}`, public_key: String.fromCharCode(97 + seat).repeat(64), seat, status: 'active' });
 const MEMBERS = [0, 1, 2, 3].map(member);
@@ -140,12 +150,18 @@ function checkStep(h: GroupHooks, state: LandlordState): LandlordView[] {
   if (!(idSet.size === catalog.size && [...idSet].every((id) => catalog.has(id)))) expect(idSet).toEqual(catalog);
   return MEMBERS.map((m) => {
     const view = h.proto_group_view(state, m) as LandlordView;
-    expectEqual(view.my_hand.map((c) => c.card_id), state.deck.hands[m.public_key]);
+    expectEqual(
+      view.my_hand.map((c) => c.card_id),
+      state.deck.hands[m.public_key],
+    );
     const text = JSON.stringify(view);
     if (text.includes('draw_pile')) expect(text).not.toContain('draw_pile');
     // The landlord's bottom cards are public once revealed; every other held card is private.
     const bottom = new Set(state.bottom_revealed.map((c) => c.card_id));
-    for (const other of MEMBERS) if (other !== m) for (const id of state.deck.hands[other.public_key]!.filter((x) => !bottom.has(x))) if (text.includes(id)) expect(text.includes(id), `seat ${m.seat} sees a card of seat ${other.seat}`).toBe(false);
+    for (const other of MEMBERS)
+      if (other !== m)
+        for (const id of state.deck.hands[other.public_key]!.filter((x) => !bottom.has(x)))
+          if (text.includes(id)) expect(text.includes(id), `seat ${m.seat} sees a card of seat ${other.seat}`).toBe(false);
     // During bidding the bottom is hidden from everyone.
     if (state.phase === 'bidding') for (const id of state.deck.draw_pile) if (text.includes(id)) expect(text.includes(id)).toBe(false);
     const cards = Object.values(view.hand_counts).reduce((a, b) => a + b, 0) + view.discard.length + state.deck.draw_pile.length;
@@ -204,9 +220,16 @@ describe('Four-player Landlord: bidding', () => {
     expect(s.current_player).toBe(MEMBERS[0]!.public_key);
     expect(() => h.proto_group_handle(s, MEMBERS[1]!, { kind: 'bid', value: 1 })).toThrow("it is not this Member's turn");
     expect(() => h.proto_group_handle(s, MEMBERS[0]!, { kind: 'play', card_ids: [] })).toThrow('bidding accepts only a bid action');
-    for (const value of [4, -1, 1.5, true, '1', null]) expect(() => h.proto_group_handle(structuredClone(s), MEMBERS[0]!, { kind: 'bid', value })).toThrow('bid value must be 0, 1, 2, or 3');
+    for (const value of [4, -1, 1.5, true, '1', null])
+      expect(() => h.proto_group_handle(structuredClone(s), MEMBERS[0]!, { kind: 'bid', value })).toThrow('bid value must be 0, 1, 2, or 3');
     const bottom = [...s.deck.draw_pile].reverse();
-    for (const [seat, value] of [[0, 1], [1, 2], [2, 2], [3, 0]] as const) s = h.proto_group_handle(s, MEMBERS[seat]!, { kind: 'bid', value }).state as LandlordState;
+    for (const [seat, value] of [
+      [0, 1],
+      [1, 2],
+      [2, 2],
+      [3, 0],
+    ] as const)
+      s = h.proto_group_handle(s, MEMBERS[seat]!, { kind: 'bid', value }).state as LandlordState;
     expect(s.phase).toBe('playing');
     expect(s.landlord).toBe(MEMBERS[1]!.public_key); // seat 2's equal bid does not take it
     expect(s.highest_bid).toBe(2);
@@ -252,20 +275,35 @@ function table(hands: number[][]) {
   s = h.proto_group_handle(s, MEMBERS[0]!, { kind: 'bid', value: 3 }).state as LandlordState;
   // Re-deal by value: each seat gets the catalog's cards of the listed values, the rest go to the discard.
   const free = Object.values(s.deck.catalog);
-  const take = (v: number) => free.splice(free.findIndex((c) => c.value === v), 1)[0]!.card_id;
+  const take = (v: number) =>
+    free.splice(
+      free.findIndex((c) => c.value === v),
+      1,
+    )[0]!.card_id;
   MEMBERS.forEach((m, i) => (s.deck.hands[m.public_key] = hands[i]!.map(take)));
   s.deck.draw_pile = [];
   s.deck.discard_pile = free.map((c) => c.card_id);
-  const ids = (seat: number, ...values: number[]) => values.map((v) => s.deck.hands[MEMBERS[seat]!.public_key]!.find((id) => s.deck.catalog[id]!.value === v && true)!);
+  const ids = (seat: number, ...values: number[]) =>
+    values.map((v) => s.deck.hands[MEMBERS[seat]!.public_key]!.find((id) => s.deck.catalog[id]!.value === v && true)!);
   return { h, s, ids };
 }
 
 describe('Four-player Landlord: play', () => {
   it('refuses each illegal play with the reference text, passes, and resets the trick after three passes', () => {
-    const { h, ids, s: s0 } = table([[3, 3, 5, 9, 9, 12], [4, 6, 6, 10], [7, 7, 8], [11, 11, 13]]);
+    const {
+      h,
+      ids,
+      s: s0,
+    } = table([
+      [3, 3, 5, 9, 9, 12],
+      [4, 6, 6, 10],
+      [7, 7, 8],
+      [11, 11, 13],
+    ]);
     let s = s0;
     const [m0, m1, m2, m3] = MEMBERS as [GroupMember, GroupMember, GroupMember, GroupMember];
-    const bad = (actor: GroupMember, action: Record<string, unknown>, text: string) => expect(() => h.proto_group_handle(structuredClone(s), actor, action)).toThrow(text);
+    const bad = (actor: GroupMember, action: Record<string, unknown>, text: string) =>
+      expect(() => h.proto_group_handle(structuredClone(s), actor, action)).toThrow(text);
     bad(m0, { kind: 'pass' }, 'the trick leader cannot pass');
     bad(m0, { kind: 'draw' }, 'playing accepts play or pass');
     bad(m0, { kind: 'play', card_ids: [] }, 'card_ids must be a non-empty unique array');
@@ -287,14 +325,22 @@ describe('Four-player Landlord: play', () => {
     expect(s.passes).toBe(2);
     const r = h.proto_group_handle(s, m0, { kind: 'pass' });
     s = r.state as LandlordState;
-    expect(r.events).toEqual([{ kind: 'pass', public_key: m0.public_key }, { kind: 'trick_reset', public_key: m1.public_key }]);
+    expect(r.events).toEqual([
+      { kind: 'pass', public_key: m0.public_key },
+      { kind: 'trick_reset', public_key: m1.public_key },
+    ]);
     expect(s.last_play).toBeNull();
     expect(s.current_player).toBe(m1.public_key);
     expect(s.passes).toBe(0);
   });
 
   it('scores with the bid and a doubling per bomb; the farmers share the result', () => {
-    const { h, s: s0 } = table([[9, 9, 9, 9, 3], [4, 4, 4, 4, 14], [17, 16, 5], [8, 8]]);
+    const { h, s: s0 } = table([
+      [9, 9, 9, 9, 3],
+      [4, 4, 4, 4, 14],
+      [17, 16, 5],
+      [8, 8],
+    ]);
     let s = s0;
     const [m0, m1, m2, m3] = MEMBERS as [GroupMember, GroupMember, GroupMember, GroupMember];
     const all = (m: GroupMember, v: number) => s.deck.hands[m.public_key]!.filter((id) => s.deck.catalog[id]!.value === v);
@@ -309,7 +355,12 @@ describe('Four-player Landlord: play', () => {
     expect(r.completed).toBe(true);
     expect(r.outcome).toBe('farmers');
     const base = 3 * 2 ** 2;
-    expect(r.events!.at(-1)).toEqual({ kind: 'game_over', outcome: 'farmers', winner: m2.public_key, score_delta: { [m0.public_key]: -3 * base, [m1.public_key]: base, [m2.public_key]: base, [m3.public_key]: base } });
+    expect(r.events!.at(-1)).toEqual({
+      kind: 'game_over',
+      outcome: 'farmers',
+      winner: m2.public_key,
+      score_delta: { [m0.public_key]: -3 * base, [m1.public_key]: base, [m2.public_key]: base, [m3.public_key]: base },
+    });
     s = r.state as LandlordState;
     expect(s.scores[m0.public_key]).toBe(-36);
     expect(() => h.proto_group_handle(s, m3, { kind: 'pass' })).toThrow('the round is complete');
@@ -337,11 +388,19 @@ describe('Four-player Landlord: whole games', () => {
     const snap = h.proto_group_recovery_snapshot!(state);
     expect(snap).toEqual({ round_number: 1, restart_count: 0, scores: state.scores });
     const restored = h.proto_group_restore!(structuredClone(snap), MEMBERS, 2) as LandlordState;
-    expect(restored).toMatchObject({ phase: 'bidding', round_number: 2, restart_count: 1, scores: state.scores, recovery_notice: 'The previous private deal was discarded after a Leader change.' });
+    expect(restored).toMatchObject({
+      phase: 'bidding',
+      round_number: 2,
+      restart_count: 1,
+      scores: state.scores,
+      recovery_notice: 'The previous private deal was discarded after a Leader change.',
+    });
     const changed = h.proto_group_on_leader_changed!(restored, 'a'.repeat(64), 'b'.repeat(64));
     expect((changed.state as LandlordState).recovery_notice).toBe('Leader changed from aaaaaaaa to bbbbbbbb; the private deal was restarted.');
     expect(changed.events).toEqual([{ kind: 'round_restarted_after_leader_change', old_leader: 'a'.repeat(64), new_leader: 'b'.repeat(64), round_number: 2 }]);
-    expect(h.proto_group_member_left(restored, MEMBERS[2]!, 'timeout').events).toEqual([{ kind: 'member_disconnected', public_key: MEMBERS[2]!.public_key, reason: 'timeout' }]);
+    expect(h.proto_group_member_left(restored, MEMBERS[2]!, 'timeout').events).toEqual([
+      { kind: 'member_disconnected', public_key: MEMBERS[2]!.public_key, reason: 'timeout' },
+    ]);
     expect(h.proto_group_member_joined(restored, MEMBERS[2]!).events).toEqual([{ kind: 'member_rejoined', public_key: MEMBERS[2]!.public_key, seat: 2 }]);
   });
 });
@@ -355,8 +414,19 @@ describe('Four-player Landlord through the group leader', () => {
   it('plays a game to completion with every replica verifying every envelope, then fails over to a fresh deal keeping the scores', () => {
     const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' }));
     const config = groupConfigFromSpec(spec);
-    const leader = GroupLeader.start({ crypto, hooks: landlord.create(ctx({}, 11)), config, groupId: 'grp-landlord', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 4, members });
-    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-landlord', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+    const leader = GroupLeader.start({
+      crypto,
+      hooks: landlord.create(ctx({}, 11)),
+      config,
+      groupId: 'grp-landlord',
+      leaderSeed: seed(0),
+      leaderEpoch: 0,
+      membershipVersion: 4,
+      members,
+    });
+    const replicas = members.map(
+      (x) => new GroupReplica({ crypto, groupId: 'grp-landlord', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+    );
     const boot = leader.bootstrapEnvelopes();
     for (const r of replicas) expect(r.apply(boot[r.viewerPublicKey], { bootstrap: true })).toEqual({ status: 'applied' });
     const deliver = (envs: Envelopes) => {
@@ -386,15 +456,29 @@ describe('Four-player Landlord through the group leader', () => {
   it('a leader change mid-round abandons the deal and redeals from the public checkpoint', () => {
     const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' }));
     const config = groupConfigFromSpec(spec);
-    const first = GroupLeader.start({ crypto, hooks: landlord.create(ctx({}, 12)), config, groupId: 'grp-ll-f', leaderSeed: seed(0), leaderEpoch: 0, membershipVersion: 4, members });
-    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-ll-f', viewerPublicKey: x.public_key, leaderPublicKey: first.leaderPublicKey, leaderEpoch: 0 }));
+    const first = GroupLeader.start({
+      crypto,
+      hooks: landlord.create(ctx({}, 12)),
+      config,
+      groupId: 'grp-ll-f',
+      leaderSeed: seed(0),
+      leaderEpoch: 0,
+      membershipVersion: 4,
+      members,
+    });
+    const replicas = members.map(
+      (x) => new GroupReplica({ crypto, groupId: 'grp-ll-f', viewerPublicKey: x.public_key, leaderPublicKey: first.leaderPublicKey, leaderEpoch: 0 }),
+    );
     for (const r of replicas) expect(r.apply(first.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
     const deliver = (envs: Envelopes) => {
       for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
     };
     deliver(first.applyInput({ actor_public_key: pk(0), client_seq: 1, action: { kind: 'bid', value: 1 } }).envelopes);
     const before = (replicas[2]!.view as LandlordView).my_hand.map((c) => c.card_id);
-    const next = GroupLeader.fromCheckpoint({ crypto, hooks: landlord.create(ctx({}, 13)), config, groupId: 'grp-ll-f', leaderSeed: seed(2), leaderEpoch: 1, membershipVersion: 4 }, replicas[2]!.checkpoint);
+    const next = GroupLeader.fromCheckpoint(
+      { crypto, hooks: landlord.create(ctx({}, 13)), config, groupId: 'grp-ll-f', leaderSeed: seed(2), leaderEpoch: 1, membershipVersion: 4 },
+      replicas[2]!.checkpoint,
+    );
     for (const r of replicas) r.advanceEpoch(next.leaderPublicKey, 1);
     deliver(next.lastEnvelopes);
     const view = replicas[2]!.view as LandlordView;
@@ -462,14 +546,20 @@ function gameCase(seed: number) {
   return { request: { options, members: MEMBERS, actions }, h, actions };
 }
 
-const cases: { batch?: ReferenceBatch; classify?: Built<ReturnType<typeof classifyCase>>; games: Record<number, Built<ReturnType<typeof gameCase>>>; index: Map<unknown, number> } = { games: {}, index: new Map() };
+const cases: {
+  batch?: ReferenceBatch;
+  classify?: Built<ReturnType<typeof classifyCase>>;
+  games: Record<number, Built<ReturnType<typeof gameCase>>>;
+  index: Map<unknown, number>;
+} = { games: {}, index: new Map() };
 
 if (haveRef) {
   beforeAll(() => {
     cases.classify = build(classifyCase);
     for (const seed of SEEDS) cases.games[seed] = build(() => gameCase(seed));
     const requests: unknown[] = [];
-    for (const c of [cases.classify, ...SEEDS.map((s) => cases.games[s]!)] as Built<{ request: unknown }>[]) if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
+    for (const c of [cases.classify, ...SEEDS.map((s) => cases.games[s]!)] as Built<{ request: unknown }>[])
+      if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
     cases.batch = startReference('landlord-ref.py', requests);
   }, 300_000);
   afterAll(() => cases.batch?.close());

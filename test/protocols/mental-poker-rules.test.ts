@@ -51,11 +51,23 @@ function stateOf(role: Role, mine: [string, MentalPokerCard][], o: { peer?: stri
   for (const id of o.peer ?? ['39']) deck.hands[other(role)].add(id);
   for (const id of o.stock ?? []) deck.stock.add(id);
   for (const id of o.played ?? []) deck.played.add(id);
-  return { _mp_role: role, _mp_hand: new Set(deck.hands[role]), _mp_hand_cards: new Map(mine), _mp_deck_view: deck, ...(o.stalled ? { _mp_stalled: true } : {}) };
+  return {
+    _mp_role: role,
+    _mp_hand: new Set(deck.hands[role]),
+    _mp_hand_cards: new Map(mine),
+    _mp_deck_view: deck,
+    ...(o.stalled ? { _mp_stalled: true } : {}),
+  };
 }
 
 const play = (id_b: string, [rank, suit]: MentalPokerCard, call_suit?: number): MentalPokerPlay => ({
-  action: 'mp_play', id_b, rank, suit, k_inner: '0'.repeat(64), k_outer: '0'.repeat(64), ...(call_suit === undefined ? {} : { call_suit }),
+  action: 'mp_play',
+  id_b,
+  rank,
+  suit,
+  k_inner: '0'.repeat(64),
+  k_outer: '0'.repeat(64),
+  ...(call_suit === undefined ? {} : { call_suit }),
 });
 
 /** A seeded permutation of 0..n-1 (mulberry32 + Fisher-Yates). */
@@ -143,7 +155,10 @@ async function playTable(module: HooksModule<'mental_poker'>, options: Record<st
 }
 
 describe('Crazy Eights rules', () => {
-  const C = (rank: string, suit: 'C' | 'D' | 'H' | 'S'): MentalPokerCard => [['2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'].indexOf(rank), 'CDHS'.indexOf(suit)];
+  const C = (rank: string, suit: 'C' | 'D' | 'H' | 'S'): MentalPokerCard => [
+    ['2', '3', '4', '5', '6', '7', '8', '9', '10', 'J', 'Q', 'K', 'A'].indexOf(rank),
+    'CDHS'.indexOf(suit),
+  ];
 
   it('has 52 distinct cards, rank-major (h-<i> is card 4·rank + suit), and deals hand_size to each side', () => {
     const deck = eightsDeck();
@@ -154,9 +169,18 @@ describe('Crazy Eights rules', () => {
     expect(deck[26]).toEqual(C('8', 'H'));
     expect(deck[51]).toEqual(C('A', 'S'));
     expect(EIGHT).toBe(6);
-    for (const [opts, n] of [[{ hand_size: 3 }, 3], [{ hand_size: 7 }, 7], [{}, 5]] as const)
+    for (const [opts, n] of [
+      [{ hand_size: 3 }, 3],
+      [{ hand_size: 7 }, 7],
+      [{}, 5],
+    ] as const)
       expect(start(crazyEights, 'guest', opts).proto_mp_initial_deal({})).toEqual({ host: n, guest: n });
-    expect(start(crazyEights, 'host', { hand_size: 7 }).proto_host_metadata!()).toEqual(['Crazy Eights', 'game,crazy-eights,cards', 'supply', { hand_size: 7 }]);
+    expect(start(crazyEights, 'host', { hand_size: 7 }).proto_host_metadata!()).toEqual([
+      'Crazy Eights',
+      'game,crazy-eights,cards',
+      'supply',
+      { hand_size: 7 },
+    ]);
     expect(start(crazyEights, 'host').supported_control_modes!()).toEqual(['autonomous', 'hybrid', 'human']);
   });
 
@@ -176,7 +200,12 @@ describe('Crazy Eights rules', () => {
 
   it('lists legal plays by id-B as text, marks 8s as needing call_suit, else draw, or pass on an empty stock', () => {
     const h = start(crazyEights, 'guest');
-    const mine: [string, MentalPokerCard][] = [['2', C('7', 'C')], ['10', C('9', 'D')], ['3', C('8', 'S')], ['4', C('Q', 'H')]];
+    const mine: [string, MentalPokerCard][] = [
+      ['2', C('7', 'C')],
+      ['10', C('9', 'D')],
+      ['3', C('8', 'S')],
+      ['4', C('Q', 'H')],
+    ];
     // The host opened with the 9 of clubs.
     expect(h.proto_mp_validate_play(stateOf('guest', mine), 'host', play('30', C('9', 'C')))).toEqual([true, '']);
     const legal = h.proto_mp_legal_actions!(stateOf('guest', mine, { stock: ['20'], played: ['30'] }));
@@ -194,10 +223,17 @@ describe('Crazy Eights rules', () => {
 
   it('chooses the lowest id-B as text among non-8s, keeps 8s for last, and then draws or passes', async () => {
     const h = start(crazyEights, 'host');
-    const mine: [string, MentalPokerCard][] = [['9', C('K', 'H')], ['11', C('3', 'C')], ['5', C('8', 'D')]];
+    const mine: [string, MentalPokerCard][] = [
+      ['9', C('K', 'H')],
+      ['11', C('3', 'C')],
+      ['5', C('8', 'D')],
+    ];
     expect(await h.proto_mp_choose_action(stateOf('host', mine, { stock: ['20'] }))).toEqual({ kind: 'play', id_b: '11' });
     // That play set the discard: 3 of clubs. The K of hearts does not follow it, the 8 does.
-    const rest: [string, MentalPokerCard][] = [['9', C('K', 'H')], ['5', C('8', 'D')]];
+    const rest: [string, MentalPokerCard][] = [
+      ['9', C('K', 'H')],
+      ['5', C('8', 'D')],
+    ];
     const after = await h.proto_mp_choose_action(stateOf('host', rest, { stock: ['20'], played: ['11'] }));
     expect(after).toEqual({ kind: 'play', id_b: '5', call_suit: 2 }); // hearts, the one suit besides the 8
     const stuck: [string, MentalPokerCard][] = [['9', C('K', 'C')]];
@@ -207,11 +243,52 @@ describe('Crazy Eights rules', () => {
 
   it('an 8 calls the suit held most, the first acquired on a tie, clubs with only 8s', () => {
     const hand = (cards: [string, MentalPokerCard][]) => new Map(cards);
-    expect(pickCallSuit(hand([['1', C('2', 'D')], ['2', C('3', 'S')], ['3', C('4', 'S')], ['4', C('8', 'H')]]))).toBe(3);
-    expect(pickCallSuit(hand([['7', C('2', 'D')], ['2', C('3', 'S')], ['4', C('8', 'H')]]))).toBe(1);
-    expect(pickCallSuit(hand([['2', C('3', 'S')], ['7', C('2', 'D')], ['4', C('8', 'H')]]))).toBe(3);
-    expect(pickCallSuit(hand([['4', C('8', 'H')], ['5', C('8', 'C')]]))).toBe(0);
-    expect(pickPlay(hand([['4', C('8', 'H')], ['12', C('8', 'C')]]), { topRank: 0, currentSuit: 1 }, false)).toEqual({ id_b: '12', call_suit: 0 });
+    expect(
+      pickCallSuit(
+        hand([
+          ['1', C('2', 'D')],
+          ['2', C('3', 'S')],
+          ['3', C('4', 'S')],
+          ['4', C('8', 'H')],
+        ]),
+      ),
+    ).toBe(3);
+    expect(
+      pickCallSuit(
+        hand([
+          ['7', C('2', 'D')],
+          ['2', C('3', 'S')],
+          ['4', C('8', 'H')],
+        ]),
+      ),
+    ).toBe(1);
+    expect(
+      pickCallSuit(
+        hand([
+          ['2', C('3', 'S')],
+          ['7', C('2', 'D')],
+          ['4', C('8', 'H')],
+        ]),
+      ),
+    ).toBe(3);
+    expect(
+      pickCallSuit(
+        hand([
+          ['4', C('8', 'H')],
+          ['5', C('8', 'C')],
+        ]),
+      ),
+    ).toBe(0);
+    expect(
+      pickPlay(
+        hand([
+          ['4', C('8', 'H')],
+          ['12', C('8', 'C')],
+        ]),
+        { topRank: 0, currentSuit: 1 },
+        false,
+      ),
+    ).toEqual({ id_b: '12', call_suit: 0 });
     expect(pickPlay(hand([['4', C('K', 'H')]]), { topRank: 0, currentSuit: 1 }, false)).toBeNull();
   });
 
@@ -232,9 +309,13 @@ describe('Crazy Eights rules', () => {
     expect(fresh.proto_mp_validate_play(stateOf('guest', []), 'host', play('0', C('J', 'S')))).toEqual([true, '']);
   });
 
-  it('refuses a person\'s decision that is not legal, with the reference messages, and applies one that is', () => {
+  it("refuses a person's decision that is not legal, with the reference messages, and applies one that is", () => {
     const h = start(crazyEights, 'guest');
-    const mine: [string, MentalPokerCard][] = [['2', C('7', 'C')], ['3', C('8', 'S')], ['4', C('Q', 'H')]];
+    const mine: [string, MentalPokerCard][] = [
+      ['2', C('7', 'C')],
+      ['3', C('8', 'S')],
+      ['4', C('Q', 'H')],
+    ];
     h.proto_mp_validate_play(stateOf('guest', mine), 'host', play('30', C('9', 'C')));
     const s = stateOf('guest', mine, { stock: ['20'], played: ['30'] });
     const coerce = (d: unknown) => () => h.proto_mp_coerce_action!(s, d);
@@ -256,14 +337,25 @@ describe('Crazy Eights rules', () => {
     expect(h.proto_mp_validate_play(next, 'host', play('31', C('2', 'D')))).toEqual([true, '']);
   });
 
-  it('an empty hand wins (the host\'s first); a stall goes to fewer cards, equal counts no winner', () => {
+  it("an empty hand wins (the host's first); a stall goes to fewer cards, equal counts no winner", () => {
     const h = start(crazyEights, 'host');
     expect(h.proto_mp_check_winner(stateOf('host', [], { peer: ['3'] }))).toBe('host');
     expect(h.proto_mp_check_winner(stateOf('host', [['1', C('2', 'C')]], { peer: [] }))).toBe('guest');
     expect(h.proto_mp_check_winner(stateOf('host', [], { peer: [] }))).toBe('host');
     expect(h.proto_mp_check_winner(stateOf('host', [['1', C('2', 'C')]], { peer: ['3', '4'] }))).toBeNull();
     expect(h.proto_mp_check_winner(stateOf('host', [['1', C('2', 'C')]], { peer: ['3', '4'], stalled: true }))).toBe('host');
-    expect(h.proto_mp_check_winner(stateOf('host', [['1', C('2', 'C')], ['2', C('3', 'C')]], { peer: ['3'], stalled: true }))).toBe('guest');
+    expect(
+      h.proto_mp_check_winner(
+        stateOf(
+          'host',
+          [
+            ['1', C('2', 'C')],
+            ['2', C('3', 'C')],
+          ],
+          { peer: ['3'], stalled: true },
+        ),
+      ),
+    ).toBe('guest');
     expect(h.proto_mp_check_winner(stateOf('host', [['1', C('2', 'C')]], { peer: ['3'], stalled: true }))).toBeNull();
     expect([winnerByHandCount(1, 2), winnerByHandCount(2, 1), winnerByHandCount(2, 2)]).toEqual(['host', 'guest', null]);
   });
@@ -281,10 +373,15 @@ describe('Crazy Eights rules', () => {
     for (const hand_size of [3, 5, 7]) {
       for (let seed = 1; seed <= 40; seed++) {
         const t = await playTable(crazyEights, { hand_size }, permutation(52, seed * 7 + hand_size));
-        expect(t.log.some((e) => e[0] === 'rejected'), `seed ${seed}`).toBe(false);
+        expect(
+          t.log.some((e) => e[0] === 'rejected'),
+          `seed ${seed}`,
+        ).toBe(false);
         expect(t.outcome[0]).toBe(t.outcome[1]);
         const left = { host: hand_size, guest: hand_size };
-        for (const e of t.log) if (e[0] === 'play') left[e[1]] -= 1; else if (e[0] === 'draw') left[e[1]] += 1;
+        for (const e of t.log)
+          if (e[0] === 'play') left[e[1]] -= 1;
+          else if (e[0] === 'draw') left[e[1]] += 1;
         const stalled = t.log.length >= 2 && t.log.at(-1)![0] === 'pass' && t.log.at(-2)![0] === 'pass';
         if (stalled) expect(t.outcome[0]).toBe(left.host < left.guest ? 'host' : left.guest < left.host ? 'guest' : null);
         else expect(left[t.outcome[0] as Role]).toBe(0);
@@ -294,7 +391,10 @@ describe('Crazy Eights rules', () => {
 });
 
 describe('Briscola rules', () => {
-  const B = (rank: string, suit: 'C' | 'D' | 'H' | 'S'): MentalPokerCard => [['A', '2', '3', '4', '5', '6', '7', 'J', 'Q', 'K'].indexOf(rank), 'CDHS'.indexOf(suit)];
+  const B = (rank: string, suit: 'C' | 'D' | 'H' | 'S'): MentalPokerCard => [
+    ['A', '2', '3', '4', '5', '6', '7', 'J', 'Q', 'K'].indexOf(rank),
+    'CDHS'.indexOf(suit),
+  ];
   const POINTS: Record<string, number> = { A: 11, '3': 10, K: 4, Q: 3, J: 2 };
   const pointsOf = ([r]: MentalPokerCard) => POINTS[['A', '2', '3', '4', '5', '6', '7', 'J', 'Q', 'K'][r]!] ?? 0;
 
@@ -323,18 +423,78 @@ describe('Briscola rules', () => {
 
   it('leads the cheapest non-trump and follows by winning as cheaply as it can, else throwing its cheapest card', () => {
     const hand = (cards: [string, MentalPokerCard][]) => new Map(cards);
-    expect(pickLead(hand([['1', B('2', 'C')], ['2', B('K', 'H')], ['3', B('5', 'D')]]))).toBe('3');
-    expect(pickLead(hand([['1', B('2', 'C')], ['2', B('A', 'C')]]))).toBe('1');
-    expect(pickLead(hand([['12', B('4', 'D')], ['3', B('4', 'H')]]))).toBe('12'); // tie: id-B as text
-    expect(pickFollow(hand([['1', B('6', 'C')], ['2', B('A', 'H')], ['3', B('5', 'H')]]), B('4', 'H'))).toBe('3'); // the 5 wins weaker than the trump 6
-    expect(pickFollow(hand([['1', B('2', 'C')], ['2', B('A', 'H')], ['3', B('5', 'H')]]), B('4', 'H'))).toBe('1');
-    expect(pickFollow(hand([['1', B('2', 'C')], ['2', B('A', 'H')]]), B('3', 'H'))).toBe('1'); // A beats 3 but the 2 of clubs trumps cheaper
-    expect(pickFollow(hand([['1', B('K', 'D')], ['2', B('J', 'S')]]), B('3', 'H'))).toBe('2');
+    expect(
+      pickLead(
+        hand([
+          ['1', B('2', 'C')],
+          ['2', B('K', 'H')],
+          ['3', B('5', 'D')],
+        ]),
+      ),
+    ).toBe('3');
+    expect(
+      pickLead(
+        hand([
+          ['1', B('2', 'C')],
+          ['2', B('A', 'C')],
+        ]),
+      ),
+    ).toBe('1');
+    expect(
+      pickLead(
+        hand([
+          ['12', B('4', 'D')],
+          ['3', B('4', 'H')],
+        ]),
+      ),
+    ).toBe('12'); // tie: id-B as text
+    expect(
+      pickFollow(
+        hand([
+          ['1', B('6', 'C')],
+          ['2', B('A', 'H')],
+          ['3', B('5', 'H')],
+        ]),
+        B('4', 'H'),
+      ),
+    ).toBe('3'); // the 5 wins weaker than the trump 6
+    expect(
+      pickFollow(
+        hand([
+          ['1', B('2', 'C')],
+          ['2', B('A', 'H')],
+          ['3', B('5', 'H')],
+        ]),
+        B('4', 'H'),
+      ),
+    ).toBe('1');
+    expect(
+      pickFollow(
+        hand([
+          ['1', B('2', 'C')],
+          ['2', B('A', 'H')],
+        ]),
+        B('3', 'H'),
+      ),
+    ).toBe('1'); // A beats 3 but the 2 of clubs trumps cheaper
+    expect(
+      pickFollow(
+        hand([
+          ['1', B('K', 'D')],
+          ['2', B('J', 'S')],
+        ]),
+        B('3', 'H'),
+      ),
+    ).toBe('2');
   });
 
   it('refills before the next lead while the stock lasts, and draw is then the only legal action', async () => {
     const h = start(briscola, 'host');
-    const lead: [string, MentalPokerCard][] = [['1', B('2', 'D')], ['2', B('K', 'H')], ['3', B('5', 'C')]];
+    const lead: [string, MentalPokerCard][] = [
+      ['1', B('2', 'D')],
+      ['2', B('K', 'H')],
+      ['3', B('5', 'C')],
+    ];
     expect(await h.proto_mp_choose_action(stateOf('host', lead, { stock: ['10'] }))).toEqual({ kind: 'play', id_b: '1' });
     expect(h.proto_mp_validate_play(stateOf('host', lead.slice(1)), 'guest', play('30', B('4', 'D')))).toEqual([true, '']);
     const two = stateOf('host', lead.slice(1), { stock: ['10'], played: ['1', '30'] });
@@ -381,9 +541,24 @@ describe('Briscola rules', () => {
       expect(outcomes.slice(0, -1).every(([h, g]) => h === null && g === null)).toBe(true);
       return outcomes.at(-1);
     };
-    expect(finish([[B('A', 'D'), B('2', 'D')], [B('2', 'H'), B('A', 'H')]])).toEqual(['draw', 'draw']);
-    expect(finish([[B('A', 'D'), B('2', 'D')], [B('2', 'H'), B('3', 'H')]])).toEqual(['host', 'host']);
-    expect(finish([[B('A', 'D'), B('2', 'C')], [B('2', 'H'), B('3', 'H')]])).toEqual(['guest', 'guest']);
+    expect(
+      finish([
+        [B('A', 'D'), B('2', 'D')],
+        [B('2', 'H'), B('A', 'H')],
+      ]),
+    ).toEqual(['draw', 'draw']);
+    expect(
+      finish([
+        [B('A', 'D'), B('2', 'D')],
+        [B('2', 'H'), B('3', 'H')],
+      ]),
+    ).toEqual(['host', 'host']);
+    expect(
+      finish([
+        [B('A', 'D'), B('2', 'C')],
+        [B('2', 'H'), B('3', 'H')],
+      ]),
+    ).toEqual(['guest', 'guest']);
   });
 
   it('whole games play all 40 cards in 20 tricks, both sides agree, and the outcome is the points the tricks earned', async () => {
@@ -427,77 +602,90 @@ interface GameVector {
   expect: { host_result: { outcome: unknown; metadata: unknown }; guest_result: { outcome: unknown; metadata: unknown } };
 }
 
-describe('the reference\'s recorded Crazy Eights game (aigenora-mp-audit-vectors.json)', () => {
+describe("the reference's recorded Crazy Eights game (aigenora-mp-audit-vectors.json)", () => {
   const present = needShared(CORPUS_REL, "the reference's recorded Crazy Eights game (mental-poker audit vectors)");
 
-  it.skipIf(!present)('replays play by play: each choice is the reference\'s, each play passes the receiver\'s rules, the outcome and metadata match', async () => {
-    const game = (JSON.parse(readFileSync(CORPUS, 'utf8')) as { cases: GameVector[] }).cases.find((c) => c.kind === 'game')!;
-    const d = game.derived;
-    const hooks = { host: start(crazyEights, 'host', game.options), guest: start(crazyEights, 'guest', game.options) };
-    const universe = hooks.host.proto_mp_deck_universe();
-    const face = (id: string) => universe[Number(d.id_b_to_id_a[id])]!;
-    const ids = Object.keys(d.id_b_to_id_a).sort((a, b) => Number(a) - Number(b));
-    expect(ids).toEqual([...Array(52).keys()].map(String));
-    const deck = new Ledger();
-    ids.forEach((id) => deck.stock.add(id));
-    const st = { host: stateOf('host', [], { peer: [] }), guest: stateOf('guest', [], { peer: [] }) };
-    st.host._mp_deck_view = st.guest._mp_deck_view = deck;
-    const take = (who: Role, id: string) => {
-      expect(deck.stock.delete(id), `${id} in stock`).toBe(true);
-      deck.hands[who].add(id);
-      st[who]._mp_hand.add(id);
-      st[who]._mp_hand_cards.set(id, face(id));
-    };
-    const plan = hooks.host.proto_mp_initial_deal({});
-    expect(ids.slice(0, plan.guest)).toEqual(d.guest_deal_id_b);
-    expect(ids.slice(plan.guest, plan.guest + plan.host)).toEqual(d.host_deal_id_b);
-    d.guest_deal_id_b.forEach((id) => take('guest', id));
-    d.host_deal_id_b.forEach((id) => take('host', id));
+  it.skipIf(!present)(
+    "replays play by play: each choice is the reference's, each play passes the receiver's rules, the outcome and metadata match",
+    async () => {
+      const game = (JSON.parse(readFileSync(CORPUS, 'utf8')) as { cases: GameVector[] }).cases.find((c) => c.kind === 'game')!;
+      const d = game.derived;
+      const hooks = { host: start(crazyEights, 'host', game.options), guest: start(crazyEights, 'guest', game.options) };
+      const universe = hooks.host.proto_mp_deck_universe();
+      const face = (id: string) => universe[Number(d.id_b_to_id_a[id])]!;
+      const ids = Object.keys(d.id_b_to_id_a).sort((a, b) => Number(a) - Number(b));
+      expect(ids).toEqual([...Array(52).keys()].map(String));
+      const deck = new Ledger();
+      ids.forEach((id) => deck.stock.add(id));
+      const st = { host: stateOf('host', [], { peer: [] }), guest: stateOf('guest', [], { peer: [] }) };
+      st.host._mp_deck_view = st.guest._mp_deck_view = deck;
+      const take = (who: Role, id: string) => {
+        expect(deck.stock.delete(id), `${id} in stock`).toBe(true);
+        deck.hands[who].add(id);
+        st[who]._mp_hand.add(id);
+        st[who]._mp_hand_cards.set(id, face(id));
+      };
+      const plan = hooks.host.proto_mp_initial_deal({});
+      expect(ids.slice(0, plan.guest)).toEqual(d.guest_deal_id_b);
+      expect(ids.slice(plan.guest, plan.guest + plan.host)).toEqual(d.host_deal_id_b);
+      d.guest_deal_id_b.forEach((id) => take('guest', id));
+      d.host_deal_id_b.forEach((id) => take('host', id));
 
-    const loop = game.messages.slice(game.messages.findIndex((m) => m.message.action === 'mp_ot_request' && m.message['id'] === 'host-4') + 2, game.messages.findIndex((m) => m.message.action === 'mp_opening'));
-    let turns = 0;
-    let last: [MentalPokerOutcome, MentalPokerOutcome] = [null, null];
-    for (const { direction, message: m } of loop) {
-      if (m.action === 'mp_ot_response') continue;
-      const actor: Role = direction === 'host_to_guest' ? 'host' : 'guest';
-      expect(actor, `turn ${turns}`).toBe(turns % 2 === 0 ? 'host' : 'guest');
-      expect(last, `turn ${turns}: the game had already ended`).toEqual([null, null]);
-      const chosen = await hooks[actor].proto_mp_choose_action(st[actor]);
-      if (m.action === 'mp_play') {
-        const id = m['id_b'] as string;
-        expect(chosen, `turn ${turns}`).toEqual({ kind: 'play', id_b: id, ...(m['call_suit'] === undefined ? {} : { call_suit: m['call_suit'] }) });
-        // The card on the wire is the universe card its id-B was shuffled from: the card order is the reference's.
-        expect([m['rank'], m['suit']]).toEqual(face(id));
-        const verdict = hooks[other(actor)].proto_mp_validate_play(st[other(actor)], actor, m as MentalPokerPlay);
-        expect(verdict, `turn ${turns}`).toEqual([true, '']);
-        deck.hands[actor].delete(id);
-        deck.played.add(id);
-        st[actor]._mp_hand.delete(id);
-        st[actor]._mp_hand_cards.delete(id);
-      } else if (m.action === 'mp_ot_request') {
-        expect(chosen, `turn ${turns}`).toEqual({ kind: 'draw' });
-        const id = ids.find((x) => deck.stock.has(x))!;
-        expect(d.ot_id_to_id_b.host_view[m['id'] as string]).toBe(id);
-        take(actor, id);
-      } else {
-        expect(m.action).toBe('mp_pass');
-        expect(chosen).toEqual({ kind: 'pass' });
+      const loop = game.messages.slice(
+        game.messages.findIndex((m) => m.message.action === 'mp_ot_request' && m.message['id'] === 'host-4') + 2,
+        game.messages.findIndex((m) => m.message.action === 'mp_opening'),
+      );
+      let turns = 0;
+      let last: [MentalPokerOutcome, MentalPokerOutcome] = [null, null];
+      for (const { direction, message: m } of loop) {
+        if (m.action === 'mp_ot_response') continue;
+        const actor: Role = direction === 'host_to_guest' ? 'host' : 'guest';
+        expect(actor, `turn ${turns}`).toBe(turns % 2 === 0 ? 'host' : 'guest');
+        expect(last, `turn ${turns}: the game had already ended`).toEqual([null, null]);
+        const chosen = await hooks[actor].proto_mp_choose_action(st[actor]);
+        if (m.action === 'mp_play') {
+          const id = m['id_b'] as string;
+          expect(chosen, `turn ${turns}`).toEqual({ kind: 'play', id_b: id, ...(m['call_suit'] === undefined ? {} : { call_suit: m['call_suit'] }) });
+          // The card on the wire is the universe card its id-B was shuffled from: the card order is the reference's.
+          expect([m['rank'], m['suit']]).toEqual(face(id));
+          const verdict = hooks[other(actor)].proto_mp_validate_play(st[other(actor)], actor, m as MentalPokerPlay);
+          expect(verdict, `turn ${turns}`).toEqual([true, '']);
+          deck.hands[actor].delete(id);
+          deck.played.add(id);
+          st[actor]._mp_hand.delete(id);
+          st[actor]._mp_hand_cards.delete(id);
+        } else if (m.action === 'mp_ot_request') {
+          expect(chosen, `turn ${turns}`).toEqual({ kind: 'draw' });
+          const id = ids.find((x) => deck.stock.has(x))!;
+          expect(d.ot_id_to_id_b.host_view[m['id'] as string]).toBe(id);
+          take(actor, id);
+        } else {
+          expect(m.action).toBe('mp_pass');
+          expect(chosen).toEqual({ kind: 'pass' });
+        }
+        last = [hooks.host.proto_mp_check_winner(st.host), hooks.guest.proto_mp_check_winner(st.guest)];
+        turns += 1;
       }
-      last = [hooks.host.proto_mp_check_winner(st.host), hooks.guest.proto_mp_check_winner(st.guest)];
-      turns += 1;
-    }
-    expect(turns).toBe(26);
-    expect(last).toEqual([game.expect.host_result.outcome, game.expect.guest_result.outcome]);
-    expect(hooks.host.proto_host_metadata!()).toEqual(game.expect.host_result.metadata);
-    expect(hooks.guest.proto_host_metadata!()).toEqual(game.expect.guest_result.metadata);
-    expect({ host: [...deck.hands.host].sort(), guest: [...deck.hands.guest].sort() }).toEqual({ host: [...d.final_hands.host].sort(), guest: [...d.final_hands.guest].sort() });
-    expect([...deck.played].sort()).toEqual([...d.played].sort());
-    expect([...deck.stock].sort()).toEqual([...d.stock_left].sort());
-    // The same deal at the table gives the same game.
-    const table = await playTable(crazyEights, game.options, ids.map((id) => Number(d.id_b_to_id_a[id])));
-    expect(table.outcome).toEqual(last);
-    expect(table.log).toHaveLength(26);
-  });
+      expect(turns).toBe(26);
+      expect(last).toEqual([game.expect.host_result.outcome, game.expect.guest_result.outcome]);
+      expect(hooks.host.proto_host_metadata!()).toEqual(game.expect.host_result.metadata);
+      expect(hooks.guest.proto_host_metadata!()).toEqual(game.expect.guest_result.metadata);
+      expect({ host: [...deck.hands.host].sort(), guest: [...deck.hands.guest].sort() }).toEqual({
+        host: [...d.final_hands.host].sort(),
+        guest: [...d.final_hands.guest].sort(),
+      });
+      expect([...deck.played].sort()).toEqual([...d.played].sort());
+      expect([...deck.stock].sort()).toEqual([...d.stock_left].sort());
+      // The same deal at the table gives the same game.
+      const table = await playTable(
+        crazyEights,
+        game.options,
+        ids.map((id) => Number(d.id_b_to_id_a[id])),
+      );
+      expect(table.outcome).toEqual(last);
+      expect(table.log).toHaveLength(26);
+    },
+  );
 });
 
 // The Python twin of playTable, driving the reference's own hooks classes.
@@ -592,7 +780,7 @@ with tempfile.TemporaryDirectory() as tmp:
                       'winners': [winner(m, req['options'], c, tmp) for c in req['winner_cases']]}))
 `;
 
-describe('against the reference\'s own hooks (python3)', () => {
+describe("against the reference's own hooks (python3)", () => {
   const live =
     [join(REF_SRC, 'aigenora/proto/mental_poker.py'), ...Object.values(REF_HOOKS)].every((p) =>
       needShared(relative(SHARED, p), "the reference's mental-poker sources and Briscola / Crazy Eights hooks"),
@@ -604,24 +792,34 @@ describe('against the reference\'s own hooks (python3)', () => {
     ['Crazy Eights, hand_size 5', crazyEights, 'crazy-eights', 52, { hand_size: 5 }],
     ['Crazy Eights, hand_size 7', crazyEights, 'crazy-eights', 52, { hand_size: 7 }],
   ];
-  it.skipIf(!live).each(cases)('%s: the same deals give the same actions, outcomes and metadata; check_winner agrees on ledgers', async (_name, module, ref, n, options) => {
-    const perms = Array.from({ length: 60 }, (_, i) => permutation(n, 1000 + i * 13 + n));
-    // [host cards, guest cards, stock cards, stalled]: random games almost never stall, so the tie-break
-    // and the empty-hand rules are also compared on ledgers built for them.
-    const winnerCases: [number, number, number, boolean][] = [];
-    for (const h of [0, 1, 2]) for (const g of [0, 1, 2]) for (const stock of [0, 3]) for (const stalled of [false, true]) winnerCases.push([h, g, stock, stalled]);
-    const r = spawnSync('python3', ['-c', SIM_PY], { input: JSON.stringify({ hooks: REF_HOOKS[ref], options, perms, winner_cases: winnerCases }), encoding: 'utf8', env: { ...process.env, PYTHONPATH: REF_SRC }, maxBuffer: 1 << 28 });
-    expect(r.status, r.stderr).toBe(0);
-    const theirs = JSON.parse(r.stdout) as { games: Table[]; winners: MentalPokerOutcome[] };
-    expect(theirs.games).toHaveLength(perms.length);
-    for (const [i, perm] of perms.entries()) expect(await playTable(module, options, perm), `deal ${i}`).toEqual(theirs.games[i]);
-    const ids = (prefix: string, k: number) => Array.from({ length: k }, (_, i) => `${prefix}${i}`);
-    const ours = winnerCases.map(([h, g, stock, stalled]) => {
-      const s = stateOf('host', [], { peer: ids('g', g), stock: ids('s', stock), stalled });
-      for (const id of ids('h', h)) (s._mp_deck_view.hands.host.add(id), s._mp_hand.add(id));
-      return start(module, 'host', options).proto_mp_check_winner(s);
-    });
-    expect(ours).toEqual(theirs.winners);
-    expect(new Set(ours).size).toBeGreaterThan(1);
-  }, 120_000);
+  it.skipIf(!live).each(cases)(
+    '%s: the same deals give the same actions, outcomes and metadata; check_winner agrees on ledgers',
+    async (_name, module, ref, n, options) => {
+      const perms = Array.from({ length: 60 }, (_, i) => permutation(n, 1000 + i * 13 + n));
+      // [host cards, guest cards, stock cards, stalled]: random games almost never stall, so the tie-break
+      // and the empty-hand rules are also compared on ledgers built for them.
+      const winnerCases: [number, number, number, boolean][] = [];
+      for (const h of [0, 1, 2])
+        for (const g of [0, 1, 2]) for (const stock of [0, 3]) for (const stalled of [false, true]) winnerCases.push([h, g, stock, stalled]);
+      const r = spawnSync('python3', ['-c', SIM_PY], {
+        input: JSON.stringify({ hooks: REF_HOOKS[ref], options, perms, winner_cases: winnerCases }),
+        encoding: 'utf8',
+        env: { ...process.env, PYTHONPATH: REF_SRC },
+        maxBuffer: 1 << 28,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const theirs = JSON.parse(r.stdout) as { games: Table[]; winners: MentalPokerOutcome[] };
+      expect(theirs.games).toHaveLength(perms.length);
+      for (const [i, perm] of perms.entries()) expect(await playTable(module, options, perm), `deal ${i}`).toEqual(theirs.games[i]);
+      const ids = (prefix: string, k: number) => Array.from({ length: k }, (_, i) => `${prefix}${i}`);
+      const ours = winnerCases.map(([h, g, stock, stalled]) => {
+        const s = stateOf('host', [], { peer: ids('g', g), stock: ids('s', stock), stalled });
+        for (const id of ids('h', h)) (s._mp_deck_view.hands.host.add(id), s._mp_hand.add(id));
+        return start(module, 'host', options).proto_mp_check_winner(s);
+      });
+      expect(ours).toEqual(theirs.winners);
+      expect(new Set(ours).size).toBeGreaterThan(1);
+    },
+    120_000,
+  );
 });

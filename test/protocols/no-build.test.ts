@@ -30,13 +30,21 @@ function importAll(files: string[]): { status: number | null; out: string } {
     }
   }`;
   // tsx first, then the refusing hook, which runs before tsx's resolver (the last registered runs first).
-  const r = spawnSync(process.execPath, ['--import', 'tsx/esm', '--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx/esm', '--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, '--input-type=module', '-e', script],
+    { encoding: 'utf8', timeout: 120_000 },
+  );
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
 describe('built-ins in a checkout without dist/', () => {
   it('the refusing resolver does refuse a value import from aigenora/hooks', () => {
-    const r = spawnSync(process.execPath, ['--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, '--input-type=module', '-e', "await import('aigenora/hooks')"], { encoding: 'utf8' });
+    const r = spawnSync(
+      process.execPath,
+      ['--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, '--input-type=module', '-e', "await import('aigenora/hooks')"],
+      { encoding: 'utf8' },
+    );
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/no package entry in this checkout: aigenora\/hooks/);
   });
@@ -45,7 +53,10 @@ describe('built-ins in a checkout without dist/', () => {
     const files = BUILTINS.map((b) => findHooksFile(builtinDir(b))!).map((f) => pathToFileURL(f).href);
     const r = importAll(files);
     expect(r.status, r.out).toBe(0);
-    const lines = r.out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { f: string; mode?: string; create?: string; error?: string });
+    const lines = r.out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { f: string; mode?: string; create?: string; error?: string });
     expect(lines.length, r.out).toBe(BUILTINS.length);
     for (const l of lines) expect(l, l.f).toMatchObject({ create: 'function' });
     for (const l of lines) expect(l.error, l.f).toBeUndefined();

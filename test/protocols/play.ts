@@ -10,7 +10,15 @@ import { getCrypto } from '../../ts/crypto/index.js';
 import { commitText, FlowReplay } from '../../ts/engine/flow.js';
 import { seeded } from '../../ts/engine/local.js';
 import { instantiateHooks } from '../../ts/hooks/load.js';
-import { toHookResult, type HookContext, type HooksModule, type Message, type RoundState, type SessionLoopHooks, type SimultaneousRoundHooks } from '../../ts/hooks/types.js';
+import {
+  toHookResult,
+  type HookContext,
+  type HooksModule,
+  type Message,
+  type RoundState,
+  type SessionLoopHooks,
+  type SimultaneousRoundHooks,
+} from '../../ts/hooks/types.js';
 import { MessageValidator, type Spec } from '../../ts/spec/index.js';
 
 export interface Played {
@@ -41,7 +49,14 @@ export async function play(spec: Spec, module: HooksModule, options: Record<stri
     frames,
     outcome: r.abort ? 'aborted' : r.completed && flow.complete ? 'completed' : 'stalled',
   });
-  const ctx = (role: 'host' | 'guest', salt: number): HookContext => ({ role, options, args: [], stateDir: '/nonexistent', decision: null, random: seeded(seed * 31 + salt) });
+  const ctx = (role: 'host' | 'guest', salt: number): HookContext => ({
+    role,
+    options,
+    args: [],
+    stateDir: '/nonexistent',
+    decision: null,
+    random: seeded(seed * 31 + salt),
+  });
   const host = instantiateHooks(module, ctx('host', 1)) as unknown as Record<string, (...a: unknown[]) => unknown>;
   const guest = instantiateHooks(module, ctx('guest', 2)) as unknown as Record<string, (...a: unknown[]) => unknown>;
   const join = send('guest', ((await guest['proto_guest_join_message']?.()) as Message | null) ?? { action: 'join' });

@@ -9,26 +9,45 @@ import { seeded } from '../../ts/engine/local.js';
 import type { RealtimeHooks } from '../../ts/hooks/types.js';
 import { BUILTINS } from '../../ts/protocols/index.js';
 import tank, {
-  DEFAULT_MAP, SHORT_MAP, initWorld, parseMap, step, validateCommands,
-  type Command, type Dir, type Rules, type World,
+  DEFAULT_MAP,
+  SHORT_MAP,
+  initWorld,
+  parseMap,
+  step,
+  validateCommands,
+  type Command,
+  type Dir,
+  type Rules,
+  type World,
 } from '../../ts/protocols/tank-battle/hooks.js';
 import { expectEqual } from './fast-expect.js';
 import { build, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
 
-const SPEC = JSON.parse(readFileSync(new URL('../../ts/protocols/tank-battle/spec.json', import.meta.url), 'utf8')) as { flow: { realtime: { input_delay_ticks: number } } };
+const SPEC = JSON.parse(readFileSync(new URL('../../ts/protocols/tank-battle/spec.json', import.meta.url), 'utf8')) as {
+  flow: { realtime: { input_delay_ticks: number } };
+};
 const DELAY = SPEC.flow.realtime.input_delay_ticks;
 const PROFILES = BUILTINS.find((b) => b.alias === 'tank-battle-v1')!.profiles;
 
 const rules = (o: Partial<Rules> = {}, b: Partial<Rules['balance']> = {}): Rules => ({
   balance: { hp: 4, speed: 180, fire_cooldown: 7, bullet_speed: 560, ...b },
-  team_size: 1, max_ticks: 1000, friendly_fire: false, pickup_mode: 'none', powerup_duration_ticks: 100, ...o,
+  team_size: 1,
+  max_ticks: 1000,
+  friendly_fire: false,
+  pickup_mode: 'none',
+  powerup_duration_ticks: 100,
+  ...o,
 });
 /** A walled square of floor, n cells a side including the border. */
 const open = (n: number) => Array.from({ length: n }, (_, r) => (r === 0 || r === n - 1 ? '#'.repeat(n) : `#${'.'.repeat(n - 2)}#`)).join('\n');
 /** A world on `map` with tanks moved to the given centres (fixed point). */
 function world(map: string, r: Rules, at: Record<string, [number, number]> = {}): World {
   const w = initWorld(map, r);
-  for (const [id, [x, y]] of Object.entries(at)) Object.assign(w.tanks.find((t) => t.id === id)!, { x, y });
+  for (const [id, [x, y]] of Object.entries(at))
+    Object.assign(
+      w.tanks.find((t) => t.id === id)!,
+      { x, y },
+    );
   return w;
 }
 const cmd = (unit_id: string, move: Dir = 'none', aim: Dir = 'none', fire = false): Command => ({ unit_id, move, aim, fire });
@@ -42,7 +61,11 @@ function run(w: World, n: number, host: Command[] = [], guest: Command[] = []): 
 /** Canonical JSON as the realtime wire hashes it: keys sorted, compact. */
 function canon(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canon).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canon((v as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v);
 }
 /** Every number in `v` is a safe integer (no fixed point drifted into floats). */
@@ -85,8 +108,10 @@ describe('the initial world', () => {
   it('the guest spawns at the first free cells, the host at the last, facing each other', () => {
     const w = initWorld(open(7), rules({ team_size: 2 }));
     expect(w.tanks.map((t) => [t.id, t.team, t.x, t.y, t.facing, t.hp])).toEqual([
-      ['h0', 'host', 5500, 5500, 'up', 4], ['h1', 'host', 4500, 5500, 'up', 4],
-      ['g0', 'guest', 1500, 1500, 'down', 4], ['g1', 'guest', 2500, 1500, 'down', 4],
+      ['h0', 'host', 5500, 5500, 'up', 4],
+      ['h1', 'host', 4500, 5500, 'up', 4],
+      ['g0', 'guest', 1500, 1500, 'down', 4],
+      ['g1', 'guest', 2500, 1500, 'down', 4],
     ]);
     expect(w).toMatchObject({ schema_version: 1, tick: 0, rows: 7, cols: 7, bullets: [], host_alive: 2, guest_alive: 2, game_over: false, winner: 'none' });
     expect(integersOnly(w)).toBe(true);
@@ -99,7 +124,10 @@ describe('the initial world', () => {
     expect(none.grid.flat()).not.toContain('P');
     const on = initWorld(map, rules({ pickup_mode: 'powerups' }));
     expect(on.pickups.map((p) => [p.id, p.kind, p.x, p.y, p.active])).toEqual([
-      ['p0', 'repair', 1500, 1500, true], ['p1', 'speed', 3500, 2500, true], ['p2', 'speed', 3500, 4500, true], ['p3', 'repair', 5500, 5500, true],
+      ['p0', 'repair', 1500, 1500, true],
+      ['p1', 'speed', 3500, 2500, true],
+      ['p2', 'speed', 3500, 4500, true],
+      ['p3', 'repair', 5500, 5500, true],
     ]);
   });
 });
@@ -184,7 +212,7 @@ describe('firing and bullets', () => {
     const map = ['#########', '#.......#', '#.......#', '#.......#', '#.W.S...#', '#.......#', '#.......#', '#.......#', '#########'].join('\n');
     let w = step(world(map, rules(), { h0: [7500, 4500], g0: [1500, 1500] }), [cmd('h0', 'none', 'left', true)], []);
     const xs: number[] = [];
-    while (w.bullets.length) xs.push(w.bullets[0]!.x), (w = step(w, [cmd('h0', 'none', 'left', false)], []));
+    while (w.bullets.length) (xs.push(w.bullets[0]!.x), (w = step(w, [cmd('h0', 'none', 'left', false)], [])));
     expect(xs).toEqual(Array.from({ length: 10 }, (_, i) => 7090 - 560 * (i + 1)));
     expect(w.tick).toBe(11); // from x 1490 its second sub-step reached the border
   });
@@ -214,7 +242,14 @@ describe('firing and bullets', () => {
   });
 
   it('the last tank destroyed ends the match; both sides at once is a draw', () => {
-    const hooks = tank.create({ role: 'host', options: { team_size: 1, map_text: open(9) }, args: [], stateDir: '/nonexistent', decision: null, random: Math.random });
+    const hooks = tank.create({
+      role: 'host',
+      options: { team_size: 1, map_text: open(9) },
+      args: [],
+      stateDir: '/nonexistent',
+      decision: null,
+      random: Math.random,
+    });
     const w = world(open(9), rules(), { h0: [7500, 4500], g0: [1500, 4500] });
     tankOf(w, 'g0').hp = 1;
     let r = hooks.proto_realtime_step(w as never, 1, { host: [cmd('h0', 'none', 'left', true)], guest: [] });
@@ -273,11 +308,23 @@ describe('firing and bullets', () => {
 
 describe('command validation', () => {
   const w = () => world(open(7), rules({ team_size: 2 }));
-  const refuse = (side: string, commands: unknown, reason: string, t = 1, state = w()) => expect(() => validateCommands(side, commands, state, t)).toThrow(reason);
+  const refuse = (side: string, commands: unknown, reason: string, t = 1, state = w()) =>
+    expect(() => validateCommands(side, commands, state, t)).toThrow(reason);
 
   it('normalises: every field present, missing ones defaulted, sorted by unit', () => {
-    expect(validateCommands('host', [{ unit_id: 'h1', fire: true }, { unit_id: 'h0', move: 'up', aim: 'left' }], w(), 3)).toEqual([
-      { unit_id: 'h0', move: 'up', aim: 'left', fire: false }, { unit_id: 'h1', move: 'none', aim: 'none', fire: true },
+    expect(
+      validateCommands(
+        'host',
+        [
+          { unit_id: 'h1', fire: true },
+          { unit_id: 'h0', move: 'up', aim: 'left' },
+        ],
+        w(),
+        3,
+      ),
+    ).toEqual([
+      { unit_id: 'h0', move: 'up', aim: 'left', fire: false },
+      { unit_id: 'h1', move: 'none', aim: 'none', fire: true },
     ]);
     expect(validateCommands('guest', [], w(), 1)).toEqual([]);
   });
@@ -303,18 +350,37 @@ describe('command validation', () => {
     tankOf(dead, 'h1').hp = 0;
     refuse('host', [cmd('h1')], 'unit h1 is destroyed', 1, dead);
     refuse('host', { h0: {} }, 'commands must be a list');
-    refuse('host', Array.from({ length: 65 }, () => cmd('h0')), 'too many commands');
+    refuse(
+      'host',
+      Array.from({ length: 65 }, () => cmd('h0')),
+      'too many commands',
+    );
   });
 
   it('the hooks refuse the same way and hand back the normalised commands', () => {
-    const h = tank.create({ role: 'host', options: { team_size: 2, map_text: open(7) }, args: [], stateDir: '/nonexistent', decision: null, random: Math.random }) as RealtimeHooks;
+    const h = tank.create({
+      role: 'host',
+      options: { team_size: 2, map_text: open(7) },
+      args: [],
+      stateDir: '/nonexistent',
+      decision: null,
+      random: Math.random,
+    }) as RealtimeHooks;
     const s = h.proto_realtime_initial_state();
-    expect(h.proto_realtime_validate_commands('guest', [{ unit_id: 'g1', move: 'left' }], s, 3)).toEqual([{ unit_id: 'g1', move: 'left', aim: 'none', fire: false }]);
+    expect(h.proto_realtime_validate_commands('guest', [{ unit_id: 'g1', move: 'left' }], s, 3)).toEqual([
+      { unit_id: 'g1', move: 'left', aim: 'none', fire: false },
+    ]);
     expect(() => h.proto_realtime_validate_commands('guest', [{ unit_id: 'h1' }], s, 3)).toThrow('unit h1 is not owned by guest');
   });
 });
 
-interface Played { ticks: number; outcome: string; reason: string; frames: string[]; applied: { host: unknown[]; guest: unknown[] }[] }
+interface Played {
+  ticks: number;
+  outcome: string;
+  reason: string;
+  frames: string[];
+  applied: { host: unknown[]; guest: unknown[] }[];
+}
 
 /**
  * One match as the realtime engine runs it: at tick t each side chooses commands for t + input delay
@@ -322,7 +388,8 @@ interface Played { ticks: number; outcome: string; reason: string; frames: strin
  * A third hooks instance (the guest's auditor) replays every step and must reach the same bytes.
  */
 function playMatch(options: Record<string, unknown>, seed: number): Played {
-  const mk = (role: 'host' | 'guest', salt: number) => tank.create({ role, options, args: [], stateDir: '/nonexistent', decision: null, random: seeded(seed * 31 + salt) });
+  const mk = (role: 'host' | 'guest', salt: number) =>
+    tank.create({ role, options, args: [], stateDir: '/nonexistent', decision: null, random: seeded(seed * 31 + salt) });
   const host = mk('host', 1);
   const guest = mk('guest', 2);
   const auditor = mk('guest', 3);
@@ -339,7 +406,10 @@ function playMatch(options: Record<string, unknown>, seed: number): Played {
     const gc = guest.proto_realtime_commands(JSON.parse(frames.at(-1)!) as Record<string, unknown>, target) as unknown[];
     // Per tick: each assertion is built only where its plain check fails.
     if (!integersOnly([hc, gc])) expect(integersOnly([hc, gc])).toBe(true);
-    queued.set(target, { host: host.proto_realtime_validate_commands('host', hc, state, target), guest: host.proto_realtime_validate_commands('guest', gc, state, target) });
+    queued.set(target, {
+      host: host.proto_realtime_validate_commands('host', hc, state, target),
+      guest: host.proto_realtime_validate_commands('guest', gc, state, target),
+    });
     const now = queued.get(t + 1) ?? { host: [], guest: [] };
     queued.delete(t + 1);
     applied.push(now);
@@ -409,20 +479,36 @@ const haveRef = needReferencePython(['aigenora.proto.hooks'], 'the reference cro
 function randomTicks(w: World, ticks: number, random: () => number): [unknown[], unknown[]][] {
   const dirs: Dir[] = ['up', 'down', 'left', 'right', 'none'];
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
-  return Array.from({ length: ticks }, () => (['host', 'guest'] as const).map((side) => w.tanks.filter((t) => t.team === side && random() < 0.4).map((t) => {
-    const c: Record<string, unknown> = { unit_id: t.id };
-    if (random() < 0.9) c['move'] = pick(dirs);
-    if (random() < 0.7) c['aim'] = pick(dirs);
-    if (random() < 0.8) c['fire'] = random() < 0.5;
-    return c;
-  })) as [unknown[], unknown[]]);
+  return Array.from(
+    { length: ticks },
+    () =>
+      (['host', 'guest'] as const).map((side) =>
+        w.tanks
+          .filter((t) => t.team === side && random() < 0.4)
+          .map((t) => {
+            const c: Record<string, unknown> = { unit_id: t.id };
+            if (random() < 0.9) c['move'] = pick(dirs);
+            if (random() < 0.7) c['aim'] = pick(dirs);
+            if (random() < 0.8) c['fire'] = random() < 0.5;
+            return c;
+          }),
+      ) as [unknown[], unknown[]],
+  );
 }
 
 const WORLDS: [string, string, Rules][] = [
   ['open 9x9, 1v1', open(9), rules()],
   ['the short arena, fast bullets', SHORT_MAP, rules({}, { bullet_speed: 1999, speed: 333, fire_cooldown: 2, hp: 3 })],
-  ['the default map, 5v5, powerups, friendly fire', DEFAULT_MAP, rules({ team_size: 5, pickup_mode: 'powerups', friendly_fire: true, max_ticks: 400 }, { speed: 400, fire_cooldown: 3, hp: 2 })],
-  ['the default map, 32v32, short powerups', DEFAULT_MAP, rules({ team_size: 32, pickup_mode: 'powerups', powerup_duration_ticks: 10, max_ticks: 300 }, { speed: 1000, bullet_speed: 3000, fire_cooldown: 1, hp: 1 })],
+  [
+    'the default map, 5v5, powerups, friendly fire',
+    DEFAULT_MAP,
+    rules({ team_size: 5, pickup_mode: 'powerups', friendly_fire: true, max_ticks: 400 }, { speed: 400, fire_cooldown: 3, hp: 2 }),
+  ],
+  [
+    'the default map, 32v32, short powerups',
+    DEFAULT_MAP,
+    rules({ team_size: 32, pickup_mode: 'powerups', powerup_duration_ticks: 10, max_ticks: 300 }, { speed: 1000, bullet_speed: 3000, fire_cooldown: 1, hp: 1 }),
+  ],
 ];
 
 /** Every world of random commands on `map`, ours, and the request that asks the reference for its worlds. */
@@ -438,13 +524,19 @@ function worldsCase(map: string, r: Rules) {
   return { ours, request: { map, rules: r, ticks: ticks.slice(0, ours.length - 1) } };
 }
 
-const PLAYED = [['short', 1], ['standard', 4]] as const;
+const PLAYED = [
+  ['short', 1],
+  ['standard', 4],
+] as const;
 /** A played match (the short one is the short-profile test's seed 1) and the request for its worlds. */
 function playedCase(profile: string, seed: number) {
   const opts = PROFILES[profile]!.options;
   const m = matchOf(profile, seed);
   const r = rules({ team_size: opts['team_size'] as number, max_ticks: opts['max_ticks'] as number, pickup_mode: opts['pickup_mode'] as Rules['pickup_mode'] });
-  return { frames: m.frames, request: { map: (opts['map_text'] as string | undefined) ?? DEFAULT_MAP, rules: r, ticks: m.applied.map((a) => [a.host, a.guest]) } };
+  return {
+    frames: m.frames,
+    request: { map: (opts['map_text'] as string | undefined) ?? DEFAULT_MAP, rules: r, ticks: m.applied.map((a) => [a.host, a.guest]) },
+  };
 }
 
 function validateCase() {
@@ -452,7 +544,15 @@ function validateCase() {
   const dead = structuredClone(w);
   tankOf(dead, 'h1').hp = 0;
   const cases: [string, unknown[], World, number][] = [
-    ['host', [{ unit_id: 'h1', fire: true }, { unit_id: 'h0', move: 'up', aim: 'left' }], w, 3],
+    [
+      'host',
+      [
+        { unit_id: 'h1', fire: true },
+        { unit_id: 'h0', move: 'up', aim: 'left' },
+      ],
+      w,
+      3,
+    ],
     ['guest', [], w, 1],
     ['referee', [], w, 1],
     ['host', [], w, 0],
@@ -495,7 +595,8 @@ if (haveRef) {
     cases.validate = build(validateCase);
     const requests: unknown[] = [];
     cases.index.set(DEFAULT_MAP_REQUEST, requests.push(DEFAULT_MAP_REQUEST) - 1);
-    for (const c of [...cases.worlds, ...cases.played, cases.validate] as Built<{ request: unknown }>[]) if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
+    for (const c of [...cases.worlds, ...cases.played, cases.validate] as Built<{ request: unknown }>[])
+      if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
     cases.batch = startReference('tank-battle-ref.py', requests);
   }, 300_000);
   afterAll(() => cases.batch?.close());

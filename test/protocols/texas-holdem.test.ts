@@ -147,9 +147,17 @@ describe('betting legality', () => {
   it('all-ins of different sizes split into side pots and chips are conserved', () => {
     const h = make({ deal_seed: 'side' });
     let s: GroupState = table(h, [1000, 100, 300, 1000]);
-    for (const [k, a] of [[D, { kind: 'all_in' }], [A, { kind: 'call' }], [B, { kind: 'all_in' }]] as const) s = act(h, s, k, a).state;
+    for (const [k, a] of [
+      [D, { kind: 'all_in' }],
+      [A, { kind: 'call' }],
+      [B, { kind: 'all_in' }],
+    ] as const)
+      s = act(h, s, k, a).state;
     const r = act(h, s, C, { kind: 'all_in' });
-    const show = r.events!.find((e) => (e as { kind: string }).kind === 'holdem_showdown') as { pots: { amount: number; eligible: string[] }[]; uncalled_refunds: Record<string, number> };
+    const show = r.events!.find((e) => (e as { kind: string }).kind === 'holdem_showdown') as {
+      pots: { amount: number; eligible: string[] }[];
+      uncalled_refunds: Record<string, number>;
+    };
     expect(show.pots.map((p) => [p.amount, p.eligible])).toEqual([
       [400, [A, B, C, D]],
       [600, [A, C, D]],
@@ -158,7 +166,8 @@ describe('betting legality', () => {
     expect(show.uncalled_refunds).toEqual({ [A]: 0, [B]: 0, [C]: 0, [D]: 0 });
     const st = r.state as HoldemState;
     // Paid out: the pot is in the stacks (the contributions stay as the hand's record).
-    const total = Object.values(st.players).reduce((x, p) => x + p.stack, 0) + (st.phase === 'completed' ? 0 : Object.values(st.contributions).reduce((x, v) => x + v, 0));
+    const total =
+      Object.values(st.players).reduce((x, p) => x + p.stack, 0) + (st.phase === 'completed' ? 0 : Object.values(st.contributions).reduce((x, v) => x + v, 0));
     expect(total).toBe(2400);
   });
 
@@ -172,7 +181,9 @@ describe('betting legality', () => {
       r = act(h, r.state, B, { kind: 'fold' });
       r = act(h, r.state, C, { kind: 'check' });
       while ((r.state as HoldemState).hand_number === 1) r = act(h, r.state, (r.state as HoldemState).current_player, { kind: 'check' });
-      const show = r.events!.find((e) => (e as { kind: string }).kind === 'holdem_showdown') as { pots: { amount: number; winners: string[]; share: number; odd_chips: string[] }[] };
+      const show = r.events!.find((e) => (e as { kind: string }).kind === 'holdem_showdown') as {
+        pots: { amount: number; winners: string[]; share: number; odd_chips: string[] }[];
+      };
       // The folded small blind's 5 makes a 20-chip main pot (4 x 5) and a 15-chip side pot (3 x 5).
       expect(show.pots.map((p) => p.amount)).toEqual([20, 15]);
       const pot = show.pots[1]!;
@@ -209,7 +220,10 @@ describe('betting legality', () => {
 });
 
 type Action = Record<string, unknown>;
-interface Step { actor: string; action: Action }
+interface Step {
+  actor: string;
+  action: Action;
+}
 /** Plays one seeded match to the end through the hooks, checking invariants at every step. */
 function playMatch(seed: number, options: Record<string, unknown>): { steps: Step[]; outcome: string } {
   const rnd = mulberry32(seed);
@@ -218,13 +232,20 @@ function playMatch(seed: number, options: Record<string, unknown>): { steps: Ste
   const total = 4 * ((options['starting_stack'] as number | undefined) ?? 1000);
   const steps: Step[] = [];
   for (let n = 0; n < 5000; n++) {
-    const chips = Object.values(s.players).reduce((x, p) => x + p.stack, 0) + (s.phase === 'completed' ? 0 : Object.values(s.contributions).reduce((x, v) => x + v, 0));
+    const chips =
+      Object.values(s.players).reduce((x, p) => x + p.stack, 0) + (s.phase === 'completed' ? 0 : Object.values(s.contributions).reduce((x, v) => x + v, 0));
     expect(chips, `seed ${seed} step ${n}`).toBe(total);
     if (s.phase === 'betting') {
       for (const m of MEMBERS) {
         const text = JSON.stringify(h.proto_group_view(s, m));
         const own = new Set(s.deck.hands[m.public_key]);
-        const hidden = [...Object.values(s.deck.hands).flat().filter((id) => !own.has(id)), ...s.deck.draw_pile, ...(s.deck.zones['burn']?.['table'] ?? [])];
+        const hidden = [
+          ...Object.values(s.deck.hands)
+            .flat()
+            .filter((id) => !own.has(id)),
+          ...s.deck.draw_pile,
+          ...(s.deck.zones['burn']?.['table'] ?? []),
+        ];
         for (const id of hidden) expect(text.includes(id), `seed ${seed}: ${m.seat} sees a hidden card`).toBe(false);
         expect(text.includes('"draw_pile"')).toBe(false);
       }
@@ -275,9 +296,14 @@ describe('recovery', () => {
   });
 });
 
-const haveRef = needReferencePython(['aigenora.proto.poker'], 'the reference cross-check of Texas Hold\'em');
+const haveRef = needReferencePython(['aigenora.proto.poker'], "the reference cross-check of Texas Hold'em");
 function reference(req: unknown): Record<string, unknown>[] {
-  const r = spawnSync('python3', [new URL('./texas-holdem-ref.py', import.meta.url).pathname, SRC], { cwd: SRC, input: JSON.stringify(req), encoding: 'utf8', maxBuffer: 1 << 28 });
+  const r = spawnSync('python3', [new URL('./texas-holdem-ref.py', import.meta.url).pathname, SRC], {
+    cwd: SRC,
+    input: JSON.stringify(req),
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
   if (r.status !== 0) throw new Error(r.stderr);
   return JSON.parse(r.stdout) as Record<string, unknown>[];
 }
@@ -306,10 +332,12 @@ describe.skipIf(!haveRef)("against the reference's hooks", () => {
       }
     }
     const theirs = reference({ steps });
-    expect(theirs.map((t) => ('rank' in t ? { category: (t['rank'] as { category: string }).category, rank: (t['rank'] as { rank: number[] }).rank } : t))).toEqual(ours);
+    expect(
+      theirs.map((t) => ('rank' in t ? { category: (t['rank'] as { category: string }).category, rank: (t['rank'] as { rank: number[] }).rank } : t)),
+    ).toEqual(ours);
   });
 
-  it.each([11, 12, 13])('seed %i: every state, event, view and outcome equals the reference leader\'s', (seed) => {
+  it.each([11, 12, 13])("seed %i: every state, event, view and outcome equals the reference leader's", (seed) => {
     const options = { deal_seed: `x${seed}`, starting_stack: 300, max_hands: 6 };
     const { steps, outcome } = playMatch(seed, options);
     const h = make(options, seed);
@@ -337,17 +365,35 @@ describe.skipIf(!haveRef)("against the reference's hooks", () => {
   });
 });
 
-describe("through the group leader: four replicas, each acting from its own verified view", () => {
+describe('through the group leader: four replicas, each acting from its own verified view', () => {
   const crypto = getCrypto('js');
   const seedOf = (i: number) => toHex(crypto.sha256(utf8(`holdem seat ${i}`)));
   const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seedOf(i))));
   const config = groupConfigFromSpec(JSON.parse(readFileSync(join(BUILTIN_DIR, 'texas-holdem', 'spec.json'), 'utf8')) as unknown);
   const members = [0, 1, 2, 3].map((i) => ({ member_id: `m${i}`, public_key: pk(i), seat: i, status: 'active' }));
-  const ctxOf = (seed: number) => ({ role: 'host' as const, options: { deal_seed: 'leader', starting_stack: 1000, max_hands: 3 }, args: [], stateDir: '', decision: null, random: mulberry32(seed) });
+  const ctxOf = (seed: number) => ({
+    role: 'host' as const,
+    options: { deal_seed: 'leader', starting_stack: 1000, max_hands: 3 },
+    args: [],
+    stateDir: '',
+    decision: null,
+    random: mulberry32(seed),
+  });
 
   it('plays a match with a leader change mid-hand: the hand is refunded and redealt, views stay private', () => {
-    let leader = GroupLeader.start({ crypto, hooks: hooksModule.create(ctxOf(1)) as GroupHooks, config, groupId: 'grp-holdem', leaderSeed: seedOf(0), leaderEpoch: 0, membershipVersion: 4, members });
-    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-holdem', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+    let leader = GroupLeader.start({
+      crypto,
+      hooks: hooksModule.create(ctxOf(1)) as GroupHooks,
+      config,
+      groupId: 'grp-holdem',
+      leaderSeed: seedOf(0),
+      leaderEpoch: 0,
+      membershipVersion: 4,
+      members,
+    });
+    const replicas = members.map(
+      (x) => new GroupReplica({ crypto, groupId: 'grp-holdem', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+    );
     for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
     const deliver = (envs: Envelopes) => {
       for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
@@ -362,9 +408,12 @@ describe("through the group leader: four replicas, each acting from its own veri
         expect(new Set(hands.flat()).size).toBe(hands.flat().length);
         views.forEach((v, i) => {
           const text = JSON.stringify(v);
-          hands.forEach((h, j) => { if (j !== i) for (const id of h) expect(text.includes(id)).toBe(false); });
+          hands.forEach((h, j) => {
+            if (j !== i) for (const id of h) expect(text.includes(id)).toBe(false);
+          });
         });
-        const chips = Object.values(views[0]!['players'] as Record<string, { stack: number }>).reduce((x, p) => x + p.stack, 0) + (views[0]!['pot_total'] as number);
+        const chips =
+          Object.values(views[0]!['players'] as Record<string, { stack: number }>).reduce((x, p) => x + p.stack, 0) + (views[0]!['pot_total'] as number);
         expect(chips).toBe(4000);
       }
       const actor = views[0]!['current_player'] as string;
@@ -377,11 +426,25 @@ describe("through the group leader: four replicas, each acting from its own veri
         const before = replicas[2]!.checkpoint!;
         expect(JSON.stringify(before)).not.toContain('draw_pile');
         const startStacks = (before['protocol_state'] as { hand_start_stacks: Record<string, number> }).hand_start_stacks;
-        leader = GroupLeader.fromCheckpoint({ crypto, hooks: hooksModule.create(ctxOf(2)) as GroupHooks, config, groupId: 'grp-holdem', leaderSeed: seedOf(2), leaderEpoch: 1, membershipVersion: 4 }, before);
+        leader = GroupLeader.fromCheckpoint(
+          {
+            crypto,
+            hooks: hooksModule.create(ctxOf(2)) as GroupHooks,
+            config,
+            groupId: 'grp-holdem',
+            leaderSeed: seedOf(2),
+            leaderEpoch: 1,
+            membershipVersion: 4,
+          },
+          before,
+        );
         for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
         deliver(leader.lastEnvelopes);
         const v = replicas[0]!.view!;
-        expect([v['restart_count'], v['recovery_notice']]).toEqual([1, `Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the interrupted hand was refunded.`]);
+        expect([v['restart_count'], v['recovery_notice']]).toEqual([
+          1,
+          `Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the interrupted hand was refunded.`,
+        ]);
         const players = v['players'] as Record<string, { stack: number; total_contribution: number }>;
         for (const k of Object.keys(startStacks)) expect(players[k]!.stack + players[k]!.total_contribution).toBe(startStacks[k]);
       }
@@ -400,7 +463,15 @@ describe('every seat by autoplay, through the group leader', () => {
   it('seeds 1-6: every match completes, each member acting only from its own view', () => {
     const kinds = new Set<unknown>();
     for (const seed of [1, 2, 3, 4, 5, 6]) {
-      const { leader, replicas, actions } = playByAutoplay({ crypto: getCrypto(), module: hooksModule, spec, options: { starting_stack: 500 }, seats: 4, seed, maxActions: 3000 });
+      const { leader, replicas, actions } = playByAutoplay({
+        crypto: getCrypto(),
+        module: hooksModule,
+        spec,
+        options: { starting_stack: 500 },
+        seats: 4,
+        seed,
+        maxActions: 3000,
+      });
       expect(leader.completed).toBe(true);
       const players = replicas[0]!.view!['players'] as Record<string, { stack: number }>;
       const stacks = Object.values(players).map((p) => p.stack);

@@ -16,7 +16,15 @@ import { GroupReplica } from '../../ts/group/member.js';
 import type { GroupHooks, GroupMember, HookContext } from '../../ts/hooks/types.js';
 import { BUILTIN_DIR, findBuiltin } from '../../ts/protocols/index.js';
 import upgrade, { trickWinner, type Play, type UpgradeState, type UpgradeView } from '../../ts/protocols/upgrade-tractor/hooks.js';
-import { cardStrength, classifyPlay, effectiveSuit, standardFacesWithJokers, validateFollow, type Shape, type TrumpContext } from '../../ts/protocols/upgrade-tractor/tractor.js';
+import {
+  cardStrength,
+  classifyPlay,
+  effectiveSuit,
+  standardFacesWithJokers,
+  validateFollow,
+  type Shape,
+  type TrumpContext,
+} from '../../ts/protocols/upgrade-tractor/tractor.js';
 import { loadSpec } from '../../ts/spec/index.js';
 import { expectEqual, expectOursCanonical as expectCanonical } from './fast-expect.js';
 import { build, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
@@ -24,10 +32,20 @@ import { build, built, startReference, type Built, type ReferenceBatch } from '.
 const ID = 'acdf987218b5382bbf5f4c0008d6766e97ca6c1ae12f3cf2becd2afa9ad6f88e';
 const SRC = REFERENCE_SRC;
 const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
-const haveRefSpec = needShared(`reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`, "the reference's Upgrade (Tractor) spec");
+const haveRefSpec = needShared(
+  `reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`,
+  "the reference's Upgrade (Tractor) spec",
+);
 const FOLDER = 'upgrade-tractor';
 
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({ role: 'host', options, args: [], stateDir: '', decision: null, random: seeded(seed) });
+const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
+  role: 'host',
+  options,
+  args: [],
+  stateDir: '',
+  decision: null,
+  random: seeded(seed),
+});
 const hooks = (options: Record<string, unknown> = {}, seed = 1) => upgrade.create(ctx(options, seed)) as GroupHooks;
 const member = (seat: number): GroupMember => ({ member_id: `m-${seat}`, public_key: String.fromCharCode(97 + seat).repeat(64), seat, status: 'active' });
 const MEMBERS = [0, 1, 2, 3].map(member);
@@ -78,7 +96,14 @@ describe('Upgrade (Tractor): spec and registration', () => {
 // Hand-built rule cases; each is also replayed through the reference's helpers below.
 type RuleCase =
   | { op: 'classify'; cards: { suit: string; rank: number }[]; level_rank: number; trump_suit: string | null }
-  | { op: 'follow'; hand: { suit: string; rank: number }[]; cards: { suit: string; rank: number }[]; lead: Shape; level_rank: number; trump_suit: string | null }
+  | {
+      op: 'follow';
+      hand: { suit: string; rank: number }[];
+      cards: { suit: string; rank: number }[];
+      lead: Shape;
+      level_rank: number;
+      trump_suit: string | null;
+    }
   | { op: 'winner'; trick: Play[]; level_rank: number; trump_suit: string | null }
   | { op: 'strength'; card: { suit: string; rank: number }; level_rank: number; trump_suit: string | null };
 const runRule = (r: RuleCase) =>
@@ -141,19 +166,149 @@ const PLAYS = (specs: [number, string][], c: TrumpContext): Play[] =>
     return { public_key: MEMBERS[seat]!.public_key, seat, team: seat % 2 ? 'team1' : 'team0', cards, shape: i === 0 ? classifyPlay(cards, c) : shape };
   });
 const WINNERS: [string, [number, string][], TrumpContext, number][] = [
-  ['highest of the led suit', [[0, '9C'], [1, 'KC'], [2, 'AC'], [3, '3C']], T2H, 2],
-  ['first of equals wins', [[0, 'AC'], [1, 'AC'], [2, '3C'], [3, '4C']], T2H, 0],
-  ['off-suit never wins', [[0, '9C'], [1, 'AS'], [2, '3C'], [3, '4D']], T2H, 0],
-  ['trump beats the led suit', [[0, 'AC'], [1, '3H'], [2, '4C'], [3, 'KC']], T2H, 1],
-  ['big joker over trump level card', [[0, '3H'], [1, '2H'], [2, 'BJ'], [3, '2S']], T2H, 2],
-  ['trump-suit level over off-suit level', [[0, '2S'], [1, '2H'], [2, 'AH'], [3, '2D']], T2H, 1],
-  ['pairs: a trump pair beats the led pair', [[0, 'KC KC'], [1, '3H 3H'], [2, 'AC AC'], [3, '4C 5C']], T2H, 1],
-  ['pairs: two singles never win', [[0, '3C 3C'], [1, 'AC KC'], [2, '4C 4C'], [3, 'BJ SJ']], T2H, 2],
-  ['tractors: higher tractor wins', [[0, '6S 6S 7S 7S'], [1, '9S 9S 10S 10S'], [2, 'AS AS KS QS'], [3, '3C 4C 5C 6C']], T2H, 1],
-  ['throw: same suit stronger throw', [[0, 'AS 3S'], [1, 'KS QS'], [2, 'AS 4S'], [3, '3H 4C']], T2H, 2],
-  ['throw: trump beats the led suit, a stronger trump throw overtakes it', [[0, 'AS KS'], [1, '3H 4H'], [2, 'AS QS'], [3, 'BJ 2H']], T2H, 3],
-  ['throw: the first trump throw holds against a weaker one', [[0, 'AS KS'], [1, '3H 4H'], [2, 'AS QS'], [3, '3H 4H']], T2H, 1],
-  ['throw: a mixed discard never wins', [[0, 'QS 3S'], [1, 'AC BJ'], [2, '4S 5S'], [3, '6D 7D']], T2H, 0],
+  [
+    'highest of the led suit',
+    [
+      [0, '9C'],
+      [1, 'KC'],
+      [2, 'AC'],
+      [3, '3C'],
+    ],
+    T2H,
+    2,
+  ],
+  [
+    'first of equals wins',
+    [
+      [0, 'AC'],
+      [1, 'AC'],
+      [2, '3C'],
+      [3, '4C'],
+    ],
+    T2H,
+    0,
+  ],
+  [
+    'off-suit never wins',
+    [
+      [0, '9C'],
+      [1, 'AS'],
+      [2, '3C'],
+      [3, '4D'],
+    ],
+    T2H,
+    0,
+  ],
+  [
+    'trump beats the led suit',
+    [
+      [0, 'AC'],
+      [1, '3H'],
+      [2, '4C'],
+      [3, 'KC'],
+    ],
+    T2H,
+    1,
+  ],
+  [
+    'big joker over trump level card',
+    [
+      [0, '3H'],
+      [1, '2H'],
+      [2, 'BJ'],
+      [3, '2S'],
+    ],
+    T2H,
+    2,
+  ],
+  [
+    'trump-suit level over off-suit level',
+    [
+      [0, '2S'],
+      [1, '2H'],
+      [2, 'AH'],
+      [3, '2D'],
+    ],
+    T2H,
+    1,
+  ],
+  [
+    'pairs: a trump pair beats the led pair',
+    [
+      [0, 'KC KC'],
+      [1, '3H 3H'],
+      [2, 'AC AC'],
+      [3, '4C 5C'],
+    ],
+    T2H,
+    1,
+  ],
+  [
+    'pairs: two singles never win',
+    [
+      [0, '3C 3C'],
+      [1, 'AC KC'],
+      [2, '4C 4C'],
+      [3, 'BJ SJ'],
+    ],
+    T2H,
+    2,
+  ],
+  [
+    'tractors: higher tractor wins',
+    [
+      [0, '6S 6S 7S 7S'],
+      [1, '9S 9S 10S 10S'],
+      [2, 'AS AS KS QS'],
+      [3, '3C 4C 5C 6C'],
+    ],
+    T2H,
+    1,
+  ],
+  [
+    'throw: same suit stronger throw',
+    [
+      [0, 'AS 3S'],
+      [1, 'KS QS'],
+      [2, 'AS 4S'],
+      [3, '3H 4C'],
+    ],
+    T2H,
+    2,
+  ],
+  [
+    'throw: trump beats the led suit, a stronger trump throw overtakes it',
+    [
+      [0, 'AS KS'],
+      [1, '3H 4H'],
+      [2, 'AS QS'],
+      [3, 'BJ 2H'],
+    ],
+    T2H,
+    3,
+  ],
+  [
+    'throw: the first trump throw holds against a weaker one',
+    [
+      [0, 'AS KS'],
+      [1, '3H 4H'],
+      [2, 'AS QS'],
+      [3, '3H 4H'],
+    ],
+    T2H,
+    1,
+  ],
+  [
+    'throw: a mixed discard never wins',
+    [
+      [0, 'QS 3S'],
+      [1, 'AC BJ'],
+      [2, '4S 5S'],
+      [3, '6D 7D'],
+    ],
+    T2H,
+    0,
+  ],
 ];
 
 const RULE_CASES: RuleCase[] = [
@@ -199,7 +354,9 @@ describe('Upgrade (Tractor): card rules', () => {
 
   it('refuses a malformed lead', () => {
     expect(() => validateFollow(cs('3C'), cs('3C'), { kind: 'mixed', count: 1, suit: 'mixed', pair_count: 0 }, T2H)).toThrow('lead classification is invalid');
-    expect(() => validateFollow(cs('3C 3C 4C 4C'), cs('3C 3C 4C 4C'), { kind: 'tractor', count: 4, suit: 'clubs', pair_count: 2 }, T2H)).toThrow('tractor lead length is invalid');
+    expect(() => validateFollow(cs('3C 3C 4C 4C'), cs('3C 3C 4C 4C'), { kind: 'tractor', count: 4, suit: 'clubs', pair_count: 2 }, T2H)).toThrow(
+      'tractor lead length is invalid',
+    );
   });
 
   it.each(WINNERS)('trick winner: %s', (_n, specs, c, expected) => {
@@ -256,12 +413,22 @@ describe('Upgrade (Tractor): declaration and kitty', () => {
     expect(s.deck.draw_pile.length).toBe(8);
     expect([s.phase, s.current_player, s.level_rank, s.starter]).toEqual(['declaration', '', 7, M0.public_key]);
     // Put known cards in seat 1 and seat 3's hands by swapping ids between hands (conservation holds).
-    const find = (suit: string, rank: number, copy: number) => Object.values(s.deck.catalog).find((c) => c.suit === suit && c.rank === rank && c.copy === copy)!.card_id;
+    const find = (suit: string, rank: number, copy: number) =>
+      Object.values(s.deck.catalog).find((c) => c.suit === suit && c.rank === rank && c.copy === copy)!.card_id;
     const place = (seat: number, id: string) => {
       for (const hand of [...Object.values(s.deck.hands), s.deck.draw_pile]) if (hand.includes(id)) hand.splice(hand.indexOf(id), 1);
       s.deck.hands[MEMBERS[seat]!.public_key]!.push(id);
     };
-    const [s7a, s7b, h7, sj1, sj2, bj1, c3a, c3b] = [find('spades', 7, 0), find('spades', 7, 1), find('hearts', 7, 0), find('joker', 16, 0), find('joker', 16, 1), find('joker', 17, 0), find('clubs', 3, 0), find('clubs', 3, 1)];
+    const [s7a, s7b, h7, sj1, sj2, bj1, c3a, c3b] = [
+      find('spades', 7, 0),
+      find('spades', 7, 1),
+      find('hearts', 7, 0),
+      find('joker', 16, 0),
+      find('joker', 16, 1),
+      find('joker', 17, 0),
+      find('clubs', 3, 0),
+      find('clubs', 3, 1),
+    ];
     for (const id of [s7a, s7b, h7, bj1, c3a, c3b]) place(1, id);
     for (const id of [sj1, sj2]) place(3, id);
     // Rebalance: move extra cards from seat 1 to the kitty pile and from other hands so 25/25/25/25 + 8 holds.
@@ -269,9 +436,15 @@ describe('Upgrade (Tractor): declaration and kitty', () => {
     const keep = new Set([s7a, s7b, h7, bj1, c3a, c3b, sj1, sj2]);
     const rest = all.filter((id) => !keep.has(id));
     const deal = (fixed: string[]) => [...fixed, ...rest.splice(0, 25 - fixed.length)];
-    s.deck.hands = { [M0.public_key]: deal([]), [M1.public_key]: deal([s7a, s7b, h7, bj1, c3a, c3b]), [M2.public_key]: deal([]), [M3.public_key]: deal([sj1, sj2]) };
+    s.deck.hands = {
+      [M0.public_key]: deal([]),
+      [M1.public_key]: deal([s7a, s7b, h7, bj1, c3a, c3b]),
+      [M2.public_key]: deal([]),
+      [M3.public_key]: deal([sj1, sj2]),
+    };
     s.deck.draw_pile = rest;
-    const bad = (actor: GroupMember, action: Record<string, unknown>, text: string) => expect(() => h.proto_group_handle(structuredClone(s), actor, action)).toThrow(text);
+    const bad = (actor: GroupMember, action: Record<string, unknown>, text: string) =>
+      expect(() => h.proto_group_handle(structuredClone(s), actor, action)).toThrow(text);
     bad(M1, { kind: 'play', card_ids: [h7] }, 'declaration accepts pass_declare or declare_trump');
     bad(M1, { kind: 'declare_trump', card_ids: [] }, 'card_ids must contain 1-2 unique ids');
     bad(M1, { kind: 'declare_trump', card_ids: [h7, h7] }, 'card_ids must contain 1-2 unique ids');
@@ -285,7 +458,9 @@ describe('Upgrade (Tractor): declaration and kitty', () => {
     bad(M1, { kind: 'declare_trump', card_ids: [c3a, c3b] }, 'a pair declaration needs level cards or identical jokers');
     let r = h.proto_group_handle(s, M1, { kind: 'declare_trump', card_ids: [h7] });
     s = r.state as UpgradeState;
-    expect(r.events).toEqual([{ kind: 'declare_trump', public_key: M1.public_key, seat: 1, strength: 1, trump_suit: 'hearts', card_ids: [h7], cards: [s.deck.catalog[h7]] }]);
+    expect(r.events).toEqual([
+      { kind: 'declare_trump', public_key: M1.public_key, seat: 1, strength: 1, trump_suit: 'hearts', card_ids: [h7], cards: [s.deck.catalog[h7]] },
+    ]);
     bad(M1, { kind: 'pass_declare' }, 'this Member has already declared or passed');
     bad(M3, { kind: 'declare_trump', card_ids: [] }, 'card_ids must contain 1-2 unique ids');
     s = h.proto_group_handle(s, M3, { kind: 'declare_trump', card_ids: [sj1, sj2] }).state as UpgradeState;
@@ -330,7 +505,8 @@ describe('Upgrade (Tractor): trick play and scoring', () => {
   it('refuses each illegal play with the reference text and moves the turn clockwise', () => {
     const { h, s: s0, ids } = table(['3C 3C 4C 5D', '7C 7C 8C 9S', '9C 10C JC QC', 'KD KD AD 2S'], '');
     let s = s0;
-    const bad = (actor: GroupMember, action: Record<string, unknown>, text: string) => expect(() => h.proto_group_handle(structuredClone(s), actor, action)).toThrow(text);
+    const bad = (actor: GroupMember, action: Record<string, unknown>, text: string) =>
+      expect(() => h.proto_group_handle(structuredClone(s), actor, action)).toThrow(text);
     bad(M1, { kind: 'play', card_ids: ids(1, '9S') }, "it is not this Member's turn");
     bad(M0, { kind: 'bury', card_ids: ids(0, '3C') }, 'trick play accepts only play');
     bad(M0, { kind: 'play', card_ids: [] }, 'card_ids must contain 1-25 unique ids');
@@ -338,7 +514,16 @@ describe('Upgrade (Tractor): trick play and scoring', () => {
     bad(M0, { kind: 'play', card_ids: ids(0, '3C 5D') }, 'all cards in a play must share an effective suit');
     let r = h.proto_group_handle(s, M0, { kind: 'play', card_ids: ids(0, '3C 3C') });
     s = r.state as UpgradeState;
-    expect(r.events).toEqual([{ kind: 'upgrade_play', public_key: M0.public_key, seat: 0, team: 'team0', cards: s.current_trick[0]!.cards, shape: { kind: 'pair', count: 2, suit: 'clubs', pair_count: 1, signatures: [{ suit: 'clubs', rank: 3, count: 2 }] } }]);
+    expect(r.events).toEqual([
+      {
+        kind: 'upgrade_play',
+        public_key: M0.public_key,
+        seat: 0,
+        team: 'team0',
+        cards: s.current_trick[0]!.cards,
+        shape: { kind: 'pair', count: 2, suit: 'clubs', pair_count: 1, signatures: [{ suit: 'clubs', rank: 3, count: 2 }] },
+      },
+    ]);
     expect(s.current_player).toBe(M1.public_key);
     bad(M1, { kind: 'play', card_ids: ids(1, '7C') }, 'a follower must play the same number of cards');
     bad(M1, { kind: 'play', card_ids: ids(1, '7C 8C') }, 'the follower must preserve available pairs');
@@ -383,7 +568,16 @@ describe('Upgrade (Tractor): trick play and scoring', () => {
   it('defenders winning the last trick take the kitty times twice the lead count; 80+ moves control in 40-point bands', () => {
     const r = lastTrick(10, KITTY, ['3S 3S', 'AS AS', '4S 6S', '7S 8S']);
     const events = r.events as Record<string, unknown>[];
-    expect(events.find((e) => e['kind'] === 'upgrade_hand_complete')).toEqual({ kind: 'upgrade_hand_complete', defender_points: 130, kitty_points: 30, kitty_multiplier: 4, kitty_award: 120, controlling_team: 'team1', level_steps: 2, levels: { team0: 2, team1: 4 } });
+    expect(events.find((e) => e['kind'] === 'upgrade_hand_complete')).toEqual({
+      kind: 'upgrade_hand_complete',
+      defender_points: 130,
+      kitty_points: 30,
+      kitty_multiplier: 4,
+      kitty_award: 120,
+      controlling_team: 'team1',
+      level_steps: 2,
+      levels: { team0: 2, team1: 4 },
+    });
     const s = r.state as UpgradeState;
     expect([s.phase, s.hand_number, s.declarer_team, s.level_rank, s.starter]).toEqual(['declaration', 2, 'team1', 4, M1.public_key]);
     expect(s.match_points).toEqual({ team0: 0, team1: 130 });
@@ -415,7 +609,11 @@ describe('Upgrade (Tractor): trick play and scoring', () => {
     expect(r.events!.at(-1)).toEqual({ kind: 'upgrade_match_complete', winner: 'team0', levels: { team0: 4, team1: 2 } });
     const s = r.state as UpgradeState;
     expect(s.phase).toBe('completed');
-    expect(s.kitty_revealed.map((c) => c.code).sort()).toEqual(KITTY.split(' ').map((c) => (c === '10C' ? '10C' : c)).sort());
+    expect(s.kitty_revealed.map((c) => c.code).sort()).toEqual(
+      KITTY.split(' ')
+        .map((c) => (c === '10C' ? '10C' : c))
+        .sort(),
+    );
     expect(() => hooks().proto_group_handle(s, M0, { kind: 'play', card_ids: [] })).toThrow('the Upgrade match is complete');
     r = lastTrick(100, KITTY, ['AS', '3S', '4S', '6S'], {}, { deal_seed: 'table', max_hands: 1 });
     expect([r.completed, r.outcome]).toEqual([true, 'team1']);
@@ -435,10 +633,17 @@ function checkPrivacy(h: GroupHooks, state: UpgradeState): UpgradeView[] {
   const revealed = new Set(state.kitty_revealed.map((c) => c.card_id));
   return MEMBERS.map((m) => {
     const view = h.proto_group_view(state, m) as UpgradeView;
-    expectEqual(view.my_hand.map((c) => c.card_id), state.deck.hands[m.public_key]);
+    expectEqual(
+      view.my_hand.map((c) => c.card_id),
+      state.deck.hands[m.public_key],
+    );
     const text = JSON.stringify(view);
-    for (const other of MEMBERS) if (other !== m) for (const id of state.deck.hands[other.public_key]!) if (!declared.has(id) && text.includes(id)) expect(text.includes(id), `seat ${m.seat} sees a card of seat ${other.seat}`).toBe(false);
-    for (const id of [...state.deck.draw_pile, ...(state.deck.zones['kitty']?.['table'] ?? [])]) if (!revealed.has(id) && text.includes(id)) expect(text.includes(id), 'a kitty card in a view').toBe(false);
+    for (const other of MEMBERS)
+      if (other !== m)
+        for (const id of state.deck.hands[other.public_key]!)
+          if (!declared.has(id) && text.includes(id)) expect(text.includes(id), `seat ${m.seat} sees a card of seat ${other.seat}`).toBe(false);
+    for (const id of [...state.deck.draw_pile, ...(state.deck.zones['kitty']?.['table'] ?? [])])
+      if (!revealed.has(id) && text.includes(id)) expect(text.includes(id), 'a kitty card in a view').toBe(false);
     return view;
   });
 }
@@ -500,18 +705,22 @@ function playMatch(options: Record<string, unknown>, seed: number, tries = 0.3) 
 }
 
 describe('Upgrade (Tractor): whole matches from the members own views', () => {
-  it.each([1, 2, 3, 4])('seed %i: the quick profile plays to a finished match, conserving cards and hiding hands', (seed) => {
-    const options = { start_level: 2, target_level: 4, max_hands: 8 };
-    const { state, result } = playMatch(options, seed);
-    expect(result.completed).toBe(true);
-    expect(state.phase).toBe('completed');
-    expect(result.outcome).toBe(state.last_result!.controlling_team);
-    const levels = state.levels;
-    expect(levels[result.outcome as 'team0' | 'team1'] === 4 || state.hand_number === 8).toBe(true);
-    expect(Object.values(state.deck.hands).every((x) => x.length === 0)).toBe(true);
-    // The last hand's tricks took every card: each trick's lead count summed over the hand is 25.
-    expect(state.trick_history.reduce((n, t) => n + t.plays[0]!.cards.length, 0)).toBe(25);
-  }, 120_000);
+  it.each([1, 2, 3, 4])(
+    'seed %i: the quick profile plays to a finished match, conserving cards and hiding hands',
+    (seed) => {
+      const options = { start_level: 2, target_level: 4, max_hands: 8 };
+      const { state, result } = playMatch(options, seed);
+      expect(result.completed).toBe(true);
+      expect(state.phase).toBe('completed');
+      expect(result.outcome).toBe(state.last_result!.controlling_team);
+      const levels = state.levels;
+      expect(levels[result.outcome as 'team0' | 'team1'] === 4 || state.hand_number === 8).toBe(true);
+      expect(Object.values(state.deck.hands).every((x) => x.length === 0)).toBe(true);
+      // The last hand's tricks took every card: each trick's lead count summed over the hand is 25.
+      expect(state.trick_history.reduce((n, t) => n + t.plays[0]!.cards.length, 0)).toBe(25);
+    },
+    120_000,
+  );
 
   it('the same session seed deals the same cards, another seed other cards', () => {
     const deal = (seed: number) => (hooks({}, seed).proto_group_initial_state(MEMBERS) as UpgradeState).deck.hands;
@@ -522,14 +731,30 @@ describe('Upgrade (Tractor): whole matches from the members own views', () => {
   it('keeps only public facts across a leader change and redeals a fresh hand', () => {
     const { h, state } = playMatch({ deal_seed: 'recover', target_level: 4 }, 3);
     const snap = h.proto_group_recovery_snapshot!(state);
-    expect(snap).toEqual({ hand_number: state.hand_number, restart_count: 0, levels: state.levels, declarer_team: state.declarer_team, starter: state.starter, match_points: state.match_points });
+    expect(snap).toEqual({
+      hand_number: state.hand_number,
+      restart_count: 0,
+      levels: state.levels,
+      declarer_team: state.declarer_team,
+      starter: state.starter,
+      match_points: state.match_points,
+    });
     expect(JSON.stringify(snap)).not.toContain('card_id');
     const restored = h.proto_group_restore!(structuredClone(snap), MEMBERS, 2) as UpgradeState;
-    expect(restored).toMatchObject({ phase: 'declaration', hand_number: state.hand_number, restart_count: 1, levels: state.levels, match_points: state.match_points, recovery_notice: 'The interrupted private deal and kitty were discarded after a Leader change.' });
+    expect(restored).toMatchObject({
+      phase: 'declaration',
+      hand_number: state.hand_number,
+      restart_count: 1,
+      levels: state.levels,
+      match_points: state.match_points,
+      recovery_notice: 'The interrupted private deal and kitty were discarded after a Leader change.',
+    });
     expect(restored.level_rank).toBe(state.levels[state.declarer_team]);
     const changed = h.proto_group_on_leader_changed!(restored, 'a'.repeat(64), 'b'.repeat(64));
     expect((changed.state as UpgradeState).recovery_notice).toBe('Leader changed from aaaaaaaa to bbbbbbbb; the private hand was redealt.');
-    expect(changed.events).toEqual([{ kind: 'upgrade_hand_restarted_after_leader_change', old_leader: 'a'.repeat(64), new_leader: 'b'.repeat(64), hand_number: state.hand_number }]);
+    expect(changed.events).toEqual([
+      { kind: 'upgrade_hand_restarted_after_leader_change', old_leader: 'a'.repeat(64), new_leader: 'b'.repeat(64), hand_number: state.hand_number },
+    ]);
     expect(() => h.proto_group_restore!({ declarer_team: 'team9' }, MEMBERS, 2)).toThrow('declarer_team is invalid');
     expect((h.proto_group_restore!({ starter: 'nobody' }, MEMBERS, 2) as UpgradeState).starter).toBe(M0.public_key);
     expect(h.proto_group_member_left(restored, M2, 'timeout').events).toEqual([{ kind: 'member_disconnected', public_key: M2.public_key, reason: 'timeout' }]);
@@ -548,8 +773,19 @@ describe('Upgrade (Tractor) through the group leader', () => {
   it('plays a match by autoplay with every replica verifying every envelope, and a leader change mid-hand redeals and still completes', () => {
     const config = groupConfigFromSpec(spec);
     const options = { start_level: 2, target_level: 4, max_hands: 2 };
-    let leader = GroupLeader.start({ crypto, hooks: upgrade.create(ctx(options, 21)) as GroupHooks, config, groupId: 'grp-upgrade', leaderSeed: seedOf(0), leaderEpoch: 0, membershipVersion: 4, members });
-    const replicas = members.map((x) => new GroupReplica({ crypto, groupId: 'grp-upgrade', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }));
+    let leader = GroupLeader.start({
+      crypto,
+      hooks: upgrade.create(ctx(options, 21)) as GroupHooks,
+      config,
+      groupId: 'grp-upgrade',
+      leaderSeed: seedOf(0),
+      leaderEpoch: 0,
+      membershipVersion: 4,
+      members,
+    });
+    const replicas = members.map(
+      (x) => new GroupReplica({ crypto, groupId: 'grp-upgrade', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+    );
     const boot = leader.bootstrapEnvelopes();
     for (const r of replicas) expect(r.apply(boot[r.viewerPublicKey], { bootstrap: true })).toEqual({ status: 'applied' });
     const deliver = (envs: Envelopes) => {
@@ -566,7 +802,8 @@ describe('Upgrade (Tractor) through the group leader', () => {
       for (const v of views) {
         const declared = new Set(Object.values(v.declarations).flatMap((d) => d.card_ids ?? []));
         const text = JSON.stringify(v);
-        for (const o of views) if (o !== v) for (const c of o.my_hand) if (!declared.has(c.card_id) && text.includes(c.card_id)) expect(text.includes(c.card_id)).toBe(false);
+        for (const o of views)
+          if (o !== v) for (const c of o.my_hand) if (!declared.has(c.card_id) && text.includes(c.card_id)) expect(text.includes(c.card_id)).toBe(false);
       }
       const chosen = members.map((m, i) => autoplay(views[i]!, m, pick));
       const ready = [0, 1, 2, 3].filter((i) => chosen[i]);
@@ -581,11 +818,27 @@ describe('Upgrade (Tractor) through the group leader', () => {
         failedOver = true;
         const before = replicas[2]!.checkpoint!;
         const hand = views[2]!.hand_number;
-        leader = GroupLeader.fromCheckpoint({ crypto, hooks: upgrade.create(ctx(options, 22)) as GroupHooks, config, groupId: 'grp-upgrade', leaderSeed: seedOf(2), leaderEpoch: 1, membershipVersion: 4 }, before);
+        leader = GroupLeader.fromCheckpoint(
+          {
+            crypto,
+            hooks: upgrade.create(ctx(options, 22)) as GroupHooks,
+            config,
+            groupId: 'grp-upgrade',
+            leaderSeed: seedOf(2),
+            leaderEpoch: 1,
+            membershipVersion: 4,
+          },
+          before,
+        );
         for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
         deliver(leader.lastEnvelopes);
         const v = replicas[0]!.view as UpgradeView;
-        expect([v.phase, v.hand_number, v.restart_count, v.recovery_notice]).toEqual(['declaration', hand, 1, `Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the private hand was redealt.`]);
+        expect([v.phase, v.hand_number, v.restart_count, v.recovery_notice]).toEqual([
+          'declaration',
+          hand,
+          1,
+          `Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the private hand was redealt.`,
+        ]);
         expect(v.my_hand.length).toBe(25);
         expect(v.trick_history).toEqual([]);
       }
@@ -695,10 +948,17 @@ function declarationsCase(): { declare: Replay; bury: Replay } {
   const actions: Step[] = [];
   for (const m of [M2, M0, M3, M1]) {
     const hand = start.deck.hands[m.public_key]!;
-    const sorted = [...hand].sort((a, b) => start.deck.catalog[a]!.suit.localeCompare(start.deck.catalog[b]!.suit) || start.deck.catalog[a]!.rank - start.deck.catalog[b]!.rank);
+    const sorted = [...hand].sort(
+      (a, b) => start.deck.catalog[a]!.suit.localeCompare(start.deck.catalog[b]!.suit) || start.deck.catalog[a]!.rank - start.deck.catalog[b]!.rank,
+    );
     for (const id of sorted) actions.push([m, { kind: 'declare_trump', card_ids: [id] }]);
     sorted.slice(1).forEach((id, i) => actions.push([m, { kind: 'declare_trump', card_ids: [sorted[i]!, id] }]));
-    actions.push([m, { kind: 'declare_trump', card_ids: sorted.slice(0, 3) }], [m, { kind: 'declare_trump', card_ids: [start.deck.draw_pile[0]!] }], [m, { kind: 'pass_declare' }], [m, { kind: 'pass_declare' }]);
+    actions.push(
+      [m, { kind: 'declare_trump', card_ids: sorted.slice(0, 3) }],
+      [m, { kind: 'declare_trump', card_ids: [start.deck.draw_pile[0]!] }],
+      [m, { kind: 'pass_declare' }],
+      [m, { kind: 'pass_declare' }],
+    );
   }
   const declare = replayOf(options, null, actions);
   // Then the kitty: each bury refusal, and the legal bury (from our state at the bury, which the first replay compares).
@@ -726,13 +986,26 @@ function declarationsCase(): { declare: Replay; bury: Replay } {
 function tablesCase(): Replay[] {
   const scenarios: [Record<string, unknown>, string[], string, Partial<UpgradeState>][] = [
     [{ deal_seed: 'table' }, ['3C 3C 4C 5D', '7C 7C 8C 9S', '9C 10C JC QC', 'KD KD AD 2S'], '', {}],
-    [{ deal_seed: 'table' }, ['3S 3S 4S 4S 9D', 'AS AS 6S 6S 9H', 'QS QS KS KS 10D', '2H 2H 7S 8S BJ'], '5C 5C 10C KC 3D 4D 6D 7D', { defender_points: 40, captured_points: { team0: 0, team1: 40 } }],
+    [
+      { deal_seed: 'table' },
+      ['3S 3S 4S 4S 9D', 'AS AS 6S 6S 9H', 'QS QS KS KS 10D', '2H 2H 7S 8S BJ'],
+      '5C 5C 10C KC 3D 4D 6D 7D',
+      { defender_points: 40, captured_points: { team0: 0, team1: 40 } },
+    ],
     [{ deal_seed: 'table', target_level: 4 }, ['AS', '3S', '4S', '6S'], '5C 5C 10C KC 3D 4D 6D 7D', {}],
-    [{ deal_seed: 'table', max_hands: 1 }, ['3S 3S', 'AS AS', '4S 6S', '7S 8S'], 'KC KC 10C 3D 4D 6D 7D 8D', { defender_points: 75, captured_points: { team0: 5, team1: 75 } }],
+    [
+      { deal_seed: 'table', max_hands: 1 },
+      ['3S 3S', 'AS AS', '4S 6S', '7S 8S'],
+      'KC KC 10C 3D 4D 6D 7D 8D',
+      { defender_points: 75, captured_points: { team0: 5, team1: 75 } },
+    ],
   ];
   return scenarios.map(([options, hands, kitty, over]) => {
     const { s } = table(hands, kitty, over, options);
-    const actions: Step[] = [[M1, { kind: 'play', card_ids: s.deck.hands[M1.public_key]!.slice(0, 1) }], [M0, { kind: 'pass' }]];
+    const actions: Step[] = [
+      [M1, { kind: 'play', card_ids: s.deck.hands[M1.public_key]!.slice(0, 1) }],
+      [M0, { kind: 'pass' }],
+    ];
     const h = hooks(options);
     let state = structuredClone(s);
     for (let n = 0; n < 40 && state.phase === 'playing'; n++) {
@@ -805,13 +1078,17 @@ describe.skipIf(!haveRef)('Upgrade (Tractor) against the reference hooks', () =>
     }
   });
 
-  it.each(MATCHES)('seeded match %i: the same deal, states, events, refusals, outcome, views and recovery', async (seed) => {
-    const r = await compareSteps(built(cases.matches[seed]));
-    expect(r.state.phase).toBe('completed');
-    expect(r.texts.size).toBeGreaterThan(2);
-    for (const t of r.texts) seenTexts.add(t);
-    for (const k of r.kinds) seenKinds.add(k);
-  }, 300_000);
+  it.each(MATCHES)(
+    'seeded match %i: the same deal, states, events, refusals, outcome, views and recovery',
+    async (seed) => {
+      const r = await compareSteps(built(cases.matches[seed]));
+      expect(r.state.phase).toBe('completed');
+      expect(r.texts.size).toBeGreaterThan(2);
+      for (const t of r.texts) seenTexts.add(t);
+      for (const k of r.kinds) seenKinds.add(k);
+    },
+    300_000,
+  );
 
   it('declarations: every single card and every neighbouring pair of each hand, as declare_trump, in turn', async () => {
     const c = built(cases.declarations);
@@ -853,6 +1130,7 @@ describe.skipIf(!haveRef)('Upgrade (Tractor) against the reference hooks', () =>
       'all cards in a play must share an effective suit',
       'the follower must exhaust the led effective suit',
       'the follower must preserve available pairs',
-    ]) expect(seenTexts, t).toContain(t);
+    ])
+      expect(seenTexts, t).toContain(t);
   });
 });

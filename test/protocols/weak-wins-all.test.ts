@@ -15,11 +15,32 @@ const after = (s: Settings, ...results: RoundResult[]): RoundState => ({ results
 describe('weak wins all: judging', () => {
   it('the lower bid scores both bids; equal bids score each side its own', () => {
     expect(judgeRound(0, 10, 30, after(s5), s5)).toEqual({
-      action: 'round_result', round: 0, host_bid: 10, guest_bid: 30, round_winner: 'host',
-      host_score: 40, guest_score: 0, host_remaining: 90, guest_remaining: 70, game_over: false, game_winner: 'none',
+      action: 'round_result',
+      round: 0,
+      host_bid: 10,
+      guest_bid: 30,
+      round_winner: 'host',
+      host_score: 40,
+      guest_score: 0,
+      host_remaining: 90,
+      guest_remaining: 70,
+      game_over: false,
+      game_winner: 'none',
     });
-    expect(judgeRound(0, 25, 5, after(s5), s5)).toMatchObject({ round_winner: 'guest', host_score: 0, guest_score: 30, host_remaining: 75, guest_remaining: 95 });
-    expect(judgeRound(0, 20, 20, after(s5), s5)).toMatchObject({ round_winner: 'draw', host_score: 20, guest_score: 20, host_remaining: 80, guest_remaining: 80 });
+    expect(judgeRound(0, 25, 5, after(s5), s5)).toMatchObject({
+      round_winner: 'guest',
+      host_score: 0,
+      guest_score: 30,
+      host_remaining: 75,
+      guest_remaining: 95,
+    });
+    expect(judgeRound(0, 20, 20, after(s5), s5)).toMatchObject({
+      round_winner: 'draw',
+      host_score: 20,
+      guest_score: 20,
+      host_remaining: 80,
+      guest_remaining: 80,
+    });
     expect(judgeRound(0, 0, 0, after(s5), s5)).toMatchObject({ round_winner: 'draw', host_score: 0, guest_score: 0, host_remaining: 100 });
   });
 
@@ -42,7 +63,13 @@ describe('weak wins all: judging', () => {
     const s2: Settings = { total_points: 10, total_rounds: 2 };
     const r0 = judgeRound(0, 3, 4, after(s2), s2);
     expect(r0).toMatchObject({ game_over: false, game_winner: 'none' });
-    expect(judgeRound(1, 7, 6, after(s2, r0), s2)).toMatchObject({ round_winner: 'guest', host_score: 7, guest_score: 13, game_over: true, game_winner: 'guest' });
+    expect(judgeRound(1, 7, 6, after(s2, r0), s2)).toMatchObject({
+      round_winner: 'guest',
+      host_score: 7,
+      guest_score: 13,
+      game_over: true,
+      game_winner: 'guest',
+    });
     expect(judgeRound(1, 7, 0, after(s2, r0), s2)).toMatchObject({ host_score: 7, guest_score: 7, game_over: true, game_winner: 'draw' });
     const h0 = judgeRound(0, 1, 9, after(s2), s2);
     expect(judgeRound(1, 9, 1, after(s2, h0), s2)).toMatchObject({ host_score: 10, guest_score: 10, game_winner: 'draw' });
@@ -68,12 +95,20 @@ describe('weak wins all: bids and settings', () => {
   it('the host plays by the settings the join proposes, else its own; the guest refuses a ready outside the parameters', async () => {
     const ctx = (role: 'host' | 'guest', options: Record<string, unknown>) => ({ role, options, args: [], stateDir: '', decision: null, random: () => 0 });
     const host = wwa.create(ctx('host', { total_points: 100 }));
-    expect(await host.proto_host_handle_join!({ action: 'join', total_points: 40, total_rounds: 3 })).toEqual({ action: 'ready', total_points: 40, total_rounds: 3 });
+    expect(await host.proto_host_handle_join!({ action: 'join', total_points: 40, total_rounds: 3 })).toEqual({
+      action: 'ready',
+      total_points: 40,
+      total_rounds: 3,
+    });
     expect(await host.proto_host_handle_join!({ action: 'join' })).toEqual({ action: 'ready', total_points: 100, total_rounds: 5 });
     const guest = wwa.create(ctx('guest', {}));
     expect(await guest.proto_guest_join_message!()).toEqual({ action: 'join', total_points: 25, total_rounds: 5 });
     expect(await guest.proto_guest_handle_ready!({ action: 'ready', total_points: 25, total_rounds: 5 })).toBeNull();
-    for (const bad of [{ total_points: 5000, total_rounds: 5 }, { total_points: 25, total_rounds: 1 }, { total_points: -1, total_rounds: 5 }]) {
+    for (const bad of [
+      { total_points: 5000, total_rounds: 5 },
+      { total_points: 25, total_rounds: 1 },
+      { total_points: -1, total_rounds: 5 },
+    ]) {
       expect(await guest.proto_guest_handle_ready!({ action: 'ready', ...bad }), JSON.stringify(bad)).toEqual({ abort: true });
     }
   });
@@ -81,10 +116,14 @@ describe('weak wins all: bids and settings', () => {
   it('whole games with arbitrary bids: every message valid, every point spent scored, the winner by score', async () => {
     // Both sides bid at random between 0 and the spec's maximum (over-bids included); the engine only
     // validates the reveal, so the judge has to cope.
-    const wild: HooksModule = { mode: 'simultaneous_round', create: (ctx) => ({
-      ...wwa.create(ctx),
-      proto_round_value: () => Math.floor(ctx.random() * (ctx.random() < 0.5 ? 1001 : 40)),
-    }) as never };
+    const wild: HooksModule = {
+      mode: 'simultaneous_round',
+      create: (ctx) =>
+        ({
+          ...wwa.create(ctx),
+          proto_round_value: () => Math.floor(ctx.random() * (ctx.random() < 0.5 ? 1001 : 40)),
+        }) as never,
+    };
     const spec = loadBuiltinSpec('weak-wins-all');
     for (let seed = 1; seed <= 40; seed++) {
       const options = { total_points: 10 + ((seed * 37) % 200), total_rounds: 2 + (seed % 7) };
@@ -140,7 +179,10 @@ describe('weak wins all: the reference agrees', () => {
   it.skipIf(!reference)('judges and bids as the reference hooks on 120 generated games', () => {
     const out = spawnSync('python3', ['-c', REF_SCRIPT, REF_HOOKS], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: REF_SRC }, maxBuffer: 64 << 20 });
     expect(out.status, out.stderr).toBe(0);
-    type Game = { settings: Settings; rounds: { auto: { host: number; guest: number }; host: number; guest: number; result: RoundResult; completed: boolean }[] };
+    type Game = {
+      settings: Settings;
+      rounds: { auto: { host: number; guest: number }; host: number; guest: number; result: RoundResult; completed: boolean }[];
+    };
     const games = JSON.parse(out.stdout) as Game[];
     expect(games).toHaveLength(120);
     let rounds = 0;

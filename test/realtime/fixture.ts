@@ -8,7 +8,17 @@ import { realtimeConfig } from '../../ts/realtime/wire.js';
 export const SPEC = {
   name: 'Counter RT',
   spec_version: '1.0',
-  flow: { mode: 'authoritative_realtime', realtime: { tick_rate_hz: 20, input_delay_ticks: 2, snapshot_every_ticks: 5, max_command_lead_ticks: 4, max_commands_per_frame: 3, disconnect_policy: 'abort' } },
+  flow: {
+    mode: 'authoritative_realtime',
+    realtime: {
+      tick_rate_hz: 20,
+      input_delay_ticks: 2,
+      snapshot_every_ticks: 5,
+      max_command_lead_ticks: 4,
+      max_commands_per_frame: 3,
+      disconnect_policy: 'abort',
+    },
+  },
   messages: [],
 } as unknown as Spec;
 

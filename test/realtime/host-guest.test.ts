@@ -50,7 +50,11 @@ describe('host', () => {
     expect(ok).toMatchObject({ status: 'accepted', command_hash: commandHash(c, 2, 3, [{ add: 1 }]) });
     expect(ok).not.toHaveProperty('reason');
     // A rejection ack repeats the message's hash, and there is none without integer seq and target_tick.
-    expect(host.command({ ...cmd(1, 0), command_hash: 'f'.repeat(64) }).ack).toMatchObject({ status: 'rejected', command_hash: 'f'.repeat(64), reason: 'command_hash_mismatch' });
+    expect(host.command({ ...cmd(1, 0), command_hash: 'f'.repeat(64) }).ack).toMatchObject({
+      status: 'rejected',
+      command_hash: 'f'.repeat(64),
+      reason: 'command_hash_mismatch',
+    });
     expect(host.command({ action: 'rt_command', seq: 'x', target_tick: 3 })).toEqual({ ack: undefined, rejected: 'rt_command fields are malformed' });
   });
 
@@ -102,7 +106,6 @@ function honest(ticks: number) {
   return script;
 }
 
-
 /** Feeds a guest the script: the guest's commands as sent (seq t for tick t + 1), then acks and frames. */
 function replay(script: ReturnType<typeof honest>) {
   const guest = new RealtimeGuest({ crypto: c, config: CONFIG, rulesetHash: RULES, matchConfigHash: MATCH });
@@ -122,7 +125,15 @@ const frameAt = (script: ReturnType<typeof honest>, tick: number) => script.find
 
 /** A frame re-made with the host's hashes but other content: what a cheating host could sign. */
 function remake(f: RtFrame, prev: RtFrame, over: Partial<Pick<RtFrame, 'applied_commands' | 'state'>>): RtFrame {
-  return makeFrame(c, { tick: f.tick, state: over.state ?? f.state, previous: prev, applied: over.applied_commands ?? f.applied_commands, events: f.events, outcome: f.outcome, hostTimeNs: f.host_time_ns });
+  return makeFrame(c, {
+    tick: f.tick,
+    state: over.state ?? f.state,
+    previous: prev,
+    applied: over.applied_commands ?? f.applied_commands,
+    events: f.events,
+    outcome: f.outcome,
+    hostTimeNs: f.host_time_ns,
+  });
 }
 
 describe('guest', () => {
@@ -150,7 +161,12 @@ describe('guest', () => {
     const s = honest(4);
     const f2 = frameAt(s, 2).msg['frame'] as RtFrame;
     const f1 = frameAt(s, 1).msg['frame'] as RtFrame;
-    const dropped = remake(f2, f1, { applied_commands: { ...f2.applied_commands, guest: { side: 'guest', seq: null, target_tick: 2, commands: [], command_hash: commandHash(c, null, 2, []) } } });
+    const dropped = remake(f2, f1, {
+      applied_commands: {
+        ...f2.applied_commands,
+        guest: { side: 'guest', seq: null, target_tick: 2, commands: [], command_hash: commandHash(c, null, 2, []) },
+      },
+    });
     frameAt(s, 2).msg['frame'] = dropped;
     expect(replay(s)).toMatchObject({ code: 'acked_command_dropped', tick: 2 });
   });
@@ -167,7 +183,9 @@ describe('guest', () => {
     const g2 = frameAt(kept, 2).msg['frame'] as RtFrame;
     const g1 = frameAt(kept, 1).msg['frame'] as RtFrame;
     // The commands changed but the hash kept: the applied entry no longer hashes to itself.
-    frameAt(kept, 2).msg['frame'] = remake(g2, g1, { applied_commands: { ...g2.applied_commands, guest: { ...g2.applied_commands.guest, commands: [{ add: 3 }] } } });
+    frameAt(kept, 2).msg['frame'] = remake(g2, g1, {
+      applied_commands: { ...g2.applied_commands, guest: { ...g2.applied_commands.guest, commands: [{ add: 3 }] } },
+    });
     expect(replay(kept)).toMatchObject({ code: 'applied_malformed' });
 
     const invented = honest(2);
@@ -180,7 +198,9 @@ describe('guest', () => {
     const guest = new RealtimeGuest({ crypto: c, config: CONFIG, rulesetHash: RULES, matchConfigHash: MATCH });
     const s = honest(1);
     expect(guest.ready(s[0]!.msg)).toBeUndefined();
-    expect(guest.ack({ action: 'rt_command_ack', seq: 5, target_tick: 3, status: 'accepted', received_at_tick: 0, command_hash: 'a'.repeat(64) })).toMatchObject({ code: 'ack_invalid' });
+    expect(
+      guest.ack({ action: 'rt_command_ack', seq: 5, target_tick: 3, status: 'accepted', received_at_tick: 0, command_hash: 'a'.repeat(64) }),
+    ).toMatchObject({ code: 'ack_invalid' });
     const sent = guest.nextCommand([{ add: 1 }]);
     expect(sent).toMatchObject({ seq: 1, target_tick: 2 });
     const ack = { action: 'rt_command_ack', seq: 1, target_tick: 2, status: 'accepted', received_at_tick: 0, command_hash: sent.command_hash };
@@ -191,8 +211,14 @@ describe('guest', () => {
   it('refuses an rt_ready naming another match or config as a mismatch, not as a cheat', () => {
     const guest = new RealtimeGuest({ crypto: c, config: CONFIG, rulesetHash: RULES, matchConfigHash: MATCH });
     const ready = honest(0)[0]!.msg;
-    expect(guest.ready({ ...ready, match_config_hash: 'b'.repeat(64) })).toMatchObject({ code: 'ready_mismatch', message: 'host real-time bundle/config mismatch' });
-    expect(guest.ready({ ...ready, config: { ...CONFIG, tick_rate_hz: 30 } })).toMatchObject({ code: 'ready_mismatch', message: 'host real-time config mismatch' });
+    expect(guest.ready({ ...ready, match_config_hash: 'b'.repeat(64) })).toMatchObject({
+      code: 'ready_mismatch',
+      message: 'host real-time bundle/config mismatch',
+    });
+    expect(guest.ready({ ...ready, config: { ...CONFIG, tick_rate_hz: 30 } })).toMatchObject({
+      code: 'ready_mismatch',
+      message: 'host real-time config mismatch',
+    });
     expect(guest.ready({ ...ready, wire_version: 2 })).toMatchObject({ code: 'ready_mismatch', message: 'wire_version_mismatch' });
   });
 });
@@ -201,9 +227,18 @@ describe('offline transcript', () => {
   it('refuses a host message that is no realtime message as a sequence fault, not as a cheat', async () => {
     const { verifyRealtimeTranscript } = await import('../../ts/realtime/transcript.js');
     const s = honest(1);
-    const msgs = [{ from: 'guest' as const, msg: JOIN }, { from: 'host' as const, msg: s[0]!.msg }, { from: 'host' as const, msg: { action: 'chat', text: 'hi' } }];
+    const msgs = [
+      { from: 'guest' as const, msg: JOIN },
+      { from: 'host' as const, msg: s[0]!.msg },
+      { from: 'host' as const, msg: { action: 'chat', text: 'hi' } },
+    ];
     expect(verifyRealtimeTranscript(c, msgs)).toMatchObject({ ok: false, index: 2, offender: 'host', fault: { code: 'sequence' } });
     expect(verifyRealtimeTranscript(c, msgs.slice(0, 2))).toEqual({ ok: true, ticks: 1, outcome: 'none', rejected: undefined });
-    expect(verifyRealtimeTranscript(c, [{ from: 'guest', msg: JOIN }, { from: 'host', msg: { action: 'rt_reject', reason: 'match_config_mismatch' } }])).toMatchObject({ ok: true, ticks: 0, rejected: 'match_config_mismatch' });
+    expect(
+      verifyRealtimeTranscript(c, [
+        { from: 'guest', msg: JOIN },
+        { from: 'host', msg: { action: 'rt_reject', reason: 'match_config_mismatch' } },
+      ]),
+    ).toMatchObject({ ok: true, ticks: 0, rejected: 'match_config_mismatch' });
   });
 });

@@ -23,7 +23,9 @@ const code = (f: () => unknown): string | undefined => {
 
 describe('realtime canonical JSON', () => {
   it('writes numbers as the wire carries them: integers below 1e21 as integers, others in Python float repr', () => {
-    expect(rtCanonical({ b: 1, a: [0.5, -0, 1e21, 1e20, 123456789012345678901234567890n, 1e-7] })).toBe('{"a":[0.5,0,1e+21,100000000000000000000,123456789012345678901234567890,1e-07],"b":1}');
+    expect(rtCanonical({ b: 1, a: [0.5, -0, 1e21, 1e20, 123456789012345678901234567890n, 1e-7] })).toBe(
+      '{"a":[0.5,0,1e+21,100000000000000000000,123456789012345678901234567890,1e-07],"b":1}',
+    );
   });
 
   it('sorts keys by code point and writes non-ASCII raw', () => {
@@ -111,7 +113,14 @@ describe('ruleset hash', () => {
     mkdirSync(join(empty, 'ui'));
     writeFileSync(join(empty, 'ui', 'a.html'), 'x');
     expect(code(() => rulesetHashOfDir(c, empty))).toBe('RT_RULESET_EMPTY');
-    expect(code(() => rulesetHash(c, [{ path: 'a', bytes: utf8('1') }, { path: 'a', bytes: utf8('2') }]))).toBe('RT_RULESET_DUPLICATE');
+    expect(
+      code(() =>
+        rulesetHash(c, [
+          { path: 'a', bytes: utf8('1') },
+          { path: 'a', bytes: utf8('2') },
+        ]),
+      ),
+    ).toBe('RT_RULESET_DUPLICATE');
   });
 
   it('of a session without a protocol folder is its spec.json alone', () => {

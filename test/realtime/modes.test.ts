@@ -25,7 +25,9 @@ interface Played {
   sent: Record<Role, Message[]>;
 }
 
-async function play(o: { hooks?: Partial<Record<Role, RealtimeHooks>>; options?: Partial<Record<Role, Record<string, unknown>>>; tamper?: Tamper; backend?: string } = {}): Promise<Played> {
+async function play(
+  o: { hooks?: Partial<Record<Role, RealtimeHooks>>; options?: Partial<Record<Role, Record<string, unknown>>>; tamper?: Tamper; backend?: string } = {},
+): Promise<Played> {
   const crypto = getCrypto(o.backend ?? 'js');
   let now = 10_000;
   const order: Record<Role, string[]> = { host: [], guest: [] };
@@ -33,8 +35,19 @@ async function play(o: { hooks?: Partial<Record<Role, RealtimeHooks>>; options?:
   const ctx = (role: Role): ModeContext<'authoritative_realtime'> => {
     const hooks = o.hooks?.[role] ?? counterHooks(role);
     return {
-      role, spec: SPEC, specText: JSON.stringify(SPEC), protocolId: 'p', sid: 's', hostKey: 'h', guestKey: 'g',
-      key: undefined as never, crypto, options: o.options?.[role] ?? {}, controlMode: 'autonomous', decision: null, hooks,
+      role,
+      spec: SPEC,
+      specText: JSON.stringify(SPEC),
+      protocolId: 'p',
+      sid: 's',
+      hostKey: 'h',
+      guestKey: 'g',
+      key: undefined as never,
+      crypto,
+      options: o.options?.[role] ?? {},
+      controlMode: 'autonomous',
+      decision: null,
+      hooks,
       async hook(name, ...args) {
         const f = (hooks as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>)[name];
         if (!f) return undefined;
@@ -44,8 +57,12 @@ async function play(o: { hooks?: Partial<Record<Role, RealtimeHooks>>; options?:
           throw new ModeAbort('hook_error', 'hooks', `${name} threw: ${(e as Error).message}`);
         }
       },
-      now: () => now, randomBytes: (n) => new Uint8Array(n),
-      wire: { lines: lines[role], order: order[role], profile: 'signed' }, chat: [], rulesetHash: 'c'.repeat(64), mpSecrets: undefined as never,
+      now: () => now,
+      randomBytes: (n) => new Uint8Array(n),
+      wire: { lines: lines[role], order: order[role], profile: 'signed' },
+      chat: [],
+      rulesetHash: 'c'.repeat(64),
+      mpSecrets: undefined as never,
     };
   };
   const modes = { host: realtimeMode.create(ctx('host')), guest: realtimeMode.create(ctx('guest')) };
@@ -108,7 +125,7 @@ async function play(o: { hooks?: Partial<Record<Role, RealtimeHooks>>; options?:
 const frames = (p: Played) => p.sent.host.filter((m) => m.action === 'rt_frame').map((m) => m['frame'] as RtFrame);
 
 describe.each(['wasm', 'js'])('realtime mode against itself (%s)', (backend) => {
-  it('plays a whole match: a tick every 50 ms, the guest\'s commands applied, both complete on the same frame', async () => {
+  it("plays a whole match: a tick every 50 ms, the guest's commands applied, both complete on the same frame", async () => {
     const p = await play({ backend });
     expect(p.ends.host?.reason).toBe('completed');
     expect(p.ends.guest?.reason).toBe('completed');
@@ -124,7 +141,12 @@ describe.each(['wasm', 'js'])('realtime mode against itself (%s)', (backend) => 
     expect(p.events.host.map((e) => e.name)).toEqual(['realtime_started', 'realtime_ended']);
     expect(p.events.guest.at(-1)).toEqual({ name: 'realtime_ended', data: { role: 'guest', tick: 9, outcome: 'guest' } });
     // The offline check over the guest's view of the session agrees.
-    expect(verifyRealtimeTranscript(getCrypto(backend), realtimeMessagesOfLines(p.guestOrder))).toEqual({ ok: true, ticks: 10, outcome: 'guest', rejected: undefined });
+    expect(verifyRealtimeTranscript(getCrypto(backend), realtimeMessagesOfLines(p.guestOrder))).toEqual({
+      ok: true,
+      ticks: 10,
+      outcome: 'guest',
+      rejected: undefined,
+    });
   });
 
   it('ends both sides realtime_rejected when the options differ', async () => {
@@ -165,7 +187,13 @@ function dropAtTick4(): Tamper {
     let f = msg['frame'] as RtFrame;
     if (f.tick === 4 || (prev && f.prev_chain_hash !== prev.chain_hash)) {
       const crypto = getCrypto('js');
-      const ac = f.tick === 4 ? { ...f.applied_commands, guest: { side: 'guest' as const, seq: null, target_tick: 4, commands: [], command_hash: commandHash(crypto, null, 4, []) } } : f.applied_commands;
+      const ac =
+        f.tick === 4
+          ? {
+              ...f.applied_commands,
+              guest: { side: 'guest' as const, seq: null, target_tick: 4, commands: [], command_hash: commandHash(crypto, null, 4, []) },
+            }
+          : f.applied_commands;
       f = makeFrame(crypto, { tick: f.tick, state: f.state, previous: prev, applied: ac, events: f.events, outcome: f.outcome, hostTimeNs: f.host_time_ns });
     }
     prev = f;
@@ -177,7 +205,10 @@ describe('a cheating host', () => {
   it('is caught at the tick it drops an acked command: the guest ends with a proof that checks offline', async () => {
     const p = await play({ tamper: dropAtTick4() });
     const end = p.ends.guest!;
-    expect(end).toMatchObject({ reason: 'realtime_integrity_failed', proof: { kind: 'realtime_integrity_failed', offender: 'host', detail: { code: 'acked_command_dropped', tick: 4, last_valid_tick: 3 } } });
+    expect(end).toMatchObject({
+      reason: 'realtime_integrity_failed',
+      proof: { kind: 'realtime_integrity_failed', offender: 'host', detail: { code: 'acked_command_dropped', tick: 4, last_valid_tick: 3 } },
+    });
     expect(p.events.guest.map((e) => e.name)).toContain('realtime_integrity_failed');
     const evidence = end.proof!.frames as string[];
     expect(evidence).toEqual(p.guestOrder);
@@ -201,7 +232,9 @@ describe('a cheating host', () => {
     const honest = await play();
     expect(checkRealtimeProof(c, honest.guestOrder)).toMatchObject({ proven: false, reason: expect.stringMatching(/checks out/) });
     // An honest transcript with one frame's state edited fails offline at that frame.
-    const edited = honest.guestOrder.map((l) => (l.includes('"rt_frame"') && l.includes('"tick":5,') ? l.replace(/"state":\{"host":(\d+),"guest":\d+/, '"state":{"host":$1,"guest":77') : l));
+    const edited = honest.guestOrder.map((l) =>
+      l.includes('"rt_frame"') && l.includes('"tick":5,') ? l.replace(/"state":\{"host":(\d+),"guest":\d+/, '"state":{"host":$1,"guest":77') : l,
+    );
     expect(edited).not.toEqual(honest.guestOrder);
     const v = verifyRealtimeTranscript(c, realtimeMessagesOfLines(edited));
     expect(v).toMatchObject({ ok: false, offender: 'host', fault: { code: 'frame_state_hash' } });
@@ -209,10 +242,18 @@ describe('a cheating host', () => {
 
   it('that skips a tick is caught as a discontinuity, and one that acks what was never sent as an invalid ack', async () => {
     const skip = await play({ tamper: (m) => (m.action === 'rt_frame' && (m['frame'] as RtFrame).tick === 3 ? undefined : m) });
-    expect(skip.ends.guest).toMatchObject({ reason: 'realtime_integrity_failed', detail: 'real-time frame tick discontinuity: expected 3, got 4', proof: { detail: { code: 'frame_tick_gap', last_valid_tick: 2 } } });
+    expect(skip.ends.guest).toMatchObject({
+      reason: 'realtime_integrity_failed',
+      detail: 'real-time frame tick discontinuity: expected 3, got 4',
+      proof: { detail: { code: 'frame_tick_gap', last_valid_tick: 2 } },
+    });
     expect(checkRealtimeProof(getCrypto('js'), skip.ends.guest!.proof!.frames as string[])).toMatchObject({ proven: true, code: 'frame_tick_gap' });
-    const bogus = await play({ tamper: (m) => (m.action === 'rt_frame' && (m['frame'] as RtFrame).tick === 3 ? { action: 'rt_command_ack', seq: 999, target_tick: 999, status: 'rejected', received_at_tick: 0, command_hash: '0'.repeat(64), reason: 'x' } : m) });
+    const bogus = await play({
+      tamper: (m) =>
+        m.action === 'rt_frame' && (m['frame'] as RtFrame).tick === 3
+          ? { action: 'rt_command_ack', seq: 999, target_tick: 999, status: 'rejected', received_at_tick: 0, command_hash: '0'.repeat(64), reason: 'x' }
+          : m,
+    });
     expect(bogus.ends.guest).toMatchObject({ reason: 'realtime_integrity_failed', proof: { detail: { code: 'ack_invalid' } } });
   });
-
 });

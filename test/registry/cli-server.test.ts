@@ -53,8 +53,13 @@ afterAll(async () => {
 
 describe('against the project registry server', () => {
   it('registers both agents (a second registration is answered as known)', async () => {
-    for (const [dir, nick] of [[alice, 'alice'], [bob, 'bob']] as const)
-      expect(await ok(['register', '--server', http.url, '--nickname', nick, '--data-dir', dir])).toBe(`registered ${loadIdentity(c, dir).publicKey} at ${http.url}\n`);
+    for (const [dir, nick] of [
+      [alice, 'alice'],
+      [bob, 'bob'],
+    ] as const)
+      expect(await ok(['register', '--server', http.url, '--nickname', nick, '--data-dir', dir])).toBe(
+        `registered ${loadIdentity(c, dir).publicKey} at ${http.url}\n`,
+      );
     expect(await ok(['register', '--nickname', 'alice', '--data-dir', alice])).toMatch(/^already registered /);
   }, 60_000);
 
@@ -85,7 +90,9 @@ describe('against the project registry server', () => {
     const hostClient = new RegistryClient(http.url, host.seed, c);
     const guestClient = new RegistryClient(http.url, guest.seed, c);
     const pid = toHex(c.sha256(utf8(`protocol ${toHex(randomBytes(4))}`)));
-    const { postId } = await hostClient.postInvitation(buildInvitation(c, host.seed, { message: 'rps', tags: ['rps'], ticket: 'ticket-1', protocolId: pid, controlMode: 'autonomous' }));
+    const { postId } = await hostClient.postInvitation(
+      buildInvitation(c, host.seed, { message: 'rps', tags: ['rps'], ticket: 'ticket-1', protocolId: pid, controlMode: 'autonomous' }),
+    );
     const line = (await ok(['browse', '--protocol', pid, '--data-dir', bob])).trimEnd();
     expect(line.split('  ').slice(0, 4)).toEqual([postId, 'supply', pid, host.publicKey]);
     const inv = await guestClient.getInvitation(postId);
@@ -111,7 +118,9 @@ describe('against the project registry server', () => {
 
     // A closed session closed its invitation; a second one, never paired, is withdrawn by cancel.
     expect(await ok(['browse', '--protocol', pid, '--data-dir', bob])).toBe('');
-    const second = await hostClient.postInvitation(buildInvitation(c, host.seed, { message: 'again', ticket: 'ticket-2', protocolId: pid, controlMode: 'autonomous' }));
+    const second = await hostClient.postInvitation(
+      buildInvitation(c, host.seed, { message: 'again', ticket: 'ticket-2', protocolId: pid, controlMode: 'autonomous' }),
+    );
     expect((await ok(['browse', '--protocol', pid, '--data-dir', bob])).split('  ')[0]).toBe(second.postId);
     expect(await ok(['cancel', second.postId, '--data-dir', alice])).toBe(`cancelled ${second.postId}\n`);
     expect(await ok(['browse', '--protocol', pid, '--data-dir', bob])).toBe('');

@@ -92,7 +92,10 @@ describe('registry commands', () => {
     const text = 'hello bob — ünïcode ✓ 🎲';
     const sent = JSON.parse(await ok(['inbox', 'send', '--to', bobPk, '--message', text, '--data-dir', alice, '--json']));
     expect(typeof sent.id).toBe('string');
-    const outbox = readFileSync(join(alice, 'outbox.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const outbox = readFileSync(join(alice, 'outbox.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(outbox).toEqual([expect.objectContaining({ to: bobPk, message: text, id: sent.id })]);
     expect(statSync(join(alice, 'outbox.jsonl')).mode & 0o777).toBe(0o600);
     const listed = await ok(['inbox', 'list', '--data-dir', bob, '--server', reg.url]);
@@ -118,7 +121,11 @@ describe('registry commands', () => {
   }, 90_000);
 
   it('protocol register → fetch writes a spec that hashes to its id; a lying server’s spec is refused and nothing written', async () => {
-    const specDir = join(alice, 'protocols', readdirSync(join(alice, 'protocols')).find((d) => /^[0-9a-f]{8}$/.test(d))!);
+    const specDir = join(
+      alice,
+      'protocols',
+      readdirSync(join(alice, 'protocols')).find((d) => /^[0-9a-f]{8}$/.test(d))!,
+    );
     const dir = join(specDir, readdirSync(specDir)[0]!);
     const id = protocolId(c, readFileSync(join(dir, 'spec.json'), 'utf8'));
     expect(await ok(['protocol', 'register', dir, '--data-dir', alice])).toBe(`registered ${id} at ${reg.url}\n`);
@@ -144,7 +151,9 @@ describe('registry commands', () => {
     const { seed } = loadIdentity(c, alice);
     const pid = 'ab'.repeat(32);
     const host = new RegistryClient(reg.url, seed, c);
-    const { postId } = await host.postInvitation(buildInvitation(c, seed, { message: 'rps\u001b[2J game', tags: ['rps', 'fun'], ticket: 't1', protocolId: pid, controlMode: 'autonomous' }));
+    const { postId } = await host.postInvitation(
+      buildInvitation(c, seed, { message: 'rps\u001b[2J game', tags: ['rps', 'fun'], ticket: 't1', protocolId: pid, controlMode: 'autonomous' }),
+    );
     const lines = (await ok(['browse', '--protocol', pid, '--tag', 'rps,fun', '--type', 'supply', '--limit', '5', '--data-dir', bob])).trimEnd().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toBe(`${postId}  supply  ${pid}  ${host.publicKey}  "rps [2J game"  tags=rps,fun`);
@@ -169,7 +178,10 @@ describe('registry commands', () => {
     const r = await cli(['inbox', 'send', '--to', 'nothex', '--message', 'x', '--data-dir', fresh]);
     expect(r.status).toBe(2);
     // The same refusals from a new process, as a user meets them.
-    for (const args of [['inbox', 'list', '--data-dir', fresh], ['inbox', 'send', '--to', 'nothex', '--message', 'x', '--data-dir', fresh]]) {
+    for (const args of [
+      ['inbox', 'list', '--data-dir', fresh],
+      ['inbox', 'send', '--to', 'nothex', '--message', 'x', '--data-dir', fresh],
+    ]) {
       expect(await spawned(args), args.join(' ')).toEqual(await cli(args));
     }
   }, 90_000);

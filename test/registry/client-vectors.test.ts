@@ -46,7 +46,10 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
       expect(client.publicKey).toBe(v.public_key);
       const r = await client.register(v.register.nickname);
       expect(r.alreadyRegistered).toBe(false);
-      expect(sent.map((s) => `${s.method} ${s.url}`)).toEqual(['GET http://registry.test/api/v1/auth/challenge', 'POST http://registry.test/api/v1/auth/register']);
+      expect(sent.map((s) => `${s.method} ${s.url}`)).toEqual([
+        'GET http://registry.test/api/v1/auth/challenge',
+        'POST http://registry.test/api/v1/auth/register',
+      ]);
       const post = sent[1]!;
       expect(post.body, v.id).toBe(v.register.body);
       expect(post.headers, v.id).toEqual(v.rest_auth.headers);

@@ -51,7 +51,13 @@ describe('round trips', () => {
     const seed = new Uint8Array(randomBytes(32));
     const hostClient = new RegistryClient(reg.url, seed, c);
     await hostClient.register('host');
-    const body = buildInvitation(c, seed, { message: 'rps — best of 3', tags: [' game ', 'rps'], ticket: 'endpointabc123', protocolId: protocol, controlMode: 'autonomous' });
+    const body = buildInvitation(c, seed, {
+      message: 'rps — best of 3',
+      tags: [' game ', 'rps'],
+      ticket: 'endpointabc123',
+      protocolId: protocol,
+      controlMode: 'autonomous',
+    });
     const { postId } = await hostClient.postInvitation(body);
     const found = await guest.browse({ protocolId: protocol, type: 'supply', tags: ['rps'] });
     expect(found.items.map((i) => i.post_id)).toEqual([postId]);
@@ -60,7 +66,9 @@ describe('round trips', () => {
     const inv = await guest.getInvitation(postId);
     expect(checkInvitationBinding(c, inv)).toEqual({ publicKey: hostClient.publicKey, ticket: 'endpointabc123', protocolId: protocol, transport: 'iroh' });
     // A registry that swaps the ticket (to point the guest at itself) is caught by the binding.
-    expect(() => checkInvitationBinding(c, { ...inv, transport_info: { version: 1, endpoint_id: hostClient.publicKey, ticket: 'attacker' } })).toThrow(/does not verify/);
+    expect(() => checkInvitationBinding(c, { ...inv, transport_info: { version: 1, endpoint_id: hostClient.publicKey, ticket: 'attacker' } })).toThrow(
+      /does not verify/,
+    );
     expect(() => checkInvitationBinding(c, { ...inv, transport_binding_signature: undefined })).toThrow(/MITM/);
     await hostClient.renewInvitation(postId);
     expect(await code(host.cancelInvitation(postId))).toBe('REGISTRY_HTTP_404');

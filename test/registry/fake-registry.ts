@@ -121,7 +121,8 @@ export class FakeRegistry {
         if (b['public_key'] !== caller) return send(400, { error: { code: 'KEY_MISMATCH' } });
         if (!this.crypto.powCheck(String(b['nonce']), caller, Number(b['counter']), 1)) return send(400, { error: { code: 'BAD_POW' } });
         const proof = utf8(registrationProofString(String(b['nonce']), caller, String(b['nickname'])));
-        if (!this.crypto.ed25519Verify(fromHex(caller), proof, fromHex(String(b['signature'])))) return send(400, { error: { code: 'BAD_REGISTRATION_SIGNATURE' } });
+        if (!this.crypto.ed25519Verify(fromHex(caller), proof, fromHex(String(b['signature']))))
+          return send(400, { error: { code: 'BAD_REGISTRATION_SIGNATURE' } });
         if (this.registered.has(caller)) return send(409, { error: { code: 'ALREADY_REGISTERED' } });
         this.registered.set(caller, String(b['nickname']));
         return send(201, { public_key: caller, nickname: b['nickname'] });
@@ -166,7 +167,12 @@ export class FakeRegistry {
         registeredOnly();
         const b = body() as Record<string, string>;
         const msgId = `m${this.nextId++}`;
-        this.inbox.set(msgId, { recipient: b['recipient_public_key']!, ciphertext: b['ciphertext']!, created_at: new Date().toISOString(), expires_at: new Date(Date.now() + 7 * 86400_000).toISOString() });
+        this.inbox.set(msgId, {
+          recipient: b['recipient_public_key']!,
+          ciphertext: b['ciphertext']!,
+          created_at: new Date().toISOString(),
+          expires_at: new Date(Date.now() + 7 * 86400_000).toISOString(),
+        });
         return send(201, { id: msgId, expires_at: this.inbox.get(msgId)!.expires_at });
       }
       case 'GET /inbox': {

@@ -18,7 +18,8 @@ describe('encodeBody', () => {
 
 describe('compactJson of a parsed spec', () => {
   it('writes numbers as Python would read and print them, so the protocol_id survives the trip', () => {
-    const text = '{\n  "name": "x",\n  "parameters": {"p": {"min": 1.0, "max": 1e2, "big": 123456789012345678901234567890, "f": 0.00001}},\n  "messages": []\n}';
+    const text =
+      '{\n  "name": "x",\n  "parameters": {"p": {"min": 1.0, "max": 1e2, "big": 123456789012345678901234567890, "f": 0.00001}},\n  "messages": []\n}';
     const compact = compactJson(parseTree(text));
     expect(compact).toBe('{"name":"x","parameters":{"p":{"min":1.0,"max":100.0,"big":123456789012345678901234567890,"f":1e-05}},"messages":[]}');
     const c = getCrypto();

@@ -60,7 +60,11 @@ describe('rin commands without a daemon', () => {
   it('refuses to run without the token, or with a short one, before sending anything', async () => {
     expectOneLine(await spawned(['worlds'], {}), /^aigenora rin worlds: USAGE: \$RIN_CONTROL_TOKEN is not set/, 2);
     expectOneLine(await rinCli(['worlds'], {}), /^aigenora rin worlds: USAGE: \$RIN_CONTROL_TOKEN is not set/, 2);
-    expectOneLine(await rinCli(['worlds'], { RIN_CONTROL_TOKEN: 'short' }), /^aigenora rin worlds: USAGE: \$RIN_CONTROL_TOKEN must contain at least 32 bytes/, 2);
+    expectOneLine(
+      await rinCli(['worlds'], { RIN_CONTROL_TOKEN: 'short' }),
+      /^aigenora rin worlds: USAGE: \$RIN_CONTROL_TOKEN must contain at least 32 bytes/,
+      2,
+    );
   });
 
   it('takes no token flag (it would show in ps)', async () => {
@@ -74,28 +78,57 @@ describe('rin commands without a daemon', () => {
   });
 
   it('names a daemon that is not there', async () => {
-    expectOneLine(await rinCli(['worlds', '--control', 'http://127.0.0.1:9']), /^aigenora rin worlds: UNAVAILABLE: POST \/control\/v2\/worlds: cannot reach the control daemon at http:\/\/127\.0\.0\.1:9/);
+    expectOneLine(
+      await rinCli(['worlds', '--control', 'http://127.0.0.1:9']),
+      /^aigenora rin worlds: UNAVAILABLE: POST \/control\/v2\/worlds: cannot reach the control daemon at http:\/\/127\.0\.0\.1:9/,
+    );
   });
 
   it('serve and host refuse a bad start in one line', async () => {
     const dir = tempDir('rin-cli-start');
     expectOneLine(await rinCli(['serve']), /^aigenora rin serve: USAGE: --principal is required/, 2);
-    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--scopes', 'actor.read,,x']), /^aigenora rin serve: USAGE: --scopes must be a comma-separated list/, 2);
+    expectOneLine(
+      await rinCli(['serve', '--principal', 'alice', '--scopes', 'actor.read,,x']),
+      /^aigenora rin serve: USAGE: --scopes must be a comma-separated list/,
+      2,
+    );
     expectOneLine(await rinCli(['serve', '--principal', 'alice', '--db', 'mysql://x']), /^aigenora rin serve: USAGE: --db must be a postgres/, 2);
-    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--listen', '0.0.0.0:7375', '--data-dir', dir]), /^aigenora rin serve: INVALID: the control daemon listens only on loopback/);
-    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--policy', join(dir, 'missing.json'), '--data-dir', dir]), /^aigenora rin serve: FILE_NOT_FOUND: /, 2);
+    expectOneLine(
+      await rinCli(['serve', '--principal', 'alice', '--listen', '0.0.0.0:7375', '--data-dir', dir]),
+      /^aigenora rin serve: INVALID: the control daemon listens only on loopback/,
+    );
+    expectOneLine(
+      await rinCli(['serve', '--principal', 'alice', '--policy', join(dir, 'missing.json'), '--data-dir', dir]),
+      /^aigenora rin serve: FILE_NOT_FOUND: /,
+      2,
+    );
     writeFileSync(join(dir, 'bad-policy.json'), '{"revision":0}');
-    expectOneLine(await rinCli(['serve', '--principal', 'alice', '--policy', join(dir, 'bad-policy.json'), '--listen', '127.0.0.1:0', '--data-dir', dir]), /^aigenora rin serve: INVALID: /);
+    expectOneLine(
+      await rinCli(['serve', '--principal', 'alice', '--policy', join(dir, 'bad-policy.json'), '--listen', '127.0.0.1:0', '--data-dir', dir]),
+      /^aigenora rin serve: INVALID: /,
+    );
     expectOneLine(await rinCli(['host', 'atlantis', '--owner', 'alice']), /^aigenora rin host: USAGE: expected a built-in world: harbor$/, 2);
     expectOneLine(await rinCli(['host', 'harbor']), /^aigenora rin host: USAGE: --owner is required/, 2);
   });
 
   it('refuses bad arguments before contacting anyone', async () => {
     expectOneLine(await rinCli(['submit', '--control', 'http://127.0.0.1:9']), /--capability is required/, 2);
-    expectOneLine(await rinCli(['submit', '--capability', 'a.b', '--arguments', '{"a":1,"a":2}', '--control', 'http://127.0.0.1:9']), /--arguments is not strict JSON/, 2);
-    expectOneLine(await rinCli(['submit', '--capability', 'a.b', '--arguments', '[1]', '--control', 'http://127.0.0.1:9']), /--arguments must be a JSON object/, 2);
+    expectOneLine(
+      await rinCli(['submit', '--capability', 'a.b', '--arguments', '{"a":1,"a":2}', '--control', 'http://127.0.0.1:9']),
+      /--arguments is not strict JSON/,
+      2,
+    );
+    expectOneLine(
+      await rinCli(['submit', '--capability', 'a.b', '--arguments', '[1]', '--control', 'http://127.0.0.1:9']),
+      /--arguments must be a JSON object/,
+      2,
+    );
     expectOneLine(await rinCli(['submit', '--capability', 'a.b@', '--control', 'http://127.0.0.1:9']), /--capability must be ID or ID@VERSION/, 2);
-    expectOneLine(await rinCli(['submit', '--capability', 'a.b', '--target-refs', '{}', '--control', 'http://127.0.0.1:9']), /--target-refs must be a JSON array/, 2);
+    expectOneLine(
+      await rinCli(['submit', '--capability', 'a.b', '--target-refs', '{}', '--control', 'http://127.0.0.1:9']),
+      /--target-refs must be a JSON array/,
+      2,
+    );
     expectOneLine(await rinCli(['operation', 'frob', 'operation.1']), /expected one of get, wait, cancel, confirm/, 2);
     expectOneLine(await rinCli(['operation', 'get']), /expected an operation id/, 2);
     expectOneLine(await rinCli(['operation', 'wait', 'operation.1', '--timeout-ms', '0']), /--timeout-ms must be an integer/, 2);
@@ -121,7 +154,10 @@ describeWithReference('rin commands against the reference daemon with no world',
   });
 
   it("carries the daemon's refusal code in one line", async () => {
-    expectOneLine(await at('operation', 'get', 'operation.0123456789abcdef0123456789abcdef'), /^aigenora rin operation: NOT_FOUND: .*\(HTTP 404 from POST \/control\/v2\/operations\/get\)$/);
+    expectOneLine(
+      await at('operation', 'get', 'operation.0123456789abcdef0123456789abcdef'),
+      /^aigenora rin operation: NOT_FOUND: .*\(HTTP 404 from POST \/control\/v2\/operations\/get\)$/,
+    );
     expectOneLine(await at('observe'), /^aigenora rin observe: INVALID: no visible world matches/);
     expectOneLine(await at('observe', '--host-id', 'h', '--world', 'w', '--actor', 'a'), /^aigenora rin observe: NOT_FOUND: /);
     const wrong = await rinCli(['worlds', '--control', daemon.url], { RIN_CONTROL_TOKEN: `${RIN_TOKEN}-wrong` });
@@ -133,7 +169,22 @@ describeWithReference('rin commands against the reference daemon with no world',
 async function startOurDaemon(dir: string, port?: number): Promise<Daemon> {
   port ??= await freePort();
   // The built-in world's policy by name, as a user starts the demo; the reference daemon gets it as a file.
-  const args = [BIN, 'rin', 'serve', '--principal', PRINCIPAL, '--scopes', SCOPES.join(','), '--policy', 'harbor', '--listen', `127.0.0.1:${port}`, '--data-dir', dir, '--json'];
+  const args = [
+    BIN,
+    'rin',
+    'serve',
+    '--principal',
+    PRINCIPAL,
+    '--scopes',
+    SCOPES.join(','),
+    '--policy',
+    'harbor',
+    '--listen',
+    `127.0.0.1:${port}`,
+    '--data-dir',
+    dir,
+    '--json',
+  ];
   return startDaemon('aigenora rin serve', process.execPath, args, { RIN_CONTROL_TOKEN: RIN_TOKEN }, port, /"url":/, 60_000);
 }
 
@@ -148,7 +199,15 @@ for (const [label, start] of DAEMONS) {
     let host: Daemon;
     beforeAll(async () => {
       daemon = await start(tempDir('rin-cli'));
-      host = await startDaemon('aigenora rin host', process.execPath, [BIN, 'rin', 'host', 'harbor', '--owner', PRINCIPAL, '--control', daemon.url, '--tick-ms', '200', '--json'], { RIN_CONTROL_TOKEN: RIN_TOKEN }, 0, /"host_id":/, 60_000);
+      host = await startDaemon(
+        'aigenora rin host',
+        process.execPath,
+        [BIN, 'rin', 'host', 'harbor', '--owner', PRINCIPAL, '--control', daemon.url, '--tick-ms', '200', '--json'],
+        { RIN_CONTROL_TOKEN: RIN_TOKEN },
+        0,
+        /"host_id":/,
+        60_000,
+      );
     });
     afterAll(async () => {
       await host?.stop();
@@ -183,7 +242,12 @@ for (const [label, start] of DAEMONS) {
     it('lists and describes capabilities', async () => {
       const list = await at('capabilities', '--actor', 'gull');
       expect(list.status).toBe(0);
-      expect(list.out.trimEnd().split('\n').map((l) => l.split(' ')[0])).toEqual([
+      expect(
+        list.out
+          .trimEnd()
+          .split('\n')
+          .map((l) => l.split(' ')[0]),
+      ).toEqual([
         'harbor.inspect@1.0.0',
         'harbor.load-cargo@1.0.0',
         'harbor.repair@1.0.0',
@@ -195,7 +259,10 @@ for (const [label, start] of DAEMONS) {
       const spec = await json('capabilities', '--actor', 'gull', '--capability', 'harbor.repair');
       expect(spec.value).toMatchObject({ capability: { id: 'harbor.repair', version: '1.0.0' }, execution: 'queued', risk_floor: 'moderate' });
       expect(spec.value['digest']).toMatch(/^[0-9a-f]{64}$/);
-      expectOneLine(await at('capabilities', '--actor', 'gull', '--capability', 'harbor.nope'), /^aigenora rin capabilities: NOT_FOUND: actor gull offers no capability harbor\.nope$/);
+      expectOneLine(
+        await at('capabilities', '--actor', 'gull', '--capability', 'harbor.nope'),
+        /^aigenora rin capabilities: NOT_FOUND: actor gull offers no capability harbor\.nope$/,
+      );
       expectOneLine(await at('capabilities', '--actor', 'gull', '--capability', 'harbor.repair@9.9.9'), /^aigenora rin capabilities: NOT_FOUND: /);
     });
 
@@ -203,7 +270,18 @@ for (const [label, start] of DAEMONS) {
       const r = await at('submit', '--actor', 'gull', '--capability', 'harbor.load-cargo', '--arguments', '{"crates":3}', '--wait');
       expect(r.status, r.err).toBe(0);
       expect(r.out).toMatch(/^operation operation\.[0-9a-f]{32} harbor\.load-cargo@1\.0\.0: succeeded /);
-      const again = await json('submit', '--actor', 'gull', '--capability', 'harbor.load-cargo@1.0.0', '--arguments', '{"crates":2}', '--wait', '--task-id', 'task.cli-load');
+      const again = await json(
+        'submit',
+        '--actor',
+        'gull',
+        '--capability',
+        'harbor.load-cargo@1.0.0',
+        '--arguments',
+        '{"crates":2}',
+        '--wait',
+        '--task-id',
+        'task.cli-load',
+      );
       expect(again.status).toBe(0);
       expect(again.value).toMatchObject({ status: 'succeeded', terminal: true, execution_confirmed: true, output: { cargo: 5, crates_on_dock: 35 } });
       expect(again.value['action_request']).toMatchObject({ controller_id: 'aigenora-cli', task_id: 'task.cli-load', arguments: { crates: 2 } });
@@ -280,17 +358,30 @@ for (const [label, start] of DAEMONS) {
       expect(refused.status).toBe(1);
       expect(refused.out).toMatch(/: rejected policy\.emergency_stop: /);
       const lifted = await json('emergency-stop', '--actor', 'tern', '--off');
-      expect(lifted.value).toMatchObject({ host_id: 'harbor-host', world_id: 'harbor', actor_id: 'tern', active: false, revision: 2, updated_by_principal_id: PRINCIPAL });
+      expect(lifted.value).toMatchObject({
+        host_id: 'harbor-host',
+        world_id: 'harbor',
+        actor_id: 'tern',
+        active: false,
+        revision: 2,
+        updated_by_principal_id: PRINCIPAL,
+      });
       const after = await at('submit', '--actor', 'tern', '--capability', 'harbor.inspect', '--wait');
       expect(after.status, after.out + after.err).toBe(0);
     });
 
     it('refuses a lease id that is not the live one, in one line', async () => {
-      expectOneLine(await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--lease-id', 'controller-lease.0000'), /^aigenora rin submit: LEASE_EXPIRED: --lease-id controller-lease\.0000 is not the actor's live controller lease$/);
+      expectOneLine(
+        await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--lease-id', 'controller-lease.0000'),
+        /^aigenora rin submit: LEASE_EXPIRED: --lease-id controller-lease\.0000 is not the actor's live controller lease$/,
+      );
     });
 
     it('refuses another controller while the CLI holds the lease', async () => {
-      expectOneLine(await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--controller-id', 'someone-else'), /^aigenora rin submit: LEASE_CONFLICT: /);
+      expectOneLine(
+        await at('submit', '--actor', 'gull', '--capability', 'harbor.inspect', '--controller-id', 'someone-else'),
+        /^aigenora rin submit: LEASE_CONFLICT: /,
+      );
     });
   });
 }
@@ -299,9 +390,29 @@ describeWithReference('aigenora rin serve keeps finished operations across a res
   it('answers for an operation after SIGTERM and a new start on the same data directory', async () => {
     const dir = tempDir('rin-cli-restart');
     let daemon = await startOurDaemon(dir);
-    const host = await startDaemon('aigenora rin host', process.execPath, [BIN, 'rin', 'host', 'harbor', '--owner', PRINCIPAL, '--control', daemon.url, '--tick-ms', '200'], { RIN_CONTROL_TOKEN: RIN_TOKEN }, 0, /published as/, 60_000);
+    const host = await startDaemon(
+      'aigenora rin host',
+      process.execPath,
+      [BIN, 'rin', 'host', 'harbor', '--owner', PRINCIPAL, '--control', daemon.url, '--tick-ms', '200'],
+      { RIN_CONTROL_TOKEN: RIN_TOKEN },
+      0,
+      /published as/,
+      60_000,
+    );
     try {
-      const r = await rinCli(['submit', '--actor', 'gull', '--capability', 'harbor.load-cargo', '--arguments', '{"crates":4}', '--wait', '--json', '--control', daemon.url]);
+      const r = await rinCli([
+        'submit',
+        '--actor',
+        'gull',
+        '--capability',
+        'harbor.load-cargo',
+        '--arguments',
+        '{"crates":4}',
+        '--wait',
+        '--json',
+        '--control',
+        daemon.url,
+      ]);
       expect(r.status, r.err).toBe(0);
       const op = JSON.parse(r.out) as { operation_id: string; status: string };
       expect(op.status).toBe('succeeded');
@@ -315,7 +426,12 @@ describeWithReference('aigenora rin serve keeps finished operations across a res
       daemon = await startOurDaemon(dir, Number(new URL(daemon.url).port));
       const got = await rinCli(['operation', 'get', op.operation_id, '--json', '--control', daemon.url]);
       expect(got.status, got.err).toBe(0);
-      expect(JSON.parse(got.out)).toMatchObject({ operation_id: op.operation_id, status: 'succeeded', terminal: true, output: { cargo: 4, crates_on_dock: 36 } });
+      expect(JSON.parse(got.out)).toMatchObject({
+        operation_id: op.operation_id,
+        status: 'succeeded',
+        terminal: true,
+        output: { cargo: 4, crates_on_dock: 36 },
+      });
     } finally {
       await host.stop();
       await daemon.stop();

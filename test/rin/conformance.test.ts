@@ -40,7 +40,10 @@ function altered(kind: RinKind, id: string, change: (v: Record<string, any>) => 
   return JSON.stringify(doc);
 }
 
-const runCase = (fileText: string, id: string, backend: string) => rinSuite(fileText).cases.find((x) => x.id === id)!.run(getCrypto(backend));
+const runCase = (fileText: string, id: string, backend: string) =>
+  rinSuite(fileText)
+    .cases.find((x) => x.id === id)!
+    .run(getCrypto(backend));
 
 describe.each(['wasm', 'js'])('%s backend', (backend) => {
   const c = getCrypto(backend);
@@ -55,22 +58,82 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
 
   it.skipIf(skip)('fails a case whose expected digest, canonical bytes or field differs from ours', () => {
     const flip = (h: string) => (h[0] === '0' ? '1' : '0') + h.slice(1);
-    expect(runCase(altered('action-request-digest', 'reqdigest-07', (v) => (v['expect']['digest'] = flip(v['expect']['digest']))), 'reqdigest-07', backend).ok).toBe(false);
-    expect(runCase(altered('capability-digest', 'capdigest-01', (v) => (v['expect']['canonical'] += ' ')), 'capdigest-01', backend).ok).toBe(false);
-    expect(runCase(altered('schema-canonicalization', 'schema-05', (v) => (v['expect']['sha256'] = flip(v['expect']['sha256']))), 'schema-05', backend).ok).toBe(false);
-    expect(runCase(altered('effect-digest', 'effects-11', (v) => (v['expect']['error']['field'] = 'effect_preview[0].tags')), 'effects-11', backend).ok).toBe(false);
-    expect(runCase(altered('epoch-fencing', 'fence-34', (v) => (v['expect']['error']['field'] = 'principal.id')), 'fence-34', backend).ok).toBe(false);
+    expect(
+      runCase(
+        altered('action-request-digest', 'reqdigest-07', (v) => (v['expect']['digest'] = flip(v['expect']['digest']))),
+        'reqdigest-07',
+        backend,
+      ).ok,
+    ).toBe(false);
+    expect(
+      runCase(
+        altered('capability-digest', 'capdigest-01', (v) => (v['expect']['canonical'] += ' ')),
+        'capdigest-01',
+        backend,
+      ).ok,
+    ).toBe(false);
+    expect(
+      runCase(
+        altered('schema-canonicalization', 'schema-05', (v) => (v['expect']['sha256'] = flip(v['expect']['sha256']))),
+        'schema-05',
+        backend,
+      ).ok,
+    ).toBe(false);
+    expect(
+      runCase(
+        altered('effect-digest', 'effects-11', (v) => (v['expect']['error']['field'] = 'effect_preview[0].tags')),
+        'effects-11',
+        backend,
+      ).ok,
+    ).toBe(false);
+    expect(
+      runCase(
+        altered('epoch-fencing', 'fence-34', (v) => (v['expect']['error']['field'] = 'principal.id')),
+        'fence-34',
+        backend,
+      ).ok,
+    ).toBe(false);
   });
 
   it.skipIf(skip)('fails a case whose verdict is flipped, either way', () => {
-    expect(runCase(altered('durability-validation', 'durability-01', (v) => (v['expect'] = { ok: true })), 'durability-01', backend).ok).toBe(false);
-    expect(runCase(altered('manifest-validation', 'manifest-01', (v) => (v['expect'] = { ok: false, error: { stage: 'decode' } })), 'manifest-01', backend).ok).toBe(false);
-    expect(runCase(altered('action-run-transition', 'transition-01', (v) => (v['expect'] = { ok: !v['expect']['ok'] })), 'transition-01', backend).ok).toBe(false);
+    expect(
+      runCase(
+        altered('durability-validation', 'durability-01', (v) => (v['expect'] = { ok: true })),
+        'durability-01',
+        backend,
+      ).ok,
+    ).toBe(false);
+    expect(
+      runCase(
+        altered('manifest-validation', 'manifest-01', (v) => (v['expect'] = { ok: false, error: { stage: 'decode' } })),
+        'manifest-01',
+        backend,
+      ).ok,
+    ).toBe(false);
+    expect(
+      runCase(
+        altered('action-run-transition', 'transition-01', (v) => (v['expect'] = { ok: !v['expect']['ok'] })),
+        'transition-01',
+        backend,
+      ).ok,
+    ).toBe(false);
   });
 
   it.skipIf(skip)('a decode-stage rejection matches any rejection, a validate-stage one only its field', () => {
     // reqvalid-35 carries an unknown member: its field is irrelevant at stage decode.
-    expect(runCase(altered('action-request-validation', 'reqvalid-35', (v) => (v['expect']['error']['field'] = 'anything')), 'reqvalid-35', backend).ok).toBe(true);
-    expect(runCase(altered('action-request-validation', 'reqvalid-10', (v) => (v['expect']['error']['field'] = 'controller_id')), 'reqvalid-10', backend).ok).toBe(false);
+    expect(
+      runCase(
+        altered('action-request-validation', 'reqvalid-35', (v) => (v['expect']['error']['field'] = 'anything')),
+        'reqvalid-35',
+        backend,
+      ).ok,
+    ).toBe(true);
+    expect(
+      runCase(
+        altered('action-request-validation', 'reqvalid-10', (v) => (v['expect']['error']['field'] = 'controller_id')),
+        'reqvalid-10',
+        backend,
+      ).ok,
+    ).toBe(false);
   });
 });

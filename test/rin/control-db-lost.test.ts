@@ -18,7 +18,9 @@ async function terminateBackends(database: string): Promise<number> {
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
   try {
-    const rows = (await admin.query('SELECT pg_terminate_backend(pid) AS gone FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database])).rows;
+    const rows = (
+      await admin.query('SELECT pg_terminate_backend(pid) AS gone FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database])
+    ).rows;
     return rows.length;
   } finally {
     await admin.end();
@@ -103,7 +105,9 @@ describePg(suite, () => {
     const fresh = await freshPgDatabase(PG_URL!);
     const control = await createRinControl({ token: TOKEN, principal: ALL_SCOPES, dbUrl: fresh.url, log: recordingLog() });
     try {
-      await expect(createRinControl({ token: TOKEN, principal: ALL_SCOPES, dbUrl: fresh.url, log: recordingLog() })).rejects.toThrow('in use by another server');
+      await expect(createRinControl({ token: TOKEN, principal: ALL_SCOPES, dbUrl: fresh.url, log: recordingLog() })).rejects.toThrow(
+        'in use by another server',
+      );
     } finally {
       await control.close();
       await fresh.drop();

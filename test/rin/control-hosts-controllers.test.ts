@@ -91,7 +91,9 @@ describeControlDbs('rin control controller leases', (server) => {
     await h.clock.advance(4_000);
     const renewed = await h.call('/control/v2/controllers/renew', { ...target('rel.host'), lease_id: leaseId, lease_ttl_millis: 6_000 });
     expect(renewed.body).toEqual({ ...lease.body, expires_at_unix_millis: h.clock.now() + 6_000 });
-    expect((await h.call('/control/v2/controllers/renew', { ...target('rel.host'), lease_id: 'controller-lease.other', lease_ttl_millis: TTL })).status).toBe(410);
+    expect((await h.call('/control/v2/controllers/renew', { ...target('rel.host'), lease_id: 'controller-lease.other', lease_ttl_millis: TTL })).status).toBe(
+      410,
+    );
     const badTtl = await h.call('/control/v2/controllers/renew', { ...target('rel.host'), lease_id: leaseId, lease_ttl_millis: 300_001 });
     expect(badTtl.body).toEqual({ error: 'invalid control plane value: lease_ttl_millis: must be between 5000 and 300000', code: 'invalid' });
     h.calls.length = 0;
@@ -127,15 +129,22 @@ describeControlDbs('rin control controller leases', (server) => {
 
   it('only the authority\u2019s principal may acquire: internal needs host.admin, external its named principal', async () => {
     const h = server();
-    const other = actor('actor.other', { owner_principal_id: 'player.one', decision_authority: { source: 'external', controller_principal_id: 'player.two', revision: 1, persona_mode: 'agent-avatar' } });
+    const other = actor('actor.other', {
+      owner_principal_id: 'player.one',
+      decision_authority: { source: 'external', controller_principal_id: 'player.two', revision: 1, persona_mode: 'agent-avatar' },
+    });
     await hostWith(h, 'auth.host', [internalActor('actor.one'), other]);
     const internal = await acquire(h, 'auth.host');
     expect(internal.status).toBe(403);
     expect(internal.body).toEqual({ error: 'control plane access forbidden', code: 'forbidden' });
     expect((await acquire(h, 'auth.host', 'controller.one', 'actor.other')).status).toBe(403);
     expect((await acquire(h, 'auth.host', 'controller.one', 'actor.none')).status).toBe(404);
-    expect((await h.call('/control/v2/controllers/acquire', { ...target('auth.host'), controller_id: 'Controller', lease_ttl_millis: TTL })).body['code']).toBe('invalid');
-    expect((await h.call('/control/v2/controllers/acquire', { ...target('auth.host'), controller_id: 'controller.one', lease_ttl_millis: 4_999 })).body['code']).toBe('invalid');
+    expect((await h.call('/control/v2/controllers/acquire', { ...target('auth.host'), controller_id: 'Controller', lease_ttl_millis: TTL })).body['code']).toBe(
+      'invalid',
+    );
+    expect(
+      (await h.call('/control/v2/controllers/acquire', { ...target('auth.host'), controller_id: 'controller.one', lease_ttl_millis: 4_999 })).body['code'],
+    ).toBe('invalid');
   });
 
   it('an offline host\u2019s actors cannot be taken (410), and its operations are settled', async () => {
@@ -161,7 +170,13 @@ describeControlDbs('rin control controller leases', (server) => {
     const update = await waiting;
     expect(update.body['changed']).toBe(true);
     expect((update.body['actor'] as Record<string, unknown>)['controller_lease']).toEqual(lease.body);
-    const same = await h.call('/control/v2/wait-actor', { ...target('wk.host'), after_observation_seq: 1, after_authority_revision: 1, after_controller_lease_id: lease.body['lease_id'], wait_millis: 0 });
+    const same = await h.call('/control/v2/wait-actor', {
+      ...target('wk.host'),
+      after_observation_seq: 1,
+      after_authority_revision: 1,
+      after_controller_lease_id: lease.body['lease_id'],
+      wait_millis: 0,
+    });
     expect(same.body['changed']).toBe(false);
   });
 });
@@ -173,7 +188,9 @@ describeControlDbs('rin control emergency stop', (server) => {
     h.calls.length = 0;
     const t0 = h.clock.now();
     const on = await h.call('/control/v2/emergency-stop', { ...target('stop.host'), active: true });
-    expect(on.text).toBe(`{"host_id":"stop.host","world_id":"world.one","actor_id":"actor.one","active":true,"revision":1,"updated_by_principal_id":"player.one","updated_at_unix_millis":${t0}}\n`);
+    expect(on.text).toBe(
+      `{"host_id":"stop.host","world_id":"world.one","actor_id":"actor.one","active":true,"revision":1,"updated_by_principal_id":"player.one","updated_at_unix_millis":${t0}}\n`,
+    );
     expect(h.calls).toEqual([['onEmergencyStop', 'stop.host', 'world.one', 'actor.one', t0]]);
     await h.clock.advance(10);
     const again = await h.call('/control/v2/emergency-stop', { ...target('stop.host'), active: true });

@@ -10,8 +10,14 @@ import { openDb, type Db } from '../../ts/server/db.js';
 import { silentLog } from '../../ts/server/log.js';
 import { actor, counterRandom, fakeOps, harnessFor, publication, registration, TOKEN, VirtualTimers, type ControlHarness } from './control-http-harness.js';
 
-const internal = actor('actor.npc', { owner_principal_id: 'player.two', decision_authority: { source: 'internal', revision: 1, persona_mode: 'character-bound' } });
-const theirs = actor('actor.theirs', { owner_principal_id: 'player.two', decision_authority: { source: 'external', controller_principal_id: 'player.two', revision: 1, persona_mode: 'character-bound' } });
+const internal = actor('actor.npc', {
+  owner_principal_id: 'player.two',
+  decision_authority: { source: 'internal', revision: 1, persona_mode: 'character-bound' },
+});
+const theirs = actor('actor.theirs', {
+  owner_principal_id: 'player.two',
+  decision_authority: { source: 'external', controller_principal_id: 'player.two', revision: 1, persona_mode: 'character-bound' },
+});
 const mine = actor('actor.mine');
 const target = (actorId: string) => ({ host_id: 'p.host', world_id: 'world.one', actor_id: actorId });
 
@@ -34,7 +40,11 @@ describe('rin control principals', () => {
     const h = harnessFor(control, clock, []);
     opened.push(h);
     const reg = await h.call('/control/v2/host/register', registration('p.host'));
-    const pub = await h.call('/control/v2/host/publish', { host_id: 'p.host', lease_id: reg.body['lease_id'], publication: publication(1, [internal, theirs, mine]) });
+    const pub = await h.call('/control/v2/host/publish', {
+      host_id: 'p.host',
+      lease_id: reg.body['lease_id'],
+      publication: publication(1, [internal, theirs, mine]),
+    });
     expect(pub.status, pub.text).toBe(200);
     return h;
   }
@@ -48,7 +58,9 @@ describe('rin control principals', () => {
     expect(lease.status, lease.text).toBe(200);
     expect(lease.body['principal_id']).toBe('admin.one');
     // External authority names its controller; host.admin is not it.
-    expect((await h.call('/control/v2/controllers/acquire', { ...target('actor.theirs'), controller_id: 'controller.admin', lease_ttl_millis: 5_000 })).status).toBe(403);
+    expect(
+      (await h.call('/control/v2/controllers/acquire', { ...target('actor.theirs'), controller_id: 'controller.admin', lease_ttl_millis: 5_000 })).status,
+    ).toBe(403);
     const stop = await h.call('/control/v2/emergency-stop', { ...target('actor.theirs'), active: true });
     expect(stop.status).toBe(200);
     expect(stop.body['updated_by_principal_id']).toBe('admin.one');
@@ -58,7 +70,9 @@ describe('rin control principals', () => {
     const h = await serverFor({ id: 'player.one', granted_scopes: ['actor.read'] });
     expect((await h.call('/control/v2/actor', target('actor.mine'))).status).toBe(200);
     expect((await h.call('/control/v2/actor', target('actor.npc'))).status).toBe(403);
-    expect((await h.call('/control/v2/controllers/acquire', { ...target('actor.mine'), controller_id: 'controller.one', lease_ttl_millis: 5_000 })).status).toBe(403);
+    expect(
+      (await h.call('/control/v2/controllers/acquire', { ...target('actor.mine'), controller_id: 'controller.one', lease_ttl_millis: 5_000 })).status,
+    ).toBe(403);
     expect((await h.call('/control/v2/emergency-stop', { ...target('actor.mine'), active: true })).status).toBe(403);
   });
 

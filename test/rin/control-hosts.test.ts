@@ -3,7 +3,17 @@
  * database engines, on a virtual clock.
  */
 import { expect, it } from 'vitest';
-import { actor, describeControlDbs, epoch, fixtureCapability, flush, observation, publication, registration, type ControlHarness } from './control-http-harness.js';
+import {
+  actor,
+  describeControlDbs,
+  epoch,
+  fixtureCapability,
+  flush,
+  observation,
+  publication,
+  registration,
+  type ControlHarness,
+} from './control-http-harness.js';
 
 async function register(h: ControlHarness, hostId: string, instanceId = 'instance.one', ttl = 5_000): Promise<string> {
   const res = await h.call('/control/v2/host/register', registration(hostId, instanceId, { lease_ttl_millis: ttl }));
@@ -23,7 +33,12 @@ describeControlDbs('rin control hosts', (server) => {
     const t0 = h.clock.now();
     const res = await h.call('/control/v2/host/register', registration('lease.host', 'instance.one', { lease_ttl_millis: 7_000 }));
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ host_id: 'lease.host', instance_id: 'instance.one', lease_id: expect.stringMatching(/^lease\.[0-9a-f]{32}$/), expires_at_unix_millis: t0 + 7_000 });
+    expect(res.body).toEqual({
+      host_id: 'lease.host',
+      instance_id: 'instance.one',
+      lease_id: expect.stringMatching(/^lease\.[0-9a-f]{32}$/),
+      expires_at_unix_millis: t0 + 7_000,
+    });
     const leaseId = res.body['lease_id'] as string;
     await h.clock.advance(6_000);
     const renewed = await h.call('/control/v2/host/renew', { host_id: 'lease.host', lease_id: leaseId });
@@ -127,7 +142,10 @@ describeControlDbs('rin control hosts', (server) => {
   it('keeps the actor state text as published (number lexemes, member order)', async () => {
     const h = server();
     const leaseId = await register(h, 'raw.host');
-    const body = JSON.stringify({ host_id: 'raw.host', lease_id: leaseId, publication: publication(1) }).replace('{"status":"ready"}', '{"z":1.0,"a":-0,"big":123456789012345678901234567890}');
+    const body = JSON.stringify({ host_id: 'raw.host', lease_id: leaseId, publication: publication(1) }).replace(
+      '{"status":"ready"}',
+      '{"z":1.0,"a":-0,"big":123456789012345678901234567890}',
+    );
     expect((await h.call('/control/v2/host/publish', undefined, { raw: body })).status).toBe(200);
     const view = await h.call('/control/v2/actor', target('raw.host'));
     expect(view.text).toContain('"state":{"z":1.0,"a":-0,"big":123456789012345678901234567890}');
@@ -158,20 +176,46 @@ describeControlDbs('rin control hosts', (server) => {
       [publication(0), 'sequence: must be a positive JSON-safe integer'],
       [publication(2 ** 53), 'sequence: must be a positive JSON-safe integer'],
       [publication(1, [actor('actor.one'), actor('actor.one')]), 'actors: must not contain duplicate actor_id values'],
-      [publication(1, ['a.1', 'a.2', 'a.3', 'a.4', 'a.5'].map((id) => actor(id))), 'actors: must contain at most 4 values'],
+      [
+        publication(
+          1,
+          ['a.1', 'a.2', 'a.3', 'a.4', 'a.5'].map((id) => actor(id)),
+        ),
+        'actors: must contain at most 4 values',
+      ],
       [publication(1, [actor('actor.one')], { visible_principal_ids: ['p.one', 'p.one'] }), 'visible_principal_ids: must not contain duplicate values'],
       [publication(1, [actor('actor.one', { epoch: epoch('world.two') })]), 'actors[0].epoch.world_id: must equal publication world_id'],
       [publication(1, [actor('actor.one', { decision_authority: null })]), 'actors[0].decision_authority: is required'],
-      [publication(1, [actor('actor.one', { decision_authority: { source: 'internal', controller_principal_id: 'p.one', revision: 1, persona_mode: 'character-bound' } })]), 'actors[0].decision_authority.controller_principal_id: must be empty for internal authority'],
-      [publication(1, [actor('actor.one', { decision_authority: { source: 'external', revision: 1, persona_mode: 'agent-avatar' } })]), 'actors[0].decision_authority.controller_principal_id'],
-      [publication(1, [actor('actor.one', { decision_authority: { source: 'host', revision: 1, persona_mode: 'character-bound' } })]), 'actors[0].decision_authority.source: must be internal or external'],
+      [
+        publication(1, [
+          actor('actor.one', { decision_authority: { source: 'internal', controller_principal_id: 'p.one', revision: 1, persona_mode: 'character-bound' } }),
+        ]),
+        'actors[0].decision_authority.controller_principal_id: must be empty for internal authority',
+      ],
+      [
+        publication(1, [actor('actor.one', { decision_authority: { source: 'external', revision: 1, persona_mode: 'agent-avatar' } })]),
+        'actors[0].decision_authority.controller_principal_id',
+      ],
+      [
+        publication(1, [actor('actor.one', { decision_authority: { source: 'host', revision: 1, persona_mode: 'character-bound' } })]),
+        'actors[0].decision_authority.source: must be internal or external',
+      ],
       [publication(1, [actor('actor.one', { state: [] })]), 'actors[0].state: must be a JSON object'],
       [publication(1, [actor('actor.one', { state: null })]), 'actors[0].state: must be a JSON object'],
       [publication(1, [actor('actor.one', { state: undefined })]), 'actors[0].state: must be a bounded JSON object'],
-      [publication(1, [actor('actor.one', { observation: observation('other.host', 'actor.one') })]), 'actors[0].observation: must match the enclosing Host, world, Actor, Epoch, and sequence'],
+      [
+        publication(1, [actor('actor.one', { observation: observation('other.host', 'actor.one') })]),
+        'actors[0].observation: must match the enclosing Host, world, Actor, Epoch, and sequence',
+      ],
       [publication(1, [actor('actor.one', { observation: observation('pv.host', 'actor.one', 2) })]), 'actors[0].observation: must match'],
-      [publication(1, [actor('actor.one', { capabilities: { revision: 1, specs: [{ ...fixtureCapability(), digest: 'b'.repeat(64) }] } })]), 'actors[0].capabilities.specs[0]'],
-      [publication(1, [actor('actor.one', { capabilities: { revision: 1, specs: [fixtureCapability(), fixtureCapability()] } })]), 'actors[0].capabilities.specs: must be sorted by capability ID and version without duplicates'],
+      [
+        publication(1, [actor('actor.one', { capabilities: { revision: 1, specs: [{ ...fixtureCapability(), digest: 'b'.repeat(64) }] } })]),
+        'actors[0].capabilities.specs[0]',
+      ],
+      [
+        publication(1, [actor('actor.one', { capabilities: { revision: 1, specs: [fixtureCapability(), fixtureCapability()] } })]),
+        'actors[0].capabilities.specs: must be sorted by capability ID and version without duplicates',
+      ],
     ];
     for (const [pub, message] of cases) {
       const res = await publish(h, 'pv.host', leaseId, pub);
@@ -207,14 +251,19 @@ describeControlDbs('rin control hosts', (server) => {
     expect((await h.call('/control/v2/observe', target('disc.host', 'actor.none'))).status).toBe(404);
     await h.clock.advance(5_000);
     expect((await h.call('/control/v2/observe', target('disc.host'))).body['code']).toBe('unavailable');
-    expect((await h.call('/control/v2/capability', { ...target('disc.host'), capability: { id: 'rin.navigation.move-to', version: '2.0.0' } })).status).toBe(410);
+    expect((await h.call('/control/v2/capability', { ...target('disc.host'), capability: { id: 'rin.navigation.move-to', version: '2.0.0' } })).status).toBe(
+      410,
+    );
   });
 
   it('visibility: other principals\u2019 actors are 403 to read and hidden from lists; visible_principal_ids lists the world only', async () => {
     const h = server();
     const leaseId = await register(h, 'vis.host');
     const mine = actor('actor.mine');
-    const theirs = actor('actor.theirs', { owner_principal_id: 'player.two', decision_authority: { source: 'external', controller_principal_id: 'player.two', revision: 1, persona_mode: 'character-bound' } });
+    const theirs = actor('actor.theirs', {
+      owner_principal_id: 'player.two',
+      decision_authority: { source: 'external', controller_principal_id: 'player.two', revision: 1, persona_mode: 'character-bound' },
+    });
     const controlled = actor('actor.lent', { owner_principal_id: 'player.two' });
     expect((await publish(h, 'vis.host', leaseId, publication(1, [theirs, mine, controlled]))).status).toBe(200);
     const actors = (await h.call('/control/v2/actors', { host_id: 'vis.host', world_id: 'world.one' })).body as unknown as Array<Record<string, unknown>>;
@@ -229,7 +278,8 @@ describeControlDbs('rin control hosts', (server) => {
     // A world whose actors are all someone else's is listed only when it names the principal.
     const lease2 = await register(h, 'vis2.host');
     expect((await publish(h, 'vis2.host', lease2, publication(1, [theirs]))).status).toBe(200);
-    const listed = async () => ((await h.call('/control/v2/worlds', {})).body as unknown as Array<Record<string, unknown>>).some((w) => w['host_id'] === 'vis2.host');
+    const listed = async () =>
+      ((await h.call('/control/v2/worlds', {})).body as unknown as Array<Record<string, unknown>>).some((w) => w['host_id'] === 'vis2.host');
     expect(await listed()).toBe(false);
     expect((await publish(h, 'vis2.host', lease2, publication(2, [theirs], { visible_principal_ids: ['player.one'] }))).status).toBe(200);
     expect(await listed()).toBe(true);

@@ -36,7 +36,13 @@ const T = { host_id: HOST, world_id: 'world.one', actor_id: 'actor.one' };
 const lease = (ctx: Ctx) => ({ host_id: HOST, lease_id: ctx.lease });
 const pub = (ctx: Ctx, p: Record<string, unknown>) => ({ ...lease(ctx), publication: p });
 const rich = () =>
-  publication(1, [actor('actor.one', { observation: observation(HOST, 'actor.one'), capabilities: { revision: 1, specs: [fixtureCapability()] } }), actor('actor.two', { owner_principal_id: PRINCIPAL, decision_authority: { source: 'external', controller_principal_id: PRINCIPAL, revision: 1, persona_mode: 'agent-avatar' } })]);
+  publication(1, [
+    actor('actor.one', { observation: observation(HOST, 'actor.one'), capabilities: { revision: 1, specs: [fixtureCapability()] } }),
+    actor('actor.two', {
+      owner_principal_id: PRINCIPAL,
+      decision_authority: { source: 'external', controller_principal_id: PRINCIPAL, revision: 1, persona_mode: 'agent-avatar' },
+    }),
+  ]);
 const owned = (p: Record<string, unknown>) => {
   // The Go daemon's principal is `alice`: the actors are hers.
   for (const a of p['actors'] as Array<Record<string, unknown>>) {
@@ -52,7 +58,11 @@ const SCRIPT: Step[] = [
   { name: 'no token', path: '/control/v2/worlds', body: () => ({}), token: '' },
   { name: 'register', path: '/control/v2/host/register', body: () => registration(HOST), after: (ctx, b) => (ctx.lease = b['lease_id'] as string) },
   { name: 'register other instance', path: '/control/v2/host/register', body: () => registration(HOST, 'instance.two') },
-  { name: 'register changed manifest', path: '/control/v2/host/register', body: () => ({ ...registration(HOST), manifest: manifest({ max_concurrent_actors: 9 }) }) },
+  {
+    name: 'register changed manifest',
+    path: '/control/v2/host/register',
+    body: () => ({ ...registration(HOST), manifest: manifest({ max_concurrent_actors: 9 }) }),
+  },
   { name: 'register bad host id', path: '/control/v2/host/register', body: () => registration('Diff') },
   { name: 'register bad ttl', path: '/control/v2/host/register', body: () => registration('diff.other', 'instance.one', { lease_ttl_millis: 1 }) },
   { name: 'register bad contract', path: '/control/v2/host/register', body: () => ({ ...registration('diff.other'), contract_version: 'rin.control/v1' }) },
@@ -64,20 +74,61 @@ const SCRIPT: Step[] = [
   { name: 'publish lower sequence', path: '/control/v2/host/publish', body: (ctx) => pub(ctx, owned(publication(0))) },
   { name: 'publish duplicate actors', path: '/control/v2/host/publish', body: (ctx) => pub(ctx, publication(2, [actor('actor.one'), actor('actor.one')])) },
   { name: 'publish blank name', path: '/control/v2/host/publish', body: (ctx) => pub(ctx, publication(2, [actor('actor.one')], { display_name: ' ' })) },
-  { name: 'publish wrong epoch world', path: '/control/v2/host/publish', body: (ctx) => pub(ctx, publication(2, [actor('actor.one', { epoch: { session_id: 's.one', world_id: 'world.two', host: 1, world: 1, timeline: 1 } })])) },
-  { name: 'publish no authority', path: '/control/v2/host/publish', body: (ctx) => pub(ctx, publication(2, [actor('actor.one', { decision_authority: null })])) },
+  {
+    name: 'publish wrong epoch world',
+    path: '/control/v2/host/publish',
+    body: (ctx) => pub(ctx, publication(2, [actor('actor.one', { epoch: { session_id: 's.one', world_id: 'world.two', host: 1, world: 1, timeline: 1 } })])),
+  },
+  {
+    name: 'publish no authority',
+    path: '/control/v2/host/publish',
+    body: (ctx) => pub(ctx, publication(2, [actor('actor.one', { decision_authority: null })])),
+  },
   { name: 'publish array state', path: '/control/v2/host/publish', body: (ctx) => pub(ctx, publication(2, [actor('actor.one', { state: [1] })])) },
-  { name: 'publish mismatched observation', path: '/control/v2/host/publish', body: (ctx) => pub(ctx, publication(2, [actor('actor.one', { observation: observation('other.host', 'actor.one') })])) },
-  { name: 'publish too many actors', path: '/control/v2/host/publish', body: (ctx) => pub(ctx, publication(2, ['a.1', 'a.2', 'a.3', 'a.4', 'a.5'].map((id) => actor(id)))) },
-  { name: 'publish internal with principal', path: '/control/v2/host/publish', body: (ctx) => pub(ctx, publication(2, [actor('actor.one', { decision_authority: { source: 'internal', controller_principal_id: 'x.y', revision: 1, persona_mode: 'character-bound' } })])) },
+  {
+    name: 'publish mismatched observation',
+    path: '/control/v2/host/publish',
+    body: (ctx) => pub(ctx, publication(2, [actor('actor.one', { observation: observation('other.host', 'actor.one') })])),
+  },
+  {
+    name: 'publish too many actors',
+    path: '/control/v2/host/publish',
+    body: (ctx) =>
+      pub(
+        ctx,
+        publication(
+          2,
+          ['a.1', 'a.2', 'a.3', 'a.4', 'a.5'].map((id) => actor(id)),
+        ),
+      ),
+  },
+  {
+    name: 'publish internal with principal',
+    path: '/control/v2/host/publish',
+    body: (ctx) =>
+      pub(
+        ctx,
+        publication(2, [
+          actor('actor.one', { decision_authority: { source: 'internal', controller_principal_id: 'x.y', revision: 1, persona_mode: 'character-bound' } }),
+        ]),
+      ),
+  },
   { name: 'worlds', path: '/control/v2/worlds', body: () => ({}) },
   { name: 'actors', path: '/control/v2/actors', body: () => ({ host_id: HOST, world_id: 'world.one' }) },
   { name: 'actors of a missing world', path: '/control/v2/actors', body: () => ({ host_id: HOST, world_id: 'world.none' }) },
   { name: 'actor', path: '/control/v2/actor', body: () => T },
   { name: 'actor missing', path: '/control/v2/actor', body: () => ({ ...T, actor_id: 'actor.none' }) },
   { name: 'wait-actor changed', path: '/control/v2/wait-actor', body: () => ({ ...T, after_observation_seq: 0, after_authority_revision: 1, wait_millis: 0 }) },
-  { name: 'wait-actor unchanged', path: '/control/v2/wait-actor', body: () => ({ ...T, after_observation_seq: 1, after_authority_revision: 1, wait_millis: 0 }) },
-  { name: 'wait-actor too long', path: '/control/v2/wait-actor', body: () => ({ ...T, after_observation_seq: 1, after_authority_revision: 1, wait_millis: 25_001 }) },
+  {
+    name: 'wait-actor unchanged',
+    path: '/control/v2/wait-actor',
+    body: () => ({ ...T, after_observation_seq: 1, after_authority_revision: 1, wait_millis: 0 }),
+  },
+  {
+    name: 'wait-actor too long',
+    path: '/control/v2/wait-actor',
+    body: () => ({ ...T, after_observation_seq: 1, after_authority_revision: 1, wait_millis: 25_001 }),
+  },
   { name: 'observe', path: '/control/v2/observe', body: () => T },
   { name: 'observe unpublished', path: '/control/v2/observe', body: () => ({ ...T, actor_id: 'actor.two' }) },
   { name: 'observe bad target', path: '/control/v2/observe', body: () => ({ ...T, world_id: 'World' }) },
@@ -87,14 +138,27 @@ const SCRIPT: Step[] = [
   { name: 'capability other version', path: '/control/v2/capability', body: () => ({ ...T, capability: { id: 'rin.navigation.move-to', version: '2.0.1' } }) },
   { name: 'capability bad ref', path: '/control/v2/capability', body: () => ({ ...T, capability: { id: 'move', version: '2' } }) },
   { name: 'controller get none', path: '/control/v2/controllers/get', body: () => T },
-  { name: 'acquire', path: '/control/v2/controllers/acquire', body: () => ({ ...T, controller_id: 'controller.one', lease_ttl_millis: 60_000 }), after: (ctx, b) => (ctx.controller = b['lease_id'] as string) },
+  {
+    name: 'acquire',
+    path: '/control/v2/controllers/acquire',
+    body: () => ({ ...T, controller_id: 'controller.one', lease_ttl_millis: 60_000 }),
+    after: (ctx, b) => (ctx.controller = b['lease_id'] as string),
+  },
   { name: 'acquire again', path: '/control/v2/controllers/acquire', body: () => ({ ...T, controller_id: 'controller.one', lease_ttl_millis: 60_000 }) },
-  { name: 'acquire other controller', path: '/control/v2/controllers/acquire', body: () => ({ ...T, controller_id: 'controller.two', lease_ttl_millis: 60_000 }) },
+  {
+    name: 'acquire other controller',
+    path: '/control/v2/controllers/acquire',
+    body: () => ({ ...T, controller_id: 'controller.two', lease_ttl_millis: 60_000 }),
+  },
   { name: 'acquire bad ttl', path: '/control/v2/controllers/acquire', body: () => ({ ...T, controller_id: 'controller.one', lease_ttl_millis: 10 }) },
   { name: 'actor with controller', path: '/control/v2/actor', body: () => T },
   { name: 'controller get', path: '/control/v2/controllers/get', body: () => T },
   { name: 'controller renew', path: '/control/v2/controllers/renew', body: (ctx) => ({ ...T, lease_id: ctx.controller, lease_ttl_millis: 30_000 }) },
-  { name: 'controller renew wrong', path: '/control/v2/controllers/renew', body: () => ({ ...T, lease_id: 'controller-lease.none', lease_ttl_millis: 30_000 }) },
+  {
+    name: 'controller renew wrong',
+    path: '/control/v2/controllers/renew',
+    body: () => ({ ...T, lease_id: 'controller-lease.none', lease_ttl_millis: 30_000 }),
+  },
   { name: 'controller release', path: '/control/v2/controllers/release', body: (ctx) => ({ ...T, lease_id: ctx.controller }) },
   { name: 'controller release again', path: '/control/v2/controllers/release', body: (ctx) => ({ ...T, lease_id: ctx.controller }) },
   { name: 'controller get released', path: '/control/v2/controllers/get', body: () => T },
@@ -182,7 +246,12 @@ describeWithReference('rin control core against the reference daemon', () => {
       const o = mine[i]!;
       const mode = step.mode ?? 'exact';
       const code = (a: Answer) => (typeof a.body === 'object' && a.body !== null ? (a.body as Record<string, unknown>)['code'] : undefined);
-      const same = mode === 'exact' ? JSON.stringify(g) === JSON.stringify(o) : mode === 'status-and-code' ? g.status === o.status && code(g) === code(o) : g.status === o.status;
+      const same =
+        mode === 'exact'
+          ? JSON.stringify(g) === JSON.stringify(o)
+          : mode === 'status-and-code'
+            ? g.status === o.status && code(g) === code(o)
+            : g.status === o.status;
       if (!same) differences.push(`${step.name}:\n  reference ${JSON.stringify(g)}\n  ours      ${JSON.stringify(o)}`);
     });
     expect(differences.join('\n')).toBe('');

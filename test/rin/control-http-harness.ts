@@ -68,10 +68,12 @@ export type HookCall = [name: string, ...args: unknown[]];
 
 /** The operations half stood in: hooks are recorded; its routes answer with their own name. */
 export function fakeOps(calls: HookCall[]): OpsFactory {
-  const route = (name: string) => async (...args: unknown[]) => {
-    calls.push([name, ...args.slice(0, 1)]);
-    return { route: name };
-  };
+  const route =
+    (name: string) =>
+    async (...args: unknown[]) => {
+      calls.push([name, ...args.slice(0, 1)]);
+      return { route: name };
+    };
   const ops: ControlOps = {
     onHostExpired: (hostId, now) => void calls.push(['onHostExpired', hostId, now]),
     onHostUnregistered: (hostId, now) => void calls.push(['onHostUnregistered', hostId, now]),
@@ -244,7 +246,14 @@ export function manifest(over: Partial<HostManifest> = {}): HostManifest {
     clock_modes: ['step'],
     decision_modes: ['asynchronous'],
     max_concurrent_actors: 4,
-    durability: { profile: 'advisory', stable_identity: true, durable_before_network: false, durable_outbox: false, idempotent_apply: false, atomic_apply_and_outbox: false },
+    durability: {
+      profile: 'advisory',
+      stable_identity: true,
+      durable_before_network: false,
+      durable_outbox: false,
+      idempotent_apply: false,
+      atomic_apply_and_outbox: false,
+    },
     ...over,
   };
 }
@@ -269,7 +278,11 @@ export function actor(actorId: string, over: Record<string, unknown> = {}): Reco
   };
 }
 
-export function publication(sequence: number, actors: Array<Record<string, unknown>> = [actor('actor.one')], over: Record<string, unknown> = {}): Record<string, unknown> {
+export function publication(
+  sequence: number,
+  actors: Array<Record<string, unknown>> = [actor('actor.one')],
+  over: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { world_id: 'world.one', display_name: 'Test World', sequence, actors, ...over };
 }
 
@@ -296,4 +309,3 @@ export function fixtureCapability(): Record<string, unknown> {
   if (c === undefined) throw new Error('capdigest-01 is missing from the public vectors');
   return { ...(JSON.parse(c.spec_json) as Record<string, unknown>), digest: c.expect.digest };
 }
-

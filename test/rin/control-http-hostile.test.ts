@@ -5,13 +5,40 @@
  * stay usable afterwards.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, dataPlace, fixtureCapability, observation, openControl, publication, registration, type ControlHarness, type DataPlace } from './control-http-harness.js';
+import {
+  actor,
+  dataPlace,
+  fixtureCapability,
+  observation,
+  openControl,
+  publication,
+  registration,
+  type ControlHarness,
+  type DataPlace,
+} from './control-http-harness.js';
 
 const HOST = 'hostile.host';
 const T = { host_id: HOST, world_id: 'world.one', actor_id: 'actor.one' };
 
 /** JSON values a hostile client might put where another was expected. */
-const REPLACEMENTS: unknown[] = [null, true, -1, 0, 1.5, 9007199254740993, 1e21, '', 'x'.repeat(300), 'A B', '\u0000', '\ud83d\ude00', {}, [], [null], { nested: { deeper: [1, { a: 'b' }] } }];
+const REPLACEMENTS: unknown[] = [
+  null,
+  true,
+  -1,
+  0,
+  1.5,
+  9007199254740993,
+  1e21,
+  '',
+  'x'.repeat(300),
+  'A B',
+  '\u0000',
+  '\ud83d\ude00',
+  {},
+  [],
+  [null],
+  { nested: { deeper: [1, { a: 'b' }] } },
+];
 const REMOVE = Symbol('remove');
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -51,7 +78,9 @@ describe('rin control under hostile bodies', () => {
   });
 
   it('answers every mutation of every core body with a JSON error of a known status', async () => {
-    const rich = publication(1, [actor('actor.one', { observation: observation(HOST, 'actor.one'), capabilities: { revision: 1, specs: [fixtureCapability()] } })]);
+    const rich = publication(1, [
+      actor('actor.one', { observation: observation(HOST, 'actor.one'), capabilities: { revision: 1, specs: [fixtureCapability()] } }),
+    ]);
     const bodies: Array<[string, Json]> = [
       ['/control/v2/host/register', registration(HOST) as unknown as Json],
       ['/control/v2/host/renew', { host_id: HOST, lease_id: leaseId }],
@@ -60,7 +89,17 @@ describe('rin control under hostile bodies', () => {
       ['/control/v2/worlds', {}],
       ['/control/v2/actors', { host_id: HOST, world_id: 'world.one' }],
       ['/control/v2/actor', T],
-      ['/control/v2/wait-actor', { ...T, after_observation_seq: 1, after_authority_revision: 1, after_controller_lease_id: 'controller-lease.x', after_emergency_stop_revision: 1, wait_millis: 0 }],
+      [
+        '/control/v2/wait-actor',
+        {
+          ...T,
+          after_observation_seq: 1,
+          after_authority_revision: 1,
+          after_controller_lease_id: 'controller-lease.x',
+          after_emergency_stop_revision: 1,
+          wait_millis: 0,
+        },
+      ],
       ['/control/v2/observe', T],
       ['/control/v2/capabilities', T],
       ['/control/v2/capability', { ...T, capability: { id: 'rin.navigation.move-to', version: '2.0.0' } }],

@@ -32,7 +32,9 @@ const SDK = join(SHARED, 'reference/rin-src/sdk/javascript/src/index.js');
 function openApiRoutes(): Array<{ method: string; path: string; operationId: string }> {
   if (!existsSync(OPENAPI)) throw new Error(`the published Control OpenAPI document is missing: ${OPENAPI}`);
   const doc = JSON.parse(readFileSync(OPENAPI, 'utf8')) as { paths: Record<string, Record<string, { operationId: string }>> };
-  return Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([m, op]) => ({ method: m.toUpperCase(), path, operationId: op.operationId })));
+  return Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([m, op]) => ({ method: m.toUpperCase(), path, operationId: op.operationId })),
+  );
 }
 
 /** A body each POST route decodes without complaint (the fixture shapes of the reference). */
@@ -87,9 +89,19 @@ const DECODE_FAULTS: Fault[] = [
 
 /** Routes whose bodies the operations half decodes. */
 const OPS_ROUTES = new Set(
-  ['host/ack', 'host/run', 'host/outcome', 'host/gateway-result', 'actions/submit', 'actions/confirm', 'operations/get', 'operations/wait', 'operations/cancel', 'tasks/timeline/get', 'tasks/timeline/wait'].map(
-    (p) => `/control/v2/${p}`,
-  ),
+  [
+    'host/ack',
+    'host/run',
+    'host/outcome',
+    'host/gateway-result',
+    'actions/submit',
+    'actions/confirm',
+    'operations/get',
+    'operations/wait',
+    'operations/cancel',
+    'tasks/timeline/get',
+    'tasks/timeline/wait',
+  ].map((p) => `/control/v2/${p}`),
 );
 
 describe('rin control HTTP', () => {
@@ -137,7 +149,11 @@ describe('rin control HTTP', () => {
   });
 
   it('writes compact JSON and a newline, with no-store and nosniff, on success and on error', async () => {
-    for (const res of [await h.call('/health', undefined, { token: null }), await h.call('/control/v2/worlds', {}), await h.call('/control/v2/actor', { host_id: 'nohost', world_id: 'w', actor_id: 'a' })]) {
+    for (const res of [
+      await h.call('/health', undefined, { token: null }),
+      await h.call('/control/v2/worlds', {}),
+      await h.call('/control/v2/actor', { host_id: 'nohost', world_id: 'w', actor_id: 'a' }),
+    ]) {
       expect(res.headers.get('content-type')).toBe('application/json');
       expect(res.headers.get('cache-control')).toBe('no-store');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
@@ -146,7 +162,9 @@ describe('rin control HTTP', () => {
     }
     const info = await h.call('/control/v2/info');
     // Scopes sorted, as the reference keeps them.
-    expect(info.text).toBe(`{"contract_version":"rin.control/v2","principal":{"id":"player.one","granted_scopes":["actor.control","actor.execute","actor.read","operation.cancel"]}}\n`);
+    expect(info.text).toBe(
+      `{"contract_version":"rin.control/v2","principal":{"id":"player.one","granted_scopes":["actor.control","actor.execute","actor.read","operation.cancel"]}}\n`,
+    );
   });
 
   it('refuses a body that fails the transport checks on every POST route with 400 and no code', async () => {
@@ -184,7 +202,9 @@ describe('rin control HTTP', () => {
     const worlds = await h.call('/control/v2/worlds', undefined, { raw: '{"x":1}' });
     expect(worlds.body).toEqual({ error: expect.stringContaining('unknown field') });
     for (const ttl of ['5000.0', '-5000', '4294967296', '"5000"', '5e3']) {
-      const res = await h.call('/control/v2/host/register', undefined, { raw: JSON.stringify(registration('test.host')).replace('"lease_ttl_millis":5000', `"lease_ttl_millis":${ttl}`) });
+      const res = await h.call('/control/v2/host/register', undefined, {
+        raw: JSON.stringify(registration('test.host')).replace('"lease_ttl_millis":5000', `"lease_ttl_millis":${ttl}`),
+      });
       expect(res.status, ttl).toBe(400);
       expect(res.body['code'], ttl).toBeUndefined();
     }
@@ -242,7 +262,14 @@ describe('rin control HTTP', () => {
     const ok = await h.call('/control/v2/host/poll', { host_id: 'test.host', lease_id: 'lease.x', limit: 2, wait_millis: 25_000 });
     expect(ok.status).toBe(200);
     expect(h.calls).toEqual([['poll', 'test.host', 'lease.x', 2, 25_000]]);
-    const wait = await h.call('/control/v2/wait-actor', { host_id: 'h.one', world_id: 'w', actor_id: 'a', after_observation_seq: 0, after_authority_revision: 0, wait_millis: 25_001 });
+    const wait = await h.call('/control/v2/wait-actor', {
+      host_id: 'h.one',
+      world_id: 'w',
+      actor_id: 'a',
+      after_observation_seq: 0,
+      after_authority_revision: 0,
+      wait_millis: 25_001,
+    });
     expect(wait.status).toBe(400);
     expect(wait.body['code']).toBe('invalid');
   });
@@ -309,7 +336,9 @@ describe('rin control configuration', () => {
     const calls: HookCall[] = [];
     const base = { token: TOKEN, ops: fakeOps(calls), log: silentLog, dataDir: undefined };
     await expect(serveRinControl({ ...base, token: 'x'.repeat(31), listen: '127.0.0.1:0' })).rejects.toThrow('token must contain at least 32 bytes');
-    await expect(serveRinControl({ ...base, principal: { id: 'p', granted_scopes: ['world.read'] }, listen: '127.0.0.1:0' })).rejects.toThrow('no Control Plane scope');
+    await expect(serveRinControl({ ...base, principal: { id: 'p', granted_scopes: ['world.read'] }, listen: '127.0.0.1:0' })).rejects.toThrow(
+      'no Control Plane scope',
+    );
     await expect(serveRinControl({ ...base, principal: { id: 'Bad' }, listen: '127.0.0.1:0' })).rejects.toThrow('client principal');
     await expect(serveRinControl({ ...base, maxBodyBytes: (8 << 20) + 1, listen: '127.0.0.1:0' })).rejects.toThrow('8 MiB');
   });
@@ -326,7 +355,10 @@ describe('rin control served on loopback, driven by the reference JavaScript SDK
   it('the unmodified SDK reads info and worlds, and gets the server codes back', async () => {
     if (!existsSync(SDK)) throw new Error(`the reference JavaScript SDK is missing: ${SDK}`);
     const sdk = (await import(pathToFileURL(SDK).href)) as {
-      RinControlClient: new (base: string, o: { token: string }) => {
+      RinControlClient: new (
+        base: string,
+        o: { token: string },
+      ) => {
         info(): Promise<Record<string, unknown>>;
         listWorlds(): Promise<unknown[]>;
         getActor(i: object): Promise<unknown>;
@@ -340,7 +372,10 @@ describe('rin control served on loopback, driven by the reference JavaScript SDK
     try {
       expect(served.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const client = new sdk.RinControlClient(served.url, { token: TOKEN });
-      expect(await client.info()).toEqual({ contract_version: 'rin.control/v2', principal: { ...ALL_SCOPES, granted_scopes: [...ALL_SCOPES.granted_scopes!].sort() } });
+      expect(await client.info()).toEqual({
+        contract_version: 'rin.control/v2',
+        principal: { ...ALL_SCOPES, granted_scopes: [...ALL_SCOPES.granted_scopes!].sort() },
+      });
       expect(await client.listWorlds()).toEqual([]);
       await expect(client.getActor({ host_id: 'h.one', world_id: 'w.one', actor_id: 'a.one' })).rejects.toMatchObject({ code: 'not_found', status: 404 });
       const lease = (await client.post('/control/v2/host/register', registration('sdk.host'))) as { lease_id: string };
@@ -372,11 +407,20 @@ describe('rin control served on loopback, driven by the reference JavaScript SDK
     const served = await serveRinControl({ token: TOKEN, principal: ALL_SCOPES, ops: fakeOps([]), log: silentLog, listen: '127.0.0.1:0', clock });
     try {
       const post = (path: string, body: unknown, signal?: AbortSignal) =>
-        fetch(`${served.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal });
+        fetch(`${served.url}${path}`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+          signal,
+        });
       const lease = (await (await post('/control/v2/host/register', registration('hangup.host'))).json()) as { lease_id: string };
       expect((await post('/control/v2/host/publish', { host_id: 'hangup.host', lease_id: lease.lease_id, publication: publication(1) })).status).toBe(200);
       const hangUp = new AbortController();
-      const wait = post('/control/v2/wait-actor', { host_id: 'hangup.host', world_id: 'world.one', actor_id: 'actor.one', after_observation_seq: 1, after_authority_revision: 1, wait_millis: 20_000 }, hangUp.signal).catch(() => 'hung up');
+      const wait = post(
+        '/control/v2/wait-actor',
+        { host_id: 'hangup.host', world_id: 'world.one', actor_id: 'actor.one', after_observation_seq: 1, after_authority_revision: 1, wait_millis: 20_000 },
+        hangUp.signal,
+      ).catch(() => 'hung up');
       for (let i = 0; i < 100 && clock.pending === 0; i++) await new Promise((r) => setTimeout(r, 10));
       expect(clock.pending).toBe(1);
       hangUp.abort();

@@ -87,7 +87,14 @@ export function manifest(): HostManifest {
     clock_modes: ['step'],
     decision_modes: ['sequential'],
     max_concurrent_actors: 8,
-    durability: { profile: 'advisory', stable_identity: false, durable_before_network: false, durable_outbox: false, idempotent_apply: false, atomic_apply_and_outbox: false },
+    durability: {
+      profile: 'advisory',
+      stable_identity: false,
+      durable_before_network: false,
+      durable_outbox: false,
+      idempotent_apply: false,
+      atomic_apply_and_outbox: false,
+    },
   };
 }
 
@@ -97,8 +104,12 @@ export function capability(id: string, kind: 'atomic' | 'macro' = 'atomic'): Cap
   return {
     capability: { id, version: '1.0.0' },
     description: `Test capability ${id}`,
-    input: newSchema(JSON.stringify({ $schema: SCHEMA, type: 'object', properties: { crate: { type: 'string' }, weight: { type: 'number' } }, additionalProperties: false })),
-    output: newSchema(JSON.stringify({ $schema: SCHEMA, type: 'object', properties: { moved: { type: 'integer' }, note: { type: 'string' } }, additionalProperties: false })),
+    input: newSchema(
+      JSON.stringify({ $schema: SCHEMA, type: 'object', properties: { crate: { type: 'string' }, weight: { type: 'number' } }, additionalProperties: false }),
+    ),
+    output: newSchema(
+      JSON.stringify({ $schema: SCHEMA, type: 'object', properties: { moved: { type: 'integer' }, note: { type: 'string' } }, additionalProperties: false }),
+    ),
     effect_schema: newSchema(JSON.stringify({ $schema: SCHEMA, type: 'object', properties: { weight: { type: 'integer' } }, additionalProperties: false })),
     kind,
     execution: 'queued',
@@ -259,7 +270,10 @@ export class FakeState implements ControlState {
   canAccessActor(principal: Principal, actor: ActorPublication, scope: string): boolean {
     if (this.hasScope(principal, 'host.admin')) return true;
     if (!this.hasScope(principal, scope)) return false;
-    return principal.id === actor.owner_principal_id || (actor.decision_authority.source === 'external' && actor.decision_authority.controller_principal_id === principal.id);
+    return (
+      principal.id === actor.owner_principal_id ||
+      (actor.decision_authority.source === 'external' && actor.decision_authority.controller_principal_id === principal.id)
+    );
   }
 
   hasScope(principal: Principal, scope: string): boolean {
@@ -296,7 +310,15 @@ export class FakeState implements ControlState {
   async stop(actorId: string): Promise<void> {
     await this.mutate(() => {
       const a = this.actors.get(actorId)!;
-      a.stop = { host_id: HOST, world_id: WORLD, actor_id: actorId, active: true, revision: (a.stop?.revision ?? 0) + 1, updated_by_principal_id: 'alice', updated_at_unix_millis: this.clock.now() };
+      a.stop = {
+        host_id: HOST,
+        world_id: WORLD,
+        actor_id: actorId,
+        active: true,
+        revision: (a.stop?.revision ?? 0) + 1,
+        updated_by_principal_id: 'alice',
+        updated_at_unix_millis: this.clock.now(),
+      };
       this.ops.onEmergencyStop(HOST, WORLD, actorId, this.clock.now());
     });
   }
@@ -365,7 +387,10 @@ export class ScriptedHost {
           wire({
             host_id: HOST,
             lease_id: this.state.lease.lease_id,
-            result: { gateway_request_id: r.gateway_request_id, snapshot: { now: this.now(), epoch: this.state.epoch, observation_sequence: this.state.observationSeq } },
+            result: {
+              gateway_request_id: r.gateway_request_id,
+              snapshot: { now: this.now(), epoch: this.state.epoch, observation_sequence: this.state.observationSeq },
+            },
           }),
         );
         continue;
@@ -384,7 +409,10 @@ export class ScriptedHost {
         wire({
           host_id: HOST,
           lease_id: this.state.lease.lease_id,
-          result: { gateway_request_id: r.gateway_request_id, binding: { bound_action: bound, snapshot: { now: snapshotNow, epoch: this.state.epoch, observation_sequence: this.state.observationSeq } } },
+          result: {
+            gateway_request_id: r.gateway_request_id,
+            binding: { bound_action: bound, snapshot: { now: snapshotNow, epoch: this.state.epoch, observation_sequence: this.state.observationSeq } },
+          },
         }),
       );
     }
@@ -405,12 +433,18 @@ export class ScriptedHost {
   }
 
   async ack(operationId: string, accepted = true, code?: string): Promise<void> {
-    await this.state.ops.ack(wire({ host_id: HOST, lease_id: this.state.lease.lease_id, acknowledgement: { operation_id: operationId, accepted, ...(code ? { code } : {}) } }));
+    await this.state.ops.ack(
+      wire({ host_id: HOST, lease_id: this.state.lease.lease_id, acknowledgement: { operation_id: operationId, accepted, ...(code ? { code } : {}) } }),
+    );
   }
 
   async run(operationId: string, status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled', progressSeq: number, progress: number): Promise<void> {
     await this.state.ops.run(
-      wire({ host_id: HOST, lease_id: this.state.lease.lease_id, run: { operation_id: operationId, status, progress_seq: progressSeq, progress, updated_at: { clock: 'step', value: this.step + progressSeq } } }),
+      wire({
+        host_id: HOST,
+        lease_id: this.state.lease.lease_id,
+        run: { operation_id: operationId, status, progress_seq: progressSeq, progress, updated_at: { clock: 'step', value: this.step + progressSeq } },
+      }),
     );
   }
 

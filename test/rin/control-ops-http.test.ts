@@ -31,7 +31,13 @@ class HttpHost {
   }
 
   async start(): Promise<void> {
-    const reg = await this.h.call('/control/v2/host/register', { contract_version: 'rin.control/v2', host_id: HOST_ID, instance_id: 'instance.one', manifest: manifest(), lease_ttl_millis: 300_000 });
+    const reg = await this.h.call('/control/v2/host/register', {
+      contract_version: 'rin.control/v2',
+      host_id: HOST_ID,
+      instance_id: 'instance.one',
+      manifest: manifest(),
+      lease_ttl_millis: 300_000,
+    });
     expect(reg.status, reg.text).toBe(200);
     this.leaseId = reg.body['lease_id'] as string;
     const actor = {
@@ -44,7 +50,11 @@ class HttpHost {
       state: { ready: true },
       capabilities: plain({ revision: 1, specs: [this.spec] }),
     };
-    const pub = await this.h.call('/control/v2/host/publish', { host_id: HOST_ID, lease_id: this.leaseId, publication: { world_id: WORLD_ID, display_name: 'Harbor', sequence: 1, actors: [actor] } });
+    const pub = await this.h.call('/control/v2/host/publish', {
+      host_id: HOST_ID,
+      lease_id: this.leaseId,
+      publication: { world_id: WORLD_ID, display_name: 'Harbor', sequence: 1, actors: [actor] },
+    });
     expect(pub.status, pub.text).toBe(200);
   }
 
@@ -68,7 +78,18 @@ class HttpHost {
           request,
           {
             binding_id: `binding.${g.request.gateway_request_id.slice(-6)}`,
-            effect_preview: [{ effect_id: 'effect.one', kind: 'cargo.move', operation: 'update', ownership: 'actor', scope: 'harbor.dock', reversible: true, risk, attributes: new RawJson('{"weight":2}') }],
+            effect_preview: [
+              {
+                effect_id: 'effect.one',
+                kind: 'cargo.move',
+                operation: 'update',
+                ownership: 'actor',
+                scope: 'harbor.dock',
+                reversible: true,
+                risk,
+                attributes: new RawJson('{"weight":2}'),
+              },
+            ],
             valid_until: { clock: 'step', value: this.step + 90 },
           },
           snapshot.now as { clock: 'step'; value: number },
@@ -124,7 +145,7 @@ function request(spec: CapabilitySpec, key: string): Record<string, unknown> {
     actor_id: ACTOR_ID,
     capability: spec.capability,
     spec_digest: spec.digest,
-    arguments: { crate: 'red', weight: 2.50 },
+    arguments: { crate: 'red', weight: 2.5 },
     expected_epoch: epoch,
     observation_sequence: 4,
     task_id: 'task.harbor',
@@ -141,7 +162,13 @@ function suite(kind: DbKind): void {
     try {
       const host = new HttpHost(h);
       await host.start();
-      const lease = await h.call('/control/v2/controllers/acquire', { host_id: HOST_ID, world_id: WORLD_ID, actor_id: ACTOR_ID, controller_id: 'controller.one', lease_ttl_millis: 300_000 });
+      const lease = await h.call('/control/v2/controllers/acquire', {
+        host_id: HOST_ID,
+        world_id: WORLD_ID,
+        actor_id: ACTOR_ID,
+        controller_id: 'controller.one',
+        lease_ttl_millis: 300_000,
+      });
       expect(lease.status, lease.text).toBe(200);
 
       const submitted = await host.serve(h.call('/control/v2/actions/submit', undefined, { method: 'POST', raw: submitText(host.spec, 'key.load') }));
@@ -166,9 +193,15 @@ function suite(kind: DbKind): void {
       expect((woke.body['operation'] as Record<string, unknown>)['status']).toBe('delivered');
 
       expect((await host.report('ack', { acknowledgement: { operation_id: id, accepted: true } })).body).toEqual({ status: 'acknowledged' });
-      const run = await host.report('run', { run: { operation_id: id, status: 'running', progress_seq: 1, progress: 50, updated_at: { clock: 'step', value: 501 } } });
+      const run = await host.report('run', {
+        run: { operation_id: id, status: 'running', progress_seq: 1, progress: 50, updated_at: { clock: 'step', value: 501 } },
+      });
       expect(run.status, run.text).toBe(200);
-      const early = await h.call('/control/v2/host/run', { host_id: HOST_ID, lease_id: host.leaseId, run: { operation_id: confirmed.body['operation_id'], status: 'running', progress_seq: 1, progress: 1, updated_at: { clock: 'step', value: 501 } } });
+      const early = await h.call('/control/v2/host/run', {
+        host_id: HOST_ID,
+        lease_id: host.leaseId,
+        run: { operation_id: confirmed.body['operation_id'], status: 'running', progress_seq: 1, progress: 1, updated_at: { clock: 'step', value: 501 } },
+      });
       expect(early.status).toBe(409);
       expect(early.body['code']).toBe('not_accepted');
       const outcome = await host.report('outcome', {
@@ -186,8 +219,19 @@ function suite(kind: DbKind): void {
       expect(page.body['contract_version']).toBe('rin.task-timeline/v1');
       expect(page.body['more']).toBe(true);
       const rest = await h.call('/control/v2/tasks/timeline/get', { task_id: 'task.harbor', after_cursor: page.body['next_cursor'], limit: 256 });
-      const kinds = [...(page.body['events'] as Array<Record<string, unknown>>), ...(rest.body['events'] as Array<Record<string, unknown>>)].map((e) => e['event_kind']);
-      expect(kinds).toEqual(expect.arrayContaining(['operation.queued', 'operation.awaiting-confirmation', 'operation.delivered', 'operation.accepted', 'operation.progress', 'operation.succeeded']));
+      const kinds = [...(page.body['events'] as Array<Record<string, unknown>>), ...(rest.body['events'] as Array<Record<string, unknown>>)].map(
+        (e) => e['event_kind'],
+      );
+      expect(kinds).toEqual(
+        expect.arrayContaining([
+          'operation.queued',
+          'operation.awaiting-confirmation',
+          'operation.delivered',
+          'operation.accepted',
+          'operation.progress',
+          'operation.succeeded',
+        ]),
+      );
       const bad = await h.call('/control/v2/tasks/timeline/get', { task_id: 'task.harbor', after_cursor: 'tl1:00' });
       expect(bad.status).toBe(400);
 

@@ -39,7 +39,10 @@ describe('timeline cursors', () => {
   });
 
   it('a page after a cursor past the latest event is refused; truncation is reported only for unseen events', () => {
-    const records = [1, 2, 3].map((sequence) => ({ sequence, event: { event_id: `e.${sequence}`, occurred_at_unix_millis: 1, task_id: 't', event_kind: 'operation.queued' } }));
+    const records = [1, 2, 3].map((sequence) => ({
+      sequence,
+      event: { event_id: `e.${sequence}`, occurred_at_unix_millis: 1, task_id: 't', event_kind: 'operation.queued' },
+    }));
     const snapshot = { taskId: 't', status: 'queued', latestSequence: 3, truncatedBefore: 2, records };
     const first = buildTimelinePage(snapshot, normalizeTimelineQuery({ task_id: 't', limit: 2 }));
     expect(first.events.map((e: TaskTimelineEvent) => e.cursor)).toEqual(['tl1:1', 'tl1:2']);
@@ -66,10 +69,22 @@ describe('task timeline of operations', () => {
     await w.submit(ALICE, actionRequest(w.state, w.specs[0]!, 'tl.other', { task_id: 'task.other' }));
     const all = await w.state.ops.timelineGet(ALICE, wire({ task_id: 'task.unload' }));
     expect(all.contract_version).toBe('rin.task-timeline/v1');
-    expect(all.events.map((e) => e.event_kind)).toEqual(['operation.queued', 'operation.delivered', 'operation.accepted', 'operation.progress', 'operation.succeeded']);
+    expect(all.events.map((e) => e.event_kind)).toEqual([
+      'operation.queued',
+      'operation.delivered',
+      'operation.accepted',
+      'operation.progress',
+      'operation.succeeded',
+    ]);
     expect(all.status).toBe('succeeded');
     const last = all.events[4]!;
-    expect(last.operation).toMatchObject({ operation_id: view.operation_id, status: 'succeeded', terminal: true, execution_confirmed: true, outcome_code: 'succeeded' });
+    expect(last.operation).toMatchObject({
+      operation_id: view.operation_id,
+      status: 'succeeded',
+      terminal: true,
+      execution_confirmed: true,
+      outcome_code: 'succeeded',
+    });
     expect(last.policy).toMatchObject({ disposition: 'allow', reason_code: 'policy.profile_allow', effect_count: 1, confirmation_pending: false });
     expect(last.event_id).toBe(`${view.operation_id}.event.${parseTimelineCursor(last.cursor).toString(36)}`);
     // Pages of two follow one another without gaps or repeats.

@@ -7,7 +7,21 @@ import { RawJson } from '../../ts/crypto/gojson.js';
 import { Operations } from '../../ts/rin/control/operations.js';
 import { RinError } from '../../ts/rin/errors.js';
 import type { OperationView } from '../../ts/rin/types.js';
-import { ACTOR, ADMIN, ALICE, BOB, HOST, TEST_POLICY, actionRequest, rejects, settle, submitBody, useOpsWorld, wire, type OpsWorld } from './control-ops-harness.js';
+import {
+  ACTOR,
+  ADMIN,
+  ALICE,
+  BOB,
+  HOST,
+  TEST_POLICY,
+  actionRequest,
+  rejects,
+  settle,
+  submitBody,
+  useOpsWorld,
+  wire,
+  type OpsWorld,
+} from './control-ops-harness.js';
 
 const world = useOpsWorld();
 let w: OpsWorld;
@@ -62,7 +76,12 @@ describe('submit', () => {
     await rejects(w.state.ops.submit(ALICE, submitBody({ ...request, request_id: 'request.other' }), w.signal), 'conflict');
     // Bob controls the other actor with his own lease; his key space is his own.
     w.state.actors.get('actor.other')!.publication.owner_principal_id = 'bob';
-    w.state.actors.get('actor.other')!.publication.decision_authority = { source: 'external', controller_principal_id: 'bob', revision: 1, persona_mode: 'agent-avatar' };
+    w.state.actors.get('actor.other')!.publication.decision_authority = {
+      source: 'external',
+      controller_principal_id: 'bob',
+      revision: 1,
+      persona_mode: 'agent-avatar',
+    };
     w.state.acquire('actor.other', 'bob');
     const bobs = await w.submit(BOB, actionRequest(w.state, spec(), 'key.idem', { actor_id: 'actor.other' }));
     expect(bobs.operation_id).not.toBe(first.operation_id);
@@ -79,13 +98,19 @@ describe('submit', () => {
   });
 
   it('fences the request: stale epoch, observation gap over 8, missing or foreign controller lease, missing scope', async () => {
-    await rejects(w.state.ops.submit(ALICE, submitBody(actionRequest(w.state, spec(), 'k1', { expected_epoch: { ...w.state.epoch, timeline: 2 } })), w.signal), 'stale');
+    await rejects(
+      w.state.ops.submit(ALICE, submitBody(actionRequest(w.state, spec(), 'k1', { expected_epoch: { ...w.state.epoch, timeline: 2 } })), w.signal),
+      'stale',
+    );
     const old = actionRequest(w.state, spec(), 'k2');
     w.state.observe(8);
     const within = await w.submit(ALICE, old);
     expect(within.status).toBe('queued');
     w.state.observe(1);
-    await rejects(w.state.ops.submit(ALICE, submitBody(actionRequest(w.state, spec(), 'k3', { observation_sequence: old.observation_sequence })), w.signal), 'stale');
+    await rejects(
+      w.state.ops.submit(ALICE, submitBody(actionRequest(w.state, spec(), 'k3', { observation_sequence: old.observation_sequence })), w.signal),
+      'stale',
+    );
     await rejects(w.state.ops.submit(ALICE, submitBody(actionRequest(w.state, spec(), 'k4', { controller_id: 'controller.two' })), w.signal), 'forbidden');
     await rejects(w.state.ops.submit({ id: 'alice', granted_scopes: ['actor.read'] }, submitBody(actionRequest(w.state, spec(), 'k5')), w.signal), 'forbidden');
     w.state.actors.get(ACTOR)!.controller = undefined;
@@ -118,9 +143,19 @@ describe('submit', () => {
     const batch = await w.state.ops.poll({ hostId: HOST, leaseId: w.state.lease.lease_id, limit: 4, waitMillis: 0, signal: w.signal });
     expect(batch.gateway_requests).toHaveLength(1);
     const id = batch.gateway_requests[0]!.request.gateway_request_id;
-    await rejects(w.state.ops.gatewayResult(wire({ host_id: HOST, lease_id: w.state.lease.lease_id, result: { gateway_request_id: 'gateway.unknown' } })), 'not_found');
-    await rejects(w.state.ops.gatewayResult(wire({ host_id: HOST, lease_id: w.state.lease.lease_id, result: { gateway_request_id: id, error_code: 'teapot', error_message: 'no' } })), 'invalid');
-    await w.state.ops.gatewayResult(wire({ host_id: HOST, lease_id: w.state.lease.lease_id, result: { gateway_request_id: id, error_code: 'stale', error_message: 'the actor moved' } }));
+    await rejects(
+      w.state.ops.gatewayResult(wire({ host_id: HOST, lease_id: w.state.lease.lease_id, result: { gateway_request_id: 'gateway.unknown' } })),
+      'not_found',
+    );
+    await rejects(
+      w.state.ops.gatewayResult(
+        wire({ host_id: HOST, lease_id: w.state.lease.lease_id, result: { gateway_request_id: id, error_code: 'teapot', error_message: 'no' } }),
+      ),
+      'invalid',
+    );
+    await w.state.ops.gatewayResult(
+      wire({ host_id: HOST, lease_id: w.state.lease.lease_id, result: { gateway_request_id: id, error_code: 'stale', error_message: 'the actor moved' } }),
+    );
     await rejects(failing, 'stale');
   });
 
@@ -131,7 +166,10 @@ describe('submit', () => {
     const batch = await w.state.ops.poll({ hostId: HOST, leaseId: w.state.lease.lease_id, limit: 4, waitMillis: 0, signal: w.signal });
     const id = batch.gateway_requests[0]!.request.gateway_request_id;
     const snapshot = { now: { clock: 'step', value: 1 }, epoch: w.state.epoch, observation_sequence: 10 };
-    await rejects(w.state.ops.gatewayResult(wire({ host_id: HOST, lease_id: w.state.lease.lease_id, result: { gateway_request_id: id, snapshot } })), 'invalid');
+    await rejects(
+      w.state.ops.gatewayResult(wire({ host_id: HOST, lease_id: w.state.lease.lease_id, result: { gateway_request_id: id, snapshot } })),
+      'invalid',
+    );
     const again = await w.state.ops.poll({ hostId: HOST, leaseId: w.state.lease.lease_id, limit: 4, waitMillis: 0, signal: w.signal });
     expect(again.gateway_requests.map((g) => [g.request.gateway_request_id, g.delivery_attempt])).toEqual([[id, 2]]);
     await w.state.mutate(() => w.state.ops.onHostUnregistered(HOST, w.clock.now()));
@@ -228,9 +266,19 @@ describe('confirmation', () => {
 
   it('an approver without a confirmation scope is refused and the operation keeps waiting', async () => {
     w.host.plans.set('key.c2', [{ risk: 'moderate' }]);
-    w.state.actors.get(ACTOR)!.publication.decision_authority = { source: 'external', controller_principal_id: 'alice', revision: 1, persona_mode: 'agent-avatar' };
+    w.state.actors.get(ACTOR)!.publication.decision_authority = {
+      source: 'external',
+      controller_principal_id: 'alice',
+      revision: 1,
+      persona_mode: 'agent-avatar',
+    };
     const view = await w.submit(ALICE, actionRequest(w.state, spec(), 'key.c2'));
-    await rejects(w.host.serve(w.state.ops.confirm({ id: 'alice', granted_scopes: ['actor.control', 'actor.execute'] }, wire({ operation_id: view.operation_id }), w.signal)), 'forbidden');
+    await rejects(
+      w.host.serve(
+        w.state.ops.confirm({ id: 'alice', granted_scopes: ['actor.control', 'actor.execute'] }, wire({ operation_id: view.operation_id }), w.signal),
+      ),
+      'forbidden',
+    );
     expect((await w.state.ops.get(ALICE, wire({ operation_id: view.operation_id }))).status).toBe('awaiting-confirmation');
   });
 

@@ -87,7 +87,9 @@ describeOpsDbs('operation store restart', (kind) => {
     // Idempotency survives: the same request is the same operation, a changed one conflicts.
     const again = await ops.submit(ALICE, submitBody(actionRequest(w.state, spec, 'r.done')), w.signal).catch((e: unknown) => e);
     expect(again instanceof RinError ? again.code : (again as { operation_id: string }).operation_id).toBe(done.operation_id);
-    const changed = await ops.submit(ALICE, submitBody({ ...actionRequest(w.state, spec, 'r.done'), request_id: 'request.changed' }), w.signal).catch((e: unknown) => e);
+    const changed = await ops
+      .submit(ALICE, submitBody({ ...actionRequest(w.state, spec, 'r.done'), request_id: 'request.changed' }), w.signal)
+      .catch((e: unknown) => e);
     expect((changed as RinError).code).toBe('conflict');
     // A late authoritative outcome still reconciles the outcome-unknown operation.
     await w.host.outcome(running.operation_id, 'failed');

@@ -158,7 +158,11 @@ describe('host agent protocol', () => {
     expect(publication.world_id).toBe('harbor');
     expect(publication.actors.map((a: { actor_id: string }) => a.actor_id)).toEqual(['gull', 'tern', 'puffin']);
     const gull = publication.actors[0];
-    expect(gull).toMatchObject({ observation_seq: 1, decision_authority: { source: 'external', controller_principal_id: 'player.one' }, state: { berth: 'dock', cargo: 0, hull: 100 } });
+    expect(gull).toMatchObject({
+      observation_seq: 1,
+      decision_authority: { source: 'external', controller_principal_id: 'player.one' },
+      state: { berth: 'dock', cargo: 0, hull: 100 },
+    });
     expect(gull.observation).toMatchObject({ actor_id: 'gull', sequence: 1 });
     expect(gull.capabilities.specs.map((s: { digest: string }) => s.digest)).toEqual(coordinator.capabilities().specs.map((s) => s.digest));
   });
@@ -172,25 +176,43 @@ describe('host agent protocol', () => {
     });
     control.batches.push(
       batch({ gateway_requests: [gateway(1)] }),
-      batch({ gateway_requests: [gateway(2), { request: { gateway_request_id: 'gateway.two', kind: 'snapshot', target: TARGET, submitted_at_unix_millis: 6 }, delivery_attempt: 1 }] }),
+      batch({
+        gateway_requests: [
+          gateway(2),
+          { request: { gateway_request_id: 'gateway.two', kind: 'snapshot', target: TARGET, submitted_at_unix_millis: 6 }, delivery_attempt: 1 },
+        ],
+      }),
     );
     await until(() => control.of('host/gateway-result').length === 3, 'three gateway results');
     const [first, second, snapshot] = control.of('host/gateway-result');
     expect(second?.text).toBe(first?.text);
     expect(counts.bind).toBe(1);
-    expect(first?.body.result).toMatchObject({ gateway_request_id: 'gateway.one', binding: { bound_action: { request_id: req.request_id }, snapshot: { observation_sequence: 1 } } });
+    expect(first?.body.result).toMatchObject({
+      gateway_request_id: 'gateway.one',
+      binding: { bound_action: { request_id: req.request_id }, snapshot: { observation_sequence: 1 } },
+    });
     expect(snapshot?.body.result).toMatchObject({ gateway_request_id: 'gateway.two', snapshot: { epoch: { world_id: 'harbor' } } });
   });
 
   it('answers a bind the harbor refuses with an error code the control plane accepts', async () => {
     const { control, request, until } = await setup();
-    const stale = { ...(await request(CAPABILITY.load, { crates: 2 })), observation_sequence: 1, expected_epoch: { session_id: 'harbor.session', world_id: 'harbor', host: 7, world: 1, timeline: 1 } };
+    const stale = {
+      ...(await request(CAPABILITY.load, { crates: 2 })),
+      observation_sequence: 1,
+      expected_epoch: { session_id: 'harbor.session', world_id: 'harbor', host: 7, world: 1, timeline: 1 },
+    };
     const tooMany = await request(CAPABILITY.load, { crates: 13 });
     control.batches.push(
       batch({
         gateway_requests: [
-          { request: { gateway_request_id: 'gateway.stale', kind: 'bind', target: TARGET, action_request: stale, submitted_at_unix_millis: 1 }, delivery_attempt: 1 },
-          { request: { gateway_request_id: 'gateway.full', kind: 'bind', target: TARGET, action_request: tooMany, submitted_at_unix_millis: 2 }, delivery_attempt: 1 },
+          {
+            request: { gateway_request_id: 'gateway.stale', kind: 'bind', target: TARGET, action_request: stale, submitted_at_unix_millis: 1 },
+            delivery_attempt: 1,
+          },
+          {
+            request: { gateway_request_id: 'gateway.full', kind: 'bind', target: TARGET, action_request: tooMany, submitted_at_unix_millis: 2 },
+            delivery_attempt: 1,
+          },
         ],
       }),
     );
@@ -205,7 +227,16 @@ describe('host agent protocol', () => {
       throw new RinError('conflict', `\ud800 line\nbreak ${'é'.repeat(400)}`);
     });
     const req = await request(CAPABILITY.load, { crates: 1 });
-    control.batches.push(batch({ gateway_requests: [{ request: { gateway_request_id: 'gateway.long', kind: 'bind', target: TARGET, action_request: req, submitted_at_unix_millis: 1 }, delivery_attempt: 1 }] }));
+    control.batches.push(
+      batch({
+        gateway_requests: [
+          {
+            request: { gateway_request_id: 'gateway.long', kind: 'bind', target: TARGET, action_request: req, submitted_at_unix_millis: 1 },
+            delivery_attempt: 1,
+          },
+        ],
+      }),
+    );
     await until(() => control.of('host/gateway-result').length === 1, 'the gateway refusal');
     const result = control.of('host/gateway-result')[0]?.body.result as { error_code: string; error_message: string };
     expect(result.error_code).toBe('conflict');
@@ -226,7 +257,10 @@ describe('host agent protocol', () => {
     expect(acks[1]?.text).toBe(acks[0]?.text);
     expect(acks[0]?.body.acknowledgement).toEqual({ operation_id: 'operation.one', accepted: true });
     expect(control.of('host/run').map((c) => (c.body.run as { status: string }).status)).toEqual(['succeeded']);
-    expect(control.of('host/outcome')[0]?.body).toMatchObject({ outcome: { operation_id: 'operation.one', status: 'succeeded' }, output: { cargo: 4, crates_on_dock: 36 } });
+    expect(control.of('host/outcome')[0]?.body).toMatchObject({
+      outcome: { operation_id: 'operation.one', status: 'succeeded' },
+      output: { cargo: 4, crates_on_dock: 36 },
+    });
     // The new state is published with a higher sequence, before the outcome: a controller that waited for
     // the operation to finish reads the world it left, and its next request is not refused as stale.
     await until(() => control.of('host/publish').length >= 2, 'a second publication');
@@ -257,7 +291,12 @@ describe('host agent protocol', () => {
     control.batches.push(batch({ cancellations: ['operation.sail', 'operation.unknown'] }), batch({ cancellations: ['operation.sail'] }));
     await until(() => control.of('host/outcome').length === 1, 'the cancelled outcome');
     expect(control.of('host/outcome')[0]?.body.outcome).toMatchObject({ status: 'cancelled', code: 'harbor.cancelled' });
-    expect(control.of('host/ack').map((c) => c.body.acknowledgement)).toContainEqual({ operation_id: 'operation.unknown', accepted: false, code: 'cancelled', message: 'cancelled before execution' });
+    expect(control.of('host/ack').map((c) => c.body.acknowledgement)).toContainEqual({
+      operation_id: 'operation.unknown',
+      accepted: false,
+      code: 'cancelled',
+      message: 'cancelled before execution',
+    });
     expect(world.boat('gull').berth).toBe('dock');
   });
 
@@ -284,7 +323,8 @@ describe('host agent protocol', () => {
     expect(describe).toHaveBeenCalledTimes(1);
     const publications = control.of('host/publish');
     expect(publications).toHaveLength(2);
-    const observedAt = (c: Call) => (c.body.publication as { actors: Array<{ observation: { observed_at: { value: number } } }> }).actors[0]!.observation.observed_at.value;
+    const observedAt = (c: Call) =>
+      (c.body.publication as { actors: Array<{ observation: { observed_at: { value: number } } }> }).actors[0]!.observation.observed_at.value;
     expect(observedAt(publications[1]!)).toBe(observedAt(publications[0]!) + 1);
     await agent!.refresh();
     expect(describe).toHaveBeenCalledTimes(1);

@@ -149,18 +149,26 @@ beforeAll(async () => {
   daemon = spawn(
     BIN,
     [
-      '--control-addr', `127.0.0.1:${port}`,
-      '--data', join(dir, 'data'),
-      '--principal', PRINCIPAL,
-      '--scopes', 'actor.read,actor.control,actor.execute,operation.cancel,rin.policy.confirm',
-      '--policy', policy,
+      '--control-addr',
+      `127.0.0.1:${port}`,
+      '--data',
+      join(dir, 'data'),
+      '--principal',
+      PRINCIPAL,
+      '--scopes',
+      'actor.read,actor.control,actor.execute,operation.cancel,rin.policy.confirm',
+      '--policy',
+      policy,
     ],
     { env: { ...process.env, RIN_CONTROL_TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   daemon.stdout?.on('data', (d: Buffer) => (daemonLog += d.toString()));
   daemon.stderr?.on('data', (d: Buffer) => (daemonLog += d.toString()));
   for (let i = 0; ; i++) {
-    const up = await fetch(`${baseUrl}/health`).then((r) => r.ok, () => false);
+    const up = await fetch(`${baseUrl}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (i > 100 || daemon.exitCode !== null) throw new Error(`the reference daemon did not start:\n${daemonLog}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -287,7 +295,9 @@ describe('host agent against the reference control daemon', () => {
   it('refuses a second instance of the same host, and a wrong token, with typed errors', async () => {
     const other = startHostAgent({ baseUrl, token, coordinator, world, hostId: HOST, instanceId: 'instance.two' });
     await expect(other).rejects.toMatchObject({ code: 'lease_conflict' });
-    await expect(startHostAgent({ baseUrl, token: 'x'.repeat(40), coordinator, world, hostId: 'other.host', instanceId: 'instance.one' })).rejects.toBeInstanceOf(RinError);
+    await expect(
+      startHostAgent({ baseUrl, token: 'x'.repeat(40), coordinator, world, hostId: 'other.host', instanceId: 'instance.one' }),
+    ).rejects.toBeInstanceOf(RinError);
   });
 
   it('retries an unreachable control plane with backoff, then gives up with unavailable', async () => {

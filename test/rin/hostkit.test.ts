@@ -14,7 +14,10 @@ const PRINCIPAL: Principal = { id: 'player.one', granted_scopes: ['actor.execute
 const TARGET = { host_id: 'harbor.host', world_id: 'harbor', actor_id: 'gull' };
 
 /** Counts every adapter call and lets a test replace what execute/verify/cancel return. */
-function instrument(world: HarborWorld, alter: Partial<Record<'execute' | 'verify' | 'cancel', (r: AdapterResult, op: AdapterOperation) => AdapterResult>> = {}) {
+function instrument(
+  world: HarborWorld,
+  alter: Partial<Record<'execute' | 'verify' | 'cancel', (r: AdapterResult, op: AdapterOperation) => AdapterResult>> = {},
+) {
   const calls: Record<string, number> = {};
   const count = (name: string) => {
     calls[name] = (calls[name] ?? 0) + 1;
@@ -118,13 +121,17 @@ describe('HostKit conformance suite over the harbor', () => {
 
   it('fails, naming the step, for an adapter whose action changes nothing', async () => {
     const scenario = harborConformanceScenario();
-    await expect(runHostKitConformance({ ...scenario, stateDigest: () => 'constant' })).rejects.toThrow(/^execute: the action produced no observable game change/);
+    await expect(runHostKitConformance({ ...scenario, stateDigest: () => 'constant' })).rejects.toThrow(
+      /^execute: the action produced no observable game change/,
+    );
   });
 
   it('fails for an adapter that does not refuse a stale binding', async () => {
     const scenario = harborConformanceScenario();
     // An "event" that changes nothing the adapter checks: the prepared delivery still executes.
-    await expect(runHostKitConformance({ ...scenario, advanceObservation: () => scenario.world.tick() })).rejects.toThrow(/^stale binding: the adapter accepted it/);
+    await expect(runHostKitConformance({ ...scenario, advanceObservation: () => scenario.world.tick() })).rejects.toThrow(
+      /^stale binding: the adapter accepted it/,
+    );
   });
 });
 
@@ -206,7 +213,10 @@ describe('AdapterCoordinator', () => {
     const d = await deliver(s, await request(s, CAPABILITY.load, { crates: 1 }, 1), 'operation.one');
     const deny = { ...d, request: { ...d.request, policy_decision: { ...d.request.policy_decision, result: 'require_confirmation' as const } } };
     expect((await rejects(s.coordinator.executeDelivery(deny))).message).toMatch(/allow policy decision/);
-    const noScope = { ...d, request: { ...d.request, principal: { id: 'player.one', granted_scopes: ['actor.read'] }, policy_decision: d.request.policy_decision } };
+    const noScope = {
+      ...d,
+      request: { ...d.request, principal: { id: 'player.one', granted_scopes: ['actor.read'] }, policy_decision: d.request.policy_decision },
+    };
     expect((await rejects(s.coordinator.executeDelivery(noScope))).message).toMatch(/actor.execute/);
     const otherDigest = { ...d, request: { ...d.request, policy_decision: { ...d.request.policy_decision, effect_digest: '0'.repeat(64) } } };
     expect((await rejects(s.coordinator.executeDelivery(otherDigest))).message).toMatch(/does not match bound action/);
@@ -219,7 +229,11 @@ describe('AdapterCoordinator', () => {
     ['output with an extra member', (r) => ({ ...r, output: new RawJson('{"cargo":1,"crates_on_dock":1,"bonus":1}') }), /Output/],
     ['a run for another operation', (r) => ({ ...r, run: { ...r.run, operation_id: 'operation.other' } }), /does not match delivery/],
     ['a terminal run without outcome', (r) => ({ run: r.run, ...(r.output ? { output: r.output } : {}) }), /Outcome presence/],
-    ['an outcome at another epoch', (r) => ({ ...r, ...(r.outcome ? { outcome: { ...r.outcome, epoch: { ...r.outcome.epoch, timeline: 9 } } } : {}) }), /bound timeline/],
+    [
+      'an outcome at another epoch',
+      (r) => ({ ...r, ...(r.outcome ? { outcome: { ...r.outcome, epoch: { ...r.outcome.epoch, timeline: 9 } } } : {}) }),
+      /bound timeline/,
+    ],
     ['an outcome before the bound observation', (r) => ({ ...r, ...(r.outcome ? { outcome: { ...r.outcome, world_seq: 1 } } : {}) }), /bound timeline/],
     ['progress above 100', (r) => ({ ...r, run: { ...r.run, progress: 101 } }), /progress/],
   ];
@@ -295,8 +309,14 @@ describe('AdapterCoordinator', () => {
     expect(facts.known_scopes).toEqual(['harbor.public', 'harbor.slipway']);
     const world = new HarborWorld({ owner: 'player.one' });
     const make = (kinds: string[]) =>
-      AdapterCoordinator.create({ ...instrument(world).adapter, policyFacts: () => ({ known_effect_kinds: kinds, known_scopes: ['b.scope', 'a.scope'] }) }, new SerialDispatcher());
-    expect(await (await make(['z.kind', 'a.kind'])).policyFacts(TARGET)).toEqual({ known_effect_kinds: ['a.kind', 'z.kind'], known_scopes: ['a.scope', 'b.scope'] });
+      AdapterCoordinator.create(
+        { ...instrument(world).adapter, policyFacts: () => ({ known_effect_kinds: kinds, known_scopes: ['b.scope', 'a.scope'] }) },
+        new SerialDispatcher(),
+      );
+    expect(await (await make(['z.kind', 'a.kind'])).policyFacts(TARGET)).toEqual({
+      known_effect_kinds: ['a.kind', 'z.kind'],
+      known_scopes: ['a.scope', 'b.scope'],
+    });
     await rejects((await make(['a.kind', 'a.kind'])).policyFacts(TARGET));
     await rejects((await make([])).policyFacts(TARGET));
     await rejects((await make(['x'.repeat(129)])).policyFacts(TARGET));
@@ -317,9 +337,22 @@ describe('AdapterCoordinator', () => {
   it('refuses an adapter with an invalid manifest or no capabilities', async () => {
     const world = new HarborWorld({ owner: 'player.one' });
     const adapter = instrument(world).adapter;
-    await rejects(AdapterCoordinator.create({ ...adapter, manifest: () => ({ ...world.manifest(), contract_version: 'rin.host/v1' }) }, new SerialDispatcher()));
+    await rejects(
+      AdapterCoordinator.create({ ...adapter, manifest: () => ({ ...world.manifest(), contract_version: 'rin.host/v1' }) }, new SerialDispatcher()),
+    );
     await rejects(AdapterCoordinator.create({ ...adapter, listCapabilities: () => [] }, new SerialDispatcher()));
-    const client = { ...world.manifest(), authority: 'client-advisory' as const, durability: { ...world.manifest().durability, profile: 'idempotent-action' as const, stable_identity: true, durable_before_network: true, durable_outbox: true, idempotent_apply: true } };
+    const client = {
+      ...world.manifest(),
+      authority: 'client-advisory' as const,
+      durability: {
+        ...world.manifest().durability,
+        profile: 'idempotent-action' as const,
+        stable_identity: true,
+        durable_before_network: true,
+        durable_outbox: true,
+        idempotent_apply: true,
+      },
+    };
     await rejects(AdapterCoordinator.create({ ...adapter, manifest: () => client }, new SerialDispatcher()));
   });
 });

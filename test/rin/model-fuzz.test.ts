@@ -6,8 +6,18 @@ import { describe, expect, it } from 'vitest';
 import { needShared } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import {
-  actionRequestDigest, compileSchema, decodeActionRequest, decodeCapabilitySpec, decodeEffects, decodeHostManifest, HostRegistry, newSchema,
-  normalizeEffectsWith, RinError, sealCapabilitySpec, validateHostManifest,
+  actionRequestDigest,
+  compileSchema,
+  decodeActionRequest,
+  decodeCapabilitySpec,
+  decodeEffects,
+  decodeHostManifest,
+  HostRegistry,
+  newSchema,
+  normalizeEffectsWith,
+  RinError,
+  sealCapabilitySpec,
+  validateHostManifest,
 } from '../../ts/rin/index.js';
 
 const DIR = new URL('../../../shared/conformance/rin-reference/', import.meta.url);
@@ -30,7 +40,29 @@ function prng(seed: number): () => number {
   };
 }
 
-const PIECES = ['{', '}', '[', ']', '"', ',', ':', '\\', '\\u', 'd800', '-', '0', '1e400', '9007199254740992', 'null', 'true', ' ', '\u0000', '\u2028', 'é', '𝄞'];
+const PIECES = [
+  '{',
+  '}',
+  '[',
+  ']',
+  '"',
+  ',',
+  ':',
+  '\\',
+  '\\u',
+  'd800',
+  '-',
+  '0',
+  '1e400',
+  '9007199254740992',
+  'null',
+  'true',
+  ' ',
+  '\u0000',
+  '\u2028',
+  'é',
+  '𝄞',
+];
 
 function mutate(text: string, rnd: () => number): string {
   const at = () => Math.floor(rnd() * (text.length + 1));
@@ -121,7 +153,14 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
     for (const depth of [9990, 10001, 200_000]) {
       const deep = `{"arguments":{"a":${'['.repeat(depth)}${']'.repeat(depth)}}}`;
       only(() => decodeActionRequest(deep), deep);
-      only(() => newSchema(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,"x":${'['.repeat(depth)}${']'.repeat(depth)}}`, c), 'deep schema');
+      only(
+        () =>
+          newSchema(
+            `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","additionalProperties":false,"x":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+            c,
+          ),
+        'deep schema',
+      );
     }
   });
 });

@@ -59,7 +59,9 @@ describe('request payload writer', () => {
     const odd = ['a"b\\c', '<&>', 'x\u2028y\u2029', 'caf\u00e9 \u{1d11e}', 'tab\tnl\n\u0000\u007f', ' lead'];
     const r: ActionRequest = {
       ...request,
-      target_refs: refs.slice(0, odd.length).map((ref, i) => ({ ...ref, key: odd[i]!, epoch: i % 2 ? { ...ref.epoch, world: ref.epoch.world + i } : ref.epoch })),
+      target_refs: refs
+        .slice(0, odd.length)
+        .map((ref, i) => ({ ...ref, key: odd[i]!, epoch: i % 2 ? { ...ref.epoch, world: ref.epoch.world + i } : ref.epoch })),
     };
     expect(requestPayloadText(r, '{}')).toBe(generalRequest(r, '{}'));
   });
@@ -83,7 +85,12 @@ describe('request payload writer', () => {
 describe('effect payload writer', () => {
   it('writes what the general encoder writes, whitespace and escapes in attributes compacted', () => {
     expect(effectsPayloadText(effects)).toBe(generalEffects(effects));
-    const loose = effects.map((e, i) => ({ ...e, attributes: new RawJson(` { "n" : ${i} , "s" : "a <b> & c\u2028" }\n`), quantity: i % 3, unit: i % 2 ? 'hp' : '' }));
+    const loose = effects.map((e, i) => ({
+      ...e,
+      attributes: new RawJson(` { "n" : ${i} , "s" : "a <b> & c\u2028" }\n`),
+      quantity: i % 3,
+      unit: i % 2 ? 'hp' : '',
+    }));
     expect(effectsPayloadText(loose)).toBe(generalEffects(loose));
     expect(effectPreviewDigest(loose)).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -115,10 +122,12 @@ describe('scanning validators', () => {
     for (let n = 0; n < 4; n++) {
       words = words.flatMap((w) => alphabet.map((ch) => w + ch));
       for (const w of words) {
-        const ok = !(thrown(() => {
-          validateIdentifier('f', w);
-          throw 'passed';
-        }) instanceof RinError);
+        const ok = !(
+          thrown(() => {
+            validateIdentifier('f', w);
+            throw 'passed';
+          }) instanceof RinError
+        );
         expect(ok, JSON.stringify(w)).toBe(GRAMMAR.test(w));
       }
     }

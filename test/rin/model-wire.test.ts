@@ -5,10 +5,33 @@ import { describe, expect, it } from 'vitest';
 import { goJsonEncode, RawJson } from '../../ts/crypto/gojson.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import {
-  canonicalizeSchema, canTransitionActionRun, compileSchema, decodeActionRequest, decodeEffects, decodeHostManifest, decodeWireText,
-  isMonotonicRunUpdate, newSchema, RinError, validateActionOutcome, validateActionRequest, validateActionRun, validateAgainstSchema,
-  validateCapabilityRef, validateEpoch, validateHostManifest, validateObservationEnvelope, validateObservationPayload, validateObservationQuery,
-  validateSchema, validateText, type ActionOutcome, type ActionRun, type Epoch, type HostManifest, type ObservationEnvelope,
+  canonicalizeSchema,
+  canTransitionActionRun,
+  compileSchema,
+  decodeActionRequest,
+  decodeEffects,
+  decodeHostManifest,
+  decodeWireText,
+  isMonotonicRunUpdate,
+  newSchema,
+  RinError,
+  validateActionOutcome,
+  validateActionRequest,
+  validateActionRun,
+  validateAgainstSchema,
+  validateCapabilityRef,
+  validateEpoch,
+  validateHostManifest,
+  validateObservationEnvelope,
+  validateObservationPayload,
+  validateObservationQuery,
+  validateSchema,
+  validateText,
+  type ActionOutcome,
+  type ActionRun,
+  type Epoch,
+  type HostManifest,
+  type ObservationEnvelope,
   type ObservationQuery,
 } from '../../ts/rin/index.js';
 
@@ -45,8 +68,20 @@ describe('strict wire decoding', () => {
     const req = decodeActionRequest(text);
     expect(req.arguments).toBeInstanceOf(RawJson);
     expect(req.arguments.text).toBe('{"b" : 1.0,"a":"<x>"}');
-    expect(Object.entries(req).filter(([, v]) => v !== undefined).map(([k]) => k)).toEqual([
-      'request_id', 'controller_id', 'actor_id', 'capability', 'spec_digest', 'arguments', 'expected_epoch', 'observation_sequence', 'idempotency_key',
+    expect(
+      Object.entries(req)
+        .filter(([, v]) => v !== undefined)
+        .map(([k]) => k),
+    ).toEqual([
+      'request_id',
+      'controller_id',
+      'actor_id',
+      'capability',
+      'spec_digest',
+      'arguments',
+      'expected_epoch',
+      'observation_sequence',
+      'idempotency_key',
     ]);
     expect(goJsonEncode(req)).toBe(JSON.stringify({ ...REQUEST, arguments: '@' }).replace('"@"', '{"b" : 1.0,"a":"<x>"}'));
   });
@@ -81,7 +116,9 @@ describe('strict wire decoding', () => {
     const { request_id: _omit, ...rest } = REQUEST;
     expect(fault(() => validateActionRequest(decodeActionRequest(JSON.stringify(rest)))).field).toBe('request_id');
     expect(fault(() => validateActionRequest(decodeActionRequest(requestText({ controller_id: null })))).field).toBe('controller_id');
-    expect(fault(() => validateActionRequest(decodeActionRequest(requestText({ arguments: undefined })))).message).toBe('arguments: must be a bounded JSON object');
+    expect(fault(() => validateActionRequest(decodeActionRequest(requestText({ arguments: undefined })))).message).toBe(
+      'arguments: must be a bounded JSON object',
+    );
     expect(decodeActionRequest(requestText({ arguments: null })).arguments.text).toBe('null');
   });
 
@@ -100,7 +137,12 @@ describe('strict wire decoding', () => {
 
   it('decodes a control-plane body with a shape written in place', () => {
     const Poll = { fields: { host_id: 'string', lease_id: 'string', limit: 'u32', wait_millis: 'i64', 'cursor?': 'string' } } as const;
-    expect(decodeWireText(JSON.stringify({ host_id: 'h', lease_id: 'l', limit: 8, wait_millis: 0, cursor: '' }), Poll)).toEqual({ host_id: 'h', lease_id: 'l', limit: 8, wait_millis: 0 });
+    expect(decodeWireText(JSON.stringify({ host_id: 'h', lease_id: 'l', limit: 8, wait_millis: 0, cursor: '' }), Poll)).toEqual({
+      host_id: 'h',
+      lease_id: 'l',
+      limit: 8,
+      wait_millis: 0,
+    });
     expect(fault(() => decodeWireText('[]', Poll)).stage).toBe('decode');
     expect(fault(() => decodeWireText('{"host_id":1}', Poll)).field).toBe('host_id');
   });
@@ -135,26 +177,60 @@ describe('scalar rules', () => {
     const run: ActionRun = { operation_id: 'operation.test', status: 'running', progress_seq: UNSAFE, progress: 0, updated_at: { clock: 'step', value: 1 } };
     expect(fault(() => validateActionRun(run)).field).toBe('progress_seq');
     expect(fault(() => validateActionRun({ ...run, progress_seq: 0 })).field).toBe('progress_seq');
-    const outcome: ActionOutcome = { operation_id: 'operation.test', status: 'succeeded', summary: 'Done.', epoch: epoch(), world_seq: UNSAFE, occurred_at: { clock: 'step', value: 1 } };
+    const outcome: ActionOutcome = {
+      operation_id: 'operation.test',
+      status: 'succeeded',
+      summary: 'Done.',
+      epoch: epoch(),
+      world_seq: UNSAFE,
+      occurred_at: { clock: 'step', value: 1 },
+    };
     expect(fault(() => validateActionOutcome(outcome)).field).toBe('world_seq');
   });
 });
 
 describe('manifests, runs and outcomes (host/manifest_test.go)', () => {
   const manifest = (): HostManifest => ({
-    contract_version: 'rin.host/v2', adapter_id: 'rin.test', adapter_version: '1.0.0', engine_id: 'test', engine_version: '1', runtime: 'go',
-    platform: 'windows', headless: true, authority: 'server', deployment: 'dedicated-server', control: 'semantic', clock_modes: ['step', 'realtime'],
-    decision_modes: ['sequential', 'asynchronous'], max_concurrent_actors: 100,
-    durability: { profile: 'advisory', stable_identity: true, durable_before_network: false, durable_outbox: false, idempotent_apply: false, atomic_apply_and_outbox: false },
+    contract_version: 'rin.host/v2',
+    adapter_id: 'rin.test',
+    adapter_version: '1.0.0',
+    engine_id: 'test',
+    engine_version: '1',
+    runtime: 'go',
+    platform: 'windows',
+    headless: true,
+    authority: 'server',
+    deployment: 'dedicated-server',
+    control: 'semantic',
+    clock_modes: ['step', 'realtime'],
+    decision_modes: ['sequential', 'asynchronous'],
+    max_concurrent_actors: 100,
+    durability: {
+      profile: 'advisory',
+      stable_identity: true,
+      durable_before_network: false,
+      durable_outbox: false,
+      idempotent_apply: false,
+      atomic_apply_and_outbox: false,
+    },
   });
 
   it('refuses inflated durability and a client-advisory host claiming durable mutation', () => {
     validateHostManifest(manifest());
-    expect(fault(() => validateHostManifest({ ...manifest(), durability: { ...manifest().durability, profile: 'transactional-action' } })).field).toBe('durability');
+    expect(fault(() => validateHostManifest({ ...manifest(), durability: { ...manifest().durability, profile: 'transactional-action' } })).field).toBe(
+      'durability',
+    );
     const client = {
       ...manifest(),
       authority: 'client-advisory' as const,
-      durability: { profile: 'idempotent-action' as const, stable_identity: true, durable_before_network: true, durable_outbox: true, idempotent_apply: true, atomic_apply_and_outbox: false },
+      durability: {
+        profile: 'idempotent-action' as const,
+        stable_identity: true,
+        durable_before_network: true,
+        durable_outbox: true,
+        idempotent_apply: true,
+        atomic_apply_and_outbox: false,
+      },
     };
     expect(fault(() => validateHostManifest(client)).field).toBe('durability.profile');
   });
@@ -169,16 +245,34 @@ describe('manifests, runs and outcomes (host/manifest_test.go)', () => {
   });
 
   it('validates runs and outcomes, and orders progress updates monotonically', () => {
-    const run: ActionRun = { operation_id: 'operation.move.1', status: 'succeeded', progress_seq: 3, progress: 100, updated_at: { clock: 'realtime', value: 12_000 } };
+    const run: ActionRun = {
+      operation_id: 'operation.move.1',
+      status: 'succeeded',
+      progress_seq: 3,
+      progress: 100,
+      updated_at: { clock: 'realtime', value: 12_000 },
+    };
     validateActionRun(run);
     expect(fault(() => validateActionRun({ ...run, progress: 99 })).message).toBe('progress: succeeded action must have 100 progress');
     expect(fault(() => validateActionRun({ ...run, status: 'queued', progress: 1 })).message).toBe('progress: queued action must have zero progress');
     expect(fault(() => validateActionRun({ ...run, progress: 101 })).field).toBe('progress');
     validateActionOutcome({
-      operation_id: 'operation.move.1', status: 'outcome-unknown', code: 'host.outcome_unknown', summary: 'The Host cannot prove whether the effect completed.',
-      epoch: epoch(), world_seq: 7, occurred_at: { clock: 'step', value: 8 },
+      operation_id: 'operation.move.1',
+      status: 'outcome-unknown',
+      code: 'host.outcome_unknown',
+      summary: 'The Host cannot prove whether the effect completed.',
+      epoch: epoch(),
+      world_seq: 7,
+      occurred_at: { clock: 'step', value: 8 },
     });
-    const ok: ActionOutcome = { operation_id: 'operation.move.1', status: 'succeeded', summary: 'Done.', epoch: epoch(), world_seq: 7, occurred_at: { clock: 'step', value: 8 } };
+    const ok: ActionOutcome = {
+      operation_id: 'operation.move.1',
+      status: 'succeeded',
+      summary: 'Done.',
+      epoch: epoch(),
+      world_seq: 7,
+      occurred_at: { clock: 'step', value: 8 },
+    };
     expect(fault(() => validateActionOutcome({ ...ok, code: 'host.x' })).field).toBe('code');
     expect(fault(() => validateActionOutcome({ ...ok, status: 'failed' })).field).toBe('code');
     expect(fault(() => validateActionOutcome({ ...ok, status: 'running' })).field).toBe('status');
@@ -201,8 +295,14 @@ describe.each(['wasm', 'js'])('schemas and observations, %s backend', (backend) 
     `{"$schema":"${DIALECT}","type":"object","properties":{"target":{"type":"string","minLength":1}},"required":["target"],"additionalProperties":false${extra}}`;
 
   it('canonicalizes independently of formatting and validates instances strictly (host/schema_test.go)', () => {
-    const first = newSchema(`{\n  "required": ["target"],\n  "type": "object",\n ${closed().slice(1)}`.replace(',"required":["target"]', '').replace(',"type":"object"', ''), c);
-    const second = newSchema(`{"$schema":"${DIALECT}","additionalProperties":false,"properties":{"target":{"minLength":1,"type":"string"}},"required":["target"],"type":"object"}`, c);
+    const first = newSchema(
+      `{\n  "required": ["target"],\n  "type": "object",\n ${closed().slice(1)}`.replace(',"required":["target"]', '').replace(',"type":"object"', ''),
+      c,
+    );
+    const second = newSchema(
+      `{"$schema":"${DIALECT}","additionalProperties":false,"properties":{"target":{"minLength":1,"type":"string"}},"required":["target"],"type":"object"}`,
+      c,
+    );
     expect(first).toEqual(second);
     expect(first.document.text).toBe(second.document.text);
     validateAgainstSchema(first, '{"target":"dock"}', c);
@@ -219,11 +319,16 @@ describe.each(['wasm', 'js'])('schemas and observations, %s backend', (backend) 
   it('refuses ambiguous, open, foreign-dialect and remote documents', () => {
     expect(fault(() => newSchema(`{"$schema":"${DIALECT}","type":"object","type":"object","additionalProperties":false}`, c)).field).toBe('schema.document');
     expect(fault(() => newSchema(`{"$schema":"${DIALECT}","type":"object"}`, c)).field).toBe('schema.document.additionalProperties');
-    expect(fault(() => newSchema('{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false}', c)).field).toBe('schema.document.$schema');
+    expect(fault(() => newSchema('{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false}', c)).field).toBe(
+      'schema.document.$schema',
+    );
     const remote = fault(() => newSchema(closed().replace('{"type":"string","minLength":1}', '{"$ref":"https://example.com/x.json"}'), c));
     expect([remote.field, remote.message.startsWith('schema.document: does not compile:')]).toEqual(['schema.document', true]);
     // An internal reference resolves under the urn: base; an unknown keyword is kept, a format is only an annotation.
-    const local = newSchema(closed(',"$defs":{"id":{"type":"string","format":"uuid"}},"x-note":1').replace('{"type":"string","minLength":1}', '{"$ref":"#/$defs/id"}'), c);
+    const local = newSchema(
+      closed(',"$defs":{"id":{"type":"string","format":"uuid"}},"x-note":1').replace('{"type":"string","minLength":1}', '{"$ref":"#/$defs/id"}'),
+      c,
+    );
     expect(local.document.text).toContain('"x-note":1');
     validateAgainstSchema(local, '{"target":"not-a-uuid"}', c);
     expect(fault(() => validateAgainstSchema(local, '{"target":7}', c)).field).toBe('instance');
@@ -233,7 +338,9 @@ describe.each(['wasm', 'js'])('schemas and observations, %s backend', (backend) 
     const withId = (minimum: number) => newSchema(closed(`,"$id":"https://example.com/shared.json","minProperties":${minimum}`), c);
     validateAgainstSchema(withId(1), '{"target":"dock"}', c);
     expect(fault(() => validateAgainstSchema(withId(2), '{"target":"dock"}', c)).field).toBe('instance');
-    expect(fault(() => newSchema(closed().replace('{"type":"string","minLength":1}', '{"$ref":"https://example.com/shared.json"}'), c)).field).toBe('schema.document');
+    expect(fault(() => newSchema(closed().replace('{"type":"string","minLength":1}', '{"$ref":"https://example.com/shared.json"}'), c)).field).toBe(
+      'schema.document',
+    );
     // An instance nested as deep as the parser allows is checked, not a stack overflow.
     const open = newSchema(`{"$schema":"${DIALECT}","type":"object","properties":{"a":{}},"additionalProperties":false}`, c);
     validateAgainstSchema(open, `{"a":${'['.repeat(9990)}${']'.repeat(9990)}}`, c);
@@ -246,28 +353,63 @@ describe.each(['wasm', 'js'])('schemas and observations, %s backend', (backend) 
   });
 
   it('bounds and schema-checks observations (the observation test of host/action_test.go)', () => {
-    const schema = newSchema(`{"$schema":"${DIALECT}","type":"object","properties":{"activity":{"type":"string"}},"required":["activity"],"additionalProperties":false}`, c);
+    const schema = newSchema(
+      `{"$schema":"${DIALECT}","type":"object","properties":{"activity":{"type":"string"}},"required":["activity"],"additionalProperties":false}`,
+      c,
+    );
     const actor = { namespace: 'test.world', type: 'actor', key: 'guide', ephemeral: false, epoch: epoch() };
     const o: ObservationEnvelope = {
-      observation_id: 'observation.7', host_id: 'host.test', world_id: 'world.test', actor_id: 'actor.guide', epoch: epoch(), sequence: 7,
-      observed_at: { clock: 'step', value: 7 }, schema_ref: { id: 'rin.observation.actor', version: '2.0.0', sha256: schema.sha256 },
+      observation_id: 'observation.7',
+      host_id: 'host.test',
+      world_id: 'world.test',
+      actor_id: 'actor.guide',
+      epoch: epoch(),
+      sequence: 7,
+      observed_at: { clock: 'step', value: 7 },
+      schema_ref: { id: 'rin.observation.actor', version: '2.0.0', sha256: schema.sha256 },
       payload: new RawJson('{"activity":"walking"}'),
       facts: [{ fact_id: 'fact.activity', kind: 'actor.activity', subject: actor, tags: ['actor.visible'], value: new RawJson('"walking"') }],
-      resources: [{ ref: actor, kind: 'actor.status', tags: ['actor.visible'], ownership: 'actor', scope: 'actor.self', quantity: 1, unit: 'actor', attributes: new RawJson('{"healthy":true}') }],
+      resources: [
+        {
+          ref: actor,
+          kind: 'actor.status',
+          tags: ['actor.visible'],
+          ownership: 'actor',
+          scope: 'actor.self',
+          quantity: 1,
+          unit: 'actor',
+          attributes: new RawJson('{"healthy":true}'),
+        },
+      ],
       artifacts: [{ artifact_id: 'artifact.view.7', kind: 'world.image', media_type: 'image/png', size_bytes: 128, sha256: 'a'.repeat(64) }],
       continuation_token: 'page.2',
     };
     validateObservationPayload(o, schema, c);
-    const q: ObservationQuery = { query_id: 'query.actor.7', host_id: 'host.test', world_id: 'world.test', actor_id: 'actor.guide', expected_epoch: epoch(), after_sequence: 6, kinds: ['actor.status', 'world.visible'], limit: 64 };
+    const q: ObservationQuery = {
+      query_id: 'query.actor.7',
+      host_id: 'host.test',
+      world_id: 'world.test',
+      actor_id: 'actor.guide',
+      expected_epoch: epoch(),
+      after_sequence: 6,
+      kinds: ['actor.status', 'world.visible'],
+      limit: 64,
+    };
     validateObservationQuery(q);
     expect(fault(() => validateObservationQuery({ ...q, kinds: ['world.visible', 'actor.status'] })).field).toBe('kinds');
     expect(fault(() => validateObservationQuery({ ...q, world_id: 'world.other' })).field).toBe('world_id');
     expect(fault(() => validateObservationPayload({ ...o, payload: new RawJson('{"activity":7}') }, schema, c)).field).toBe('payload.instance');
-    expect(fault(() => validateObservationPayload({ ...o, schema_ref: { ...o.schema_ref, sha256: 'b'.repeat(64) } }, schema, c)).field).toBe('schema_ref.sha256');
+    expect(fault(() => validateObservationPayload({ ...o, schema_ref: { ...o.schema_ref, sha256: 'b'.repeat(64) } }, schema, c)).field).toBe(
+      'schema_ref.sha256',
+    );
     expect(fault(() => validateObservationEnvelope({ ...o, facts: [o.facts![0]!, o.facts![0]!] })).field).toBe('facts');
-    expect(fault(() => validateObservationEnvelope({ ...o, resources: [{ ...o.resources![0]!, ref: { ...actor, epoch: { ...epoch(), world: 3 } } }] })).field).toBe('resources[0].ref.epoch');
+    expect(
+      fault(() => validateObservationEnvelope({ ...o, resources: [{ ...o.resources![0]!, ref: { ...actor, epoch: { ...epoch(), world: 3 } } }] })).field,
+    ).toBe('resources[0].ref.epoch');
     expect(fault(() => validateObservationEnvelope({ ...o, facts: [{ ...o.facts![0]!, value: new RawJson('{"a":1}') }] })).field).toBe('facts[0].value');
-    expect(fault(() => validateObservationEnvelope({ ...o, artifacts: [{ ...o.artifacts![0]!, media_type: 'image/png; q=1' }] })).field).toBe('artifacts[0].media_type');
+    expect(fault(() => validateObservationEnvelope({ ...o, artifacts: [{ ...o.artifacts![0]!, media_type: 'image/png; q=1' }] })).field).toBe(
+      'artifacts[0].media_type',
+    );
     expect(fault(() => validateObservationEnvelope({ ...o, payload: new RawJson('[]') })).field).toBe('payload');
     const big = new RawJson(`{"activity":"${'x'.repeat(256 * 1024 - 20)}"}`);
     // Each part within its own bound (a fact value of 1024 three-byte characters is 3074 bytes), the whole over 1 MiB.

@@ -7,9 +7,27 @@ import { describe, expect, it } from 'vitest';
 import { parseWireJson, RawJson, type WireNode } from '../../ts/crypto/gojson.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import {
-  actionRequestDigest, ActionRequestShape, capabilitySpecDigestText, decodeWire, effectPreviewDigest, EffectsShape, HostRegistry, newSchema,
-  RinError, sealCapabilitySpec, validateAgainstSchema, validateBoundAction, validateEffect, type ActionRequest, type BoundAction,
-  type CapabilitySpec, type Effect, type Epoch, type HostManifest, type HostRef, type Principal,
+  actionRequestDigest,
+  ActionRequestShape,
+  capabilitySpecDigestText,
+  decodeWire,
+  effectPreviewDigest,
+  EffectsShape,
+  HostRegistry,
+  newSchema,
+  RinError,
+  sealCapabilitySpec,
+  validateAgainstSchema,
+  validateBoundAction,
+  validateEffect,
+  type ActionRequest,
+  type BoundAction,
+  type CapabilitySpec,
+  type Effect,
+  type Epoch,
+  type HostManifest,
+  type HostRef,
+  type Principal,
 } from '../../ts/rin/index.js';
 import { goJsonEncode } from '../../ts/crypto/gojson.js';
 
@@ -51,7 +69,14 @@ const manifest = (): HostManifest => ({
   clock_modes: ['step', 'realtime'],
   decision_modes: ['sequential', 'asynchronous'],
   max_concurrent_actors: 100,
-  durability: { profile: 'advisory', stable_identity: true, durable_before_network: false, durable_outbox: false, idempotent_apply: false, atomic_apply_and_outbox: false },
+  durability: {
+    profile: 'advisory',
+    stable_identity: true,
+    durable_before_network: false,
+    durable_outbox: false,
+    idempotent_apply: false,
+    atomic_apply_and_outbox: false,
+  },
 });
 
 const epoch = (): Epoch => ({ session_id: 'session.test', world_id: 'world.test', host: 1, world: 2, timeline: 3 });
@@ -102,13 +127,31 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
 
   const effects = (e = epoch()): Effect[] => [
     {
-      effect_id: 'effect.move.position', kind: 'world.position', operation: 'update', subject_ref: dock(e), tags: ['world.travel', 'actor.movement'],
-      ownership: 'actor', scope: 'world.public', quantity: 12, unit: 'block', reversible: true, risk: 'moderate',
+      effect_id: 'effect.move.position',
+      kind: 'world.position',
+      operation: 'update',
+      subject_ref: dock(e),
+      tags: ['world.travel', 'actor.movement'],
+      ownership: 'actor',
+      scope: 'world.public',
+      quantity: 12,
+      unit: 'block',
+      reversible: true,
+      risk: 'moderate',
       attributes: new RawJson('{ "mode": "walk", "distance": 12 }'),
     },
     {
-      effect_id: 'effect.move.stamina', kind: 'actor.stamina', operation: 'consume', subject_ref: dock(e), tags: ['world.travel', 'actor.resource'],
-      ownership: 'actor', scope: 'actor.self', quantity: 1, unit: 'point', reversible: false, risk: 'moderate',
+      effect_id: 'effect.move.stamina',
+      kind: 'actor.stamina',
+      operation: 'consume',
+      subject_ref: dock(e),
+      tags: ['world.travel', 'actor.resource'],
+      ownership: 'actor',
+      scope: 'actor.self',
+      quantity: 1,
+      unit: 'point',
+      reversible: false,
+      risk: 'moderate',
       attributes: new RawJson('{"mode":"walk","distance":12}'),
     },
   ];
@@ -118,14 +161,22 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
     const spec = registry.register(testSpec());
     const req = request(spec);
     const draftEffects = effects();
-    const action = registry.sealBinding(req, { binding_id: 'binding.move.1', resolved_targets: [dock()], effect_preview: draftEffects, valid_until: realtime(15_000) }, realtime(10_000), epoch(), 7);
+    const action = registry.sealBinding(
+      req,
+      { binding_id: 'binding.move.1', resolved_targets: [dock()], effect_preview: draftEffects, valid_until: realtime(15_000) },
+      realtime(10_000),
+      epoch(),
+      7,
+    );
     return { registry, spec, req, draftEffects, action };
   }
 
   it('the derived capability vector: schema digests, the digest payload and the pinned spec digest', () => {
     const v = JSON.parse(shared('derived/capability-spec-digest-vector.json'));
     const spec = testSpec();
-    expect({ input: spec.input.sha256, output: spec.output.sha256, effect_schema: spec.effect_schema.sha256 }).toEqual(v['schema_sha256_over_canonical_sorted_compact_json']);
+    expect({ input: spec.input.sha256, output: spec.output.sha256, effect_schema: spec.effect_schema.sha256 }).toEqual(
+      v['schema_sha256_over_canonical_sorted_compact_json'],
+    );
     const sealed = sealCapabilitySpec(spec, c);
     expect(sealed.digest).toBe(v['expected_capability_spec_digest']);
     expect(capabilitySpecDigestText(sealed)).toBe(goJsonEncode(v['digest_payload_in_field_order']));
@@ -186,7 +237,9 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
     expect([e.field, e.message]).toEqual(['binding_id', 'binding_id: Host binding data was modified']);
     // A later deadline is a change too, and a digest left stale is caught before the registry is asked.
     expect(fault(() => registry.authorize({ ...action, valid_until: realtime(16_000) }, realtime(12_000), epoch(), 7, principal)).message).toMatch(/modified/);
-    expect(fault(() => registry.authorize({ ...action, effect_preview: forged.effect_preview }, realtime(12_000), epoch(), 7, principal)).field).toBe('effect_digest');
+    expect(fault(() => registry.authorize({ ...action, effect_preview: forged.effect_preview }, realtime(12_000), epoch(), 7, principal)).field).toBe(
+      'effect_digest',
+    );
     const other = new HostRegistry(manifest(), c);
     other.register(testSpec());
     expect(fault(() => other.authorize(action, realtime(12_000), epoch(), 7, principal)).message).toBe('binding_id: was not issued by this Host registry');
@@ -212,37 +265,85 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
     const registry = new HostRegistry(manifest(), c);
     const spec = registry.register(testSpec());
     const req = request(spec);
-    expect(fault(() => registry.validateRequest({ ...req, arguments: new RawJson('{"target":"dock","target":"gate","count":2}') }, epoch(), 7)).field).toBe('arguments');
+    expect(fault(() => registry.validateRequest({ ...req, arguments: new RawJson('{"target":"dock","target":"gate","count":2}') }, epoch(), 7)).field).toBe(
+      'arguments',
+    );
     expect(fault(() => registry.validateRequest(req, { ...epoch(), world: 3 }, 7)).message).toBe('expected_epoch: request belongs to a stale host epoch');
     registry.validateRequest(req, epoch(), 15);
     expect(fault(() => registry.validateRequest(req, epoch(), 16)).field).toBe('observation_sequence');
     expect(fault(() => registry.validateRequest({ ...req, arguments: new RawJson('{"target":"dock","count":9}') }, epoch(), 7)).field).toBe('arguments');
     expect(fault(() => registry.validateRequest({ ...req, spec_digest: '0'.repeat(64) }, epoch(), 7)).field).toBe('spec_digest');
     const low: Effect = {
-      effect_id: 'effect.move', kind: 'world.position', operation: 'update', subject_ref: dock(), tags: ['actor.movement'], ownership: 'actor',
-      scope: 'world.public', reversible: false, risk: 'low', attributes: new RawJson('{"distance":1,"mode":"walk"}'),
+      effect_id: 'effect.move',
+      kind: 'world.position',
+      operation: 'update',
+      subject_ref: dock(),
+      tags: ['actor.movement'],
+      ownership: 'actor',
+      scope: 'world.public',
+      reversible: false,
+      risk: 'low',
+      attributes: new RawJson('{"distance":1,"mode":"walk"}'),
     };
     const seal = (id: string, e: Effect) =>
-      fault(() => registry.sealBinding(req, { binding_id: id, resolved_targets: [dock()], effect_preview: [e], valid_until: realtime(20) }, realtime(10), epoch(), 7));
+      fault(() =>
+        registry.sealBinding(req, { binding_id: id, resolved_targets: [dock()], effect_preview: [e], valid_until: realtime(20) }, realtime(10), epoch(), 7),
+      );
     expect(seal('binding.low-risk', low).field).toBe('effect_preview[0].risk');
-    expect(seal('binding.invalid-attributes', { ...low, risk: 'moderate', attributes: new RawJson('{"distance":1,"mode":"walk","secret":"x"}') }).field).toBe('effect_preview[0].attributes');
-    expect(seal('binding.nested', { ...low, risk: 'moderate', attributes: new RawJson('{"distance":1,"mode":{"unsafe":true}}') }).field).toBe('effect_preview[0].attributes.mode');
-    expect(seal('binding.stale-ref', { ...low, risk: 'moderate', subject_ref: dock({ ...epoch(), host: 9 }) }).field).toBe('effect_preview[0].subject_ref.epoch');
-    expect(fault(() => registry.sealBinding(req, { binding_id: 'binding.x', effect_preview: [{ ...low, risk: 'moderate' }], valid_until: realtime(20) }, realtime(10), epoch(), 7)).field).toBe('resolved_targets');
+    expect(seal('binding.invalid-attributes', { ...low, risk: 'moderate', attributes: new RawJson('{"distance":1,"mode":"walk","secret":"x"}') }).field).toBe(
+      'effect_preview[0].attributes',
+    );
+    expect(seal('binding.nested', { ...low, risk: 'moderate', attributes: new RawJson('{"distance":1,"mode":{"unsafe":true}}') }).field).toBe(
+      'effect_preview[0].attributes.mode',
+    );
+    expect(seal('binding.stale-ref', { ...low, risk: 'moderate', subject_ref: dock({ ...epoch(), host: 9 }) }).field).toBe(
+      'effect_preview[0].subject_ref.epoch',
+    );
+    expect(
+      fault(() =>
+        registry.sealBinding(
+          req,
+          { binding_id: 'binding.x', effect_preview: [{ ...low, risk: 'moderate' }], valid_until: realtime(20) },
+          realtime(10),
+          epoch(),
+          7,
+        ),
+      ).field,
+    ).toBe('resolved_targets');
   });
 
   it('keeps one binding per id: identical data again is the same binding, other data is refused', () => {
     const { registry, req, action } = bound();
-    const again = registry.sealBinding(req, { binding_id: 'binding.move.1', resolved_targets: [dock()], effect_preview: effects(), valid_until: realtime(15_000) }, realtime(10_000), epoch(), 7);
+    const again = registry.sealBinding(
+      req,
+      { binding_id: 'binding.move.1', resolved_targets: [dock()], effect_preview: effects(), valid_until: realtime(15_000) },
+      realtime(10_000),
+      epoch(),
+      7,
+    );
     expect(again).toEqual(action);
-    const e = fault(() => registry.sealBinding(req, { binding_id: 'binding.move.1', resolved_targets: [dock()], effect_preview: effects(), valid_until: realtime(14_000) }, realtime(10_000), epoch(), 7));
+    const e = fault(() =>
+      registry.sealBinding(
+        req,
+        { binding_id: 'binding.move.1', resolved_targets: [dock()], effect_preview: effects(), valid_until: realtime(14_000) },
+        realtime(10_000),
+        epoch(),
+        7,
+      ),
+    );
     expect(e.message).toBe('binding_id: is already bound to different action data');
   });
 
   it('forgets the bindings of an old epoch of the same world when one is sealed at a new epoch', () => {
     const { registry, spec, action } = bound();
     const next = { ...epoch(), timeline: 4 };
-    registry.sealBinding(request(spec, next), { binding_id: 'binding.move.2', resolved_targets: [dock(next)], effect_preview: effects(next), valid_until: realtime(15_000) }, realtime(10_000), next, 7);
+    registry.sealBinding(
+      request(spec, next),
+      { binding_id: 'binding.move.2', resolved_targets: [dock(next)], effect_preview: effects(next), valid_until: realtime(15_000) },
+      realtime(10_000),
+      next,
+      7,
+    );
     expect(fault(() => registry.authorize(action, realtime(12_000), epoch(), 7, principal)).message).toBe('binding_id: was not issued by this Host registry');
   });
 
@@ -254,15 +355,21 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
     expect(fault(() => registry.register({ ...testSpec(), description: 'Another description.' })).message).toBe(
       'capability: exact version is already registered with a different capability spec',
     );
-    expect(fault(() => registry.register({ ...testSpec(), capability: { id: 'rin.navigation.move-to', version: '2.1.0' }, required_durability: 'idempotent-action' })).message).toBe(
-      'required_durability: exceeds host durability advisory',
-    );
+    expect(
+      fault(() =>
+        registry.register({ ...testSpec(), capability: { id: 'rin.navigation.move-to', version: '2.1.0' }, required_durability: 'idempotent-action' }),
+      ).message,
+    ).toBe('required_durability: exceeds host durability advisory');
     registry.register({ ...testSpec(), capability: { id: 'rin.navigation.move-to', version: '10.0.0' } });
     registry.register({ ...testSpec(), capability: { id: 'rin.a.first', version: '1.0.0' } });
     const snap = registry.snapshot();
     expect(snap.revision).toBe(3);
     // Byte order: "10.0.0" sorts before "2.0.0".
-    expect(snap.specs.map((s) => `${s.capability.id}@${s.capability.version}`)).toEqual(['rin.a.first@1.0.0', 'rin.navigation.move-to@10.0.0', 'rin.navigation.move-to@2.0.0']);
+    expect(snap.specs.map((s) => `${s.capability.id}@${s.capability.version}`)).toEqual([
+      'rin.a.first@1.0.0',
+      'rin.navigation.move-to@10.0.0',
+      'rin.navigation.move-to@2.0.0',
+    ]);
   });
 
   it('returns defensive copies: a caller cannot reach the registry state', () => {
@@ -281,6 +388,8 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
   });
 
   it('refuses an invalid manifest at construction', () => {
-    expect(fault(() => new HostRegistry({ ...manifest(), durability: { ...manifest().durability, profile: 'transactional-action' } }, c)).field).toBe('durability');
+    expect(fault(() => new HostRegistry({ ...manifest(), durability: { ...manifest().durability, profile: 'transactional-action' } }, c)).field).toBe(
+      'durability',
+    );
   });
 });

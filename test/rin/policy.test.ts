@@ -4,7 +4,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { RawJson } from '../../ts/crypto/gojson.js';
-import { DEFAULT_POLICY_CONFIG, parsePolicyConfig, PolicyEngine, sealPolicyConfig, type PolicyConfig, type PolicyContext } from '../../ts/rin/control/policy.js';
+import {
+  DEFAULT_POLICY_CONFIG,
+  parsePolicyConfig,
+  PolicyEngine,
+  sealPolicyConfig,
+  type PolicyConfig,
+  type PolicyContext,
+} from '../../ts/rin/control/policy.js';
 import { RinError } from '../../ts/rin/errors.js';
 import type { BoundAction, Effect, Epoch } from '../../ts/rin/types.js';
 
@@ -114,8 +121,24 @@ describe('profiles and rules', () => {
     const e = new PolicyEngine({
       ...KNOWN,
       rules: [
-        { rule_id: 'world.talk', layer: 'world', priority: 0, result: 'allow', effect_kinds: ['cargo.talk'], reason_code: 'world.talk', human_summary: 'Talking is fine.' },
-        { rule_id: 'task.no-heavy', layer: 'task', priority: 0, result: 'deny', risk_at_least: 'moderate', reason_code: 'task.heavy', human_summary: 'Not in this task.' },
+        {
+          rule_id: 'world.talk',
+          layer: 'world',
+          priority: 0,
+          result: 'allow',
+          effect_kinds: ['cargo.talk'],
+          reason_code: 'world.talk',
+          human_summary: 'Talking is fine.',
+        },
+        {
+          rule_id: 'task.no-heavy',
+          layer: 'task',
+          priority: 0,
+          result: 'deny',
+          risk_at_least: 'moderate',
+          reason_code: 'task.heavy',
+          human_summary: 'Not in this task.',
+        },
       ],
     });
     const two = [effect({ effect_id: 'effect.a', kind: 'cargo.talk' }), effect({ effect_id: 'effect.b', risk: 'moderate', reversible: false })];
@@ -149,9 +172,14 @@ describe('confirmation', () => {
     expect(allowed.reason_code).toBe('policy.confirmed');
     expect(allowed.matched_rule_ids).toContain('confirmation.consumed');
     // The same binding and confirmation again: the cached authorization, not a second consumption.
-    expect(e.evaluate(confirmAction(), ctx({ now: { clock: 'step', value: 112 }, confirmation_id: challenge.challenge_id })).decision_id).toBe(allowed.decision_id);
+    expect(e.evaluate(confirmAction(), ctx({ now: { clock: 'step', value: 112 }, confirmation_id: challenge.challenge_id })).decision_id).toBe(
+      allowed.decision_id,
+    );
     // Another effect digest with the consumed challenge is refused.
-    expect(e.evaluate(action([effect({ risk: 'moderate', reversible: false })], { effect_digest: 'c'.repeat(64) }), ctx({ confirmation_id: challenge.challenge_id })).reason_code).toBe('policy.invalid_confirmation');
+    expect(
+      e.evaluate(action([effect({ risk: 'moderate', reversible: false })], { effect_digest: 'c'.repeat(64) }), ctx({ confirmation_id: challenge.challenge_id }))
+        .reason_code,
+    ).toBe('policy.invalid_confirmation');
   });
 
   it('a challenge expires with the per-clock TTL; a clock without TTL denies', () => {
@@ -159,7 +187,10 @@ describe('confirmation', () => {
     const c = e.evaluate(confirmAction(), ctx()).confirmation_challenge!;
     expect(c.expires_at.value).toBe(110);
     expect(() => e.approve(c.challenge_id, { id: 'bob', granted_scopes: ['rin.policy.confirm'] }, { clock: 'step', value: 110 })).toThrow(/expired/);
-    const realtime = action([effect({ risk: 'moderate', reversible: false })], { bound_at: { clock: 'realtime', value: 100 }, valid_until: { clock: 'realtime', value: 200 } });
+    const realtime = action([effect({ risk: 'moderate', reversible: false })], {
+      bound_at: { clock: 'realtime', value: 100 },
+      valid_until: { clock: 'realtime', value: 200 },
+    });
     expect(e.evaluate(realtime, ctx({ now: { clock: 'realtime', value: 100 } })).reason_code).toBe('policy.confirmation_clock_disabled');
   });
 
@@ -200,7 +231,14 @@ describe('configuration', () => {
     expect(() => sealPolicyConfig({ ...KNOWN, confirmation_ttl: {} })).toThrow('confirmation_ttl must enable at least one Host clock');
     expect(() => sealPolicyConfig({ ...KNOWN, profile: 'lenient' as never })).toThrow('unsupported profile');
     expect(() => parsePolicyConfig('{"revision":1,"profile":"open","extra":1}')).toThrow('unknown field "extra"');
-    expect(() => parsePolicyConfig(JSON.stringify({ ...KNOWN, rules: [{ rule_id: 'a.b', layer: 'server', priority: 0, result: 'allow', reason_code: 'a.b', human_summary: 'x', why: 1 }] }))).toThrow('unknown field "why"');
+    expect(() =>
+      parsePolicyConfig(
+        JSON.stringify({
+          ...KNOWN,
+          rules: [{ rule_id: 'a.b', layer: 'server', priority: 0, result: 'allow', reason_code: 'a.b', human_summary: 'x', why: 1 }],
+        }),
+      ),
+    ).toThrow('unknown field "why"');
     expect(() => parsePolicyConfig('{"revision":1,"revision":2}')).toThrow(RinError);
     expect(parsePolicyConfig(JSON.stringify(KNOWN)).known_effect_kinds).toEqual(['cargo.move', 'cargo.talk']);
   });

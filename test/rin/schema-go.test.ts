@@ -39,7 +39,10 @@ function accepts(schema: Schema, instances: string[]): boolean[] {
 }
 
 const numbers = (keyword: string, lexeme: string, instances: string[]): boolean[] =>
-  accepts(newSchema(closed(`"n":{"${keyword}":${lexeme}}`)), instances.map((l) => `{"n":${l}}`));
+  accepts(
+    newSchema(closed(`"n":{"${keyword}":${lexeme}}`)),
+    instances.map((l) => `{"n":${l}}`),
+  );
 
 describe('exact decimals of JSON number lexemes (big.Rat)', () => {
   const d = parseDecimal;
@@ -136,9 +139,9 @@ describe('schema numbers are compared on their lexemes', () => {
     expect(numbers('enum', '[1,9007199254740993]', ['1.0', '9007199254740992', '9007199254740993'])).toEqual([true, false, true]);
     expect(numbers('const', '{"a":[1,2.50]}', ['{"a":[1.0,2.5]}', '{"a":[1,2.5000000000000001]}'])).toEqual([true, false]);
     const unique = newSchema(closed('"a":{"type":"array","uniqueItems":true}'));
-    expect(accepts(unique, ['{"a":[1,1.0]}', '{"a":[0.1,0.10000000000000001]}', '{"a":[{"x":1},{"x":1e0}]}', '{"a":[9007199254740992,9007199254740993]}'])).toEqual([
-      false, true, false, true,
-    ]);
+    expect(
+      accepts(unique, ['{"a":[1,1.0]}', '{"a":[0.1,0.10000000000000001]}', '{"a":[{"x":1},{"x":1e0}]}', '{"a":[9007199254740992,9007199254740993]}']),
+    ).toEqual([false, true, false, true]);
   });
 
   it('refuses, typed, a number big.Rat cannot hold where the reference would panic on it', () => {
@@ -151,7 +154,11 @@ describe('schema numbers are compared on their lexemes', () => {
 
 describe("schema patterns are Go's regular expressions (RE2)", () => {
   const pattern = (p: string): Schema => newSchema(closed(`"s":{"type":"string","pattern":${JSON.stringify(p)}}`));
-  const strings = (p: string, texts: string[]): boolean[] => accepts(pattern(p), texts.map((t) => `{"s":${JSON.stringify(t)}}`));
+  const strings = (p: string, texts: string[]): boolean[] =>
+    accepts(
+      pattern(p),
+      texts.map((t) => `{"s":${JSON.stringify(t)}}`),
+    );
 
   it('refuses what RE2 refuses, with its message', () => {
     for (const p of ['^(?=a)a$', '^(?!b)a', '(?<=a)b', '(?<!x)y', '^(a)\\1$', '\\cA', '^\\u0041$', 'a{1001}']) {
@@ -173,7 +180,7 @@ describe("schema patterns are Go's regular expressions (RE2)", () => {
     expect(accepts(newSchema(closed('', ',"patternProperties":{"^(?i)x$":{"type":"string"}}')), ['{"X":"a"}', '{"X":1}'])).toEqual([true, false]);
   });
 
-  it("matches as RE2 does: `.` takes \\r and U+2028, `\\s` only ASCII space", () => {
+  it('matches as RE2 does: `.` takes \\r and U+2028, `\\s` only ASCII space', () => {
     expect(strings('^.$', ['\n', '\r', '\u2028', '😀'])).toEqual([false, true, true, true]);
     expect(strings('^\\s$', ['\u00a0', '\u000b', '\u2003', '\ufeff', '\t', '\f'])).toEqual([false, false, false, false, true, true]);
     expect(strings('^\\w$', ['é'])).toEqual([false]);
@@ -197,7 +204,11 @@ describe('references without a scheme, under the urn: base', () => {
       closed('"r":{"$ref":"https://schemas.test/remote.json"}'),
     ]) {
       const e = refusal(() => newSchema(document));
-      expect([e.field, e.message.startsWith('schema.document: does not compile: '), e.message.includes('URN without nid')]).toEqual(['schema.document', true, false]);
+      expect([e.field, e.message.startsWith('schema.document: does not compile: '), e.message.includes('URN without nid')]).toEqual([
+        'schema.document',
+        true,
+        false,
+      ]);
     }
     // A document claiming the meta-schema's id that fails to compile leaves the compiler whole.
     const claimed = (properties: string) => newSchema(closed(properties, `,"$id":"${DIALECT}"`));

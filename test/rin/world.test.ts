@@ -23,7 +23,10 @@ async function harbor() {
   const run = async (actor: string, capability: string, args: Record<string, unknown>, targetRefs?: ActionRequest['target_refs']) => {
     n += 1;
     const snapshot = await coordinator.snapshotAction(target(actor));
-    const req = harborRequest(coordinator.capabilities(), capability, args, snapshot, `request.${n}`, `key.${n}`, { actorId: actor, ...(targetRefs ? { targetRefs } : {}) });
+    const req = harborRequest(coordinator.capabilities(), capability, args, snapshot, `request.${n}`, `key.${n}`, {
+      actorId: actor,
+      ...(targetRefs ? { targetRefs } : {}),
+    });
     const { bound_action: bound } = await coordinator.bindRequest(target(actor), req);
     const delivery = allowedDelivery(target(actor), PRINCIPAL, req, bound, snapshot, `operation.${n}`);
     return { id: `operation.${n}`, bound, result: await coordinator.executeDelivery(delivery) };
@@ -69,7 +72,8 @@ describe('the harbor catalog', () => {
     const { coordinator, world, target } = await harbor();
     const snapshot = await coordinator.snapshotAction(target('gull'));
     const effectsOf = async (capability: string, args: Record<string, unknown>) =>
-      (await coordinator.bindRequest(target('gull'), harborRequest(coordinator.capabilities(), capability, args, snapshot, 'request.x', 'key.x'))).bound_action.effect_preview;
+      (await coordinator.bindRequest(target('gull'), harborRequest(coordinator.capabilities(), capability, args, snapshot, 'request.x', 'key.x'))).bound_action
+        .effect_preview;
     const [load] = await effectsOf(CAPABILITY.load, { crates: 2 });
     expect(load).toMatchObject({ kind: 'harbor.cargo', operation: 'transfer', ownership: 'actor', reversible: true, risk: 'low', quantity: 2, unit: 'crate' });
     expect(load?.attributes.text).toBe(`{"crates_on_dock":${world.crates}}`);

@@ -91,7 +91,12 @@ describeDbs('registry auth', (server) => {
   it('refuses malformed registration bodies with a typed 400', async () => {
     const t = server();
     const a = t.agent();
-    for (const raw of ['not json', '[1]', '{"public_key":"zz"}', JSON.stringify({ public_key: a.publicKey, nickname: 'x', nonce: 'n', counter: -1, signature: '0'.repeat(128) })]) {
+    for (const raw of [
+      'not json',
+      '[1]',
+      '{"public_key":"zz"}',
+      JSON.stringify({ public_key: a.publicKey, nickname: 'x', nonce: 'n', counter: -1, signature: '0'.repeat(128) }),
+    ]) {
       const r = await a.json('POST', '/api/v1/auth/register', { raw });
       expect(r.status).toBe(400);
       expect(Object.keys(r.body).sort()).toEqual(['code', 'message']);
@@ -112,7 +117,9 @@ describeDbs('registry auth', (server) => {
     const flipped = (hex: string) => (hex[0] === '0' ? '1' : '0') + hex.slice(1);
     // Re-sign a valid request, then tamper with one header.
     const sig = async (o: object) => codeOf(a.json('GET', '/api/v1/invitations', o));
-    expect(await codeOf(t.fetch('/api/v1/invitations').then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> })))).toBe('AUTH_MISSING');
+    expect(await codeOf(t.fetch('/api/v1/invitations').then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> })))).toBe(
+      'AUTH_MISSING',
+    );
     expect(await sig({ headers: { 'X-Signature': flipped('0'.repeat(128)) } })).toBe('SIGNATURE_INVALID');
     expect(await sig({ headers: { 'X-Public-Key': t.agent().publicKey } })).toBe('SIGNATURE_INVALID');
     expect(await sig({ signedPath: '/api/v1/invitations?limit=1' })).toBe('SIGNATURE_INVALID');
@@ -156,7 +163,13 @@ describeDbs('registry auth', (server) => {
     const sent = await a.send('GET', '/api/v1/invitations', { requestId: toHex(randomBytes(16)) });
     expect(sent.status).toBe(200);
     const { restHeaders } = await import('../../ts/registry/auth.js');
-    const headers = restHeaders(t.crypto, a.seed, { timestamp: Math.floor(t.clock.now() / 1000), method: 'GET', path: '/api/v1/invitations', requestId, body: new Uint8Array() });
+    const headers = restHeaders(t.crypto, a.seed, {
+      timestamp: Math.floor(t.clock.now() / 1000),
+      method: 'GET',
+      path: '/api/v1/invitations',
+      requestId,
+      body: new Uint8Array(),
+    });
     const replayedElsewhere = await other.request('http://registry.test/api/v1/invitations', { headers });
     expect(replayedElsewhere.status).toBe(401);
     // Another key may use the same id: ids are remembered per key.
@@ -191,7 +204,13 @@ describeDbs('registry auth', (server) => {
     const a = await t.registered();
     const send = async (agent = a) => {
       const { restHeaders } = await import('../../ts/registry/auth.js');
-      const headers = restHeaders(t.crypto, agent.seed, { timestamp: Math.floor(t.clock.now() / 1000), method: 'GET', path: '/api/v1/invitations', requestId: toHex(randomBytes(16)), body: new Uint8Array() });
+      const headers = restHeaders(t.crypto, agent.seed, {
+        timestamp: Math.floor(t.clock.now() / 1000),
+        method: 'GET',
+        path: '/api/v1/invitations',
+        requestId: toHex(randomBytes(16)),
+        body: new Uint8Array(),
+      });
       return app.request('http://registry.test/api/v1/invitations', { headers });
     };
     expect((await send()).status).toBe(200);
@@ -207,7 +226,8 @@ describeDbs('registry auth', (server) => {
 
   it('rate-limits per address, by the last X-Forwarded-For entry only when told to trust a proxy', async () => {
     const t = server();
-    const version = (app: ReturnType<typeof createApp>, forwarded: string) => app.request('http://registry.test/api/v1/version', { headers: { 'X-Forwarded-For': forwarded } });
+    const version = (app: ReturnType<typeof createApp>, forwarded: string) =>
+      app.request('http://registry.test/api/v1/version', { headers: { 'X-Forwarded-For': forwarded } });
     const limited = { ratePerIp: { burst: 1, perSecond: 1 } };
     const direct = createApp({ ...t.server.ctx, config: { ...t.server.ctx.config, ...limited } });
     expect((await version(direct, '10.0.0.1')).status).toBe(200);

@@ -52,7 +52,14 @@ async function startServer(args: string[]): Promise<{ url: string; line: string;
   return { url, line, child, stop };
 }
 
-async function call(url: string, seed: Uint8Array, method: string, path: string, body?: unknown, requestId = toHex(randomBytes(16))): Promise<{ status: number; body: Record<string, unknown> }> {
+async function call(
+  url: string,
+  seed: Uint8Array,
+  method: string,
+  path: string,
+  body?: unknown,
+  requestId = toHex(randomBytes(16)),
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const raw = utf8(body === undefined ? '' : typeof body === 'string' ? body : JSON.stringify(body));
   const headers = restHeaders(crypto, seed, { timestamp: Math.floor(Date.now() / 1000), method, path, requestId, body: raw });
   const res = await fetch(url + path, { method, headers, body: raw.length > 0 ? (raw as Uint8Array<ArrayBuffer>) : undefined });

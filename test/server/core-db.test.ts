@@ -13,7 +13,12 @@ describeDbs('registry database', (server) => {
     expect(await migrate(db, steps)).toEqual([]);
     await expect(migrate(db, [steps[0]!, steps[0]!])).rejects.toThrow(/duplicate migration id/);
     // A failing step rolls back the whole run, the steps before it included.
-    await expect(migrate(db, [{ id: 'dbtest/003', sql: 'CREATE TABLE dbtest_c (n int)' }, { id: 'dbtest/004', sql: 'SELECT no_such_function()' }])).rejects.toThrow();
+    await expect(
+      migrate(db, [
+        { id: 'dbtest/003', sql: 'CREATE TABLE dbtest_c (n int)' },
+        { id: 'dbtest/004', sql: 'SELECT no_such_function()' },
+      ]),
+    ).rejects.toThrow();
     expect(await db.query("SELECT id FROM schema_migrations WHERE id LIKE 'dbtest/00%' ORDER BY id")).toEqual([{ id: 'dbtest/001' }, { id: 'dbtest/002' }]);
     expect(await db.query("SELECT to_regclass('dbtest_c') AS t")).toEqual([{ t: null }]);
   });

@@ -30,8 +30,15 @@ describeDbs('registry invitations', (server) => {
       host_control_mode: 'autonomous',
     });
     // The guest's own check (A8) passes on what the server returns.
-    const canonical = transportBindingCanonical(r.body['public_key'] as string, 'iroh', (r.body['transport_info'] as { ticket: string }).ticket, r.body['protocol_id'] as string);
-    expect(t.crypto.ed25519Verify(Buffer.from(host.publicKey, 'hex'), utf8(canonical), Buffer.from(r.body['transport_binding_signature'] as string, 'hex'))).toBe(true);
+    const canonical = transportBindingCanonical(
+      r.body['public_key'] as string,
+      'iroh',
+      (r.body['transport_info'] as { ticket: string }).ticket,
+      r.body['protocol_id'] as string,
+    );
+    expect(
+      t.crypto.ed25519Verify(Buffer.from(host.publicKey, 'hex'), utf8(canonical), Buffer.from(r.body['transport_binding_signature'] as string, 'hex')),
+    ).toBe(true);
   });
 
   it('refuses a post whose transport binding does not verify', async () => {
@@ -44,13 +51,21 @@ describeDbs('registry invitations', (server) => {
     expect(r1.status).toBe(400);
     expect(r1.body['code']).toBe('BINDING_INVALID');
     // Signed over another ticket.
-    const swapped = { ...invitationBody(host), iroh_ticket: 'attacker-ticket', transport_info: { version: 1, endpoint_id: host.publicKey, ticket: 'attacker-ticket' } };
+    const swapped = {
+      ...invitationBody(host),
+      iroh_ticket: 'attacker-ticket',
+      transport_info: { version: 1, endpoint_id: host.publicKey, ticket: 'attacker-ticket' },
+    };
     expect((await host.json('POST', '/api/v1/invitations', { body: swapped })).body['code']).toBe('BINDING_INVALID');
     // Signed over another protocol.
-    expect((await host.json('POST', '/api/v1/invitations', { body: { ...invitationBody(host), protocol_id: randomProtocolId() } })).body['code']).toBe('BINDING_INVALID');
+    expect((await host.json('POST', '/api/v1/invitations', { body: { ...invitationBody(host), protocol_id: randomProtocolId() } })).body['code']).toBe(
+      'BINDING_INVALID',
+    );
     // The two ticket fields disagree.
     const b = invitationBody(host);
-    const mismatch = await host.json('POST', '/api/v1/invitations', { body: { ...b, transport_info: { version: 1, endpoint_id: host.publicKey, ticket: 'other' } } });
+    const mismatch = await host.json('POST', '/api/v1/invitations', {
+      body: { ...b, transport_info: { version: 1, endpoint_id: host.publicKey, ticket: 'other' } },
+    });
     expect(mismatch.body['code']).toBe('TICKET_MISMATCH');
     const missing = { ...invitationBody(host) };
     delete missing['transport_binding_signature'];

@@ -67,7 +67,11 @@ describeDbs('registry sessions', (server) => {
     const byOther = await send(proof, bystander);
     expect(byOther.status).toBe(403);
     expect(byOther.body['code']).toBe('NOT_PARTICIPANT');
-    for (const broken of [{ ...proof, session_nonce: 'xyz' }, { ...proof, host_public_key: 'A'.repeat(64) }, { ...proof, guest_public_key: host.publicKey }]) {
+    for (const broken of [
+      { ...proof, session_nonce: 'xyz' },
+      { ...proof, host_public_key: 'A'.repeat(64) },
+      { ...proof, guest_public_key: host.publicKey },
+    ]) {
       expect((await send(broken)).status).toBe(400);
     }
     // None of the above paired it: the honest proof still goes through.

@@ -8,7 +8,10 @@ import type { Agent } from './harness.js';
 
 export const randomProtocolId = (): string => toHex(randomBytes(32));
 
-export function invitationBody(host: Agent, over: { protocolId?: string; ticket?: string; type?: 'supply' | 'demand' | 'chat'; tags?: string[] } = {}): Record<string, unknown> {
+export function invitationBody(
+  host: Agent,
+  over: { protocolId?: string; ticket?: string; type?: 'supply' | 'demand' | 'chat'; tags?: string[] } = {},
+): Record<string, unknown> {
   return {
     ...buildInvitation(host.t.crypto, host.seed, {
       message: 'rock paper scissors',
@@ -28,8 +31,13 @@ export async function postInvitation(host: Agent, over: Parameters<typeof invita
   return { postId: r.body['post_id'] as string, body };
 }
 
-
-export function sessionProof(host: Agent, guest: Agent, postId: string, protocolId: string, nonce = toHex(randomBytes(8))): { proof: SessionProof; id: string } {
+export function sessionProof(
+  host: Agent,
+  guest: Agent,
+  postId: string,
+  protocolId: string,
+  nonce = toHex(randomBytes(8)),
+): { proof: SessionProof; id: string } {
   const c = host.t.crypto;
   const canonical = utf8(sessionCanonical(postId, protocolId, host.publicKey, guest.publicKey, nonce));
   return {

@@ -32,7 +32,13 @@ interface Room {
 async function invitation(leader: Agent, pid: string): Promise<string> {
   const ticket = `ticket-${hex(8)}`;
   const r = await leader.json('POST', '/api/v1/invitations', {
-    body: { protocol_id: pid, iroh_ticket: ticket, transport: 'iroh', type: 'supply', transport_binding_signature: sign(leader, binding(leader.publicKey, ticket, pid)) },
+    body: {
+      protocol_id: pid,
+      iroh_ticket: ticket,
+      transport: 'iroh',
+      type: 'supply',
+      transport_binding_signature: sign(leader, binding(leader.publicKey, ticket, pid)),
+    },
   });
   expect(r.status).toBe(201);
   return r.body['post_id'] as string;
@@ -59,14 +65,25 @@ async function admit(r: Room, member: Agent, o: { leader?: Agent; signer?: Agent
   const nonce = hex(16);
   const statement = admission(r.groupId, g.leader_public_key, member.publicKey, r.pid, epoch, nonce);
   return member.json('POST', `/api/v1/groups/${r.groupId}/members`, {
-    body: { join_nonce: nonce, leader_epoch: epoch, leader_signature: sign(o.leader ?? r.leader, statement), member_signature: sign(o.signer ?? member, statement) },
+    body: {
+      join_nonce: nonce,
+      leader_epoch: epoch,
+      leader_signature: sign(o.leader ?? r.leader, statement),
+      member_signature: sign(o.signer ?? member, statement),
+    },
   });
 }
 
 function renewal(r: Room, who: Agent, o: { epoch: number; seq: number; hash?: string; ticket?: string }) {
   const ticket = o.ticket ?? `ticket-${hex(8)}`;
   return who.json('POST', `/api/v1/groups/${r.groupId}/heartbeat`, {
-    body: { leader_epoch: o.epoch, checkpoint_seq: o.seq, checkpoint_hash: o.hash ?? hex(32), iroh_ticket: ticket, transport_binding_signature: sign(who, binding(who.publicKey, ticket, r.pid)) },
+    body: {
+      leader_epoch: o.epoch,
+      checkpoint_seq: o.seq,
+      checkpoint_hash: o.hash ?? hex(32),
+      iroh_ticket: ticket,
+      transport_binding_signature: sign(who, binding(who.publicKey, ticket, r.pid)),
+    },
   });
 }
 
@@ -130,7 +147,9 @@ describeDbs('groups', (server) => {
     const leader = await t.registered('leader');
     const postId = await invitation(leader, hex(32));
     const create = (who: Agent, b: Record<string, unknown>) =>
-      who.json('POST', '/api/v1/groups', { body: { post_id: postId, min_participants: 2, max_participants: 4, allow_late_join: false, recovery_mode: 'exact', ...b } });
+      who.json('POST', '/api/v1/groups', {
+        body: { post_id: postId, min_participants: 2, max_participants: 4, allow_late_join: false, recovery_mode: 'exact', ...b },
+      });
     const other = await t.registered('other');
     expect(await create(other, {})).toMatchObject({ status: 403, body: { code: 'NOT_INVITATION_HOST' } });
     expect(await create(t.agent(), {})).toMatchObject({ status: 403, body: { code: 'NOT_REGISTERED' } });
@@ -158,7 +177,9 @@ describeDbs('groups', (server) => {
     const leader = await t.registered('leader');
     const postId = await invitation(leader, MEETING_ROOM_ID);
     const create = (b: Record<string, unknown>) =>
-      leader.json('POST', '/api/v1/groups', { body: { post_id: postId, min_participants: 2, max_participants: 16, allow_late_join: true, recovery_mode: 'exact', ...b } });
+      leader.json('POST', '/api/v1/groups', {
+        body: { post_id: postId, min_participants: 2, max_participants: 16, allow_late_join: true, recovery_mode: 'exact', ...b },
+      });
     expect(await create({ max_participants: 32 })).toMatchObject({ status: 409, body: { code: 'GROUP_POLICY_MISMATCH' } });
     expect(await create({ allow_late_join: false })).toMatchObject({ status: 409, body: { code: 'GROUP_POLICY_MISMATCH' } });
     expect((await create({})).status).toBe(201);
@@ -169,7 +190,10 @@ describeDbs('groups', (server) => {
     const r = await room(t, { max: 3 });
     const alice = await t.registered('alice');
     const first = await admit(r, alice);
-    expect(first).toMatchObject({ status: 201, body: { group_id: r.groupId, public_key: alice.publicKey, seat: 1, status: 'active', leader_epoch: 0, membership_version: 2 } });
+    expect(first).toMatchObject({
+      status: 201,
+      body: { group_id: r.groupId, public_key: alice.publicKey, seat: 1, status: 'active', leader_epoch: 0, membership_version: 2 },
+    });
     const again = await admit(r, alice);
     expect(again).toMatchObject({ status: 200, body: { member_id: first.body['member_id'], seat: 1, membership_version: 2 } });
 
@@ -178,7 +202,9 @@ describeDbs('groups', (server) => {
     expect(await admit(r, bob, { leader: mallory })).toMatchObject({ status: 403, body: { code: 'ADMISSION_INVALID' } });
     expect(await admit(r, bob, { signer: mallory })).toMatchObject({ status: 403, body: { code: 'ADMISSION_INVALID' } });
     expect(await admit(r, bob, { epoch: 1 })).toMatchObject({ status: 409, body: { code: 'STALE_EPOCH' } });
-    const bad = await bob.json('POST', `/api/v1/groups/${r.groupId}/members`, { body: { join_nonce: '', leader_epoch: 0, leader_signature: 'ab', member_signature: 'cd' } });
+    const bad = await bob.json('POST', `/api/v1/groups/${r.groupId}/members`, {
+      body: { join_nonce: '', leader_epoch: 0, leader_signature: 'ab', member_signature: 'cd' },
+    });
     expect(bad).toMatchObject({ status: 400, body: { code: 'FIELD_INVALID' } });
 
     expect((await admit(r, bob)).body).toMatchObject({ seat: 2, membership_version: 3 });
@@ -199,7 +225,9 @@ describeDbs('groups', (server) => {
     for (const lateJoin of [false, true]) {
       const r = await room(t, { lateJoin });
       expect((await admit(r, await t.registered('m1'))).status).toBe(201);
-      expect((await r.leader.json('POST', `/api/v1/groups/${r.groupId}/status`, { body: { leader_epoch: 0, status: 'active' } })).body).toMatchObject({ status: 'active' });
+      expect((await r.leader.json('POST', `/api/v1/groups/${r.groupId}/status`, { body: { leader_epoch: 0, status: 'active' } })).body).toMatchObject({
+        status: 'active',
+      });
       const late = await admit(r, await t.registered('late'));
       if (lateJoin) expect(late.status).toBe(201);
       else expect(late).toMatchObject({ status: 409, body: { code: 'LATE_JOIN_CLOSED' } });
@@ -222,14 +250,23 @@ describeDbs('groups', (server) => {
     expect(await renewal(r, r.leader, { epoch: 0, seq: 5 })).toMatchObject({ status: 409, body: { code: 'CHECKPOINT_CONFLICT' } });
     expect((await renewal(r, r.leader, { epoch: 0, seq: 5, hash: ok.body['checkpoint_hash'] as string })).status).toBe(200);
     const forged = await r.leader.json('POST', `/api/v1/groups/${r.groupId}/heartbeat`, {
-      body: { leader_epoch: 0, checkpoint_seq: 7, checkpoint_hash: hex(32), iroh_ticket: 'ticket-x', transport_binding_signature: sign(r.leader, binding(r.leader.publicKey, 'ticket-y', r.pid)) },
+      body: {
+        leader_epoch: 0,
+        checkpoint_seq: 7,
+        checkpoint_hash: hex(32),
+        iroh_ticket: 'ticket-x',
+        transport_binding_signature: sign(r.leader, binding(r.leader.publicKey, 'ticket-y', r.pid)),
+      },
     });
     expect(forged).toMatchObject({ status: 400, body: { code: 'BINDING_INVALID' } });
 
     const hb = await alice.json('POST', `/api/v1/groups/${r.groupId}/members/heartbeat`, { body: {} });
     expect(hb).toMatchObject({ status: 200, body: { public_key: alice.publicKey, seat: 1, last_seen_at: new Date(t.clock.now()).toISOString() } });
     const outsider = await t.registered('outsider');
-    expect(await outsider.json('POST', `/api/v1/groups/${r.groupId}/members/heartbeat`, { body: {} })).toMatchObject({ status: 403, body: { code: 'NOT_A_MEMBER' } });
+    expect(await outsider.json('POST', `/api/v1/groups/${r.groupId}/members/heartbeat`, { body: {} })).toMatchObject({
+      status: 403,
+      body: { code: 'NOT_A_MEMBER' },
+    });
   });
 
   it('fences claims: a member, the replaced epoch, an expired lease and a checkpoint the old Leader certified, not behind the floor', async () => {
@@ -247,15 +284,23 @@ describeDbs('groups', (server) => {
     expect(await claim(r, outsider, { expected: 0, certifier: r.leader, seq: 4 })).toMatchObject({ status: 403, body: { code: 'NOT_A_MEMBER' } });
     expect(await claim(r, alice, { expected: 1, certifier: r.leader, seq: 4 })).toMatchObject({ status: 409, body: { code: 'STALE_EPOCH' } });
     expect(await claim(r, alice, { expected: 0, certifier: alice, seq: 4 })).toMatchObject({ status: 403, body: { code: 'CHECKPOINT_SIGNATURE_INVALID' } });
-    expect(await claim(r, alice, { expected: 0, certifier: r.leader, seq: 4, certifiedEpoch: 1 })).toMatchObject({ status: 403, body: { code: 'CHECKPOINT_SIGNATURE_INVALID' } });
+    expect(await claim(r, alice, { expected: 0, certifier: r.leader, seq: 4, certifiedEpoch: 1 })).toMatchObject({
+      status: 403,
+      body: { code: 'CHECKPOINT_SIGNATURE_INVALID' },
+    });
     expect(await claim(r, alice, { expected: 0, certifier: r.leader, seq: 3 })).toMatchObject({ status: 409, body: { code: 'CHECKPOINT_BEHIND' } });
 
     const won = await claim(r, alice, { expected: 0, certifier: r.leader, seq: 6 });
-    expect(won).toMatchObject({ status: 200, body: { leader_public_key: alice.publicKey, leader_epoch: 1, checkpoint_seq: 6, leader_lease_seconds: LEASE_SECONDS } });
+    expect(won).toMatchObject({
+      status: 200,
+      body: { leader_public_key: alice.publicKey, leader_epoch: 1, checkpoint_seq: 6, leader_lease_seconds: LEASE_SECONDS },
+    });
     expect(Date.parse(won.body['leader_lease_expires_at'] as string)).toBe(t.clock.now() + LEASE_SECONDS * 1000);
     // The old Leader is fenced off the moment the epoch moves.
     expect(await renewal(r, r.leader, { epoch: 0, seq: 7 })).toMatchObject({ status: 409, body: { code: 'NOT_LEADER' } });
-    expect((await r.leader.json('POST', `/api/v1/groups/${r.groupId}/status`, { body: { leader_epoch: 0, status: 'closed' } })).body).toMatchObject({ code: 'NOT_LEADER' });
+    expect((await r.leader.json('POST', `/api/v1/groups/${r.groupId}/status`, { body: { leader_epoch: 0, status: 'closed' } })).body).toMatchObject({
+      code: 'NOT_LEADER',
+    });
     expect(await claim(r, bob, { expected: 0, certifier: r.leader, seq: 6 })).toMatchObject({ status: 409, body: { code: 'STALE_EPOCH' } });
     expect((await renewal(r, alice, { epoch: 1, seq: 6, hash: won.body['checkpoint_hash'] as string })).status).toBe(200);
     // Admissions now need the new Leader's signature at the new epoch.
@@ -292,7 +337,8 @@ describeDbs('groups', (server) => {
     // No waiting for the lease: the Leader gave it up.
     expect((await claim(r, alice, { expected: 0, certifier: r.leader, seq: 0 })).body).toMatchObject({ leader_public_key: alice.publicKey, leader_epoch: 1 });
 
-    const status = (who: Agent, epoch: number, s: unknown) => who.json('POST', `/api/v1/groups/${r.groupId}/status`, { body: { leader_epoch: epoch, status: s } });
+    const status = (who: Agent, epoch: number, s: unknown) =>
+      who.json('POST', `/api/v1/groups/${r.groupId}/status`, { body: { leader_epoch: epoch, status: s } });
     expect((await status(alice, 1, 'paused')).body).toMatchObject({ code: 'FIELD_INVALID' });
     expect(await status(alice, 0, 'active')).toMatchObject({ status: 409, body: { code: 'STALE_EPOCH' } });
     expect((await status(alice, 1, 'active')).body).toMatchObject({ status: 'active' });

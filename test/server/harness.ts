@@ -119,7 +119,9 @@ export class Agent {
     const nonce = ch.body['nonce'] as string;
     const difficulty = ch.body['difficulty'] as number;
     const counter = this.t.crypto.powSolve(nonce, this.publicKey, difficulty);
-    const res = await this.json('POST', '/api/v1/auth/register', { raw: registrationBody(signRegistration(this.t.crypto, this.seed, nonce, nickname, counter)) });
+    const res = await this.json('POST', '/api/v1/auth/register', {
+      raw: registrationBody(signRegistration(this.t.crypto, this.seed, nonce, nickname, counter)),
+    });
     if (res.status !== 201) throw new Error(`registration failed: ${res.status} ${JSON.stringify(res.body)}`);
   }
 }
@@ -199,7 +201,12 @@ export function describeEachDb(name: string, fn: (kind: DbKind) => void): void {
  * describeEachDb with one value per kind opened before the suite's first test and closed after its
  * last; `get()` inside a test returns it.
  */
-export function describeEachDbWith<T>(name: string, open: (kind: DbKind) => Promise<T>, close: (value: T) => Promise<void>, fn: (get: () => T, kind: DbKind) => void): void {
+export function describeEachDbWith<T>(
+  name: string,
+  open: (kind: DbKind) => Promise<T>,
+  close: (value: T) => Promise<void>,
+  fn: (get: () => T, kind: DbKind) => void,
+): void {
   describeEachDb(name, (kind) => {
     let value: T | undefined;
     beforeAll(async () => {
@@ -220,5 +227,10 @@ export function describeEachDbWith<T>(name: string, open: (kind: DbKind) => Prom
  * after its last). `server()` inside a test returns it.
  */
 export function describeDbs(name: string, fn: (server: () => TestServer, kind: DbKind) => void, opts: Partial<ServerOptions> = {}): void {
-  describeEachDbWith(name, (kind) => openTestServer(kind, opts), (opened) => opened.close(), (get, kind) => fn(() => get().t, kind));
+  describeEachDbWith(
+    name,
+    (kind) => openTestServer(kind, opts),
+    (opened) => opened.close(),
+    (get, kind) => fn(() => get().t, kind),
+  );
 }

@@ -83,7 +83,16 @@ const DEEP_POISONS: Poison[] = [
   { name: 'object 10000 deep', raw: `${'{"a":'.repeat(10_000)}0${'}'.repeat(10_000)}`, code: 'BODY_TOO_DEEP' },
 ];
 // Each reads as a double other than the number written: stored, it would come back changed.
-const INEXACT_NUMBERS = ['1e400', '-1e400', '1e-400', '9007199254740993', '-9007199254740993', '123456789012345678901234567890', '0.1000000000000000000001', '4.9406564584124654e-325'];
+const INEXACT_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '9007199254740993',
+  '-9007199254740993',
+  '123456789012345678901234567890',
+  '0.1000000000000000000001',
+  '4.9406564584124654e-325',
+];
 const NUMBER_POISONS: Poison[] = INEXACT_NUMBERS.map((raw) => ({ name: `number ${raw}`, raw, code: 'BODY_NUMBER_INEXACT' }));
 const VALUE_POISONS = [...STRING_POISONS, ...DEEP_POISONS, ...NUMBER_POISONS];
 const KEY_POISONS: Poison[] = [
@@ -129,7 +138,8 @@ const poisonValue = (base: Json, path: Path, p: Poison): string =>
 
 /** `base` with the poison's member added to the object at `path` (the body itself when empty). */
 function poisonKey(base: Json, path: Path, p: Poison): string {
-  const marked = path.length === 0 ? { ...(base as Record<string, Json>), [KEY_MARK]: 0 } : withAt(base, [...path, KEY_MARK], (parent, k) => void (parent[k] = 0));
+  const marked =
+    path.length === 0 ? { ...(base as Record<string, Json>), [KEY_MARK]: 0 } : withAt(base, [...path, KEY_MARK], (parent, k) => void (parent[k] = 0));
   return JSON.stringify(marked).replace(`${JSON.stringify(KEY_MARK)}:0`, () => p.raw);
 }
 
@@ -143,7 +153,13 @@ interface BodyRoute {
 }
 
 /** A signed request to another app on the same database (a second server process, for the limits). */
-async function via(app: ReturnType<typeof createApp>, a: Agent, method: string, path: string, o: { raw?: string; requestId?: string; headers?: Record<string, string> } = {}): Promise<Response> {
+async function via(
+  app: ReturnType<typeof createApp>,
+  a: Agent,
+  method: string,
+  path: string,
+  o: { raw?: string; requestId?: string; headers?: Record<string, string> } = {},
+): Promise<Response> {
   const body = utf8(o.raw ?? '');
   const headers = {
     ...restHeaders(a.t.crypto, a.seed, { timestamp: Math.floor(a.t.clock.now() / 1000), method, path, requestId: o.requestId ?? hex(16), body }),
@@ -166,7 +182,9 @@ describeDbs(
       const { proof, id: sessionId } = sessionProof(host, guest, inv.postId, pid);
       expect((await guest.json('POST', '/api/v1/sessions', { body: proof })).status).toBe(201);
       const forGroup = await postInvitation(host);
-      const group = await host.json('POST', '/api/v1/groups', { body: { post_id: forGroup.postId, min_participants: 2, max_participants: 4, allow_late_join: false, recovery_mode: 'exact' } });
+      const group = await host.json('POST', '/api/v1/groups', {
+        body: { post_id: forGroup.postId, min_participants: 2, max_participants: 4, allow_late_join: false, recovery_mode: 'exact' },
+      });
       expect(group.status).toBe(201);
       const spare = await postInvitation(host);
       return { host, guest, pid, postId: inv.postId, proof, sessionId, groupId: group.body['group_id'] as string, spare: spare.postId };
@@ -190,7 +208,12 @@ describeDbs(
       };
       const g = `/api/v1/groups/${s.groupId}`;
       const routes: BodyRoute[] = [
-        { path: '/api/v1/auth/register', as: stranger, base: JSON.parse(registrationBody(signRegistration(t.crypto, stranger.seed, nonce, 'nick', counter))) as Json, strict: true },
+        {
+          path: '/api/v1/auth/register',
+          as: stranger,
+          base: JSON.parse(registrationBody(signRegistration(t.crypto, stranger.seed, nonce, 'nick', counter))) as Json,
+          strict: true,
+        },
         {
           path: '/api/v1/invitations',
           as: s.host,
@@ -201,8 +224,18 @@ describeDbs(
         { path: `/api/v1/sessions/${s.sessionId}/status`, as: s.host, base: { status: 'closed', winner: 'host' }, strict: true },
         { path: `/api/v1/sessions/${s.sessionId}/result`, as: s.host, base: { winner: 'draw' }, strict: true },
         { path: '/api/v1/inbox', as: s.host, base: { recipient_public_key: s.guest.publicKey, ciphertext: box }, strict: true },
-        { path: '/api/v1/groups', as: s.host, base: { post_id: s.spare, min_participants: 2, max_participants: 4, allow_late_join: false, recovery_mode: 'exact' }, strict: true },
-        { path: `${g}/members`, as: s.guest, base: { join_nonce: hex(16), leader_epoch: 0, leader_signature: hex(64), member_signature: hex(64) }, strict: true },
+        {
+          path: '/api/v1/groups',
+          as: s.host,
+          base: { post_id: s.spare, min_participants: 2, max_participants: 4, allow_late_join: false, recovery_mode: 'exact' },
+          strict: true,
+        },
+        {
+          path: `${g}/members`,
+          as: s.guest,
+          base: { join_nonce: hex(16), leader_epoch: 0, leader_signature: hex(64), member_signature: hex(64) },
+          strict: true,
+        },
         {
           path: `${g}/heartbeat`,
           as: s.host,
@@ -243,11 +276,20 @@ describeDbs(
           }
         }
         for (const path of [[], ...objects.filter((o) => o.length > 0)]) {
-          for (const p of KEY_POISONS) await send(`key in {${path.join('.')}} ${p.name}`, poisonKey(route.base, path, p), route.strict || p.code === 'BODY_LONE_SURROGATE' ? p.code : undefined);
+          for (const p of KEY_POISONS)
+            await send(
+              `key in {${path.join('.')}} ${p.name}`,
+              poisonKey(route.base, path, p),
+              route.strict || p.code === 'BODY_LONE_SURROGATE' ? p.code : undefined,
+            );
         }
         // A repeated member: JSON.parse would keep the last one silently.
         const [firstKey, firstValue] = Object.entries(route.base as Record<string, Json>)[0]!;
-        await send(`repeated ${firstKey}`, `{${JSON.stringify(firstKey)}:${JSON.stringify(firstValue)},${JSON.stringify(route.base).slice(1)}`, 'BODY_NOT_JSON');
+        await send(
+          `repeated ${firstKey}`,
+          `{${JSON.stringify(firstKey)}:${JSON.stringify(firstValue)},${JSON.stringify(route.base).slice(1)}`,
+          'BODY_NOT_JSON',
+        );
         // A body that is nothing but the poison.
         for (const p of [...DEEP_POISONS, ...NUMBER_POISONS.slice(0, 2)]) await send(`whole body ${p.name}`, p.raw, undefined);
       }
@@ -273,7 +315,11 @@ describeDbs(
       // Bytes that are no UTF-8 at all: a surrogate encoded as UTF-8 (CESU-8), an overlong NUL, a lone continuation byte.
       for (const bytes of [[0xed, 0xa0, 0x80], [0xc0, 0x80], [0x80], [0xff]]) {
         const raw = new Uint8Array([...utf8('{"message":"'), ...bytes, ...utf8('"}')]);
-        tally.check(`invitations raw bytes ${bytes.map((b) => b.toString(16)).join(' ')}`, await outcome(await s.host.send('POST', '/api/v1/invitations', { raw })), 'BODY_NOT_UTF8');
+        tally.check(
+          `invitations raw bytes ${bytes.map((b) => b.toString(16)).join(' ')}`,
+          await outcome(await s.host.send('POST', '/api/v1/invitations', { raw })),
+          'BODY_NOT_UTF8',
+        );
       }
       tally.report(`POST bodies [${t.kind}]`);
       expect(tally.wrong).toEqual([]);
@@ -296,7 +342,9 @@ describeDbs(
       const got = await host.json('GET', `/api/v1/invitations/${posted.body['post_id'] as string}`);
       expect(got.body['options']).toEqual({ a: 1, b: 100, c: 0.1, d: 0, e: 9007199254740991, f: 1.5e-7, g: 123456789012345680000, h: 5e-324, i: -2.5 });
       for (const n of INEXACT_NUMBERS) {
-        const r = await host.json('POST', '/api/v1/invitations', { raw: JSON.stringify({ ...invitationBody(host), options: VALUE_MARK }).replace(JSON.stringify(VALUE_MARK), `{"n":${n}}`) });
+        const r = await host.json('POST', '/api/v1/invitations', {
+          raw: JSON.stringify({ ...invitationBody(host), options: VALUE_MARK }).replace(JSON.stringify(VALUE_MARK), `{"n":${n}}`),
+        });
         expect(r, n).toMatchObject({ status: 400, body: { code: 'BODY_NUMBER_INEXACT' } });
       }
     });
@@ -322,9 +370,14 @@ describeDbs(
       const tally = new Tally();
       for (const [method, path, params] of routes) {
         for (const param of params) {
-          for (const v of ['%00', 'a%00b', '%00%00', 'game%00']) tally.check(`${method} ${path}?${param}=${v}`, await outcome(await s.host.send(method, `${path}?${param}=${v}`)), 'QUERY_NUL_CHARACTER');
+          for (const v of ['%00', 'a%00b', '%00%00', 'game%00'])
+            tally.check(`${method} ${path}?${param}=${v}`, await outcome(await s.host.send(method, `${path}?${param}=${v}`)), 'QUERY_NUL_CHARACTER');
           // A NUL in one parameter among good ones, and in a parameter's name.
-          tally.check(`${method} ${path}?limit=5&${param}=%00`, await outcome(await s.host.send(method, `${path}?limit=5&${param}=%00`)), 'QUERY_NUL_CHARACTER');
+          tally.check(
+            `${method} ${path}?limit=5&${param}=%00`,
+            await outcome(await s.host.send(method, `${path}?limit=5&${param}=%00`)),
+            'QUERY_NUL_CHARACTER',
+          );
           tally.check(`${method} ${path}?${param}%00=1`, await outcome(await s.host.send(method, `${path}?${param}%00=1`)), 'QUERY_NUL_CHARACTER');
           for (const v of ['%FF', '%ED%A0%80', '%C0%80', '%', '%zz', '%E2%82', '%F0%9F%98', 'x'.repeat(5000), '%0A%0D%1B', '%EF%BF%BF']) {
             tally.check(`${method} ${path}?${param}=${v.slice(0, 20)}`, await outcome(await s.host.send(method, `${path}?${param}=${v}`)));
@@ -332,7 +385,16 @@ describeDbs(
         }
       }
       // NUL and broken escapes in path parameters reach no SQL either.
-      for (const p of ['/api/v1/invitations/%00', '/api/v1/sessions/%00', '/api/v1/groups/%00', '/api/v1/groups/by-post/%00', '/api/v1/protocols/%00', '/api/v1/inbox/%00', '/api/v1/protocols/%ED%A0%80', '/api/v1/inbox/1%00']) {
+      for (const p of [
+        '/api/v1/invitations/%00',
+        '/api/v1/sessions/%00',
+        '/api/v1/groups/%00',
+        '/api/v1/groups/by-post/%00',
+        '/api/v1/protocols/%00',
+        '/api/v1/inbox/%00',
+        '/api/v1/protocols/%ED%A0%80',
+        '/api/v1/inbox/1%00',
+      ]) {
         tally.check(`GET ${p}`, await outcome(await s.host.send('GET', p)));
         tally.check(`DELETE ${p}`, await outcome(await s.host.send('DELETE', p)));
       }
@@ -351,7 +413,13 @@ describeDbs(
       const owner = await t.registered('owner');
       const requestId = hex(16);
       const body = JSON.stringify(invitationBody(owner));
-      const headers = restHeaders(t.crypto, owner.seed, { timestamp: Math.floor(t.clock.now() / 1000), method: 'POST', path: '/api/v1/invitations', requestId, body: utf8(body) });
+      const headers = restHeaders(t.crypto, owner.seed, {
+        timestamp: Math.floor(t.clock.now() / 1000),
+        method: 'POST',
+        path: '/api/v1/invitations',
+        requestId,
+        body: utf8(body),
+      });
       const capture = () => app.request('http://registry.test/api/v1/invitations', { method: 'POST', headers, body });
       expect((await capture()).status).toBe(201);
       const answers = new Map<string, number>();
@@ -374,7 +442,8 @@ describeDbs(
       const caller = await t.registered('caller');
       // Each its own address, so only the per-key bucket is in play.
       const statuses: number[] = [];
-      for (const app of [a, b, a, b, a, b]) statuses.push((await via(app, caller, 'GET', '/api/v1/invitations', { headers: { 'X-Forwarded-For': `10.1.${statuses.length}.1` } })).status);
+      for (const app of [a, b, a, b, a, b])
+        statuses.push((await via(app, caller, 'GET', '/api/v1/invitations', { headers: { 'X-Forwarded-For': `10.1.${statuses.length}.1` } })).status);
       expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
       const limited = await outcome(await via(b, caller, 'GET', '/api/v1/invitations', { headers: { 'X-Forwarded-For': '10.1.9.1' } }));
       expect(limited.body['code']).toBe('RATE_LIMITED');
@@ -533,8 +602,14 @@ describe('hostile registry, a real server process [pglite]', () => {
       ['unknown method', `FOO /api/v1/version HTTP/1.1\r\n${h}\r\n`],
       ['PROPFIND', `PROPFIND /api/v1/version HTTP/1.1\r\n${h}\r\n`],
       ['CONNECT', `CONNECT 127.0.0.1:1 HTTP/1.1\r\n${h}\r\n`],
-      ['latin1 key header', `GET /api/v1/invitations HTTP/1.1\r\n${h}X-Public-Key: \u00ff\u00fe\r\nX-Signature: x\r\nX-Timestamp: 1\r\nX-Request-Id: y\r\n\r\n`],
-      ['X-Timestamp 1e400', `GET /api/v1/invitations HTTP/1.1\r\n${h}X-Public-Key: ${hex(32)}\r\nX-Signature: ${hex(64)}\r\nX-Timestamp: 1e400\r\nX-Request-Id: ${hex(16)}\r\n\r\n`],
+      [
+        'latin1 key header',
+        `GET /api/v1/invitations HTTP/1.1\r\n${h}X-Public-Key: \u00ff\u00fe\r\nX-Signature: x\r\nX-Timestamp: 1\r\nX-Request-Id: y\r\n\r\n`,
+      ],
+      [
+        'X-Timestamp 1e400',
+        `GET /api/v1/invitations HTTP/1.1\r\n${h}X-Public-Key: ${hex(32)}\r\nX-Signature: ${hex(64)}\r\nX-Timestamp: 1e400\r\nX-Request-Id: ${hex(16)}\r\n\r\n`,
+      ],
       ['X-Forwarded-For junk', `GET /api/v1/version HTTP/1.1\r\n${h}X-Forwarded-For: ${'\u00ff'.repeat(3000)}\r\n\r\n`],
       ['huge inbox id', `DELETE /api/v1/inbox/99999999999999999999 HTTP/1.1\r\n${h}\r\n`],
       ['signed %00 query', signed('GET', '/api/v1/protocols?q=%00&family=%00&type=%00&tag=%00')],
@@ -599,7 +674,13 @@ if (!needPg() || pgUrl === undefined) {
       for (let i = 0; i < 8; i++) statuses.push((await call(i % 2 === 0 ? a.url : b.url, busy, 'GET', '/api/v1/invitations')).status);
       expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
       const limited = await fetch(`${a.url}/api/v1/invitations`, {
-        headers: restHeaders(crypto, busy, { timestamp: Math.floor(Date.now() / 1000), method: 'GET', path: '/api/v1/invitations', requestId: hex(16), body: new Uint8Array() }),
+        headers: restHeaders(crypto, busy, {
+          timestamp: Math.floor(Date.now() / 1000),
+          method: 'GET',
+          path: '/api/v1/invitations',
+          requestId: hex(16),
+          body: new Uint8Array(),
+        }),
       });
       expect(limited.status).toBe(429);
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);

@@ -117,7 +117,10 @@ describeDbs(
       expect((await a.json('GET', '/api/v1/protocols/ABC')).body).toMatchObject({ code: 'ID_INVALID' });
       // The reference client asks for a bundle first and falls back to the spec on exactly 404.
       expect(await a.json('GET', `/api/v1/protocols/${REFERENCE_IDS.rps}/bundle`)).toMatchObject({ status: 404, body: { code: 'BUNDLE_NOT_FOUND' } });
-      expect(await a.json('POST', `/api/v1/protocols/${REFERENCE_IDS.rps}/ui-batch`, { body: {} })).toMatchObject({ status: 501, body: { code: 'UI_NOT_SUPPORTED' } });
+      expect(await a.json('POST', `/api/v1/protocols/${REFERENCE_IDS.rps}/ui-batch`, { body: {} })).toMatchObject({
+        status: 501,
+        body: { code: 'UI_NOT_SUPPORTED' },
+      });
     });
 
     it('lists newest first with a cursor, and filters by text, family and tag', async () => {
@@ -125,7 +128,10 @@ describeDbs(
       const a = await t.registered('publisher');
       const specs = [freshSpec(), freshSpec(), freshSpec()];
       const ids: string[] = [];
-      for (const s of specs) ids.push((await register(a, s, { name: JSON.parse(s).name as string, description: JSON.parse(s).description as string })).body['protocol_id'] as string);
+      for (const s of specs)
+        ids.push(
+          (await register(a, s, { name: JSON.parse(s).name as string, description: JSON.parse(s).description as string })).body['protocol_id'] as string,
+        );
 
       const first = await a.json('GET', '/api/v1/protocols?limit=2');
       const page1 = first.body['results'] as { protocol_id: string }[];
@@ -143,7 +149,8 @@ describeDbs(
       expect((byTag.body['results'] as { protocol_id: string }[]).map((p) => p.protocol_id)).toEqual([ids[0]]);
       // LIKE wildcards are plain text here.
       expect((await a.json('GET', '/api/v1/protocols?q=%25')).body['results']).toEqual([]);
-      for (const q of ['limit=0', 'limit=101', 'cursor=x', `q=${'q'.repeat(101)}`]) expect((await a.json('GET', `/api/v1/protocols?${q}`)).body).toMatchObject({ code: 'QUERY_INVALID' });
+      for (const q of ['limit=0', 'limit=101', 'cursor=x', `q=${'q'.repeat(101)}`])
+        expect((await a.json('GET', `/api/v1/protocols?${q}`)).body).toMatchObject({ code: 'QUERY_INVALID' });
     });
   },
   { modules },

@@ -34,7 +34,8 @@ function distIsFresh(): boolean {
  * while dist/ is fresh, the same code compiled starts in half the time and CPU, as the installed
  * command does. AIGENORA_TEST_CLI=source forces the sources.
  */
-export const BIN = process.env['AIGENORA_TEST_CLI'] !== 'source' && distIsFresh() ? join(ROOT, 'test/shared/aigenora-dist.mjs') : join(ROOT, 'bin/aigenora.mjs');
+export const BIN =
+  process.env['AIGENORA_TEST_CLI'] !== 'source' && distIsFresh() ? join(ROOT, 'test/shared/aigenora-dist.mjs') : join(ROOT, 'bin/aigenora.mjs');
 
 export interface CliResult {
   status: number;

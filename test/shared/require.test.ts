@@ -22,9 +22,12 @@ describe('need', () => {
 
   it('refuses to skip without the switch: throws naming what is missing and how to get it', () => {
     const warn = warnings();
-    expect(() => need('the frobnicator corpus', false, { env: {}, how: 'run make frob' })).toThrow(/missing the frobnicator corpus; run make frob\..*AIGENORA_SKIP_CORPORA=1/);
+    expect(() => need('the frobnicator corpus', false, { env: {}, how: 'run make frob' })).toThrow(
+      /missing the frobnicator corpus; run make frob\..*AIGENORA_SKIP_CORPORA=1/,
+    );
     // Anything but exactly 1 is not the switch.
-    for (const v of ['0', 'true', 'yes', '', ' 1']) expect(() => need('the frobnicator corpus', () => false, { env: { [SKIP_SWITCH]: v } }), v).toThrow(/the frobnicator corpus/);
+    for (const v of ['0', 'true', 'yes', '', ' 1'])
+      expect(() => need('the frobnicator corpus', () => false, { env: { [SKIP_SWITCH]: v } }), v).toThrow(/the frobnicator corpus/);
     expect(warn).not.toHaveBeenCalled();
   });
 
@@ -71,6 +74,8 @@ describe('needShared and needCommand', () => {
     expect(needShared('main-does-not-exist', undefined, { env: { [SKIP_SWITCH]: '1' } })).toBe(false);
     expect(need('the repo', existsSync(REPO), { env: {} })).toBe(true);
     expect(needCommand('sh', 'a shell', 'install one', { env: {} })).toBe(true);
-    expect(() => needCommand('no-such-command-aigenora', 'nothing', 'apt-get install nothing', { env: {} })).toThrow(/`no-such-command-aigenora` command \(nothing\); apt-get install nothing/);
+    expect(() => needCommand('no-such-command-aigenora', 'nothing', 'apt-get install nothing', { env: {} })).toThrow(
+      /`no-such-command-aigenora` command \(nothing\); apt-get install nothing/,
+    );
   });
 });

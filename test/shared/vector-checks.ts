@@ -39,19 +39,34 @@ export const checks: Record<string, (c: Crypto, cases: Case[]) => void> = {
           eq(toHex(c.ed25519Sign(fromHex(v.seed), msg)), v.signature, `${v.name} signature`);
         }
         eq(c.ed25519Verify(pk, msg, sig), true, v.name);
-        eq(errorCode(() => c.ed25519Check(pk, msg, sig)), 'ok', v.name);
+        eq(
+          errorCode(() => c.ed25519Check(pk, msg, sig)),
+          'ok',
+          v.name,
+        );
       } else if (v.name === 'short-seed-sign') {
-        eq(errorCode(() => c.ed25519Sign(fromHex(v.seed), msg)), v.error, v.name);
+        eq(
+          errorCode(() => c.ed25519Sign(fromHex(v.seed), msg)),
+          v.error,
+          v.name,
+        );
       } else {
         eq(c.ed25519Verify(pk, msg, sig), false, v.name);
-        eq(errorCode(() => c.ed25519Check(pk, msg, sig)), v.error, v.name);
+        eq(
+          errorCode(() => c.ed25519Check(pk, msg, sig)),
+          v.error,
+          v.name,
+        );
       }
     }
     // The batch against the vectors' own verdicts (not against ed25519Verify, which the js backend's
     // batch is built from), in a shuffled order with each case three times, so that a batch that
     // mixes up its items' offsets cannot pass. short-seed-sign is about signing: its triple is valid.
     const verdicts = cases.filter((v) => v.name !== 'short-seed-sign');
-    const order = [...verdicts, ...verdicts, ...verdicts].map((v, i) => ({ v, k: (i * 7919) % 97 })).sort((a, b) => a.k - b.k).map(({ v }) => v);
+    const order = [...verdicts, ...verdicts, ...verdicts]
+      .map((v, i) => ({ v, k: (i * 7919) % 97 }))
+      .sort((a, b) => a.k - b.k)
+      .map(({ v }) => v);
     const items = order.map((v) => ({ publicKey: fromHex(v.public_key), message: fromHex(v.message), signature: fromHex(v.signature) }));
     const many = c.ed25519VerifyMany(items);
     eq(many.length, items.length, 'verifyMany length');
@@ -74,8 +89,17 @@ export const checks: Record<string, (c: Crypto, cases: Case[]) => void> = {
         eq(toHex(c.aeadSeal(cipher, key!, nonce!, pt!, aad)), v.sealed, `${v.name} seal`);
         eq(toHex(c.aeadOpen(cipher, key!, nonce!, sealed!, aad)), v.plaintext, `${v.name} open`);
       } else {
-        eq(errorCode(() => c.aeadOpen(cipher, key!, nonce!, sealed!, aad)), v.error, v.name);
-        if (v.error === 'BAD_LENGTH') eq(errorCode(() => c.aeadSeal(cipher, key!, nonce!, pt!, aad)), v.error, `${v.name} seal`);
+        eq(
+          errorCode(() => c.aeadOpen(cipher, key!, nonce!, sealed!, aad)),
+          v.error,
+          v.name,
+        );
+        if (v.error === 'BAD_LENGTH')
+          eq(
+            errorCode(() => c.aeadSeal(cipher, key!, nonce!, pt!, aad)),
+            v.error,
+            `${v.name} seal`,
+          );
       }
     }
   },
@@ -85,7 +109,12 @@ export const checks: Record<string, (c: Crypto, cases: Case[]) => void> = {
       const sk = fromHex(v.private_key);
       if (v.public_of_private) eq(toHex(c.x25519PublicKey(sk)), v.public_of_private, v.name);
       else if (v.valid) eq(toHex(c.x25519SharedSecret(sk, fromHex(v.public_key))), v.shared, v.name);
-      else eq(errorCode(() => c.x25519SharedSecret(sk, fromHex(v.public_key))), v.error, v.name);
+      else
+        eq(
+          errorCode(() => c.x25519SharedSecret(sk, fromHex(v.public_key))),
+          v.error,
+          v.name,
+        );
     }
   },
 
@@ -94,7 +123,11 @@ export const checks: Record<string, (c: Crypto, cases: Case[]) => void> = {
       const seed = fromHex(v.ed25519_seed);
       const boxed = fromHex(v.box);
       if (!v.valid) {
-        eq(errorCode(() => c.boxOpen(seed, boxed)), v.error, v.name);
+        eq(
+          errorCode(() => c.boxOpen(seed, boxed)),
+          v.error,
+          v.name,
+        );
         continue;
       }
       eq(toHex(c.ed25519PublicToX25519(fromHex(v.ed25519_public))), v.x25519_public, `${v.name} public conversion`);
@@ -129,7 +162,11 @@ export const checks: Record<string, (c: Crypto, cases: Case[]) => void> = {
         eq(toHex(c.jcsSha256(v.input)), toHex(c.sha256(utf8(v.output))), `${v.name} sha256`);
         if (!v.name.startsWith('depth')) eq(text(c.jcsValue(JSON.parse(v.input))), v.output, `${v.name} from value`);
       } else {
-        eq(errorCode(() => c.jcs(v.input)), v.error, v.name);
+        eq(
+          errorCode(() => c.jcs(v.input)),
+          v.error,
+          v.name,
+        );
       }
     }
   },

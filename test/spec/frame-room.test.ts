@@ -56,9 +56,11 @@ function largest(f: FieldSchema): unknown {
       const n = f.max_items ?? Math.max(f.min_items ?? 0, 64);
       const share = Math.floor(total / n);
       const item =
-        it.type === 'ciphertext' ? 'ff'.repeat(Math.floor(Math.min(it.max_length ?? 512, share) / 2))
-        : it.type === 'text' || it.type === 'ot_blob' ? escaped(Math.min(it.max_length ?? (it.type === 'text' ? 2000 : 16384), share))
-        : largest(it);
+        it.type === 'ciphertext'
+          ? 'ff'.repeat(Math.floor(Math.min(it.max_length ?? 512, share) / 2))
+          : it.type === 'text' || it.type === 'ot_blob'
+            ? escaped(Math.min(it.max_length ?? (it.type === 'text' ? 2000 : 16384), share))
+            : largest(it);
       return Array.from({ length: n }, () => item);
     }
     case 'json': {

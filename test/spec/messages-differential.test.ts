@@ -67,25 +67,52 @@ function run(v: Vectors): Tally {
     } catch {
       lossless = false;
     }
-    if (lossless !== r.ok) t.disagree.push({ class: c.class, spec: v.specs[c.spec]!.name, text: c.text.slice(0, 160), direction: c.direction, reference: c.reference.valid, ours: r.ok, why: 'the JSON.parse shortcut and the lossless path disagree' });
+    if (lossless !== r.ok)
+      t.disagree.push({
+        class: c.class,
+        spec: v.specs[c.spec]!.name,
+        text: c.text.slice(0, 160),
+        direction: c.direction,
+        reference: c.reference.valid,
+        ours: r.ok,
+        why: 'the JSON.parse shortcut and the lossless path disagree',
+      });
     if (c.class.startsWith('policy-')) {
       const p = (t.policy[c.class] ??= { refused: 0, referenceAccepted: 0 });
       if (!r.ok && r.errors[0]!.code === 'MESSAGE_NOT_JSON') p.refused++;
-      else t.disagree.push({ class: c.class, spec: v.specs[c.spec]!.name, text: c.text.slice(0, 160), direction: c.direction, reference: c.reference.valid, ours: r.ok, why: 'policy case not refused as strict JSON' });
+      else
+        t.disagree.push({
+          class: c.class,
+          spec: v.specs[c.spec]!.name,
+          text: c.text.slice(0, 160),
+          direction: c.direction,
+          reference: c.reference.valid,
+          ours: r.ok,
+          why: 'policy case not refused as strict JSON',
+        });
       if (c.reference.valid) p.referenceAccepted++;
       continue;
     }
     if (r.ok === c.reference.valid) t.agree[c.class] = (t.agree[c.class] ?? 0) + 1;
     else
-      t.disagree.push({ class: c.class, spec: v.specs[c.spec]!.name, text: c.text.slice(0, 160), direction: c.direction, reference: c.reference.valid, ours: r.ok,
-        why: r.ok ? `reference: ${c.reference.error}` : r.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ') });
+      t.disagree.push({
+        class: c.class,
+        spec: v.specs[c.spec]!.name,
+        text: c.text.slice(0, 160),
+        direction: c.direction,
+        reference: c.reference.valid,
+        ours: r.ok,
+        why: r.ok ? `reference: ${c.reference.error}` : r.errors.map((e) => `${e.code} at ${e.pointer}`).join('; '),
+      });
   }
   return t;
 }
 
 function report(label: string, v: Vectors, t: Tally): void {
   const agreed = Object.values(t.agree).reduce((a, b) => a + b, 0);
-  const policy = Object.entries(t.policy).map(([k, p]) => `${k} ${p.refused} refused (reference accepted ${p.referenceAccepted})`).join(', ');
+  const policy = Object.entries(t.policy)
+    .map(([k, p]) => `${k} ${p.refused} refused (reference accepted ${p.referenceAccepted})`)
+    .join(', ');
   console.log(`${label}: ${v.cases.length} cases over ${v.specs.length} specs; ${agreed} agree, ${t.disagree.length} disagree; policy: ${policy}`);
 }
 
@@ -107,17 +134,21 @@ describe('message verdicts agree with the reference implementation', () => {
   const live =
     needShared('reference/aigenora-src/src/aigenora/proto/validate.py', "the reference's message validator (the live differential run)") &&
     needCommand('python3', 'the live differential run against the reference', 'install python3 (>= 3.10)');
-  it.skipIf(!live)('live, over this project\'s and the reference\'s built-in specs', () => {
-    const r = spawnSync('python3', [join(ROOT, 'scripts/vectors/gen_messages.py'), '--stdout', '--reference-specs', REF_SPECS], {
-      encoding: 'utf8',
-      env: { ...process.env, PYTHONPATH: REF_SRC },
-      maxBuffer: 1 << 30,
-    });
-    expect(r.status, r.stderr).toBe(0);
-    const v = JSON.parse(r.stdout) as Vectors;
-    expect(v.specs.filter((s) => s.name.startsWith('reference-')).length).toBe(20);
-    const t = run(v);
-    report('live', v, t);
-    expect(t.disagree).toEqual([]);
-  }, 120_000);
+  it.skipIf(!live)(
+    "live, over this project's and the reference's built-in specs",
+    () => {
+      const r = spawnSync('python3', [join(ROOT, 'scripts/vectors/gen_messages.py'), '--stdout', '--reference-specs', REF_SPECS], {
+        encoding: 'utf8',
+        env: { ...process.env, PYTHONPATH: REF_SRC },
+        maxBuffer: 1 << 30,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      const v = JSON.parse(r.stdout) as Vectors;
+      expect(v.specs.filter((s) => s.name.startsWith('reference-')).length).toBe(20);
+      const t = run(v);
+      report('live', v, t);
+      expect(t.disagree).toEqual([]);
+    },
+    120_000,
+  );
 });

@@ -73,11 +73,16 @@ describe('sizes as Python prints the numbers', () => {
 
   it('an integral float below 1e16 is measured as Python writes it, "<n>.0", whatever the literal', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }), fc.constantFrom('.0', '.00', 'e0', '.0e+0'), fc.integer({ min: -1, max: 1 }), (n, s, d) => {
-        const size = `${n === 0n ? '0' : n}.0`.length;
-        const r = validator(`"j":{"type":"json","max_total_bytes":${size + d}}`).checkText(`{"action":"m","j":${n}${s}}`);
-        expect(r.ok).toBe(d >= 0);
-      }),
+      fc.property(
+        fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }),
+        fc.constantFrom('.0', '.00', 'e0', '.0e+0'),
+        fc.integer({ min: -1, max: 1 }),
+        (n, s, d) => {
+          const size = `${n === 0n ? '0' : n}.0`.length;
+          const r = validator(`"j":{"type":"json","max_total_bytes":${size + d}}`).checkText(`{"action":"m","j":${n}${s}}`);
+          expect(r.ok).toBe(d >= 0);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -110,7 +115,9 @@ describe('sizes as Python prints the numbers', () => {
 });
 
 describe('a JS value is judged as the text it will be sent as', () => {
-  const v = validator('"i":{"type":"integer","min":-1000000000000000000000000,"max":1000000000000000000000000},"a":{"type":"array","items":{"type":"integer"},"max_total_bytes":40},"j":{"type":"json","max_total_bytes":30}');
+  const v = validator(
+    '"i":{"type":"integer","min":-1000000000000000000000000,"max":1000000000000000000000000},"a":{"type":"array","items":{"type":"integer"},"max_total_bytes":40},"j":{"type":"json","max_total_bytes":30}',
+  );
   const num = fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e21, -1e21, 2 ** 60, 1e20, -0, 0.5, 1e300));
 
   it('check(value) and checkText(JSON.stringify(value)) agree', () => {

@@ -36,7 +36,33 @@ function rng(seed: number) {
 
 type Rng = ReturnType<typeof rng>;
 
-const KEYS = ['messages', 'rules', 'choices', 'commit_reveal', 'flow', 'parameters', 'timing', 'name', 'default', 'mode', 'phases', 'round', 'realtime', 'group', 'type', '', 'é', '\u00ff', '\ue000', '\uffff', '😀', '\u{10000}', 'a\u0000', 'A', 'z'];
+const KEYS = [
+  'messages',
+  'rules',
+  'choices',
+  'commit_reveal',
+  'flow',
+  'parameters',
+  'timing',
+  'name',
+  'default',
+  'mode',
+  'phases',
+  'round',
+  'realtime',
+  'group',
+  'type',
+  '',
+  'é',
+  '\u00ff',
+  '\ue000',
+  '\uffff',
+  '😀',
+  '\u{10000}',
+  'a\u0000',
+  'A',
+  'z',
+];
 const MODES = ['simultaneous_round', 'authoritative_realtime', 'authoritative_group', 'session_loop', '', 'free', 'constructor'];
 const CHARS = ['a', 'Z', ' ', 'é', '中', '😀', '\u2028', '\u007f', '\ue000', '\uffff', '"', '\\', '/', '\n', '\t', '\u0000', '\u001f', '\b', '\f', '\r'];
 
@@ -51,7 +77,10 @@ function str(r: Rng, s: string): string {
     else if (form === 2 && ch.length === 1 && '"\\/\b\f\n\r\t'.includes(ch)) out += JSON.stringify(ch).slice(1, -1) || `\\${ch}`;
     else {
       const units = Array.from({ length: ch.length }, (_, i) => ch.charCodeAt(i));
-      out += units.map((u) => `\\u${u.toString(16).padStart(4, '0')}`).map((e) => (r.int(2) ? e.toUpperCase().replace('\\U', '\\u') : e)).join('');
+      out += units
+        .map((u) => `\\u${u.toString(16).padStart(4, '0')}`)
+        .map((e) => (r.int(2) ? e.toUpperCase().replace('\\U', '\\u') : e))
+        .join('');
     }
   }
   return `${out}"`;

@@ -48,16 +48,29 @@ describe.each(['wasm', 'js'])('protocol_id (%s backend)', (backend) => {
 
   it('refuses what the parser refuses, with the same code and message', () => {
     expect(vectors.errors.length).toBeGreaterThan(60);
-    for (const v of vectors.errors) expect(refusal(() => c.protocolId(v.spec)), v.name).toEqual({ code: v.code, message: `${v.code}: ${v.message}` });
+    for (const v of vectors.errors)
+      expect(
+        refusal(() => c.protocolId(v.spec)),
+        v.name,
+      ).toEqual({ code: v.code, message: `${v.code}: ${v.message}` });
   });
 
   it('refuses an unpaired surrogate in the text and an over-long text before parsing', () => {
-    expect(refusal(() => c.protocolId('{"a":"\ud800"}'))).toEqual({ code: 'JSON_LONE_SURROGATE', message: 'JSON_LONE_SURROGATE: string contains an unpaired UTF-16 surrogate' });
+    expect(refusal(() => c.protocolId('{"a":"\ud800"}'))).toEqual({
+      code: 'JSON_LONE_SURROGATE',
+      message: 'JSON_LONE_SURROGATE: string contains an unpaired UTF-16 surrogate',
+    });
     expect(refusal(() => c.protocolId(`{"a":"${'\udc00'}"}`)).code).toBe('JSON_LONE_SURROGATE');
     const big = ' '.repeat(MAX_INPUT_BYTES + 1);
-    expect(refusal(() => c.protocolId(big))).toEqual({ code: 'JSON_TOO_LARGE', message: `JSON_TOO_LARGE: JSON text of at least ${MAX_INPUT_BYTES + 1} bytes is over the ${MAX_INPUT_BYTES}-byte limit` });
+    expect(refusal(() => c.protocolId(big))).toEqual({
+      code: 'JSON_TOO_LARGE',
+      message: `JSON_TOO_LARGE: JSON text of at least ${MAX_INPUT_BYTES + 1} bytes is over the ${MAX_INPUT_BYTES}-byte limit`,
+    });
     const wide = 'é'.repeat(MAX_INPUT_BYTES / 2 + 1);
-    expect(refusal(() => c.protocolId(wide))).toEqual({ code: 'JSON_TOO_LARGE', message: `JSON_TOO_LARGE: JSON text of ${MAX_INPUT_BYTES + 2} bytes is over the ${MAX_INPUT_BYTES}-byte limit` });
+    expect(refusal(() => c.protocolId(wide))).toEqual({
+      code: 'JSON_TOO_LARGE',
+      message: `JSON_TOO_LARGE: JSON text of ${MAX_INPUT_BYTES + 2} bytes is over the ${MAX_INPUT_BYTES}-byte limit`,
+    });
   });
 
   it('survives nesting far deeper than the bound', () => {

@@ -43,12 +43,24 @@ describe('spec validation', () => {
   });
 
   it('reports every problem of a spec at once', () => {
-    const errors = errorsOf(applySet(fixtures.base, [['/name', ''], ['/messages/4/direction', 'up'], ['/timing/mode', 'x'], ['/flow/mode', 'y']]));
+    const errors = errorsOf(
+      applySet(fixtures.base, [
+        ['/name', ''],
+        ['/messages/4/direction', 'up'],
+        ['/timing/mode', 'x'],
+        ['/flow/mode', 'y'],
+      ]),
+    );
     expect(new Set(errors.map((e) => e.code))).toEqual(new Set(['SPEC_NAME_MISSING', 'MESSAGE_DIRECTION_INVALID', 'TIMING_INVALID', 'FLOW_MODE_UNKNOWN']));
   });
 
   it('warns, without failing, about unknown keys and messages that cannot be matched', () => {
-    const issues = validateSpec(applySet(fixtures.base, [['/pricing_hint', 'free'], ['/messages/4/fields/action', { type: 'text' }]]));
+    const issues = validateSpec(
+      applySet(fixtures.base, [
+        ['/pricing_hint', 'free'],
+        ['/messages/4/fields/action', { type: 'text' }],
+      ]),
+    );
     expect(issues.filter((i) => i.severity === 'error')).toEqual([]);
     expect(issues.map((i) => i.code)).toEqual(['SPEC_KEY_UNKNOWN', 'MESSAGE_NO_ACTION']);
   });
@@ -66,7 +78,7 @@ describe('spec validation', () => {
     expect(r.issues[0]!.code).toBe('SPEC_JSON_INVALID');
   });
 
-  it.skipIf(!haveRef)("accepts every reference built-in and template", () => {
+  it.skipIf(!haveRef)('accepts every reference built-in and template', () => {
     let n = 0;
     for (const a of readdirSync(REF).filter((d) => /^[0-9a-f]{8}$/.test(d)))
       for (const b of readdirSync(new URL(`${a}/`, REF))) {

@@ -116,6 +116,11 @@ describe('catalog manifests', () => {
     expect(m.files[1]!.sha256).toBe('3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d'); // sha256("b")
     const expected = '{"files":[' + m.files.map((f) => `{"path":"${f.path}","sha256":"${f.sha256}"}`).join(',') + ']}';
     expect(catalogHash(c, m)).toBe(`sha256:${Buffer.from(c.sha256(utf8(expected))).toString('hex')}`);
-    expect(() => buildManifest(c, [{ path: 'a', content: utf8('1') }, { path: 'a', content: utf8('2') }])).toThrow(/duplicate/);
+    expect(() =>
+      buildManifest(c, [
+        { path: 'a', content: utf8('1') },
+        { path: 'a', content: utf8('2') },
+      ]),
+    ).toThrow(/duplicate/);
   });
 });

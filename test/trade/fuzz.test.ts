@@ -47,7 +47,9 @@ const sigBytes = (s: string) => {
 const counts = { tried: 0, valid: 0, identical: 0, unsignedMetadata: 0, fewerSignatures: 0, repeatedSignature: 0, reencodedSignature: 0, failures: 0 };
 afterAll(() => {
   const c = counts;
-  console.log(`[fuzz] envelopes: ${c.tried} inputs tried, ${c.valid} valid (${c.identical} identical; ${c.unsignedMetadata} differ only in unsigned issued_at; ${c.fewerSignatures} carry fewer of the original co-signatures; ${c.repeatedSignature} carry one signature twice; ${c.reencodedSignature} spell a signature's bytes in non-canonical base64url), ${c.tried - c.valid - c.failures} refused, failures ${c.failures}`);
+  console.log(
+    `[fuzz] envelopes: ${c.tried} inputs tried, ${c.valid} valid (${c.identical} identical; ${c.unsignedMetadata} differ only in unsigned issued_at; ${c.fewerSignatures} carry fewer of the original co-signatures; ${c.repeatedSignature} carry one signature twice; ${c.reencodedSignature} spell a signature's bytes in non-canonical base64url), ${c.tried - c.valid - c.failures} refused, failures ${c.failures}`,
+  );
 });
 
 /** The oracle: both backends agree, nothing throws, and a valid verdict is about the same object. */
@@ -92,7 +94,32 @@ function check(original: Env, mutant: unknown, parsed: () => unknown): void {
 
 const jsonValue = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
-  fc.constantFrom('agent-trade/0.2', 'agent-trade/0.1', 'DEAL', 'LISTING_REF', 'TRADE_EVENT', 'TRADE_RECEIPT', 'Ed25519', 'agent_alice', 'agent_bob', 'agent_mallory', 'agent_small_order', '2026-11-30T10:00:00Z', '2026-11-30T10:00:00.5+01:00', `sha256:${'0'.repeat(64)}`, '125.5', '125.50', '0125.50', 10, 10.0, 1e21, -0, '', null, true),
+  fc.constantFrom(
+    'agent-trade/0.2',
+    'agent-trade/0.1',
+    'DEAL',
+    'LISTING_REF',
+    'TRADE_EVENT',
+    'TRADE_RECEIPT',
+    'Ed25519',
+    'agent_alice',
+    'agent_bob',
+    'agent_mallory',
+    'agent_small_order',
+    '2026-11-30T10:00:00Z',
+    '2026-11-30T10:00:00.5+01:00',
+    `sha256:${'0'.repeat(64)}`,
+    '125.5',
+    '125.50',
+    '0125.50',
+    10,
+    10.0,
+    1e21,
+    -0,
+    '',
+    null,
+    true,
+  ),
 );
 
 function paths(v: unknown, at: (string | number)[] = [], out: (string | number)[][] = []): (string | number)[][] {
@@ -125,18 +152,25 @@ const objectMutation = fc.oneof(
     edit(env, ps[p % ps.length]!, value, op);
   }),
   // the signatures: drop, duplicate, swap, rename the signer, take one from another envelope
-  fc.tuple(fc.nat(), fc.nat(), fc.constantFrom('drop', 'duplicate', 'swap', 'rename', 'foreign', 'reverse'), fc.constantFrom('agent_alice', 'agent_bob', 'agent_mallory', 'agent_small_order', 'nobody')).map(([i, j, op, who]) => (env: Env) => {
-    const sigs = env.signatures;
-    if (!Array.isArray(sigs) || sigs.length === 0) return;
-    const a = i % sigs.length;
-    const b = j % sigs.length;
-    if (op === 'drop') sigs.splice(a, 1);
-    else if (op === 'duplicate') sigs.push(structuredClone(sigs[a]));
-    else if (op === 'swap') [sigs[a], sigs[b]] = [sigs[b], sigs[a]];
-    else if (op === 'reverse') sigs.reverse();
-    else if (op === 'rename' && typeof sigs[a] === 'object' && sigs[a] !== null) (sigs[a] as Sig).signer = who;
-    else if (op === 'foreign') sigs[a] = structuredClone((seeds[j % seeds.length]!.env['signatures'] as Sig[])[0]);
-  }),
+  fc
+    .tuple(
+      fc.nat(),
+      fc.nat(),
+      fc.constantFrom('drop', 'duplicate', 'swap', 'rename', 'foreign', 'reverse'),
+      fc.constantFrom('agent_alice', 'agent_bob', 'agent_mallory', 'agent_small_order', 'nobody'),
+    )
+    .map(([i, j, op, who]) => (env: Env) => {
+      const sigs = env.signatures;
+      if (!Array.isArray(sigs) || sigs.length === 0) return;
+      const a = i % sigs.length;
+      const b = j % sigs.length;
+      if (op === 'drop') sigs.splice(a, 1);
+      else if (op === 'duplicate') sigs.push(structuredClone(sigs[a]));
+      else if (op === 'swap') [sigs[a], sigs[b]] = [sigs[b], sigs[a]];
+      else if (op === 'reverse') sigs.reverse();
+      else if (op === 'rename' && typeof sigs[a] === 'object' && sigs[a] !== null) (sigs[a] as Sig).signer = who;
+      else if (op === 'foreign') sigs[a] = structuredClone((seeds[j % seeds.length]!.env['signatures'] as Sig[])[0]);
+    }),
   // a signature's text: one character changed (the last one carries 4 spare bits in base64url)
   fc.tuple(fc.nat(), fc.nat(), fc.constantFrom(...'AQgwBCDEabc_-0129'.split(''))).map(([i, at, ch]) => (env: Env) => {
     const sigs = env.signatures as Sig[] | undefined;
@@ -163,7 +197,14 @@ function reencode(env: Env, how: number): string {
   return text;
 }
 
-const textMutation = fc.record({ at: fc.nat(), del: fc.nat({ max: 3 }), ins: fc.string({ maxLength: 3, unit: fc.oneof(fc.constantFrom('"', '{', '}', ',', ':', '0', '\\', ' ', '\n', 'e', '.', '-'), fc.string({ minLength: 1, maxLength: 1, unit: 'binary' })) }) });
+const textMutation = fc.record({
+  at: fc.nat(),
+  del: fc.nat({ max: 3 }),
+  ins: fc.string({
+    maxLength: 3,
+    unit: fc.oneof(fc.constantFrom('"', '{', '}', ',', ':', '0', '\\', ' ', '\n', 'e', '.', '-'), fc.string({ minLength: 1, maxLength: 1, unit: 'binary' })),
+  }),
+});
 const byteMutation = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 3 });
 
 describe('envelope verification under tampering (fast-check)', () => {

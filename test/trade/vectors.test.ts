@@ -39,9 +39,16 @@ describe.each(['wasm', 'js'])('%s backend', (backend) => {
       if (k.expected_object_id) expect(verdict.objectId, k.name).toBe(k.expected_object_id);
       seen.add(k.expect);
     }
-    expect([...seen].sort()).toEqual(
-      ['fail:body_hash_mismatch', 'fail:malformed_input', 'fail:object_id_mismatch', 'fail:protocol_version', 'fail:schema_invalid', 'fail:signature_invalid', 'fail:unknown_signer', 'valid'],
-    );
+    expect([...seen].sort()).toEqual([
+      'fail:body_hash_mismatch',
+      'fail:malformed_input',
+      'fail:object_id_mismatch',
+      'fail:protocol_version',
+      'fail:schema_invalid',
+      'fail:signature_invalid',
+      'fail:unknown_signer',
+      'valid',
+    ]);
   });
 });
 

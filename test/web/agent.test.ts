@@ -56,11 +56,19 @@ async function start(args: string[]): Promise<{ child: ChildProcess; first: Reco
 }
 
 /** `aigenora host` for one session; resolves with the invitation text once it is written. */
-async function host(name: string, protocol: string, options: Record<string, unknown>): Promise<{ invitation: string; dataDir: string; exited: Promise<number | null>; child: ChildProcess }> {
+async function host(
+  name: string,
+  protocol: string,
+  options: Record<string, unknown>,
+): Promise<{ invitation: string; dataDir: string; exited: Promise<number | null>; child: ChildProcess }> {
   const dataDir = join(work, name);
   expect(cli(['init', '--data-dir', dataDir]).status).toBe(0);
   const invFile = join(work, `${name}.invitation`);
-  const child = spawn(process.execPath, [BIN, 'host', '--protocol', protocol, '--options', JSON.stringify(options), '--data-dir', dataDir, '--invitation-file', invFile, '--json'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [BIN, 'host', '--protocol', protocol, '--options', JSON.stringify(options), '--data-dir', dataDir, '--invitation-file', invFile, '--json'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   children.push(child);
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => void (stderr += d.toString()));
@@ -102,7 +110,7 @@ afterAll(async () => {
 });
 
 describe('the agent page', () => {
-  it('plays rock-paper-scissors (best of 3) against a CLI host by itself; both transcripts verify, the page\'s with the CLI', async () => {
+  it("plays rock-paper-scissors (best of 3) against a CLI host by itself; both transcripts verify, the page's with the CLI", async () => {
     const h = await host('rps', 'rps-v1', { best_of: 3 });
     const page = await browser.newPage();
     const errors: string[] = [];
@@ -118,7 +126,11 @@ describe('the agent page', () => {
     const hv = cli(['receipt', 'verify', hostSide, '--json']);
     expect(hv.status, hv.stdout + hv.stderr).toBe(0);
     // The page's own copy, checked by the CLI as a third party would.
-    const got = (await page.evaluate(() => (window as unknown as { __aigenora: { transcript: string; receipt: string | null; spec: string } }).__aigenora)) as { transcript: string; receipt: string | null; spec: string };
+    const got = (await page.evaluate(() => (window as unknown as { __aigenora: { transcript: string; receipt: string | null; spec: string } }).__aigenora)) as {
+      transcript: string;
+      receipt: string | null;
+      spec: string;
+    };
     const dir = join(work, 'page-copy');
     mkdirSync(dir);
     writeFileSync(join(dir, 'transcript.jsonl'), got.transcript);
@@ -157,7 +169,13 @@ describe('the agent page', () => {
     const done = () => page.evaluate(() => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true);
     for (let k = 0; k < 30 && !(await done()); k++) {
       // The next window: the board's column buttons, enabled where a stone can still drop.
-      await page.waitForFunction(() => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true || document.querySelector('#decision button.column:not([disabled])') !== null, undefined, { timeout: 30_000 });
+      await page.waitForFunction(
+        () =>
+          (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true ||
+          document.querySelector('#decision button.column:not([disabled])') !== null,
+        undefined,
+        { timeout: 30_000 },
+      );
       if (await done()) break;
       if (k === 0) await shot(page, 'c4-human-first-window');
       if (k === 3) await shot(page, 'c4-human-midgame');
@@ -168,7 +186,11 @@ describe('the agent page', () => {
       await page.click(`#decision button.column[data-key="column:${col}"]`);
       clicked.push(col);
       // The window closes once the engine took the move.
-      await page.waitForFunction((n) => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true || document.querySelectorAll('#log li').length > n, clicked.length * 2, { timeout: 30_000 });
+      await page.waitForFunction(
+        (n) => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true || document.querySelectorAll('#log li').length > n,
+        clicked.length * 2,
+        { timeout: 30_000 },
+      );
     }
     const text = await outcome(page);
     await shot(page, 'c4-human-ended');
@@ -177,10 +199,17 @@ describe('the agent page', () => {
     expect(errors).toEqual([]);
     expect(await h.exited).toBe(0);
     const got = (await page.evaluate(() => (window as unknown as { __aigenora: { transcript: string } }).__aigenora)) as { transcript: string };
-    const frames = got.transcript.trim().split('\n').slice(1).map((l) => JSON.parse(l) as { from: string; msg: Record<string, unknown> });
+    const frames = got.transcript
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l) as { from: string; msg: Record<string, unknown> });
     const moves = frames.filter((f) => f.from === 'guest' && f.msg['action'] === 'move').map((f) => f.msg['col']);
     expect(moves).toEqual(clicked);
-    const last = frames.filter((f) => f.from === 'host' && (f.msg['action'] === 'round_result' || f.msg['action'] === 'end')).map((f) => f.msg).at(-1)!;
+    const last = frames
+      .filter((f) => f.from === 'host' && (f.msg['action'] === 'round_result' || f.msg['action'] === 'end'))
+      .map((f) => f.msg)
+      .at(-1)!;
     expect(last).toMatchObject({ game_over: true, winner: 'host', col: 3 });
     expect(clicked).toEqual([0, 6, 1, 5]);
     expect(cli(['receipt', 'verify', sessionSide(h.dataDir, 'host'), '--json']).status).toBe(0);
@@ -238,7 +267,13 @@ describe('the agent page', () => {
     const b = findBuiltin('rps-v1')!;
     const l = loadSpec(c, builtinDir(b));
     const hooks = (await import('../../ts/protocols/rps/hooks.js')).default as HooksModule;
-    const h = await hostSession({ crypto: forging, seed: new Uint8Array(32).fill(7), protocol: { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks }, options: { best_of: 3 }, sessionsDir: join(work, 'forging-host') });
+    const h = await hostSession({
+      crypto: forging,
+      seed: new Uint8Array(32).fill(7),
+      protocol: { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks },
+      options: { best_of: 3 },
+      sessionsDir: join(work, 'forging-host'),
+    });
     const page = await browser.newPage();
     await page.goto(`${pageUrl}#invitation=${encodeURIComponent(encodeInvitation(c, h.invitation))}&mode=autonomous`);
     const text = await outcome(page);
@@ -254,7 +289,11 @@ describe('the agent page', () => {
     const dataDir = join(work, 'chat');
     expect(cli(['init', '--data-dir', dataDir]).status).toBe(0);
     const invFile = join(work, 'chat.invitation');
-    const child = spawn(process.execPath, [BIN, 'host', '--protocol', 'human-chat-v1', '--control-mode', 'human', '--data-dir', dataDir, '--invitation-file', invFile, '--json'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [BIN, 'host', '--protocol', 'human-chat-v1', '--control-mode', 'human', '--data-dir', dataDir, '--invitation-file', invFile, '--json'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     children.push(child);
     const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
     for (let k = 0; k < 300 && !existsSync(invFile); k++) await new Promise((r) => setTimeout(r, 100));
@@ -274,7 +313,9 @@ describe('the agent page', () => {
       throw new Error('the host never opened a window');
     };
     await hostSays({ action: 'chat', text: 'hello from the CLI <b>not bold</b>' });
-    await page.waitForFunction(() => document.querySelector('#decision')?.textContent?.includes('hello from the CLI <b>not bold</b>') === true, undefined, { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelector('#decision')?.textContent?.includes('hello from the CLI <b>not bold</b>') === true, undefined, {
+      timeout: 30_000,
+    });
     expect(await page.$('#decision b')).toBeNull();
     // The peer's line is announced once, in a live region that outlives the redraws.
     const said = () => page.$eval('#said', (e) => [e.getAttribute('aria-live'), e.textContent]);
@@ -292,7 +333,11 @@ describe('the agent page', () => {
     expect(text).toContain('receipt verified');
     expect(errors).toEqual([]);
     expect(await exited).toBe(0);
-    const lines = readFileSync(join(hostSide, 'transcript.jsonl'), 'utf8').trim().split('\n').slice(1).map((l) => JSON.parse(l) as { from: string; msg: Record<string, unknown> });
+    const lines = readFileSync(join(hostSide, 'transcript.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l) as { from: string; msg: Record<string, unknown> });
     expect(lines.filter((f) => f.msg['action'] === 'chat').map((f) => [f.from, f.msg['text']])).toEqual([
       ['host', 'hello from the CLI <b>not bold</b>'],
       ['guest', 'hi from the page'],
@@ -311,7 +356,13 @@ describe('the agent page', () => {
     const b = findBuiltin('rps-v1')!;
     const l = loadSpec(c, builtinDir(b));
     const hooks = (await import('../../ts/protocols/rps/hooks.js')).default as HooksModule;
-    const h = await hostSession({ crypto: c, seed: new Uint8Array(32).fill(9), protocol: { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks }, options: { best_of: 1 }, sessionsDir: join(work, 'gone-host') });
+    const h = await hostSession({
+      crypto: c,
+      seed: new Uint8Array(32).fill(9),
+      protocol: { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks },
+      options: { best_of: 1 },
+      sessionsDir: join(work, 'gone-host'),
+    });
     const text = encodeInvitation(c, h.invitation);
     await page.goto(`${pageUrl}#invitation=${encodeURIComponent(text)}&mode=sideways`);
     await page.reload();
@@ -327,7 +378,7 @@ describe('the agent page', () => {
     await page.close();
   }, 90_000);
 
-  it('in hybrid mode plays what the person picks within the window, and the hooks\' move when the person lets a window pass', async () => {
+  it("in hybrid mode plays what the person picks within the window, and the hooks' move when the person lets a window pass", async () => {
     // Windows of 4 s (the spec's min_think_seconds, an option), long enough for a script on a busy machine.
     const h = await host('hybrid', 'rps-v1', { best_of: 3, termination: 'fixed_rounds', min_think_seconds: 4 });
     const page = await browser.newPage();
@@ -347,10 +398,18 @@ describe('the agent page', () => {
     expect(text).toContain('receipt verified');
     expect(errors).toEqual([]);
     expect(await h.exited).toBe(0);
-    const got = (await page.evaluate(() => (window as unknown as { __aigenora: { transcript: string; events: string[] } }).__aigenora)) as { transcript: string; events: string[] };
+    const got = (await page.evaluate(() => (window as unknown as { __aigenora: { transcript: string; events: string[] } }).__aigenora)) as {
+      transcript: string;
+      events: string[];
+    };
     expect(got.events.filter((e) => e === 'local_decision_consumed')).toHaveLength(2);
     expect(got.events.filter((e) => e === 'local_decision_fallback')).toHaveLength(1);
-    const reveals = got.transcript.trim().split('\n').slice(1).map((l) => JSON.parse(l) as { from: string; msg: Record<string, unknown> }).filter((f) => f.from === 'guest' && f.msg['action'] === 'reveal');
+    const reveals = got.transcript
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((l) => JSON.parse(l) as { from: string; msg: Record<string, unknown> })
+      .filter((f) => f.from === 'guest' && f.msg['action'] === 'reveal');
     expect(reveals.map((f) => f.msg['round'])).toEqual([0, 1, 2]);
     for (const r of picked) expect(reveals[r]!.msg['choice']).toBe('paper');
     expect(['rock', 'paper', 'scissors']).toContain(reveals[1]!.msg['choice']);

@@ -33,7 +33,14 @@ function validates(name: string, role: Role, msg: unknown) {
 
 /** A guest and a host playing `turns` full turns with the protocol's hooks: every frame, in order. */
 async function play(mod: HooksModule<'session_loop'>, turns: number, options: Record<string, unknown> = {}, seed = 7): Promise<Frame[]> {
-  const ctx = (role: Role): HookContext => ({ role, options, args: [], stateDir: '', decision: null, random: () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) });
+  const ctx = (role: Role): HookContext => ({
+    role,
+    options,
+    args: [],
+    stateDir: '',
+    decision: null,
+    random: () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31,
+  });
   const guest = mod.create(ctx('guest'));
   const host = mod.create(ctx('host'));
   const frames: Frame[] = [];
@@ -53,18 +60,34 @@ async function play(mod: HooksModule<'session_loop'>, turns: number, options: Re
 }
 
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
-const win = (w: DecisionView['window']['expects'], key: string, value: number, deadline: string | null = inSeconds(90)): DecisionView['window'] => ({ match_key: key, match_value: value, expects: w, deadline_at: deadline });
+const win = (w: DecisionView['window']['expects'], key: string, value: number, deadline: string | null = inSeconds(90)): DecisionView['window'] => ({
+  match_key: key,
+  match_value: value,
+  expects: w,
+  deadline_at: deadline,
+});
 
 let browser: Browser;
 let server: StaticServer;
 
 beforeAll(async () => {
   mkdirSync(ART, { recursive: true });
-  const bundle = await build({ entryPoints: [join(ROOT, 'test/web/fixtures/entry.ts')], bundle: true, format: 'esm', platform: 'browser', target: 'es2022', write: false, logLevel: 'warning' });
+  const bundle = await build({
+    entryPoints: [join(ROOT, 'test/web/fixtures/entry.ts')],
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    logLevel: 'warning',
+  });
   const code = bundle.outputFiles[0]!.text;
   if (/(from|import|require\()\s*["']node:/.test(code)) throw new Error('the page bundle pulls in a node: module');
   server = await serveStatic(undefined, {
-    '/': ['text/html', '<!doctype html><meta charset="utf-8"><title>aigenora decisions</title><main id="app"></main><script type="module" src="/entry.js"></script>'],
+    '/': [
+      'text/html',
+      '<!doctype html><meta charset="utf-8"><title>aigenora decisions</title><main id="app"></main><script type="module" src="/entry.js"></script>',
+    ],
     '/entry.js': ['text/javascript', code],
   });
   browser = await launchChromium();
@@ -90,7 +113,8 @@ async function open(): Promise<Page> {
 }
 const errorsOf = (page: Page) => (page as Page & { errors: string[] }).errors;
 const decide = (page: Page, v: DecisionView) => page.evaluate((view) => (window as unknown as { __decide(v: DecisionView): void }).__decide(view), v);
-const showState = (page: Page, v: Omit<DecisionView, 'window'>) => page.evaluate((view) => (window as unknown as { __state(v: Omit<DecisionView, 'window'>): void }).__state(view), v);
+const showState = (page: Page, v: Omit<DecisionView, 'window'>) =>
+  page.evaluate((view) => (window as unknown as { __state(v: Omit<DecisionView, 'window'>): void }).__state(view), v);
 const submitted = (page: Page) => page.evaluate(() => (window as unknown as { __submitted: DecisionAnswer[] }).__submitted);
 const shot = (page: Page, name: string) => page.screenshot({ path: join(ART, `decide-${name}.png`), fullPage: true });
 
@@ -102,9 +126,29 @@ const rpsFrames: Frame[] = [
   { from: 'guest', msg: { action: 'commit', round: 0, hash: H('b') } },
   { from: 'host', msg: { action: 'reveal', round: 0, choice: 'rock', nonce: 'c'.repeat(16) } },
   { from: 'guest', msg: { action: 'reveal', round: 0, choice: 'scissors', nonce: 'd'.repeat(16) } },
-  { from: 'host', msg: { action: 'round_result', round: 0, host_choice: 'rock', guest_choice: 'scissors', round_winner: 'host', host_wins: 1, guest_wins: 0, game_over: false, game_winner: 'none' } },
+  {
+    from: 'host',
+    msg: {
+      action: 'round_result',
+      round: 0,
+      host_choice: 'rock',
+      guest_choice: 'scissors',
+      round_winner: 'host',
+      host_wins: 1,
+      guest_wins: 0,
+      game_over: false,
+      game_winner: 'none',
+    },
+  },
 ];
-const rpsView = (extra: Partial<DecisionView> = {}): DecisionView => ({ spec: spec('rps').spec, role: 'guest', options: { best_of: 3 }, window: win('value', 'round', 1), frames: rpsFrames, ...extra });
+const rpsView = (extra: Partial<DecisionView> = {}): DecisionView => ({
+  spec: spec('rps').spec,
+  role: 'guest',
+  options: { best_of: 3 },
+  window: win('value', 'round', 1),
+  frames: rpsFrames,
+  ...extra,
+});
 
 describe('decision form in Chromium', () => {
   it('the RPS frames used below are messages the spec accepts', () => {
@@ -122,7 +166,10 @@ describe('decision form in Chromium', () => {
     expect(log).not.toContain(H('a'));
     await shot(page, 'rps-decision');
     await page.getByRole('button', { name: 'paper' }).click();
-    await page.getByRole('button', { name: 'rock' }).click({ force: true, timeout: 2000 }).catch(() => {});
+    await page
+      .getByRole('button', { name: 'rock' })
+      .click({ force: true, timeout: 2000 })
+      .catch(() => {});
     expect(await submitted(page)).toEqual([{ value: 'paper' }]);
     expect(await page.getByRole('button', { name: 'rock' }).isDisabled()).toBe(true);
     expect(await page.getByRole('status').filter({ hasText: 'Sent' }).innerText()).toContain('Sent: paper');
@@ -207,7 +254,10 @@ describe('decision form in Chromium', () => {
   });
 
   it('Connect Four by keyboard: Tab reaches the column buttons in order, Enter drops; a full column cannot be chosen', async () => {
-    const frames: Frame[] = [{ from: 'guest', msg: { action: 'join', cols: 7, rows: 4 } }, { from: 'host', msg: { action: 'ready', cols: 7, rows: 4, first: 'guest' } }];
+    const frames: Frame[] = [
+      { from: 'guest', msg: { action: 'join', cols: 7, rows: 4 } },
+      { from: 'host', msg: { action: 'ready', cols: 7, rows: 4, first: 'guest' } },
+    ];
     for (let t = 1; t <= 2; t++) {
       // The reference's turns: the host answers guest turn 2t-1 with 2t.
       frames.push({ from: 'guest', msg: { action: 'move', turn: 2 * t - 1, col: 0 } });
@@ -268,7 +318,10 @@ describe('decision form in Chromium', () => {
   });
 
   it('Reversi as the host (the referee): the board is drawn and the generic form asks for the round_result', async () => {
-    const frames: Frame[] = [{ from: 'guest', msg: { action: 'join', board_size: 6 } }, { from: 'host', msg: { action: 'ready', board_size: 6, first: 'guest' } }];
+    const frames: Frame[] = [
+      { from: 'guest', msg: { action: 'join', board_size: 6 } },
+      { from: 'host', msg: { action: 'ready', board_size: 6, first: 'guest' } },
+    ];
     const page = await open();
     await decide(page, { spec: spec('reversi').spec, role: 'host', options: {}, window: win('message', 'turn', 0), frames });
     // The host referees with round_results: the board is shown and the generic form asks for the result.
@@ -282,8 +335,11 @@ describe('decision form in Chromium', () => {
     const frames = await play(gomokuHooks as HooksModule<'session_loop'>, 2, { board_size: 9 });
     const page = await open();
     await decide(page, { spec: spec('gomoku').spec, role: 'guest', options: { board_size: 9 }, window: win('message', 'turn', 2), frames });
-    const taken = frames.filter((f) => f.msg.action === 'move' || f.msg.action === 'round_result').map((f) => [f.msg['row'] as number, f.msg['col'] as number] as const);
-    for (const [r, c] of taken) expect(await page.getByRole('button', { name: new RegExp(`^row ${r + 1}, column ${c + 1}: (black|white)`) }).getAttribute('aria-disabled')).toBe('true');
+    const taken = frames
+      .filter((f) => f.msg.action === 'move' || f.msg.action === 'round_result')
+      .map((f) => [f.msg['row'] as number, f.msg['col'] as number] as const);
+    for (const [r, c] of taken)
+      expect(await page.getByRole('button', { name: new RegExp(`^row ${r + 1}, column ${c + 1}: (black|white)`) }).getAttribute('aria-disabled')).toBe('true');
     expect(await page.locator('button.cell').count()).toBe(81);
     await shot(page, 'gomoku-decision');
     const free = [0, 0];
@@ -341,7 +397,11 @@ describe('decision form in Chromium', () => {
     expect(await guess.getByRole('spinbutton', { name: 'attempt' }).inputValue()).toBe('2');
     expect(await guess.getByRole('spinbutton', { name: 'attempt' }).getAttribute('min')).toBe('1');
     // The error message is there too, its reason as buttons; join (the opening) is not offered.
-    expect(await page.getByRole('group', { name: 'error: reason' }).getByRole('button').allInnerTexts()).toEqual(['invalid_guess', 'unexpected_action', 'invalid_message']);
+    expect(await page.getByRole('group', { name: 'error: reason' }).getByRole('button').allInnerTexts()).toEqual([
+      'invalid_guess',
+      'unexpected_action',
+      'invalid_message',
+    ]);
     expect(await page.getByRole('group', { name: 'join' }).count()).toBe(0);
     await guess.getByRole('spinbutton', { name: 'number' }).fill('');
     await guess.getByRole('button', { name: 'Send guess' }).click();
@@ -408,8 +468,17 @@ describe('decision form in Chromium', () => {
   });
 
   it('a redraw of the same window (a new chat line, a refusal) keeps the typed text and the focus; a new window moves the focus to its heading', async () => {
-    const frames: Frame[] = [{ from: 'guest', msg: { action: 'join' } }, { from: 'host', msg: { action: 'ready' } }];
-    const chat = (fs: Frame[]): DecisionView => ({ spec: spec('human-chat').spec, role: 'guest', options: {}, window: win('message', 'chat', 0, null), frames: fs });
+    const frames: Frame[] = [
+      { from: 'guest', msg: { action: 'join' } },
+      { from: 'host', msg: { action: 'ready' } },
+    ];
+    const chat = (fs: Frame[]): DecisionView => ({
+      spec: spec('human-chat').spec,
+      role: 'guest',
+      options: {},
+      window: win('message', 'chat', 0, null),
+      frames: fs,
+    });
     const page = await open();
     await decide(page, chat(frames));
     const box = page.getByRole('textbox', { name: 'Message' });
@@ -419,7 +488,15 @@ describe('decision form in Chromium', () => {
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-key'))).toBe('chat.text');
     expect(await page.getByRole('list', { name: 'Conversation' }).innerText()).toContain('are you there?');
 
-    const guess = { spec: spec('guess-number').spec, role: 'guest' as const, options: {}, frames: [{ from: 'guest' as const, msg: { action: 'join' } }, { from: 'host' as const, msg: { action: 'ready', range_min: 1, range_max: 100, max_attempts: 5 } }] };
+    const guess = {
+      spec: spec('guess-number').spec,
+      role: 'guest' as const,
+      options: {},
+      frames: [
+        { from: 'guest' as const, msg: { action: 'join' } },
+        { from: 'host' as const, msg: { action: 'ready', range_min: 1, range_max: 100, max_attempts: 5 } },
+      ],
+    };
     await decide(page, { ...guess, window: win('message', 'turn', 0) });
     const form = page.getByRole('group', { name: 'guess' });
     await form.getByRole('spinbutton', { name: 'number' }).fill('101');
@@ -436,7 +513,11 @@ describe('decision form in Chromium', () => {
 
   it('a page that redraws from inside submit (a refusal): the chat box is left empty, a form keeps its text and focus and is usable again', async () => {
     const page = await open();
-    const refusing = (v: DecisionView, why: string) => page.evaluate(([view, w]) => (window as unknown as { __decideRefusing(v: DecisionView, why: string): void }).__decideRefusing(view, w), [v, why] as const);
+    const refusing = (v: DecisionView, why: string) =>
+      page.evaluate(([view, w]) => (window as unknown as { __decideRefusing(v: DecisionView, why: string): void }).__decideRefusing(view, w), [
+        v,
+        why,
+      ] as const);
     await refusing({ spec: spec('human-chat').spec, role: 'guest', options: {}, window: win('message', 'chat', 0, null), frames: [] }, 'not now');
     const box = page.getByRole('textbox', { name: 'Message' });
     await box.fill('sent once');
@@ -444,7 +525,10 @@ describe('decision form in Chromium', () => {
     expect(await box.inputValue()).toBe('');
     expect(await page.getByRole('alert').innerText()).toContain('not now');
 
-    const frames: Frame[] = [{ from: 'guest', msg: { action: 'join' } }, { from: 'host', msg: { action: 'ready', range_min: 1, range_max: 100, max_attempts: 5 } }];
+    const frames: Frame[] = [
+      { from: 'guest', msg: { action: 'join' } },
+      { from: 'host', msg: { action: 'ready', range_min: 1, range_max: 100, max_attempts: 5 } },
+    ];
     await refusing({ spec: spec('guess-number').spec, role: 'guest', options: {}, window: win('message', 'turn', 0), frames }, 'out of range');
     const form = page.getByRole('group', { name: 'guess' });
     await form.getByRole('spinbutton', { name: 'number' }).fill('500');
@@ -464,7 +548,10 @@ describe('decision form in Chromium', () => {
   });
 
   it('state view: a finished Connect Four shows the board and the outcome, with nothing to click', async () => {
-    const frames: Frame[] = [{ from: 'guest', msg: { action: 'join' } }, { from: 'host', msg: { action: 'ready', cols: 7, rows: 6, first: 'guest' } }];
+    const frames: Frame[] = [
+      { from: 'guest', msg: { action: 'join' } },
+      { from: 'host', msg: { action: 'ready', cols: 7, rows: 6, first: 'guest' } },
+    ];
     for (let t = 1; t <= 3; t++) {
       frames.push({ from: 'guest', msg: { action: 'move', turn: t, col: 0 } });
       frames.push({ from: 'host', msg: { action: 'round_result', turn: t, col: 1, row: 6 - t, player: 'host', game_over: false, winner: 'none' } });
@@ -483,7 +570,10 @@ describe('decision form in Chromium', () => {
 
   it('board sizes outside what a page should draw (or an odd Reversi side) fall back to the defaults instead of thousands of cells or a throw', async () => {
     const page = await open();
-    const ready = (fields: Record<string, unknown>): Frame[] => [{ from: 'guest', msg: { action: 'join' } }, { from: 'host', msg: { action: 'ready', first: 'guest', ...fields } }];
+    const ready = (fields: Record<string, unknown>): Frame[] => [
+      { from: 'guest', msg: { action: 'join' } },
+      { from: 'host', msg: { action: 'ready', first: 'guest', ...fields } },
+    ];
     await showState(page, { spec: spec('gomoku').spec, role: 'guest', options: {}, frames: ready({ board_size: 100000 }) });
     expect(await page.getByRole('group', { name: 'Gomoku board, 15 by 15' }).locator('.cell').count()).toBe(225);
     await showState(page, { spec: spec('reversi').spec, role: 'guest', options: {}, frames: ready({ board_size: 7 }) });

@@ -64,13 +64,23 @@ function cli(args: string[]): Promise<{ status: number | null; out: string; err:
 }
 
 /** A raw request, so that the Host header and the body are exactly what the test says. */
-function raw(url: string, opts: { method?: string; host?: string; body?: Buffer | string; type?: string } = {}): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
+function raw(
+  url: string,
+  opts: { method?: string; host?: string; body?: Buffer | string; type?: string } = {},
+): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: u.hostname, port: u.port, path: u.pathname + u.search, method: opts.method ?? 'GET',
-        headers: { host: opts.host ?? u.host, ...(opts.type && { 'content-type': opts.type }), ...(opts.body !== undefined && { 'content-length': Buffer.byteLength(opts.body) }) },
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: opts.method ?? 'GET',
+        headers: {
+          host: opts.host ?? u.host,
+          ...(opts.type && { 'content-type': opts.type }),
+          ...(opts.body !== undefined && { 'content-length': Buffer.byteLength(opts.body) }),
+        },
       },
       (res) => {
         let body = '';
@@ -86,7 +96,10 @@ function raw(url: string, opts: { method?: string; host?: string; body?: Buffer 
 const errorCode = (body: string) => (JSON.parse(body) as { error: { code: string } }).error.code;
 const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').filter(Boolean);
 const events = (dir: string) => lines(join(dir, 'events.jsonl')).map((l) => JSON.parse(l) as { type: string; data?: Record<string, unknown> });
-const frames = (dir: string) => lines(join(dir, 'transcript.jsonl')).slice(1).map((l) => JSON.parse(l) as Frame);
+const frames = (dir: string) =>
+  lines(join(dir, 'transcript.jsonl'))
+    .slice(1)
+    .map((l) => JSON.parse(l) as Frame);
 
 describe('session web refuses what it must', () => {
   let dir: string;
@@ -109,7 +122,16 @@ describe('session web refuses what it must', () => {
     expect(token).toMatch(/^[0-9a-f]{64}$/);
     expect(u.hostname).toBe('127.0.0.1');
     const wrong = token.replace(/^./, (ch) => (ch === '0' ? '1' : '0'));
-    for (const path of ['/', '/state', '/favicon.ico', `/${wrong}/`, `/${wrong}/state`, `/${token.slice(0, 63)}/state`, `/x${token}/state`, '/state?token=' + token]) {
+    for (const path of [
+      '/',
+      '/state',
+      '/favicon.ico',
+      `/${wrong}/`,
+      `/${wrong}/state`,
+      `/${token.slice(0, 63)}/state`,
+      `/x${token}/state`,
+      '/state?token=' + token,
+    ]) {
       const r = await raw(`${u.origin}${path}`);
       expect(r.status, path).toBe(403);
       expect(errorCode(r.body)).toBe('FORBIDDEN');
@@ -136,7 +158,13 @@ describe('session web refuses what it must', () => {
     // Every script on the page carries the nonce; none is loaded from elsewhere.
     expect(page.body.match(/<script/g)).toHaveLength(1);
     expect(page.body).not.toMatch(/https?:\/\//);
-    const s = JSON.parse((await raw(`${view.url}state`)).body) as { role: string; snapshot: { phase: string }; window: unknown; frames: { action: string; from: string; fields: Record<string, unknown> }[]; events: { type: string }[] };
+    const s = JSON.parse((await raw(`${view.url}state`)).body) as {
+      role: string;
+      snapshot: { phase: string };
+      window: unknown;
+      frames: { action: string; from: string; fields: Record<string, unknown> }[];
+      events: { type: string }[];
+    };
     expect(s.role).toBe('guest');
     expect(s.snapshot.phase).toBe('ended');
     expect(s.window).toBeNull();
@@ -193,8 +221,21 @@ describe('session web in Chromium', () => {
     const out = tempDir('web-human');
     const guestDir = join(out, 'guest');
     // The guest waits for a person on every round (human control, no think time); the host plays its hooks.
-    const session = runLocal({ crypto: c, ...builtin('rps'), hooks: await hooksOf('rps'), options: { best_of: 3 }, outDir: out, guestControl: 'human', minThinkMs: 0, decisionTimeoutMs: 25_000, timeoutMs: 30_000 });
-    const done = session.then((r) => r, (e: unknown) => e);
+    const session = runLocal({
+      crypto: c,
+      ...builtin('rps'),
+      hooks: await hooksOf('rps'),
+      options: { best_of: 3 },
+      outDir: out,
+      guestControl: 'human',
+      minThinkMs: 0,
+      decisionTimeoutMs: 25_000,
+      timeoutMs: 30_000,
+    });
+    const done = session.then(
+      (r) => r,
+      (e: unknown) => e,
+    );
     for (let i = 0; !existsSync(join(guestDir, 'decision', 'state.json')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
     const view = await startView([guestDir, '--listen', '127.0.0.1:0']);
     const page = await browser.newPage();
@@ -218,7 +259,14 @@ describe('session web in Chromium', () => {
       const played: string[] = [];
       for (let round = 0; ; round++) {
         // Either the next round's window opens, or the session ends.
-        await page.waitForFunction((n) => document.body.dataset['phase'] === 'ended' || document.body.dataset['phase'] === 'aborted' || (!document.getElementById('decision')!.hidden && (document.getElementById('window-title')!.textContent ?? '').endsWith(`round ${n}`)), round, { timeout: 20_000 });
+        await page.waitForFunction(
+          (n) =>
+            document.body.dataset['phase'] === 'ended' ||
+            document.body.dataset['phase'] === 'aborted' ||
+            (!document.getElementById('decision')!.hidden && (document.getElementById('window-title')!.textContent ?? '').endsWith(`round ${n}`)),
+          round,
+          { timeout: 20_000 },
+        );
         if (await page.evaluate(() => document.getElementById('decision')!.hidden)) break;
         expect(round, 'more rounds than a best of 3 can take').toBeLessThan(clicks.length);
         if (round === 0) await page.screenshot({ path: join(ARTIFACTS, 'session-web-1-window-open.png'), fullPage: true });
@@ -267,8 +315,20 @@ describe('session web in Chromium', () => {
     const out = tempDir('web-message');
     const guestDir = join(out, 'guest');
     // Guess the number as a person: each guess is typed into the page, each hint read from its frames.
-    const session = runLocal({ crypto: c, ...builtin('guess-number'), hooks: await hooksOf('guess-number'), outDir: out, guestControl: 'human', minThinkMs: 0, decisionTimeoutMs: 25_000, timeoutMs: 30_000 });
-    const done = session.then((r) => r, (e: unknown) => e);
+    const session = runLocal({
+      crypto: c,
+      ...builtin('guess-number'),
+      hooks: await hooksOf('guess-number'),
+      outDir: out,
+      guestControl: 'human',
+      minThinkMs: 0,
+      decisionTimeoutMs: 25_000,
+      timeoutMs: 30_000,
+    });
+    const done = session.then(
+      (r) => r,
+      (e: unknown) => e,
+    );
     for (let i = 0; !existsSync(join(guestDir, 'decision', 'state.json')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
     const view = await startView([guestDir]);
     const page = await browser.newPage();
@@ -293,7 +353,14 @@ describe('session web in Chromium', () => {
       const guesses: number[] = [];
       for (let turn = 0; ; turn++) {
         if (turn > 0) {
-          await page.waitForFunction((n) => document.body.dataset['phase'] === 'ended' || document.body.dataset['phase'] === 'aborted' || (!document.getElementById('decision')!.hidden && (document.getElementById('window-title')!.textContent ?? '').endsWith(`turn ${n}`)), turn, { timeout: 20_000 });
+          await page.waitForFunction(
+            (n) =>
+              document.body.dataset['phase'] === 'ended' ||
+              document.body.dataset['phase'] === 'aborted' ||
+              (!document.getElementById('decision')!.hidden && (document.getElementById('window-title')!.textContent ?? '').endsWith(`turn ${n}`)),
+            turn,
+            { timeout: 20_000 },
+          );
           if (await page.evaluate(() => document.getElementById('decision')!.hidden)) break;
           const hint = await page.locator('#frames-body tr[data-action="hint"]').last().textContent();
           const result = /result=(higher|lower)/.exec(hint ?? '')?.[1];
@@ -306,7 +373,9 @@ describe('session web in Chromium', () => {
         await box.fill(JSON.stringify({ action: 'guess', attempt: turn + 1, number: n }));
         await page.getByRole('button', { name: 'Send message' }).click();
         guesses.push(n);
-        await expect.poll(() => page.textContent('#decide-result'), { timeout: 10_000 }).toMatch(new RegExp(`^(Sent guess for turn ${turn};|The engine took guess for turn ${turn}\\.)`));
+        await expect
+          .poll(() => page.textContent('#decide-result'), { timeout: 10_000 })
+          .toMatch(new RegExp(`^(Sent guess for turn ${turn};|The engine took guess for turn ${turn}\\.)`));
       }
       const r = await done;
       if (r instanceof Error) throw r;
@@ -315,13 +384,17 @@ describe('session web in Chromium', () => {
       await expect.poll(() => page.textContent('#phase')).toBe('ended');
       await page.screenshot({ path: join(ARTIFACTS, 'session-web-6-message-ended.png'), fullPage: true });
 
-      const sent = frames(guestDir).filter((f) => f.from === 'guest' && f.msg.action === 'guess').map((f) => f.msg);
+      const sent = frames(guestDir)
+        .filter((f) => f.from === 'guest' && f.msg.action === 'guess')
+        .map((f) => f.msg);
       expect(sent).toEqual(guesses.map((number, i) => ({ action: 'guess', attempt: i + 1, number })));
       const over = frames(guestDir).find((f) => f.msg.action === 'game_over')!.msg;
       expect([over['winner'], over['secret_number']]).toEqual(['guest', guesses.at(-1)]);
       const ev = events(guestDir);
       expect(ev.filter((e) => e.type === 'local_decision_rejected')).toHaveLength(1);
-      expect(ev.filter((e) => e.type === 'local_decision_consumed').map((e) => [e.data!['match_key'], e.data!['match_value']])).toEqual(guesses.map((_, i) => ['turn', i]));
+      expect(ev.filter((e) => e.type === 'local_decision_consumed').map((e) => [e.data!['match_key'], e.data!['match_value']])).toEqual(
+        guesses.map((_, i) => ['turn', i]),
+      );
     } finally {
       await page.close();
       expect(await view.stop()).toBe(0);
@@ -333,8 +406,28 @@ describe('session web in Chromium', () => {
 /** A session side written by hand: the view reads files, it does not verify them. */
 function fakeSide(dir: string, msgs: Record<string, unknown>[], pad = 0): void {
   mkdirSync(join(dir, 'decision'), { recursive: true });
-  const header = { _transcript: 1, sid: 'ab'.repeat(32), post_id: 'local', protocol_id: 'cd'.repeat(32), host_key: '01'.repeat(32), guest_key: '02'.repeat(32), nonce: '00'.repeat(16), role: 'guest' };
-  const body = msgs.map((msg, i) => JSON.stringify({ v: 2, sid: header.sid, from: i % 2 ? 'guest' : 'host', seq: Math.floor(i / 2), prev: '00'.repeat(32), ack: '00'.repeat(32), msg: { ...msg, ...(pad && { pad: 'x'.repeat(pad) }) }, sig: '00'.repeat(64) }));
+  const header = {
+    _transcript: 1,
+    sid: 'ab'.repeat(32),
+    post_id: 'local',
+    protocol_id: 'cd'.repeat(32),
+    host_key: '01'.repeat(32),
+    guest_key: '02'.repeat(32),
+    nonce: '00'.repeat(16),
+    role: 'guest',
+  };
+  const body = msgs.map((msg, i) =>
+    JSON.stringify({
+      v: 2,
+      sid: header.sid,
+      from: i % 2 ? 'guest' : 'host',
+      seq: Math.floor(i / 2),
+      prev: '00'.repeat(32),
+      ack: '00'.repeat(32),
+      msg: { ...msg, ...(pad && { pad: 'x'.repeat(pad) }) },
+      sig: '00'.repeat(64),
+    }),
+  );
   writeFileSync(join(dir, 'transcript.jsonl'), `${[JSON.stringify(header), ...body].join('\n')}\n`);
   writeFileSync(join(dir, 'events.jsonl'), `${JSON.stringify({ ts: new Date().toISOString(), type: 'session_started', data: { role: 'guest' } })}\n`);
   writeFileSync(join(dir, 'snapshot.json'), JSON.stringify({ phase: 'in_progress', role: 'guest', sid: header.sid }));
@@ -346,11 +439,19 @@ describe('session web reads only the end of large files', () => {
     const dir = join(tempDir('web-large'), 'guest');
     const n = 3000;
     // Each frame ~2.3 KiB: the transcript is well past the read limit.
-    fakeSide(dir, Array.from({ length: n }, (_, i) => ({ action: 'note', i })), 2000);
+    fakeSide(
+      dir,
+      Array.from({ length: n }, (_, i) => ({ action: 'note', i })),
+      2000,
+    );
     expect(readFileSync(join(dir, 'transcript.jsonl')).length).toBeGreaterThan(TAIL_BYTES);
     const view = await serveSessionView(dir, '127.0.0.1', 0);
     try {
-      const s = JSON.parse((await raw(`${view.url}state`)).body) as { sid: string; frames: { action: string; fields: Record<string, unknown>; cut?: string[] }[]; frames_truncated: boolean };
+      const s = JSON.parse((await raw(`${view.url}state`)).body) as {
+        sid: string;
+        frames: { action: string; fields: Record<string, unknown>; cut?: string[] }[];
+        frames_truncated: boolean;
+      };
       expect(s.sid).toBe('ab'.repeat(32));
       expect(s.frames_truncated).toBe(true);
       expect(s.frames).toHaveLength(MAX_FRAMES);
@@ -384,7 +485,10 @@ describe('session web never interprets peer text', () => {
   it('shows markup in a frame, an event and the spec name as text, and runs none of it', async () => {
     const dir = join(tempDir('web-markup'), 'guest');
     const evil = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>';
-    fakeSide(dir, [{ action: '<b>join</b>', text: evil }, { action: 'chat', text: evil }]);
+    fakeSide(dir, [
+      { action: '<b>join</b>', text: evil },
+      { action: 'chat', text: evil },
+    ]);
     writeFileSync(join(dir, 'events.jsonl'), `${JSON.stringify({ ts: '<i>t</i>', type: `<img src=x onerror="window.__pwned=3">`, data: { text: evil } })}\n`);
     const view = await serveSessionView(dir, '127.0.0.1', 0);
     const browser = await launchChromium();

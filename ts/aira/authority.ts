@@ -102,7 +102,10 @@ export type AuthorityErrorCode = 'AUTHORITY_UNAVAILABLE' | 'AUTHORITY_INTEGRITY'
 /** An unrecoverable authority fault: the runtime records it and ends the task `failed`. */
 export class AuthorityError extends Error {
   override readonly name = 'AuthorityError';
-  constructor(readonly code: AuthorityErrorCode, message: string) {
+  constructor(
+    readonly code: AuthorityErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -26,7 +26,13 @@ export interface AdmissionView {
 
 /** A call as the runtime received it: parsed against its op's input schema, or why not. */
 export type ClassifiedCall =
-  | { readonly kind: 'invalid'; readonly code: 'INVALID_INPUT' | 'UNKNOWN_OPERATION'; readonly requestId: string; readonly op: string; readonly message: string }
+  | {
+      readonly kind: 'invalid';
+      readonly code: 'INVALID_INPUT' | 'UNKNOWN_OPERATION';
+      readonly requestId: string;
+      readonly op: string;
+      readonly message: string;
+    }
   | { readonly kind: 'call'; readonly requestId: string; readonly call: MetaCall; readonly effectClass: EffectClass };
 
 export type Admission =
@@ -50,9 +56,12 @@ export function admit(contract: MatrixContract, view: AdmissionView, call: MetaC
     return refuse(cell.requiresSearched.code, cell.requiresSearched.next, `${String(input['capability'])} was not returned by an earlier catalog.search`);
   }
   if (cell.requiresCandidate && input['candidateId'] !== view.candidateId) {
-    return refuse(cell.requiresCandidate.code, cell.requiresCandidate.next, 'candidateId is not the task\'s current candidate');
+    return refuse(cell.requiresCandidate.code, cell.requiresCandidate.next, "candidateId is not the task's current candidate");
   }
-  if (cell.requiresValidation && (view.validationToken === null || input['candidateId'] !== view.candidateId || input['validationToken'] !== view.validationToken)) {
+  if (
+    cell.requiresValidation &&
+    (view.validationToken === null || input['candidateId'] !== view.candidateId || input['validationToken'] !== view.validationToken)
+  ) {
     return refuse(cell.requiresValidation.code, cell.requiresValidation.next, 'candidateId and validationToken are not the current validated pair');
   }
   if (cell.requiresVerifiedReadBack && (view.verifiedRevision === null || view.verifiedRevision !== view.head)) {
@@ -132,7 +141,13 @@ export function reduceBatch(
   }
 
   let budget = remainingCalls;
-  const overBudget = (index: number): CallDecision => ({ index, decision: 'rejected', code: 'BUDGET_EXHAUSTED', next: null, message: 'the call budget is spent' });
+  const overBudget = (index: number): CallDecision => ({
+    index,
+    decision: 'rejected',
+    code: 'BUDGET_EXHAUSTED',
+    next: null,
+    message: 'the call budget is spent',
+  });
   const reads: number[] = [];
   for (const a of admitted) {
     if (!a.read) continue;

@@ -10,23 +10,34 @@ import type { Crypto } from '../crypto/backend.js';
 import type { CapabilityContract, CapabilityHit } from './authority.js';
 import { contentId } from './ids.js';
 import {
-  Budgets, BudgetLimits, CapabilityId, CertificateSummary, Diagnostic, EffectClass, HashId, IntentFrame, IntentItem,
-  MetaOp, Name, ReadInput, Risk, TaskProtocol,
+  Budgets,
+  BudgetLimits,
+  CapabilityId,
+  CertificateSummary,
+  Diagnostic,
+  EffectClass,
+  HashId,
+  IntentFrame,
+  IntentItem,
+  MetaOp,
+  Name,
+  ReadInput,
+  Risk,
+  TaskProtocol,
 } from './schema.js';
 import { compactStepSignatures, SIGNATURES_MAX_BYTES } from './signatures.js';
 
 export type AiraInputErrorCode =
-  | 'TASK_INPUT_INVALID'
-  | 'TASK_INPUT_TOO_LARGE'
-  | 'PROTOCOL_LOOSENED'
-  | 'PROTOCOL_UNSATISFIABLE'
-  | 'CAPSULE_INVALID'
-  | 'CAPSULE_TOO_LARGE';
+  'TASK_INPUT_INVALID' | 'TASK_INPUT_TOO_LARGE' | 'PROTOCOL_LOOSENED' | 'PROTOCOL_UNSATISFIABLE' | 'CAPSULE_INVALID' | 'CAPSULE_TOO_LARGE';
 
 /** Task input or capsule material the runtime refuses; `path` names the offending member. */
 export class AiraInputError extends Error {
   override readonly name = 'AiraInputError';
-  constructor(readonly code: AiraInputErrorCode, readonly path: string, message: string) {
+  constructor(
+    readonly code: AiraInputErrorCode,
+    readonly path: string,
+    message: string,
+  ) {
     super(`${code}: ${path ? `${path}: ` : ''}${message}`);
   }
 }
@@ -45,9 +56,7 @@ function deepFreeze<T>(v: T): T {
 /** The loosest protocol the runtime accepts: a task's protocol may add to it, never remove (M15). */
 export const defaultProtocol: Readonly<TaskProtocol> = deepFreeze({
   requiredDiscoverySequence: ['catalog.search', 'catalog.describe'],
-  requiredCompletionSequence: [
-    'catalog.search', 'catalog.describe', 'model.proposePatch', 'model.preview', 'model.validate', 'model.commit', 'model.read',
-  ],
+  requiredCompletionSequence: ['catalog.search', 'catalog.describe', 'model.proposePatch', 'model.preview', 'model.validate', 'model.commit', 'model.read'],
   completionAuthority: 'runtime',
   repairCap: 3,
 });
@@ -71,11 +80,13 @@ const ProtocolPatch = z.strictObject({
 export const TaskInputSchema = z.strictObject({
   intentFrame: IntentFrame,
   protocol: ProtocolPatch.optional(),
-  budget: z.strictObject({
-    calls: BudgetLimits.shape.calls.optional(),
-    effects: BudgetLimits.shape.effects.optional(),
-    millis: BudgetLimits.shape.millis,
-  }).optional(),
+  budget: z
+    .strictObject({
+      calls: BudgetLimits.shape.calls.optional(),
+      effects: BudgetLimits.shape.effects.optional(),
+      millis: BudgetLimits.shape.millis,
+    })
+    .optional(),
   grantId: Name.optional(),
   nonce: Name.optional(),
 });
@@ -150,7 +161,8 @@ export function resolveTaskInput(input: unknown): ResolvedTaskInput {
   }
   const t = r.data;
   for (const [k, v] of Object.entries(t.intentFrame)) {
-    if (Array.isArray(v) && v.length > MAX_INTENT_ITEMS) throw new AiraInputError('TASK_INPUT_TOO_LARGE', `task.intentFrame.${k}`, `at most ${MAX_INTENT_ITEMS} items`);
+    if (Array.isArray(v) && v.length > MAX_INTENT_ITEMS)
+      throw new AiraInputError('TASK_INPUT_TOO_LARGE', `task.intentFrame.${k}`, `at most ${MAX_INTENT_ITEMS} items`);
   }
   const fault = jsonBoundsFault(t.intentFrame, MAX_JSON_DEPTH, MAX_INTENT_BYTES);
   if (fault) throw new AiraInputError('TASK_INPUT_TOO_LARGE', 'task.intentFrame', fault);
@@ -163,12 +175,21 @@ export function resolveTaskInput(input: unknown): ResolvedTaskInput {
   };
   const disc = protocol.requiredDiscoverySequence;
   if (!isSubsequence(defaultProtocol.requiredDiscoverySequence, disc)) {
-    throw new AiraInputError('PROTOCOL_LOOSENED', 'task.protocol.requiredDiscoverySequence', `must contain ${defaultProtocol.requiredDiscoverySequence.join(' then ')}`);
+    throw new AiraInputError(
+      'PROTOCOL_LOOSENED',
+      'task.protocol.requiredDiscoverySequence',
+      `must contain ${defaultProtocol.requiredDiscoverySequence.join(' then ')}`,
+    );
   }
   const effect = disc.find((op) => !DISCOVERY_OPS.has(op));
-  if (effect) throw new AiraInputError('PROTOCOL_UNSATISFIABLE', 'task.protocol.requiredDiscoverySequence', `${effect} is an effect; discovery may only require reads`);
+  if (effect)
+    throw new AiraInputError('PROTOCOL_UNSATISFIABLE', 'task.protocol.requiredDiscoverySequence', `${effect} is an effect; discovery may only require reads`);
   if (!isSubsequence(defaultProtocol.requiredCompletionSequence, protocol.requiredCompletionSequence)) {
-    throw new AiraInputError('PROTOCOL_LOOSENED', 'task.protocol.requiredCompletionSequence', `must contain ${defaultProtocol.requiredCompletionSequence.join(', ')} in order`);
+    throw new AiraInputError(
+      'PROTOCOL_LOOSENED',
+      'task.protocol.requiredCompletionSequence',
+      `must contain ${defaultProtocol.requiredCompletionSequence.join(', ')} in order`,
+    );
   }
   // M42: the cap is the runtime's (default 3); more rounds would loosen terminal determination, which a
   // task protocol may only tighten (M15). The schema's 16 bounds the value, not what a task may ask for.
@@ -245,17 +266,30 @@ export const TaskCapsule = z.strictObject({
 });
 export type TaskCapsule = z.infer<typeof TaskCapsule>;
 
-type Optionalised = 'selection' | 'parameters' | 'featureSubgraph' | 'constraints' | 'requirements' | 'activeAssertions' | 'resolvedReferences'
-  | 'downstreamSummary' | 'operationCatalog' | 'discoveryCatalogHash' | 'ambiguities'
-  | 'missingInformation' | 'recentDiagnostics' | 'certificates' | 'extensions';
+type Optionalised =
+  | 'selection'
+  | 'parameters'
+  | 'featureSubgraph'
+  | 'constraints'
+  | 'requirements'
+  | 'activeAssertions'
+  | 'resolvedReferences'
+  | 'downstreamSummary'
+  | 'operationCatalog'
+  | 'discoveryCatalogHash'
+  | 'ambiguities'
+  | 'missingInformation'
+  | 'recentDiagnostics'
+  | 'certificates'
+  | 'extensions';
 
 /**
  * What a capsule is built from: the runtime's own facts are required, the context selected for the
  * task is optional and empty when not given. Computed members (schema, intentFrameHash,
  * compactStepSignatures, grant) are not parts.
  */
-export type CapsuleParts = Pick<TaskCapsule, 'taskId' | 'intentFrame' | 'protocol' | 'revision' | 'branch' | 'runtimeSnapshot' | 'budget'>
-  & Partial<Pick<TaskCapsule, Optionalised>> & {
+export type CapsuleParts = Pick<TaskCapsule, 'taskId' | 'intentFrame' | 'protocol' | 'revision' | 'branch' | 'runtimeSnapshot' | 'budget'> &
+  Partial<Pick<TaskCapsule, Optionalised>> & {
     grantId: string;
     /** What the authority answered to search and describe (checked here against the capsule schema). */
     capabilityHits?: readonly CapabilityHit[];
@@ -263,9 +297,31 @@ export type CapsuleParts = Pick<TaskCapsule, 'taskId' | 'intentFrame' | 'protoco
   };
 
 const PART_KEYS: ReadonlySet<string> = new Set([
-  'taskId', 'intentFrame', 'protocol', 'revision', 'branch', 'runtimeSnapshot', 'budget', 'grantId', 'selection', 'parameters', 'featureSubgraph',
-  'constraints', 'requirements', 'activeAssertions', 'resolvedReferences', 'downstreamSummary', 'capabilityHits', 'selectedContracts',
-  'operationCatalog', 'discoveryCatalogHash', 'ambiguities', 'missingInformation', 'recentDiagnostics', 'certificates', 'extensions',
+  'taskId',
+  'intentFrame',
+  'protocol',
+  'revision',
+  'branch',
+  'runtimeSnapshot',
+  'budget',
+  'grantId',
+  'selection',
+  'parameters',
+  'featureSubgraph',
+  'constraints',
+  'requirements',
+  'activeAssertions',
+  'resolvedReferences',
+  'downstreamSummary',
+  'capabilityHits',
+  'selectedContracts',
+  'operationCatalog',
+  'discoveryCatalogHash',
+  'ambiguities',
+  'missingInformation',
+  'recentDiagnostics',
+  'certificates',
+  'extensions',
 ]);
 
 /**
@@ -333,4 +389,3 @@ export function buildCapsule(parts: CapsuleParts, crypto: Crypto): TaskCapsule {
 export function intentFrameHash(intentFrame: IntentFrame, crypto: Crypto): string {
   return contentId('intent', intentFrame, crypto);
 }
-

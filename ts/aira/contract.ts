@@ -25,7 +25,10 @@ export type AiraErrorCode =
 /** Every error the Aira runtime API throws: a stable `code`, a one-line message. */
 export class AiraError extends Error {
   override readonly name = 'AiraError';
-  constructor(readonly code: AiraErrorCode, message: string) {
+  constructor(
+    readonly code: AiraErrorCode,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -61,10 +64,7 @@ const AdmitFlags = {
 const AdmitCell = z.strictObject({ admit: z.literal(true), ...AdmitFlags });
 const RefuseCell = z.strictObject({ admit: z.literal(false), code: Code, next: MetaOp });
 const Variants = z.record(z.string().regex(/^[a-z]+$/), z.union([AdmitCell, RefuseCell]));
-export const MatrixCell = z.union([
-  AdmitCell.extend({ variants: Variants.optional() }),
-  RefuseCell.extend({ variants: Variants.optional() }),
-]);
+export const MatrixCell = z.union([AdmitCell.extend({ variants: Variants.optional() }), RefuseCell.extend({ variants: Variants.optional() })]);
 export type MatrixCell = z.infer<typeof MatrixCell>;
 /** A cell as admission sees it once a variant has been chosen. */
 export type CellDecision = z.infer<typeof AdmitCell> | z.infer<typeof RefuseCell>;

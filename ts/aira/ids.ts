@@ -13,7 +13,10 @@ export const CONTENT_ID = /^([a-z]+):sha256:([0-9a-f]{64})$/;
 
 export class ContentIdError extends Error {
   override readonly name = 'ContentIdError';
-  constructor(readonly code: 'ID_PREFIX_INVALID' | 'ID_VALUE_INVALID', message: string) {
+  constructor(
+    readonly code: 'ID_PREFIX_INVALID' | 'ID_VALUE_INVALID',
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -233,17 +233,26 @@ function check(input: unknown, ctx: PlanCheckContext): Diagnostic[] {
 
   if (plan.planId !== undefined && ctx.crypto) {
     const want = contentId('plan', plan as Record<string, unknown>, ctx.crypto, 'planId');
-    if (want !== plan.planId) out.push(d('PLAN_ID_MISMATCH', 'planId is not the content id of the plan', { affected: ['planId'], expected: want, actual: plan.planId }));
+    if (want !== plan.planId)
+      out.push(d('PLAN_ID_MISMATCH', 'planId is not the content id of the plan', { affected: ['planId'], expected: want, actual: plan.planId }));
   }
   if (plan.baseRevision !== ctx.head) {
-    out.push(d('STALE_PLAN', 'the plan was made on another revision than the branch head: observe, then rebase and re-check it', {
-      affected: ['baseRevision'], expected: ctx.head, actual: plan.baseRevision,
-    }));
+    out.push(
+      d('STALE_PLAN', 'the plan was made on another revision than the branch head: observe, then rebase and re-check it', {
+        affected: ['baseRevision'],
+        expected: ctx.head,
+        actual: plan.baseRevision,
+      }),
+    );
   }
   if (plan.intentFrameHash !== ctx.intentFrameHash) {
-    out.push(d('INTENT_FRAME_MISMATCH', 'intentFrameHash is not the hash of this task\'s intent frame', {
-      affected: ['intentFrameHash'], expected: ctx.intentFrameHash, actual: plan.intentFrameHash,
-    }));
+    out.push(
+      d('INTENT_FRAME_MISMATCH', "intentFrameHash is not the hash of this task's intent frame", {
+        affected: ['intentFrameHash'],
+        expected: ctx.intentFrameHash,
+        actual: plan.intentFrameHash,
+      }),
+    );
   }
   const bindings: Array<[keyof Plan['bindings'], string | null, Cause]> = [
     ['operationCatalog', ctx.manifest.operationCatalog, 'stale'],
@@ -254,9 +263,19 @@ function check(input: unknown, ctx: PlanCheckContext): Diagnostic[] {
   for (const [member, want, cause] of bindings) {
     const got = plan.bindings[member];
     if (got !== want) {
-      out.push(diagnostic('BINDING_MISMATCH', 'plan', cause, `bindings.${member} does not match the task's ${want === null ? '(none yet: search first)' : 'current one'}`, {
-        affected: [`bindings.${member}`], expected: want, actual: got,
-      }));
+      out.push(
+        diagnostic(
+          'BINDING_MISMATCH',
+          'plan',
+          cause,
+          `bindings.${member} does not match the task's ${want === null ? '(none yet: search first)' : 'current one'}`,
+          {
+            affected: [`bindings.${member}`],
+            expected: want,
+            actual: got,
+          },
+        ),
+      );
     }
   }
 
@@ -273,14 +292,24 @@ function check(input: unknown, ctx: PlanCheckContext): Diagnostic[] {
     if (!ctx.searched.has(step.capability)) {
       out.push(d('CAPABILITY_NOT_SEARCHED', `step ${step.id}: ${step.capability} was not returned by a search in this task`, { affected: [step.id] }));
     } else if (!contract) {
-      out.push(d('CAPABILITY_NOT_DESCRIBED', `step ${step.id}: ${step.capability} was not described in this task`, { affected: [step.id], repairCapabilities: [step.capability] }));
+      out.push(
+        d('CAPABILITY_NOT_DESCRIBED', `step ${step.id}: ${step.capability} was not described in this task`, {
+          affected: [step.id],
+          repairCapabilities: [step.capability],
+        }),
+      );
     }
     if (contract) {
       maxRisk = Math.max(maxRisk, RISK_ORDER[contract.risk] ?? 3);
       if ((step.mode === 'authoring' || step.mode === 'query') && step.mode !== contract.mode) {
-        out.push(d('STEP_MODE_MISMATCH', `step ${step.id}: ${step.capability} is a ${contract.mode} capability, not ${step.mode}`, {
-          affected: [step.id], expected: contract.mode, actual: step.mode, repairScope: [`steps.${step.id}.mode`],
-        }));
+        out.push(
+          d('STEP_MODE_MISMATCH', `step ${step.id}: ${step.capability} is a ${contract.mode} capability, not ${step.mode}`, {
+            affected: [step.id],
+            expected: contract.mode,
+            actual: step.mode,
+            repairScope: [`steps.${step.id}.mode`],
+          }),
+        );
       }
       const args = checkArgs(step, contract);
       if (args) out.push(args);
@@ -288,9 +317,13 @@ function check(input: unknown, ctx: PlanCheckContext): Diagnostic[] {
     for (const dep of step.dependsOn ?? []) {
       const j = position.get(dep);
       if (j === undefined) {
-        out.push(d('DEPENDENCY_UNKNOWN', `step ${step.id} depends on ${dep}, which is not a step of the plan`, {
-          affected: [step.id], actual: dep, repairScope: [`steps.${step.id}.dependsOn`],
-        }));
+        out.push(
+          d('DEPENDENCY_UNKNOWN', `step ${step.id} depends on ${dep}, which is not a step of the plan`, {
+            affected: [step.id],
+            actual: dep,
+            repairScope: [`steps.${step.id}.dependsOn`],
+          }),
+        );
       } else if (!edges[i]!.includes(j)) edges[i]!.push(j);
     }
   });
@@ -299,39 +332,57 @@ function check(input: unknown, ctx: PlanCheckContext): Diagnostic[] {
   const ids = plan.steps.map((s) => s.id);
   for (const cycle of dependencyCycles(ids, edges)) {
     const names = cycle.map((i) => ids[i]!);
-    out.push(d('DEPENDENCY_CYCLE', `dependencies form a cycle: ${names.length === 1 ? `${names[0]} depends on itself` : names.join(', ')}`, {
-      affected: names, repairScope: names.map((n) => `steps.${n}.dependsOn`),
-    }));
+    out.push(
+      d('DEPENDENCY_CYCLE', `dependencies form a cycle: ${names.length === 1 ? `${names[0]} depends on itself` : names.join(', ')}`, {
+        affected: names,
+        repairScope: names.map((n) => `steps.${n}.dependsOn`),
+      }),
+    );
   }
 
   const intentAssertions = new Map(ctx.intentFrame.acceptanceAssertions.map((a) => [a.id, a]));
   const validators = new Set(ctx.manifest.validators);
   for (const id of new Set(plan.acceptanceAssertions)) {
     if (!intentAssertions.has(id)) {
-      out.push(d('ACCEPTANCE_ASSERTION_UNKNOWN', `acceptance assertion ${id} is not in the intent frame`, { affected: [id], repairScope: ['acceptanceAssertions'] }));
+      out.push(
+        d('ACCEPTANCE_ASSERTION_UNKNOWN', `acceptance assertion ${id} is not in the intent frame`, { affected: [id], repairScope: ['acceptanceAssertions'] }),
+      );
     }
   }
   // Completion verifies every assertion of the intent frame, so an unsupported validator there is a dead end now.
   for (const a of intentAssertions.values()) {
     if (!validators.has(a.validator)) {
-      out.push(d('VALIDATOR_UNSUPPORTED', `acceptance assertion ${a.id} names validator ${a.validator}, which the authority does not support`, {
-        affected: [a.id], expected: [...validators], actual: a.validator,
-      }));
+      out.push(
+        d('VALIDATOR_UNSUPPORTED', `acceptance assertion ${a.id} names validator ${a.validator}, which the authority does not support`, {
+          affected: [a.id],
+          expected: [...validators],
+          actual: a.validator,
+        }),
+      );
     }
   }
 
   // Only authoring steps write (M16); query, preview and compare steps are reads.
   const effects = plan.steps.filter((s) => s.mode === 'authoring').length;
   if (effects > ctx.remainingEffects) {
-    out.push(d('PLAN_BUDGET_EXCEEDED', `the plan has ${effects} authoring steps; ${ctx.remainingEffects} effects remain`, {
-      affected: ['steps'], expected: ctx.remainingEffects, actual: effects,
-    }));
+    out.push(
+      d('PLAN_BUDGET_EXCEEDED', `the plan has ${effects} authoring steps; ${ctx.remainingEffects} effects remain`, {
+        affected: ['steps'],
+        expected: ctx.remainingEffects,
+        actual: effects,
+      }),
+    );
   }
   if (maxRisk > RISK_ORDER[plan.estimatedRisk]) {
     const worst = (Object.keys(RISK_ORDER) as Risk[]).find((r) => RISK_ORDER[r] === maxRisk)!;
-    out.push(d('RISK_UNDERSTATED', `estimatedRisk ${plan.estimatedRisk} is below the ${worst} risk of a step's capability`, {
-      severity: 'warning', affected: ['estimatedRisk'], expected: worst, actual: plan.estimatedRisk,
-    }));
+    out.push(
+      d('RISK_UNDERSTATED', `estimatedRisk ${plan.estimatedRisk} is below the ${worst} risk of a step's capability`, {
+        severity: 'warning',
+        affected: ['estimatedRisk'],
+        expected: worst,
+        actual: plan.estimatedRisk,
+      }),
+    );
   }
   return out;
 }

@@ -6,7 +6,15 @@
  */
 import { z } from 'zod';
 import type { Crypto } from '../crypto/backend.js';
-import { AuthorityError, type Authority, type AuthorityContext, type AuthorityManifest, type AuthorityResult, type CapabilityContract, type TaskBranch } from './authority.js';
+import {
+  AuthorityError,
+  type Authority,
+  type AuthorityContext,
+  type AuthorityManifest,
+  type AuthorityResult,
+  type CapabilityContract,
+  type TaskBranch,
+} from './authority.js';
 import { reduceBatch, type AdmissionView, type CallDecision, type ClassifiedCall } from './batch.js';
 import { AiraError, checkContract, defaultContract, resolveTarget, staticEffectClass, type AdmitCell, type MatrixContract } from './contract.js';
 import { diagnostic, runtimeDiagnostic, type RuntimeCode, RUNTIME_CODES } from './diagnostics.js';
@@ -40,7 +48,15 @@ import {
 import { TraceLog } from './trace.js';
 import { checkPlan } from './plan-check.js';
 import {
-  AiraInputError, buildCapsule, CapabilityContractSchema, CapabilityHitSchema, intentFrameHash, MAX_EXTENSIONS, resolveTaskInput, type ResolvedTaskInput, type TaskCapsule,
+  AiraInputError,
+  buildCapsule,
+  CapabilityContractSchema,
+  CapabilityHitSchema,
+  intentFrameHash,
+  MAX_EXTENSIONS,
+  resolveTaskInput,
+  type ResolvedTaskInput,
+  type TaskCapsule,
 } from './capsule.js';
 
 export interface TaskInput {
@@ -107,7 +123,10 @@ const RefusalShape = z.object({
   op: z.enum(META_OPS),
   code: z.enum(REFUSAL_CODES),
   message: z.string(),
-  next: z.object({ op: z.enum(META_OPS), capability: CapabilityId.optional() }).nullable().optional(),
+  next: z
+    .object({ op: z.enum(META_OPS), capability: CapabilityId.optional() })
+    .nullable()
+    .optional(),
   details: Diagnostic.pick({ affected: true, expected: true, actual: true, repairCapabilities: true, repairScope: true }).partial().optional(),
 });
 
@@ -258,7 +277,20 @@ function faultMessage(e: unknown): string {
 export async function startTask(opts: RuntimeOptions & { task: TaskInput }): Promise<AiraTask> {
   const { authority, crypto } = opts ?? {};
   if (typeof crypto?.jcsValueSha256 !== 'function') throw new AiraError('RUNTIME_OPTIONS_INVALID', 'crypto must be a Crypto backend');
-  const methods = ['openTask', 'manifest', 'search', 'describe', 'read', 'propose', 'preview', 'validate', 'commit', 'revert', 'verify', 'effectClass'] as const;
+  const methods = [
+    'openTask',
+    'manifest',
+    'search',
+    'describe',
+    'read',
+    'propose',
+    'preview',
+    'validate',
+    'commit',
+    'revert',
+    'verify',
+    'effectClass',
+  ] as const;
   const missing = methods.find((m) => typeof (authority as Partial<Authority> | undefined)?.[m] !== 'function');
   if (missing) throw new AiraError('RUNTIME_OPTIONS_INVALID', `authority lacks ${missing}()`);
   const contract = opts.contract === undefined ? defaultContract(crypto) : checkContract(opts.contract, crypto);
@@ -271,13 +303,17 @@ export async function startTask(opts: RuntimeOptions & { task: TaskInput }): Pro
   }
   const notJson = jsonFault(input.intentFrame);
   if (notJson) throw new AiraError('TASK_INPUT_INVALID', `task.intentFrame is not plain JSON: ${notJson}`);
-  const taskId = contentId('task', {
-    intentFrame: input.intentFrame,
-    protocol: input.protocol,
-    budget: input.budget,
-    grantId: input.grantId,
-    ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
-  }, crypto);
+  const taskId = contentId(
+    'task',
+    {
+      intentFrame: input.intentFrame,
+      protocol: input.protocol,
+      budget: input.budget,
+      grantId: input.grantId,
+      ...(input.nonce === undefined ? {} : { nonce: input.nonce }),
+    },
+    crypto,
+  );
   let branch: TaskBranch;
   try {
     const raw: unknown = await authority.openTask(taskId);
@@ -289,7 +325,18 @@ export async function startTask(opts: RuntimeOptions & { task: TaskInput }): Pro
     throw new AiraError(faultCode(e), `cannot open the task branch: ${faultMessage(e)}`);
   }
   const now = opts.now ?? (() => 0);
-  return new AiraTask({ authority, crypto, contract, taskId, intentFrame: input.intentFrame, protocol: input.protocol, budget: input.budget, grantId: input.grantId, branch, now });
+  return new AiraTask({
+    authority,
+    crypto,
+    contract,
+    taskId,
+    intentFrame: input.intentFrame,
+    protocol: input.protocol,
+    budget: input.budget,
+    grantId: input.grantId,
+    branch,
+    now,
+  });
 }
 
 interface TaskInit {
@@ -373,12 +420,16 @@ export class AiraTask {
     this.#trace = new TraceLog(init.contract, init.taskId);
     this.#intentFrameHash = intentFrameHash(init.intentFrame, init.crypto);
     // What a plan binds as the runtime it was made for (M17): contract, matrix and authority kind.
-    this.#runtimeSnapshot = contentId('runtime', {
-      contractVersion: init.contract.contractVersion,
-      traceVersion: init.contract.traceVersion,
-      matrixDigest: init.contract.matrixDigest,
-      authority: init.authority.kind,
-    }, init.crypto);
+    this.#runtimeSnapshot = contentId(
+      'runtime',
+      {
+        contractVersion: init.contract.contractVersion,
+        traceVersion: init.contract.traceVersion,
+        matrixDigest: init.contract.matrixDigest,
+        authority: init.authority.kind,
+      },
+      init.crypto,
+    );
   }
 
   get state(): RuntimeState {
@@ -430,23 +481,26 @@ export class AiraTask {
     const hitKeys = Object.keys(CapabilityHitSchema.shape);
     const contractKeys = Object.keys(CapabilityContractSchema.shape);
     try {
-      return buildCapsule({
-        taskId: this.taskId,
-        intentFrame: this.#intentFrame,
-        protocol: this.#protocol,
-        revision: this.#head,
-        branch: this.#branch.branch,
-        runtimeSnapshot: this.#runtimeSnapshot,
-        budget: this.#budgets(),
-        grantId: this.#grantId,
-        capabilityHits: this.#hits.slice(0, 50).flatMap((h) => pick(CapabilityHitSchema, h, hitKeys)),
-        selectedContracts: [...this.#described.values()].slice(-20).flatMap((c) => pick(CapabilityContractSchema, c, contractKeys)),
-        operationCatalog: this.#manifest?.operationCatalog ?? null,
-        discoveryCatalogHash: this.#catalogHash !== null && HashId.safeParse(this.#catalogHash).success ? this.#catalogHash : null,
-        recentDiagnostics: this.#recent,
-        certificates: this.#certificates.slice(-16),
-        extensions: this.#extensions,
-      }, this.#crypto);
+      return buildCapsule(
+        {
+          taskId: this.taskId,
+          intentFrame: this.#intentFrame,
+          protocol: this.#protocol,
+          revision: this.#head,
+          branch: this.#branch.branch,
+          runtimeSnapshot: this.#runtimeSnapshot,
+          budget: this.#budgets(),
+          grantId: this.#grantId,
+          capabilityHits: this.#hits.slice(0, 50).flatMap((h) => pick(CapabilityHitSchema, h, hitKeys)),
+          selectedContracts: [...this.#described.values()].slice(-20).flatMap((c) => pick(CapabilityContractSchema, c, contractKeys)),
+          operationCatalog: this.#manifest?.operationCatalog ?? null,
+          discoveryCatalogHash: this.#catalogHash !== null && HashId.safeParse(this.#catalogHash).success ? this.#catalogHash : null,
+          recentDiagnostics: this.#recent,
+          certificates: this.#certificates.slice(-16),
+          extensions: this.#extensions,
+        },
+        this.#crypto,
+      );
     } catch (e) {
       if (e instanceof AiraInputError) throw new AiraError(e.code, e.message);
       throw e;
@@ -481,7 +535,9 @@ export class AiraTask {
     const r = RefusalShape.safeParse(refusal);
     if (!r.success) {
       const issue = r.error.issues[0];
-      return Promise.reject(new AiraError('REFUSAL_INVALID', `refusal invalid at ${issue?.path.map(String).join('.') || '(refusal)'}: ${issue?.message ?? 'malformed'}`));
+      return Promise.reject(
+        new AiraError('REFUSAL_INVALID', `refusal invalid at ${issue?.path.map(String).join('.') || '(refusal)'}: ${issue?.message ?? 'malformed'}`),
+      );
     }
     const notJson = jsonFault(r.data.details ?? null);
     if (notJson) return Promise.reject(new AiraError('REFUSAL_INVALID', `refusal details are not plain JSON: ${notJson}`));
@@ -550,16 +606,19 @@ export class AiraTask {
     return this.#cycleCompletion.prefix;
   }
 
-  #envelope(requestId: string, parts: {
-    observedRevision: string | null;
-    status: EnvelopeStatus;
-    data?: Record<string, unknown>;
-    diagnostics?: Diagnostic[];
-    effectsObserved?: EffectObserved[];
-    artifacts?: z.infer<typeof Artifact>[];
-    certificateSummary?: CertificateSummaryT | null;
-    nextActions?: NextAction[];
-  }): Envelope {
+  #envelope(
+    requestId: string,
+    parts: {
+      observedRevision: string | null;
+      status: EnvelopeStatus;
+      data?: Record<string, unknown>;
+      diagnostics?: Diagnostic[];
+      effectsObserved?: EffectObserved[];
+      artifacts?: z.infer<typeof Artifact>[];
+      certificateSummary?: CertificateSummaryT | null;
+      nextActions?: NextAction[];
+    },
+  ): Envelope {
     const terminal = this.#trace.terminal;
     return {
       requestId,
@@ -705,9 +764,8 @@ export class AiraTask {
     const info = (RUNTIME_CODES as Record<string, { status?: EnvelopeStatus }>)[code];
     const status: EnvelopeStatus = info?.status ?? 'blocked';
     const refine: Partial<Diagnostic> = { affected: c.requestId ? [c.requestId] : [], ...extra.details };
-    const diag = code in RUNTIME_CODES
-      ? runtimeDiagnostic(code as RuntimeCode, d.message, refine)
-      : diagnostic(code, 'admission', 'protocol', d.message, refine);
+    const diag =
+      code in RUNTIME_CODES ? runtimeDiagnostic(code as RuntimeCode, d.message, refine) : diagnostic(code, 'admission', 'protocol', d.message, refine);
     this.#trace.append({
       batch,
       requestId: c.requestId,
@@ -724,7 +782,9 @@ export class AiraTask {
       status,
       data: { completedPrefix: this.#completedPrefix(), nextOperation: d.next },
       diagnostics: [diag],
-      nextActions: d.next ? [{ op: d.next, ...(extra.nextCapability !== undefined && { capability: extra.nextCapability as NextAction['capability'] }), preconditions: [] }] : [],
+      nextActions: d.next
+        ? [{ op: d.next, ...(extra.nextCapability !== undefined && { capability: extra.nextCapability as NextAction['capability'] }), preconditions: [] }]
+        : [],
     });
   }
 
@@ -764,25 +824,44 @@ export class AiraTask {
     try {
       let raw: AuthorityResult<unknown>;
       switch (call.op) {
-        case 'interface.manifest': raw = await a.manifest(ctx); break;
-        case 'catalog.search': raw = await a.search(ctx, call.input); break;
-        case 'catalog.describe': raw = await a.describe(ctx, call.input.capability); break;
-        case 'model.read': raw = await a.read(ctx, call.input); break;
+        case 'interface.manifest':
+          raw = await a.manifest(ctx);
+          break;
+        case 'catalog.search':
+          raw = await a.search(ctx, call.input);
+          break;
+        case 'catalog.describe':
+          raw = await a.describe(ctx, call.input.capability);
+          break;
+        case 'model.read':
+          raw = await a.read(ctx, call.input);
+          break;
         case 'model.proposePatch': {
           const diags = await this.#checkPlan(ctx, call.input.plan);
           if (diags.some((d) => d.severity === 'error')) {
             // A plan made on another revision is stale, not wrong (M3): it is answered `stale` and goes
             // back to observe, like an authority's stale answer, instead of opening a repair round.
             const stale = diags.some((d) => d.code === 'STALE_PLAN');
-            return { ok: true, result: { observedRevision: this.#head, data: {}, diagnostics: diags, effectsObserved: [], artifacts: [], status: stale ? 'stale' : 'success' } };
+            return {
+              ok: true,
+              result: { observedRevision: this.#head, data: {}, diagnostics: diags, effectsObserved: [], artifacts: [], status: stale ? 'stale' : 'success' },
+            };
           }
           raw = await a.propose(ctx, call.input.plan);
           break;
         }
-        case 'model.preview': raw = await a.preview(ctx, call.input.candidateId); break;
-        case 'model.validate': raw = await a.validate(ctx, call.input.candidateId); break;
-        case 'model.commit': raw = await a.commit(ctx, call.input); break;
-        case 'model.revert': raw = await a.revert(ctx, call.input); break;
+        case 'model.preview':
+          raw = await a.preview(ctx, call.input.candidateId);
+          break;
+        case 'model.validate':
+          raw = await a.validate(ctx, call.input.candidateId);
+          break;
+        case 'model.commit':
+          raw = await a.commit(ctx, call.input);
+          break;
+        case 'model.revert':
+          raw = await a.revert(ctx, call.input);
+          break;
       }
       return { ok: true, result: checkResult(call.op, raw) };
     } catch (error) {
@@ -921,8 +1000,18 @@ export class AiraTask {
     const nextOp = this.#protocol.requiredCompletionSequence[next.length];
     const nextActions: NextAction[] = [];
     if (nextOp) nextActions.push({ op: nextOp, preconditions: [] });
-    for (const d of diagnostics) for (const cap of d.repairCapabilities) nextActions.push({ op: 'catalog.describe', capability: cap, preconditions: ['catalog.search'] });
-    return this.#envelope(c.requestId, { observedRevision, status, data, diagnostics, effectsObserved, artifacts, certificateSummary: certificate, nextActions });
+    for (const d of diagnostics)
+      for (const cap of d.repairCapabilities) nextActions.push({ op: 'catalog.describe', capability: cap, preconditions: ['catalog.search'] });
+    return this.#envelope(c.requestId, {
+      observedRevision,
+      status,
+      data,
+      diagnostics,
+      effectsObserved,
+      artifacts,
+      certificateSummary: certificate,
+      nextActions,
+    });
   }
 
   #remember(d: Diagnostic): void {
@@ -994,7 +1083,11 @@ export class AiraTask {
     const passed = v.data.passed && unverified.length === 0 && v.data.results.every((r) => r.passed);
     if (passed) this.#verified = this.#head;
     const certificate: CertificateSummaryT = {
-      id: contentId('cert', { taskId: this.taskId, revision: this.#head, results: v.data.results.map((r) => ({ assertion: r.assertion, passed: r.passed })) }, this.#crypto),
+      id: contentId(
+        'cert',
+        { taskId: this.taskId, revision: this.#head, results: v.data.results.map((r) => ({ assertion: r.assertion, passed: r.passed })) },
+        this.#crypto,
+      ),
       passed,
       assertions: assertions.length,
     };
@@ -1004,17 +1097,33 @@ export class AiraTask {
     const seq = this.#protocol.requiredCompletionSequence;
     const have = this.#taskCompletion.prefix;
     if (have.length < seq.length) {
-      diagnostics.push(diagnostic('COMPLETION_SEQUENCE_INCOMPLETE', 'completion', 'protocol', `the completion sequence needs ${seq[have.length]!} after ${have.join(', ') || 'nothing'}`, {
-        expected: seq,
-        actual: have,
-      }));
+      diagnostics.push(
+        diagnostic(
+          'COMPLETION_SEQUENCE_INCOMPLETE',
+          'completion',
+          'protocol',
+          `the completion sequence needs ${seq[have.length]!} after ${have.join(', ') || 'nothing'}`,
+          {
+            expected: seq,
+            actual: have,
+          },
+        ),
+      );
     }
     if (unverified.length > 0) {
-      diagnostics.push(diagnostic('ACCEPTANCE_UNVERIFIED', 'completion', 'assertion', `the verifier gave no result for ${unverified.length} declared acceptance assertion(s) at ${this.#head}`, {
-        affected: unverified,
-        expected: assertions.map((a) => a.id),
-        actual: assertions.filter((a) => answered.has(a.id)).map((a) => a.id),
-      }));
+      diagnostics.push(
+        diagnostic(
+          'ACCEPTANCE_UNVERIFIED',
+          'completion',
+          'assertion',
+          `the verifier gave no result for ${unverified.length} declared acceptance assertion(s) at ${this.#head}`,
+          {
+            affected: unverified,
+            expected: assertions.map((a) => a.id),
+            actual: assertions.filter((a) => answered.has(a.id)).map((a) => a.id),
+          },
+        ),
+      );
     }
     const failedIds = v.data.results.filter((r) => !r.passed).map((r) => r.assertion);
     if (!passed && (failedIds.length > 0 || unverified.length === 0)) {

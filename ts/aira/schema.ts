@@ -24,9 +24,7 @@ export const MetaOp = z.enum(META_OPS);
 export type MetaOp = z.infer<typeof MetaOp>;
 
 /** The nine runtime states (M35); `observe` is the initial one. */
-export const RUNTIME_STATES = [
-  'observe', 'discover', 'describe', 'propose', 'preview', 'repair', 'validate', 'commit', 'readBack',
-] as const;
+export const RUNTIME_STATES = ['observe', 'discover', 'describe', 'propose', 'preview', 'repair', 'validate', 'commit', 'readBack'] as const;
 export const RuntimeState = z.enum(RUNTIME_STATES);
 export type RuntimeState = z.infer<typeof RuntimeState>;
 
@@ -43,11 +41,18 @@ export const Risk = z.enum(['low', 'medium', 'high', 'critical']);
 export type Risk = z.infer<typeof Risk>;
 
 /** Request ids and other client-chosen names: the free-string alphabet of §13.2.1. */
-export const Name = z.string().min(1).max(128).regex(/^[A-Za-z0-9._:-]+$/);
+export const Name = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[A-Za-z0-9._:-]+$/);
 /** `<prefix>:sha256:<64 lowercase hex>` (M2). */
 export const HashId = z.string().regex(/^[a-z]+:sha256:[0-9a-f]{64}$/);
 /** A capability id `cap:<name>@<major>` (M1). */
-export const CapabilityId = z.string().max(160).regex(/^cap:[A-Za-z0-9._-]+@[0-9]+$/);
+export const CapabilityId = z
+  .string()
+  .max(160)
+  .regex(/^cap:[A-Za-z0-9._-]+@[0-9]+$/);
 export type CapabilityId = z.infer<typeof CapabilityId>;
 
 // ---------------------------------------------------------------------------------------------

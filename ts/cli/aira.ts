@@ -28,8 +28,6 @@ export class AiraCliError extends Error {
 
 const str = stringFlag;
 
-
-
 /** A JSON file: missing, a directory, too large or not UTF-8 are FileErrors; empty or not JSON are ours. */
 function readJsonFile(path: string, what: string, code: 'TASK_FILE_INVALID' | 'SCRIPT_FILE_INVALID'): unknown {
   const text = readText(path, { maxBytes: MAX_INPUT_FILE_BYTES, what });
@@ -45,7 +43,8 @@ async function taskInput(flags: Flags): Promise<TaskInput> {
   const path = str(flags, 'task');
   if (path === undefined) return (await import('../aira/doc/index.js')).bracketTask();
   const v = readJsonFile(path, 'the task', 'TASK_FILE_INVALID');
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new AiraCliError('TASK_FILE_INVALID', `the task ${path} must be a JSON object {"intentFrame", "protocol"?, "budget"?, "grantId"?, "nonce"?}`);
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new AiraCliError('TASK_FILE_INVALID', `the task ${path} must be a JSON object {"intentFrame", "protocol"?, "budget"?, "grantId"?, "nonce"?}`);
   // Its members are checked by the runtime (TASK_INPUT_INVALID) when the task starts.
   return v as TaskInput;
 }
@@ -115,7 +114,8 @@ SIGINT or SIGTERM stops the server.`,
     const httpListen = str(args.flags, 'http');
     const idleTimeout = intFlag(args.flags, 'idle-timeout', 1, 7 * 86_400);
     if (idleTimeout !== undefined && httpListen === undefined) throw new UsageError('--idle-timeout is for --http: over stdio the process is the session');
-    if (kind === 'doc') for (const f of ['control', 'host-id', 'world', 'actor']) if (args.flags[f] !== undefined) throw new UsageError(`--${f} is for --authority rin`);
+    if (kind === 'doc')
+      for (const f of ['control', 'host-id', 'world', 'actor']) if (args.flags[f] !== undefined) throw new UsageError(`--${f} is for --authority rin`);
     if (kind === 'rin') {
       if (dbUrl !== undefined || dataDirFlag !== undefined) throw new UsageError('--data-dir and --db are for --authority doc');
       if (str(args.flags, 'task') === undefined) throw new UsageError('--authority rin needs --task FILE: the built-in task is for the document authority');
@@ -155,14 +155,23 @@ SIGINT or SIGTERM stops the server.`,
         const session = await open();
         const { ended } = await serveAiraMcpStdio({ ...session, version: version() });
         const ready = { transport: 'stdio', authority: kind, store: shared.store, taskId: session.task.taskId };
-        out.error(args.flags['json'] ? JSON.stringify(ready) : `aigenora aira mcp: serving task ${session.task.taskId} on stdio (authority ${kind}, store ${shared.store})`);
+        out.error(
+          args.flags['json']
+            ? JSON.stringify(ready)
+            : `aigenora aira mcp: serving task ${session.task.taskId} on stdio (authority ${kind}, store ${shared.store})`,
+        );
         await Promise.race([ended, stopSignal()]);
         return 0;
       }
       const { serveAiraMcpHttp, McpListenError } = await import('../aira/mcp/http.js');
       let served;
       try {
-        served = await serveAiraMcpHttp({ listen: httpListen, openSession: () => open(), version: version(), ...(idleTimeout !== undefined && { idleTimeoutMs: idleTimeout * 1000 }) });
+        served = await serveAiraMcpHttp({
+          listen: httpListen,
+          openSession: () => open(),
+          version: version(),
+          ...(idleTimeout !== undefined && { idleTimeoutMs: idleTimeout * 1000 }),
+        });
       } catch (e) {
         if (e instanceof McpListenError) throw new AiraCliError(e.code, e.message);
         throw e;
@@ -186,9 +195,16 @@ interface SharedAuthority {
   close(): Promise<void>;
 }
 
-async function openSharedAuthority(kind: string, flags: Flags, crypto: Crypto, dbUrl: string | undefined, dataDirFlag: string | undefined): Promise<SharedAuthority> {
+async function openSharedAuthority(
+  kind: string,
+  flags: Flags,
+  crypto: Crypto,
+  dbUrl: string | undefined,
+  dataDirFlag: string | undefined,
+): Promise<SharedAuthority> {
   if (kind === 'rin') return openRin(flags, crypto);
-  if (dbUrl === undefined && dataDirFlag === undefined) return { perSession: true, store: 'memory', open: () => memoryDocAuthority(crypto), close: async () => undefined };
+  if (dbUrl === undefined && dataDirFlag === undefined)
+    return { perSession: true, store: 'memory', open: () => memoryDocAuthority(crypto), close: async () => undefined };
   const [{ join }, { resolveDataDir }, node, { openDocumentAuthority }] = await Promise.all([
     import('node:path'),
     import('../library/data-dir.js'),
@@ -228,7 +244,12 @@ async function openRin(flags: Flags, crypto: Crypto): Promise<SharedAuthority> {
     actor: target.actor_id,
     ...(harbor && { effects: rin.HARBOR_EFFECTS, policy: policy.harborRinPolicy() }),
   });
-  return { perSession: false, store: `rin ${target.world_id}/${target.actor_id}`, open: async () => ({ authority, release: async () => undefined }), close: () => authority.close() };
+  return {
+    perSession: false,
+    store: `rin ${target.world_id}/${target.actor_id}`,
+    open: async () => ({ authority, release: async () => undefined }),
+    close: () => authority.close(),
+  };
 }
 
 function stopSignal(): Promise<void> {
@@ -249,7 +270,9 @@ function printTrace(trace: Trace, out: Output): void {
   out.line(`task ${trace.taskId} (contract ${trace.contractVersion}, trace ${trace.traceVersion}, ${trace.matrixDigest})`);
   for (const e of trace.events) {
     const what = e.code === undefined ? (e.status ?? '') : `${e.status ?? ''} ${e.code}`.trim();
-    out.line(`${String(e.seq).padStart(3)} b${e.batch} ${e.op.padEnd(18)} ${e.requestId.slice(0, 40).padEnd(12)} ${e.decision.padEnd(9)} ${e.fromState} -> ${e.toState}${what ? `  ${what}` : ''}`);
+    out.line(
+      `${String(e.seq).padStart(3)} b${e.batch} ${e.op.padEnd(18)} ${e.requestId.slice(0, 40).padEnd(12)} ${e.decision.padEnd(9)} ${e.fromState} -> ${e.toState}${what ? `  ${what}` : ''}`,
+    );
   }
   const t = trace.terminal;
   out.line(t === null ? 'not ended' : `terminal ${t.state} (${t.code}) at ${t.seq}: ${t.reason.slice(0, 200)}`);
@@ -285,7 +308,11 @@ by a member of the task capsule (candidate ids, tokens and plan bindings are kno
     const held = await memoryDocAuthority(crypto);
     try {
       const t = await startTask({ authority: held.authority, crypto, task });
-      await runScript(steps, (op, input) => t.call({ op, input }), () => t.capsule());
+      await runScript(
+        steps,
+        (op, input) => t.call({ op, input }),
+        () => t.capsule(),
+      );
       const trace = t.trace();
       if (args.flags['json']) out.json(trace);
       else printTrace(trace, out);

@@ -34,7 +34,10 @@ file is in no known format, a corpus file is missing or not as its README says, 
     }
     // A path that is not there is a usage mistake, refused before any report is printed.
     for (const p of paths) if (!existsSync(p)) throw new UsageError(`${p} does not exist`, 'FILE_NOT_FOUND');
-    const report = runConformance(paths.map((p) => resolve(p)), backends);
+    const report = runConformance(
+      paths.map((p) => resolve(p)),
+      backends,
+    );
     if (args.flags['json']) {
       out.json(report);
     } else {
@@ -42,7 +45,9 @@ file is in no known format, a corpus file is missing or not as its README says, 
         const run = s.total - s.repeated;
         const per = backends.map((b) => `${b.backend} ${s.passed[b.backend]}/${run}`).join('  ');
         const again = s.repeated ? `  (${s.repeated === s.total ? 'all' : s.repeated} repeat cases counted before)` : '';
-        out.line(`${s.failed ? 'FAIL' : 'ok  '} ${s.path}  [${s.format}]  ${s.total} cases  ${per}${s.disagreements ? `  disagreements ${s.disagreements}` : ''}${again}`);
+        out.line(
+          `${s.failed ? 'FAIL' : 'ok  '} ${s.path}  [${s.format}]  ${s.total} cases  ${per}${s.disagreements ? `  disagreements ${s.disagreements}` : ''}${again}`,
+        );
         for (const f of s.failed ? s.failures : []) out.line(`       ${f}`);
       }
       for (const e of report.errors) out.line(`ERR  ${e}`);

@@ -35,12 +35,18 @@ export function controlFor(spec: Spec | undefined, role: string, w: Pick<Window,
   const [msgName, , refField] = (round.value_type_ref ?? '').split('.');
   const field = round.value_field;
   const msgs = Array.isArray(spec.messages) ? spec.messages : [];
-  const msg = msgs.find((m) => m.name === (msgName || 'reveal') && sendsAs(m, role) && isObject(m.fields) && isObject(m.fields[refField ?? field] ?? m.fields[field]));
+  const msg = msgs.find(
+    (m) => m.name === (msgName || 'reveal') && sendsAs(m, role) && isObject(m.fields) && isObject(m.fields[refField ?? field] ?? m.fields[field]),
+  );
   const schema = msg ? (msg.fields[refField ?? field] ?? msg.fields[field]) : undefined;
   const base = { expects: 'value' as const, field, ...(msg && { message: msg.name }) };
   if (schema?.type === 'enum' && Array.isArray(schema.values) && schema.values.length) return { ...base, choices: schema.values };
   if (schema?.type === 'boolean') return { ...base, choices: [true, false] };
-  if (schema?.type === 'integer') return { ...base, input: { type: 'integer', ...(typeof schema.min === 'number' && { min: schema.min }), ...(typeof schema.max === 'number' && { max: schema.max }) } };
+  if (schema?.type === 'integer')
+    return {
+      ...base,
+      input: { type: 'integer', ...(typeof schema.min === 'number' && { min: schema.min }), ...(typeof schema.max === 'number' && { max: schema.max }) },
+    };
   return { ...base, input: { type: 'text' } };
 }
 
@@ -66,7 +72,9 @@ function placeholder(s: FieldSchema): unknown {
  * (join and ready are the engine's), each as a JSON template with its required fields.
  */
 function templates(spec: Spec, role: string): { action: string; text: string }[] {
-  const msgs = (Array.isArray(spec.messages) ? spec.messages : []).filter((m) => isObject(m) && typeof m.name === 'string' && sendsAs(m, role) && m.name !== 'join' && m.name !== 'ready');
+  const msgs = (Array.isArray(spec.messages) ? spec.messages : []).filter(
+    (m) => isObject(m) && typeof m.name === 'string' && sendsAs(m, role) && m.name !== 'join' && m.name !== 'ready',
+  );
   const inFlow: string[] = [];
   for (const p of spec.flow?.phases ?? []) if (p.phase !== 'join') for (const x of p.exchange ?? []) if (!inFlow.includes(x.message)) inFlow.push(x.message);
   const rank = (name: string) => (inFlow.includes(name) ? inFlow.indexOf(name) : inFlow.length);
@@ -90,7 +98,9 @@ const valueText = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v)
 export function allowedText(c: Control): string {
   if (c.expects === 'message') {
     const names = (c.templates ?? []).map((t) => t.action);
-    return names.length ? `a whole message: ${names.slice(0, MAX_LISTED).join(' or ')}${names.length > MAX_LISTED ? ` (${names.length} in all)` : ''}` : 'a whole message';
+    return names.length
+      ? `a whole message: ${names.slice(0, MAX_LISTED).join(' or ')}${names.length > MAX_LISTED ? ` (${names.length} in all)` : ''}`
+      : 'a whole message';
   }
   const what = c.message && c.field ? `${c.message}.${c.field}` : (c.field ?? 'a value');
   if (c.choices?.length) {

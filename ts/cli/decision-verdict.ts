@@ -48,7 +48,13 @@ export class Follower {
           if (n === MAX_LINE_BYTES) this.offset += n;
           return out;
         }
-        out.push(...buf.subarray(0, end).toString('utf8').split('\n').filter((l) => l.trim() !== ''));
+        out.push(
+          ...buf
+            .subarray(0, end)
+            .toString('utf8')
+            .split('\n')
+            .filter((l) => l.trim() !== ''),
+        );
         this.offset += end + 1;
       }
     } finally {
@@ -124,7 +130,8 @@ export async function waitForVerdict(dir: string, watch: VerdictWatch, q: Verdic
     for (const line of watch.events.lines()) {
       const e = objectOf(line);
       const data = (e?.['data'] ?? {}) as Record<string, unknown>;
-      if (e?.['type'] === 'local_decision_rejected' && data['decision_id'] === q.decision_id) return { kind: 'refused', reason: String(data['reason'] ?? 'no reason given') };
+      if (e?.['type'] === 'local_decision_rejected' && data['decision_id'] === q.decision_id)
+        return { kind: 'refused', reason: String(data['reason'] ?? 'no reason given') };
       if (e?.['type'] === 'local_decision_fallback' && data['match_key'] === q.match_key && data['match_value'] === q.match_value) fellBack = true;
       if (e?.['type'] === 'session_ended') ended = String(data['reason'] ?? 'ended');
     }
@@ -133,7 +140,8 @@ export async function waitForVerdict(dir: string, watch: VerdictWatch, q: Verdic
   const closed = (): Verdict => {
     if (markedRejected) return { kind: 'refused', reason: 'refused (the engine recorded no reason)' };
     if (ended !== undefined) return { kind: 'closed', why: `the session ended (${ended}) before the engine read the decision` };
-    if (fellBack) return { kind: 'closed', why: `the window ${q.match_key} ${q.match_value} ran out before the engine read the decision; the hooks' move was played` };
+    if (fellBack)
+      return { kind: 'closed', why: `the window ${q.match_key} ${q.match_value} ran out before the engine read the decision; the hooks' move was played` };
     return { kind: 'closed', why: `the window ${q.match_key} ${q.match_value} closed before the engine read the decision` };
   };
   for (;;) {

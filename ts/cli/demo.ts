@@ -39,7 +39,14 @@ export const demo: Command = {
       const { canonical, bodyHash, input } = signingInput(c, SAMPLE);
       const publicKey = c.ed25519PublicKey(DEMO_SEED);
       const signature = c.ed25519Sign(DEMO_SEED, input);
-      return { backend: c.backend, canonical, bodyHash, publicKey: toBase64Url(publicKey), signature: toBase64Url(signature), raw: { publicKey, signature, input } };
+      return {
+        backend: c.backend,
+        canonical,
+        bodyHash,
+        publicKey: toBase64Url(publicKey),
+        signature: toBase64Url(signature),
+        raw: { publicKey, signature, input },
+      };
     });
     const checks = results.flatMap((r) =>
       backends.map((v) => ({ signedBy: r.backend, verifiedBy: v.backend, valid: v.ed25519Verify(r.raw.publicKey, r.raw.input, r.raw.signature) })),

@@ -102,8 +102,16 @@ export const COMMANDS: Entry[] = [
       lazy('matrix', 'the admission matrix the runtime enforces', async () => (await airaCli()).airaMatrix),
     ],
   },
-  { name: 'receipt', summary: "recheck a session's transcript and receipt offline", subcommands: [lazy('verify', "recheck a session's transcript and receipt offline", async () => (await sessionCli()).receiptVerify)] },
-  { name: 'proof', summary: 'check a cheat proof without either party', subcommands: [lazy('verify', 'check a cheat proof without either party', async () => (await sessionCli()).proofVerify)] },
+  {
+    name: 'receipt',
+    summary: "recheck a session's transcript and receipt offline",
+    subcommands: [lazy('verify', "recheck a session's transcript and receipt offline", async () => (await sessionCli()).receiptVerify)],
+  },
+  {
+    name: 'proof',
+    summary: 'check a cheat proof without either party',
+    subcommands: [lazy('verify', 'check a cheat proof without either party', async () => (await sessionCli()).proofVerify)],
+  },
   {
     name: 'trade',
     summary: 'agent-trade/0.2 envelopes: new, keygen, sign, verify, state, manifest',
@@ -198,7 +206,8 @@ export function describeError(e: unknown): { message: string; status: number } {
   if (typeof code === 'string' && code !== '') {
     // A path that is not what the command needs, as a missing file is (exit 2): a spec that cannot be read,
     // a data directory that is a file or cannot be made, the system's own ENOENT, ENOTDIR or EISDIR.
-    if (['WASM_UNAVAILABLE', 'DATA_DIR_INVALID', 'SPEC_UNREADABLE', 'ENOENT', 'ENOTDIR', 'EISDIR'].includes(code)) return { message: coded(code, first), status: 2 };
+    if (['WASM_UNAVAILABLE', 'DATA_DIR_INVALID', 'SPEC_UNREADABLE', 'ENOENT', 'ENOTDIR', 'EISDIR'].includes(code))
+      return { message: coded(code, first), status: 2 };
     return { message: coded(code, first), status: 1 };
   }
   return { message: `INTERNAL_ERROR: ${first || err.name}${process.env['AIGENORA_DEBUG'] === '1' ? '' : ' (AIGENORA_DEBUG=1 shows the stack)'}`, status: 1 };
@@ -240,7 +249,9 @@ export async function main(argv: readonly string[], io: CliIo = processIo): Prom
     }
     const hit = entry.subcommands.find((c) => c.name === sub);
     if (!hit) {
-      io.stderr(`aigenora ${entry.name}: UNKNOWN_SUBCOMMAND: ${JSON.stringify(sub.slice(0, 80))} is not a subcommand of ${entry.name}\n\n${groupUsage(entry.name, entry.subcommands)}`);
+      io.stderr(
+        `aigenora ${entry.name}: UNKNOWN_SUBCOMMAND: ${JSON.stringify(sub.slice(0, 80))} is not a subcommand of ${entry.name}\n\n${groupUsage(entry.name, entry.subcommands)}`,
+      );
       return 2;
     }
     found = hit;

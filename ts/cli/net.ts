@@ -176,14 +176,16 @@ function groupEvents(out: Output, json: boolean) {
 /** A group's result, as report() gives a session's: stdout, and a group that failed said on stderr too. */
 function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Record<string, unknown>, oneLine = false): number {
   const v = verifyGroupSessionAt(getCrypto(), r.dir);
-  if (json) emitJson(out, oneLine, { ...extra, completed: r.completed, outcome: r.outcome, epochs: r.epochs, reason: r.reason ?? null, dir: r.dir, receipt: v });
+  if (json)
+    emitJson(out, oneLine, { ...extra, completed: r.completed, outcome: r.outcome, epochs: r.epochs, reason: r.reason ?? null, dir: r.dir, receipt: v });
   else {
     if (r.completed) out.line(`group completed: ${r.outcome ?? 'no outcome'}`);
     out.line(`transcript ${join(r.dir, 'transcript.jsonl')}`);
     out.line(v.ok && v.receipt ? `receipt verified offline: ${v.entries} entries, signed by this member` : `receipt: ${v.reason ?? 'not verified'}`);
   }
   if (!r.completed) out.refuse('GROUP_NOT_COMPLETED', `the group ended without completing: ${r.reason ?? 'no reason given'}`);
-  else if (!(v.ok && v.receipt)) out.refuse('RECEIPT_NOT_VERIFIED', `the group completed, but this member's receipt does not verify: ${v.reason ?? 'not verified'}`);
+  else if (!(v.ok && v.receipt))
+    out.refuse('RECEIPT_NOT_VERIFIED', `the group completed, but this member's receipt does not verify: ${v.reason ?? 'not verified'}`);
   return r.completed && v.ok && v.receipt ? 0 : 1;
 }
 
@@ -191,15 +193,37 @@ function groupReport(out: Output, json: boolean, r: GroupRunResult, extra: Recor
  * Leads a new group over iroh through the registry's groups API, as the reference's host does: the
  * invitation is posted and the group opened there, members are admitted through it, the lease renewed.
  */
-async function hostGroupOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; protocol: Protocol; options: Record<string, unknown>; control: ControlMode; ttl: number; json: boolean; turnTimeoutMs: number | undefined }): Promise<number> {
+async function hostGroupOverIroh(
+  flags: Record<string, unknown>,
+  out: Output,
+  x: {
+    dataDir: string;
+    protocol: Protocol;
+    options: Record<string, unknown>;
+    control: ControlMode;
+    ttl: number;
+    json: boolean;
+    turnTimeoutMs: number | undefined;
+  },
+): Promise<number> {
   const seed = identity(x.dataDir);
   const client = registryClient(flags, seed);
   if (!client) throw new UsageError("a group over iroh needs --server URL: the registry's groups API admits its members and arbitrates its leader");
-  if (typeof flags['invitation-file'] === 'string') throw new UsageError("--invitation-file: an iroh group's invitation is its registry post (members join with --server URL POST_ID)");
+  if (typeof flags['invitation-file'] === 'string')
+    throw new UsageError("--invitation-file: an iroh group's invitation is its registry post (members join with --server URL POST_ID)");
   const delay = actionDelay(flags);
   const g = await hostGroupIroh({
-    crypto: getCrypto(), seed, protocol: x.protocol, options: x.options, sessionsDir: join(x.dataDir, 'sessions'), client, controlMode: x.control, ttlMinutes: x.ttl,
-    ...(delay && { actionDelayMs: delay }), ...(x.turnTimeoutMs !== undefined && { turnTimeoutMs: x.turnTimeoutMs }), onEvent: groupEvents(out, x.json),
+    crypto: getCrypto(),
+    seed,
+    protocol: x.protocol,
+    options: x.options,
+    sessionsDir: join(x.dataDir, 'sessions'),
+    client,
+    controlMode: x.control,
+    ttlMinutes: x.ttl,
+    ...(delay && { actionDelayMs: delay }),
+    ...(x.turnTimeoutMs !== undefined && { turnTimeoutMs: x.turnTimeoutMs }),
+    onEvent: groupEvents(out, x.json),
   });
   try {
     // The post id first: what members (and scripts) wait for; with --json the first line of JSON.
@@ -215,19 +239,42 @@ async function hostGroupOverIroh(flags: Record<string, unknown>, out: Output, x:
   }
 }
 
-const irohGroupExtra = (r: IrohGroupRunResult, postId: string) => ({ role: r.role, transport: 'iroh', post_id: postId, group_id: r.groupId, ...(r.statusPosted && { status_posted: r.statusPosted }) });
+const irohGroupExtra = (r: IrohGroupRunResult, postId: string) => ({
+  role: r.role,
+  transport: 'iroh',
+  post_id: postId,
+  group_id: r.groupId,
+  ...(r.statusPosted && { status_posted: r.statusPosted }),
+});
 
 /** Joins the group a registry post opened, over iroh: admission through the groups API, failover by its claims. */
-async function joinGroupOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; seed: Uint8Array; client: RegistryClient; target: IrohTarget; protocol: Protocol }): Promise<number> {
+async function joinGroupOverIroh(
+  flags: Record<string, unknown>,
+  out: Output,
+  x: { dataDir: string; seed: Uint8Array; client: RegistryClient; target: IrohTarget; protocol: Protocol },
+): Promise<number> {
   if (flags['resume'] !== undefined) throw new UsageError('--resume rejoins a libp2p group; a member of an iroh group rejoins with join --server URL POST_ID');
   const { json, control, timeoutSeconds } = guestSettings(flags, out);
   const delay = actionDelay(flags);
   const turn = turnTimeout(flags);
-  if (!json) out.line(`joining group of post ${x.target.post_id} over iroh (leader ${x.target.host_public_key.slice(0, 16)}…, protocol ${x.target.protocol_id.slice(0, 8)}…)`);
+  if (!json)
+    out.line(
+      `joining group of post ${x.target.post_id} over iroh (leader ${x.target.host_public_key.slice(0, 16)}…, protocol ${x.target.protocol_id.slice(0, 8)}…)`,
+    );
   try {
     const r = await joinGroupIroh({
-      crypto: getCrypto(), seed: x.seed, protocol: x.protocol, client: x.client, postId: x.target.post_id, options: x.target.options, sessionsDir: join(x.dataDir, 'sessions'), controlMode: control,
-      ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), ...(delay && { actionDelayMs: delay }), ...(turn !== undefined && { turnTimeoutMs: turn }), onEvent: groupEvents(out, json),
+      crypto: getCrypto(),
+      seed: x.seed,
+      protocol: x.protocol,
+      client: x.client,
+      postId: x.target.post_id,
+      options: x.target.options,
+      sessionsDir: join(x.dataDir, 'sessions'),
+      controlMode: control,
+      ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }),
+      ...(delay && { actionDelayMs: delay }),
+      ...(turn !== undefined && { turnTimeoutMs: turn }),
+      onEvent: groupEvents(out, json),
     });
     return groupReport(out, json, r, irohGroupExtra(r, x.target.post_id));
   } catch (e) {
@@ -270,7 +317,11 @@ function registryClient(flags: Record<string, unknown>, seed: Uint8Array): Regis
  * After a session, as the reference's host and guest both do (NOTES A7): its status, then its result
  * when it completed with an outcome. The registry is bookkeeping: a failure is reported, never fatal.
  */
-async function reportToRegistry(client: RegistryClient, r: SessionResult, say: (type: string, data: Record<string, unknown>) => void): Promise<Record<string, unknown>> {
+async function reportToRegistry(
+  client: RegistryClient,
+  r: SessionResult,
+  say: (type: string, data: Record<string, unknown>) => void,
+): Promise<Record<string, unknown>> {
   const done: Record<string, unknown> = {};
   try {
     await client.postSessionStatus(r.sid, r.completed ? 'closed' : 'failed');
@@ -323,7 +374,13 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
   const events = (type: string, data: Record<string, unknown>) => !x.json && out.line(`(${type}${data['code'] ? `: ${String(data['code'])}` : ''})`);
   let postId: string | undefined;
   const h = await hostIroh({
-    crypto: c, seed, protocol: x.protocol, options: x.options, sessionsDir: join(x.dataDir, 'sessions'), controlMode: x.control, ttlMinutes: x.ttl,
+    crypto: c,
+    seed,
+    protocol: x.protocol,
+    options: x.options,
+    sessionsDir: join(x.dataDir, 'sessions'),
+    controlMode: x.control,
+    ttlMinutes: x.ttl,
     ...(x.timeoutSeconds !== undefined && { timeoutMs: x.timeoutSeconds * 1000 }),
     ...(x.handshakeSeconds !== undefined && { handshakeTimeoutMs: x.handshakeSeconds * 1000 }),
     onMessage: progress(out, x.json, 'host', x.protocol),
@@ -331,7 +388,16 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
     onEvent: events,
     ...(client && {
       publish: async (ticket: string) => {
-        const posted = await client.postInvitation(buildInvitation(c, seed, { message: x.protocol.spec.name, ticket, protocolId: x.protocol.protocolId, controlMode: x.control, options: x.options, transport: 'iroh' }));
+        const posted = await client.postInvitation(
+          buildInvitation(c, seed, {
+            message: x.protocol.spec.name,
+            ticket,
+            protocolId: x.protocol.protocolId,
+            controlMode: x.control,
+            options: x.options,
+            transport: 'iroh',
+          }),
+        );
         postId = posted.postId;
         return posted;
       },
@@ -341,7 +407,17 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
   try {
     if (typeof flags['invitation-file'] === 'string') writeFileAtomic(flags['invitation-file'], `${h.text}\n`);
     // The invitation is the host's first result; with --json its first line of JSON (the session's result follows).
-    if (x.json) out.line(JSON.stringify({ role: 'host', transport: 'iroh', invitation: h.text, ...(postId && { post_id: postId }), ticket: h.ticket, expires_at: h.invitation.expires_at }));
+    if (x.json)
+      out.line(
+        JSON.stringify({
+          role: 'host',
+          transport: 'iroh',
+          invitation: h.text,
+          ...(postId && { post_id: postId }),
+          ticket: h.ticket,
+          expires_at: h.invitation.expires_at,
+        }),
+      );
     else {
       out.line(h.text);
       if (postId) out.line(`post_id: ${postId}`);
@@ -372,7 +448,10 @@ async function hostOverIroh(flags: Record<string, unknown>, out: Output, x: Host
 type Libp2pTarget = Pick<Invitation, 'post_id' | 'host_public_key' | 'protocol_id' | 'ticket' | 'options'>;
 
 /** The session a registry post offers, once the host's binding signature over it verified. */
-async function targetFromServer(client: RegistryClient, postId: string): Promise<{ transport: 'iroh'; target: IrohTarget } | { transport: 'libp2p'; target: Libp2pTarget }> {
+async function targetFromServer(
+  client: RegistryClient,
+  postId: string,
+): Promise<{ transport: 'iroh'; target: IrohTarget } | { transport: 'libp2p'; target: Libp2pTarget }> {
   const post = await client.getInvitation(postId);
   const b = checkInvitationBinding(getCrypto(), post);
   // An iroh post may be one's own group, which its first leader rejoins as a member after a crash (joinOverIroh refuses a session of its own).
@@ -381,16 +460,25 @@ async function targetFromServer(client: RegistryClient, postId: string): Promise
   const common = { post_id: post.post_id, host_public_key: b.publicKey, protocol_id: b.protocolId, options };
   if (b.transport === 'iroh') return { transport: 'iroh', target: { ...common, ticket: b.ticket } };
   const ticket = b.transport === 'libp2p' ? parseTicketString(b.ticket) : undefined;
-  if (b.transport === 'libp2p' && !ticket) throw new RegistryError('REGISTRY_BAD_RESPONSE', `invitation ${postId}: the libp2p ticket is not peer_id@multiaddrs`);
-  if (!ticket) throw new RegistryError('REGISTRY_BAD_RESPONSE', `invitation ${postId}: transport ${b.transport.slice(0, 40)} is not supported (only iroh and libp2p)`);
+  if (b.transport === 'libp2p' && !ticket)
+    throw new RegistryError('REGISTRY_BAD_RESPONSE', `invitation ${postId}: the libp2p ticket is not peer_id@multiaddrs`);
+  if (!ticket)
+    throw new RegistryError('REGISTRY_BAD_RESPONSE', `invitation ${postId}: transport ${b.transport.slice(0, 40)} is not supported (only iroh and libp2p)`);
   return { transport: 'libp2p', target: { ...common, ticket } };
 }
 
-const irohTarget = (inv: IrohInvitation): IrohTarget => ({ post_id: inv.post_id, host_public_key: inv.host_public_key, protocol_id: inv.protocol_id, ticket: inv.ticket, options: inv.options });
+const irohTarget = (inv: IrohInvitation): IrohTarget => ({
+  post_id: inv.post_id,
+  host_public_key: inv.host_public_key,
+  protocol_id: inv.protocol_id,
+  ticket: inv.ticket,
+  options: inv.options,
+});
 
 export const hostCommand: Command = {
   name: 'host',
-  usage: 'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--transport libp2p|iroh] [--server URL] [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--action-delay-ms N] [--turn-timeout-seconds N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
+  usage:
+    'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--transport libp2p|iroh] [--server URL] [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--action-delay-ms N] [--turn-timeout-seconds N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
   help: `Starts a libp2p node (TCP and WebSockets, Noise, Yamux) whose identity is this agent's key, prints a signed
 invitation (one line, "aigenora1.…"; also written to --invitation-file), and serves the first guest that
 completes the handshake; later guests are refused (with --daemon, every guest is served, each in its own
@@ -417,7 +505,25 @@ messages; each side still writes its own signed transcript): the invitation carr
 with --server URL it is also posted to that registry (renewed every 120 s until a guest pairs), and the
 session's status and result are reported there. --server works on libp2p too (the post then names
 transport libp2p and the peer id and multiaddrs as its ticket, which only aigenora guests dial).`,
-  flags: { transport: 'string', server: 'string', 'protocol-dir': 'string', protocol: 'string', options: 'string', 'control-mode': 'string', listen: 'string', 'invitation-ttl-minutes': 'string', 'invitation-file': 'string', 'data-dir': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', 'handshake-timeout-seconds': 'string', daemon: 'boolean', 'action-delay-ms': 'string', 'turn-timeout-seconds': 'string', json: 'boolean' },
+  flags: {
+    transport: 'string',
+    server: 'string',
+    'protocol-dir': 'string',
+    protocol: 'string',
+    options: 'string',
+    'control-mode': 'string',
+    listen: 'string',
+    'invitation-ttl-minutes': 'string',
+    'invitation-file': 'string',
+    'data-dir': 'string',
+    'allow-skeleton-hooks': 'boolean',
+    'timeout-seconds': 'string',
+    'handshake-timeout-seconds': 'string',
+    daemon: 'boolean',
+    'action-delay-ms': 'string',
+    'turn-timeout-seconds': 'string',
+    json: 'boolean',
+  },
   async run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const protocol = await protocolFrom(dataDir, args.flags);
@@ -438,19 +544,43 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
     if (transport === 'iroh') {
       if (daemon) throw new UsageError('--daemon is for the libp2p transport');
       if (listen) throw new UsageError('--listen takes libp2p multiaddrs; an iroh host binds its own addresses');
-      if (isGroup) return hostGroupOverIroh(args.flags, out, { dataDir, protocol, options, control: control as ControlMode, ttl, json, turnTimeoutMs: turnTimeout(args.flags, timeoutSeconds) });
+      if (isGroup)
+        return hostGroupOverIroh(args.flags, out, {
+          dataDir,
+          protocol,
+          options,
+          control: control as ControlMode,
+          ttl,
+          json,
+          turnTimeoutMs: turnTimeout(args.flags, timeoutSeconds),
+        });
       return hostOverIroh(args.flags, out, { dataDir, protocol, options, control: control as ControlMode, ttl, json, timeoutSeconds, handshakeSeconds });
     }
-    if (args.flags['server'] !== undefined && isGroup) throw new UsageError("a group with --server runs over iroh (the registry's groups API); a libp2p group needs no server");
+    if (args.flags['server'] !== undefined && isGroup)
+      throw new UsageError("a group with --server runs over iroh (the registry's groups API); a libp2p group needs no server");
     if (args.flags['server'] !== undefined && daemon) throw new UsageError('--server posts the invitation of one two-party session (not --daemon)');
     if (flowMode(protocol.spec) === 'authoritative_group') {
       if (daemon) throw new UsageError('--daemon serves two-party sessions; a group host leads one group');
       const delay = actionDelay(args.flags);
       const turn = turnTimeout(args.flags, timeoutSeconds);
-      const g = await hostGroup({ crypto: getCrypto(), seed: identity(dataDir), protocol, options, sessionsDir: join(dataDir, 'sessions'), ttlMinutes: ttl, ...(listen && { listen }), ...(delay && { actionDelayMs: delay }), ...(turn !== undefined && { turnTimeoutMs: turn }), onEvent: groupEvents(out, json) });
+      const g = await hostGroup({
+        crypto: getCrypto(),
+        seed: identity(dataDir),
+        protocol,
+        options,
+        sessionsDir: join(dataDir, 'sessions'),
+        ttlMinutes: ttl,
+        ...(listen && { listen }),
+        ...(delay && { actionDelayMs: delay }),
+        ...(turn !== undefined && { turnTimeoutMs: turn }),
+        onEvent: groupEvents(out, json),
+      });
       try {
         if (typeof args.flags['invitation-file'] === 'string') writeFileAtomic(args.flags['invitation-file'], `${g.text}\n`);
-        if (json) out.line(JSON.stringify({ role: 'leader', invitation: g.text, group_id: g.groupId, addrs: g.invitation.ticket.addrs, expires_at: g.invitation.expires_at }));
+        if (json)
+          out.line(
+            JSON.stringify({ role: 'leader', invitation: g.text, group_id: g.groupId, addrs: g.invitation.ticket.addrs, expires_at: g.invitation.expires_at }),
+          );
         else {
           out.line(g.text);
           out.line(`leading group ${g.groupId} on ${g.invitation.ticket.addrs.join(' ')}; members join with this invitation`);
@@ -467,10 +597,26 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
     let postId: string | undefined;
     let stopRenewal = () => {};
     const h = await host({
-      crypto: getCrypto(), seed, protocol, options, sessionsDir: join(dataDir, 'sessions'), controlMode: control as ControlMode, ttlMinutes: ttl, daemon,
+      crypto: getCrypto(),
+      seed,
+      protocol,
+      options,
+      sessionsDir: join(dataDir, 'sessions'),
+      controlMode: control as ControlMode,
+      ttlMinutes: ttl,
+      daemon,
       ...(client && {
         publish: async (ticket: Ticket) => {
-          const posted = await client.postInvitation(buildInvitation(getCrypto(), seed, { message: protocol.spec.name, ticket: ticketString(ticket), protocolId: protocol.protocolId, controlMode: control, options, transport: 'libp2p' }));
+          const posted = await client.postInvitation(
+            buildInvitation(getCrypto(), seed, {
+              message: protocol.spec.name,
+              ticket: ticketString(ticket),
+              protocolId: protocol.protocolId,
+              controlMode: control,
+              options,
+              transport: 'libp2p',
+            }),
+          );
           postId = posted.postId;
           return posted;
         },
@@ -493,7 +639,16 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
       if (typeof args.flags['invitation-file'] === 'string') writeFileAtomic(args.flags['invitation-file'], `${h.text}\n`);
       if (client && postId) stopRenewal = renewEvery(client, postId, events);
       // The invitation is the host's first result; with --json its first line of JSON (each session's result follows).
-      if (json) out.line(JSON.stringify({ role: 'host', invitation: h.text, ...(postId && { post_id: postId }), addrs: h.invitation.ticket.addrs, expires_at: h.invitation.expires_at }));
+      if (json)
+        out.line(
+          JSON.stringify({
+            role: 'host',
+            invitation: h.text,
+            ...(postId && { post_id: postId }),
+            addrs: h.invitation.ticket.addrs,
+            expires_at: h.invitation.expires_at,
+          }),
+        );
       else {
         out.line(h.text);
         if (postId) out.line(`post_id: ${postId}`);
@@ -534,7 +689,8 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
 
 export const joinCommand: Command = {
   name: 'join',
-  usage: 'aigenora join (<INVITATION | @FILE> | --server URL POST_ID) [--transport libp2p|iroh] [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--resume DIR] [--action-delay-ms N] [--turn-timeout-seconds N] [--allow-skeleton-hooks] [--json]',
+  usage:
+    'aigenora join (<INVITATION | @FILE> | --server URL POST_ID) [--transport libp2p|iroh] [--protocol-dir DIR] [--data-dir DIR] [--control-mode M] [--timeout-seconds N] [--resume DIR] [--action-delay-ms N] [--turn-timeout-seconds N] [--allow-skeleton-hooks] [--json]',
   help: `Checks the invitation (both host signatures, expiry, transport), resolves its protocol_id in the local library
 (or --protocol-dir, which must hash to the same id), connects to the host's key, runs the session handshake
 and the protocol, then prints the outcome, where the transcript is, and the offline receipt check.
@@ -554,7 +710,19 @@ An iroh invitation (host --transport iroh) is joined over iroh on the reference'
 the argument is a registry post id: the invitation is fetched there, its transport binding signature
 checked (refused without one), the session proof posted before the session starts, and the session's
 status and result reported after it. --transport, when given, must be the invitation's.`,
-  flags: { transport: 'string', server: 'string', 'protocol-dir': 'string', 'data-dir': 'string', 'control-mode': 'string', 'allow-skeleton-hooks': 'boolean', 'timeout-seconds': 'string', resume: 'string', 'action-delay-ms': 'string', 'turn-timeout-seconds': 'string', json: 'boolean' },
+  flags: {
+    transport: 'string',
+    server: 'string',
+    'protocol-dir': 'string',
+    'data-dir': 'string',
+    'control-mode': 'string',
+    'allow-skeleton-hooks': 'boolean',
+    'timeout-seconds': 'string',
+    resume: 'string',
+    'action-delay-ms': 'string',
+    'turn-timeout-seconds': 'string',
+    json: 'boolean',
+  },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError(args.flags['server'] === undefined ? 'expected one invitation (or @file)' : 'expected one post id');
     const raw = args.positional[0]!;
@@ -598,7 +766,18 @@ status and result reported after it. --transport, when given, must be the invita
       try {
         const delay = actionDelay(args.flags);
         const turn = turnTimeout(args.flags);
-        const r = await joinGroup({ crypto: c, seed: identity(dataDir), protocol, invitation: inv, sessionsDir: join(dataDir, 'sessions'), ...(resume !== undefined && { resumeDir: resume }), ...(delay && { actionDelayMs: delay }), ...(turn !== undefined && { turnTimeoutMs: turn }), ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }), onEvent: groupEvents(out, json) });
+        const r = await joinGroup({
+          crypto: c,
+          seed: identity(dataDir),
+          protocol,
+          invitation: inv,
+          sessionsDir: join(dataDir, 'sessions'),
+          ...(resume !== undefined && { resumeDir: resume }),
+          ...(delay && { actionDelayMs: delay }),
+          ...(turn !== undefined && { turnTimeoutMs: turn }),
+          ...(timeoutSeconds !== undefined && { reconnectMs: timeoutSeconds * 1000 }),
+          onEvent: groupEvents(out, json),
+        });
         return groupReport(out, json, r, { role: 'member' });
       } catch (e) {
         if (e instanceof GroupNetError) return refusedBy(out, e);
@@ -618,7 +797,11 @@ function guestSettings(flags: Record<string, unknown>, out: Output) {
   return { json, control: control as ControlMode, timeoutSeconds: seconds(flags, 'timeout-seconds'), events };
 }
 
-async function joinOverLibp2p(flags: Record<string, unknown>, out: Output, x: { dataDir: string; seed: Uint8Array; client: RegistryClient | undefined; inv: Libp2pTarget; protocol?: Protocol }): Promise<number> {
+async function joinOverLibp2p(
+  flags: Record<string, unknown>,
+  out: Output,
+  x: { dataDir: string; seed: Uint8Array; client: RegistryClient | undefined; inv: Libp2pTarget; protocol?: Protocol },
+): Promise<number> {
   const { inv, client } = x;
   const protocol = x.protocol ?? (await protocolFrom(x.dataDir, flags, inv.protocol_id));
   if (flowMode(protocol.spec) === 'authoritative_group') throw new UsageError('a group is joined with its invitation, not through --server');
@@ -627,7 +810,13 @@ async function joinOverLibp2p(flags: Record<string, unknown>, out: Output, x: { 
   if (!json) out.line(`joining ${inv.ticket.peer_id} (protocol ${inv.protocol_id.slice(0, 8)}…)`);
   try {
     const r = await joinSession({
-      crypto: getCrypto(), seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), invitation: inv, controlMode: control,
+      crypto: getCrypto(),
+      seed: x.seed,
+      protocol,
+      options: {},
+      sessionsDir: join(x.dataDir, 'sessions'),
+      invitation: inv,
+      controlMode: control,
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       onMessage: progress(out, json, 'guest', protocol),
       onDecisionWindow: decisionPrompt(out, json, 'guest', protocol),
@@ -642,7 +831,11 @@ async function joinOverLibp2p(flags: Record<string, unknown>, out: Output, x: { 
   }
 }
 
-async function joinOverIroh(flags: Record<string, unknown>, out: Output, x: { dataDir: string; seed: Uint8Array; client: RegistryClient | undefined; target: IrohTarget }): Promise<number> {
+async function joinOverIroh(
+  flags: Record<string, unknown>,
+  out: Output,
+  x: { dataDir: string; seed: Uint8Array; client: RegistryClient | undefined; target: IrohTarget },
+): Promise<number> {
   const c = getCrypto();
   const protocol = await protocolFrom(x.dataDir, flags, x.target.protocol_id);
   if (flowMode(protocol.spec) === 'authoritative_group') {
@@ -656,7 +849,13 @@ async function joinOverIroh(flags: Record<string, unknown>, out: Output, x: { da
   const client = x.client;
   try {
     const r = await joinIroh({
-      crypto: c, seed: x.seed, protocol, options: {}, sessionsDir: join(x.dataDir, 'sessions'), target: x.target, controlMode: control,
+      crypto: c,
+      seed: x.seed,
+      protocol,
+      options: {},
+      sessionsDir: join(x.dataDir, 'sessions'),
+      target: x.target,
+      controlMode: control,
       ...(timeoutSeconds !== undefined && { timeoutMs: timeoutSeconds * 1000 }),
       onMessage: progress(out, json, 'guest', protocol),
       onDecisionWindow: decisionPrompt(out, json, 'guest', protocol),

@@ -28,7 +28,10 @@ function printIssues(write: (line: string) => void, issues: SpecIssue[]): void {
 /** A spec that is not valid where a valid one is needed: the CLI's one line, then each problem, on stderr. */
 function refuseSpec(out: Output, l: LoadedSpec): void {
   const errors = l.issues.filter((i) => i.severity === 'error');
-  out.refuse('SPEC_INVALID', `${l.path} is not a valid spec: ${errors.length} error(s)${errors[0] ? `, first ${errors[0].code} at ${errors[0].pointer || '/'}` : ''}`);
+  out.refuse(
+    'SPEC_INVALID',
+    `${l.path} is not a valid spec: ${errors.length} error(s)${errors[0] ? `, first ${errors[0].code} at ${errors[0].pointer || '/'}` : ''}`,
+  );
   printIssues(out.error, l.issues);
 }
 
@@ -65,7 +68,8 @@ const DIRECTIONS = ['host_to_guest', 'guest_to_host'] as const;
 /** Checks one message against a valid spec: exit 0 valid, 1 invalid (every problem with its pointer and code). */
 function validateMessage(l: LoadedSpec, text: string, flags: Args['flags'], out: Output): number {
   const direction = flags['direction'];
-  if (direction !== undefined && !(DIRECTIONS as readonly unknown[]).includes(direction)) throw new UsageError(`--direction must be ${DIRECTIONS.join(' or ')}`);
+  if (direction !== undefined && !(DIRECTIONS as readonly unknown[]).includes(direction))
+    throw new UsageError(`--direction must be ${DIRECTIONS.join(' or ')}`);
   const name = typeof flags['message'] === 'string' ? flags['message'] : undefined;
   if (!l.ok) {
     // The message cannot be checked at all: a refusal, exit 2 as for a spec that cannot be read.
@@ -193,7 +197,14 @@ for tests only. Prints "ready: …" or "not ready: CODE: …" (--json: {"ok", �
     const mode = flowMode(l.spec);
     try {
       const module = await loadHooks(getCrypto(), l.dir, l.spec, { allowSkeleton: args.flags['allow-skeleton-hooks'] === true });
-      const hooks = instantiateHooks(module, { role: 'host', options: {}, args: [], stateDir: l.dir, decision: null, random: Math.random }) as unknown as Record<string, unknown>;
+      const hooks = instantiateHooks(module, {
+        role: 'host',
+        options: {},
+        args: [],
+        stateDir: l.dir,
+        decision: null,
+        random: Math.random,
+      }) as unknown as Record<string, unknown>;
       const names = [...HOOK_NAMES[mode].required, ...HOOK_NAMES[mode].optional];
       const implemented = names.filter((n) => typeof hooks[n] === 'function');
       if (args.flags['json']) out.json({ ok: true, flow_mode: mode, implemented });

@@ -22,7 +22,8 @@ type Flags = Record<string, string | boolean | undefined>;
 
 const COMMON: Record<string, FlagKind> = { server: 'string', 'data-dir': 'string', json: 'boolean' };
 const COMMON_USAGE = '[--server URL] [--data-dir DIR] [--json]';
-const SERVER_HELP = 'The server is --server URL, else $AIGENORA_SERVER or $P2P_SERVER, else "server" in $AIGENORA_CONFIG or in <data dir>/config.json (register remembers it there).';
+const SERVER_HELP =
+  'The server is --server URL, else $AIGENORA_SERVER or $P2P_SERVER, else "server" in $AIGENORA_CONFIG or in <data dir>/config.json (register remembers it there).';
 
 const dataDirOf = (flags: Flags) => resolveDataDir(flags['data-dir'] as string | undefined);
 const str = stringFlag;
@@ -31,7 +32,6 @@ function registry(flags: Flags) {
   const dataDir = dataDirOf(flags);
   return { dataDir, ...openRegistry(getCrypto(), dataDir, str(flags, 'server')) };
 }
-
 
 function onePositional(args: { positional: string[] }, what: string): string {
   if (args.positional.length !== 1) throw new UsageError(`expected one ${what}`);
@@ -69,7 +69,14 @@ remembered in <data dir>/config.json for later commands. ${SERVER_HELP}`,
 
 function invitationLine(i: Invitation): string {
   const tags = Array.isArray(i.tags) ? i.tags.map((t) => show(t, 64)).join(',') : '';
-  return [show(i.post_id, 128), show(i.type ?? 'chat', 16), show(i.protocol_id, 64), show(i.public_key, 64), JSON.stringify(show(i.message, 120)), tags && `tags=${tags}`]
+  return [
+    show(i.post_id, 128),
+    show(i.type ?? 'chat', 16),
+    show(i.protocol_id, 64),
+    show(i.public_key, 64),
+    JSON.stringify(show(i.message, 120)),
+    tags && `tags=${tags}`,
+  ]
     .filter((p) => p !== '')
     .join('  ');
 }
@@ -84,9 +91,13 @@ all must match); --post-id shows one invitation. ${SERVER_HELP}`,
   async run(args, out) {
     if (args.positional.length) throw new UsageError(`unexpected argument ${JSON.stringify(args.positional[0])}`);
     const type = str(args.flags, 'type');
-    if (type !== undefined && !(INVITATION_TYPES as readonly string[]).includes(type)) throw new UsageError(`--type must be one of ${INVITATION_TYPES.join(', ')}`);
+    if (type !== undefined && !(INVITATION_TYPES as readonly string[]).includes(type))
+      throw new UsageError(`--type must be one of ${INVITATION_TYPES.join(', ')}`);
     const limit = intFlag(args.flags, 'limit', 1, 100);
-    const tags = str(args.flags, 'tag')?.split(',').map((t) => t.trim()).filter((t) => t !== '');
+    const tags = str(args.flags, 'tag')
+      ?.split(',')
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
     if (tags !== undefined && tags.length === 0) throw new UsageError('--tag cannot be empty');
     const { dataDir, client } = registry(args.flags);
     let protocolId = str(args.flags, 'protocol');
@@ -236,7 +247,12 @@ Publishing one the server knows already is harmless. ${SERVER_HELP}`,
     }
     if (!loaded.ok || !loaded.protocolId) {
       const issues = loaded.issues.filter((i) => i.severity === 'error');
-      throw new UsageError(`${loaded.path} is not a valid spec: ${issues.slice(0, 3).map((i) => `${i.code} at ${i.pointer || '/'}`).join('; ')}${issues.length > 3 ? ` (+${issues.length - 3} more)` : ''}`);
+      throw new UsageError(
+        `${loaded.path} is not a valid spec: ${issues
+          .slice(0, 3)
+          .map((i) => `${i.code} at ${i.pointer || '/'}`)
+          .join('; ')}${issues.length > 3 ? ` (+${issues.length - 3} more)` : ''}`,
+      );
     }
     const { client, server } = registry(args.flags);
     const r = await client.registerProtocol(loaded.text);

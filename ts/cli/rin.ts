@@ -39,8 +39,6 @@ const str = stringFlag;
 const show = (v: unknown, max = 120) => sanitize(typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v), max);
 const randomId = (prefix: string) => `${prefix}.${randomBytes(16).toString('hex')}`;
 
-
-
 /** The token from the environment, checked before anything is sent. */
 export function controlToken(env: NodeJS.ProcessEnv = process.env): string {
   const token = env[TOKEN_ENV];
@@ -70,7 +68,12 @@ export async function resolveTarget(c: RinControlClient, flags: Flags): Promise<
     const worlds = (await c.listWorlds()).filter((w) => (hostId === undefined || w.host_id === hostId) && (worldId === undefined || w.world_id === worldId));
     if (worlds.length !== 1) {
       const named = worlds.map((w) => `${show(w.host_id, 96)}/${show(w.world_id, 96)}`).join(', ');
-      throw new RinError('invalid', worlds.length === 0 ? 'no visible world matches; see aigenora rin worlds' : `${worlds.length} worlds match (${named}); name one with --host-id and --world`);
+      throw new RinError(
+        'invalid',
+        worlds.length === 0
+          ? 'no visible world matches; see aigenora rin worlds'
+          : `${worlds.length} worlds match (${named}); name one with --host-id and --world`,
+      );
     }
     hostId = worlds[0]!.host_id;
     worldId = worlds[0]!.world_id;
@@ -79,7 +82,12 @@ export async function resolveTarget(c: RinControlClient, flags: Flags): Promise<
   if (actorId === undefined) {
     const actors = await c.listActors({ host_id: hostId, world_id: worldId });
     if (actors.length !== 1) {
-      throw new RinError('invalid', actors.length === 0 ? `world ${show(worldId, 96)} has no visible actor` : `${actors.length} actors in ${show(worldId, 96)} (${actors.map((a) => show(a.actor_id, 96)).join(', ')}); name one with --actor`);
+      throw new RinError(
+        'invalid',
+        actors.length === 0
+          ? `world ${show(worldId, 96)} has no visible actor`
+          : `${actors.length} actors in ${show(worldId, 96)} (${actors.map((a) => show(a.actor_id, 96)).join(', ')}); name one with --actor`,
+      );
     }
     actorId = actors[0]!.actor_id;
   }
@@ -100,7 +108,12 @@ async function resolveCapability(c: RinControlClient, target: ActorTarget, flag:
   if (version !== undefined) return { id, version };
   const versions = (await c.listCapabilities(target)).specs.filter((s) => s.capability.id === id).map((s) => s.capability.version);
   if (versions.length !== 1) {
-    throw new RinError(versions.length === 0 ? 'not_found' : 'invalid', versions.length === 0 ? `actor ${show(target.actor_id, 96)} offers no capability ${show(id, 96)}` : `${show(id, 96)} has ${versions.length} versions (${versions.map((v) => show(v, 40)).join(', ')}); name one as ID@VERSION`);
+    throw new RinError(
+      versions.length === 0 ? 'not_found' : 'invalid',
+      versions.length === 0
+        ? `actor ${show(target.actor_id, 96)} offers no capability ${show(id, 96)}`
+        : `${show(id, 96)} has ${versions.length} versions (${versions.map((v) => show(v, 40)).join(', ')}); name one as ID@VERSION`,
+    );
   }
   return { id, version: versions[0]! };
 }
@@ -173,7 +186,9 @@ export const rinWorlds: Command = {
     noPositional(args);
     const worlds = await client(args.flags).listWorlds();
     if (args.flags['json']) out.json(worlds);
-    else for (const w of worlds) out.line(`${show(w.host_id, 96)}/${show(w.world_id, 96)} ${JSON.stringify(show(w.display_name, 128))} ${w.online ? 'online' : 'offline'}`);
+    else
+      for (const w of worlds)
+        out.line(`${show(w.host_id, 96)}/${show(w.world_id, 96)} ${JSON.stringify(show(w.display_name, 128))} ${w.online ? 'online' : 'offline'}`);
     return 0;
   },
 };
@@ -193,7 +208,9 @@ HostRefs a submit's --target-refs copies). --json prints the whole envelope.\n${
       return 0;
     }
     const e = obs.epoch;
-    out.line(`${show(obs.host_id, 96)}/${show(obs.world_id, 96)}/${show(obs.actor_id, 96)} sequence ${obs.sequence} epoch ${show(e.session_id, 96)}:${e.host}.${e.world}.${e.timeline} observed ${obs.observed_at.clock} ${obs.observed_at.value}`);
+    out.line(
+      `${show(obs.host_id, 96)}/${show(obs.world_id, 96)}/${show(obs.actor_id, 96)} sequence ${obs.sequence} epoch ${show(e.session_id, 96)}:${e.host}.${e.world}.${e.timeline} observed ${obs.observed_at.clock} ${obs.observed_at.value}`,
+    );
     for (const f of obs.facts ?? []) out.line(`fact ${show(f.fact_id, 96)} ${show(f.kind, 96)} = ${show(f.value, 200)}`);
     for (const r of obs.resources ?? []) out.line(`resource ${show(r.kind, 96)} ${show(r.ref, 400)}${r.quantity !== undefined ? ` x${r.quantity}` : ''}`);
     return 0;
@@ -215,7 +232,9 @@ export const rinCapabilities: Command = {
       const spec = await c.describeCapability({ ...target, capability: await resolveCapability(c, target, flag) });
       if (args.flags['json']) out.json(spec);
       else {
-        out.line(`${show(spec.capability.id, 96)}@${show(spec.capability.version, 40)} ${spec.kind} ${spec.execution} cancellation ${spec.cancellation} risk>=${spec.risk_floor} digest ${show(spec.digest, 64)}`);
+        out.line(
+          `${show(spec.capability.id, 96)}@${show(spec.capability.version, 40)} ${spec.kind} ${spec.execution} cancellation ${spec.cancellation} risk>=${spec.risk_floor} digest ${show(spec.digest, 64)}`,
+        );
         out.line(show(spec.description, 500));
         out.line(`input ${show(spec.input.document, 2000)}`);
       }
@@ -223,7 +242,11 @@ export const rinCapabilities: Command = {
     }
     const snapshot = await c.listCapabilities(target);
     if (args.flags['json']) out.json(snapshot);
-    else for (const s of snapshot.specs) out.line(`${show(s.capability.id, 96)}@${show(s.capability.version, 40)} ${s.kind} ${s.execution} risk>=${s.risk_floor} ${JSON.stringify(show(s.description, 200))}`);
+    else
+      for (const s of snapshot.specs)
+        out.line(
+          `${show(s.capability.id, 96)}@${show(s.capability.version, 40)} ${s.kind} ${s.execution} risk>=${s.risk_floor} ${JSON.stringify(show(s.description, 200))}`,
+        );
     return 0;
   },
 };
@@ -330,7 +353,8 @@ confirm: approves an operation awaiting confirmation; the daemon re-checks the a
   flags: { 'timeout-ms': 'string', ...CONTROL },
   async run(args, out) {
     const [verb, id, ...extra] = args.positional;
-    if (verb === undefined || !(OPERATION_VERBS as readonly string[]).includes(verb)) throw new UsageError(`expected one of ${OPERATION_VERBS.join(', ')}, then an operation id`);
+    if (verb === undefined || !(OPERATION_VERBS as readonly string[]).includes(verb))
+      throw new UsageError(`expected one of ${OPERATION_VERBS.join(', ')}, then an operation id`);
     if (id === undefined) throw new UsageError('expected an operation id');
     if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
     const timeoutMs = intFlag(args.flags, 'timeout-ms', 1, 3_600_000) ?? 60_000;
@@ -359,7 +383,10 @@ denies new ones until --off lifts the stop. Only the actor's owner may do this.\
     const target = await resolveTarget(c, args.flags);
     const stop = await c.setEmergencyStop({ ...target, active: args.flags['off'] !== true });
     if (args.flags['json']) out.json(stop);
-    else out.line(`emergency stop ${stop.active ? 'active' : 'lifted'} for ${show(stop.host_id, 96)}/${show(stop.world_id, 96)}/${show(stop.actor_id, 96)} (revision ${stop.revision})`);
+    else
+      out.line(
+        `emergency stop ${stop.active ? 'active' : 'lifted'} for ${show(stop.host_id, 96)}/${show(stop.world_id, 96)}/${show(stop.actor_id, 96)} (revision ${stop.revision})`,
+      );
     return 0;
   },
 };
@@ -403,7 +430,11 @@ with --db postgres://...; one daemon per database. Prints one line with the URL 
     if (dbUrl !== undefined && !/^postgres(ql)?:\/\//.test(dbUrl)) throw new UsageError('--db must be a postgres:// or postgresql:// URL');
     const policyPath = str(args.flags, 'policy');
     const policy =
-      policyPath === undefined ? undefined : policyPath === 'harbor' ? (await import('../rin/world/catalog.js')).harborPolicy() : readText(policyPath, { maxBytes: 1 << 20, what: 'the policy' });
+      policyPath === undefined
+        ? undefined
+        : policyPath === 'harbor'
+          ? (await import('../rin/world/catalog.js')).harborPolicy()
+          : readText(policyPath, { maxBytes: 1 << 20, what: 'the policy' });
     const dataDir = join(resolveDataDir(str(args.flags, 'data-dir')), 'rin');
     const [{ serveRinControl }, { createOperations }] = await Promise.all([import('../rin/control/service.js'), import('../rin/control/operations.js')]);
     const listen = str(args.flags, 'listen') ?? DEFAULT_LISTEN;
@@ -455,7 +486,7 @@ Prints one line once the world is published (--json: {"host_id", "world_id", "co
     if (world === undefined || !WORLDS.includes(world)) throw new UsageError(`expected a built-in world: ${WORLDS.join(', ')}`);
     if (extra.length) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
     const owner = str(args.flags, 'owner');
-    if (owner === undefined) throw new UsageError('--owner is required: the principal that owns the world\'s actors');
+    if (owner === undefined) throw new UsageError("--owner is required: the principal that owns the world's actors");
     const tickMs = intFlag(args.flags, 'tick-ms', 10, 3_600_000) ?? 1000;
     const token = controlToken();
     const baseUrl = client(args.flags).baseUrl;

@@ -24,7 +24,9 @@ export function parseLoopbackListen(v: string): { host: string; port: number } {
   const host = m ? (m[1] ?? m[2]!) : '';
   const port = m ? Number(m[3]) : NaN;
   if (!m || port > 65535 || !LOOPBACK.has(host.toLowerCase())) {
-    throw new UsageError(`--listen must be a loopback HOST:PORT (127.0.0.1, [::1] or localhost; port 0 picks a free one), got ${JSON.stringify(v.slice(0, 80))}`);
+    throw new UsageError(
+      `--listen must be a loopback HOST:PORT (127.0.0.1, [::1] or localhost; port 0 picks a free one), got ${JSON.stringify(v.slice(0, 80))}`,
+    );
   }
   return { host: host.toLowerCase() === 'localhost' ? '127.0.0.1' : host, port };
 }

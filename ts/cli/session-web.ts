@@ -195,7 +195,12 @@ function framesOf(path: string): FramesView {
     frames.push(row);
   }
   const over = frames.length > MAX_FRAMES;
-  return { header: header ?? (tail.truncated ? firstLineObject(path) : undefined), frames: over ? frames.slice(-MAX_FRAMES) : frames, truncated: tail.truncated || over, unreadable };
+  return {
+    header: header ?? (tail.truncated ? firstLineObject(path) : undefined),
+    frames: over ? frames.slice(-MAX_FRAMES) : frames,
+    truncated: tail.truncated || over,
+    unreadable,
+  };
 }
 
 /** The transcript header when the tail read did not reach it. */
@@ -238,7 +243,11 @@ export interface SessionView {
 
 type Reply = { status: number; body: unknown; headers?: Record<string, string> };
 
-const fail = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({ status, body: { error: { code, message } }, ...(headers && { headers }) });
+const fail = (status: number, code: string, message: string, headers?: Record<string, string>): Reply => ({
+  status,
+  body: { error: { code, message } },
+  ...(headers && { headers }),
+});
 
 const COMMON_HEADERS = {
   'cache-control': 'no-store',
@@ -267,7 +276,13 @@ export async function serveSessionView(dir: string, host: string, port: number):
     if (!existsSync(path)) return (lastWindow = undefined);
     const w = readSmallObject(path);
     if (!w) return lastWindow;
-    lastWindow = typeof w['window_id'] === 'string' && typeof w['match_key'] === 'string' && typeof w['match_value'] === 'number' && (w['expects'] === 'value' || w['expects'] === 'message') ? (w as unknown as Window) : undefined;
+    lastWindow =
+      typeof w['window_id'] === 'string' &&
+      typeof w['match_key'] === 'string' &&
+      typeof w['match_value'] === 'number' &&
+      (w['expects'] === 'value' || w['expects'] === 'message')
+        ? (w as unknown as Window)
+        : undefined;
     return lastWindow;
   };
 
@@ -325,7 +340,8 @@ export async function serveSessionView(dir: string, host: string, port: number):
     const w = currentWindow();
     if (!w) return fail(409, 'NO_WINDOW', 'no decision window is open');
     // A click made for a window that has closed since must not answer the next one.
-    if (body['window_id'] !== undefined && body['window_id'] !== w.window_id) return fail(409, 'WINDOW_CHANGED', `the window ${String(body['window_id']).slice(0, 80)} is no longer open`);
+    if (body['window_id'] !== undefined && body['window_id'] !== w.window_id)
+      return fail(409, 'WINDOW_CHANGED', `the window ${String(body['window_id']).slice(0, 80)} is no longer open`);
     if ((w.expects === 'message') !== hasMessage) return fail(400, 'BAD_DECISION', `the open window takes a ${w.expects}`);
     const rec: DecisionRecord = {
       match_key: w.match_key,
@@ -343,7 +359,9 @@ export async function serveSessionView(dir: string, host: string, port: number):
 
   const send = (res: ServerResponse, r: Reply) => {
     const text = `${JSON.stringify(r.body)}\n`;
-    res.writeHead(r.status, { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...r.headers }).end(text);
+    res
+      .writeHead(r.status, { ...COMMON_HEADERS, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...r.headers })
+      .end(text);
   };
 
   /** The body up to `max` bytes; past it the rest is read and dropped (up to 16 times that, then the connection is cut) so that the 413 reaches the client. */

@@ -75,15 +75,36 @@ const intFlag = (v: unknown, name: string): number | undefined => {
   return n;
 };
 
-async function groupTest(args: Parameters<Command['run']>[0], out: Parameters<Command['run']>[1], t: { spec: import('../spec/types.js').Spec; specText: string; protocolId: string; hooks: import('../hooks/types.js').HooksModule; options: Record<string, unknown>; seed: number; outDir: string; quiet: boolean }): Promise<number> {
+async function groupTest(
+  args: Parameters<Command['run']>[0],
+  out: Parameters<Command['run']>[1],
+  t: {
+    spec: import('../spec/types.js').Spec;
+    specText: string;
+    protocolId: string;
+    hooks: import('../hooks/types.js').HooksModule;
+    options: Record<string, unknown>;
+    seed: number;
+    outDir: string;
+    quiet: boolean;
+  },
+): Promise<number> {
   const c = getCrypto();
   const members = intFlag(args.flags['members'], 'members');
   const failoverAfter = intFlag(args.flags['failover-after'], 'failover-after');
   let r;
   try {
     r = await runGroupLocal({
-      crypto: c, spec: t.spec, specText: t.specText, protocolId: t.protocolId, hooks: t.hooks, options: t.options, seed: t.seed, outDir: t.outDir,
-      ...(members !== undefined && { members }), ...(failoverAfter !== undefined && { failoverAfter }),
+      crypto: c,
+      spec: t.spec,
+      specText: t.specText,
+      protocolId: t.protocolId,
+      hooks: t.hooks,
+      options: t.options,
+      seed: t.seed,
+      outDir: t.outDir,
+      ...(members !== undefined && { members }),
+      ...(failoverAfter !== undefined && { failoverAfter }),
       onAction: (seat, action, accepted, reason) => {
         if (!t.quiet) out.line(`seat ${seat} → ${shorten(action)}${accepted ? '' : `  refused: ${reason ?? ''}`}`);
       },
@@ -97,17 +118,44 @@ async function groupTest(args: Parameters<Command['run']>[0], out: Parameters<Co
   }
   const checks = r.members.map((m) => ({ seat: m.seat, dir: m.dir, check: verifyGroupSessionAt(c, m.dir) }));
   const ok = r.completed && r.members.every((m) => !m.present || m.completed) && checks.every((x) => x.check.ok && x.check.receipt);
-  if (args.flags['json']) out.json({ ok, protocol_id: t.protocolId, group_id: r.groupId, completed: r.completed, outcome: r.outcome, reason: r.reason ?? null, actions: r.actions, refusals: r.refusals, frames: r.frames, epochs: r.epochs, members: r.members.map((m, i) => ({ seat: m.seat, public_key: m.public_key, dir: m.dir, present: m.present, completed: m.completed, outcome: m.outcome, verify: checks[i]!.check })) });
+  if (args.flags['json'])
+    out.json({
+      ok,
+      protocol_id: t.protocolId,
+      group_id: r.groupId,
+      completed: r.completed,
+      outcome: r.outcome,
+      reason: r.reason ?? null,
+      actions: r.actions,
+      refusals: r.refusals,
+      frames: r.frames,
+      epochs: r.epochs,
+      members: r.members.map((m, i) => ({
+        seat: m.seat,
+        public_key: m.public_key,
+        dir: m.dir,
+        present: m.present,
+        completed: m.completed,
+        outcome: m.outcome,
+        verify: checks[i]!.check,
+      })),
+    });
   else {
-    out.line(`outcome: ${r.completed ? `completed (${r.outcome ?? 'no outcome'})` : `not completed: ${r.reason ?? ''}`}; ${r.frames} frames, ${r.actions} actions (${r.refusals} refused), ${r.epochs} leader epoch${r.epochs === 1 ? '' : 's'}`);
-    for (const x of checks) out.line(`receipt (seat ${x.seat}, ${x.check.entries} entries): ${x.check.ok && x.check.receipt ? 'verified' : `NOT verified: ${x.check.reason ?? ''}`}  ${x.dir}`);
+    out.line(
+      `outcome: ${r.completed ? `completed (${r.outcome ?? 'no outcome'})` : `not completed: ${r.reason ?? ''}`}; ${r.frames} frames, ${r.actions} actions (${r.refusals} refused), ${r.epochs} leader epoch${r.epochs === 1 ? '' : 's'}`,
+    );
+    for (const x of checks)
+      out.line(
+        `receipt (seat ${x.seat}, ${x.check.entries} entries): ${x.check.ok && x.check.receipt ? 'verified' : `NOT verified: ${x.check.reason ?? ''}`}  ${x.dir}`,
+      );
   }
   return ok ? 0 : 1;
 }
 
 export const protocolTest: Command = {
   name: 'test',
-  usage: 'aigenora protocol test <DIR | ALIAS> [--data-dir DIR] [--options JSON] [--seed N] [--out DIR] [--members N] [--failover-after N] [--allow-skeleton-hooks] [--quiet] [--json]',
+  usage:
+    'aigenora protocol test <DIR | ALIAS> [--data-dir DIR] [--options JSON] [--seed N] [--out DIR] [--members N] [--failover-after N] [--allow-skeleton-hooks] [--quiet] [--json]',
   help: `Runs a host and a guest in one process with the protocol's hooks: handshake, the flow mode's loop, signed
 hash-chained frames, transcripts and the receipt exchange; prints the exchange and the outcome, then
 verifies both transcripts and receipts offline. --seed makes the hooks' randomness reproducible.
@@ -119,13 +167,26 @@ An authoritative_group protocol runs every seat instead (--members, default the 
 leads, each member verifies every envelope and plays from its own view by the protocol's autoplay, and
 each writes its own session directory (seat-N), verified the same way. --failover-after N stops the
 leader after N accepted actions; the next member by seat takes over from its checkpoint.`,
-  flags: { 'data-dir': 'string', options: 'string', seed: 'string', out: 'string', members: 'string', 'failover-after': 'string', 'allow-skeleton-hooks': 'boolean', quiet: 'boolean', json: 'boolean' },
+  flags: {
+    'data-dir': 'string',
+    options: 'string',
+    seed: 'string',
+    out: 'string',
+    members: 'string',
+    'failover-after': 'string',
+    'allow-skeleton-hooks': 'boolean',
+    quiet: 'boolean',
+    json: 'boolean',
+  },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected one protocol directory or alias');
     const l = loadOr2(protocolTarget(args.positional[0]!, args.flags['data-dir']));
     if (!l.ok || !l.protocolId) {
       const errors = l.issues.filter((i) => i.severity === 'error');
-      out.refuse('SPEC_INVALID', `${l.path} is not a valid spec: ${errors.length} error(s)${errors[0] ? `, first ${errors[0].code} at ${errors[0].pointer || '/'}` : ''}`);
+      out.refuse(
+        'SPEC_INVALID',
+        `${l.path} is not a valid spec: ${errors.length} error(s)${errors[0] ? `, first ${errors[0].code} at ${errors[0].pointer || '/'}` : ''}`,
+      );
       for (const i of l.issues) out.error(`${i.severity} ${i.code} at ${i.pointer || '/'}: ${i.message}`);
       return 1;
     }
@@ -154,10 +215,19 @@ leader after N accepted actions; the next member by seat takes over from its che
     }
     const outDir = typeof args.flags['out'] === 'string' ? args.flags['out'] : mkdtempSync(join(tmpdir(), 'aigenora-test-'));
     const quiet = args.flags['quiet'] === true || args.flags['json'] === true;
-    if (flowMode(l.spec) === 'authoritative_group') return groupTest(args, out, { spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks, options, seed, outDir, quiet });
+    if (flowMode(l.spec) === 'authoritative_group')
+      return groupTest(args, out, { spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks, options, seed, outDir, quiet });
     const exchange: { from: Role; msg: Message }[] = [];
     const r = await runLocal({
-      crypto: c, spec: l.spec, specText: l.text, protocolId: l.protocolId, hooks, options, seed, outDir, ...(rulesetHash && { rulesetHash }),
+      crypto: c,
+      spec: l.spec,
+      specText: l.text,
+      protocolId: l.protocolId,
+      hooks,
+      options,
+      seed,
+      outDir,
+      ...(rulesetHash && { rulesetHash }),
       chat: { host: ['hello from the host', 'bye'], guest: ['hello from the guest'] },
       onMessage: (from, msg) => {
         exchange.push({ from, msg });
@@ -169,7 +239,9 @@ leader after N accepted actions; the next member by seat takes over from its che
     if (args.flags['json']) out.json({ ok, protocol_id: l.protocolId, sid: r.host.sid, host: r.host, guest: r.guest, verify: checks, frames: exchange.length });
     else {
       const winner = r.host.outcome === r.guest.outcome ? r.host.outcome : `host says ${r.host.outcome ?? 'none'}, guest says ${r.guest.outcome ?? 'none'}`;
-      out.line(`outcome: host ${r.host.completed ? 'completed' : `aborted (${r.host.reason}: ${r.host.detail ?? ''})`}, guest ${r.guest.completed ? 'completed' : `aborted (${r.guest.reason}: ${r.guest.detail ?? ''})`}${winner ? `; winner ${winner}` : ''}`);
+      out.line(
+        `outcome: host ${r.host.completed ? 'completed' : `aborted (${r.host.reason}: ${r.host.detail ?? ''})`}, guest ${r.guest.completed ? 'completed' : `aborted (${r.guest.reason}: ${r.guest.detail ?? ''})`}${winner ? `; winner ${winner}` : ''}`,
+      );
       for (const side of ['host', 'guest'] as const) {
         const ch = checks[side];
         out.line(`receipt (${side} copy, ${ch.frames} frames): ${ch.ok && ch.receipt ? 'verified' : `NOT verified: ${ch.reason ?? ''}`}  ${r[side].dir}`);
@@ -202,13 +274,23 @@ Exit 0 when all of it verifies, 1 otherwise, 2 for a missing path.`,
       const g = verifyGroupSessionAt(getCrypto(), target, args.flags['spec'] as string | undefined);
       const gok = g.ok && g.receipt;
       if (args.flags['json']) out.json(g);
-      else out.line(gok ? `verified: ${g.entries} entries of group ${g.group_id ?? ''} as seen by member ${(g.member_public_key ?? '').slice(0, 16)}…, ${g.completed ? `completed (${g.outcome ?? 'no outcome'})` : 'not completed'}, receipt signed by the member` : `not verified: ${g.reason ?? ''}`);
+      else
+        out.line(
+          gok
+            ? `verified: ${g.entries} entries of group ${g.group_id ?? ''} as seen by member ${(g.member_public_key ?? '').slice(0, 16)}…, ${g.completed ? `completed (${g.outcome ?? 'no outcome'})` : 'not completed'}, receipt signed by the member`
+            : `not verified: ${g.reason ?? ''}`,
+        );
       return gok ? 0 : 1;
     }
     const r = verifyTranscriptAt(getCrypto(), target, args.flags['spec'] as string | undefined);
     const ok = r.ok && r.receipt;
     if (args.flags['json']) out.json(r);
-    else out.line(ok ? `verified: ${r.frames} frames, session ${r.sid}, ${r.wire === 'plain' ? "receipt signed by this side; the peer's messages as this side received them (unsigned iroh wire)" : 'receipts signed by both sides'}` : `not verified: ${r.reason ?? ''}`);
+    else
+      out.line(
+        ok
+          ? `verified: ${r.frames} frames, session ${r.sid}, ${r.wire === 'plain' ? "receipt signed by this side; the peer's messages as this side received them (unsigned iroh wire)" : 'receipts signed by both sides'}`
+          : `not verified: ${r.reason ?? ''}`,
+      );
     return ok ? 0 : 1;
   },
 };
@@ -234,7 +316,16 @@ Exit 0 when proven, 1 when not, 2 for usage errors.`,
       const v = verifyGroupProof(getCrypto(), group);
       const fault = typeof (group as { fault?: unknown }).fault === 'string' ? (group as { fault: string }).fault : '?';
       const leader = String((group as { leader_public_key?: unknown }).leader_public_key ?? '?');
-      if (args.flags['json']) out.json({ kind: GROUP_PROOF_KIND, fault, offender: leader, proven: v.ok, reason: v.ok ? `the leader signed ${fault === 'equivocation' ? 'two different frames for one seq' : 'a frame that does not chain from its previous one'}` : v.reason });
+      if (args.flags['json'])
+        out.json({
+          kind: GROUP_PROOF_KIND,
+          fault,
+          offender: leader,
+          proven: v.ok,
+          reason: v.ok
+            ? `the leader signed ${fault === 'equivocation' ? 'two different frames for one seq' : 'a frame that does not chain from its previous one'}`
+            : v.reason,
+        });
       else out.line(v.ok ? `proven (${GROUP_PROOF_KIND}, ${fault}, leader ${leader.slice(0, 16)}…)` : `not proven (${GROUP_PROOF_KIND}): ${v.reason}`);
       return v.ok ? 0 : 1;
     }
@@ -256,7 +347,8 @@ Exit 0 when proven, 1 when not, 2 for usage errors.`,
       const l = loadOr2(dir);
       if (!l.ok || !l.protocolId) throw new UsageError(`--protocol-dir ${dir} does not hold a valid spec`);
       // Checked before the hooks are loaded: another protocol's code never runs for this proof.
-      if (l.protocolId !== claim.protocol_id) throw new UsageError(`--protocol-dir ${dir} holds protocol ${l.protocolId}; the proof is about ${String(claim.protocol_id)}`);
+      if (l.protocolId !== claim.protocol_id)
+        throw new UsageError(`--protocol-dir ${dir} holds protocol ${l.protocolId}; the proof is about ${String(claim.protocol_id)}`);
       try {
         protocol = { hooks: await loadHooks(c, l.dir, l.spec), protocolId: l.protocolId };
       } catch (e) {
@@ -313,7 +405,8 @@ function sessionSideDir(target: string): string {
   const st = statSync(target, { throwIfNoEntry: false });
   if (!st) throw new UsageError(`${target} does not exist`, 'FILE_NOT_FOUND');
   if (!st.isDirectory()) throw new UsageError(`${target} is not a directory, it must be a session directory`, 'NOT_A_SESSION_DIR');
-  if (!SESSION_FILES.some((f) => existsSync(join(target, f)))) throw new UsageError(`${target} is not a session directory (no ${SESSION_FILES.join(', ')})`, 'NOT_A_SESSION_DIR');
+  if (!SESSION_FILES.some((f) => existsSync(join(target, f))))
+    throw new UsageError(`${target} is not a session directory (no ${SESSION_FILES.join(', ')})`, 'NOT_A_SESSION_DIR');
   return target;
 }
 
@@ -367,16 +460,20 @@ export const sessionEvents: Command = {
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory');
     const dir = sessionSideDir(args.positional[0]!);
-    await follow(join(dir, 'events.jsonl'), (line) => {
-      const e = parseObject(line);
-      if (!e) {
-        out.warn(`skipped a line of events.jsonl that is not a JSON object: ${line.slice(0, 80)}`);
-        return false;
-      }
-      if (args.flags['json']) out.line(line);
-      else out.line(`${String(e['ts'])} ${String(e['type'])}${e['data'] ? ` ${JSON.stringify(e['data'])}` : ''}`);
-      return e['type'] === 'session_ended';
-    }, args.flags['follow'] === true);
+    await follow(
+      join(dir, 'events.jsonl'),
+      (line) => {
+        const e = parseObject(line);
+        if (!e) {
+          out.warn(`skipped a line of events.jsonl that is not a JSON object: ${line.slice(0, 80)}`);
+          return false;
+        }
+        if (args.flags['json']) out.line(line);
+        else out.line(`${String(e['ts'])} ${String(e['type'])}${e['data'] ? ` ${JSON.stringify(e['data'])}` : ''}`);
+        return e['type'] === 'session_ended';
+      },
+      args.flags['follow'] === true,
+    );
     return 0;
   },
 };
@@ -390,7 +487,8 @@ export const sessionSnapshot: Command = {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory');
     const path = join(sessionSideDir(args.positional[0]!), 'snapshot.json');
     // Without --follow there is nothing to wait for: a session side that has not written its snapshot yet is refused.
-    if (!args.flags['follow'] && !existsSync(path)) throw new FileError('FILE_NOT_FOUND', path, `snapshot.json ${path} does not exist (yet): --follow waits for it`);
+    if (!args.flags['follow'] && !existsSync(path))
+      throw new FileError('FILE_NOT_FOUND', path, `snapshot.json ${path} does not exist (yet): --follow waits for it`);
     let last = '';
     for (;;) {
       const text = existsSync(path) ? readText(path, { maxBytes: STATE_FILE_BYTES, what: 'snapshot.json' }) : '';
@@ -456,7 +554,8 @@ function windowNote(dir: string, key: string, value: number): string {
 
 export const sessionDecide: Command = {
   name: 'decide',
-  usage: 'aigenora session decide <SESSION_DIR> (--value V | --message JSON) [--match-key K --match-value N] [--origin NAME] [--timeout-seconds N] [--no-wait] [--json]',
+  usage:
+    'aigenora session decide <SESSION_DIR> (--value V | --message JSON) [--match-key K --match-value N] [--origin NAME] [--timeout-seconds N] [--no-wait] [--json]',
   help: `Appends a decision to SESSION_DIR/decision/decisions.jsonl for the engine to consume (hybrid and human
 control modes), then waits for the engine's verdict. Without --match-key/--match-value it answers the window
 open now (decision/state.json; the running host or join prints "decision awaited: …" with the command when
@@ -470,7 +569,16 @@ verdict within --timeout-seconds (default ${DECIDE_WAIT_SECONDS}) with DECISION_
 written and may still be taken).
 --no-wait only writes the decision. Exit 0 when accepted (or written, with --no-wait), 1 when refused, not
 taken or no window is open (NO_WINDOW), 2 for usage errors.`,
-  flags: { value: 'string', message: 'string', 'match-key': 'string', 'match-value': 'string', origin: 'string', 'timeout-seconds': 'string', 'no-wait': 'boolean', json: 'boolean' },
+  flags: {
+    value: 'string',
+    message: 'string',
+    'match-key': 'string',
+    'match-value': 'string',
+    origin: 'string',
+    'timeout-seconds': 'string',
+    'no-wait': 'boolean',
+    json: 'boolean',
+  },
   async run(args, out) {
     if (args.positional.length !== 1) throw new UsageError('expected a session directory');
     const dir = sessionDir(args.positional[0]!);
@@ -479,23 +587,31 @@ taken or no window is open (NO_WINDOW), 2 for usage errors.`,
     if (args.flags['timeout-seconds'] !== undefined) {
       if (!wait) throw new UsageError('--timeout-seconds is how long to wait for the verdict; --no-wait does not wait');
       timeoutSeconds = Number(args.flags['timeout-seconds']);
-      if (typeof args.flags['timeout-seconds'] !== 'string' || !(timeoutSeconds > 0 && timeoutSeconds <= 86_400)) throw new UsageError('--timeout-seconds must be a number of seconds, above 0 and at most 86400');
+      if (typeof args.flags['timeout-seconds'] !== 'string' || !(timeoutSeconds > 0 && timeoutSeconds <= 86_400))
+        throw new UsageError('--timeout-seconds must be a number of seconds, above 0 and at most 86400');
     }
     let key = args.flags['match-key'] as string | undefined;
     let value = args.flags['match-value'] === undefined ? undefined : Number(args.flags['match-value']);
     let windowWasOpen = false;
     if (key === undefined || value === undefined) {
       const w = (readObject(join(dir, 'decision', 'state.json')) ?? {}) as Partial<Window>;
-      if (typeof w.match_key !== 'string' || typeof w.match_value !== 'number') throw new DecideError('NO_WINDOW', `no decision window is open in ${dir}: ${phaseNote(dir)} (--match-key and --match-value decide a window ahead)`);
+      if (typeof w.match_key !== 'string' || typeof w.match_value !== 'number')
+        throw new DecideError('NO_WINDOW', `no decision window is open in ${dir}: ${phaseNote(dir)} (--match-key and --match-value decide a window ahead)`);
       key = w.match_key;
       value = w.match_value;
       windowWasOpen = true;
       // The engine would refuse it too, but only after it was written: the wrong flag is the caller's mistake.
-      if (w.expects === 'message' && args.flags['value'] !== undefined) throw new UsageError(`the open window ${key} ${value} takes a whole message: give --message JSON, not --value`);
-      if (w.expects === 'value' && args.flags['message'] !== undefined) throw new UsageError(`the open window ${key} ${value} takes a value: give --value, not --message`);
+      if (w.expects === 'message' && args.flags['value'] !== undefined)
+        throw new UsageError(`the open window ${key} ${value} takes a whole message: give --message JSON, not --value`);
+      if (w.expects === 'value' && args.flags['message'] !== undefined)
+        throw new UsageError(`the open window ${key} ${value} takes a value: give --value, not --message`);
     }
     if (!Number.isInteger(value)) throw new UsageError('--match-value must be an integer');
-    const rec: DecisionRecord = { match_key: key, match_value: value, _meta: { decision_id: `cli:${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, origin: (args.flags['origin'] as string | undefined) ?? 'cli' } };
+    const rec: DecisionRecord = {
+      match_key: key,
+      match_value: value,
+      _meta: { decision_id: `cli:${Date.now()}:${Math.random().toString(36).slice(2, 8)}`, origin: (args.flags['origin'] as string | undefined) ?? 'cli' },
+    };
     if (typeof args.flags['value'] === 'string') {
       const v = args.flags['value'];
       try {
@@ -524,10 +640,16 @@ taken or no window is open (NO_WINDOW), 2 for usage errors.`,
       return 0;
     }
     const e =
-      v.kind === 'refused' ? new DecideError('DECISION_REFUSED', `${v.reason}; ${windowNote(dir, key, value!)}`)
-      : v.kind === 'superseded' ? new DecideError('DECISION_SUPERSEDED', `another decision for ${key} ${value} was taken instead of ${id}`)
-      : v.kind === 'closed' ? new DecideError('DECISION_WINDOW_CLOSED', v.why)
-      : new DecideError('DECISION_TIMEOUT', `no verdict on ${id} for ${key} ${value} within ${timeoutSeconds} s (is the session's host or join still running?); the decision stays in decisions.jsonl`);
+      v.kind === 'refused'
+        ? new DecideError('DECISION_REFUSED', `${v.reason}; ${windowNote(dir, key, value!)}`)
+        : v.kind === 'superseded'
+          ? new DecideError('DECISION_SUPERSEDED', `another decision for ${key} ${value} was taken instead of ${id}`)
+          : v.kind === 'closed'
+            ? new DecideError('DECISION_WINDOW_CLOSED', v.why)
+            : new DecideError(
+                'DECISION_TIMEOUT',
+                `no verdict on ${id} for ${key} ${value} within ${timeoutSeconds} s (is the session's host or join still running?); the decision stays in decisions.jsonl`,
+              );
     // A script reads the verdict from stdout; the refusal's one line goes to stderr all the same.
     if (args.flags['json']) out.json({ ...rec, verdict: v.kind, code: e.code, reason: e.message.slice(e.code.length + 2) });
     throw e;
@@ -542,7 +664,8 @@ export const sessionList: Command = {
   run(args, out) {
     const dataDir = resolveDataDir(args.flags['data-dir'] as string | undefined);
     const base = join(dataDir, 'sessions');
-    for (const d of [dataDir, base]) if (statSync(d, { throwIfNoEntry: false })?.isDirectory() === false) throw new UsageError(`${d} is not a directory`, 'DATA_DIR_INVALID');
+    for (const d of [dataDir, base])
+      if (statSync(d, { throwIfNoEntry: false })?.isDirectory() === false) throw new UsageError(`${d} is not a directory`, 'DATA_DIR_INVALID');
     const rows: Record<string, unknown>[] = [];
     for (const sid of existsSync(base) ? readdirSync(base).sort() : []) {
       for (const role of ['host', 'guest']) {
@@ -555,7 +678,11 @@ export const sessionList: Command = {
     }
     if (args.flags['json']) out.json(rows);
     else if (!rows.length) out.line(`no sessions under ${base}`);
-    else for (const r of rows) out.line(`${String(r['session']).slice(0, 16)}  ${String(r['role']).padEnd(5)}  ${String(r['phase']).padEnd(11)} ${r['reason'] ? String(r['reason']).padEnd(18) : ''.padEnd(18)} ${String(r['dir'])}`);
+    else
+      for (const r of rows)
+        out.line(
+          `${String(r['session']).slice(0, 16)}  ${String(r['role']).padEnd(5)}  ${String(r['phase']).padEnd(11)} ${r['reason'] ? String(r['reason']).padEnd(18) : ''.padEnd(18)} ${String(r['dir'])}`,
+        );
     return 0;
   },
 };

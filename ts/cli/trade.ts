@@ -81,7 +81,8 @@ interface KeyFile {
 function readKeyFile(path: string): KeyFile {
   checkSecretFile(path);
   const doc = readJson(path, 'key file') as Partial<KeyFile> | null;
-  if (typeof doc?.seed !== 'string' || typeof doc.public_key !== 'string') throw new UsageError(`${path}: expected {"signer", "public_key", "seed"} (base64url)`);
+  if (typeof doc?.seed !== 'string' || typeof doc.public_key !== 'string')
+    throw new UsageError(`${path}: expected {"signer", "public_key", "seed"} (base64url)`);
   return doc as KeyFile;
 }
 
@@ -121,7 +122,8 @@ hash of --catalog DIR's manifest. Sign it with \`aigenora trade sign\`.`,
     const envelope = createEnvelope(c, type, b);
     // What trade sign would refuse is refused here, before a file exists that nobody can sign.
     const pre = beforeSigning(c, envelope, 'agent_placeholder', nowRfc3339());
-    if (pre.result !== 'fail:unknown_signer') throw new TradeCliError(pre.result.replace(/^fail:/, '').toUpperCase(), `the ${type} body would not verify${pre.detail ? `: ${pre.detail}` : ''}`);
+    if (pre.result !== 'fail:unknown_signer')
+      throw new TradeCliError(pre.result.replace(/^fail:/, '').toUpperCase(), `the ${type} body would not verify${pre.detail ? `: ${pre.detail}` : ''}`);
     const text = `${JSON.stringify(envelope, null, 2)}\n`;
     const path = args.flags['out'];
     if (typeof path === 'string') writeFileAtomic(path, text);
@@ -230,7 +232,11 @@ order given. Prints the final state, or the first refused transition and why; ex
       const v = verifyFile(file, keys);
       const env = v.envelope;
       const problem =
-        v.result !== 'valid' ? `${v.result} (${v.detail ?? ''})` : env!.object_type !== 'TRADE_EVENT' ? `is a ${env!.object_type}, not a TRADE_EVENT` : undefined;
+        v.result !== 'valid'
+          ? `${v.result} (${v.detail ?? ''})`
+          : env!.object_type !== 'TRADE_EVENT'
+            ? `is a ${env!.object_type}, not a TRADE_EVENT`
+            : undefined;
       if (problem) {
         if (args.flags['json']) out.json({ ok: false, file, error: problem });
         else out.line(`${file}: ${problem}`);
@@ -247,7 +253,14 @@ order given. Prints the final state, or the first refused transition and why; ex
       types.push(body.event_type);
     }
     const f = foldEvents(types);
-    if (args.flags['json']) out.json({ ok: f.ok, trade_id: tradeId, state: f.trade.state, events: types, ...(f.ok ? {} : { rejected: args.positional[f.rejectedAt], reason: f.reason }) });
+    if (args.flags['json'])
+      out.json({
+        ok: f.ok,
+        trade_id: tradeId,
+        state: f.trade.state,
+        events: types,
+        ...(f.ok ? {} : { rejected: args.positional[f.rejectedAt], reason: f.reason }),
+      });
     else if (f.ok) out.line(`${String(tradeId)} ${f.trade.state}`);
     else out.line(`${args.positional[f.rejectedAt]}: ${f.reason} (state stays ${f.trade.state})`);
     return f.ok ? EXIT_OK : EXIT_INVALID;

@@ -17,7 +17,8 @@ export const WASM = new URL('bindings/web/aigenora_wasm_bg.wasm', ROOT);
 
 // The page's own files, the WASM core and its session's WebSocket. 'unsafe-eval': ajv compiles each
 // message schema of the page's own built-in specs to a function (specs never come from the peer).
-const CSP = "default-src 'none'; script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval'; connect-src 'self' ws: wss:; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval'; connect-src 'self' ws: wss:; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -59,7 +60,11 @@ const PAGE = `<!doctype html>
 
 /** The built-in specs the page can play, as their exact bytes. */
 export function servedSpecs(): ServedSpec[] {
-  return BUILTINS.filter((b) => PAGE_HOOKS[b.folder]).map((b) => ({ alias: b.alias, folder: b.folder, spec: readFileSync(join(builtinDir(b), 'spec.json'), 'utf8') }));
+  return BUILTINS.filter((b) => PAGE_HOOKS[b.folder]).map((b) => ({
+    alias: b.alias,
+    folder: b.folder,
+    spec: readFileSync(join(builtinDir(b), 'spec.json'), 'utf8'),
+  }));
 }
 
 export interface AgentServer {
@@ -85,7 +90,13 @@ export async function serveAgentPage(host: string, port: number): Promise<AgentS
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
       return;
     }
-    res.writeHead(200, { 'content-type': file[0], 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'referrer-policy': 'no-referrer', 'cache-control': 'no-store' });
+    res.writeHead(200, {
+      'content-type': file[0],
+      'content-security-policy': CSP,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-store',
+    });
     res.end(req.method === 'HEAD' ? undefined : file[1]);
   });
   const { origin, close } = await listenOn(server, host, port);

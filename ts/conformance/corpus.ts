@@ -51,7 +51,10 @@ export const KNOWN_VECTORS: readonly KnownVectors[] = [
 /** Files and folders (ending in /) of the corpus that are not test vectors for this command. */
 export const NOT_VECTORS: readonly { path: string; why: string }[] = [
   { path: 'wycheproof/schemas/', why: 'JSON schemas of the Wycheproof files' },
-  { path: 'ed25519-speccheck/expected_outcomes.json', why: "upstream's tables of other libraries' verdicts; the expectation here is the policy in the corpus README" },
+  {
+    path: 'ed25519-speccheck/expected_outcomes.json',
+    why: "upstream's tables of other libraries' verdicts; the expectation here is the policy in the corpus README",
+  },
   { path: 'rfc8439/rfc8439_excerpt_2.8.2_A.5.txt', why: 'the RFC text that chacha20_poly1305_aead.json transcribes' },
 ];
 

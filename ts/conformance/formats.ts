@@ -132,7 +132,13 @@ function cctv(items: Json[]): Suite {
   return {
     format: 'cctv ed25519vectors',
     cases: items.map((v) =>
-      verifyCase(`vector ${v.number}`, v.key, utf8(v.msg), v.sig, (v.flags ?? []).every((f: string) => tolerated.has(f))),
+      verifyCase(
+        `vector ${v.number}`,
+        v.key,
+        utf8(v.msg),
+        v.sig,
+        (v.flags ?? []).every((f: string) => tolerated.has(f)),
+      ),
     ),
   };
 }
@@ -276,4 +282,3 @@ export function recognise(path: string): Suite | undefined {
   if (doc && Array.isArray(doc.tests) && isArrayOf(doc.tests, ['key', 'nonce', 'aad', 'plaintext', 'ciphertext', 'tag'])) return rfc8439(doc);
   return undefined;
 }
-

@@ -17,9 +17,23 @@ import { GroupReplica } from '../group/member.js';
 import { checkGroupSession } from '../group/session-check.js';
 import communityRoom from '../protocols/community-room/hooks.js';
 import {
-  admissionCanonical, channelReadyBytes, checkChannelChallenge, checkpointCertificate, checkpointHash, normalizeMembers, readJoin,
-  signAdmission, signChannelReady, signCheckpoint, transportBindingCanonical, verifyAdmission, verifyChannelReady, verifyCheckpoint,
-  type AdmissionFields, type ChannelReadyFields, type UnsignedCheckpoint,
+  admissionCanonical,
+  channelReadyBytes,
+  checkChannelChallenge,
+  checkpointCertificate,
+  checkpointHash,
+  normalizeMembers,
+  readJoin,
+  signAdmission,
+  signChannelReady,
+  signCheckpoint,
+  transportBindingCanonical,
+  verifyAdmission,
+  verifyChannelReady,
+  verifyCheckpoint,
+  type AdmissionFields,
+  type ChannelReadyFields,
+  type UnsignedCheckpoint,
 } from '../group/wire.js';
 import { rtCanonical } from '../realtime/json.js';
 import type { Suite } from './formats.js';
@@ -57,7 +71,13 @@ function jsonDelta(v: Vec): void {
       eq(want['ops'], [], `${name} the reference makes no op`);
       eq(want['apply_equals_after'], false, `${name} the reference's replay differs from after`);
       const after = item['after'] as Record<string, unknown>;
-      same(ops, Object.keys(after).sort().map((k) => ({ op: 'set', path: [k], value: after[k] })), `${name} our ops`);
+      same(
+        ops,
+        Object.keys(after)
+          .sort()
+          .map((k) => ({ op: 'set', path: [k], value: after[k] })),
+        `${name} our ops`,
+      );
       continue;
     }
     eq(want['apply_equals_after'], true, `${name} apply_equals_after`);
@@ -70,7 +90,12 @@ function jsonDeltaApply(v: Vec): void {
     const name = `${String(v['id'])} ${String(item['name'])}`;
     const want = item['expect'] as Vec;
     if (want['ok']) same(applyDelta(v['before'], item['ops']), want['result'], `${name} result`);
-    else eq(refusal(() => applyDelta(v['before'], item['ops'])), want['message'], `${name} refusal`);
+    else
+      eq(
+        refusal(() => applyDelta(v['before'], item['ops'])),
+        want['message'],
+        `${name} refusal`,
+      );
   }
 }
 
@@ -81,7 +106,11 @@ function admission(c: Crypto, v: Vec): void {
     eq(admissionCanonical(f), want['canonical'], `${String(v['id'])}[${i}] canonical`);
     eq(signAdmission(c, String(item['leader_seed']), f), want['leader_signature'], `${String(v['id'])}[${i}] leader_signature`);
     eq(signAdmission(c, String(item['member_seed']), f), want['member_signature'], `${String(v['id'])}[${i}] member_signature`);
-    eq(verifyAdmission(c, f.leader_public_key, f, String(want['member_signature'])), false, `${String(v['id'])}[${i}] the member's signature is not the leader's`);
+    eq(
+      verifyAdmission(c, f.leader_public_key, f, String(want['member_signature'])),
+      false,
+      `${String(v['id'])}[${i}] the member's signature is not the leader's`,
+    );
     eq(verifyAdmission(c, f.member_public_key, f, String(want['member_signature'])), true, `${String(v['id'])}[${i}] member_signature verifies`);
   }
 }
@@ -93,26 +122,60 @@ function handshake(c: Crypto, v: Vec): void {
   eq(binding, v['transport_binding_canonical'], `${id} transport binding`);
   eq(toHex(c.ed25519Sign(fromHex(String(v['leader_seed'])), utf8(binding))), v['transport_binding_signature'], `${id} transport binding signature`);
   const [join, adm, ready] = (v['messages'] as Vec[]).map((m) => m['message'] as Vec) as [Vec, Vec, Vec];
-  eq((v['messages'] as Vec[]).map((m) => `${String(m['from'])}:${String(m['message']['_group'])}`), ['member:join', 'leader:admission', 'member:ready'], `${id} message order`);
+  eq(
+    (v['messages'] as Vec[]).map((m) => `${String(m['from'])}:${String(m['message']['_group'])}`),
+    ['member:join', 'leader:admission', 'member:ready'],
+    `${id} message order`,
+  );
   const joined = readJoin(join, String(v['group_id']));
   eq(joined, { member_public_key: memberPk, join_nonce: join['join_nonce'] }, `${id} join as the leader reads it`);
-  const fields: AdmissionFields = { group_id: String(v['group_id']), leader_public_key: leaderPk, member_public_key: memberPk, protocol_id: protocolId, leader_epoch: Number(v['leader_epoch']), join_nonce: joined.join_nonce };
+  const fields: AdmissionFields = {
+    group_id: String(v['group_id']),
+    leader_public_key: leaderPk,
+    member_public_key: memberPk,
+    protocol_id: protocolId,
+    leader_epoch: Number(v['leader_epoch']),
+    join_nonce: joined.join_nonce,
+  };
   eq(admissionCanonical(fields), v['admission_canonical'], `${id} admission canonical`);
   eq(signAdmission(c, String(v['leader_seed']), fields), adm['leader_signature'], `${id} admission leader_signature`);
   eq(verifyAdmission(c, leaderPk, fields, String(adm['leader_signature'])), true, `${id} the member verifies the admission`);
   checkChannelChallenge(adm['channel_challenge']);
   const body = v['server_member_post_body'] as Vec;
-  same(body, { join_nonce: joined.join_nonce, leader_epoch: fields.leader_epoch, leader_signature: adm['leader_signature'], member_signature: signAdmission(c, String(v['member_seed']), fields) }, `${id} server post body`);
+  same(
+    body,
+    {
+      join_nonce: joined.join_nonce,
+      leader_epoch: fields.leader_epoch,
+      leader_signature: adm['leader_signature'],
+      member_signature: signAdmission(c, String(v['member_seed']), fields),
+    },
+    `${id} server post body`,
+  );
   const proof: ChannelReadyFields = {
-    group_id: String(ready['group_id']), protocol_id: String(ready['protocol_id']), leader_epoch: Number(ready['leader_epoch']), member_public_key: String(ready['member_public_key']),
-    member_id: String(ready['member_id']), seat: Number(ready['seat']), join_nonce: String(ready['join_nonce']), channel_challenge: String(adm['channel_challenge']),
+    group_id: String(ready['group_id']),
+    protocol_id: String(ready['protocol_id']),
+    leader_epoch: Number(ready['leader_epoch']),
+    member_public_key: String(ready['member_public_key']),
+    member_id: String(ready['member_id']),
+    seat: Number(ready['seat']),
+    join_nonce: String(ready['join_nonce']),
+    channel_challenge: String(adm['channel_challenge']),
   };
   eq(ready['channel_challenge'], adm['channel_challenge'], `${id} the ready echoes the challenge`);
   eq(toHex(channelReadyBytes(proof)), v['channel_ready_bytes'], `${id} channel-ready bytes`);
   eq(signChannelReady(c, String(v['member_seed']), proof), ready['member_signature'], `${id} ready member_signature`);
-  eq(verifyChannelReady(c, memberPk, { ...proof, channel_challenge: '0'.repeat(32) }, String(ready['member_signature'])), false, `${id} the proof is bound to the challenge`);
+  eq(
+    verifyChannelReady(c, memberPk, { ...proof, channel_challenge: '0'.repeat(32) }, String(ready['member_signature'])),
+    false,
+    `${id} the proof is bound to the challenge`,
+  );
   const want = v['expect'] as Vec;
-  same(normalizeMembers([{ member_id: ready['member_id'], public_key: ready['member_public_key'], seat: ready['seat'] }])[0], want['leader_admitted_member'], `${id} the member record the leader accepts`);
+  same(
+    normalizeMembers([{ member_id: ready['member_id'], public_key: ready['member_public_key'], seat: ready['seat'] }])[0],
+    want['leader_admitted_member'],
+    `${id} the member record the leader accepts`,
+  );
   same(want['member_view_of_member']['request'], body, `${id} what the member posted`);
 }
 
@@ -138,7 +201,12 @@ function canonicalJson(c: Crypto, v: Vec): void {
     if (want['ok']) {
       eq(groupCanonical(value), want['canonical'], `${name} canonical`);
       eq(groupJsonHash(c, value), toHex(c.sha256(utf8(String(want['canonical'])))), `${name} json_hash`);
-    } else eq(refusal(() => groupCanonical(value)), want['message'], `${name} refusal`);
+    } else
+      eq(
+        refusal(() => groupCanonical(value)),
+        want['message'],
+        `${name} refusal`,
+      );
   }
 }
 
@@ -167,7 +235,14 @@ function sessionQuirk(c: Crypto, v: Vec): void {
   eq(want['replica_apply']['ok'], false, `${id} the reference's replica refuses its own frame`);
 
   // Our replica refuses the reference's frame with the reference's text.
-  const replica = () => new GroupReplica({ crypto: c, groupId: String(v['group_id']), viewerPublicKey: viewer, leaderPublicKey: String(boot['leader_public_key']), leaderEpoch: 0 });
+  const replica = () =>
+    new GroupReplica({
+      crypto: c,
+      groupId: String(v['group_id']),
+      viewerPublicKey: viewer,
+      leaderPublicKey: String(boot['leader_public_key']),
+      leaderEpoch: 0,
+    });
   const theirs = replica();
   eq(theirs.apply(boot, { bootstrap: true }).status, 'applied', `${id} bootstrap applies`);
   const verdict = theirs.apply(frame);
@@ -184,16 +259,43 @@ function sessionQuirk(c: Crypto, v: Vec): void {
     proto_group_view: (state) => state,
   };
   const members = v['members'] as GroupMember[];
-  const config = groupConfigFromSpec({ flow: { group: { min_participants: members.length, max_participants: members.length, recovery_mode: (boot['checkpoint'] as Vec)['recovery_mode'], start_policy: 'all_ready' } } });
-  const leader = GroupLeader.start({ crypto: c, hooks, config, groupId: String(v['group_id']), leaderSeed: String(v['leader_seed']), leaderEpoch: 0, membershipVersion: members.length, members });
+  const config = groupConfigFromSpec({
+    flow: {
+      group: {
+        min_participants: members.length,
+        max_participants: members.length,
+        recovery_mode: (boot['checkpoint'] as Vec)['recovery_mode'],
+        start_policy: 'all_ready',
+      },
+    },
+  });
+  const leader = GroupLeader.start({
+    crypto: c,
+    hooks,
+    config,
+    groupId: String(v['group_id']),
+    leaderSeed: String(v['leader_seed']),
+    leaderEpoch: 0,
+    membershipVersion: members.length,
+    members,
+  });
   same(leader.bootstrapEnvelope(viewer), boot, `${id} our bootstrap envelope`);
   const { envelopes, receipt } = leader.applyInput(v['action'] as GroupInput);
   same(receipt, v['receipt'], `${id} our receipt`);
   const ours = envelopes[viewer] as unknown as Vec;
-  const rest = (e: Vec) => Object.fromEntries(Object.keys(e).filter((k) => !DELTA_FIELDS.includes(k)).map((k) => [k, e[k]]));
+  const rest = (e: Vec) =>
+    Object.fromEntries(
+      Object.keys(e)
+        .filter((k) => !DELTA_FIELDS.includes(k))
+        .map((k) => [k, e[k]]),
+    );
   same(rest(ours), rest(frame), `${id} our frame outside the deltas`);
   same(ours['view_delta'], [{ op: 'set', path: ['flag'], value: true }], `${id} our view delta`);
-  same(ours['checkpoint_delta'], [...(frame['checkpoint_delta'] as unknown[]), { op: 'set', path: ['protocol_state', 'flag'], value: true }], `${id} our checkpoint delta`);
+  same(
+    ours['checkpoint_delta'],
+    [...(frame['checkpoint_delta'] as unknown[]), { op: 'set', path: ['protocol_state', 'flag'], value: true }],
+    `${id} our checkpoint delta`,
+  );
   const mine = replica();
   mine.apply(boot, { bootstrap: true });
   eq(mine.apply(ours).status, 'applied', `${id} our frame applies`);

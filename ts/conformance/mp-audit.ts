@@ -177,17 +177,30 @@ function altered(c: Crypto, doc: { cases: Vec[] }, v: Vec): void {
   const verifier = v['verifier'] as Role;
   const e = v['expect'];
   const raised = e.raised ? `${e.raised.message}` : null;
-  const failure = e.audit_failure ? ('evidence' in e.audit_failure ? { reason: e.audit_failure.reason, evidence: e.audit_failure.evidence } : { reason: e.audit_failure.reason }) : null;
+  const failure = e.audit_failure
+    ? 'evidence' in e.audit_failure
+      ? { reason: e.audit_failure.reason, evidence: e.audit_failure.evidence }
+      : { reason: e.audit_failure.reason }
+    : null;
   const d = base['derived'];
   const deal = { guest: d.guest_deal_id_b.length, host: d.host_deal_id_b.length };
   // The engine checks a peer play's cards before its rules: a play the rules refuse decides the game
   // only if the messages up to it pass the card check; otherwise (and when the rules replay cannot
   // follow a play that is not the peer's to make) the card check's verdict stands.
-  const rules = replayRules(rulesOf(base, verifier), messages.map((m) => ({ from: m.direction === 'host_to_guest' ? 'host' : 'guest', msg: m.message as never })), verifier, deal);
+  const rules = replayRules(
+    rulesOf(base, verifier),
+    messages.map((m) => ({ from: m.direction === 'host_to_guest' ? 'host' : 'guest', msg: m.message as never })),
+    verifier,
+    deal,
+  );
   if (rules.ok === false) {
     const upTo = replay(c, doc, base, messages.slice(0, rules.index + 1), verifier);
     if (upTo.verdict.raised === "the game ended before the peer's terminal receipt") {
-      eq({ auditPassed: false, auditFailure: null, raised: `${RULE_REJECTED}${rules.reason}` }, { auditPassed: e.audit_passed, auditFailure: failure, raised }, `${v['id']} verdict`);
+      eq(
+        { auditPassed: false, auditFailure: null, raised: `${RULE_REJECTED}${rules.reason}` },
+        { auditPassed: e.audit_passed, auditFailure: failure, raised },
+        `${v['id']} verdict`,
+      );
       return;
     }
   }

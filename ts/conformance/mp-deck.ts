@@ -61,7 +61,11 @@ function layers(c: Crypto, v: Case): void {
     }
     eq([t.expect.stage, outerFail], ['inner', 'no error'], `${what} stage`);
     eq(toHex(inner!), t.expect.blob_a, `${what} blob_a under the outer layer`);
-    eq(failure(() => d.openLayer(kInner, inner!)), t.expect.error, `${what} inner`);
+    eq(
+      failure(() => d.openLayer(kInner, inner!)),
+      t.expect.error,
+      `${what} inner`,
+    );
     if (t.name === 'inner_tampered_outer_resealed') {
       eq(toHex(d.sealOuter(fromHex(v.k_outer), fromHex(v.tampered_inner_reseal_nonce), inner!)), t.blob_b, `${what} reseal`);
     }

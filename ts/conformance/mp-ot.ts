@@ -112,7 +112,12 @@ function label(c: Crypto, v: Case, key: RsaKey): void {
     const what = `${id} open ${k['name']}`;
     const args = [fromHex(pad(k['token'])), ot.context(contextInput(v, k)), fromHex(k['sealed'])] as const;
     if (k['expect'].ok === true) eq(toHex(ot.openSealed(...args)), k['expect'].payload, what);
-    else eq(failure(() => ot.openSealed(...args)), k['expect'].error, what);
+    else
+      eq(
+        failure(() => ot.openSealed(...args)),
+        k['expect'].error,
+        what,
+      );
   }
 }
 
@@ -171,5 +176,10 @@ export function checkOtVectors(c: Crypto, doc: { format: string; rsa_sets: Case[
 /** The file as a conformance suite: one case per vector, counted once whatever the backends. */
 export function otSuite(doc: { rsa_sets: Case[]; cases: Case[] }): Suite {
   // The key numbers a case uses are part of what it checks.
-  return vectorSuite(OT_FORMAT, doc.cases, (c, v) => checkOtCase(c, v, doc.rsa_sets), (v) => `${OT_FORMAT} ${JSON.stringify(v)} ${JSON.stringify(doc.rsa_sets[v['rsa_set']] ?? null)}`);
+  return vectorSuite(
+    OT_FORMAT,
+    doc.cases,
+    (c, v) => checkOtCase(c, v, doc.rsa_sets),
+    (v) => `${OT_FORMAT} ${JSON.stringify(v)} ${JSON.stringify(doc.rsa_sets[v['rsa_set']] ?? null)}`,
+  );
 }

@@ -168,7 +168,8 @@ function toJs(v: PyValue): unknown {
       const object = (entries: typeof v.entries) => {
         const o: Record<string, unknown> = {};
         // defineProperty, so that a "__proto__" key is a key and not the object's prototype.
-        for (const [k, x] of entries) Object.defineProperty(o, (k as { value: string }).value, { value: toJs(x), enumerable: true, writable: true, configurable: true });
+        for (const [k, x] of entries)
+          Object.defineProperty(o, (k as { value: string }).value, { value: toJs(x), enumerable: true, writable: true, configurable: true });
         return o;
       };
       const o = object(v.entries);

@@ -107,7 +107,8 @@ class Reader {
     if (this.pos >= this.text.length) this.fail('PY_LITERAL_SYNTAX', `the text ends where ${wanted} should be`);
     const c = this.text[this.pos]!;
     // An operator or a call after a value is an expression Python would evaluate, not a malformed literal.
-    if (OPERATOR_CHARS.includes(c) || c === '(' || c === '[') this.fail('PY_LITERAL_UNSUPPORTED', `${JSON.stringify(c)} where ${wanted} should be: only literals are read, not expressions`);
+    if (OPERATOR_CHARS.includes(c) || c === '(' || c === '[')
+      this.fail('PY_LITERAL_UNSUPPORTED', `${JSON.stringify(c)} where ${wanted} should be: only literals are read, not expressions`);
     this.fail('PY_LITERAL_SYNTAX', `${JSON.stringify(c)} where ${wanted} should be`);
   }
 

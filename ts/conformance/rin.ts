@@ -8,7 +8,12 @@
 import type { Crypto } from '../crypto/backend.js';
 import { goJsonEncode } from '../crypto/gojson.js';
 import {
-  actionRequestDigest, actionRequestDigestText, canonicalizeJsonObject, capabilitySpecDigestText, sealCapabilitySpec, validateCapabilitySpec,
+  actionRequestDigest,
+  actionRequestDigestText,
+  canonicalizeJsonObject,
+  capabilitySpecDigestText,
+  sealCapabilitySpec,
+  validateCapabilitySpec,
 } from '../rin/digest.js';
 import { effectPreviewDigest, effectPreviewText, normalizeEffectsWith } from '../rin/effects.js';
 import { RinError } from '../rin/errors.js';
@@ -18,8 +23,17 @@ import { compileSchema, newSchema } from '../rin/schema.js';
 import type { BindingDraft, CapabilitySpec, DurabilityProfile, Epoch, HostManifest, HostRef, Principal, Timepoint } from '../rin/types.js';
 import { MAX_INSTANCE_BYTES, validateDurability, validateHostManifest } from '../rin/validate.js';
 import {
-  decodeActionRequest, decodeCapabilitySpec, decodeDurability, decodeEffects, decodeHostManifest, decodeWireText, EpochShape, HostRefShape,
-  PrincipalShape, TimepointShape, type Shape,
+  decodeActionRequest,
+  decodeCapabilitySpec,
+  decodeDurability,
+  decodeEffects,
+  decodeHostManifest,
+  decodeWireText,
+  EpochShape,
+  HostRefShape,
+  PrincipalShape,
+  TimepointShape,
+  type Shape,
 } from '../rin/wire.js';
 import type { Suite } from './formats.js';
 import { eq, vectorSuite, type Vec } from './mp-vectors.js';
@@ -157,7 +171,8 @@ const AuthorizeShape = { fields: { now: TimepointShape, epoch: EpochShape, obser
 
 function fencingCase(doc: Vec) {
   const shared = doc['shared'] as Vec;
-  if (shared['max_observation_gap'] !== MAX_OBSERVATION_GAP) throw new Error(`the vectors' observation gap is ${String(shared['max_observation_gap'])}, ours ${MAX_OBSERVATION_GAP}`);
+  if (shared['max_observation_gap'] !== MAX_OBSERVATION_GAP)
+    throw new Error(`the vectors' observation gap is ${String(shared['max_observation_gap'])}, ours ${MAX_OBSERVATION_GAP}`);
   return (c: Crypto, v: Vec) => {
     const registry = new HostRegistry(decodeHostManifest(text(shared, 'host_manifest_json')), c);
     registry.register(decodeCapabilitySpec(text(shared, 'capability_spec_json')));

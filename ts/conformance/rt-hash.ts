@@ -51,7 +51,14 @@ function hostFor(c: Crypto, doc: Doc, v: Vec, spec: Spec, timeNs: (tick: number)
   const options = (v['options'] ?? {}) as Record<string, unknown>;
   const mch = matchConfigHash(c, rh, options, config);
   const hooks = vectorDuelHooks('host', options);
-  const host = new RealtimeHost({ crypto: c, config, rulesetHash: rh, matchConfigHash: mch, validateCommands: hooks.validateCommands, check: checker(spec, 'guest_to_host') });
+  const host = new RealtimeHost({
+    crypto: c,
+    config,
+    rulesetHash: rh,
+    matchConfigHash: mch,
+    validateCommands: hooks.validateCommands,
+    check: checker(spec, 'guest_to_host'),
+  });
   const outbound = checker(spec, 'host_to_guest');
   const sent: Message[] = [];
   const send = (m: Message) => {
@@ -65,7 +72,11 @@ function hostFor(c: Crypto, doc: Doc, v: Vec, spec: Spec, timeNs: (tick: number)
 class ValidationFailure extends Error {}
 
 /** Runs a scripted session: join, then each tick's deliveries (acked at once), then the tick. */
-function runSession(s: { host: RealtimeHost; hooks: RealtimeHostHooks; timeNs: (tick: number) => bigint | number; send: (m: Message) => void }, join: Vec, deliveries: Vec[]): void {
+function runSession(
+  s: { host: RealtimeHost; hooks: RealtimeHostHooks; timeNs: (tick: number) => bigint | number; send: (m: Message) => void },
+  join: Vec,
+  deliveries: Vec[],
+): void {
   const { host, hooks, send } = s;
   const first = joinInline(host, hooks, join, s.timeNs(0));
   send(first);
@@ -122,7 +133,10 @@ function checkCase(c: Crypto, doc: Doc, v: Vec): void {
     }
     case 'frame_hashes':
       for (const item of v['items'] as Vec[]) {
-        for (const [text, hash] of [['state_canonical', 'state_hash'], ['core_canonical', 'chain_hash']] as const) {
+        for (const [text, hash] of [
+          ['state_canonical', 'state_hash'],
+          ['core_canonical', 'chain_hash'],
+        ] as const) {
           const parsed = parseRealtimeJson(String(item[text]));
           eq(rtCanonical(parsed), item[text], `${id} tick ${String(item['tick'])} ${text} round trip`);
           eq(rtJsonHash(c, parsed), item[hash], `${id} tick ${String(item['tick'])} ${hash}`);
@@ -133,12 +147,19 @@ function checkCase(c: Crypto, doc: Doc, v: Vec): void {
       for (const item of v['items'] as Vec[]) {
         const fault = verifyFrame(c, item['frame'], (item['previous'] ?? undefined) as RtFrame | undefined);
         const want = item['expect'] as Vec;
-        eq(fault ? { ok: false, message: fault.message } : { ok: true }, want['ok'] ? { ok: true } : { ok: false, message: want['message'] }, `${id} ${String(item['name'])}`);
+        eq(
+          fault ? { ok: false, message: fault.message } : { ok: true },
+          want['ok'] ? { ok: true } : { ok: false, message: want['message'] },
+          `${id} ${String(item['name'])}`,
+        );
       }
       return;
     case 'handshake':
       for (const item of v['items'] as Vec[]) {
-        const { spec } = ruleset(doc, String(item['guest_join']['ruleset_hash']).startsWith('0000') ? firstRuleset(doc) : String(item['guest_join']['ruleset_hash']));
+        const { spec } = ruleset(
+          doc,
+          String(item['guest_join']['ruleset_hash']).startsWith('0000') ? firstRuleset(doc) : String(item['guest_join']['ruleset_hash']),
+        );
         // The item's own spec: rt_join.wire_version may reach spec_rt_join_wire_version_max.
         const patched = structuredClone(spec);
         const join = patched.messages.find((m) => m.name === 'rt_join')!;
@@ -161,12 +182,23 @@ function checkCase(c: Crypto, doc: Doc, v: Vec): void {
       const want = v['host_messages'] as Vec[];
       eq(s.sent.length, want.length, `${id} number of host messages`);
       s.sent.forEach((m, i) => eq(canon(m), canon(want[i]), `${id} host message ${i} (${m.action})`));
-      const acks = s.sent.filter((m) => m.action === 'rt_command_ack').map((m) => ({
-        seq: m['seq'], target_tick: m['target_tick'], status: m['status'], received_at_tick: m['received_at_tick'], command_hash: m['command_hash'], reason: m['reason'] ?? null,
-      }));
+      const acks = s.sent
+        .filter((m) => m.action === 'rt_command_ack')
+        .map((m) => ({
+          seq: m['seq'],
+          target_tick: m['target_tick'],
+          status: m['status'],
+          received_at_tick: m['received_at_tick'],
+          command_hash: m['command_hash'],
+          reason: m['reason'] ?? null,
+        }));
       eq(acks, v['expect']['acks'], `${id} acks`);
       const ours = s.sent.map((m) => (m.action === 'rt_ready' || m.action === 'rt_frame' ? (m['frame'] as RtFrame) : undefined)).filter((f) => f !== undefined);
-      eq(ours.map((f) => ({ tick: f.tick, state_hash: f.state_hash, chain_hash: f.chain_hash, host_time_ns: f.host_time_ns, outcome: f.outcome })), frames, `${id} frames`);
+      eq(
+        ours.map((f) => ({ tick: f.tick, state_hash: f.state_hash, chain_hash: f.chain_hash, host_time_ns: f.host_time_ns, outcome: f.outcome })),
+        frames,
+        `${id} frames`,
+      );
       eq({ completed: true, outcome: s.host.outcome, tick: s.host.tick, ruleset_hash: rulesetHash(c, files) }, v['expect']['result'], `${id} result`);
       return;
     }
@@ -198,7 +230,11 @@ function checkCase(c: Crypto, doc: Doc, v: Vec): void {
           raised = e.message;
         }
         eq(raised, want['raised']['message'], `${id} raised`);
-        eq(s.sent.map((m) => m.action), ['rt_ready'], `${id} messages sent before the receiver stopped`);
+        eq(
+          s.sent.map((m) => m.action),
+          ['rt_ready'],
+          `${id} messages sent before the receiver stopped`,
+        );
         eq(s.host.tick, 0, `${id} the host stopped at tick 0, before the second command`);
         return;
       }

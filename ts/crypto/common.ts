@@ -11,7 +11,19 @@ export * from './encoding.js';
 export type { Deck, PlayCheck, PlayRejection, PlayVerdict } from './deck.js';
 export { BLOB_A_LEN, BLOB_B_LEN, CARD_LEN, MIN_BLOB_LEN, PAD_LEN, PLAINTEXT_LEN, PLAY_REJECTIONS } from './deck.js';
 export type { Ot, OtContextInput, PayloadType, RsaKey, RsaKeyParts, RsaPublicKey, SenderRole } from './ot.js';
-export { intFromHex, intToHex, isWireInt, wideIntFromHex, OT_NONCE_LEN, PAYLOAD_K_INNER, PAYLOAD_K_OUTER, ROLE_GUEST, ROLE_HOST, RSA_BYTES, RSA_E } from './ot.js';
+export {
+  intFromHex,
+  intToHex,
+  isWireInt,
+  wideIntFromHex,
+  OT_NONCE_LEN,
+  PAYLOAD_K_INNER,
+  PAYLOAD_K_OUTER,
+  ROLE_GUEST,
+  ROLE_HOST,
+  RSA_BYTES,
+  RSA_E,
+} from './ot.js';
 export { BOX_MAGIC, BOX_MIN_LEN, POW_MAX_DIFFICULTY } from './box.js';
 export {
   canonicalGoJson,

@@ -219,7 +219,7 @@ function jsKey(k: KeyNumbers): RsaKey {
     const blinded = (c * powMod(b, E, k.n)) % k.n;
     const m1 = powMod(blinded % k.p, k.dp, k.p);
     const m2 = powMod(blinded % k.q, k.dq, k.q);
-    const h = (((m1 - m2) % k.p) + k.p) % k.p * k.qi % k.p;
+    const h = (((((m1 - m2) % k.p) + k.p) % k.p) * k.qi) % k.p;
     const y = m2 + h * k.q;
     if (powMod(y, E, k.n) !== blinded) throw keyInvalid('the private operation failed its check');
     return bytes((y * bInv) % k.n);
@@ -238,7 +238,16 @@ function jsKey(k: KeyNumbers): RsaKey {
     },
     exportParts() {
       live();
-      return { n: bytes(k.n), e: RSA_E, d: bytes(k.d), p: bytes(k.p, HALF), q: bytes(k.q, HALF), dp: bytes(k.dp, HALF), dq: bytes(k.dq, HALF), qi: bytes(k.qi, HALF) };
+      return {
+        n: bytes(k.n),
+        e: RSA_E,
+        d: bytes(k.d),
+        p: bytes(k.p, HALF),
+        q: bytes(k.q, HALF),
+        dp: bytes(k.dp, HALF),
+        dq: bytes(k.dq, HALF),
+        qi: bytes(k.qi, HALF),
+      };
     },
     dispose() {
       secret?.fill(0);
@@ -343,7 +352,16 @@ function generateJs(): RsaKey {
     const d = invert(E, lambda);
     if (d === undefined) continue;
     const n = p * q;
-    return importKey({ n: bytes(n), e: RSA_E, d: bytes(d), p: bytes(p, HALF), q: bytes(q, HALF), dp: bytes(d % (p - 1n), HALF), dq: bytes(d % (q - 1n), HALF), qi: bytes(invert(q, p) ?? 0n, HALF) });
+    return importKey({
+      n: bytes(n),
+      e: RSA_E,
+      d: bytes(d),
+      p: bytes(p, HALF),
+      q: bytes(q, HALF),
+      dp: bytes(d % (p - 1n), HALF),
+      dq: bytes(d % (q - 1n), HALF),
+      qi: bytes(invert(q, p) ?? 0n, HALF),
+    });
   }
 }
 

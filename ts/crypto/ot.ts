@@ -201,7 +201,8 @@ export function isWireInt(hex: string): boolean {
 export const intEncoding = (m: string) => new CryptoError('OT_INT_ENCODING', m);
 export const contextInvalid = (m: string) => new CryptoError('OT_CONTEXT_INVALID', m);
 export const modulusInvalid = (m: string) => new CryptoError('OT_MODULUS_INVALID', m);
-export const intRange = (what: string) => new CryptoError('OT_INT_RANGE', `${what} must be a ${RSA_BYTES}-byte integer below n${what === 'r' ? ' and at least 1' : ''}`);
+export const intRange = (what: string) =>
+  new CryptoError('OT_INT_RANGE', `${what} must be a ${RSA_BYTES}-byte integer below n${what === 'r' ? ' and at least 1' : ''}`);
 export const notUnit = () => new CryptoError('OT_NOT_UNIT', 'r shares a factor with n');
 export const keyInvalid = (m: string) => new CryptoError('OT_KEY_INVALID', m);
 export const keygenFailed = (m: string) => new CryptoError('OT_KEYGEN_FAILED', m);
@@ -259,11 +260,10 @@ export async function platformKeyParts(): Promise<RsaKeyParts> {
   if (!subtle) throw keygenFailed('this platform has no WebCrypto');
   let jwk: JsonWebKey;
   try {
-    const pair = await subtle.generateKey(
-      { name: 'RSA-PSS', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' },
-      true,
-      ['sign', 'verify'],
-    );
+    const pair = await subtle.generateKey({ name: 'RSA-PSS', modulusLength: 2048, publicExponent: Uint8Array.of(1, 0, 1), hash: 'SHA-256' }, true, [
+      'sign',
+      'verify',
+    ]);
     jwk = await subtle.exportKey('jwk', pair.privateKey);
   } catch (e) {
     throw keygenFailed(`WebCrypto: ${(e as Error).message}`);

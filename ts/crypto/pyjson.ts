@@ -82,7 +82,10 @@ export function contractOf(spec: JsonNode): Entries {
   if (flow) out.push(['flow', flow]);
   const params = get(spec, 'parameters');
   if (params instanceof Entries)
-    out.push(['parameters', new Entries(params.entries.map(([k, v]) => [k, v instanceof Entries ? new Entries(v.entries.filter(([pk]) => pk !== 'default')) : v]))]);
+    out.push([
+      'parameters',
+      new Entries(params.entries.map(([k, v]) => [k, v instanceof Entries ? new Entries(v.entries.filter(([pk]) => pk !== 'default')) : v])),
+    ]);
   if (has(spec, 'timing')) out.push(['timing', get(spec, 'timing')!]);
   return new Entries(out);
 }

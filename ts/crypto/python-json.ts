@@ -258,7 +258,8 @@ class Walk {
     if (!isPlainObject(v)) throw p.refuse({ kind: 'unsupported', value: v });
     if (p.symbolKeys !== 'ignored') {
       const symbols = Object.getOwnPropertySymbols(v);
-      if (p.symbolKeys === 'refused' ? symbols.length > 0 : symbols.some((s) => Object.prototype.propertyIsEnumerable.call(v, s))) throw p.refuse(KEY_NOT_STRING);
+      if (p.symbolKeys === 'refused' ? symbols.length > 0 : symbols.some((s) => Object.prototype.propertyIsEnumerable.call(v, s)))
+        throw p.refuse(KEY_NOT_STRING);
     }
     const o = v as Record<string, unknown>;
     const keys = Object.keys(o);

@@ -16,7 +16,19 @@ import { badLength, CryptoError, disposed, fromWasmError } from './errors.js';
 import { checkWireText, GO_JSON_ERROR_CODES, GoJsonError, type GoJsonErrorCode } from './gojson.js';
 import { checkText, stringifyStrict, wellFormed } from './jcs.js';
 import { isWellFormed } from './unicode.js';
-import { checkContextInput, checkCounter, checkKeyExponent, keygenFailed, platformKeyParts, randomBytes, rsaPubText, RSA_BYTES, RSA_E, type Ot, type RsaKey } from './ot.js';
+import {
+  checkContextInput,
+  checkCounter,
+  checkKeyExponent,
+  keygenFailed,
+  platformKeyParts,
+  randomBytes,
+  rsaPubText,
+  RSA_BYTES,
+  RSA_E,
+  type Ot,
+  type RsaKey,
+} from './ot.js';
 
 /** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
 interface WasmKeypair {
@@ -37,7 +49,17 @@ interface WasmOtRsaKey {
 export interface WasmExports {
   Ed25519Keypair: new (seed: Uint8Array) => WasmKeypair;
   OtRsaKey: {
-    from_parts(n: Uint8Array, e: number, d: Uint8Array, p: Uint8Array, q: Uint8Array, dp: Uint8Array, dq: Uint8Array, qi: Uint8Array, blindSecret: Uint8Array): WasmOtRsaKey;
+    from_parts(
+      n: Uint8Array,
+      e: number,
+      d: Uint8Array,
+      p: Uint8Array,
+      q: Uint8Array,
+      dp: Uint8Array,
+      dq: Uint8Array,
+      qi: Uint8Array,
+      blindSecret: Uint8Array,
+    ): WasmOtRsaKey;
   };
   jcs_canonicalize(text: string): Uint8Array;
   jcs_sha256(text: string): Uint8Array;
@@ -73,7 +95,15 @@ export interface WasmExports {
   deck_seal_outer(kOuter: Uint8Array, nonce: Uint8Array, blobA: Uint8Array): Uint8Array;
   deck_open_layer(key: Uint8Array, blob: Uint8Array): Uint8Array;
   deck_brute_force_open(blob: Uint8Array, candidates: Uint8Array): number | undefined;
-  deck_validate_play(hand: string[], played: string[], idB: string, declaredCard: Uint8Array, kInner: Uint8Array, kOuter: Uint8Array, blobB: Uint8Array): string | undefined;
+  deck_validate_play(
+    hand: string[],
+    played: string[],
+    idB: string,
+    declaredCard: Uint8Array,
+    kInner: Uint8Array,
+    kOuter: Uint8Array,
+    blobB: Uint8Array,
+  ): string | undefined;
   ot_context(protocolId: string, sessionId: string, senderRole: number, payloadType: number, label: string): Uint8Array;
   ot_fdh(n: Uint8Array, context: Uint8Array): Uint8Array;
   ot_fdh_candidate(context: Uint8Array, counter: number): Uint8Array;
@@ -208,7 +238,8 @@ export function wasmBackend(w: WasmExports): Crypto {
 
   /** Runs `f` on the instance, converting the core's `"CODE: message"` exceptions and traps into CryptoError. */
   function call<T>(f: () => T): T {
-    if (trap !== undefined) throw new CryptoError('WASM_TRAP', `the WASM instance trapped earlier (${trap}) and is no longer used; restart the process or use the js backend`);
+    if (trap !== undefined)
+      throw new CryptoError('WASM_TRAP', `the WASM instance trapped earlier (${trap}) and is no longer used; restart the process or use the js backend`);
     try {
       return f();
     } catch (e) {

@@ -23,7 +23,19 @@ import { flowMode, type FlowMode, type Spec, type WireDirection } from '../spec/
 import { ChainReader, ChainWriter, unsignableInteger } from './frame.js';
 import { PlainWitness, plainWireLine, type Wire } from './plain.js';
 import { FlowReplay } from './flow.js';
-import { declaredOutcome, ModeAbort, type DecideRequest, type EndReason, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput, type Outcome, type ProofRequest } from './mode.js';
+import {
+  declaredOutcome,
+  ModeAbort,
+  type DecideRequest,
+  type EndReason,
+  type Mode,
+  type ModeContext,
+  type ModeDefinition,
+  type ModeEffect,
+  type ModeInput,
+  type Outcome,
+  type ProofRequest,
+} from './mode.js';
 import { modeDefinition } from './modes/index.js';
 
 export type { EndReason } from './mode.js';
@@ -135,13 +147,26 @@ export class SessionCore {
     const hctx: HookContext = { role: p.role, options: p.options, args: [], stateDir: p.stateDir, decision: p.decision, random: p.random };
     this.hookFns = instantiateHooks(p.hooks, hctx) as unknown as Record<string, ((...a: unknown[]) => unknown) | undefined>;
     const ctx: ModeContext = {
-      role: p.role, spec: p.spec, specText: p.specText, protocolId: p.protocolId, sid: p.sid, hostKey: p.hostKey, guestKey: p.guestKey, key: p.key,
-      crypto: p.crypto, options: p.options, controlMode: p.controlMode, decision: p.decision,
+      role: p.role,
+      spec: p.spec,
+      specText: p.specText,
+      protocolId: p.protocolId,
+      sid: p.sid,
+      hostKey: p.hostKey,
+      guestKey: p.guestKey,
+      key: p.key,
+      crypto: p.crypto,
+      options: p.options,
+      controlMode: p.controlMode,
+      decision: p.decision,
       hooks: this.hookFns as never,
       hook: (name, ...args) => this.hook(name, ...args),
-      now: p.now, randomBytes: p.randomBytes,
+      now: p.now,
+      randomBytes: p.randomBytes,
       wire: { lines: this.lines, order: this.order, profile: p.wire === 'plain' ? 'plain' : 'signed' },
-      chat: p.chat, rulesetHash: p.rulesetHash, mpSecrets: p.mpSecrets,
+      chat: p.chat,
+      rulesetHash: p.rulesetHash,
+      mpSecrets: p.mpSecrets,
       ...(p.mpWrap && { mpWrap: p.mpWrap }),
     };
     const instance = this.def.create(ctx);
@@ -171,7 +196,8 @@ export class SessionCore {
   async start(): Promise<void> {
     await this.guard(async () => {
       const supported = ((await this.hook('supported_control_modes')) as ControlMode[] | undefined) ?? ['autonomous', 'hybrid'];
-      if (!supported.includes(this.p.controlMode)) throw new ModeAbort('control_mode_unsupported', 'hooks', `these hooks support ${supported.join(', ')}, not ${this.p.controlMode}`);
+      if (!supported.includes(this.p.controlMode))
+        throw new ModeAbort('control_mode_unsupported', 'hooks', `these hooks support ${supported.join(', ')}, not ${this.p.controlMode}`);
       await this.hook('proto_init', this.p.options, this.p.role, [], this.p.stateDir, this.p.decision);
       await this.feed({ kind: 'start' });
     });
@@ -194,7 +220,13 @@ export class SessionCore {
 
   /** The transport reported the peer gone, or silent past the driver's timeout. */
   transportEnded(timedOut: boolean, timeoutMs: number): void {
-    this.stop(new ModeAbort(timedOut ? 'peer_timeout' : 'peer_disconnected', 'transport', timedOut ? `no frame from the ${this.peer} within ${timeoutMs} ms` : `the ${this.peer} disconnected`));
+    this.stop(
+      new ModeAbort(
+        timedOut ? 'peer_timeout' : 'peer_disconnected',
+        'transport',
+        timedOut ? `no frame from the ${this.peer} within ${timeoutMs} ms` : `the ${this.peer} disconnected`,
+      ),
+    );
   }
 
   /** Ends the session for a reason the driver found (a decision deadline passed). */
@@ -215,7 +247,8 @@ export class SessionCore {
       } catch {
         return undefined;
       }
-      if (msg.action === '_abort') return { completed: false, reason: 'peer_aborted', step: 'peer', detail: `the ${this.peer} aborted: ${String(msg['reason'])}` };
+      if (msg.action === '_abort')
+        return { completed: false, reason: 'peer_aborted', step: 'peer', detail: `the ${this.peer} aborted: ${String(msg['reason'])}` };
     }
     return undefined;
   }
@@ -283,7 +316,19 @@ export class SessionCore {
 
   private proofOf(r: ProofRequest): Record<string, unknown> {
     const p = this.p;
-    return { v: 1, kind: r.kind, sid: p.sid, post_id: p.postId, protocol_id: p.protocolId, nonce: p.nonce, host_key: p.hostKey, guest_key: p.guestKey, offender: r.offender, frames: r.frames === 'all' ? [...this.order] : r.frames, detail: r.detail };
+    return {
+      v: 1,
+      kind: r.kind,
+      sid: p.sid,
+      post_id: p.postId,
+      protocol_id: p.protocolId,
+      nonce: p.nonce,
+      host_key: p.hostKey,
+      guest_key: p.guestKey,
+      offender: r.offender,
+      frames: r.frames === 'all' ? [...this.order] : r.frames,
+      detail: r.detail,
+    };
   }
 
   private async guard(f: () => Promise<void>): Promise<void> {
@@ -329,11 +374,13 @@ export class SessionCore {
   private send(msg: Message): void {
     if (!msg.action.startsWith('_')) {
       const check = this.validator.check(msg, dirFrom(this.p.role));
-      if (!check.ok) throw new ModeAbort('hook_invalid_message', 'hooks', `this side's hooks produced a message the spec does not allow: ${JSON.stringify(check.errors)}`);
+      if (!check.ok)
+        throw new ModeAbort('hook_invalid_message', 'hooks', `this side's hooks produced a message the spec does not allow: ${JSON.stringify(check.errors)}`);
       const big = unsignableInteger(msg);
       if (big) throw new ModeAbort('hook_invalid_message', 'hooks', `this side's hooks produced ${big.pointer} = ${big.digits}, ${UNSIGNABLE}`);
       const step = this.flow.next(this.p.role, msg);
-      if (!step.ok) throw new ModeAbort('hook_invalid_message', 'flow', `this side's hooks produced a message out of the ${this.mode} sequence: ${step.reason}`);
+      if (!step.ok)
+        throw new ModeAbort('hook_invalid_message', 'flow', `this side's hooks produced a message out of the ${this.mode} sequence: ${step.reason}`);
     }
     const { line } = this.writer.next(msg, this.peerHead);
     this.out.frame(line);
@@ -409,8 +456,12 @@ export class SessionCore {
         return;
       }
       if (!check.ok) {
-        throw new ModeAbort('invalid_message', 'spec', `the ${peer}'s ${msg.action} fails the spec: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
-          { kind: 'invalid_message', offender: peer, frames: [frameLine], detail: { errors: check.errors } });
+        throw new ModeAbort(
+          'invalid_message',
+          'spec',
+          `the ${peer}'s ${msg.action} fails the spec: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
+          { kind: 'invalid_message', offender: peer, frames: [frameLine], detail: { errors: check.errors } },
+        );
       }
       throw new ModeAbort('invalid_message', 'spec', `the ${peer}'s ${msg.action} carries ${big!.pointer} = ${big!.digits}, ${UNSIGNABLE}`);
     }
@@ -428,7 +479,8 @@ export class SessionCore {
    * stood before that receipt arrived, and answers with the same.
    */
   private modeCompleted(reason: 'completed' | 'request_response_complete', outcome: Outcome | undefined): void {
-    if (!this.flow.complete) throw new ModeAbort('hook_error', 'flow', `the ${this.p.role} hooks ended the session before the ${this.mode} sequence was complete`);
+    if (!this.flow.complete)
+      throw new ModeAbort('hook_error', 'flow', `the ${this.p.role} hooks ended the session before the ${this.mode} sequence was complete`);
     this.phase = 'receipts';
     this.completedAs = reason;
     this.outcome = outcome ?? this.declared;
@@ -456,13 +508,22 @@ export class SessionCore {
     const mine = this.receiptSent ?? before;
     // Compared canonically, as the verifier does: key order is not part of what was signed.
     const canonical = (m: unknown) => toHex(this.p.crypto.jcs(JSON.stringify(m)));
-    if (msg.action !== '_receipt' || canonical(msg) !== canonical(mine)) throw new ModeAbort('receipt_mismatch', 'receipt', `the ${this.peer}'s receipt does not match this side's chain heads`);
+    if (msg.action !== '_receipt' || canonical(msg) !== canonical(mine))
+      throw new ModeAbort('receipt_mismatch', 'receipt', `the ${this.peer}'s receipt does not match this side's chain heads`);
     if (!this.receiptSent) {
       this.receiptSent = mine;
       this.send(mine);
     }
     const p = this.p;
-    this.out.writeJson('receipt.json', { v: 1, sid: p.sid, protocol_id: p.protocolId, host_key: p.hostKey, guest_key: p.guestKey, heads: mine, frames: { [p.role]: this.lines[p.role].at(-1), [this.peer]: this.lines[this.peer].at(-1) } });
+    this.out.writeJson('receipt.json', {
+      v: 1,
+      sid: p.sid,
+      protocol_id: p.protocolId,
+      host_key: p.hostKey,
+      guest_key: p.guestKey,
+      heads: mine,
+      frames: { [p.role]: this.lines[p.role].at(-1), [this.peer]: this.lines[this.peer].at(-1) },
+    });
     this.ending = { completed: true, reason: this.completedAs, step: 'receipt', ...(this.outcome && { outcome: this.outcome }) };
   }
 
@@ -480,7 +541,16 @@ export class SessionCore {
     const heads = this.heads();
     this.send(heads);
     const p = this.p;
-    this.out.writeJson('receipt.json', { v: 1, wire: 'plain', sid: p.sid, protocol_id: p.protocolId, host_key: p.hostKey, guest_key: p.guestKey, heads, frames: { [p.role]: this.lines[p.role].at(-1) } });
+    this.out.writeJson('receipt.json', {
+      v: 1,
+      wire: 'plain',
+      sid: p.sid,
+      protocol_id: p.protocolId,
+      host_key: p.hostKey,
+      guest_key: p.guestKey,
+      heads,
+      frames: { [p.role]: this.lines[p.role].at(-1) },
+    });
     this.ending = { completed: true, reason: this.completedAs, step: 'receipt', ...(this.outcome && { outcome: this.outcome }) };
   }
 }

@@ -70,7 +70,10 @@ export class DecisionBus {
 
   private mark(id: string, w: Window, reason: 'consumed' | 'superseded' | 'rejected'): void {
     this.consumed.add(id);
-    appendFileSync(join(this.dir, 'consumed.jsonl'), `${JSON.stringify({ decision_id: id, match_key: w.match_key, match_value: w.match_value, consumer_id: this.consumerId, reason, ts: new Date().toISOString() })}\n`);
+    appendFileSync(
+      join(this.dir, 'consumed.jsonl'),
+      `${JSON.stringify({ decision_id: id, match_key: w.match_key, match_value: w.match_value, consumer_id: this.consumerId, reason, ts: new Date().toISOString() })}\n`,
+    );
   }
 
   /**
@@ -78,7 +81,14 @@ export class DecisionBus {
    * real time. `accept` checks a candidate and returns why it is refused (it is then marked rejected
    * and the wait goes on).
    */
-  async wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void, clock: Clock = systemClock, signal?: AbortSignal): Promise<{ id: string; rec: DecisionRecord } | undefined> {
+  async wait(
+    w: Window,
+    until: number,
+    accept: (r: DecisionRecord) => string | undefined,
+    onReject: (id: string, why: string) => void,
+    clock: Clock = systemClock,
+    signal?: AbortSignal,
+  ): Promise<{ id: string; rec: DecisionRecord } | undefined> {
     for (;;) {
       const cands = this.candidates(w).sort((a, b) => priority(b.rec) - priority(a.rec) || b.line - a.line);
       for (const [i, c] of cands.entries()) {

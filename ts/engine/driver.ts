@@ -30,11 +30,37 @@ export interface DecisionSource {
   /** The window open now, or null when none is. */
   publish(w: Window | null): void;
   /** The first acceptable decision for the window before `until` (ms on `clock`) or `signal`, else undefined. */
-  wait(w: Window, until: number, accept: (r: DecisionRecord) => string | undefined, onReject: (id: string, why: string) => void, clock: Clock, signal?: AbortSignal): Promise<{ id: string; rec: DecisionRecord } | undefined>;
+  wait(
+    w: Window,
+    until: number,
+    accept: (r: DecisionRecord) => string | undefined,
+    onReject: (id: string, why: string) => void,
+    clock: Clock,
+    signal?: AbortSignal,
+  ): Promise<{ id: string; rec: DecisionRecord } | undefined>;
 }
 
 export interface DriverConfig
-  extends Pick<CoreParams, 'crypto' | 'role' | 'spec' | 'specText' | 'protocolId' | 'hooks' | 'options' | 'key' | 'hostKey' | 'guestKey' | 'sid' | 'postId' | 'nonce' | 'stateDir' | 'maxFrameBytes' | 'mpWrap'>,
+  extends
+    Pick<
+      CoreParams,
+      | 'crypto'
+      | 'role'
+      | 'spec'
+      | 'specText'
+      | 'protocolId'
+      | 'hooks'
+      | 'options'
+      | 'key'
+      | 'hostKey'
+      | 'guestKey'
+      | 'sid'
+      | 'postId'
+      | 'nonce'
+      | 'stateDir'
+      | 'maxFrameBytes'
+      | 'mpWrap'
+    >,
     Partial<Pick<CoreParams, 'random' | 'chat' | 'controlMode' | 'rulesetHash' | 'mpSecrets' | 'wire'>> {
   transport: Transport;
   /** Longest wait for the peer's next frame (default: decision.timeout_seconds, else 30 s). */
@@ -67,8 +93,20 @@ export interface DriverResult {
 }
 
 /** The first line of a transcript (record.ts), from the session's identity. */
-export function transcriptHeader(c: Pick<DriverConfig, 'sid' | 'postId' | 'protocolId' | 'hostKey' | 'guestKey' | 'nonce' | 'role' | 'wire'>): TranscriptHeader {
-  return { _transcript: 1, sid: c.sid, post_id: c.postId, protocol_id: c.protocolId, host_key: c.hostKey, guest_key: c.guestKey, nonce: c.nonce, role: c.role, ...(c.wire === 'plain' && { wire: 'plain' as const }) };
+export function transcriptHeader(
+  c: Pick<DriverConfig, 'sid' | 'postId' | 'protocolId' | 'hostKey' | 'guestKey' | 'nonce' | 'role' | 'wire'>,
+): TranscriptHeader {
+  return {
+    _transcript: 1,
+    sid: c.sid,
+    post_id: c.postId,
+    protocol_id: c.protocolId,
+    host_key: c.hostKey,
+    guest_key: c.guestKey,
+    nonce: c.nonce,
+    role: c.role,
+    ...(c.wire === 'plain' && { wire: 'plain' as const }),
+  };
 }
 
 export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
@@ -90,14 +128,27 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
 
   const core = new SessionCore(
     {
-      crypto, role, spec, specText: cfg.specText, protocolId: cfg.protocolId, hooks: cfg.hooks, options: cfg.options, key: cfg.key,
-      hostKey: cfg.hostKey, guestKey: cfg.guestKey, sid: cfg.sid, postId: cfg.postId, nonce: cfg.nonce, stateDir: cfg.stateDir,
+      crypto,
+      role,
+      spec,
+      specText: cfg.specText,
+      protocolId: cfg.protocolId,
+      hooks: cfg.hooks,
+      options: cfg.options,
+      key: cfg.key,
+      hostKey: cfg.hostKey,
+      guestKey: cfg.guestKey,
+      sid: cfg.sid,
+      postId: cfg.postId,
+      nonce: cfg.nonce,
+      stateDir: cfg.stateDir,
       ...(cfg.maxFrameBytes !== undefined && { maxFrameBytes: cfg.maxFrameBytes }),
       random: cfg.random ?? Math.random,
       randomBytes: (n) => globalThis.crypto.getRandomValues(new Uint8Array(n)),
       now: () => clock.now(),
       chat: cfg.chat ?? [],
-      controlMode, decision,
+      controlMode,
+      decision,
       rulesetHash: cfg.rulesetHash ?? rulesetHashOfSpec(crypto, cfg.specText),
       mpSecrets: cfg.mpSecrets ?? randomSecrets(crypto.ot),
       ...(cfg.mpWrap && { mpWrap: cfg.mpWrap }),
@@ -164,7 +215,14 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
         peerLeft = true;
         end.abort();
       });
-    const got = await bus.wait(w, human ? now + decisionTimeoutMs : now + minThinkMs, req.check, (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }), clock, end.signal);
+    const got = await bus.wait(
+      w,
+      human ? now + decisionTimeoutMs : now + minThinkMs,
+      req.check,
+      (id, why) => record.event('local_decision_rejected', { decision_id: id, reason: why }),
+      clock,
+      end.signal,
+    );
     bus.publish(null);
     if (end.signal.aborted) {
       if (peerLeft && !localAbort && !core.ending) core.transportEnded(false, timeoutMs);
@@ -284,7 +342,14 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
 
 /** A session's result from the core's end: the one shape every driver (network, memory, virtual clock) returns. */
 export function driverResult(end: CoreEnd & { proofFile?: string }, sid: string): DriverResult {
-  return { completed: end.completed, reason: end.reason, ...(end.outcome && { outcome: end.outcome }), ...(end.detail !== undefined && !end.completed && { detail: end.detail }), sid, ...(end.proofFile && { proofFile: end.proofFile }) };
+  return {
+    completed: end.completed,
+    reason: end.reason,
+    ...(end.outcome && { outcome: end.outcome }),
+    ...(end.detail !== undefined && !end.completed && { detail: end.detail }),
+    sid,
+    ...(end.proofFile && { proofFile: end.proofFile }),
+  };
 }
 
 /** The lines read after the peer left, looking for its `_abort`: a peer that floods before leaving gets no more. */

@@ -112,7 +112,8 @@ export class FlowReplay {
         this.turn = from === 'host' ? 'guest' : 'host';
         return OK;
       case 'request_response':
-        if (from !== this.turn) return refuse(this.moves ? `${what}: a request_response session has one request and at most one response` : `${what} before the guest's request`);
+        if (from !== this.turn)
+          return refuse(this.moves ? `${what}: a request_response session has one request and at most one response` : `${what} before the guest's request`);
         if (from === 'guest') {
           this.moves++;
           this.turn = 'host';
@@ -146,7 +147,8 @@ export class FlowReplay {
     const pending = this.mpPending;
     if (pending) {
       if (from === pending.from) return refuse(`${what} before the answer to its mp_ot_request ${JSON.stringify(pending.id)}`);
-      if (msg.action !== 'mp_ot_response' || msg['id'] !== pending.id) return refuse(`expected the ${from}'s mp_ot_response to ${JSON.stringify(pending.id)}, got ${what}`);
+      if (msg.action !== 'mp_ot_response' || msg['id'] !== pending.id)
+        return refuse(`expected the ${from}'s mp_ot_response to ${JSON.stringify(pending.id)}, got ${what}`);
       this.mpPending = undefined;
       return OK;
     }
@@ -189,7 +191,8 @@ export class FlowReplay {
         this.phase = 'done';
         return OK;
       case 'host_error':
-        if (from !== 'host' || msg.action !== 'error') return refuse(`only the host's error may follow the guest's reveal that does not open its commit, not ${what}`);
+        if (from !== 'host' || msg.action !== 'error')
+          return refuse(`only the host's error may follow the guest's reveal that does not open its commit, not ${what}`);
         this.phase = 'closed';
         return OK;
     }

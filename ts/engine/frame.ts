@@ -88,7 +88,12 @@ abstract class Chain {
 
 /** The sending half of a chain. */
 export class ChainWriter extends Chain {
-  constructor(crypto: Crypto, sid: string, from: Role, private readonly key: Ed25519Keypair) {
+  constructor(
+    crypto: Crypto,
+    sid: string,
+    from: Role,
+    private readonly key: Ed25519Keypair,
+  ) {
     super(crypto, sid, from);
   }
   /**
@@ -126,7 +131,13 @@ export interface AckTarget {
 export class ChainReader extends Chain {
   /** The seq of the frame the sender's latest ack named (-1: none yet). */
   lastAck = -1;
-  constructor(crypto: Crypto, sid: string, from: Role, private readonly publicKey: Uint8Array, private readonly acked?: AckTarget) {
+  constructor(
+    crypto: Crypto,
+    sid: string,
+    from: Role,
+    private readonly publicKey: Uint8Array,
+    private readonly acked?: AckTarget,
+  ) {
     super(crypto, sid, from);
   }
   /** Checks a parsed object as the next frame; advances only when it is accepted. */
@@ -134,25 +145,45 @@ export class ChainReader extends Chain {
     if (typeof x !== 'object' || x === null || Array.isArray(x)) return { ok: false, step: 'envelope', reason: 'a frame must be a JSON object' };
     const f = x as Partial<Frame>;
     const keys = Object.keys(x).sort().join(',');
-    if (f.v !== FRAME_VERSION && keys !== FRAME_KEYS) return { ok: false, step: 'envelope', reason: `frame version ${JSON.stringify(f.v)} is not ${FRAME_VERSION}` };
+    if (f.v !== FRAME_VERSION && keys !== FRAME_KEYS)
+      return { ok: false, step: 'envelope', reason: `frame version ${JSON.stringify(f.v)} is not ${FRAME_VERSION}` };
     if (keys !== FRAME_KEYS) return { ok: false, step: 'envelope', reason: `a frame has exactly v, sid, from, seq, prev, ack, msg, sig (got ${keys})` };
-    if (f.v !== FRAME_VERSION || typeof f.sid !== 'string' || typeof f.seq !== 'number' || typeof f.prev !== 'string' || typeof f.ack !== 'string' || typeof f.sig !== 'string' || typeof f.msg !== 'object' || f.msg === null || Array.isArray(f.msg) || typeof (f.msg as { action?: unknown }).action !== 'string')
+    if (
+      f.v !== FRAME_VERSION ||
+      typeof f.sid !== 'string' ||
+      typeof f.seq !== 'number' ||
+      typeof f.prev !== 'string' ||
+      typeof f.ack !== 'string' ||
+      typeof f.sig !== 'string' ||
+      typeof f.msg !== 'object' ||
+      f.msg === null ||
+      Array.isArray(f.msg) ||
+      typeof (f.msg as { action?: unknown }).action !== 'string'
+    )
       return { ok: false, step: 'envelope', reason: 'frame fields have the wrong types' };
     if (f.sid !== this.sid) return { ok: false, step: 'envelope', reason: 'frame belongs to another session' };
     if (f.from !== this.from) return { ok: false, step: 'envelope', reason: `frame claims to be from ${String(f.from)}, not the peer (${this.from})` };
-    if (f.seq !== this.seq) return { ok: false, step: 'sequence', reason: `expected frame ${this.seq} of ${this.from}, got ${f.seq} (replayed, dropped or reordered)` };
+    if (f.seq !== this.seq)
+      return { ok: false, step: 'sequence', reason: `expected frame ${this.seq} of ${this.from}, got ${f.seq} (replayed, dropped or reordered)` };
     if (!HEX64.test(f.prev) || f.prev !== this.head) return { ok: false, step: 'chain', reason: 'prev does not match the hash of the previous frame' };
     let acks = -1;
     if (this.acked) {
       const k = HEX64.test(f.ack) ? this.acked.indexOf(f.ack) : undefined;
-      if (k === undefined) return { ok: false, step: 'ack', reason: `frame ${f.seq} of ${this.from} acknowledges a ${this.acked.from} frame that does not precede it` };
-      if (k < this.lastAck) return { ok: false, step: 'ack', reason: `frame ${f.seq} of ${this.from} acknowledges ${this.acked.from} frame ${k}, older than the ${this.lastAck} it had acknowledged` };
+      if (k === undefined)
+        return { ok: false, step: 'ack', reason: `frame ${f.seq} of ${this.from} acknowledges a ${this.acked.from} frame that does not precede it` };
+      if (k < this.lastAck)
+        return {
+          ok: false,
+          step: 'ack',
+          reason: `frame ${f.seq} of ${this.from} acknowledges ${this.acked.from} frame ${k}, older than the ${this.lastAck} it had acknowledged`,
+        };
       acks = k;
     } else if (!HEX64.test(f.ack)) return { ok: false, step: 'ack', reason: 'ack must be 64 lowercase hex' };
     if (!HEX128.test(f.sig)) return { ok: false, step: 'signature', reason: 'sig must be 128 lowercase hex' };
     const signed = signingBytes(this.crypto, f as Frame);
     const sig = fromHex(f.sig);
-    if (!this.crypto.ed25519Verify(this.publicKey, signed, sig)) return { ok: false, step: 'signature', reason: `signature does not verify under ${this.from}'s key` };
+    if (!this.crypto.ed25519Verify(this.publicKey, signed, sig))
+      return { ok: false, step: 'signature', reason: `signature does not verify under ${this.from}'s key` };
     const hash = frameHash(this.crypto, signed, sig);
     this.advance(hash);
     this.lastAck = acks;
@@ -184,7 +215,12 @@ export function unsignableInteger(value: unknown, at = ''): { pointer: string; d
   const path: string[] = [];
   const digits = unsignableDigits(value, path);
   if (digits === undefined) return undefined;
-  const pointer = at + path.reverse().map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+  const pointer =
+    at +
+    path
+      .reverse()
+      .map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`)
+      .join('');
   return { pointer: pointer || '/', digits };
 }
 

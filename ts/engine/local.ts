@@ -60,10 +60,18 @@ export { seeded };
 export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; guest: SessionResult }> {
   if (flowMode(r.spec) === 'authoritative_realtime') {
     const v = await runVirtual({
-      crypto: r.crypto, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hooks: r.hooks, outDir: r.outDir, seed: r.seed ?? 1,
+      crypto: r.crypto,
+      spec: r.spec,
+      specText: r.specText,
+      protocolId: r.protocolId,
+      hooks: r.hooks,
+      outDir: r.outDir,
+      seed: r.seed ?? 1,
       options: r.hostOptions ?? r.options ?? {},
-      ...(r.hostHooks && { hostHooks: r.hostHooks }), ...(r.guestHooks && { guestHooks: r.guestHooks }),
-      ...(r.rulesetHash && { rulesetHash: r.rulesetHash }), ...(r.onMessage && { onMessage: r.onMessage }),
+      ...(r.hostHooks && { hostHooks: r.hostHooks }),
+      ...(r.guestHooks && { guestHooks: r.guestHooks }),
+      ...(r.rulesetHash && { rulesetHash: r.rulesetHash }),
+      ...(r.onMessage && { onMessage: r.onMessage }),
     });
     return { host: v.host, guest: v.guest };
   }
@@ -76,12 +84,53 @@ export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; gues
   const postId = 'local';
   const sid = sessionId(c, postId, r.protocolId, hk, gk, nonce);
   const [ht, gt] = memoryPair(r.faults);
-  const common = { crypto: c, ...(r.rulesetHash && { rulesetHash: r.rulesetHash }), spec: r.spec, specText: r.specText, protocolId: r.protocolId, hostKey: hk, guestKey: gk, sid, postId, nonce, ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }), ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }), ...(r.minThinkMs !== undefined && { minThinkMs: r.minThinkMs }), ...(r.decisionTimeoutMs !== undefined && { decisionTimeoutMs: r.decisionTimeoutMs }), ...(r.clock && { clock: r.clock }) };
+  const common = {
+    crypto: c,
+    ...(r.rulesetHash && { rulesetHash: r.rulesetHash }),
+    spec: r.spec,
+    specText: r.specText,
+    protocolId: r.protocolId,
+    hostKey: hk,
+    guestKey: gk,
+    sid,
+    postId,
+    nonce,
+    ...(r.timeoutMs !== undefined && { timeoutMs: r.timeoutMs }),
+    ...(r.maxFrameBytes !== undefined && { maxFrameBytes: r.maxFrameBytes }),
+    ...(r.minThinkMs !== undefined && { minThinkMs: r.minThinkMs }),
+    ...(r.decisionTimeoutMs !== undefined && { decisionTimeoutMs: r.decisionTimeoutMs }),
+    ...(r.clock && { clock: r.clock }),
+  };
   try {
     const [host, guest] = await Promise.all([
       // The host sees every frame once (its own sends and the guest's), so it alone reports them.
-      runSession({ ...common, ...(r.onMessage && { onMessage: r.onMessage }), role: 'host', controlMode: r.hostControl ?? 'autonomous', hooks: r.hostHooks ?? r.hooks, options: r.hostOptions ?? r.options ?? {}, transport: ht, key: hostKey, stateDir: join(r.outDir, 'host'), random: seeded(seed * 2 + 1), chat: r.chat?.host ?? [], ...(r.mpSecrets?.host && { mpSecrets: r.mpSecrets.host }) }),
-      runSession({ ...common, role: 'guest', controlMode: r.guestControl ?? 'autonomous', hooks: r.guestHooks ?? r.hooks, options: r.guestOptions ?? r.options ?? {}, transport: gt, key: guestKey, stateDir: join(r.outDir, 'guest'), random: seeded(seed * 2 + 2), chat: r.chat?.guest ?? [], ...(r.mpSecrets?.guest && { mpSecrets: r.mpSecrets.guest }) }),
+      runSession({
+        ...common,
+        ...(r.onMessage && { onMessage: r.onMessage }),
+        role: 'host',
+        controlMode: r.hostControl ?? 'autonomous',
+        hooks: r.hostHooks ?? r.hooks,
+        options: r.hostOptions ?? r.options ?? {},
+        transport: ht,
+        key: hostKey,
+        stateDir: join(r.outDir, 'host'),
+        random: seeded(seed * 2 + 1),
+        chat: r.chat?.host ?? [],
+        ...(r.mpSecrets?.host && { mpSecrets: r.mpSecrets.host }),
+      }),
+      runSession({
+        ...common,
+        role: 'guest',
+        controlMode: r.guestControl ?? 'autonomous',
+        hooks: r.guestHooks ?? r.hooks,
+        options: r.guestOptions ?? r.options ?? {},
+        transport: gt,
+        key: guestKey,
+        stateDir: join(r.outDir, 'guest'),
+        random: seeded(seed * 2 + 2),
+        chat: r.chat?.guest ?? [],
+        ...(r.mpSecrets?.guest && { mpSecrets: r.mpSecrets.guest }),
+      }),
     ]);
     return { host, guest };
   } finally {

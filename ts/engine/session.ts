@@ -35,6 +35,11 @@ export async function runSession(cfg: SessionConfig): Promise<SessionResult> {
   const { role, stateDir } = cfg;
   const store = new SessionRecord(stateDir, transcriptHeader(cfg), cfg.specText, cfg.durability);
   const decisions = (cfg.controlMode ?? 'hybrid') === 'autonomous' ? undefined : new DecisionBus(cfg.crypto, stateDir, `${role}:${cfg.sid.slice(0, 8)}`);
-  const { proofFile, ...end } = await driveSession({ ...cfg, store, ...(decisions && { decisions }), abortRequested: () => existsSync(join(stateDir, 'abort.request')) });
+  const { proofFile, ...end } = await driveSession({
+    ...cfg,
+    store,
+    ...(decisions && { decisions }),
+    abortRequested: () => existsSync(join(stateDir, 'abort.request')),
+  });
   return { ...end, dir: stateDir, ...(proofFile && { proof: join(stateDir, proofFile) }) };
 }

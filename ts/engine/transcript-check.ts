@@ -70,10 +70,11 @@ function parseHeader(crypto: Crypto, line: string | undefined): TranscriptHeader
   const h = p?.value;
   if (!isObject(h) || h['_transcript'] !== 1) return 'the first line is not a transcript header';
   const keys = Object.keys(h).sort().join(',');
-  if (keys !== HEADER_KEYS && !(keys === HEADER_KEYS_PLAIN && h['wire'] === 'plain')) return `a transcript header has exactly ${HEADER_KEYS.split(',').join(', ')} (and wire "plain" for the unsigned profile)`;
+  if (keys !== HEADER_KEYS && !(keys === HEADER_KEYS_PLAIN && h['wire'] === 'plain'))
+    return `a transcript header has exactly ${HEADER_KEYS.split(',').join(', ')} (and wire "plain" for the unsigned profile)`;
   for (const k of ['sid', 'post_id', 'protocol_id', 'host_key', 'guest_key', 'nonce']) if (typeof h[k] !== 'string') return `the header's ${k} is not a string`;
-  if (!HEX64.test(h['host_key'] as string) || !HEX64.test(h['guest_key'] as string)) return 'the header\'s keys are not 64 lowercase hex';
-  if (h['role'] !== 'host' && h['role'] !== 'guest') return 'the header\'s role is neither host nor guest';
+  if (!HEX64.test(h['host_key'] as string) || !HEX64.test(h['guest_key'] as string)) return "the header's keys are not 64 lowercase hex";
+  if (h['role'] !== 'host' && h['role'] !== 'guest') return "the header's role is neither host nor guest";
   return h as unknown as TranscriptHeader;
 }
 
@@ -97,7 +98,13 @@ function realtimeVerdict(crypto: Crypto, lines: string[]): TranscriptCheck['viol
  * protocol message against the spec; the mode's message sequence replayed over the transcript; the two
  * receipts over the final chain heads; and receipt.json (`null`: none) against those receipts.
  */
-export function verifyTranscript(crypto: Crypto, transcriptText: string, specText: string, receiptText: string | null, mpReceiptText: string | null = null): TranscriptCheck {
+export function verifyTranscript(
+  crypto: Crypto,
+  transcriptText: string,
+  specText: string,
+  receiptText: string | null,
+  mpReceiptText: string | null = null,
+): TranscriptCheck {
   const lines = transcriptText.split('\n').filter((l) => l.length > 0);
   const header = parseHeader(crypto, lines[0]);
   if (typeof header === 'string') return fail(header);
@@ -111,7 +118,15 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
   }
   if (!checked.protocolId) return fail('spec.json is not strict JSON', 0, sid);
   if (checked.protocolId !== header.protocol_id) return fail(`spec.json hashes to ${checked.protocolId}, the session used ${header.protocol_id}`, 0, sid);
-  if (!checked.ok) return fail(`spec.json is not a valid spec: ${checked.issues.filter((i) => i.severity === 'error').map((i) => i.code).join(', ')}`, 0, sid);
+  if (!checked.ok)
+    return fail(
+      `spec.json is not a valid spec: ${checked.issues
+        .filter((i) => i.severity === 'error')
+        .map((i) => i.code)
+        .join(', ')}`,
+      0,
+      sid,
+    );
   const spec: Spec = checked.spec;
   let validator: MessageValidator;
   let flow: FlowReplay;
@@ -124,7 +139,9 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
   const free = flow.mode === 'free';
   const plain = header.wire === 'plain';
   // Plain profile: both chains are signed by the writer (its own frames, and its witness of the peer's).
-  const keys = plain ? { host: fromHex(header[`${header.role}_key`]), guest: fromHex(header[`${header.role}_key`]) } : { host: fromHex(header.host_key), guest: fromHex(header.guest_key) };
+  const keys = plain
+    ? { host: fromHex(header[`${header.role}_key`]), guest: fromHex(header[`${header.role}_key`]) }
+    : { host: fromHex(header.host_key), guest: fromHex(header.guest_key) };
   // Each reader's acks point into the other reader: a frame may only acknowledge what precedes it.
   const readers = {} as Record<Role, ChainReader>;
   readers.host = new ChainReader(crypto, sid, 'host', keys.host, { from: 'guest', indexOf: (h) => readers.guest.indexOf(h) });
@@ -160,7 +177,8 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
     if (from === writer && a.acks !== readers[other(from)].count - 1)
       return fail(`frame ${n} was written by the ${writer} but does not acknowledge the ${other(from)}'s latest frame before it`, n, sid);
     const msg = a.frame.msg;
-    if (plain && from !== writer && msg.action.startsWith('_')) return fail(`frame ${n}: a witnessed ${from} message cannot be the engine's ${msg.action}`, n, sid);
+    if (plain && from !== writer && msg.action.startsWith('_'))
+      return fail(`frame ${n}: a witnessed ${from} message cannot be the engine's ${msg.action}`, n, sid);
     if (msg.action === '_abort') {
       aborted = true;
       continue;
@@ -193,7 +211,12 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
       // Free mode drops invalid chat messages and carries on, as the reference does; a realtime host
       // acks a guest's invalid command rejected and plays on.
       if (flow.mode === 'authoritative_realtime' && from === 'guest' && rtPlaying) rtLines.push(line);
-      else if (!free) refuse(from, check.errors.map((e) => e.code), `the ${from}'s ${msg.action} fails the spec`);
+      else if (!free)
+        refuse(
+          from,
+          check.errors.map((e) => e.code),
+          `the ${from}'s ${msg.action} fails the spec`,
+        );
       continue;
     }
     const hadMismatch = flow.mismatch;
@@ -225,10 +248,24 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
   if (receiptText !== null) {
     if (!receipt) return fail('receipt.json is beside a transcript that does not hold both receipts', n, sid);
     const expected = plain
-      ? { v: 1, wire: 'plain', sid, protocol_id: header.protocol_id, host_key: header.host_key, guest_key: header.guest_key, heads: receipts[writer]!.msg, frames: { [writer]: receipts[writer]!.line } }
+      ? {
+          v: 1,
+          wire: 'plain',
+          sid,
+          protocol_id: header.protocol_id,
+          host_key: header.host_key,
+          guest_key: header.guest_key,
+          heads: receipts[writer]!.msg,
+          frames: { [writer]: receipts[writer]!.line },
+        }
       : {
-          v: 1, sid, protocol_id: header.protocol_id, host_key: header.host_key, guest_key: header.guest_key,
-          heads: receipts.host!.msg, frames: { host: receipts.host!.line, guest: receipts.guest!.line },
+          v: 1,
+          sid,
+          protocol_id: header.protocol_id,
+          host_key: header.host_key,
+          guest_key: header.guest_key,
+          heads: receipts.host!.msg,
+          frames: { host: receipts.host!.line, guest: receipts.guest!.line },
         };
     const got = strictParse(crypto, receiptText);
     if (!got) return fail('receipt.json is not strict JSON', n, sid);
@@ -242,7 +279,9 @@ export function verifyTranscript(crypto: Crypto, transcriptText: string, specTex
     if (bad) return fail(bad, n, sid);
   }
   if (!receipt && !reason)
-    reason = violation ? `the ${violation.from} sent a message the ${violation.codes[0]?.startsWith('FLOW') || violation.codes[0]?.startsWith('RECEIPT') ? 'flow' : 'spec'} refuses (frame ${violation.frame}${violation.reason ? `: ${violation.reason}` : ''}); the session was aborted` : 'no complete receipt: the session did not end normally';
+    reason = violation
+      ? `the ${violation.from} sent a message the ${violation.codes[0]?.startsWith('FLOW') || violation.codes[0]?.startsWith('RECEIPT') ? 'flow' : 'spec'} refuses (frame ${violation.frame}${violation.reason ? `: ${violation.reason}` : ''}); the session was aborted`
+      : 'no complete receipt: the session did not end normally';
   return { ok: true, receipt, frames: n, sid, ...(plain && { wire: 'plain' as const }), ...(violation && { violation }), ...(reason ? { reason } : {}) };
 }
 
@@ -256,7 +295,10 @@ function mentalPokerReceipts(crypto: Crypto, header: TranscriptHeader, r: Partia
   if (!h || !g) return 'a mental_poker game completed without both terminal receipts';
   const hash = h['transcript_hash'];
   if (typeof hash !== 'string' || !HEX64.test(hash) || g['transcript_hash'] !== hash) return 'the two terminal receipts name different transcript hashes';
-  for (const [side, m] of [['host', h], ['guest', g]] as const) {
+  for (const [side, m] of [
+    ['host', h],
+    ['guest', g],
+  ] as const) {
     const key = side === 'host' ? header.host_key : header.guest_key;
     const sig = m['signature'];
     if (m['public_key'] !== key || typeof sig !== 'string' || !/^[0-9a-f]{128}$/.test(sig) || !crypto.ed25519Verify(fromHex(key), fromHex(hash), fromHex(sig)))
@@ -266,7 +308,8 @@ function mentalPokerReceipts(crypto: Crypto, header: TranscriptHeader, r: Partia
   const got = strictParse(crypto, text);
   const [mine, theirs] = header.role === 'host' ? [h, g] : [g, h];
   const expected = { transcript_hash: hash, signature: mine['signature'], peer_signature: theirs['signature'], audit_status: 'passed' };
-  if (!got || canonical(crypto, got.value) !== canonical(crypto, expected)) return 'transcript_receipt.json does not match the terminal receipts in the transcript';
+  if (!got || canonical(crypto, got.value) !== canonical(crypto, expected))
+    return 'transcript_receipt.json does not match the terminal receipts in the transcript';
   return undefined;
 }
 
@@ -295,7 +338,15 @@ export interface ProofProtocol {
   protocolId: string;
 }
 
-const PROOF_KINDS = ['commit_mismatch', 'invalid_message', 'balance_mismatch', 'mp_play_rejected', 'mp_rule_rejected', 'mp_audit_failed', 'realtime_integrity_failed'];
+const PROOF_KINDS = [
+  'commit_mismatch',
+  'invalid_message',
+  'balance_mismatch',
+  'mp_play_rejected',
+  'mp_rule_rejected',
+  'mp_audit_failed',
+  'realtime_integrity_failed',
+];
 const PROOF_KEYS = 'detail,frames,guest_key,host_key,kind,nonce,offender,post_id,protocol_id,sid,v';
 /** A proof names a handful of frames; more is not a proof this engine writes. A mental-poker proof holds the whole game. */
 const MAX_PROOF_FRAMES = 64;
@@ -312,7 +363,8 @@ function proofShape(proof: unknown): Proof | string {
   if (proof['offender'] !== 'host' && proof['offender'] !== 'guest') return 'offender is neither host nor guest';
   const frames = proof['frames'];
   const max = (proof['kind'] as string).startsWith('mp_') ? MAX_MP_PROOF_FRAMES : MAX_PROOF_FRAMES;
-  if (!Array.isArray(frames) || frames.length === 0 || frames.length > max || !frames.every((f) => typeof f === 'string')) return `frames is not a list of 1 to ${max} frame lines`;
+  if (!Array.isArray(frames) || frames.length === 0 || frames.length > max || !frames.every((f) => typeof f === 'string'))
+    return `frames is not a list of 1 to ${max} frame lines`;
   if (!isObject(proof['detail'])) return 'detail is not an object';
   return proof as unknown as Proof;
 }
@@ -343,9 +395,18 @@ export function verifyProof(crypto: Crypto, input: unknown, specText: string, pr
   for (const [i, line] of proof.frames.entries()) {
     const p = strictParse(crypto, line);
     const f = p?.value;
-    if (!isObject(f) || Object.keys(f).sort().join(',') !== 'ack,from,msg,prev,seq,sid,sig,v' || f['v'] !== FRAME_VERSION) return no(`frame ${i} is not a frame`);
+    if (!isObject(f) || Object.keys(f).sort().join(',') !== 'ack,from,msg,prev,seq,sid,sig,v' || f['v'] !== FRAME_VERSION)
+      return no(`frame ${i} is not a frame`);
     if (f['sid'] !== sid || (f['from'] !== 'host' && f['from'] !== 'guest')) return no(`frame ${i} belongs to another session`);
-    if (typeof f['seq'] !== 'number' || typeof f['prev'] !== 'string' || typeof f['ack'] !== 'string' || !isObject(f['msg']) || typeof f['msg']['action'] !== 'string' || typeof f['sig'] !== 'string' || !/^[0-9a-f]{128}$/.test(f['sig']))
+    if (
+      typeof f['seq'] !== 'number' ||
+      typeof f['prev'] !== 'string' ||
+      typeof f['ack'] !== 'string' ||
+      !isObject(f['msg']) ||
+      typeof f['msg']['action'] !== 'string' ||
+      typeof f['sig'] !== 'string' ||
+      !/^[0-9a-f]{128}$/.test(f['sig'])
+    )
       return no(`frame ${i} has fields of the wrong types`);
     const frame = f as unknown as Frame;
     if (!crypto.ed25519Verify(keys[frame.from], signingBytes(crypto, frame), fromHex(frame.sig))) return no(`frame ${i} is not signed by the ${frame.from}`);
@@ -366,8 +427,15 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
   if (proof.kind === 'commit_mismatch') {
     const field = spec.flow?.round?.value_field || 'value';
     const [commit, reveal] = byOffender;
-    if (!commit || !reveal || commit.msg.action !== 'commit' || reveal.msg.action !== 'reveal' || commit.msg['round'] !== reveal.msg['round'] || commit.seq >= reveal.seq)
-      return no('a commit mismatch needs the offender\'s commit and later reveal of the same round');
+    if (
+      !commit ||
+      !reveal ||
+      commit.msg.action !== 'commit' ||
+      reveal.msg.action !== 'reveal' ||
+      commit.msg['round'] !== reveal.msg['round'] ||
+      commit.seq >= reveal.seq
+    )
+      return no("a commit mismatch needs the offender's commit and later reveal of the same round");
     if (typeof commit.msg['hash'] !== 'string' || typeof reveal.msg['nonce'] !== 'string') return no('the commit or the reveal lacks its hash or nonce');
     let opens: boolean;
     try {
@@ -375,17 +443,24 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
     } catch {
       return no('the commit is not a commitment hash');
     }
-    return opens ? no('the reveal matches the commit') : { proven: true, reason: `the ${proof.offender}'s reveal in round ${String(reveal.msg['round'])} does not open its commit` };
+    return opens
+      ? no('the reveal matches the commit')
+      : { proven: true, reason: `the ${proof.offender}'s reveal in round ${String(reveal.msg['round'])} does not open its commit` };
   }
   if (proof.kind === 'invalid_message') {
     const f = byOffender[0];
     if (!f) return no('no frame by the offender');
     const check = messageValidator(proof.protocol_id, spec).check(f.msg, f.from === 'host' ? 'host_to_guest' : 'guest_to_host');
-    return check.ok ? no('the message is valid') : { proven: true, reason: `the ${proof.offender} signed a ${f.msg.action} the spec refuses: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}` };
+    return check.ok
+      ? no('the message is valid')
+      : {
+          proven: true,
+          reason: `the ${proof.offender} signed a ${f.msg.action} the spec refuses: ${check.errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
+        };
   }
   // balance_mismatch: rejudge the round with the protocol's pure judge from the signed frames.
   if (proof.offender !== 'host') return no('only the host judges rounds: a balance mismatch names the host');
-  if (!hooks) return no('a balance mismatch is checked with the protocol\'s hooks: pass --protocol-dir');
+  if (!hooks) return no("a balance mismatch is checked with the protocol's hooks: pass --protocol-dir");
   const ready = frames.find((f) => f.from === 'host' && f.msg.action === 'ready');
   const results = frames.filter((f) => f.from === 'host' && f.msg.action === 'round_result');
   const disputed = results.at(-1);
@@ -394,7 +469,10 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
   const hostReveal = frames.find((f) => f.from === 'host' && f.msg.action === 'reveal');
   const guestReveal = frames.find((f) => f.from === 'guest' && f.msg.action === 'reveal');
   if (!ready || !disputed || !hostReveal || !guestReveal) return no('a balance mismatch needs the ready, both reveals and the disputed round_result');
-  const h = instantiateHooks(hooks, { role: 'guest', options: {}, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as Record<string, (...a: unknown[]) => unknown>;
+  const h = instantiateHooks(hooks, { role: 'guest', options: {}, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as Record<
+    string,
+    (...a: unknown[]) => unknown
+  >;
   const pure = h['proto_round_judge_pure'];
   if (typeof pure !== 'function') return no('the protocol has no pure judge');
   const round = disputed.msg['round'];
@@ -403,7 +481,9 @@ function judge(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks:
   const expected = pure(round, hostReveal.msg[field], guestReveal.msg[field], state);
   if (!isObject(expected)) return no('the pure judge returned no round_result');
   const diff = shadowMismatches(h as never, expected as Message, disputed.msg).map((m) => m.field);
-  return diff.length ? { proven: true, reason: `the host's round ${round} result differs from the rules in ${diff.join(', ')}` } : no('the round_result follows the rules');
+  return diff.length
+    ? { proven: true, reason: `the host's round ${round} result differs from the rules in ${diff.join(', ')}` }
+    : no('the round_result follows the rules');
 }
 
 /** Both senders' frames from their first, each in order: a proof may not leave out what would clear the offender. */
@@ -437,7 +517,7 @@ function judgeRealtime(crypto: Crypto, proof: Proof, frames: Frame[]): ProofChec
  */
 function judgeMentalPoker(crypto: Crypto, proof: Proof, spec: Spec, frames: Frame[], hooks: HooksModule | undefined): ProofCheck {
   const no = (reason: string): ProofCheck => ({ proven: false, reason });
-  if (!hooks) return no('a mental-poker proof is checked with the protocol\'s deck: pass --protocol-dir');
+  if (!hooks) return no("a mental-poker proof is checked with the protocol's deck: pass --protocol-dir");
   const gap = wholeChains(frames);
   if (gap) return no(gap);
   const d = proof.detail;
@@ -445,7 +525,14 @@ function judgeMentalPoker(crypto: Crypto, proof: Proof, spec: Spec, frames: Fram
   if (!isObject(deal) || !Number.isSafeInteger(deal['host']) || !Number.isSafeInteger(deal['guest'])) return no('the proof names no deal plan');
   if (typeof d['reason'] !== 'string') return no('the proof names no failed step');
   const verifier = other(proof.offender);
-  const h = instantiateHooks(hooks as HooksModule<'mental_poker'>, { role: verifier, options: {}, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as MentalPokerHooks;
+  const h = instantiateHooks(hooks as HooksModule<'mental_poker'>, {
+    role: verifier,
+    options: {},
+    args: [],
+    stateDir: '',
+    decision: null,
+    random: () => 0,
+  }) as unknown as MentalPokerHooks;
   const messages: WireMessage[] = frames
     .filter((f) => !f.msg.action.startsWith('_'))
     .map((f) => ({ direction: f.from === 'host' ? 'host_to_guest' : 'guest_to_host', message: f.msg }));
@@ -460,22 +547,37 @@ function judgeMentalPoker(crypto: Crypto, proof: Proof, spec: Spec, frames: Fram
   });
   const v = replay.verdict;
   if (proof.kind === 'mp_play_rejected') {
-    return v.raised === `peer play rejected: ${d['reason']}` ? { proven: true, reason: `the ${proof.offender}'s play fails the card check: ${d['reason']}` } : no(`the replay does not reject that play (${v.raised ?? 'no stop'})`);
+    return v.raised === `peer play rejected: ${d['reason']}`
+      ? { proven: true, reason: `the ${proof.offender}'s play fails the card check: ${d['reason']}` }
+      : no(`the replay does not reject that play (${v.raised ?? 'no stop'})`);
   }
   if (proof.kind === 'mp_rule_rejected') {
     if (v.raised?.startsWith('peer play rejected')) return no(`that play fails the card check, not the rules (${v.raised})`);
-    const fresh = instantiateHooks(hooks as HooksModule<'mental_poker'>, { role: verifier, options: {}, args: [], stateDir: '', decision: null, random: () => 0 }) as unknown as MentalPokerHooks;
+    const fresh = instantiateHooks(hooks as HooksModule<'mental_poker'>, {
+      role: verifier,
+      options: {},
+      args: [],
+      stateDir: '',
+      decision: null,
+      random: () => 0,
+    }) as unknown as MentalPokerHooks;
     fresh.proto_init?.({}, verifier, [], '', null);
     const played = frames.filter((f) => !f.msg.action.startsWith('_')).map((f) => ({ from: f.from, msg: f.msg }));
     const r = replayRules(fresh, played, verifier, { host: deal['host'] as number, guest: deal['guest'] as number });
     if (r.ok === null) return no(`the game cannot be replayed: ${r.error}`);
-    if (r.ok) return no('the game\'s rules accept every play of the offender');
-    const lastPlay = played.map((m, i) => [m, i] as const).filter(([m]) => m.from === proof.offender && m.msg.action === 'mp_play').at(-1)?.[1];
+    if (r.ok) return no("the game's rules accept every play of the offender");
+    const lastPlay = played
+      .map((m, i) => [m, i] as const)
+      .filter(([m]) => m.from === proof.offender && m.msg.action === 'mp_play')
+      .at(-1)?.[1];
     if (r.index !== lastPlay) return no('the rules refuse an earlier play than the one the session ended on');
-    return r.reason === d['reason'] ? { proven: true, reason: `the ${proof.offender}'s play breaks the game's rules: ${r.reason}` } : no(`the rules refuse that play for another reason (${r.reason})`);
+    return r.reason === d['reason']
+      ? { proven: true, reason: `the ${proof.offender}'s play breaks the game's rules: ${r.reason}` }
+      : no(`the rules refuse that play for another reason (${r.reason})`);
   }
   const f = v.auditFailure;
-  if (!f || f.reason !== d['reason']) return no(`the replayed audit does not fail with ${String(d['reason'])} (${f ? f.reason : v.raised ?? 'it passes'})`);
-  if (f.evidence !== undefined && canonical(crypto, f.evidence ?? null) !== canonical(crypto, d['evidence'] ?? null)) return no('the replayed audit fails with other evidence');
+  if (!f || f.reason !== d['reason']) return no(`the replayed audit does not fail with ${String(d['reason'])} (${f ? f.reason : (v.raised ?? 'it passes')})`);
+  if (f.evidence !== undefined && canonical(crypto, f.evidence ?? null) !== canonical(crypto, d['evidence'] ?? null))
+    return no('the replayed audit fails with other evidence');
   return { proven: true, reason: `the ${proof.offender} is caught by the audit: ${f.reason}` };
 }

@@ -18,7 +18,10 @@ import { driverResult } from './driver.js';
 import type { SessionResult } from './session.js';
 import type { LocalRun } from './local.js';
 
-export interface VirtualRun extends Pick<LocalRun, 'crypto' | 'spec' | 'specText' | 'protocolId' | 'hooks' | 'hostHooks' | 'guestHooks' | 'options' | 'outDir' | 'seed' | 'rulesetHash' | 'chat' | 'onMessage'> {
+export interface VirtualRun extends Pick<
+  LocalRun,
+  'crypto' | 'spec' | 'specText' | 'protocolId' | 'hooks' | 'hostHooks' | 'guestHooks' | 'options' | 'outDir' | 'seed' | 'rulesetHash' | 'chat' | 'onMessage'
+> {
   /** Rewrites each line in flight: [] drops it, two entries duplicate it, 'disconnect' ends the link. */
   fault?: (from: Role, line: string, n: number) => string[] | 'disconnect';
   /** Wraps one side's flow mode: a test plays a cheat with it. */
@@ -71,17 +74,38 @@ export async function runVirtual(r: VirtualRun): Promise<VirtualResult> {
   const records: Partial<Record<Role, SessionRecord>> = {};
   const make = (role: Role): SessionCore => {
     const dir = join(r.outDir, role);
-    const record = new SessionRecord(dir, { _transcript: 1, sid, post_id: postId, protocol_id: r.protocolId, host_key: hk, guest_key: gk, nonce, role }, r.specText);
+    const record = new SessionRecord(
+      dir,
+      { _transcript: 1, sid, post_id: postId, protocol_id: r.protocolId, host_key: hk, guest_key: gk, nonce, role },
+      r.specText,
+    );
     records[role] = record;
     const rnd = seededBytes(seed * 2 + (role === 'host' ? 1 : 2));
     const core = new SessionCore(
       {
-        crypto: c, role, spec: r.spec, specText: r.specText, protocolId: r.protocolId, hooks: (role === 'host' ? r.hostHooks : r.guestHooks) ?? r.hooks,
-        options: r.options ?? {}, key: keys[role], hostKey: hk, guestKey: gk, sid, postId, nonce, stateDir: dir,
+        crypto: c,
+        role,
+        spec: r.spec,
+        specText: r.specText,
+        protocolId: r.protocolId,
+        hooks: (role === 'host' ? r.hostHooks : r.guestHooks) ?? r.hooks,
+        options: r.options ?? {},
+        key: keys[role],
+        hostKey: hk,
+        guestKey: gk,
+        sid,
+        postId,
+        nonce,
+        stateDir: dir,
         random: () => (rnd(4).reduce((a, b) => a * 256 + b, 0) >>> 0) / 4294967296,
-        randomBytes: rnd, now: () => now, chat: r.chat?.[role] ?? [], controlMode: 'autonomous', decision: null,
+        randomBytes: rnd,
+        now: () => now,
+        chat: r.chat?.[role] ?? [],
+        controlMode: 'autonomous',
+        decision: null,
         rulesetHash: r.rulesetHashes?.[role] ?? r.rulesetHash ?? rulesetHashOfSpec(c, r.specText),
-        ...(r.wrap?.[role] && { wrapMode: r.wrap[role] }), mpSecrets: randomSecrets(c.ot),
+        ...(r.wrap?.[role] && { wrapMode: r.wrap[role] }),
+        mpSecrets: randomSecrets(c.ot),
       },
       {
         transmit: (line) => {

@@ -8,14 +8,7 @@ import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { concatBytes } from '../crypto/encoding.js';
 
 export type FileErrorCode =
-  | 'FILE_NOT_FOUND'
-  | 'FILE_NOT_REGULAR'
-  | 'FILE_TOO_LARGE'
-  | 'FILE_UNREADABLE'
-  | 'FILE_NOT_UTF8'
-  | 'FILE_EXISTS'
-  | 'FILE_WRITE_FAILED'
-  | 'FILE_PERMISSIONS';
+  'FILE_NOT_FOUND' | 'FILE_NOT_REGULAR' | 'FILE_TOO_LARGE' | 'FILE_UNREADABLE' | 'FILE_NOT_UTF8' | 'FILE_EXISTS' | 'FILE_WRITE_FAILED' | 'FILE_PERMISSIONS';
 
 export class FileError extends Error {
   override readonly name = 'FileError';

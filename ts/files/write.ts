@@ -8,7 +8,9 @@ import { basename, dirname, join } from 'node:path';
 import { FileError } from './read.js';
 
 function tempBeside(path: string): string {
-  const rand = Math.floor(Math.random() * 0x100000000).toString(16).padStart(8, '0');
+  const rand = Math.floor(Math.random() * 0x100000000)
+    .toString(16)
+    .padStart(8, '0');
   return join(dirname(path), `.${basename(path)}.${process.pid}.${rand}.tmp`);
 }
 
@@ -94,7 +96,11 @@ export function checkSecretFile(path: string, what = 'key file'): void {
   if (!st.isFile()) throw new FileError('FILE_NOT_REGULAR', path, `${what} ${path} is not a regular file`);
   const mode = st.mode & 0o777;
   if ((mode & 0o077) !== 0)
-    throw new FileError('FILE_PERMISSIONS', path, `${what} ${path} is accessible by others (mode ${mode.toString(8).padStart(4, '0')}); run: chmod 600 ${path}`);
+    throw new FileError(
+      'FILE_PERMISSIONS',
+      path,
+      `${what} ${path} is accessible by others (mode ${mode.toString(8).padStart(4, '0')}); run: chmod 600 ${path}`,
+    );
 }
 
 /**

@@ -22,7 +22,8 @@ export function groupMessages(protocolId: string, spec: Spec, specText?: string)
   const find = (direction: string, field: string) => spec.messages.find((m) => m.direction === direction && field in (m.fields ?? {}));
   const action = find('guest_to_host', 'payload');
   const frame = find('host_to_guest', 'frame');
-  if (!action || !('client_seq' in (action.fields ?? {}))) throw new GroupMessageError('a group spec needs a guest_to_host message with client_seq and payload fields');
+  if (!action || !('client_seq' in (action.fields ?? {})))
+    throw new GroupMessageError('a group spec needs a guest_to_host message with client_seq and payload fields');
   if (!frame) throw new GroupMessageError('a group spec needs a host_to_guest message with a frame field');
   const validator = messageValidator(protocolId, spec, specText);
   return {

@@ -73,7 +73,14 @@ export class LeaderAdmission {
       if (e instanceof GroupError) return refuse(e.code === 'GROUP_CHALLENGE' ? 'CHALLENGE_INVALID' : 'JOIN_INVALID', e.message);
       throw e;
     }
-    const fields: AdmissionFields = { group_id: this.group.groupId, leader_public_key: this.leaderPk, member_public_key: j.member_public_key, protocol_id: this.group.protocolId, leader_epoch: this.group.leaderEpoch, join_nonce: j.join_nonce };
+    const fields: AdmissionFields = {
+      group_id: this.group.groupId,
+      leader_public_key: this.leaderPk,
+      member_public_key: j.member_public_key,
+      protocol_id: this.group.protocolId,
+      leader_epoch: this.group.leaderEpoch,
+      join_nonce: j.join_nonce,
+    };
     const admission = {
       _group: 'admission',
       group_id: this.group.groupId,
@@ -108,12 +115,30 @@ export class LeaderAdmission {
     const memberId = r['member_id'];
     const seat = r['seat'];
     const signature = r['member_signature'];
-    if (typeof memberId !== 'string' || memberId === '' || memberId.length > MAX_MEMBER_ID || typeof seat !== 'number' || !Number.isInteger(seat) || seat < 0 || typeof signature !== 'string') {
+    if (
+      typeof memberId !== 'string' ||
+      memberId === '' ||
+      memberId.length > MAX_MEMBER_ID ||
+      typeof seat !== 'number' ||
+      !Number.isInteger(seat) ||
+      seat < 0 ||
+      typeof signature !== 'string'
+    ) {
       return refuse('PROOF_INVALID', 'member channel proof is invalid');
     }
-    const proof = { group_id: g.groupId, protocol_id: g.protocolId, leader_epoch: g.leaderEpoch, member_public_key: pending.member_public_key, member_id: memberId, seat, join_nonce: pending.join_nonce, channel_challenge: pending.channel_challenge };
+    const proof = {
+      group_id: g.groupId,
+      protocol_id: g.protocolId,
+      leader_epoch: g.leaderEpoch,
+      member_public_key: pending.member_public_key,
+      member_id: memberId,
+      seat,
+      join_nonce: pending.join_nonce,
+      channel_challenge: pending.channel_challenge,
+    };
     if (!verifyChannelReady(this.crypto, pending.member_public_key, proof, signature)) refuse('PROOF_SIGNATURE', 'member channel proof signature is invalid');
-    if (!listed || listed.status !== 'active' || listed.public_key !== pending.member_public_key) return refuse('NOT_LISTED', 'server does not list the admitted member');
+    if (!listed || listed.status !== 'active' || listed.public_key !== pending.member_public_key)
+      return refuse('NOT_LISTED', 'server does not list the admitted member');
     if (listed.member_id !== memberId || listed.seat !== seat) refuse('LISTING_MISMATCH', 'member channel proof does not match server admission');
     return { ...listed };
   }
@@ -135,7 +160,14 @@ export function checkAdmissionPost(crypto: Crypto, group: GroupIdentity & { lead
   if (post.leader_epoch !== group.leaderEpoch) refuse('EPOCH_MISMATCH', 'admission is for another leader epoch');
   let fields: AdmissionFields;
   try {
-    fields = { group_id: group.groupId, leader_public_key: group.leaderPublicKey, member_public_key: memberPublicKey.toLowerCase(), protocol_id: group.protocolId, leader_epoch: group.leaderEpoch, join_nonce: post.join_nonce };
+    fields = {
+      group_id: group.groupId,
+      leader_public_key: group.leaderPublicKey,
+      member_public_key: memberPublicKey.toLowerCase(),
+      protocol_id: group.protocolId,
+      leader_epoch: group.leaderEpoch,
+      join_nonce: post.join_nonce,
+    };
     if (!verifyAdmission(crypto, group.leaderPublicKey, fields, post.leader_signature)) refuse('LEADER_SIGNATURE', 'leader admission signature is invalid');
     if (!verifyAdmission(crypto, memberPublicKey, fields, post.member_signature)) refuse('MEMBER_SIGNATURE', 'member admission signature is invalid');
   } catch (e) {

@@ -68,7 +68,8 @@ export function readMemberMessage(m: unknown, c: ChannelContext, member: string)
   if (!isObject(m)) return { kind: 'other' };
   const kind = m['_group'];
   if (kind === 'input') {
-    if (m['group_id'] !== c.groupId || m['leader_epoch'] !== c.leaderEpoch || m['actor_public_key'] !== member) return { kind: 'misdirected', clientSeq: m['client_seq'], actionId: m['action_id'] };
+    if (m['group_id'] !== c.groupId || m['leader_epoch'] !== c.leaderEpoch || m['actor_public_key'] !== member)
+      return { kind: 'misdirected', clientSeq: m['client_seq'], actionId: m['action_id'] };
     return { kind: 'input', clientSeq: m['client_seq'], actionId: m['action_id'], action: m['action'] };
   }
   if (kind === 'ack') {
@@ -94,7 +95,12 @@ export const rejectionMessage = (reason: string, clientSeq: unknown, actionId: u
   ...(retryable && { retryable: true }),
 });
 
-export const pongMessage = (c: ChannelContext, nonce: unknown) => ({ _group: 'pong', group_id: c.groupId, leader_epoch: c.leaderEpoch, nonce: typeof nonce === 'string' ? nonce.slice(0, 64) : null });
+export const pongMessage = (c: ChannelContext, nonce: unknown) => ({
+  _group: 'pong',
+  group_id: c.groupId,
+  leader_epoch: c.leaderEpoch,
+  nonce: typeof nonce === 'string' ? nonce.slice(0, 64) : null,
+});
 
 /** What a member makes of one line from its leader. */
 export type LeaderMessage =

@@ -133,7 +133,8 @@ function diffList(before: unknown[], after: unknown[], path: PathToken[], ops: D
   const limit = Math.min(before.length, after.length);
   while (prefix < limit && jsonEqual(before[prefix], after[prefix])) prefix++;
   let suffix = 0;
-  while (suffix < before.length - prefix && suffix < after.length - prefix && jsonEqual(before[before.length - suffix - 1], after[after.length - suffix - 1])) suffix++;
+  while (suffix < before.length - prefix && suffix < after.length - prefix && jsonEqual(before[before.length - suffix - 1], after[after.length - suffix - 1]))
+    suffix++;
   if (prefix || suffix) return splice(prefix, before.length - suffix - prefix, after.slice(prefix, after.length - suffix));
   // A bounded history that slid: drop its expired head, then append the new tail.
   for (let drop = 1; drop < before.length; drop++) {

@@ -5,8 +5,30 @@
  * signs inconsistent frames is caught with a proof verifyGroupProof checks. The network driver is
  * aigenora's `host` and `join` (ts/net/group.ts).
  */
-export { GroupLeader, GroupLeaderError, groupConfigFromSpec, declaredTurnTimeoutMs, type GroupConfig, type GroupInput, type Envelopes, type Receipt, type LeaderOptions, type TurnTimeout, type TurnTimeoutFailure, type TurnTimerResult, type TurnTimeoutReason } from './leader.js';
-export { GroupReplica, GroupEpochError, replayGroupTranscript, type ApplyResult, type ReplicaRefusal, type TranscriptEntry, type ReplayResult } from './member.js';
+export {
+  GroupLeader,
+  GroupLeaderError,
+  groupConfigFromSpec,
+  declaredTurnTimeoutMs,
+  type GroupConfig,
+  type GroupInput,
+  type Envelopes,
+  type Receipt,
+  type LeaderOptions,
+  type TurnTimeout,
+  type TurnTimeoutFailure,
+  type TurnTimerResult,
+  type TurnTimeoutReason,
+} from './leader.js';
+export {
+  GroupReplica,
+  GroupEpochError,
+  replayGroupTranscript,
+  type ApplyResult,
+  type ReplicaRefusal,
+  type TranscriptEntry,
+  type ReplayResult,
+} from './member.js';
 export { LeaderAdmission, AdmissionError, checkAdmissionPost, type AdmissionPost, type AdmissionRefusal } from './admission.js';
 export { groupProofOf, verifyGroupProof, GROUP_PROOF_KIND, type GroupProof, type GroupFault, type ProofVerdict } from './proof.js';
 export { LocalArbiter, serverlessSuccessor, type LeaderArbiter, type LeaderClaim, type ClaimResult } from './arbiter.js';
@@ -15,4 +37,12 @@ export { groupCanonical, groupJsonHash } from './json.js';
 export { GroupError } from './errors.js';
 export { groupMessages, GroupMessageError, type GroupMessages } from './action-message.js';
 export { runGroupLocal, GroupRunError, type GroupLocalRun, type GroupLocalResult, type GroupMemberResult, type GroupAbsence } from './local.js';
-export { GroupSessionRecord, verifyGroupSession, verifyGroupSessionAt, GROUP_RECEIPT_KIND, type GroupReceipt, type GroupSessionCheck, type GroupTranscriptHeader } from './session-dir.js';
+export {
+  GroupSessionRecord,
+  verifyGroupSession,
+  verifyGroupSessionAt,
+  GROUP_RECEIPT_KIND,
+  type GroupReceipt,
+  type GroupSessionCheck,
+  type GroupTranscriptHeader,
+} from './session-dir.js';

@@ -11,7 +11,15 @@
  */
 import type { Crypto } from '../crypto/backend.js';
 import { toHex, utf8 } from '../crypto/encoding.js';
-import { checkPythonJson, pythonJson, pythonJsonPart, type JsonPart, type JsonTextCache, type PythonJsonFault, type PythonJsonPolicy } from '../crypto/python-json.js';
+import {
+  checkPythonJson,
+  pythonJson,
+  pythonJsonPart,
+  type JsonPart,
+  type JsonTextCache,
+  type PythonJsonFault,
+  type PythonJsonPolicy,
+} from '../crypto/python-json.js';
 import { compareCodePoints } from '../crypto/unicode.js';
 import { RealtimeError } from '../realtime/errors.js';
 import { parseRealtimeJson } from '../realtime/json.js';
@@ -112,7 +120,8 @@ export function canonicalPart(value: unknown, texts?: TextCache): CanonicalPart 
  * (well-formed, short).
  */
 export function objectPart(parts: Record<string, CanonicalPart>, order?: SortedKeys): CanonicalPart {
-  const keys = order && order.length === Object.keys(parts).length && order.every((k) => Object.hasOwn(parts, k)) ? order : Object.keys(parts).sort(compareCodePoints);
+  const keys =
+    order && order.length === Object.keys(parts).length && order.every((k) => Object.hasOwn(parts, k)) ? order : Object.keys(parts).sort(compareCodePoints);
   if (keys.length === 0) return { text: '{}', height: 0 };
   let height = 0;
   let out = '{';

@@ -14,7 +14,19 @@ import { utf8Length } from '../crypto/unicode.js';
 import type { GroupHookResult, GroupHooks, GroupMember, GroupState, TurnTimeoutReason } from '../hooks/types.js';
 import { makeDelta, type DeltaOp, type EqualityHint } from './delta.js';
 import { GroupError } from './errors.js';
-import { canonicalPart, checkGroupJson, sortedKeys, groupCanonicalBytes, groupJsonHash, objectPart, textHash, type CanonicalPart, type GroupJson, type GroupObject, type TextCache } from './json.js';
+import {
+  canonicalPart,
+  checkGroupJson,
+  sortedKeys,
+  groupCanonicalBytes,
+  groupJsonHash,
+  objectPart,
+  textHash,
+  type CanonicalPart,
+  type GroupJson,
+  type GroupObject,
+  type TextCache,
+} from './json.js';
 import {
   CHECKPOINT_DELTA_MARGIN,
   CHECKPOINT_STATE_FIELDS,
@@ -472,7 +484,8 @@ export class GroupLeader {
       d.members.push(member);
       d.members.sort((a, b) => a.seat - b.seat);
     } else {
-      if (existing.seat !== member.seat && d.members.some((m) => m !== existing && m.seat === member.seat)) fail('SEAT_TAKEN', 'member seat is already occupied');
+      if (existing.seat !== member.seat && d.members.some((m) => m !== existing && m.seat === member.seat))
+        fail('SEAT_TAKEN', 'member seat is already occupied');
       Object.assign(existing, member, { status: 'active' });
       d.members.sort((a, b) => a.seat - b.seat);
     }
@@ -520,7 +533,16 @@ export class GroupLeader {
     const member = this.member(publicKey);
     if (!s.lastCore || !s.checkpoint || !member || member.status !== 'active') return undefined;
     const view = this.writtenView(s.state, member);
-    return this.envelope(s.lastCore, s.lastEvents, member.public_key, view, undefined, [], { value: s.checkpoint, part: canonicalPart(s.checkpoint, this.texts) }, undefined);
+    return this.envelope(
+      s.lastCore,
+      s.lastEvents,
+      member.public_key,
+      view,
+      undefined,
+      [],
+      { value: s.checkpoint, part: canonicalPart(s.checkpoint, this.texts) },
+      undefined,
+    );
   }
 
   // --- turn deadlines ---------------------------------------------------------------------------
@@ -735,7 +757,13 @@ export class GroupLeader {
     this.checkJson(events);
     this.checkJson(direct);
     // Frozen, so that nothing (a hook keeping a reference, included) changes what is about to be signed.
-    return freeze({ state: state as GroupState, events: events as GroupJson[], direct: direct as Record<string, GroupJson>, completed: completed as boolean, outcome: outcome as string | null });
+    return freeze({
+      state: state as GroupState,
+      events: events as GroupJson[],
+      direct: direct as Record<string, GroupJson>,
+      completed: completed as boolean,
+      outcome: outcome as string | null,
+    });
   }
 
   private reconcile(d: LeaderState, previousRaw: GroupMember[]): Normalized[] {
@@ -795,8 +823,20 @@ export class GroupLeader {
   }
 
   /** The signed checkpoint and its canonical text, put together from the state's parts. */
-  private signedCheckpoint(d: LeaderState, cs: CheckpointState, csParts: Record<string, CanonicalPart>, frameHash: string): { checkpoint: Checkpoint; part: CanonicalPart } {
-    const meta = { group_id: this.groupId, leader_public_key: this.leaderPublicKey, leader_epoch: this.leaderEpoch, seq: d.seq, frame_hash: frameHash, membership_version: d.membershipVersion };
+  private signedCheckpoint(
+    d: LeaderState,
+    cs: CheckpointState,
+    csParts: Record<string, CanonicalPart>,
+    frameHash: string,
+  ): { checkpoint: Checkpoint; part: CanonicalPart } {
+    const meta = {
+      group_id: this.groupId,
+      leader_public_key: this.leaderPublicKey,
+      leader_epoch: this.leaderEpoch,
+      seq: d.seq,
+      frame_hash: frameHash,
+      membership_version: d.membershipVersion,
+    };
     const unsigned = unsignedCheckpoint(meta, cs);
     const parts: Record<string, CanonicalPart> = { ...csParts };
     for (const k of Object.keys(unsigned)) parts[k] ??= canonicalPart((unsigned as unknown as Record<string, unknown>)[k], this.texts);
@@ -844,8 +884,13 @@ export class GroupLeader {
   ): Envelope {
     const viewStateHash = toHex(this.crypto.sha256(view.bytes));
     const payload = privatePayload(this.crypto, {
-      viewer_public_key: viewer, view: view.value, view_delta: viewDelta?.value, view_state_hash: viewStateHash, direct,
-      checkpoint: checkpoint.value, checkpoint_delta: checkpointDelta?.value,
+      viewer_public_key: viewer,
+      view: view.value,
+      view_delta: viewDelta?.value,
+      view_state_hash: viewStateHash,
+      direct,
+      checkpoint: checkpoint.value,
+      checkpoint_delta: checkpointDelta?.value,
     });
     const parts: Record<(typeof PRIVATE_PAYLOAD_FIELDS)[number], CanonicalPart> = {
       viewer_public_key: plain(viewer),
@@ -889,10 +934,24 @@ export class GroupLeader {
     const frameHash = groupJsonHash(this.crypto, core);
     const signed = this.signedCheckpoint(d, cs, csParts, frameHash);
     const checkpoint: Written<Checkpoint> = { value: signed.checkpoint, part: signed.part };
-    const forced = checkpointForcedFull({ first: d.checkpointState === null, kind: f.kind, completed: d.completed, seq: d.seq, every: this.config.checkpoint_every_events });
+    const forced = checkpointForcedFull({
+      first: d.checkpointState === null,
+      kind: f.kind,
+      completed: d.completed,
+      seq: d.seq,
+      every: this.config.checkpoint_every_events,
+    });
     const checkpointDelta = forced
       ? undefined
-      : this.guard(() => writtenDeltaIfSmaller(d.checkpointState as unknown as GroupJson, cs as unknown as GroupJson, utf8Length(checkpoint.part.text), CHECKPOINT_DELTA_MARGIN, this.same));
+      : this.guard(() =>
+          writtenDeltaIfSmaller(
+            d.checkpointState as unknown as GroupJson,
+            cs as unknown as GroupJson,
+            utf8Length(checkpoint.part.text),
+            CHECKPOINT_DELTA_MARGIN,
+            this.same,
+          ),
+        );
     const envelopes: Envelopes = {};
     const views: Record<string, GroupObject> = {};
     for (const m of d.members) {
@@ -901,7 +960,10 @@ export class GroupLeader {
       const view = this.writtenView(d.state, m);
       views[pk] = view.value;
       const before = d.lastViews[pk];
-      const viewDelta = before !== undefined && f.kind === 'frame' ? this.guard(() => writtenDeltaIfSmaller(before, view.value, view.bytes.length, VIEW_DELTA_MARGIN, this.same)) : undefined;
+      const viewDelta =
+        before !== undefined && f.kind === 'frame'
+          ? this.guard(() => writtenDeltaIfSmaller(before, view.value, view.bytes.length, VIEW_DELTA_MARGIN, this.same))
+          : undefined;
       const direct = Object.hasOwn(f.direct, pk) ? (f.direct[pk] as GroupJson) : [];
       envelopes[pk] = this.envelope(core, f.events, pk, view, viewDelta, direct, checkpoint, checkpointDelta);
     }

@@ -139,19 +139,38 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
   const publicKeys = keySeeds.map((s) => toHex(c.ed25519PublicKey(s)));
   const records: GroupMember[] = publicKeys.map((public_key, seat) => ({ member_id: `seat-${seat}`, public_key, seat, status: 'active' }));
   const hooksFor = (epoch: number): GroupHooks => {
-    const ctx: HookContext = { role: 'host', options, args: [], stateDir: join(r.outDir, `leader-epoch-${epoch}`), decision: null, random: seeded(seed * 7919 + epoch) };
+    const ctx: HookContext = {
+      role: 'host',
+      options,
+      args: [],
+      stateDir: join(r.outDir, `leader-epoch-${epoch}`),
+      decision: null,
+      random: seeded(seed * 7919 + epoch),
+    };
     return r.hooks.create(ctx) as GroupHooks;
   };
 
   const turnTimeoutMs = r.turnTimeoutMs ?? 0;
   const absences = new Map<number, GroupAbsence>();
   for (const a of r.absences ?? []) {
-    if (!Number.isInteger(a.seat) || a.seat < 1 || a.seat >= n) throw new GroupRunError('GROUP_SEATS', `an absence needs a member seat from 1 to ${n - 1} (seat 0 leads), not ${a.seat}`);
+    if (!Number.isInteger(a.seat) || a.seat < 1 || a.seat >= n)
+      throw new GroupRunError('GROUP_SEATS', `an absence needs a member seat from 1 to ${n - 1} (seat 0 leads), not ${a.seat}`);
     absences.set(a.seat, a);
   }
   /** Virtual time (ms): it moves only when no one has a move (see wake). */
   let now = 0;
-  let leader = GroupLeader.start({ crypto: c, hooks: hooksFor(0), config, groupId, leaderSeed: toHex(keySeeds[0]!), leaderEpoch: 0, membershipVersion: n, members: records, turnTimeoutMs, now });
+  let leader = GroupLeader.start({
+    crypto: c,
+    hooks: hooksFor(0),
+    config,
+    groupId,
+    leaderSeed: toHex(keySeeds[0]!),
+    leaderEpoch: 0,
+    membershipVersion: n,
+    members: records,
+    turnTimeoutMs,
+    now,
+  });
   const arbiter = new LocalArbiter();
   arbiter.open(groupId, leader.leaderPublicKey, 0);
   let epochs = 1;
@@ -161,7 +180,18 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     publicKey: m.public_key,
     record: m,
     replica: new GroupReplica({ crypto: c, groupId, viewerPublicKey: m.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
-    session: new GroupSessionRecord(join(r.outDir, `seat-${m.seat}`), { _group_transcript: 1, protocol_id: r.protocolId, group_id: groupId, member_public_key: m.public_key, leader_public_key: leader.leaderPublicKey, leader_epoch: 0 }, r.specText),
+    session: new GroupSessionRecord(
+      join(r.outDir, `seat-${m.seat}`),
+      {
+        _group_transcript: 1,
+        protocol_id: r.protocolId,
+        group_id: groupId,
+        member_public_key: m.public_key,
+        leader_public_key: leader.leaderPublicKey,
+        leader_epoch: 0,
+      },
+      r.specText,
+    ),
     random: seeded(seed * 1000 + m.seat + 1),
     clientSeq: 0,
     present: true,
@@ -219,7 +249,20 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     const epoch = leader.leaderEpoch + 1;
     const grant = arbiter.claim({ groupId, epoch, claimant: successor.publicKey, checkpointHash: String(checkpoint['checkpoint_hash']) });
     if (!grant.granted) throw new Error(`the arbiter refused the successor: ${grant.reason}`);
-    leader = GroupLeader.fromCheckpoint({ crypto: c, hooks: hooksFor(epoch), config, groupId, leaderSeed: toHex(successor.seed), leaderEpoch: epoch, membershipVersion: successor.replica.membershipVersion, turnTimeoutMs, now }, checkpoint);
+    leader = GroupLeader.fromCheckpoint(
+      {
+        crypto: c,
+        hooks: hooksFor(epoch),
+        config,
+        groupId,
+        leaderSeed: toHex(successor.seed),
+        leaderEpoch: epoch,
+        membershipVersion: successor.replica.membershipVersion,
+        turnTimeoutMs,
+        now,
+      },
+      checkpoint,
+    );
     epochs++;
     for (const s of live) {
       s.replica.advanceEpoch(leader.leaderPublicKey, epoch);
@@ -247,9 +290,17 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     if (away.kind !== 'absent') return;
     const header = s.session.header;
     s.session.close();
-    const lines = readFileSync(s.session.transcriptPath, 'utf8').split('\n').filter((l) => l.length > 0);
+    const lines = readFileSync(s.session.transcriptPath, 'utf8')
+      .split('\n')
+      .filter((l) => l.length > 0);
     const entries = lines.slice(1).map((l) => JSON.parse(l) as TranscriptEntry);
-    const replica = new GroupReplica({ crypto: c, groupId, viewerPublicKey: s.publicKey, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch });
+    const replica = new GroupReplica({
+      crypto: c,
+      groupId,
+      viewerPublicKey: s.publicKey,
+      leaderPublicKey: header.leader_public_key,
+      leaderEpoch: header.leader_epoch,
+    });
     for (const e of entries) {
       if (e.kind === 'epoch') replica.advanceEpoch(e.leader_public_key, e.leader_epoch);
       else if (replica.apply(e.envelope, { bootstrap: e.bootstrap }).status !== 'applied') s.fault = 'its own transcript does not replay';
@@ -348,5 +399,17 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     return { seat: s.seat, public_key: s.publicKey, dir: s.session.dir, present: s.present, completed: receipt.completed, outcome: receipt.outcome, receipt };
   });
   leader.dispose();
-  return { completed: leader.completed && !faulted, outcome: leader.outcome, ...(reason && { reason }), groupId, actions, refusals, frames, epochs, timeouts, elapsedMs: now, members };
+  return {
+    completed: leader.completed && !faulted,
+    outcome: leader.outcome,
+    ...(reason && { reason }),
+    groupId,
+    actions,
+    refusals,
+    frames,
+    epochs,
+    timeouts,
+    elapsedMs: now,
+    members,
+  };
 }

@@ -84,8 +84,7 @@ export class GroupEpochError extends Error {
 
 /** A member's transcript: every envelope it applied, and each leader change it was fenced to, in order. */
 export type TranscriptEntry =
-  | { kind: 'envelope'; bootstrap: boolean; envelope: Record<string, unknown> }
-  | { kind: 'epoch'; leader_public_key: string; leader_epoch: number };
+  { kind: 'envelope'; bootstrap: boolean; envelope: Record<string, unknown> } | { kind: 'epoch'; leader_public_key: string; leader_epoch: number };
 
 export interface ReplicaOptions {
   crypto: Crypto;
@@ -195,14 +194,18 @@ export class GroupReplica {
     if (e['viewer_public_key'] !== this.viewerPublicKey) refuse('VIEWER_MISMATCH', 'group envelope viewer mismatch');
     if (e['wire_version'] !== GROUP_WIRE_VERSION) refuse('WIRE_VERSION', 'group envelope wire version mismatch');
     const frameHash = e['frame_hash'];
-    if (!isHash(frameHash) || this.hash(frameCore(e), 'FRAME_HASH', 'group frame hash mismatch') !== frameHash) refuse('FRAME_HASH', 'group frame hash mismatch');
+    if (!isHash(frameHash) || this.hash(frameCore(e), 'FRAME_HASH', 'group frame hash mismatch') !== frameHash)
+      refuse('FRAME_HASH', 'group frame hash mismatch');
     const events = e['events'];
-    if (!Array.isArray(events) || this.hash(events, 'EVENTS_HASH', 'group events hash mismatch') !== e['events_hash']) refuse('EVENTS_HASH', 'group events hash mismatch');
+    if (!Array.isArray(events) || this.hash(events, 'EVENTS_HASH', 'group events hash mismatch') !== e['events_hash'])
+      refuse('EVENTS_HASH', 'group events hash mismatch');
     const viewHash = e['view_hash'];
-    if (!isHash(viewHash) || this.hash(privatePayloadOf(e), 'VIEW_HASH', 'group view hash mismatch') !== viewHash) refuse('VIEW_HASH', 'group view hash mismatch');
+    if (!isHash(viewHash) || this.hash(privatePayloadOf(e), 'VIEW_HASH', 'group view hash mismatch') !== viewHash)
+      refuse('VIEW_HASH', 'group view hash mismatch');
     const signature = e['signature'];
     if (typeof signature !== 'string') refuse('SIGNATURE_MISSING', 'group envelope signature is missing');
-    if (!verifyView(this.crypto, this.leaderPk, frameHash as string, viewHash as string, this.viewerPublicKey, signature as string)) refuse('SIGNATURE_INVALID', 'group envelope signature is invalid');
+    if (!verifyView(this.crypto, this.leaderPk, frameHash as string, viewHash as string, this.viewerPublicKey, signature as string))
+      refuse('SIGNATURE_INVALID', 'group envelope signature is invalid');
     if (this.awaitingEpochStart && !bootstrap && e['_group'] !== 'epoch_start') refuse('NOT_EPOCH_START', 'a new leader epoch must open with epoch_start');
     const seq = e['seq'];
     if (typeof seq !== 'number' || !Number.isInteger(seq) || seq < 0) return refuse('SEQ_INVALID', 'group frame seq is invalid');
@@ -291,7 +294,8 @@ export class GroupReplica {
     }
     // A checkpoint made from a delta holds the state validated above, field for field.
     if (mode === 'full') this.validState(state);
-    if (this.hash(state, 'RECOVERY_STATE_HASH', 'group recovery state hash mismatch') !== e['recovery_state_hash']) refuse('RECOVERY_STATE_HASH', 'group recovery state hash mismatch');
+    if (this.hash(state, 'RECOVERY_STATE_HASH', 'group recovery state hash mismatch') !== e['recovery_state_hash'])
+      refuse('RECOVERY_STATE_HASH', 'group recovery state hash mismatch');
     if (typeof signature !== 'string') refuse('CHECKPOINT_SIGNATURE', 'group checkpoint signature is missing');
     let certified = false;
     try {
@@ -370,7 +374,16 @@ export function replayGroupTranscript(crypto: Crypto, start: Omit<ReplicaOptions
   const r = new GroupReplica({ crypto, ...start });
   const end = (applied: number, reason?: string): ReplayResult => {
     const cp = r.checkpoint;
-    return { ok: reason === undefined, applied, ...(reason === undefined ? {} : { reason }), seq: r.seq, frame_hash: r.frameHash, checkpoint_hash: cp?.checkpoint_hash ?? null, completed: cp?.completed === true, outcome: cp?.outcome ?? null };
+    return {
+      ok: reason === undefined,
+      applied,
+      ...(reason === undefined ? {} : { reason }),
+      seq: r.seq,
+      frame_hash: r.frameHash,
+      checkpoint_hash: cp?.checkpoint_hash ?? null,
+      completed: cp?.completed === true,
+      outcome: cp?.outcome ?? null,
+    };
   };
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;

@@ -31,7 +31,13 @@ export type ProofVerdict = { ok: true; fault: GroupFault } | { ok: false; reason
 
 /** The parts of an envelope a proof keeps. */
 export function signedFrame(envelope: Record<string, unknown>): SignedFrame {
-  return { ...frameCore(envelope), frame_hash: envelope['frame_hash'], view_hash: envelope['view_hash'], viewer_public_key: envelope['viewer_public_key'], signature: envelope['signature'] } as SignedFrame;
+  return {
+    ...frameCore(envelope),
+    frame_hash: envelope['frame_hash'],
+    view_hash: envelope['view_hash'],
+    viewer_public_key: envelope['viewer_public_key'],
+    signature: envelope['signature'],
+  } as SignedFrame;
 }
 
 function frameOk(crypto: Crypto, f: SignedFrame, leader: string): string | undefined {
@@ -44,7 +50,8 @@ function frameOk(crypto: Crypto, f: SignedFrame, leader: string): string | undef
     throw e;
   }
   if (!isHash(f.frame_hash) || hash !== f.frame_hash) return 'a frame hash is not the hash of its core';
-  if (!isHash(f.view_hash) || typeof f.viewer_public_key !== 'string' || typeof f.signature !== 'string') return 'a frame lacks its view hash, viewer or signature';
+  if (!isHash(f.view_hash) || typeof f.viewer_public_key !== 'string' || typeof f.signature !== 'string')
+    return 'a frame lacks its view hash, viewer or signature';
   if (!verifyView(crypto, leader, f.frame_hash, f.view_hash, f.viewer_public_key, f.signature)) return 'a frame is not signed by the leader';
   return undefined;
 }
@@ -55,12 +62,14 @@ export function verifyGroupProof(crypto: Crypto, proof: unknown): ProofVerdict {
   const p = proof as Partial<GroupProof>;
   if (p.kind !== GROUP_PROOF_KIND) return { ok: false, reason: 'not a group proof' };
   if (p.fault !== 'equivocation' && p.fault !== 'broken_chain') return { ok: false, reason: 'unknown fault' };
-  if (typeof p.leader_public_key !== 'string' || !Array.isArray(p.frames) || p.frames.length !== 2) return { ok: false, reason: 'proof needs a leader and two frames' };
+  if (typeof p.leader_public_key !== 'string' || !Array.isArray(p.frames) || p.frames.length !== 2)
+    return { ok: false, reason: 'proof needs a leader and two frames' };
   const [a, b] = p.frames as [SignedFrame, SignedFrame];
   for (const f of [a, b]) {
     const bad = frameOk(crypto, f, p.leader_public_key);
     if (bad) return { ok: false, reason: bad };
-    if (f.group_id !== p.group_id || f.leader_public_key !== p.leader_public_key || f.leader_epoch !== p.leader_epoch) return { ok: false, reason: 'a frame is from another group, leader or epoch' };
+    if (f.group_id !== p.group_id || f.leader_public_key !== p.leader_public_key || f.leader_epoch !== p.leader_epoch)
+      return { ok: false, reason: 'a frame is from another group, leader or epoch' };
   }
   if (p.fault === 'equivocation') {
     if (a.seq !== b.seq) return { ok: false, reason: 'the frames are for different seqs' };
@@ -79,7 +88,14 @@ export function verifyGroupProof(crypto: Crypto, proof: unknown): ProofVerdict {
 export function groupProofOf(crypto: Crypto, first: Record<string, unknown>, second: Record<string, unknown>): GroupProof | undefined {
   const [a, b] = [signedFrame(first), signedFrame(second)].sort((x, y) => Number(x.seq) - Number(y.seq)) as [SignedFrame, SignedFrame];
   for (const fault of ['equivocation', 'broken_chain'] as const) {
-    const proof: GroupProof = { kind: GROUP_PROOF_KIND, fault, group_id: String(a.group_id), leader_public_key: String(a.leader_public_key), leader_epoch: a.leader_epoch as number, frames: [a, b] };
+    const proof: GroupProof = {
+      kind: GROUP_PROOF_KIND,
+      fault,
+      group_id: String(a.group_id),
+      leader_public_key: String(a.leader_public_key),
+      leader_epoch: a.leader_epoch as number,
+      frames: [a, b],
+    };
     if (verifyGroupProof(crypto, proof).ok) return proof;
   }
   return undefined;

@@ -102,7 +102,16 @@ export function checkGroupSession(crypto: Crypto, sessionCase: unknown, hooksFor
     let envelopes: Envelopes;
     try {
       if (name === 'initial_snapshot_frame' || (!leader && input === null)) {
-        leader = GroupLeader.start({ crypto, hooks: hooksFor(options), config, groupId, leaderSeed: leaderKey.seed, leaderEpoch: 0, membershipVersion: initialMembers.length, members: initialMembers });
+        leader = GroupLeader.start({
+          crypto,
+          hooks: hooksFor(options),
+          config,
+          groupId,
+          leaderSeed: leaderKey.seed,
+          leaderEpoch: 0,
+          membershipVersion: initialMembers.length,
+          members: initialMembers,
+        });
         envelopes = leader.lastEnvelopes;
         deliver(name, envelopes, expected, replicaApply, false);
       } else if (!leader) {
@@ -137,7 +146,15 @@ export function checkGroupSession(crypto: Crypto, sessionCase: unknown, hooksFor
         }
         const epoch = input['leader_epoch'] as number;
         leader = GroupLeader.fromCheckpoint(
-          { crypto, hooks: hooksFor(options), config, groupId, leaderSeed: seed, leaderEpoch: epoch, membershipVersion: obj(input['restored_from_checkpoint'])['membership_version'] as number },
+          {
+            crypto,
+            hooks: hooksFor(options),
+            config,
+            groupId,
+            leaderSeed: seed,
+            leaderEpoch: epoch,
+            membershipVersion: obj(input['restored_from_checkpoint'])['membership_version'] as number,
+          },
           input['restored_from_checkpoint'],
         );
         for (const r of replicas.values()) r.advanceEpoch(newPk, epoch);
@@ -183,7 +200,9 @@ export function checkGroupSession(crypto: Crypto, sessionCase: unknown, hooksFor
       else eq(`probe ${String(p['name'])}`, receipt, want['receipt']);
     } catch (e) {
       if (want['ok'] === true || !sameLeaderError(e, want)) {
-        failures.push(`probe ${String(p['name'])}: ${e instanceof Error ? `${e.name}(${(e as GroupLeaderError).code}) ${e.message}` : String(e)}, expected ${JSON.stringify(want)}`);
+        failures.push(
+          `probe ${String(p['name'])}: ${e instanceof Error ? `${e.name}(${(e as GroupLeaderError).code}) ${e.message}` : String(e)}, expected ${JSON.stringify(want)}`,
+        );
       }
     }
   }
@@ -193,7 +212,13 @@ export function checkGroupSession(crypto: Crypto, sessionCase: unknown, hooksFor
   const viewer = String(rc['viewer_public_key']);
   const history = histories.get(viewer) ?? [];
   for (const item of (rc['items'] as Obj[] | undefined) ?? []) {
-    const r = new GroupReplica({ crypto, groupId, viewerPublicKey: viewer, leaderPublicKey: String(rc['leader_public_key']), leaderEpoch: rc['leader_epoch'] as number });
+    const r = new GroupReplica({
+      crypto,
+      groupId,
+      viewerPublicKey: viewer,
+      leaderPublicKey: String(rc['leader_public_key']),
+      leaderEpoch: rc['leader_epoch'] as number,
+    });
     const n = item['history_frames'] as number;
     let setupOk = true;
     history.slice(0, n).forEach((env, i) => {
@@ -207,7 +232,11 @@ export function checkGroupSession(crypto: Crypto, sessionCase: unknown, hooksFor
     const want = obj(item['expect']);
     const got =
       result.status === 'refused'
-        ? { ok: false, error: result.code === 'SIGNATURE_INVALID' ? 'InvalidSignature' : 'GroupProtocolError', message: result.code === 'SIGNATURE_INVALID' ? '' : result.reason }
+        ? {
+            ok: false,
+            error: result.code === 'SIGNATURE_INVALID' ? 'InvalidSignature' : 'GroupProtocolError',
+            message: result.code === 'SIGNATURE_INVALID' ? '' : result.reason,
+          }
         : { ok: true, applied: result.status === 'applied' };
     eq(`replica check ${String(item['name'])}`, got, want);
   }
@@ -219,12 +248,28 @@ function checkDerived(step: string, leader: GroupLeader, envelopes: Envelopes, d
   const any = Object.values(envelopes)[0] as Obj | undefined;
   if (!any) return;
   const core: Obj = {};
-  for (const k of ['_group', 'wire_version', 'group_id', 'leader_public_key', 'leader_epoch', 'seq', 'previous_hash', 'membership_version', 'authority_state_hash', 'recovery_state_hash', 'events_hash', 'completed', 'outcome']) core[k] = any[k];
+  for (const k of [
+    '_group',
+    'wire_version',
+    'group_id',
+    'leader_public_key',
+    'leader_epoch',
+    'seq',
+    'previous_hash',
+    'membership_version',
+    'authority_state_hash',
+    'recovery_state_hash',
+    'events_hash',
+    'completed',
+    'outcome',
+  ])
+    core[k] = any[k];
   if ('core_canonical' in derived) eq(`${step}: core canonical`, canon(core), derived['core_canonical']);
   if ('frame_hash' in derived) eq(`${step}: frame hash`, leader.frameHash, derived['frame_hash']);
   const cp = leader.checkpoint as unknown as Obj;
   if ('checkpoint' in derived) eq(`${step}: checkpoint`, cp, derived['checkpoint']);
-  if ('checkpoint_unsigned_canonical' in derived) eq(`${step}: unsigned checkpoint canonical`, canon(stripCheckpoint(cp)), derived['checkpoint_unsigned_canonical']);
+  if ('checkpoint_unsigned_canonical' in derived)
+    eq(`${step}: unsigned checkpoint canonical`, canon(stripCheckpoint(cp)), derived['checkpoint_unsigned_canonical']);
   if ('checkpoint_certificate' in derived) eq(`${step}: checkpoint certificate`, checkpointCertificate(cp), derived['checkpoint_certificate']);
   for (const [pk, v] of Object.entries(obj(derived['views']))) {
     const w = obj(v);
@@ -236,7 +281,11 @@ function checkDerived(step: string, leader: GroupLeader, envelopes: Envelopes, d
     if ('view_hash' in w) eq(`${step}: view hash ${pk.slice(0, 8)}`, env['view_hash'], w['view_hash']);
     if ('private_payload_canonical' in w) eq(`${step}: private payload ${pk.slice(0, 8)}`, canon(privatePayloadOf(env)), w['private_payload_canonical']);
     if ('signature_payload_canonical' in w) {
-      eq(`${step}: signature payload ${pk.slice(0, 8)}`, fromUtf8(signaturePayload(String(env['frame_hash']), String(env['view_hash']), pk)), w['signature_payload_canonical']);
+      eq(
+        `${step}: signature payload ${pk.slice(0, 8)}`,
+        fromUtf8(signaturePayload(String(env['frame_hash']), String(env['view_hash']), pk)),
+        w['signature_payload_canonical'],
+      );
     }
   }
 }

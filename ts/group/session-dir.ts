@@ -171,7 +171,16 @@ export interface GroupSessionCheck {
   outcome: string | null;
 }
 
-const fail = (reason: string, extra: Partial<GroupSessionCheck> = {}): GroupSessionCheck => ({ ok: false, receipt: false, reason, entries: 0, seq: null, completed: false, outcome: null, ...extra });
+const fail = (reason: string, extra: Partial<GroupSessionCheck> = {}): GroupSessionCheck => ({
+  ok: false,
+  receipt: false,
+  reason,
+  entries: 0,
+  seq: null,
+  completed: false,
+  outcome: null,
+  ...extra,
+});
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -196,7 +205,8 @@ function parseHeader(line: string | undefined): GroupTranscriptHeader | string {
   if (typeof h['protocol_id'] !== 'string' || !/^[0-9a-f]{64}$/.test(h['protocol_id'])) return 'the header protocol_id is not a 64-hex id';
   if (typeof h['group_id'] !== 'string' || !h['group_id']) return 'the header has no group_id';
   if (!isPublicKey(h['member_public_key']) || !isPublicKey(h['leader_public_key'])) return 'the header keys are not 64-hex lowercase public keys';
-  if (typeof h['leader_epoch'] !== 'number' || !Number.isInteger(h['leader_epoch']) || h['leader_epoch'] < 0) return 'the header leader_epoch is not a non-negative integer';
+  if (typeof h['leader_epoch'] !== 'number' || !Number.isInteger(h['leader_epoch']) || h['leader_epoch'] < 0)
+    return 'the header leader_epoch is not a non-negative integer';
   return h as unknown as GroupTranscriptHeader;
 }
 
@@ -217,7 +227,14 @@ export function verifyGroupSession(crypto: Crypto, transcriptText: string, specT
   }
   if (!checked.protocolId) return fail('spec.json is not strict JSON', base);
   if (checked.protocolId !== header.protocol_id) return fail(`spec.json hashes to ${checked.protocolId}, the session used ${header.protocol_id}`, base);
-  if (!checked.ok) return fail(`spec.json is not a valid spec: ${checked.issues.filter((i) => i.severity === 'error').map((i) => i.code).join(', ')}`, base);
+  if (!checked.ok)
+    return fail(
+      `spec.json is not a valid spec: ${checked.issues
+        .filter((i) => i.severity === 'error')
+        .map((i) => i.code)
+        .join(', ')}`,
+      base,
+    );
   if (flowMode(checked.spec) !== 'authoritative_group') return fail(`spec.json is a ${flowMode(checked.spec)} protocol, not authoritative_group`, base);
   const entries: TranscriptEntry[] = [];
   for (let i = 1; i < lines.length; i++) {
@@ -227,7 +244,11 @@ export function verifyGroupSession(crypto: Crypto, transcriptText: string, specT
       return fail(`transcript line ${i + 1} is not JSON`, base);
     }
   }
-  const r = replayGroupTranscript(crypto, { groupId: header.group_id, viewerPublicKey: header.member_public_key, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch }, entries);
+  const r = replayGroupTranscript(
+    crypto,
+    { groupId: header.group_id, viewerPublicKey: header.member_public_key, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch },
+    entries,
+  );
   const result = { ...base, entries: entries.length, seq: r.seq, completed: r.completed, outcome: r.outcome };
   if (!r.ok) return { ...result, ok: false, receipt: false, reason: `transcript entry ${r.applied + 1}: ${r.reason ?? ''}` };
   if (receiptText === null) return { ...result, ok: true, receipt: false, reason: 'no receipt.json' };
@@ -236,7 +257,14 @@ export function verifyGroupSession(crypto: Crypto, transcriptText: string, specT
   return { ...result, ok: true, receipt: true };
 }
 
-function checkReceipt(crypto: Crypto, text: string, header: GroupTranscriptHeader, r: ReplayResult, entries: TranscriptEntry[], transcriptText: string): string | undefined {
+function checkReceipt(
+  crypto: Crypto,
+  text: string,
+  header: GroupTranscriptHeader,
+  r: ReplayResult,
+  entries: TranscriptEntry[],
+  transcriptText: string,
+): string | undefined {
   let raw: unknown;
   try {
     crypto.jcs(text);
@@ -280,7 +308,6 @@ function checkReceipt(crypto: Crypto, text: string, header: GroupTranscriptHeade
   if (!crypto.ed25519Verify(fromHex(header.member_public_key), receiptBytes(crypto, want), fromHex(signature))) return "the signature is not the member's";
   return undefined;
 }
-
 
 /** verifyGroupSession over a member's session directory (or its transcript.jsonl). */
 export function verifyGroupSessionAt(crypto: Crypto, target: string, specPath?: string): GroupSessionCheck {

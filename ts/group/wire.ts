@@ -25,13 +25,33 @@ export const FRAME_KINDS = ['snapshot', 'frame', 'membership', 'epoch_start'] as
 export type FrameKind = (typeof FRAME_KINDS)[number];
 
 export const CORE_FIELDS = [
-  '_group', 'wire_version', 'group_id', 'leader_public_key', 'leader_epoch', 'seq', 'previous_hash',
-  'membership_version', 'authority_state_hash', 'recovery_state_hash', 'events_hash', 'completed', 'outcome',
+  '_group',
+  'wire_version',
+  'group_id',
+  'leader_public_key',
+  'leader_epoch',
+  'seq',
+  'previous_hash',
+  'membership_version',
+  'authority_state_hash',
+  'recovery_state_hash',
+  'events_hash',
+  'completed',
+  'outcome',
 ] as const;
 export const CHECKPOINT_STATE_FIELDS = ['members', 'last_client_seq', 'recovery_mode', 'protocol_state', 'completed', 'outcome'] as const;
 export const PRIVATE_PAYLOAD_FIELDS = [
-  'viewer_public_key', 'view_mode', 'view', 'view_delta', 'view_state_hash', 'direct',
-  'checkpoint_mode', 'checkpoint', 'checkpoint_delta', 'checkpoint_hash', 'checkpoint_signature',
+  'viewer_public_key',
+  'view_mode',
+  'view',
+  'view_delta',
+  'view_state_hash',
+  'direct',
+  'checkpoint_mode',
+  'checkpoint',
+  'checkpoint_delta',
+  'checkpoint_hash',
+  'checkpoint_signature',
 ] as const;
 export const RECOVERY_MODES = ['exact', 'restart_round', 'abort'] as const;
 
@@ -86,7 +106,8 @@ export function normalizeMembers(members: readonly unknown[]): GroupMember[] {
     const pk = m['public_key'];
     const seat = m['seat'];
     if (typeof pk !== 'string' || !HEX64_ANY_CASE.test(pk)) throw new GroupError('GROUP_MEMBER_KEY', 'group member public_key must be 64-char hex');
-    if (typeof seat !== 'number' || !Number.isInteger(seat) || seat < 0 || seat > MAX_SEAT) throw new GroupError('GROUP_MEMBER_SEAT', 'group member seat must be between 0 and 31');
+    if (typeof seat !== 'number' || !Number.isInteger(seat) || seat < 0 || seat > MAX_SEAT)
+      throw new GroupError('GROUP_MEMBER_SEAT', 'group member seat must be between 0 and 31');
     const lower = pk.toLowerCase();
     if (keys.has(lower) || seats.has(seat)) throw new GroupError('GROUP_MEMBER_DUPLICATE', 'group members must have unique identity and seat');
     keys.add(lower);
@@ -94,7 +115,12 @@ export function normalizeMembers(members: readonly unknown[]): GroupMember[] {
     // Python's `str(x or default)`: an empty or missing value takes the default.
     const id = m['member_id'];
     const status = m['status'];
-    out.push({ member_id: typeof id === 'string' && id !== '' ? id : pk, public_key: lower, seat: seat + 0, status: typeof status === 'string' && status !== '' ? status : 'active' });
+    out.push({
+      member_id: typeof id === 'string' && id !== '' ? id : pk,
+      public_key: lower,
+      seat: seat + 0,
+      status: typeof status === 'string' && status !== '' ? status : 'active',
+    });
   }
   return out.sort((a, b) => a.seat - b.seat);
 }
@@ -142,9 +168,14 @@ const READY_PREFIX = utf8('aigenora-group-channel-ready-v1:');
 export function channelReadyBytes(f: ChannelReadyFields): Uint8Array {
   const o = f as unknown as Record<string, unknown>;
   const body = {
-    group_id: str(o, 'group_id'), protocol_id: str(o, 'protocol_id'), leader_epoch: count(o, 'leader_epoch'),
-    member_public_key: str(o, 'member_public_key'), member_id: str(o, 'member_id'), seat: count(o, 'seat'),
-    join_nonce: str(o, 'join_nonce'), channel_challenge: str(o, 'channel_challenge'),
+    group_id: str(o, 'group_id'),
+    protocol_id: str(o, 'protocol_id'),
+    leader_epoch: count(o, 'leader_epoch'),
+    member_public_key: str(o, 'member_public_key'),
+    member_id: str(o, 'member_id'),
+    seat: count(o, 'seat'),
+    join_nonce: str(o, 'join_nonce'),
+    channel_challenge: str(o, 'channel_challenge'),
   };
   return concatBytes(READY_PREFIX, groupCanonicalBytes(body));
 }
@@ -231,7 +262,12 @@ export function validateCheckpointState(v: unknown): asserts v is CheckpointStat
   if (!Array.isArray(o['members'])) bad('group checkpoint members must be an array');
   normalizeMembers(o['members'] as unknown[]);
   const lcs = o['last_client_seq'];
-  if (typeof lcs !== 'object' || lcs === null || Array.isArray(lcs) || Object.values(lcs).some((s) => !(typeof s === 'number' && Number.isInteger(s) && s >= 0) && !(typeof s === 'bigint' && s >= 0n))) {
+  if (
+    typeof lcs !== 'object' ||
+    lcs === null ||
+    Array.isArray(lcs) ||
+    Object.values(lcs).some((s) => !(typeof s === 'number' && Number.isInteger(s) && s >= 0) && !(typeof s === 'bigint' && s >= 0n))
+  ) {
     bad('group checkpoint last_client_seq is invalid');
   }
   if (!(RECOVERY_MODES as readonly unknown[]).includes(o['recovery_mode'])) bad('group checkpoint recovery_mode is invalid');
@@ -245,10 +281,19 @@ export function validateCheckpointState(v: unknown): asserts v is CheckpointStat
 /** The checkpoint object that is hashed: version 1, the frame it certifies, then the state. */
 export function unsignedCheckpoint(meta: CheckpointMeta, state: CheckpointState): UnsignedCheckpoint {
   return {
-    version: 1, group_id: meta.group_id, leader_public_key: meta.leader_public_key, leader_epoch: meta.leader_epoch, seq: meta.seq,
-    frame_hash: meta.frame_hash, membership_version: meta.membership_version,
-    members: state.members, last_client_seq: state.last_client_seq, recovery_mode: state.recovery_mode,
-    protocol_state: state.protocol_state, completed: state.completed, outcome: state.outcome,
+    version: 1,
+    group_id: meta.group_id,
+    leader_public_key: meta.leader_public_key,
+    leader_epoch: meta.leader_epoch,
+    seq: meta.seq,
+    frame_hash: meta.frame_hash,
+    membership_version: meta.membership_version,
+    members: state.members,
+    last_client_seq: state.last_client_seq,
+    recovery_mode: state.recovery_mode,
+    protocol_state: state.protocol_state,
+    completed: state.completed,
+    outcome: state.outcome,
   };
 }
 
@@ -319,12 +364,19 @@ export interface PrivatePayload {
 }
 
 /** One member's private payload: its view (full, or a delta with `view` null), its direct messages, and the checkpoint (full or delta). */
-export function privatePayload(c: Crypto, p: {
-  viewer_public_key: string; view: GroupObject; view_delta?: DeltaOp[] | undefined; direct: GroupJson;
-  checkpoint: Checkpoint; checkpoint_delta?: DeltaOp[] | undefined;
-  /** The view's hash when the caller has it already. */
-  view_state_hash?: string;
-}): PrivatePayload {
+export function privatePayload(
+  c: Crypto,
+  p: {
+    viewer_public_key: string;
+    view: GroupObject;
+    view_delta?: DeltaOp[] | undefined;
+    direct: GroupJson;
+    checkpoint: Checkpoint;
+    checkpoint_delta?: DeltaOp[] | undefined;
+    /** The view's hash when the caller has it already. */
+    view_state_hash?: string;
+  },
+): PrivatePayload {
   return {
     viewer_public_key: p.viewer_public_key,
     view_mode: p.view_delta ? 'delta' : 'full',

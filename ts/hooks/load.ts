@@ -36,7 +36,10 @@ export async function loadHooks<M extends Spec>(crypto: Crypto, dir: string, spe
   const realDir = realpathSync(dir);
   const realFile = realpathSync(file);
   if (!realFile.startsWith(realDir + sep) && !(opts.allowOutside || process.env['AIGENORA_ALLOW_OUTSIDE_HOOKS'] === '1'))
-    throw new HooksError('HOOKS_OUTSIDE', `${file} resolves to ${realFile}, outside the protocol directory ${realDir}; copy it in (or, knowingly, AIGENORA_ALLOW_OUTSIDE_HOOKS=1)`);
+    throw new HooksError(
+      'HOOKS_OUTSIDE',
+      `${file} resolves to ${realFile}, outside the protocol directory ${realDir}; copy it in (or, knowingly, AIGENORA_ALLOW_OUTSIDE_HOOKS=1)`,
+    );
   const text = readText(file, { maxBytes: MAX_HOOKS_BYTES, what: 'hooks module' });
   const check = checkPristine(crypto, dir, text, spec);
   if (check.pristine && !(opts.allowSkeleton || skeletonBypassFromEnv())) {

@@ -152,7 +152,8 @@ export interface MentalPokerState {
 export type MentalPokerAction = { kind: 'play'; id_b: string; call_suit?: number } | { kind: 'draw' } | { kind: 'pass' };
 
 /** One legal action for the local side as shown to a person choosing (never the peer's hidden cards). */
-export type MentalPokerLegalAction = { kind: 'play'; id_b: string; rank: number; suit: number; call_suit_required?: boolean } | { kind: 'draw' } | { kind: 'pass' };
+export type MentalPokerLegalAction =
+  { kind: 'play'; id_b: string; rank: number; suit: number; call_suit_required?: boolean } | { kind: 'draw' } | { kind: 'pass' };
 
 /** A peer's mp_play after the spec's validator and the engine's cryptographic play check passed. */
 export type MentalPokerPlay = Message & { action: 'mp_play'; id_b: string; rank: number; suit: number; k_inner: string; k_outer: string; call_suit?: number };
@@ -195,7 +196,11 @@ export interface RealtimeHooks extends CommonHooks {
   proto_realtime_commands(state: Record<string, unknown>, targetTick: number): Maybe<unknown[]>;
   /** The commands as the host will apply them (aliases normalised); a throw rejects them with its message. */
   proto_realtime_validate_commands(side: Role, commands: unknown[], state: Record<string, unknown>, targetTick: number): unknown[];
-  proto_realtime_step(state: Record<string, unknown>, tick: number, commands: { host: unknown[]; guest: unknown[] }): { state: Record<string, unknown>; events?: Record<string, unknown>[]; outcome?: 'none' | Role | 'draw' };
+  proto_realtime_step(
+    state: Record<string, unknown>,
+    tick: number,
+    commands: { host: unknown[]; guest: unknown[] },
+  ): { state: Record<string, unknown>; events?: Record<string, unknown>[]; outcome?: 'none' | Role | 'draw' };
   proto_realtime_snapshot?(state: Record<string, unknown>, frame: unknown): unknown;
   proto_realtime_audit_outcome?(frame: unknown): unknown;
   proto_realtime_transport_update?(profile: unknown): void;
@@ -298,39 +303,101 @@ export interface HooksModule<M extends FlowMode = FlowMode> {
 }
 
 /** Declares a protocol's hooks for one flow mode; the type checker then knows every hook's shape. */
-export function defineHooks<M extends FlowMode>(mode: M, create: (ctx: HookContext) => HooksByMode[M], autoplay?: M extends 'authoritative_group' ? GroupAutoplay : never): HooksModule<M> {
+export function defineHooks<M extends FlowMode>(
+  mode: M,
+  create: (ctx: HookContext) => HooksByMode[M],
+  autoplay?: M extends 'authoritative_group' ? GroupAutoplay : never,
+): HooksModule<M> {
   return autoplay ? { mode, create, autoplay } : { mode, create };
 }
 
 /** The hooks each flow mode requires (a skeleton generates exactly these) and the optional ones. */
 export const HOOK_NAMES: Record<FlowMode, { required: string[]; optional: string[] }> = {
   session_loop: {
-    required: ['proto_host_handle_join', 'proto_host_handle', 'proto_guest_join_message', 'proto_guest_handle_ready', 'proto_guest_first_action', 'proto_guest_handle'],
+    required: [
+      'proto_host_handle_join',
+      'proto_host_handle',
+      'proto_guest_join_message',
+      'proto_guest_handle_ready',
+      'proto_guest_first_action',
+      'proto_guest_handle',
+    ],
     optional: ['proto_on_decision', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
   },
   request_response: {
-    required: ['proto_host_handle_join', 'proto_host_handle', 'proto_guest_join_message', 'proto_guest_handle_ready', 'proto_guest_first_action', 'proto_guest_handle'],
+    required: [
+      'proto_host_handle_join',
+      'proto_host_handle',
+      'proto_guest_join_message',
+      'proto_guest_handle_ready',
+      'proto_guest_first_action',
+      'proto_guest_handle',
+    ],
     optional: ['proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
   },
   free: {
     required: ['proto_on_message', 'proto_on_send', 'proto_on_end'],
-    optional: ['proto_guest_join_message', 'proto_host_handle_join', 'proto_guest_handle_ready', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+    optional: [
+      'proto_guest_join_message',
+      'proto_host_handle_join',
+      'proto_guest_handle_ready',
+      'proto_init',
+      'proto_host_metadata',
+      'proto_display',
+      'supported_control_modes',
+    ],
   },
   simultaneous_round: {
     required: ['proto_round_value', 'proto_round_judge'],
-    optional: ['proto_round_judge_pure', 'proto_round_shadow_fields', 'proto_guest_join_message', 'proto_host_handle_join', 'proto_guest_handle_ready', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+    optional: [
+      'proto_round_judge_pure',
+      'proto_round_shadow_fields',
+      'proto_guest_join_message',
+      'proto_host_handle_join',
+      'proto_guest_handle_ready',
+      'proto_init',
+      'proto_host_metadata',
+      'proto_display',
+      'supported_control_modes',
+    ],
   },
   mental_poker: {
     required: ['proto_mp_deck_universe', 'proto_mp_initial_deal', 'proto_mp_choose_action', 'proto_mp_check_winner', 'proto_mp_validate_play'],
-    optional: ['proto_mp_legal_actions', 'proto_mp_coerce_action', 'proto_mp_apply_local_action', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+    optional: [
+      'proto_mp_legal_actions',
+      'proto_mp_coerce_action',
+      'proto_mp_apply_local_action',
+      'proto_init',
+      'proto_host_metadata',
+      'proto_display',
+      'supported_control_modes',
+    ],
   },
   authoritative_realtime: {
     required: ['proto_realtime_initial_state', 'proto_realtime_commands', 'proto_realtime_validate_commands', 'proto_realtime_step'],
-    optional: ['proto_realtime_snapshot', 'proto_realtime_audit_outcome', 'proto_realtime_transport_update', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+    optional: [
+      'proto_realtime_snapshot',
+      'proto_realtime_audit_outcome',
+      'proto_realtime_transport_update',
+      'proto_init',
+      'proto_host_metadata',
+      'proto_display',
+      'supported_control_modes',
+    ],
   },
   authoritative_group: {
     required: ['proto_group_initial_state', 'proto_group_member_joined', 'proto_group_member_left', 'proto_group_handle', 'proto_group_view'],
-    optional: ['proto_group_peer_routes', 'proto_group_recovery_snapshot', 'proto_group_restore', 'proto_group_on_leader_changed', 'proto_group_timeout_action', 'proto_init', 'proto_host_metadata', 'proto_display', 'supported_control_modes'],
+    optional: [
+      'proto_group_peer_routes',
+      'proto_group_recovery_snapshot',
+      'proto_group_restore',
+      'proto_group_on_leader_changed',
+      'proto_group_timeout_action',
+      'proto_init',
+      'proto_host_metadata',
+      'proto_display',
+      'supported_control_modes',
+    ],
   },
 };
 

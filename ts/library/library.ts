@@ -75,7 +75,10 @@ export function readIndex(dataDir: string): LibraryIndex {
     if (typeof entry?.alias !== 'string' || typeof entry.protocol_id !== 'string' || !/^[0-9a-f]{64}$/.test(entry.protocol_id))
       throw new LibraryError('LIBRARY_INDEX_INVALID', `${p}: entry ${i} lacks an alias or a protocol_id; ${fix}`);
     if (entry.path !== storagePath(entry.protocol_id))
-      throw new LibraryError('LIBRARY_INDEX_INVALID', `${p}: entry ${entry.alias} has path ${JSON.stringify(entry.path)}, not its own storage path ${storagePath(entry.protocol_id)}; ${fix}`);
+      throw new LibraryError(
+        'LIBRARY_INDEX_INVALID',
+        `${p}: entry ${entry.alias} has path ${JSON.stringify(entry.path)}, not its own storage path ${storagePath(entry.protocol_id)}; ${fix}`,
+      );
   }
   return doc as LibraryIndex;
 }

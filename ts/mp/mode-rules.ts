@@ -69,7 +69,10 @@ export function replayRules(
         const play = msg as MentalPokerPlay;
         if (from === side) {
           cards.set(idB, [play.rank, play.suit]);
-          hooks.proto_mp_apply_local_action?.(state as never, play.call_suit === undefined ? { kind: 'play', id_b: idB } : { kind: 'play', id_b: idB, call_suit: play.call_suit });
+          hooks.proto_mp_apply_local_action?.(
+            state as never,
+            play.call_suit === undefined ? { kind: 'play', id_b: idB } : { kind: 'play', id_b: idB, call_suit: play.call_suit },
+          );
           cards.delete(idB);
         } else if (from === peer) {
           const [ok, why] = hooks.proto_mp_validate_play(state as never, peer, play);

@@ -18,14 +18,35 @@ import { fromHex, toHex } from '../crypto/encoding.js';
 import { CryptoError } from '../crypto/errors.js';
 import { intFromHex, intToHex, PAYLOAD_K_INNER, PAYLOAD_K_OUTER, ROLE_GUEST, ROLE_HOST, type Ot, type RsaKey, type RsaPublicKey } from '../crypto/ot.js';
 import { compareCodePoints } from '../crypto/unicode.js';
-import type { MentalPokerAction, MentalPokerCard, MentalPokerHooks, MentalPokerLegalAction, MentalPokerOutcome, MentalPokerPlay, MentalPokerState, Message, Role } from '../hooks/types.js';
+import type {
+  MentalPokerAction,
+  MentalPokerCard,
+  MentalPokerHooks,
+  MentalPokerLegalAction,
+  MentalPokerOutcome,
+  MentalPokerPlay,
+  MentalPokerState,
+  Message,
+  Role,
+} from '../hooks/types.js';
 import { auditGame, type AuditEvidence, type AuditInput, type AuditReason, type OtRecord, type SetupTables } from './audit.js';
 import { parseJsonExact, type JsonObject, type JsonValue } from './canonical.js';
 import { MpError } from './errors.js';
 import { Ledger } from './mode-ledger.js';
 import { bytesToBigint } from './numbers.js';
 import type { MpSecrets } from './secrets.js';
-import { drawPayload, openingPayload, otPayload, passPayload, playPayload, setupPayload, Transcript, verifyPeerReceipt, witnessPayloads, type TranscriptCrypto } from './transcript.js';
+import {
+  drawPayload,
+  openingPayload,
+  otPayload,
+  passPayload,
+  playPayload,
+  setupPayload,
+  Transcript,
+  verifyPeerReceipt,
+  witnessPayloads,
+  type TranscriptCrypto,
+} from './transcript.js';
 import type { OpeningEntry, Witness } from './types.js';
 
 /** What the mode needs of a crypto backend: the deck layers, the OT, SHA-256 and Ed25519. */
@@ -299,7 +320,11 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
       const k = secrets.cardKey(i);
       cardKeys.push(k);
       // sealOuter takes only a 44-byte blob_A: a Host blob of another size (which would mark its card) is refused.
-      blobs.push(role === 'host' ? crypto.deck.sealInner(k, secrets.blobNonce(i), plain(i)) : peerCrypto(`blob_A ${i}`, () => crypto.deck.sealOuter(k, secrets.blobNonce(i), plain(i))));
+      blobs.push(
+        role === 'host'
+          ? crypto.deck.sealInner(k, secrets.blobNonce(i), plain(i))
+          : peerCrypto(`blob_A ${i}`, () => crypto.deck.sealOuter(k, secrets.blobNonce(i), plain(i))),
+      );
       const label = `${prefix}${i}`;
       const s = rsa.sealLabel(context(role, label), k, secrets.sealNonce(label));
       ownTokens.set(label, s.token);
@@ -330,7 +355,8 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
       return b;
     });
     const keys = list(m, 'sealed_keys');
-    if (keys.length !== blobsHex.length || (role === 'host' && blobsHex.length !== n())) throw bad(`${action}: sealed_keys and blobs differ in length${role === 'host' ? ' or from the deck' : ''}`);
+    if (keys.length !== blobsHex.length || (role === 'host' && blobsHex.length !== n()))
+      throw bad(`${action}: sealed_keys and blobs differ in length${role === 'host' ? ' or from the deck' : ''}`);
     const sealed = new Map<string, string>();
     keys.forEach((k, i) => {
       const o = object(parse(k, `${action}.sealed_keys[${i}]`), `${action}.sealed_keys[${i}]`);
@@ -363,7 +389,11 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
     emit('mp_ot_started', { ot_id: otId, direction: 'sent', ...(draw ? { kind: 'draw' } : {}) });
     send({ action: 'mp_ot_request', id: otId, z: intToHex(z) });
     const { msg } = await recv();
-    if (msg.action !== 'mp_ot_response' || msg['id'] !== otId) throw new Stop('unexpected_message', `expected the ${peer}'s mp_ot_response to ${otId}, got ${msg.action}${typeof msg['id'] === 'string' ? ` ${msg['id']}` : ''}`);
+    if (msg.action !== 'mp_ot_response' || msg['id'] !== otId)
+      throw new Stop(
+        'unexpected_message',
+        `expected the ${peer}'s mp_ot_response to ${otId}, got ${msg.action}${typeof msg['id'] === 'string' ? ` ${msg['id']}` : ''}`,
+      );
     const y = wireInt(msg, 'y');
     const sealedHex = table.sealed.get(label);
     const sealed = sealedHex === undefined ? null : hexBytes(sealedHex, `sealed entry ${label}`);
@@ -415,7 +445,13 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
     const keys = myKeys.get(action.id_b);
     if (!card || !keys) throw new Stop('hook_error', `the hooks chose id_b ${JSON.stringify(action.id_b)}, which is not in this side's hand`);
     const v = crypto.deck.validatePlay({
-      hand: [...myHand], played: [...ledger.played], idB: action.id_b, declaredCard: crypto.deck.encodeCard(card[0], card[1]), kInner: keys.kInner, kOuter: keys.kOuter, blobB: guestTable!.blobs[Number(action.id_b)]!,
+      hand: [...myHand],
+      played: [...ledger.played],
+      idB: action.id_b,
+      declaredCard: crypto.deck.encodeCard(card[0], card[1]),
+      kInner: keys.kInner,
+      kOuter: keys.kOuter,
+      blobB: guestTable!.blobs[Number(action.id_b)]!,
     });
     if (!v.ok) throw new Stop('hook_error', `local play validation failed for ${action.id_b}: ${v.reason}`);
     const msg: Message = { action: 'mp_play', id_b: action.id_b, k_inner: toHex(keys.kInner), k_outer: toHex(keys.kOuter), rank: card[0], suit: card[1] };
@@ -465,11 +501,15 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
     const kOuter = hexBytes(str(msg, 'k_outer'), 'mp_play.k_outer');
     // A card outside the deck is in no hand: the check refuses it before it looks for a blob.
     const blobB = /^(0|[1-9]\d*)$/.test(idB) && Number(idB) < n() ? guestTable!.blobs[Number(idB)]! : new Uint8Array(0);
-    const v = peerCrypto('mp_play', () => crypto.deck.validatePlay({ hand: [...ledger.hand_of(peer)], played: [...ledger.played], idB, declaredCard: declared, kInner, kOuter, blobB }));
+    const v = peerCrypto('mp_play', () =>
+      crypto.deck.validatePlay({ hand: [...ledger.hand_of(peer)], played: [...ledger.played], idB, declaredCard: declared, kInner, kOuter, blobB }),
+    );
     if (!v.ok) {
       emit('play_rejected', { who: peer, reason: v.reason });
       send({ action: 'error', reason: 'play_rejected' });
-      throw new Stop('play_rejected', `peer play rejected: ${v.reason}`, { proof: { kind: 'mp_play_rejected', offender: peer, message: index, reason: v.reason, evidence: null } });
+      throw new Stop('play_rejected', `peer play rejected: ${v.reason}`, {
+        proof: { kind: 'mp_play_rejected', offender: peer, message: index, reason: v.reason, evidence: null },
+      });
     }
   }
 
@@ -509,7 +549,9 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
           if (!ok) {
             emit('play_rejected', { who: peer, reason: why });
             send({ action: 'error', reason: 'rule_rejected' });
-            throw new Stop('rule_rejected', `peer play rule-rejected: ${why}`, { proof: { kind: 'mp_rule_rejected', offender: peer, message: index, reason: why, evidence: null } });
+            throw new Stop('rule_rejected', `peer play rule-rejected: ${why}`, {
+              proof: { kind: 'mp_rule_rejected', offender: peer, message: index, reason: why, evidence: null },
+            });
           }
           applyPlay(peer, msg);
           emit('play_verified', { who: peer, id_b: msg['id_b'] });
@@ -565,7 +607,8 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
   function toWitness(v: JsonValue, i: number): Witness {
     const o = object(v, `witness ${i}`);
     const [otId, label, r] = [o['ot_id'], o['label'], o['r']];
-    if (typeof otId !== 'string' || typeof label !== 'string' || typeof r !== 'string' || !/^[0-9a-fA-F]+$/.test(r)) throw bad(`witness ${i} is not {ot_id, label, r: hex}`);
+    if (typeof otId !== 'string' || typeof label !== 'string' || typeof r !== 'string' || !/^[0-9a-fA-F]+$/.test(r))
+      throw bad(`witness ${i} is not {ot_id, label, r: hex}`);
     return { otId, label, r: BigInt(`0x${r}`) };
   }
 
@@ -642,7 +685,7 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
     emit('mp_terminal_receipt_verified', { transcript_hash: hash, peer_signature_ok: ok });
     if (!ok) {
       emit('audit_failed', { reason: 'peer_receipt_signature_invalid' });
-      throw new Stop('audit_failed', 'the peer\'s terminal receipt does not verify', {
+      throw new Stop('audit_failed', "the peer's terminal receipt does not verify", {
         result: result(false),
         audit: { reason: 'peer_receipt_signature_invalid', evidence: null },
         proof: { kind: 'mp_audit_failed', offender: peer, message: pr.index, reason: 'peer_receipt_signature_invalid', evidence: null },
@@ -685,10 +728,14 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
 
     const plan = await hook('proto_mp_initial_deal', () => hooks.proto_mp_initial_deal({}));
     const [g, h] = [plan?.guest ?? 0, plan?.host ?? 0];
-    if (!Number.isSafeInteger(g) || !Number.isSafeInteger(h) || g < 0 || h < 0 || g + h > n()) throw new Stop('hook_error', 'deal plan asks for more cards than the deck');
+    if (!Number.isSafeInteger(g) || !Number.isSafeInteger(h) || g < 0 || h < 0 || g + h > n())
+      throw new Stop('hook_error', 'deal plan asks for more cards than the deck');
     deal = { host: h, guest: g };
     const ids = Array.from({ length: n() }, (_, i) => String(i));
-    for (const [owner, deal] of [['guest', ids.slice(0, g)], ['host', ids.slice(g, g + h)]] as const) {
+    for (const [owner, deal] of [
+      ['guest', ids.slice(0, g)],
+      ['host', ids.slice(g, g + h)],
+    ] as const) {
       for (const idB of deal) {
         emit('deal_requested', { owner });
         if (owner === role) await fetchCard(idB, false);
@@ -735,12 +782,40 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
         started = true;
         run().then(finish, (e: unknown) => {
           if (e instanceof Stop) {
-            finish({ reason: e.reason, detail: e.message, result: null, audit: null, proof: null, receipt: null, ...e.extra, transcriptHash: transcript.rootHex(), deal });
+            finish({
+              reason: e.reason,
+              detail: e.message,
+              result: null,
+              audit: null,
+              proof: null,
+              receipt: null,
+              ...e.extra,
+              transcriptHash: transcript.rootHex(),
+              deal,
+            });
           } else if (e instanceof MpError) {
             // Peer material the transcript refuses (a float, a lone surrogate), where the reference raises.
-            finish({ reason: 'bad_peer_material', detail: e.message, result: null, audit: null, proof: null, receipt: null, transcriptHash: transcript.rootHex(), deal });
+            finish({
+              reason: 'bad_peer_material',
+              detail: e.message,
+              result: null,
+              audit: null,
+              proof: null,
+              receipt: null,
+              transcriptHash: transcript.rootHex(),
+              deal,
+            });
           } else {
-            finish({ reason: 'hook_error', detail: `internal error: ${(e as Error)?.message ?? String(e)}`, result: null, audit: null, proof: null, receipt: null, transcriptHash: transcript.rootHex(), deal });
+            finish({
+              reason: 'hook_error',
+              detail: `internal error: ${(e as Error)?.message ?? String(e)}`,
+              result: null,
+              audit: null,
+              proof: null,
+              receipt: null,
+              transcriptHash: transcript.rootHex(),
+              deal,
+            });
           }
         });
       } else {

@@ -48,7 +48,12 @@ export function pyRepr(s: string): string {
     else if (ch === '\n') out += '\\n';
     else if (ch === '\r') out += '\\r';
     else if (ch !== ' ' && NOT_PRINTABLE.test(ch)) {
-      out += cp < 0x100 ? `\\x${cp.toString(16).padStart(2, '0')}` : cp < 0x10000 ? `\\u${cp.toString(16).padStart(4, '0')}` : `\\U${cp.toString(16).padStart(8, '0')}`;
+      out +=
+        cp < 0x100
+          ? `\\x${cp.toString(16).padStart(2, '0')}`
+          : cp < 0x10000
+            ? `\\u${cp.toString(16).padStart(4, '0')}`
+            : `\\U${cp.toString(16).padStart(8, '0')}`;
     } else out += ch;
   }
   return out + q;

@@ -233,7 +233,15 @@ export function replayGame(c: ReplayCrypto, messages: readonly WireMessage[], op
           if (!guest || !ids.includes(idB)) throw new Stop(`KeyError: no blob_B for id_b ${JSON.stringify(idB)}`);
           let v;
           try {
-            v = c.deck.validatePlay({ hand: [...hands[peer]], played: [...played], idB, declaredCard: declared, kInner, kOuter, blobB: guest.blobs[Number(idB)]! });
+            v = c.deck.validatePlay({
+              hand: [...hands[peer]],
+              played: [...played],
+              idB,
+              declaredCard: declared,
+              kInner,
+              kOuter,
+              blobB: guest.blobs[Number(idB)]!,
+            });
           } catch (e) {
             if (e instanceof CryptoError) throw new Stop(e.message);
             throw e;
@@ -297,5 +305,5 @@ export function replayGame(c: ReplayCrypto, messages: readonly WireMessage[], op
     if (e instanceof MpError) return raised(e.message);
     throw e;
   }
-  return raised('the game ended before the peer\'s terminal receipt');
+  return raised("the game ended before the peer's terminal receipt");
 }

@@ -171,8 +171,14 @@ export function witnessPayload(role: Role, witnesses: readonly Witness[]): JsonO
  */
 export function witnessPayloads(all: readonly Witness[]): [JsonObject, JsonObject] {
   return [
-    witnessPayload('host', all.filter((w) => w.otId.startsWith('host-'))),
-    witnessPayload('guest', all.filter((w) => w.otId.startsWith('guest-'))),
+    witnessPayload(
+      'host',
+      all.filter((w) => w.otId.startsWith('host-')),
+    ),
+    witnessPayload(
+      'guest',
+      all.filter((w) => w.otId.startsWith('guest-')),
+    ),
   ];
 }
 

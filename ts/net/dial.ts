@@ -21,14 +21,19 @@ const refusedConnection = (e: unknown) => (e as { code?: unknown })?.code === 'E
  * CONNECTION_REFUSED when every address refused the connection (nothing listens there), else
  * HOST_UNREACHABLE. A ticket or a connected peer that is not the invitation's host is a HandshakeError.
  */
-export async function dialHost(node: Libp2p, inv: Pick<Invitation, 'host_public_key' | 'ticket'>, addrs: readonly string[] = inv.ticket.addrs): Promise<{ stream: ByteStream } | Unreachable> {
+export async function dialHost(
+  node: Libp2p,
+  inv: Pick<Invitation, 'host_public_key' | 'ticket'>,
+  addrs: readonly string[] = inv.ticket.addrs,
+): Promise<{ stream: ByteStream } | Unreachable> {
   let expected;
   try {
     expected = peerIdFromString(inv.ticket.peer_id);
   } catch {
     throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not a libp2p peer id');
   }
-  if (peerKeyHex(expected as never) !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not the invitation host key');
+  if (peerKeyHex(expected as never) !== inv.host_public_key)
+    throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the ticket peer id is not the invitation host key');
   const failures: string[] = [];
   let refused = 0;
   for (const a of addrs) {
@@ -41,9 +46,11 @@ export async function dialHost(node: Libp2p, inv: Pick<Invitation, 'host_public_
       continue;
     }
     const conn = node.getConnections(expected)[0];
-    if (!conn || peerKeyHex(conn.remotePeer as never) !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the connected peer is not the invitation host');
+    if (!conn || peerKeyHex(conn.remotePeer as never) !== inv.host_public_key)
+      throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the connected peer is not the invitation host');
     return { stream: stream as ByteStream };
   }
-  if (addrs.length > 0 && refused === addrs.length) return { code: 'CONNECTION_REFUSED', unreachable: `connection refused at every address of the host: nothing listens there (${failures.join('; ')})` };
+  if (addrs.length > 0 && refused === addrs.length)
+    return { code: 'CONNECTION_REFUSED', unreachable: `connection refused at every address of the host: nothing listens there (${failures.join('; ')})` };
   return { code: 'HOST_UNREACHABLE', unreachable: `cannot reach the host (${failures.join('; ') || 'no address'})` };
 }

@@ -59,7 +59,13 @@ export const parseLine = (line: string): Record<string, unknown> | undefined => 
 export async function nextLine(t: LineTransport, ms: number, what?: string): Promise<Record<string, unknown>> {
   const r = await t.recv(ms);
   if (r.line === null) {
-    const why = what ? (r.timedOut ? `no ${what} in time` : `the peer left before its ${what}`) : r.timedOut ? 'the peer said nothing in time' : 'the peer left';
+    const why = what
+      ? r.timedOut
+        ? `no ${what} in time`
+        : `the peer left before its ${what}`
+      : r.timedOut
+        ? 'the peer said nothing in time'
+        : 'the peer left';
     throw new GroupNetError('GROUP_NET_PROTOCOL', why);
   }
   const v = parseLine(r.line);
@@ -95,8 +101,22 @@ export class MemberCore {
     private readonly random: () => number,
   ) {}
 
-  static create(crypto: Crypto, seed: Uint8Array, dir: string, header: GroupTranscriptHeader, specText: string, autoplay: GroupAutoplay, random: () => number): MemberCore {
-    const replica = new GroupReplica({ crypto, groupId: header.group_id, viewerPublicKey: header.member_public_key, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch });
+  static create(
+    crypto: Crypto,
+    seed: Uint8Array,
+    dir: string,
+    header: GroupTranscriptHeader,
+    specText: string,
+    autoplay: GroupAutoplay,
+    random: () => number,
+  ): MemberCore {
+    const replica = new GroupReplica({
+      crypto,
+      groupId: header.group_id,
+      viewerPublicKey: header.member_public_key,
+      leaderPublicKey: header.leader_public_key,
+      leaderEpoch: header.leader_epoch,
+    });
     return new MemberCore(crypto, seed, header.member_public_key, replica, new GroupSessionRecord(dir, header, specText, true), autoplay, random);
   }
 
@@ -120,11 +140,19 @@ export class MemberCore {
       throw new GroupNetError('GROUP_NET_RESUME', `${path} is not a group transcript`);
     }
     const pk = toHex(crypto.ed25519PublicKey(seed));
-    if (header._group_transcript !== 1 || header.member_public_key !== pk) throw new GroupNetError('GROUP_NET_RESUME', `${path} is not this identity's group transcript`);
-    const replica = new GroupReplica({ crypto, groupId: header.group_id, viewerPublicKey: pk, leaderPublicKey: header.leader_public_key, leaderEpoch: header.leader_epoch });
+    if (header._group_transcript !== 1 || header.member_public_key !== pk)
+      throw new GroupNetError('GROUP_NET_RESUME', `${path} is not this identity's group transcript`);
+    const replica = new GroupReplica({
+      crypto,
+      groupId: header.group_id,
+      viewerPublicKey: pk,
+      leaderPublicKey: header.leader_public_key,
+      leaderEpoch: header.leader_epoch,
+    });
     for (const [i, e] of entries.entries()) {
       if (e.kind === 'epoch') replica.advanceEpoch(e.leader_public_key, e.leader_epoch);
-      else if (replica.apply(e.envelope, { bootstrap: e.bootstrap }).status !== 'applied') throw new GroupNetError('GROUP_NET_RESUME', `${path} entry ${i + 1} does not replay`);
+      else if (replica.apply(e.envelope, { bootstrap: e.bootstrap }).status !== 'applied')
+        throw new GroupNetError('GROUP_NET_RESUME', `${path} entry ${i + 1} does not replay`);
     }
     const record = GroupSessionRecord.reopen(dir, header, entries.length);
     const core = new MemberCore(crypto, seed, pk, replica, record, autoplay, random);

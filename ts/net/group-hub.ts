@@ -153,8 +153,16 @@ export class GroupHub<L extends MemberLink = MemberLink> {
     const o = this.o;
     const hooks = o.protocol.hooks.create({ role: 'host', options: o.options, args: [], stateDir: '', decision: null, random: o.random }) as GroupHooks;
     return {
-      crypto: o.crypto, hooks, config: this.config, groupId: o.groupId, leaderSeed: toHex(o.seed), leaderEpoch: o.leaderEpoch, membershipVersion,
-      ...(members && { members }), turnTimeoutMs: this.turnTimeoutMs, now: o.clock.now(),
+      crypto: o.crypto,
+      hooks,
+      config: this.config,
+      groupId: o.groupId,
+      leaderSeed: toHex(o.seed),
+      leaderEpoch: o.leaderEpoch,
+      membershipVersion,
+      ...(members && { members }),
+      turnTimeoutMs: this.turnTimeoutMs,
+      now: o.clock.now(),
     };
   }
 
@@ -315,7 +323,8 @@ export class GroupHub<L extends MemberLink = MemberLink> {
    */
   private markUnlinkedAbsent(): void {
     const leader = this.current;
-    for (const m of leader?.members ?? []) if (m.public_key !== this.publicKey && !this.links.has(m.public_key)) leader!.memberAbsent(m.public_key, this.o.clock.now());
+    for (const m of leader?.members ?? [])
+      if (m.public_key !== this.publicKey && !this.links.has(m.public_key)) leader!.memberAbsent(m.public_key, this.o.clock.now());
   }
 
   private armTurns(): void {

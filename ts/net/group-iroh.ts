@@ -49,7 +49,21 @@ import { checkChannelChallenge, signChannelReady, transportBindingCanonical, ver
 import { buildInvitation, RegistryError, type GroupRecord, type RegistryClient } from '../registry/client.js';
 import { GROUP_FINAL_STATUSES, leaseExpired, leaseSecondsOf, listedMember, startReady } from '../registry/group.js';
 import { INVITATION_TYPES, type InvitationType } from '../registry/invitation.js';
-import { autoplayOf, GroupNetError, MemberCore, memberDir, nextLine, parseLine, processClock, safeEmit, secureRandom, sendLine, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+import {
+  autoplayOf,
+  GroupNetError,
+  MemberCore,
+  memberDir,
+  nextLine,
+  parseLine,
+  processClock,
+  safeEmit,
+  secureRandom,
+  sendLine,
+  type GroupEvent,
+  type GroupProtocol,
+  type GroupRunResult,
+} from './group-core.js';
 import { GroupHub, type HubClock, type LeaderEnd, type MemberLink } from './group-hub.js';
 import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
@@ -142,12 +156,26 @@ export class IrohLeaderHub {
     this.group = o.group;
     this.ctx = { groupId: o.group.group_id, leaderEpoch: o.group.leader_epoch };
     this.hub = new GroupHub({
-      crypto: o.crypto, seed: o.seed, protocol: o.protocol, options: o.options, groupId: o.group.group_id, leaderEpoch: o.group.leader_epoch, self: o.self, random: o.random, clock: o.clock ?? processClock,
+      crypto: o.crypto,
+      seed: o.seed,
+      protocol: o.protocol,
+      options: o.options,
+      groupId: o.group.group_id,
+      leaderEpoch: o.group.leader_epoch,
+      self: o.self,
+      random: o.random,
+      clock: o.clock ?? processClock,
       onCheckpoint: (cp) => this.floor.record(cp),
-      ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+      ...(o.onEvent && { onEvent: o.onEvent }),
+      ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+      ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
     });
     this.publicKey = this.hub.publicKey;
-    this.admission = new LeaderAdmission(o.crypto, { groupId: o.group.group_id, protocolId: o.protocol.protocolId, leaderEpoch: o.group.leader_epoch }, toHex(o.seed));
+    this.admission = new LeaderAdmission(
+      o.crypto,
+      { groupId: o.group.group_id, protocolId: o.protocol.protocolId, leaderEpoch: o.group.leader_epoch },
+      toHex(o.seed),
+    );
     this.floor = new CheckpointFloor(this.publicKey);
     this.done = this.hub.done;
     if (o.checkpoint) {
@@ -235,7 +263,8 @@ export class IrohLeaderHub {
       if (member === this.publicKey) return refuse('the leader does not admit itself');
       // Fencing: an epoch the registry has moved past admits no one.
       const current = await this.o.client.getGroup(this.ctx.groupId);
-      if (current.leader_public_key !== this.publicKey || current.leader_epoch !== this.ctx.leaderEpoch) return refuse('this process is not the current leader epoch');
+      if (current.leader_public_key !== this.publicKey || current.leader_epoch !== this.ctx.leaderEpoch)
+        return refuse('this process is not the current leader epoch');
       sendLine(t, offer.admission);
       const ready = await nextLine(t, ADMISSION_MS, 'group ready');
       const latest = await this.o.client.getGroup(this.ctx.groupId);
@@ -285,7 +314,9 @@ export class IrohLeaderHub {
       }
       const m = readMemberMessage(parseLine(r.line), this.ctx, pk);
       if (m.kind === 'input') {
-        const receipt = isActionId(m.actionId) ? this.hub.input(pk, m.clientSeq, m.action) : { status: 'rejected', reason: 'action_id must be 32-char lowercase hex', client_seq: m.clientSeq };
+        const receipt = isActionId(m.actionId)
+          ? this.hub.input(pk, m.clientSeq, m.action)
+          : { status: 'rejected', reason: 'action_id must be 32-char lowercase hex', client_seq: m.clientSeq };
         const accepted = receipt['status'] === 'accepted';
         if (receipt['status'] === 'rejected') {
           sendLine(t, rejectionMessage(String(receipt['reason']), m.clientSeq, m.actionId));
@@ -309,7 +340,14 @@ export class IrohLeaderHub {
  * refusal by the registry that names another epoch or leader (409) fences the leader at once; failing
  * to renew for a whole lease does too, since a member may then have claimed.
  */
-function leaseLoop(o: { client: RegistryClient; hub: IrohLeaderHub; group: GroupRecord; ticket: string; protocolId: string; onEvent?: GroupEvent }): () => void {
+function leaseLoop(o: {
+  client: RegistryClient;
+  hub: IrohLeaderHub;
+  group: GroupRecord;
+  ticket: string;
+  protocolId: string;
+  onEvent?: GroupEvent;
+}): () => void {
   const leaseMs = leaseSecondsOf(o.group) * 1000;
   let advertised = { seq: o.group.checkpoint_seq, checkpointHash: o.group.checkpoint_hash };
   let lastSuccess = Date.now();
@@ -319,7 +357,13 @@ function leaseLoop(o: { client: RegistryClient; hub: IrohLeaderHub; group: Group
     const floor = o.hub.floor.floor();
     const next = floor && floor.seq >= advertised.seq ? floor : advertised;
     try {
-      await o.client.groupHeartbeat(o.hub.groupId, { protocolId: o.protocolId, leaderEpoch: o.hub.epoch, checkpointSeq: next.seq, checkpointHash: next.checkpointHash, ticket: o.ticket });
+      await o.client.groupHeartbeat(o.hub.groupId, {
+        protocolId: o.protocolId,
+        leaderEpoch: o.hub.epoch,
+        checkpointSeq: next.seq,
+        checkpointHash: next.checkpointHash,
+        ticket: o.ticket,
+      });
       lastSuccess = Date.now();
       advertised = next;
     } catch (e) {
@@ -362,7 +406,14 @@ async function acceptingEndpoint(seed: Uint8Array, bind?: string): Promise<{ ep:
 
 /** Runs one leader epoch to its end: lease renewal while it runs, the closed status when it completes. */
 async function leadEpoch(o: IrohLeaderOptions & { ticket: string }, hub: IrohLeaderHub): Promise<LeaderEnd & { statusPosted?: string }> {
-  const stopLease = leaseLoop({ client: o.client, hub, group: o.group, ticket: o.ticket, protocolId: o.protocol.protocolId, ...(o.onEvent && { onEvent: o.onEvent }) });
+  const stopLease = leaseLoop({
+    client: o.client,
+    hub,
+    group: o.group,
+    ticket: o.ticket,
+    protocolId: o.protocol.protocolId,
+    ...(o.onEvent && { onEvent: o.onEvent }),
+  });
   let end: LeaderEnd;
   try {
     end = await hub.done;
@@ -415,7 +466,9 @@ export async function hostGroupIroh(o: {
   ensureWritableDir(o.sessionsDir, 'sessions directory');
   const autoplay = autoplayOf(o.protocol);
   const config = groupConfigFromSpec(o.protocol.spec);
-  const meta = (o.protocol.hooks.create({ role: 'host', options: o.options, args: [], stateDir: '', decision: null, random: secureRandom }) as GroupHooks).proto_host_metadata?.();
+  const meta = (
+    o.protocol.hooks.create({ role: 'host', options: o.options, args: [], stateDir: '', decision: null, random: secureRandom }) as GroupHooks
+  ).proto_host_metadata?.();
   const [name, tags, type, defaults] = meta ?? [o.protocol.spec.name, '', 'supply', {}];
   const options = { ...(defaults ?? {}), ...o.options };
   const pk = toHex(c.ed25519PublicKey(o.seed));
@@ -424,34 +477,87 @@ export async function hostGroupIroh(o: {
   try {
     const { postId } = await o.client.postInvitation(
       buildInvitation(c, o.seed, {
-        message: String(name), tags: String(tags).split(','), ticket, protocolId: o.protocol.protocolId, controlMode: o.controlMode ?? 'autonomous', options, transport: 'iroh',
+        message: String(name),
+        tags: String(tags).split(','),
+        ticket,
+        protocolId: o.protocol.protocolId,
+        controlMode: o.controlMode ?? 'autonomous',
+        options,
+        transport: 'iroh',
         type: (INVITATION_TYPES as readonly string[]).includes(type) ? (type as InvitationType) : 'supply',
       }),
     );
     let group: GroupRecord;
     try {
-      group = await o.client.createGroup(postId, { min_participants: config.min_participants, max_participants: config.max_participants, allow_late_join: config.allow_late_join, recovery_mode: config.recovery_mode });
+      group = await o.client.createGroup(postId, {
+        min_participants: config.min_participants,
+        max_participants: config.max_participants,
+        allow_late_join: config.allow_late_join,
+        recovery_mode: config.recovery_mode,
+      });
     } catch (e) {
       // No group behind it: the post would only send members to a leader that admits no one.
       await o.client.cancelInvitation(postId).catch(() => undefined);
       throw e;
     }
-    if (group.leader_public_key !== pk || group.protocol_id !== o.protocol.protocolId) throw new GroupNetError('GROUP_NET_PROTOCOL', 'the registry opened the group for another leader or protocol');
+    if (group.leader_public_key !== pk || group.protocol_id !== o.protocol.protocolId)
+      throw new GroupNetError('GROUP_NET_PROTOCOL', 'the registry opened the group for another leader or protocol');
     safeEmit(o.onEvent, 'invite_created', { post_id: postId, group_id: group.group_id });
     const dir = memberDir(o.sessionsDir, group.group_id, pk);
-    const self = MemberCore.create(c, o.seed, dir, { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: group.group_id, member_public_key: pk, leader_public_key: pk, leader_epoch: group.leader_epoch }, o.protocol.specText, autoplay, secureRandom);
-    const lo: IrohLeaderOptions & { ticket: string } = { crypto: c, seed: o.seed, protocol: o.protocol, options, client: o.client, group, self, random: secureRandom, ticket, ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }) };
+    const self = MemberCore.create(
+      c,
+      o.seed,
+      dir,
+      {
+        _group_transcript: 1,
+        protocol_id: o.protocol.protocolId,
+        group_id: group.group_id,
+        member_public_key: pk,
+        leader_public_key: pk,
+        leader_epoch: group.leader_epoch,
+      },
+      o.protocol.specText,
+      autoplay,
+      secureRandom,
+    );
+    const lo: IrohLeaderOptions & { ticket: string } = {
+      crypto: c,
+      seed: o.seed,
+      protocol: o.protocol,
+      options,
+      client: o.client,
+      group,
+      self,
+      random: secureRandom,
+      ticket,
+      ...(o.onEvent && { onEvent: o.onEvent }),
+      ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+      ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+    };
     const hub = new IrohLeaderHub(lo);
     handTo(hub);
     stopRenew = renewLoop(o.client, postId, (o.ttlMinutes ?? 30) * 60_000, o.onEvent);
     const done = leadEpoch(lo, hub).then((end): IrohGroupRunResult => {
       stopRenew();
       self.finish();
-      return { completed: end.completed && self.completed, outcome: end.outcome, dir, epochs: 1, groupId: group.group_id, role: 'leader', ...(end.reason && { reason: end.reason }), ...(end.statusPosted && { statusPosted: end.statusPosted }) };
+      return {
+        completed: end.completed && self.completed,
+        outcome: end.outcome,
+        dir,
+        epochs: 1,
+        groupId: group.group_id,
+        role: 'leader',
+        ...(end.reason && { reason: end.reason }),
+        ...(end.statusPosted && { statusPosted: end.statusPosted }),
+      };
     });
     let stopped = false;
     return {
-      postId, groupId: group.group_id, ticket, dir, done,
+      postId,
+      groupId: group.group_id,
+      ticket,
+      dir,
+      done,
       async stop() {
         if (stopped) return;
         stopped = true;
@@ -533,7 +639,8 @@ export async function joinGroupIroh(o: IrohGroupJoin): Promise<IrohGroupRunResul
   autoplayOf(o.protocol);
   ensureWritableDir(o.sessionsDir, 'sessions directory');
   let group = await o.client.getGroupByPost(o.postId);
-  if (group.protocol_id !== o.protocol.protocolId) throw new GroupNetError('GROUP_NET_PROTOCOL', `the group plays protocol ${group.protocol_id}, the invitation names ${o.protocol.protocolId}`);
+  if (group.protocol_id !== o.protocol.protocolId)
+    throw new GroupNetError('GROUP_NET_PROTOCOL', `the group plays protocol ${group.protocol_id}, the invitation names ${o.protocol.protocolId}`);
   if (GROUP_FINAL_STATUSES.includes(group.status)) throw new GroupNetError('GROUP_NET_REFUSED', `the group is ${group.status}`);
   if (group.leader_public_key === pk) throw new GroupNetError('GROUP_NET_REFUSED', 'this agent leads the group');
   const groupId = group.group_id;
@@ -597,7 +704,12 @@ export async function joinGroupIroh(o: IrohGroupJoin): Promise<IrohGroupRunResul
         const led = await claimAndLead(o, g, core, emit);
         if (led) {
           epochs++;
-          return { ...result({ role: 'leader' }), ...(led.reason && { reason: led.reason }), ...(led.statusPosted && { statusPosted: led.statusPosted }), completed: led.completed && core.completed };
+          return {
+            ...result({ role: 'leader' }),
+            ...(led.reason && { reason: led.reason }),
+            ...(led.statusPosted && { statusPosted: led.statusPosted }),
+            completed: led.completed && core.completed,
+          };
         }
         await sleep(200);
       }
@@ -609,7 +721,12 @@ export async function joinGroupIroh(o: IrohGroupJoin): Promise<IrohGroupRunResul
 }
 
 /** Claims the next epoch with a new endpoint; if the registry grants it, leads the epoch to its end. */
-async function claimAndLead(o: IrohGroupJoin, g: GroupRecord, core: MemberCore, emit: GroupEvent): Promise<(LeaderEnd & { statusPosted?: string }) | undefined> {
+async function claimAndLead(
+  o: IrohGroupJoin,
+  g: GroupRecord,
+  core: MemberCore,
+  emit: GroupEvent,
+): Promise<(LeaderEnd & { statusPosted?: string }) | undefined> {
   const cp = core.replica.checkpoint!;
   const { ep, ticket, handTo } = await acceptingEndpoint(o.seed);
   try {
@@ -631,8 +748,19 @@ async function claimAndLead(o: IrohGroupJoin, g: GroupRecord, core: MemberCore, 
     core.pending = false;
     emit('leader_elected', { epoch: claimed.leader_epoch, public_key: core.publicKey });
     const lo: IrohLeaderOptions & { ticket: string } = {
-      crypto: o.crypto, seed: o.seed, protocol: o.protocol, options: o.options, client: o.client, group: claimed, self: core, checkpoint: cp as unknown as Record<string, unknown>, random: secureRandom, ticket,
-      ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+      crypto: o.crypto,
+      seed: o.seed,
+      protocol: o.protocol,
+      options: o.options,
+      client: o.client,
+      group: claimed,
+      self: core,
+      checkpoint: cp as unknown as Record<string, unknown>,
+      random: secureRandom,
+      ticket,
+      ...(o.onEvent && { onEvent: o.onEvent }),
+      ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+      ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
     };
     let hub: IrohLeaderHub;
     try {
@@ -710,8 +838,12 @@ async function channelToLeader(
     }
     if (admission['_group'] === 'error') throw new GroupNetError('GROUP_NET_REFUSED', String(admission['reason']).slice(0, 200));
     if (
-      admission['_group'] !== 'admission' || admission['group_id'] !== group.group_id || admission['protocol_id'] !== group.protocol_id ||
-      admission['leader_public_key'] !== group.leader_public_key || admission['leader_epoch'] !== group.leader_epoch || admission['join_nonce'] !== nonce
+      admission['_group'] !== 'admission' ||
+      admission['group_id'] !== group.group_id ||
+      admission['protocol_id'] !== group.protocol_id ||
+      admission['leader_public_key'] !== group.leader_public_key ||
+      admission['leader_epoch'] !== group.leader_epoch ||
+      admission['join_nonce'] !== nonce
     )
       throw new GroupNetError('GROUP_NET_PROTOCOL', 'group admission does not match server state');
     let challenge: string;
@@ -721,8 +853,16 @@ async function channelToLeader(
       throw new GroupNetError('GROUP_NET_PROTOCOL', 'group channel challenge is invalid');
     }
     const leaderSignature = String(admission['leader_signature'] ?? '');
-    const fields = { group_id: group.group_id, leader_public_key: group.leader_public_key, member_public_key: pk, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, join_nonce: nonce };
-    if (!verifyAdmission(c, group.leader_public_key, fields, leaderSignature)) throw new GroupNetError('GROUP_NET_PROTOCOL', 'the admission is not signed by the leader');
+    const fields = {
+      group_id: group.group_id,
+      leader_public_key: group.leader_public_key,
+      member_public_key: pk,
+      protocol_id: group.protocol_id,
+      leader_epoch: group.leader_epoch,
+      join_nonce: nonce,
+    };
+    if (!verifyAdmission(c, group.leader_public_key, fields, leaderSignature))
+      throw new GroupNetError('GROUP_NET_PROTOCOL', 'the admission is not signed by the leader');
     let listed;
     try {
       listed = await o.client.admitGroupMember(group, nonce, leaderSignature);
@@ -733,14 +873,46 @@ async function channelToLeader(
       return { outcome: 'lost', why: message(e) };
     }
     sendLine(t, {
-      _group: 'ready', group_id: group.group_id, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, member_public_key: pk, member_id: listed.member_id, seat: listed.seat, join_nonce: nonce, channel_challenge: challenge,
-      member_signature: signChannelReady(c, seedHex, { group_id: group.group_id, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, member_public_key: pk, member_id: listed.member_id, seat: listed.seat, join_nonce: nonce, channel_challenge: challenge }),
+      _group: 'ready',
+      group_id: group.group_id,
+      protocol_id: group.protocol_id,
+      leader_epoch: group.leader_epoch,
+      member_public_key: pk,
+      member_id: listed.member_id,
+      seat: listed.seat,
+      join_nonce: nonce,
+      channel_challenge: challenge,
+      member_signature: signChannelReady(c, seedHex, {
+        group_id: group.group_id,
+        protocol_id: group.protocol_id,
+        leader_epoch: group.leader_epoch,
+        member_public_key: pk,
+        member_id: listed.member_id,
+        seat: listed.seat,
+        join_nonce: nonce,
+        channel_challenge: challenge,
+      }),
     });
     t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
     let core = known;
     let advanced = false;
     if (!core) {
-      core = MemberCore.create(c, o.seed, dir, { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: group.group_id, member_public_key: pk, leader_public_key: group.leader_public_key, leader_epoch: group.leader_epoch }, o.protocol.specText, autoplayOf(o.protocol), secureRandom);
+      core = MemberCore.create(
+        c,
+        o.seed,
+        dir,
+        {
+          _group_transcript: 1,
+          protocol_id: o.protocol.protocolId,
+          group_id: group.group_id,
+          member_public_key: pk,
+          leader_public_key: group.leader_public_key,
+          leader_epoch: group.leader_epoch,
+        },
+        o.protocol.specText,
+        autoplayOf(o.protocol),
+        secureRandom,
+      );
     } else if (group.leader_epoch > core.replica.leaderEpoch) {
       try {
         core.advanceEpoch(group.leader_public_key, group.leader_epoch);
@@ -836,4 +1008,3 @@ async function play(o: IrohGroupJoin, t: LineTransport, core: MemberCore, outbox
     clearTimeout(retry);
   }
 }
-

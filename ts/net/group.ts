@@ -35,7 +35,21 @@ import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-t
 import { createNode, ipAndPort, peerKeyHex, sessionStream } from './node.js';
 import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
 import { ensureWritableDir } from '../files/write.js';
-import { autoplayOf, GroupNetError, MemberCore, memberDir, nextLine, parseLine, processClock, safeEmit, secureRandom, sendLine, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
+import {
+  autoplayOf,
+  GroupNetError,
+  MemberCore,
+  memberDir,
+  nextLine,
+  parseLine,
+  processClock,
+  safeEmit,
+  secureRandom,
+  sendLine,
+  type GroupEvent,
+  type GroupProtocol,
+  type GroupRunResult,
+} from './group-core.js';
 import { GroupHub, type HubClock, type LeaderEnd, type MemberLink } from './group-hub.js';
 
 export { DEFAULT_TURN_TIMEOUT_MS, GroupNetError, MemberCore, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
@@ -44,7 +58,6 @@ export const GROUP_NET_PROTOCOL = '/aigenora/group/1.0.0';
 type Connection = { remotePeer?: { publicKey?: { raw: Uint8Array } }; remoteAddr?: Multiaddr };
 const LISTEN = ['/ip4/127.0.0.1/tcp/0'];
 const HANDSHAKE_MS = 10_000;
-
 
 export interface LeaderHubOptions {
   crypto: Crypto;
@@ -99,8 +112,18 @@ export class LeaderHub {
   constructor(private readonly o: LeaderHubOptions) {
     this.epoch = o.resume?.epoch ?? 0;
     this.hub = new GroupHub({
-      crypto: o.crypto, seed: o.seed, protocol: o.protocol, options: o.options, groupId: o.groupId, leaderEpoch: this.epoch, self: o.self, random: o.random, clock: o.clock ?? processClock,
-      ...(o.onEvent && { onEvent: o.onEvent }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+      crypto: o.crypto,
+      seed: o.seed,
+      protocol: o.protocol,
+      options: o.options,
+      groupId: o.groupId,
+      leaderEpoch: this.epoch,
+      self: o.self,
+      random: o.random,
+      clock: o.clock ?? processClock,
+      ...(o.onEvent && { onEvent: o.onEvent }),
+      ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+      ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
     });
     this.publicKey = this.hub.publicKey;
     this.admission = new LeaderAdmission(o.crypto, { groupId: o.groupId, protocolId: o.protocol.protocolId, leaderEpoch: this.epoch }, toHex(o.seed));
@@ -163,9 +186,17 @@ export class LeaderHub {
       sendLine(t, offer.admission);
       const admit = await nextLine(t, HANDSHAKE_MS);
       try {
-        checkAdmissionPost(this.o.crypto, { groupId: this.o.groupId, protocolId: this.o.protocol.protocolId, leaderEpoch: this.epoch, leaderPublicKey: this.publicKey }, pk, {
-          join_nonce: offer.pending.join_nonce, leader_epoch: admit['leader_epoch'] as number, leader_signature: String(admit['leader_signature']), member_signature: String(admit['member_signature']),
-        });
+        checkAdmissionPost(
+          this.o.crypto,
+          { groupId: this.o.groupId, protocolId: this.o.protocol.protocolId, leaderEpoch: this.epoch, leaderPublicKey: this.publicKey },
+          pk,
+          {
+            join_nonce: offer.pending.join_nonce,
+            leader_epoch: admit['leader_epoch'] as number,
+            leader_signature: String(admit['leader_signature']),
+            member_signature: String(admit['member_signature']),
+          },
+        );
       } catch (e) {
         if (e instanceof AdmissionError) return refuse(e.message);
         throw e;
@@ -185,7 +216,8 @@ export class LeaderHub {
       if (ticket && typeof ticket === 'object') this.tickets[pk] = ticket as Ticket;
       // Admitted: the socket guard's handshake deadline no longer applies to this connection.
       const endpoint = connection?.remoteAddr && ipAndPort(connection.remoteAddr);
-      if (!endpoint || !guard.authenticate(endpoint.address, endpoint.port)) this.hub.emit('warning', { message: `no guarded socket matches ${String(connection?.remoteAddr)}` });
+      if (!endpoint || !guard.authenticate(endpoint.address, endpoint.port))
+        this.hub.emit('warning', { message: `no guarded socket matches ${String(connection?.remoteAddr)}` });
       link = new Libp2pLink(t, messages.frame);
       t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
       this.hub.connect(member, link);
@@ -270,7 +302,6 @@ export interface GroupMemberRun {
   turnTimeoutMs?: number;
 }
 
-
 /**
  * A member process: dials the leader, stays admitted, applies frames and plays its seat; when the
  * leader's connection dies, follows the serverless rule to the successor, or becomes it.
@@ -308,10 +339,25 @@ export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult>
         // An action sent to the lost leader got no answer: this seat acts afresh under its own lead.
         o.core.pending = false;
         epochs++;
-        const hub = new LeaderHub({ crypto: c, seed: o.seed, protocol: o.protocol, options: o.options, groupId: o.groupId, self: o.core, random: o.random, ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }), resume: { epoch, checkpoint: cp as unknown as Record<string, unknown>, membershipVersion: o.core.replica.membershipVersion }, ...(o.onEvent && { onEvent: o.onEvent }) });
+        const hub = new LeaderHub({
+          crypto: c,
+          seed: o.seed,
+          protocol: o.protocol,
+          options: o.options,
+          groupId: o.groupId,
+          self: o.core,
+          random: o.random,
+          ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+          ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+          resume: { epoch, checkpoint: cp as unknown as Record<string, unknown>, membershipVersion: o.core.replica.membershipVersion },
+          ...(o.onEvent && { onEvent: o.onEvent }),
+        });
         hub.setOwnTicket(ownTicket);
         emit('leader_elected', { epoch, public_key: pk });
-        await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), { runOnLimitedConnection: false, maxInboundStreams: 64 });
+        await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), {
+          runOnLimitedConnection: false,
+          maxInboundStreams: 64,
+        });
         hub.afterFrame();
         await hub.done;
         await hub.close(1_000);
@@ -346,7 +392,15 @@ export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult>
 }
 
 /** One leader connection: 'completed', 'lost' (the leader went away) or 'fault'. */
-async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: string, peers: Record<string, Ticket>, ownTicket: Ticket, deadlineMs: number, emit: GroupEvent): Promise<'completed' | 'lost' | 'fault'> {
+async function connectAndFollow(
+  o: GroupMemberRun,
+  dialNode: Libp2p,
+  target: string,
+  peers: Record<string, Ticket>,
+  ownTicket: Ticket,
+  deadlineMs: number,
+  emit: GroupEvent,
+): Promise<'completed' | 'lost' | 'fault'> {
   const c = o.crypto;
   const pk = o.core.publicKey;
   const seedHex = toHex(o.seed);
@@ -356,11 +410,17 @@ async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: str
     const ticket = peers[target];
     if (!ticket) throw new GroupNetError('GROUP_NET_UNREACHABLE', `no address is known for leader ${target.slice(0, 16)}`);
     try {
-      const addr = ticket.addrs.map((a) => (a.includes('/p2p/') ? a : `${a}/p2p/${ticket.peer_id}`)).find((a) => a.includes('/tcp/') && !a.includes('/ws')) ?? `${ticket.addrs[0]}/p2p/${ticket.peer_id}`;
+      const addr =
+        ticket.addrs.map((a) => (a.includes('/p2p/') ? a : `${a}/p2p/${ticket.peer_id}`)).find((a) => a.includes('/tcp/') && !a.includes('/ws')) ??
+        `${ticket.addrs[0]}/p2p/${ticket.peer_id}`;
       const stream = await dialNode.dialProtocol(multiaddr(addr), GROUP_NET_PROTOCOL);
       const conn = dialNode.getConnections().find((x) => peerKeyHex(x.remotePeer as never) === target);
       if (!conn) throw new Error('the connected peer is not the leader');
-      t = new LineTransport(sessionStream(stream as unknown as ByteStream), { maxLineBytes: DEFAULT_MAX_LINE_BYTES, heartbeatIntervalMs: 2_000, heartbeatTimeoutMs: 6_000 });
+      t = new LineTransport(sessionStream(stream as unknown as ByteStream), {
+        maxLineBytes: DEFAULT_MAX_LINE_BYTES,
+        heartbeatIntervalMs: 2_000,
+        heartbeatTimeoutMs: 6_000,
+      });
     } catch (e) {
       if (Date.now() > until) return 'lost';
       emit('dial_retry', { leader: target, message: (e as Error)?.message ?? String(e) });
@@ -373,20 +433,59 @@ async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: str
     const admission = await nextLine(t, HANDSHAKE_MS);
     if (admission['_group'] === 'error') throw new GroupNetError('GROUP_NET_REFUSED', String(admission['reason']).slice(0, 200));
     const epoch = admission['leader_epoch'];
-    const fields = { group_id: o.groupId, leader_public_key: target, member_public_key: pk, protocol_id: o.protocol.protocolId, leader_epoch: epoch as number, join_nonce: nonce };
-    if (admission['_group'] !== 'admission' || admission['leader_public_key'] !== target || admission['protocol_id'] !== o.protocol.protocolId || typeof epoch !== 'number') throw new GroupNetError('GROUP_NET_PROTOCOL', 'expected an admission from the leader');
-    if (typeof admission['leader_signature'] !== 'string' || !verifyAdmission(c, target, fields, admission['leader_signature'])) throw new GroupNetError('GROUP_NET_PROTOCOL', 'the admission is not signed by the leader');
-    if (epoch !== o.core.replica.leaderEpoch) throw new GroupNetError('GROUP_NET_PROTOCOL', `the leader admits for epoch ${epoch}, this member follows epoch ${o.core.replica.leaderEpoch}`);
-    sendLine(t, { _group: 'admit', join_nonce: nonce, leader_epoch: epoch, leader_signature: admission['leader_signature'], member_signature: signAdmission(c, seedHex, fields) });
+    const fields = {
+      group_id: o.groupId,
+      leader_public_key: target,
+      member_public_key: pk,
+      protocol_id: o.protocol.protocolId,
+      leader_epoch: epoch as number,
+      join_nonce: nonce,
+    };
+    if (
+      admission['_group'] !== 'admission' ||
+      admission['leader_public_key'] !== target ||
+      admission['protocol_id'] !== o.protocol.protocolId ||
+      typeof epoch !== 'number'
+    )
+      throw new GroupNetError('GROUP_NET_PROTOCOL', 'expected an admission from the leader');
+    if (typeof admission['leader_signature'] !== 'string' || !verifyAdmission(c, target, fields, admission['leader_signature']))
+      throw new GroupNetError('GROUP_NET_PROTOCOL', 'the admission is not signed by the leader');
+    if (epoch !== o.core.replica.leaderEpoch)
+      throw new GroupNetError('GROUP_NET_PROTOCOL', `the leader admits for epoch ${epoch}, this member follows epoch ${o.core.replica.leaderEpoch}`);
+    sendLine(t, {
+      _group: 'admit',
+      join_nonce: nonce,
+      leader_epoch: epoch,
+      leader_signature: admission['leader_signature'],
+      member_signature: signAdmission(c, seedHex, fields),
+    });
     const listed = await nextLine(t, HANDSHAKE_MS);
     if (listed['_group'] === 'error') throw new GroupNetError('GROUP_NET_REFUSED', String(listed['reason']).slice(0, 200));
     const memberId = listed['member_id'];
     const seat = listed['seat'];
-    if (listed['_group'] !== 'listed' || typeof memberId !== 'string' || typeof seat !== 'number') throw new GroupNetError('GROUP_NET_PROTOCOL', 'expected the listing');
+    if (listed['_group'] !== 'listed' || typeof memberId !== 'string' || typeof seat !== 'number')
+      throw new GroupNetError('GROUP_NET_PROTOCOL', 'expected the listing');
     const challenge = String(admission['channel_challenge']);
     sendLine(t, {
-      _group: 'ready', group_id: o.groupId, protocol_id: o.protocol.protocolId, leader_epoch: epoch, member_public_key: pk, join_nonce: nonce, channel_challenge: challenge, member_id: memberId, seat,
-      member_signature: signChannelReady(c, seedHex, { group_id: o.groupId, protocol_id: o.protocol.protocolId, leader_epoch: epoch, member_public_key: pk, member_id: memberId, seat, join_nonce: nonce, channel_challenge: challenge }),
+      _group: 'ready',
+      group_id: o.groupId,
+      protocol_id: o.protocol.protocolId,
+      leader_epoch: epoch,
+      member_public_key: pk,
+      join_nonce: nonce,
+      channel_challenge: challenge,
+      member_id: memberId,
+      seat,
+      member_signature: signChannelReady(c, seedHex, {
+        group_id: o.groupId,
+        protocol_id: o.protocol.protocolId,
+        leader_epoch: epoch,
+        member_public_key: pk,
+        member_id: memberId,
+        seat,
+        join_nonce: nonce,
+        channel_challenge: challenge,
+      }),
     });
     emit('admitted', { leader: target, epoch, seat });
     const messages = groupMessages(o.protocol.protocolId, o.protocol.spec, o.protocol.specText);
@@ -429,10 +528,8 @@ async function connectAndFollow(o: GroupMemberRun, dialNode: Libp2p, target: str
   }
 }
 
-
 /** The group an invitation opens: one per invitation. */
 export const groupIdOf = (postId: string): string => `grp-${postId}`;
-
 
 export interface GroupHostHandle {
   invitation: Invitation;
@@ -445,7 +542,18 @@ export interface GroupHostHandle {
 }
 
 /** Publishes an invitation for a new group and leads it, playing seat 0. */
-export async function hostGroup(o: { crypto: Crypto; seed: Uint8Array; protocol: GroupProtocol; options: Record<string, unknown>; sessionsDir: string; ttlMinutes?: number; listen?: string[]; actionDelayMs?: number; turnTimeoutMs?: number; onEvent?: GroupEvent }): Promise<GroupHostHandle> {
+export async function hostGroup(o: {
+  crypto: Crypto;
+  seed: Uint8Array;
+  protocol: GroupProtocol;
+  options: Record<string, unknown>;
+  sessionsDir: string;
+  ttlMinutes?: number;
+  listen?: string[];
+  actionDelayMs?: number;
+  turnTimeoutMs?: number;
+  onEvent?: GroupEvent;
+}): Promise<GroupHostHandle> {
   const c = o.crypto;
   ensureWritableDir(o.sessionsDir, 'sessions directory');
   const autoplay = autoplayOf(o.protocol);
@@ -455,17 +563,46 @@ export async function hostGroup(o: { crypto: Crypto; seed: Uint8Array; protocol:
   const ticket: Ticket = { peer_id: node.peerId.toString(), addrs: node.getMultiaddrs().map(String) };
   let invitation: Invitation;
   try {
-    invitation = createInvitation(c, { host: key, protocolId: o.protocol.protocolId, ticket, options: o.options, ttlMinutes: o.ttlMinutes ?? 30, controlMode: 'autonomous' });
+    invitation = createInvitation(c, {
+      host: key,
+      protocolId: o.protocol.protocolId,
+      ticket,
+      options: o.options,
+      ttlMinutes: o.ttlMinutes ?? 30,
+      controlMode: 'autonomous',
+    });
   } finally {
     key.dispose();
   }
   const pk = toHex(c.ed25519PublicKey(o.seed));
   const groupId = groupIdOf(invitation.post_id);
   const dir = memberDir(o.sessionsDir, groupId, pk);
-  const self = MemberCore.create(c, o.seed, dir, { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: groupId, member_public_key: pk, leader_public_key: pk, leader_epoch: 0 }, o.protocol.specText, autoplay, secureRandom);
-  const hub = new LeaderHub({ crypto: c, seed: o.seed, protocol: o.protocol, options: o.options, groupId, self, random: secureRandom, ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }), ...(o.onEvent && { onEvent: o.onEvent }) });
+  const self = MemberCore.create(
+    c,
+    o.seed,
+    dir,
+    { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: groupId, member_public_key: pk, leader_public_key: pk, leader_epoch: 0 },
+    o.protocol.specText,
+    autoplay,
+    secureRandom,
+  );
+  const hub = new LeaderHub({
+    crypto: c,
+    seed: o.seed,
+    protocol: o.protocol,
+    options: o.options,
+    groupId,
+    self,
+    random: secureRandom,
+    ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+    ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+    ...(o.onEvent && { onEvent: o.onEvent }),
+  });
   hub.setOwnTicket(ticket);
-  await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), { runOnLimitedConnection: false, maxInboundStreams: 64 });
+  await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), {
+    runOnLimitedConnection: false,
+    maxInboundStreams: 64,
+  });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -483,7 +620,18 @@ export async function hostGroup(o: { crypto: Crypto; seed: Uint8Array; protocol:
 }
 
 /** Joins (or, with `resumeDir`, rejoins after a crash) the group an invitation opened. */
-export async function joinGroup(o: { crypto: Crypto; seed: Uint8Array; protocol: GroupProtocol; invitation: Invitation; sessionsDir: string; resumeDir?: string; reconnectMs?: number; actionDelayMs?: number; turnTimeoutMs?: number; onEvent?: GroupEvent }): Promise<GroupRunResult> {
+export async function joinGroup(o: {
+  crypto: Crypto;
+  seed: Uint8Array;
+  protocol: GroupProtocol;
+  invitation: Invitation;
+  sessionsDir: string;
+  resumeDir?: string;
+  reconnectMs?: number;
+  actionDelayMs?: number;
+  turnTimeoutMs?: number;
+  onEvent?: GroupEvent;
+}): Promise<GroupRunResult> {
   const c = o.crypto;
   const inv = o.invitation;
   const autoplay = autoplayOf(o.protocol);
@@ -494,16 +642,42 @@ export async function joinGroup(o: { crypto: Crypto; seed: Uint8Array; protocol:
   if (o.resumeDir) {
     dir = o.resumeDir;
     core = MemberCore.resume(c, o.seed, dir, autoplay, secureRandom);
-    if (core.replica.groupId !== groupId) throw new GroupNetError('GROUP_NET_RESUME', `${dir} is group ${core.replica.groupId}, the invitation opens ${groupId}`);
+    if (core.replica.groupId !== groupId)
+      throw new GroupNetError('GROUP_NET_RESUME', `${dir} is group ${core.replica.groupId}, the invitation opens ${groupId}`);
   } else {
     ensureWritableDir(o.sessionsDir, 'sessions directory');
     dir = memberDir(o.sessionsDir, groupId, pk);
-    core = MemberCore.create(c, o.seed, dir, { _group_transcript: 1, protocol_id: o.protocol.protocolId, group_id: groupId, member_public_key: pk, leader_public_key: inv.host_public_key, leader_epoch: 0 }, o.protocol.specText, autoplay, secureRandom);
+    core = MemberCore.create(
+      c,
+      o.seed,
+      dir,
+      {
+        _group_transcript: 1,
+        protocol_id: o.protocol.protocolId,
+        group_id: groupId,
+        member_public_key: pk,
+        leader_public_key: inv.host_public_key,
+        leader_epoch: 0,
+      },
+      o.protocol.specText,
+      autoplay,
+      secureRandom,
+    );
   }
   const leaderPk = core.replica.leaderPublicKey;
   return runGroupMember({
-    crypto: c, seed: o.seed, protocol: o.protocol, options: inv.options, core, groupId, dir, random: secureRandom,
+    crypto: c,
+    seed: o.seed,
+    protocol: o.protocol,
+    options: inv.options,
+    core,
+    groupId,
+    dir,
+    random: secureRandom,
     leader: { publicKey: leaderPk, ticket: leaderPk === inv.host_public_key ? inv.ticket : undefined },
-    ...(o.reconnectMs !== undefined && { reconnectMs: o.reconnectMs }), ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }), ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }), ...(o.onEvent && { onEvent: o.onEvent }),
+    ...(o.reconnectMs !== undefined && { reconnectMs: o.reconnectMs }),
+    ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+    ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+    ...(o.onEvent && { onEvent: o.onEvent }),
   });
 }

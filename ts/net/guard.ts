@@ -115,7 +115,10 @@ export function addressGroup(address: string): string {
   const h = head ? head.split(':') : [];
   const t = tail === undefined ? [] : tail ? tail.split(':') : [];
   const groups = tail === undefined ? h : [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t];
-  return `${groups.slice(0, 4).map((g) => (parseInt(g, 16) || 0).toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (parseInt(g, 16) || 0).toString(16))
+    .join(':')}::/64`;
 }
 const ignore = () => undefined;
 
@@ -212,7 +215,19 @@ export class SocketGuard {
       this.balance(group, m, performance.now());
     }, this.limits.turnMs);
     for (const t of [deadline, turn]) t.unref?.();
-    this.pending.set(socket, { address, group, port, timers: [deadline, turn], accepted: now, firstTurn: true, secured: false, read: 0, written: 0, since: now, owed: false });
+    this.pending.set(socket, {
+      address,
+      group,
+      port,
+      timers: [deadline, turn],
+      accepted: now,
+      firstTurn: true,
+      secured: false,
+      read: 0,
+      written: 0,
+      since: now,
+      owed: false,
+    });
     let members = this.groups.get(group);
     if (!members) this.groups.set(group, (members = new Set()));
     members.add(socket);

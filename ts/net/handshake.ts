@@ -13,7 +13,15 @@ import { DEFAULT_MAX_LINE_BYTES, type LineTransport } from './line-transport.js'
 export class HandshakeError extends Error {
   override readonly name = 'HandshakeError';
   constructor(
-    readonly code: 'HANDSHAKE_TIMEOUT' | 'HANDSHAKE_INVALID' | 'HANDSHAKE_KEY_MISMATCH' | 'HANDSHAKE_PROTOCOL_MISMATCH' | 'HANDSHAKE_BAD_SIGNATURE' | 'HANDSHAKE_REFUSED' | 'CONNECTION_REFUSED' | 'HOST_UNREACHABLE',
+    readonly code:
+      | 'HANDSHAKE_TIMEOUT'
+      | 'HANDSHAKE_INVALID'
+      | 'HANDSHAKE_KEY_MISMATCH'
+      | 'HANDSHAKE_PROTOCOL_MISMATCH'
+      | 'HANDSHAKE_BAD_SIGNATURE'
+      | 'HANDSHAKE_REFUSED'
+      | 'CONNECTION_REFUSED'
+      | 'HOST_UNREACHABLE',
     message: string,
   ) {
     super(`${code}: ${message}`);
@@ -26,7 +34,8 @@ export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 /** The peer's next handshake line as a JSON object (shared with the iroh transport). */
 export async function next(t: LineTransport, timeoutMs: number): Promise<Record<string, unknown>> {
   const r = await t.recv(timeoutMs);
-  if (r.line === null) throw new HandshakeError('HANDSHAKE_TIMEOUT', r.timedOut ? 'the peer said nothing during the handshake' : 'the peer left during the handshake');
+  if (r.line === null)
+    throw new HandshakeError('HANDSHAKE_TIMEOUT', r.timedOut ? 'the peer said nothing during the handshake' : 'the peer left during the handshake');
   // The transport hands over a line beyond its limit only to have it refused.
   if (r.line.length > HANDSHAKE_MAX_LINE_BYTES) throw new HandshakeError('HANDSHAKE_INVALID', `a handshake line exceeds ${HANDSHAKE_MAX_LINE_BYTES} bytes`);
   let v: unknown;
@@ -76,11 +85,22 @@ export async function guestHandshake(o: {
   const answer = await next(t, o.timeoutMs);
   if (answer['_session_refused'] === true) throw new HandshakeError('HANDSHAKE_REFUSED', String(answer['reason'] ?? 'refused').slice(0, 200));
   if (answer['_session_proof'] !== true) throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_proof');
-  if (answer['host_public_key'] !== inv.host_public_key) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the host key in the handshake differs from the invitation');
-  if (answer['protocol_id'] !== inv.protocol_id || inv.protocol_id !== o.protocolId) throw new HandshakeError('HANDSHAKE_PROTOCOL_MISMATCH', 'the host runs another protocol than the invitation names');
-  if (!sigOk(c, inv.host_public_key, answer['host_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the host signature over the session canonical does not verify');
+  if (answer['host_public_key'] !== inv.host_public_key)
+    throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the host key in the handshake differs from the invitation');
+  if (answer['protocol_id'] !== inv.protocol_id || inv.protocol_id !== o.protocolId)
+    throw new HandshakeError('HANDSHAKE_PROTOCOL_MISMATCH', 'the host runs another protocol than the invitation names');
+  if (!sigOk(c, inv.host_public_key, answer['host_signature'], canonical))
+    throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the host signature over the session canonical does not verify');
   const sid = sessionId(c, inv.post_id, inv.protocol_id, inv.host_public_key, guestKey, nonce);
-  const proof = { post_id: inv.post_id, host_public_key: inv.host_public_key, guest_public_key: guestKey, protocol_id: inv.protocol_id, session_nonce: nonce, host_signature: answer['host_signature'] as string, guest_signature: guestSignature };
+  const proof = {
+    post_id: inv.post_id,
+    host_public_key: inv.host_public_key,
+    guest_public_key: guestKey,
+    protocol_id: inv.protocol_id,
+    session_nonce: nonce,
+    host_signature: answer['host_signature'] as string,
+    guest_signature: guestSignature,
+  };
   await deliverProof(t, proof, o.onProof);
   say(t, { _session_ready: true, session_id: sid, guest_signature: guestSignature });
   t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);

@@ -43,12 +43,7 @@ export interface IrohInvitation extends Omit<Invitation, 'transport' | 'ticket'>
 
 export type AnyInvitation = Invitation | IrohInvitation;
 
-export type InvitationError =
-  | 'INVITATION_MALFORMED'
-  | 'INVITATION_UNSIGNED'
-  | 'INVITATION_BAD_SIGNATURE'
-  | 'INVITATION_EXPIRED'
-  | 'INVITATION_TRANSPORT';
+export type InvitationError = 'INVITATION_MALFORMED' | 'INVITATION_UNSIGNED' | 'INVITATION_BAD_SIGNATURE' | 'INVITATION_EXPIRED' | 'INVITATION_TRANSPORT';
 
 export class InvitationRefused extends Error {
   override readonly name = 'InvitationRefused';
@@ -66,7 +61,10 @@ export const ticketString = (t: Ticket) => `${t.peer_id}@${t.addrs.join(',')}`;
 export function parseTicketString(s: string): Ticket | undefined {
   const at = s.indexOf('@');
   if (at <= 0) return undefined;
-  const addrs = s.slice(at + 1).split(',').filter((a) => a !== '');
+  const addrs = s
+    .slice(at + 1)
+    .split(',')
+    .filter((a) => a !== '');
   return addrs.length > 0 && addrs.every((a) => a.startsWith('/')) ? { peer_id: s.slice(0, at), addrs } : undefined;
 }
 
@@ -81,8 +79,9 @@ export function transportBindingCanonical(publicKey: string, transport: string, 
 }
 
 const bindingOf = (inv: AnyInvitation) =>
-  inv.transport === IROH_TRANSPORT ? transportBindingCanonical(inv.host_public_key, IROH_TRANSPORT, inv.ticket, inv.protocol_id) : bindingCanonical(inv.host_public_key, inv.ticket, inv.protocol_id);
-
+  inv.transport === IROH_TRANSPORT
+    ? transportBindingCanonical(inv.host_public_key, IROH_TRANSPORT, inv.ticket, inv.protocol_id)
+    : bindingCanonical(inv.host_public_key, inv.ticket, inv.protocol_id);
 
 function signedBytes(crypto: Crypto, inv: Omit<AnyInvitation, 'signature'>): Uint8Array {
   const { ...rest } = inv as Partial<AnyInvitation>;
@@ -118,7 +117,12 @@ export function createIrohInvitation(crypto: Crypto, n: Omit<NewInvitation, 'tic
 }
 
 /** Fills in and signs an invitation; `bound` is the ticket as the binding canonical names it. */
-function signed<T extends Pick<AnyInvitation, 'transport' | 'ticket'>>(crypto: Crypto, n: Omit<NewInvitation, 'ticket'>, t: T, bound: string): Omit<AnyInvitation, 'transport' | 'ticket'> & T {
+function signed<T extends Pick<AnyInvitation, 'transport' | 'ticket'>>(
+  crypto: Crypto,
+  n: Omit<NewInvitation, 'ticket'>,
+  t: T,
+  bound: string,
+): Omit<AnyInvitation, 'transport' | 'ticket'> & T {
   const pk = toHex(n.host.publicKey);
   const expires = new Date((n.now ?? new Date()).getTime() + (n.ttlMinutes ?? 30) * 60_000);
   const unsigned = {
@@ -160,13 +164,30 @@ export function parseAnyInvitation(crypto: Crypto, text: string, now = new Date(
   if (!isObject(parsed)) throw new InvitationRefused('INVITATION_MALFORMED', 'an invitation is a JSON object');
   const inv = parsed as Partial<Invitation> | Partial<IrohInvitation>;
   const hex64 = /^[0-9a-f]{64}$/;
-  const malformed = () => new InvitationRefused('INVITATION_MALFORMED', 'an invitation needs v, host_public_key, protocol_id, ticket ({peer_id, addrs}, or an iroh ticket string) and expires_at');
-  if (inv.v !== 1 || typeof inv.host_public_key !== 'string' || !hex64.test(inv.host_public_key) || typeof inv.protocol_id !== 'string' || typeof inv.expires_at !== 'string' || (inv.options !== undefined && !isObject(inv.options))) throw malformed();
+  const malformed = () =>
+    new InvitationRefused(
+      'INVITATION_MALFORMED',
+      'an invitation needs v, host_public_key, protocol_id, ticket ({peer_id, addrs}, or an iroh ticket string) and expires_at',
+    );
+  if (
+    inv.v !== 1 ||
+    typeof inv.host_public_key !== 'string' ||
+    !hex64.test(inv.host_public_key) ||
+    typeof inv.protocol_id !== 'string' ||
+    typeof inv.expires_at !== 'string' ||
+    (inv.options !== undefined && !isObject(inv.options))
+  )
+    throw malformed();
   const supported = only ? [only] : [TRANSPORT, IROH_TRANSPORT];
-  if (!supported.includes(inv.transport as AnyInvitation['transport'])) throw new InvitationRefused('INVITATION_TRANSPORT', `transport ${String(inv.transport).slice(0, 40)} is not supported (only ${supported.join(' and ')})`);
-  const ticketOk = inv.transport === IROH_TRANSPORT
-    ? typeof inv.ticket === 'string' && inv.ticket.length > 0 && inv.ticket.length <= 4096
-    : isObject(inv.ticket) && Array.isArray(inv.ticket.addrs) && inv.ticket.addrs.every((a) => typeof a === 'string') && typeof inv.ticket.peer_id === 'string';
+  if (!supported.includes(inv.transport as AnyInvitation['transport']))
+    throw new InvitationRefused('INVITATION_TRANSPORT', `transport ${String(inv.transport).slice(0, 40)} is not supported (only ${supported.join(' and ')})`);
+  const ticketOk =
+    inv.transport === IROH_TRANSPORT
+      ? typeof inv.ticket === 'string' && inv.ticket.length > 0 && inv.ticket.length <= 4096
+      : isObject(inv.ticket) &&
+        Array.isArray(inv.ticket.addrs) &&
+        inv.ticket.addrs.every((a) => typeof a === 'string') &&
+        typeof inv.ticket.peer_id === 'string';
   if (!ticketOk) throw malformed();
   if (typeof inv.transport_binding_signature !== 'string' || typeof inv.signature !== 'string')
     throw new InvitationRefused('INVITATION_UNSIGNED', 'the invitation is not signed by its host (possible man in the middle)');
@@ -174,7 +195,8 @@ export function parseAnyInvitation(crypto: Crypto, text: string, now = new Date(
   const sigOk = (sig: string, msg: Uint8Array) => /^[0-9a-f]{128}$/.test(sig) && crypto.ed25519Verify(pk, msg, fromHex(sig));
   if (!sigOk(inv.transport_binding_signature, utf8(bindingOf(inv as AnyInvitation))))
     throw new InvitationRefused('INVITATION_BAD_SIGNATURE', 'the transport binding signature does not verify under the host key');
-  if (!sigOk(inv.signature, signedBytes(crypto, inv as AnyInvitation))) throw new InvitationRefused('INVITATION_BAD_SIGNATURE', 'the invitation was altered after the host signed it');
+  if (!sigOk(inv.signature, signedBytes(crypto, inv as AnyInvitation)))
+    throw new InvitationRefused('INVITATION_BAD_SIGNATURE', 'the invitation was altered after the host signed it');
   const expires = Date.parse(inv.expires_at);
   if (!Number.isFinite(expires) || expires <= now.getTime()) throw new InvitationRefused('INVITATION_EXPIRED', `the invitation expired at ${inv.expires_at}`);
   return inv as AnyInvitation;

@@ -45,7 +45,10 @@ export interface IrohConnection {
 }
 interface IrohNode {
   readonly net: { nodeAddr(): Promise<{ nodeId: string; relayUrl?: string; addresses?: string[] }> };
-  readonly node: { shutdown(): Promise<void>; endpoint(): { connect(addr: { nodeId: string; relayUrl?: string; addresses?: string[] }, alpn: Uint8Array): Promise<IrohConnection> } };
+  readonly node: {
+    shutdown(): Promise<void>;
+    endpoint(): { connect(addr: { nodeId: string; relayUrl?: string; addresses?: string[] }, alpn: Uint8Array): Promise<IrohConnection> };
+  };
 }
 interface IrohBinding {
   Iroh: {
@@ -69,7 +72,9 @@ function binding(): IrohBinding {
     loaded = createRequire(import.meta.url)('@number0/iroh') as IrohBinding;
     return loaded;
   } catch (e) {
-    throw new IrohUnavailable(`the iroh binding (@number0/iroh 0.35.0, an optional dependency) cannot be loaded: ${((e as Error)?.message ?? String(e)).split('\n')[0]}`);
+    throw new IrohUnavailable(
+      `the iroh binding (@number0/iroh 0.35.0, an optional dependency) cannot be loaded: ${((e as Error)?.message ?? String(e)).split('\n')[0]}`,
+    );
   }
 }
 
@@ -92,7 +97,15 @@ const HIGH_WATER = 1 << 20;
  * lines it has already received, so a host that finishes right after its last message can make the
  * guest drop that message and report the session failed.
  */
-export function byteStream(bi: BiStream, closing?: Set<Promise<void>>, o: { lingerForPeer?: boolean } = {}): ByteStream & { readonly writeBufferLength: number; addEventListener(type: string, l: () => void): void; removeEventListener(type: string, l: () => void): void } {
+export function byteStream(
+  bi: BiStream,
+  closing?: Set<Promise<void>>,
+  o: { lingerForPeer?: boolean } = {},
+): ByteStream & {
+  readonly writeBufferLength: number;
+  addEventListener(type: string, l: () => void): void;
+  removeEventListener(type: string, l: () => void): void;
+} {
   let writing: Promise<void> = Promise.resolve();
   let broken = false;
   // Bytes handed to send() and not yet written; whether send() has said the stream is full since the
@@ -187,7 +200,10 @@ export interface IrohEndpoint {
  * Starts an endpoint keyed by `seed`. With `onStream`, it accepts `/agent-chat/1` connections and hands
  * each one's first bidirectional stream over.
  */
-export async function createIrohEndpoint(seed: Uint8Array, o: { bind?: string; onStream?: (stream: ByteStream, conn: IrohConnection) => void } = {}): Promise<IrohEndpoint> {
+export async function createIrohEndpoint(
+  seed: Uint8Array,
+  o: { bind?: string; onStream?: (stream: ByteStream, conn: IrohConnection) => void } = {},
+): Promise<IrohEndpoint> {
   const { Iroh } = binding();
   const onStream = o.onStream;
   const closing = new Set<Promise<void>>();
@@ -217,7 +233,9 @@ export async function createIrohEndpoint(seed: Uint8Array, o: { bind?: string; o
       return { nodeId: a.nodeId, addresses: (a.addresses ?? []).filter((x) => !x.startsWith('[fe80')) };
     },
     async connect(to) {
-      const conn = await node.node.endpoint().connect({ nodeId: to.nodeId, addresses: to.addresses, ...(to.relayUrl && { relayUrl: to.relayUrl }) }, new TextEncoder().encode(AGENT_CHAT_ALPN));
+      const conn = await node.node
+        .endpoint()
+        .connect({ nodeId: to.nodeId, addresses: to.addresses, ...(to.relayUrl && { relayUrl: to.relayUrl }) }, new TextEncoder().encode(AGENT_CHAT_ALPN));
       const bi = await conn.openBi();
       return { conn, stream: byteStream(bi, closing) };
     },

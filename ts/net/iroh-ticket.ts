@@ -100,7 +100,7 @@ function formatV6(ip: Uint8Array): string {
   // The longest run of zero words (two or more) becomes "::", as Rust's Display writes it.
   let best = -1;
   let bestLen = 1;
-  for (let i = 0; i < 8; ) {
+  for (let i = 0; i < 8;) {
     let j = i;
     while (j < 8 && words[j] === 0) j++;
     if (j - i > bestLen) {

@@ -17,7 +17,20 @@ import { createIrohInvitation, encodeInvitation, type IrohInvitation } from './i
 import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
-import { decisionWindowFor, DEFAULT_HANDSHAKE_TIMEOUT_MS, HANDSHAKE_MAX_LINE_BYTES, guestHandshake, HandshakeError, HostError, next, saveHandshake, say, sigOk, type NetSessionOptions, type SessionProof as IrohSessionProof } from './session.js';
+import {
+  decisionWindowFor,
+  DEFAULT_HANDSHAKE_TIMEOUT_MS,
+  HANDSHAKE_MAX_LINE_BYTES,
+  guestHandshake,
+  HandshakeError,
+  HostError,
+  next,
+  saveHandshake,
+  say,
+  sigOk,
+  type NetSessionOptions,
+  type SessionProof as IrohSessionProof,
+} from './session.js';
 
 export type { SessionProof as IrohSessionProof } from './session.js';
 
@@ -30,7 +43,11 @@ const HEX64 = /^[0-9a-f]{64}$/;
 const CONTROL_MODES = ['autonomous', 'hybrid', 'human'];
 
 const lineTransport = (stream: ByteStream, o: NetSessionOptions) =>
-  new LineTransport(stream, { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
+  new LineTransport(stream, {
+    maxLineBytes: HANDSHAKE_MAX_LINE_BYTES,
+    heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000,
+    onEvent: (type, data) => o.onEvent?.(type, data),
+  });
 
 export interface IrohHostHandle {
   invitation: IrohInvitation;
@@ -100,11 +117,17 @@ export async function hostIroh(
       const init = await next(t, handshakeMs);
       const guestKey = init['guest_public_key'];
       const nonce = init['session_nonce'];
-      if (init['_session_init'] !== true || typeof guestKey !== 'string' || !HEX64.test(guestKey) || typeof nonce !== 'string' || !/^[0-9a-f]{16,64}$/.test(nonce))
+      if (
+        init['_session_init'] !== true ||
+        typeof guestKey !== 'string' ||
+        !HEX64.test(guestKey) ||
+        typeof nonce !== 'string' ||
+        !/^[0-9a-f]{16,64}$/.test(nonce)
+      )
         throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_init with guest_public_key and session_nonce');
       const canonical = sessionCanonical(inv.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
       if (init['guest_signature'] !== undefined && !sigOk(c, guestKey, init['guest_signature'], canonical))
-        throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the _session_init signature does not verify over this invitation\'s session canonical');
+        throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', "the _session_init signature does not verify over this invitation's session canonical");
       if (taken) {
         say(t, { _session_refused: true, reason: 'invitation already paired' });
         t.close();
@@ -115,21 +138,47 @@ export async function hostIroh(
       say(t, { _session_proof: true, host_public_key: hostKey, host_signature: hostSignature, protocol_id: o.protocol.protocolId, host_control_mode: control });
       const ready = await next(t, handshakeMs);
       const sid = sessionId(c, inv.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
-      if (ready['_session_ready'] !== true || ready['session_id'] !== sid) throw new HandshakeError('HANDSHAKE_INVALID', 'the guest\'s _session_ready does not name this session');
+      if (ready['_session_ready'] !== true || ready['session_id'] !== sid)
+        throw new HandshakeError('HANDSHAKE_INVALID', "the guest's _session_ready does not name this session");
       const guestSig = ready['guest_signature'] ?? init['guest_signature'];
-      if (guestSig !== undefined && !sigOk(c, guestKey, guestSig, canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the guest signature over the session canonical does not verify');
+      if (guestSig !== undefined && !sigOk(c, guestKey, guestSig, canonical))
+        throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the guest signature over the session canonical does not verify');
       started = true;
       markPaired();
       t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
       const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'host');
-      const proof = { post_id: inv.post_id, host_public_key: hostKey, guest_public_key: guestKey, protocol_id: o.protocol.protocolId, session_nonce: nonce, host_signature: hostSignature, ...(typeof guestSig === 'string' && { guest_signature: guestSig }) };
+      const proof = {
+        post_id: inv.post_id,
+        host_public_key: hostKey,
+        guest_public_key: guestKey,
+        protocol_id: o.protocol.protocolId,
+        session_nonce: nonce,
+        host_signature: hostSignature,
+        ...(typeof guestSig === 'string' && { guest_signature: guestSig }),
+      };
       saveHandshake(dir, { transport: 'iroh', wire: 'plain', canonical, session_id: sid, ...proof });
       emit('connected', { session_id: sid, guest_public_key: guestKey });
       const result = await runSession({
-        crypto: c, role: 'host', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: o.options,
+        crypto: c,
+        role: 'host',
+        spec: o.protocol.spec,
+        specText: o.protocol.specText,
+        protocolId: o.protocol.protocolId,
+        hooks: o.protocol.hooks,
+        options: o.options,
         ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
-        transport: t, key, hostKey, guestKey, sid, postId: inv.post_id, nonce, stateDir: dir, controlMode: control, wire: 'plain',
-        ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
+        transport: t,
+        key,
+        hostKey,
+        guestKey,
+        sid,
+        postId: inv.post_id,
+        nonce,
+        stateDir: dir,
+        controlMode: control,
+        wire: 'plain',
+        ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
+        ...(o.onMessage && { onMessage: o.onMessage }),
         ...decisionWindowFor(o, dir),
       });
       settle({ ...result, sessionProof: proof });
@@ -159,11 +208,23 @@ export async function hostIroh(
   try {
     const ticket = encodeNodeTicket(await ep.address());
     const published = o.publish ? await o.publish(ticket) : undefined;
-    invitation = createIrohInvitation(c, { host: key, protocolId: o.protocol.protocolId, ticket, options: o.options, ttlMinutes: o.ttlMinutes ?? 30, controlMode: control, ...(o.type && { type: o.type }), ...(published && { postId: published.postId }) });
+    invitation = createIrohInvitation(c, {
+      host: key,
+      protocolId: o.protocol.protocolId,
+      ticket,
+      options: o.options,
+      ttlMinutes: o.ttlMinutes ?? 30,
+      controlMode: control,
+      ...(o.type && { type: o.type }),
+      ...(published && { postId: published.postId }),
+    });
     const inv = invitation;
-    expiry = setTimeout(() => {
-      if (!taken) fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${inv.expires_at} and no guest joined`));
-    }, Math.min(Date.parse(inv.expires_at) - Date.now(), 2 ** 31 - 1));
+    expiry = setTimeout(
+      () => {
+        if (!taken) fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${inv.expires_at} and no guest joined`));
+      },
+      Math.min(Date.parse(inv.expires_at) - Date.now(), 2 ** 31 - 1),
+    );
     expiry.unref?.();
     return { invitation: inv, text: encodeInvitation(c, inv), ticket, done, paired, stop };
   } catch (e) {
@@ -186,7 +247,9 @@ export interface IrohTarget {
  * `onProof` (a registry) receives the SessionProof before `_session_ready` is sent, as the reference's
  * guest posts it; a failure there ends the join.
  */
-export async function joinIroh(o: NetSessionOptions & { target: IrohTarget; handshakeTimeoutMs?: number; onProof?: (p: IrohSessionProof) => Promise<void> }): Promise<IrohSessionResult> {
+export async function joinIroh(
+  o: NetSessionOptions & { target: IrohTarget; handshakeTimeoutMs?: number; onProof?: (p: IrohSessionProof) => Promise<void> },
+): Promise<IrohSessionResult> {
   const c = o.crypto;
   const inv = o.target;
   ensureWritableDir(o.sessionsDir, 'sessions directory');
@@ -211,16 +274,47 @@ export async function joinIroh(o: NetSessionOptions & { target: IrohTarget; hand
     }
     const t = lineTransport(stream, o);
     const control = o.controlMode ?? 'autonomous';
-    const { sid, nonce, canonical, proof: sessionProof, hostControlMode: peerMode } = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: o.protocol.protocolId, controlMode: control, timeoutMs: handshakeMs, ...(o.onProof && { onProof: o.onProof }) });
+    const {
+      sid,
+      nonce,
+      canonical,
+      proof: sessionProof,
+      hostControlMode: peerMode,
+    } = await guestHandshake({
+      crypto: c,
+      key,
+      transport: t,
+      invitation: inv,
+      protocolId: o.protocol.protocolId,
+      controlMode: control,
+      timeoutMs: handshakeMs,
+      ...(o.onProof && { onProof: o.onProof }),
+    });
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
     saveHandshake(dir, { transport: 'iroh', wire: 'plain', canonical, session_id: sid, ...sessionProof });
     o.onEvent?.('connected', { session_id: sid, host_public_key: inv.host_public_key });
     if (typeof peerMode === 'string' && !CONTROL_MODES.includes(peerMode)) o.onEvent?.('warning', { message: 'the host names an unknown control mode' });
     const result = await runSession({
-      crypto: c, role: 'guest', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: inv.options,
+      crypto: c,
+      role: 'guest',
+      spec: o.protocol.spec,
+      specText: o.protocol.specText,
+      protocolId: o.protocol.protocolId,
+      hooks: o.protocol.hooks,
+      options: inv.options,
       ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
-      transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: dir, controlMode: control, wire: 'plain',
-      ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
+      transport: t,
+      key,
+      hostKey: inv.host_public_key,
+      guestKey,
+      sid,
+      postId: inv.post_id,
+      nonce,
+      stateDir: dir,
+      controlMode: control,
+      wire: 'plain',
+      ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
+      ...(o.onMessage && { onMessage: o.onMessage }),
       ...decisionWindowFor(o, dir),
     });
     return { ...result, sessionProof };

@@ -136,7 +136,8 @@ export class LineTransport implements Transport {
       this.drains = true;
       events.addEventListener('drain', this.drained);
     }
-    if (typeof events.addEventListener === 'function' && typeof events.removeEventListener === 'function' && typeof events.readStatus === 'string') this.listen(events as EventStream);
+    if (typeof events.addEventListener === 'function' && typeof events.removeEventListener === 'function' && typeof events.readStatus === 'string')
+      this.listen(events as EventStream);
     else void this.pump();
     const interval = opts.heartbeatIntervalMs ?? 10_000;
     const timeout = opts.heartbeatTimeoutMs ?? interval * 3;

@@ -107,8 +107,12 @@ function oneWritePerMessage(factory: EncrypterFactory): EncrypterFactory {
     if (unpatched()) return encrypter;
     return new Proxy(encrypter, {
       get(target, prop) {
-        if (prop === 'secureInbound') return async (conn: Parameters<Encrypter['secureInbound']>[0], o?: Parameters<Encrypter['secureInbound']>[1]) => after(await target.secureInbound(patch(conn), o));
-        if (prop === 'secureOutbound') return async (conn: Parameters<Encrypter['secureOutbound']>[0], o?: Parameters<Encrypter['secureOutbound']>[1]) => after(await target.secureOutbound(patch(conn), o));
+        if (prop === 'secureInbound')
+          return async (conn: Parameters<Encrypter['secureInbound']>[0], o?: Parameters<Encrypter['secureInbound']>[1]) =>
+            after(await target.secureInbound(patch(conn), o));
+        if (prop === 'secureOutbound')
+          return async (conn: Parameters<Encrypter['secureOutbound']>[0], o?: Parameters<Encrypter['secureOutbound']>[1]) =>
+            after(await target.secureOutbound(patch(conn), o));
         const v: unknown = Reflect.get(target, prop, target);
         return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
       },
@@ -119,7 +123,13 @@ function oneWritePerMessage(factory: EncrypterFactory): EncrypterFactory {
 /** What the pinned Noise's encrypted stream holds: its length-prefix decoder (not part of its typings). */
 interface NoiseStreamInternals {
   decoder?: {
-    buffer?: { append(b: unknown): void; byteLength: number; getUint16(offset: number): number; sublist(from: number, to: number): { byteLength: number }; consume(n: number): void };
+    buffer?: {
+      append(b: unknown): void;
+      byteLength: number;
+      getUint16(offset: number): number;
+      sublist(from: number, to: number): { byteLength: number };
+      consume(n: number): void;
+    };
     maxBufferSize?: number;
     maxDataLength?: number;
     lengthDecoder?: { bytes?: number };
@@ -136,7 +146,16 @@ interface NoiseStreamInternals {
 function quietLengths(stream: unknown): void {
   const d = (stream as NoiseStreamInternals).decoder;
   const buffer = d?.buffer;
-  if (!d || !buffer || typeof buffer.getUint16 !== 'function' || typeof d.decode !== 'function' || d.lengthDecoder?.bytes !== 2 || typeof d.maxBufferSize !== 'number' || typeof d.maxDataLength !== 'number') return;
+  if (
+    !d ||
+    !buffer ||
+    typeof buffer.getUint16 !== 'function' ||
+    typeof d.decode !== 'function' ||
+    d.lengthDecoder?.bytes !== 2 ||
+    typeof d.maxBufferSize !== 'number' ||
+    typeof d.maxDataLength !== 'number'
+  )
+    return;
   const maxBuffer = d.maxBufferSize;
   const maxData = d.maxDataLength;
   d.decode = function* (chunk: unknown) {

@@ -150,7 +150,16 @@ export async function host(
   let invitation: Invitation;
   try {
     const published = o.publish ? await o.publish(ticket) : undefined;
-    invitation = createInvitation(c, { host: key, protocolId: o.protocol.protocolId, ticket, options: o.options, ttlMinutes: o.ttlMinutes ?? 30, controlMode: o.controlMode ?? 'autonomous', ...(o.type && { type: o.type }), ...(published && { postId: published.postId }) });
+    invitation = createInvitation(c, {
+      host: key,
+      protocolId: o.protocol.protocolId,
+      ticket,
+      options: o.options,
+      ttlMinutes: o.ttlMinutes ?? 30,
+      controlMode: o.controlMode ?? 'autonomous',
+      ...(o.type && { type: o.type }),
+      ...(published && { postId: published.postId }),
+    });
   } catch (e) {
     key.dispose();
     await node.stop();
@@ -185,7 +194,8 @@ export async function host(
       for (const w of idleWaiters) w();
       idleWaiters = [];
     }
-    if (!o.daemon && !startedOnce && isExpired) fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${invitation.expires_at} before a guest completed the handshake`));
+    if (!o.daemon && !startedOnce && isExpired)
+      fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${invitation.expires_at} before a guest completed the handshake`));
   };
   const unavailable = (): string | undefined => {
     if (isExpired) return 'invitation expired';
@@ -199,11 +209,16 @@ export async function host(
   const expiry = at(Date.parse(invitation.expires_at), () => {
     isExpired = true;
     expire();
-    if (!o.daemon && !startedOnce && claimed === 0) fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${invitation.expires_at} and no guest joined`));
+    if (!o.daemon && !startedOnce && claimed === 0)
+      fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${invitation.expires_at} and no guest joined`));
   });
 
   const serve = async (stream: unknown, connection: Connection | undefined): Promise<void> => {
-    const t = new LineTransport(sessionStream(stream as ByteStream), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: emit });
+    const t = new LineTransport(sessionStream(stream as ByteStream), {
+      maxLineBytes: HANDSHAKE_MAX_LINE_BYTES,
+      heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000,
+      onEvent: emit,
+    });
     const refuse = (reason: string) => {
       try {
         t.send(JSON.stringify({ _session_refused: true, reason }));
@@ -220,21 +235,37 @@ export async function host(
       const init = await next(t, handshakeMs);
       const guestKey = init['guest_public_key'];
       const nonce = init['session_nonce'];
-      if (init['_session_init'] !== true || typeof guestKey !== 'string' || !/^[0-9a-f]{64}$/.test(guestKey) || typeof nonce !== 'string' || !/^[0-9a-f]{16,64}$/.test(nonce))
+      if (
+        init['_session_init'] !== true ||
+        typeof guestKey !== 'string' ||
+        !/^[0-9a-f]{64}$/.test(guestKey) ||
+        typeof nonce !== 'string' ||
+        !/^[0-9a-f]{16,64}$/.test(nonce)
+      )
         throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_init with guest_public_key, session_nonce and guest_signature');
-      if (peerKeyHex(connection?.remotePeer ?? {}) !== guestKey) throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the guest_public_key is not the key its connection is authenticated with');
+      if (peerKeyHex(connection?.remotePeer ?? {}) !== guestKey)
+        throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the guest_public_key is not the key its connection is authenticated with');
       const canonical = sessionCanonical(invitation.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
-      if (!sigOk(c, guestKey, init['guest_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the _session_init is not signed over this invitation\'s session canonical');
+      if (!sigOk(c, guestKey, init['guest_signature'], canonical))
+        throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', "the _session_init is not signed over this invitation's session canonical");
       const now = unavailable();
       if (now) return refuse(now);
       claimed++;
       mine = true;
       const hostSignature = toHex(key.sign(utf8(canonical)));
-      say(t, { _session_proof: true, host_public_key: hostKey, host_signature: hostSignature, protocol_id: o.protocol.protocolId, host_control_mode: o.controlMode ?? 'autonomous' });
+      say(t, {
+        _session_proof: true,
+        host_public_key: hostKey,
+        host_signature: hostSignature,
+        protocol_id: o.protocol.protocolId,
+        host_control_mode: o.controlMode ?? 'autonomous',
+      });
       const ready = await next(t, handshakeMs);
       const sid = sessionId(c, invitation.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
-      if (ready['_session_ready'] !== true || ready['session_id'] !== sid) throw new HandshakeError('HANDSHAKE_INVALID', 'the guest\'s session_id does not match');
-      if (!sigOk(c, guestKey, ready['guest_signature'], canonical)) throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the guest signature over the session canonical does not verify');
+      if (ready['_session_ready'] !== true || ready['session_id'] !== sid)
+        throw new HandshakeError('HANDSHAKE_INVALID', "the guest's session_id does not match");
+      if (!sigOk(c, guestKey, ready['guest_signature'], canonical))
+        throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the guest signature over the session canonical does not verify');
       started = true;
       startedOnce = true;
       const endpoint = connection?.remoteAddr && ipAndPort(connection.remoteAddr);
@@ -245,10 +276,25 @@ export async function host(
       saveHandshake(dir, { canonical, session_id: sid, host_signature: hostSignature, guest_signature: ready['guest_signature'] });
       emit('connected', { session_id: sid, guest_public_key: guestKey });
       const result = await runSession({
-        crypto: c, role: 'host', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: o.options,
+        crypto: c,
+        role: 'host',
+        spec: o.protocol.spec,
+        specText: o.protocol.specText,
+        protocolId: o.protocol.protocolId,
+        hooks: o.protocol.hooks,
+        options: o.options,
         ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
-        transport: t, key, hostKey, guestKey, sid, postId: invitation.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
-        ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
+        transport: t,
+        key,
+        hostKey,
+        guestKey,
+        sid,
+        postId: invitation.post_id,
+        nonce,
+        stateDir: dir,
+        controlMode: o.controlMode ?? 'autonomous',
+        ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
+        ...(o.onMessage && { onMessage: o.onMessage }),
         ...decisionWindowFor(o, dir),
       });
       if (!o.daemon) settle(result);
@@ -272,7 +318,10 @@ export async function host(
     }
   };
 
-  await node.handle(SESSION_PROTOCOL, (stream: unknown, connection?: unknown) => serve(stream, connection as Connection | undefined), { runOnLimitedConnection: false, maxInboundStreams: 2 });
+  await node.handle(SESSION_PROTOCOL, (stream: unknown, connection?: unknown) => serve(stream, connection as Connection | undefined), {
+    runOnLimitedConnection: false,
+    maxInboundStreams: 2,
+  });
   let stopped = false;
   return {
     invitation,
@@ -301,7 +350,13 @@ export { DEFAULT_HANDSHAKE_TIMEOUT_MS, deliverProof, guestHandshake, HANDSHAKE_M
  * Joins the session an invitation offers (already verified: by parseInvitation, or a registry post by
  * its binding signature). `onProof` (a registry) receives the SessionProof before `_session_ready`.
  */
-export async function join(o: NetSessionOptions & { invitation: Pick<Invitation, 'post_id' | 'host_public_key' | 'protocol_id' | 'ticket' | 'options'>; handshakeTimeoutMs?: number; onProof?: (p: SessionProof) => Promise<void> }): Promise<SessionResult> {
+export async function join(
+  o: NetSessionOptions & {
+    invitation: Pick<Invitation, 'post_id' | 'host_public_key' | 'protocol_id' | 'ticket' | 'options'>;
+    handshakeTimeoutMs?: number;
+    onProof?: (p: SessionProof) => Promise<void>;
+  },
+): Promise<SessionResult> {
   const c = o.crypto;
   const inv = o.invitation;
   ensureWritableDir(o.sessionsDir, 'sessions directory');
@@ -313,16 +368,44 @@ export async function join(o: NetSessionOptions & { invitation: Pick<Invitation,
     node = await createNode(o.seed, { crypto: c });
     const dialled = await dialHost(node, inv);
     if ('unreachable' in dialled) throw new HandshakeError(dialled.code, dialled.unreachable);
-    const t = new LineTransport(sessionStream(dialled.stream), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES, heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000, onEvent: (type, data) => o.onEvent?.(type, data) });
-    const { sid, nonce, canonical, proof } = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: o.protocol.protocolId, controlMode: o.controlMode ?? 'autonomous', timeoutMs: handshakeMs, ...(o.onProof && { onProof: o.onProof }) });
+    const t = new LineTransport(sessionStream(dialled.stream), {
+      maxLineBytes: HANDSHAKE_MAX_LINE_BYTES,
+      heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000,
+      onEvent: (type, data) => o.onEvent?.(type, data),
+    });
+    const { sid, nonce, canonical, proof } = await guestHandshake({
+      crypto: c,
+      key,
+      transport: t,
+      invitation: inv,
+      protocolId: o.protocol.protocolId,
+      controlMode: o.controlMode ?? 'autonomous',
+      timeoutMs: handshakeMs,
+      ...(o.onProof && { onProof: o.onProof }),
+    });
     const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'guest');
     saveHandshake(dir, { canonical, session_id: sid, host_signature: proof.host_signature, guest_signature: proof.guest_signature });
     o.onEvent?.('connected', { session_id: sid, host_public_key: inv.host_public_key });
     return await runSession({
-      crypto: c, role: 'guest', spec: o.protocol.spec, specText: o.protocol.specText, protocolId: o.protocol.protocolId, hooks: o.protocol.hooks, options: inv.options,
+      crypto: c,
+      role: 'guest',
+      spec: o.protocol.spec,
+      specText: o.protocol.specText,
+      protocolId: o.protocol.protocolId,
+      hooks: o.protocol.hooks,
+      options: inv.options,
       ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
-      transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: dir, controlMode: o.controlMode ?? 'autonomous',
-      ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }), ...(o.onMessage && { onMessage: o.onMessage }),
+      transport: t,
+      key,
+      hostKey: inv.host_public_key,
+      guestKey,
+      sid,
+      postId: inv.post_id,
+      nonce,
+      stateDir: dir,
+      controlMode: o.controlMode ?? 'autonomous',
+      ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
+      ...(o.onMessage && { onMessage: o.onMessage }),
       ...decisionWindowFor(o, dir),
     });
   } finally {

@@ -76,7 +76,10 @@ export const BUILTINS: BuiltinProtocol[] = [
     tags: ['game', 'board', 'connect-four'],
     capabilities: ['turn_based', 'board_state', 'win_check'],
     default_profile: 'standard',
-    profiles: { standard: { description: '7 columns x 6 rows', options: { cols: 7, rows: 6 } }, small: { description: '5 x 4', options: { cols: 5, rows: 4 } } },
+    profiles: {
+      standard: { description: '7 columns x 6 rows', options: { cols: 7, rows: 6 } },
+      small: { description: '5 x 4', options: { cols: 5, rows: 4 } },
+    },
   },
   {
     alias: 'gomoku-v1',
@@ -84,7 +87,10 @@ export const BUILTINS: BuiltinProtocol[] = [
     tags: ['game', 'gomoku', 'board'],
     capabilities: ['board_placement', 'five_in_a_row', 'session_loop'],
     default_profile: 'standard',
-    profiles: { standard: { description: '15x15 standard board', options: { board_size: 15 } }, small: { description: '9x9 quick game', options: { board_size: 9 } } },
+    profiles: {
+      standard: { description: '15x15 standard board', options: { board_size: 15 } },
+      small: { description: '9x9 quick game', options: { board_size: 9 } },
+    },
   },
   {
     alias: 'reversi-v1',
@@ -92,7 +98,10 @@ export const BUILTINS: BuiltinProtocol[] = [
     tags: ['game', 'reversi', 'board'],
     capabilities: ['stone_flip', 'pass_when_no_move', 'session_loop'],
     default_profile: 'standard',
-    profiles: { standard: { description: '8x8 standard board', options: { board_size: 8 } }, small: { description: '6x6 quick game', options: { board_size: 6 } } },
+    profiles: {
+      standard: { description: '8x8 standard board', options: { board_size: 8 } },
+      small: { description: '6x6 quick game', options: { board_size: 6 } },
+    },
   },
   {
     alias: 'human-chat-v1',
@@ -116,7 +125,9 @@ export const BUILTINS: BuiltinProtocol[] = [
     tags: ['game', 'hero-duel', 'moba', 'balance'],
     capabilities: ['hero_duel', 'declarative_balance', 'simultaneous_damage', 'skill_cooldown', 'shadow_judge'],
     default_profile: 'standard',
-    profiles: { standard: { description: 'four heroes (warrior, mage, assassin, tank), 30-round cap', options: { max_rounds: 30, balance: STANDARD_BALANCE } } },
+    profiles: {
+      standard: { description: 'four heroes (warrior, mage, assassin, tank), 30-round cap', options: { max_rounds: 30, balance: STANDARD_BALANCE } },
+    },
   },
   {
     alias: 'crazy-eights-v1',
@@ -146,10 +157,16 @@ export const BUILTINS: BuiltinProtocol[] = [
     default_profile: 'standard',
     profiles: {
       // The reference's three, and a 10-second duel for tests and CI.
-      short: { description: '1v1 on a 9x9 arena, 100 ticks', options: { team_size: 1, max_ticks: 100, map_text: SHORT_MAP, pickup_mode: 'none', friendly_fire: false } },
+      short: {
+        description: '1v1 on a 9x9 arena, 100 ticks',
+        options: { team_size: 1, max_ticks: 100, map_text: SHORT_MAP, pickup_mode: 'none', friendly_fire: false },
+      },
       quick: { description: '3v3 short match without neutral powerups', options: { team_size: 3, max_ticks: 900, pickup_mode: 'none', friendly_fire: false } },
       standard: { description: '5v5 match with neutral powerups', options: { team_size: 5, max_ticks: 1800, pickup_mode: 'powerups', friendly_fire: false } },
-      large: { description: '10v10 large battle with neutral powerups', options: { team_size: 10, max_ticks: 2400, pickup_mode: 'powerups', friendly_fire: false } },
+      large: {
+        description: '10v10 large battle with neutral powerups',
+        options: { team_size: 10, max_ticks: 2400, pickup_mode: 'powerups', friendly_fire: false },
+      },
     },
   },
   {
@@ -173,7 +190,16 @@ export const BUILTINS: BuiltinProtocol[] = [
     folder: 'texas-holdem',
     // The reference's, less its web UI (not shipped here).
     tags: ['game', 'cards', 'multiplayer', 'poker', 'holdem', 'private-hands'],
-    capabilities: ['authoritative_group', 'fixed_four_players', 'shared_deck', 'private_hands', 'no_limit_betting', 'side_pots', 'showdown', 'restart_round_recovery'],
+    capabilities: [
+      'authoritative_group',
+      'fixed_four_players',
+      'shared_deck',
+      'private_hands',
+      'no_limit_betting',
+      'side_pots',
+      'showdown',
+      'restart_round_recovery',
+    ],
     default_profile: 'standard',
     profiles: {
       quick: { description: 'One 500-chip hand at 5/10 blinds', options: { starting_stack: 500, small_blind: 5, big_blind: 10, max_hands: 1 } },
@@ -205,7 +231,15 @@ export const BUILTINS: BuiltinProtocol[] = [
     folder: 'upgrade-tractor',
     // The reference's, less its web UI (not shipped here).
     tags: ['game', 'cards', 'multiplayer', 'upgrade', 'tractor', 'partnership', 'private-hands'],
-    capabilities: ['authoritative_group', 'fixed_four_players', 'shared_deck', 'private_hands', 'partnership_scoring', 'structured_tricks', 'restart_round_recovery'],
+    capabilities: [
+      'authoritative_group',
+      'fixed_four_players',
+      'shared_deck',
+      'private_hands',
+      'partnership_scoring',
+      'structured_tricks',
+      'restart_round_recovery',
+    ],
     default_profile: 'standard',
     profiles: {
       quick: { description: 'Short level race from 2 through 4', options: { start_level: 2, target_level: 4, max_hands: 8 } },
@@ -217,7 +251,16 @@ export const BUILTINS: BuiltinProtocol[] = [
     folder: 'contract-bridge',
     // The reference's, less its web UI (not shipped here).
     tags: ['game', 'cards', 'multiplayer', 'bridge', 'partnership', 'private-hands'],
-    capabilities: ['authoritative_group', 'fixed_four_players', 'shared_deck', 'private_hands', 'auction', 'dummy_control', 'duplicate_scoring', 'restart_round_recovery'],
+    capabilities: [
+      'authoritative_group',
+      'fixed_four_players',
+      'shared_deck',
+      'private_hands',
+      'auction',
+      'dummy_control',
+      'duplicate_scoring',
+      'restart_round_recovery',
+    ],
     default_profile: 'standard',
     profiles: { standard: { description: 'One duplicate-scored board', options: { board_number: 1 } } },
   },

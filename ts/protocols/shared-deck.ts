@@ -61,7 +61,13 @@ export function deterministicShuffle(values: readonly string[], seed: string): s
  * `copies` copies of `faces`, shuffled from `seed`, with a hand for every active member (in seat order)
  * dealt `handSize` cards round-robin from the top (the end) of the draw pile.
  */
-export function createSharedDeck<F extends CardFace>(faces: readonly F[], members: readonly DeckMember[], handSize: number, seed: string, copies = 1): SharedDeck<F> {
+export function createSharedDeck<F extends CardFace>(
+  faces: readonly F[],
+  members: readonly DeckMember[],
+  handSize: number,
+  seed: string,
+  copies = 1,
+): SharedDeck<F> {
   if (typeof seed !== 'string' || !seed || !isWellFormed(seed) || utf8(seed).length > 256) throw new SharedDeckError('seed must be 1-256 UTF-8 bytes');
   if (!Number.isInteger(handSize) || handSize < 0) throw new SharedDeckError('hand_size must be a non-negative integer');
   if (!Number.isInteger(copies) || copies < 1 || copies > 8) throw new SharedDeckError('copies must be between 1 and 8');
@@ -94,7 +100,13 @@ function handOf(deck: SharedDeck<CardFace>, publicKey: string): string[] {
 }
 
 function checkCardIds(cardIds: readonly string[]): void {
-  if (!Array.isArray(cardIds) || !cardIds.length || cardIds.length > 64 || cardIds.some((id) => typeof id !== 'string' || !id) || new Set(cardIds).size !== cardIds.length) {
+  if (
+    !Array.isArray(cardIds) ||
+    !cardIds.length ||
+    cardIds.length > 64 ||
+    cardIds.some((id) => typeof id !== 'string' || !id) ||
+    new Set(cardIds).size !== cardIds.length
+  ) {
     throw new SharedDeckError('card_ids must be a non-empty unique array');
   }
 }
@@ -128,7 +140,8 @@ export function drawCards<F extends CardFace>(deck: SharedDeck<F>, publicKey: st
  * them somewhere (`discardCards`, `putInZone`): the reference's two-step move.
  */
 export function takeFromHand<F extends CardFace>(deck: SharedDeck<F>, publicKey: string, cardIds: readonly string[]): Card<F>[] {
-  if (!cardIds.length || cardIds.length > 64 || new Set(cardIds).size !== cardIds.length) throw new SharedDeckError('card_ids must be a non-empty unique array');
+  if (!cardIds.length || cardIds.length > 64 || new Set(cardIds).size !== cardIds.length)
+    throw new SharedDeckError('card_ids must be a non-empty unique array');
   const hand = handOf(deck, publicKey);
   if (cardIds.some((id) => !hand.includes(id))) throw new SharedDeckError("card is not in the player's hand");
   return cardIds.map((id) => {

@@ -125,7 +125,8 @@ export class RealtimeGuest {
   ack(msg: Record<string, unknown>): RealtimeFault | undefined {
     const bad = (message: string): RealtimeFault => ({ code: 'ack_invalid', message });
     const sent = this.sentBySeq.get(key(msg['seq']));
-    if (!sent || key(sent.target_tick) !== key(msg['target_tick'])) return bad(`an ack for seq ${String(msg['seq'])} and tick ${String(msg['target_tick'])}, a command this guest did not send`);
+    if (!sent || key(sent.target_tick) !== key(msg['target_tick']))
+      return bad(`an ack for seq ${String(msg['seq'])} and tick ${String(msg['target_tick'])}, a command this guest did not send`);
     if (msg['status'] !== 'accepted') return undefined;
     const t = Number(msg['target_tick']);
     if (t <= this.lastTick) return bad(`an accepted ack for tick ${t}, already played`);
@@ -152,21 +153,33 @@ export class RealtimeGuest {
     for (const side of ['host', 'guest'] as Role[]) {
       const a = ac[side];
       const malformed = (why: string): Fault<GuestFault> => ({ code: 'applied_malformed', message: `applied_commands.${side} ${why} at tick ${tick}` });
-      if (!isObject(a) || Object.keys(a).sort().join() !== 'command_hash,commands,seq,side,target_tick') return malformed('is not {side, seq, target_tick, commands, command_hash}');
+      if (!isObject(a) || Object.keys(a).sort().join() !== 'command_hash,commands,seq,side,target_tick')
+        return malformed('is not {side, seq, target_tick, commands, command_hash}');
       if (a['side'] !== side || key(a['target_tick']) !== String(tick)) return malformed('names another side or tick');
       if (!Array.isArray(a['commands']) || !(a['seq'] === null || isInt(a['seq']))) return malformed('has no command list or seq');
       if (a['seq'] === null && a['commands'].length > 0) return malformed('applies commands without a seq');
-      if (a['command_hash'] !== commandHash(this.crypto, a['seq'] as Int | null, a['target_tick'] as Int, a['commands'])) return malformed('does not hash to its command_hash');
+      if (a['command_hash'] !== commandHash(this.crypto, a['seq'] as Int | null, a['target_tick'] as Int, a['commands']))
+        return malformed('does not hash to its command_hash');
     }
-    if (Object.keys(ac).sort().join() !== 'guest,host') return { code: 'applied_malformed', message: `applied_commands has sides other than host and guest at tick ${tick}` };
+    if (Object.keys(ac).sort().join() !== 'guest,host')
+      return { code: 'applied_malformed', message: `applied_commands has sides other than host and guest at tick ${tick}` };
     const g = ac['guest'] as Record<string, unknown>;
     const acked = this.accepted.get(tick);
     if (!acked) {
-      if (g['seq'] !== null) return { code: 'unacked_command_applied', message: `tick ${tick} applies guest seq ${String(g['seq'])}, which the host never acked as accepted for it` };
+      if (g['seq'] !== null)
+        return {
+          code: 'unacked_command_applied',
+          message: `tick ${tick} applies guest seq ${String(g['seq'])}, which the host never acked as accepted for it`,
+        };
       return undefined;
     }
-    if (key(g['seq']) !== key(acked.seq)) return { code: 'acked_command_dropped', message: `tick ${tick} does not apply guest seq ${String(acked.seq)}, acked as accepted for it` };
-    if (g['command_hash'] !== acked.command_hash) return { code: 'acked_command_altered', message: `tick ${tick} applies guest seq ${String(acked.seq)} with hash ${String(g['command_hash'])}, not the acked ${acked.command_hash}` };
+    if (key(g['seq']) !== key(acked.seq))
+      return { code: 'acked_command_dropped', message: `tick ${tick} does not apply guest seq ${String(acked.seq)}, acked as accepted for it` };
+    if (g['command_hash'] !== acked.command_hash)
+      return {
+        code: 'acked_command_altered',
+        message: `tick ${tick} applies guest seq ${String(acked.seq)} with hash ${String(g['command_hash'])}, not the acked ${acked.command_hash}`,
+      };
     return undefined;
   }
 }
@@ -178,4 +191,3 @@ function sameJson(a: unknown, b: unknown): boolean {
     return false;
   }
 }
-

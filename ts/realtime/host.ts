@@ -54,7 +54,6 @@ export interface RealtimeHostOptions {
 
 export type JoinReason = 'wire_version_mismatch' | 'ruleset_hash_mismatch' | 'match_config_mismatch';
 
-
 export interface CommandAnswer {
   /** The rt_command_ack to send; none when the message has no integer seq and target_tick to name. */
   ack: Message | undefined;
@@ -66,7 +65,14 @@ export interface CommandAnswer {
  * The reference's _normalize_commands: the commands as proto_realtime_validate_commands normalises
  * them, or a throw whose message is the refusal. The hook sees plain values (a peer's float as a number).
  */
-export function normaliseCommands(validate: RealtimeHostHooks['validateCommands'], max: number, side: Role, commands: unknown, state: Record<string, unknown>, targetTick: number): unknown[] {
+export function normaliseCommands(
+  validate: RealtimeHostHooks['validateCommands'],
+  max: number,
+  side: Role,
+  commands: unknown,
+  state: Record<string, unknown>,
+  targetTick: number,
+): unknown[] {
   if (!Array.isArray(commands)) throw new Error('commands must be a list');
   if (commands.length > max) throw new Error('command frame exceeds max_commands_per_frame');
   const normalised = validate(side, plainValue(commands) as unknown[], state, targetTick);
@@ -118,10 +124,13 @@ export class RealtimeHost {
   /** The guest's rt_join: the first mismatch as rt_reject, or undefined when the host may start. */
   answerJoin(join: Record<string, unknown>): { reason: JoinReason; reject: Message } | undefined {
     const reason: JoinReason | undefined =
-      join['wire_version'] !== WIRE_VERSION ? 'wire_version_mismatch'
-      : join['ruleset_hash'] !== this.o.rulesetHash ? 'ruleset_hash_mismatch'
-      : join['match_config_hash'] !== this.o.matchConfigHash ? 'match_config_mismatch'
-      : undefined;
+      join['wire_version'] !== WIRE_VERSION
+        ? 'wire_version_mismatch'
+        : join['ruleset_hash'] !== this.o.rulesetHash
+          ? 'ruleset_hash_mismatch'
+          : join['match_config_hash'] !== this.o.matchConfigHash
+            ? 'match_config_mismatch'
+            : undefined;
     return reason && { reason, reject: { action: 'rt_reject', reason } };
   }
 
@@ -131,14 +140,22 @@ export class RealtimeHost {
     this.checkJson('proto_realtime_initial_state', initialState);
     this.state = copy(initialState);
     const frame = makeFrame(this.crypto, {
-      tick: 0, state: this.state, previous: undefined,
+      tick: 0,
+      state: this.state,
+      previous: undefined,
       applied: { host: emptyApplied(this.crypto, 'host', 0), guest: emptyApplied(this.crypto, 'guest', 0) },
-      events: [], outcome: 'none', hostTimeNs,
+      events: [],
+      outcome: 'none',
+      hostTimeNs,
     });
     this.previous = frame;
     const ready: Message = {
-      action: 'rt_ready', wire_version: WIRE_VERSION, ruleset_hash: this.o.rulesetHash,
-      match_config_hash: this.o.matchConfigHash, config: { ...this.o.config }, frame,
+      action: 'rt_ready',
+      wire_version: WIRE_VERSION,
+      ruleset_hash: this.o.rulesetHash,
+      match_config_hash: this.o.matchConfigHash,
+      config: { ...this.o.config },
+      frame,
     };
     return { ready, frame };
   }
@@ -217,7 +234,11 @@ export class RealtimeHost {
   /** The next tick's input to proto_realtime_step: both sides' commands queued for it. */
   stepInput(): { state: Record<string, unknown>; tick: number; commands: { host: unknown[]; guest: unknown[] } } {
     const tick = this.nextTick();
-    return { state: copy(this.state), tick, commands: { host: copy(this.hostPending.get(tick)?.commands ?? []), guest: copy(this.pending.get(tick)?.commands ?? []) } };
+    return {
+      state: copy(this.state),
+      tick,
+      commands: { host: copy(this.hostPending.get(tick)?.commands ?? []), guest: copy(this.pending.get(tick)?.commands ?? []) },
+    };
   }
 
   /** The tick the next step makes (throws where the host cannot step). */
@@ -236,12 +257,16 @@ export class RealtimeHost {
     this.hostPending.delete(tick);
     this.pending.delete(tick);
     const frame = makeFrame(this.crypto, {
-      tick, state, previous: this.previous,
+      tick,
+      state,
+      previous: this.previous,
       applied: {
         host: host ? applied('host', host) : emptyApplied(this.crypto, 'host', tick),
         guest: guest ? applied('guest', guest) : emptyApplied(this.crypto, 'guest', tick),
       },
-      events, outcome, hostTimeNs,
+      events,
+      outcome,
+      hostTimeNs,
     });
     this.tick = tick;
     this.state = state;

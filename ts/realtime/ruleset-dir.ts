@@ -49,7 +49,8 @@ export function rulesetFilesOfDir(dir: string): RulesetFile[] {
       }
       if (!st.isFile() || !inRuleset(r)) continue;
       total += st.size;
-      if (total > MAX_RULESET_BYTES) throw new RealtimeError('RT_RULESET_UNREADABLE', `the protocol folder holds more than ${MAX_RULESET_BYTES} bytes of rule files`);
+      if (total > MAX_RULESET_BYTES)
+        throw new RealtimeError('RT_RULESET_UNREADABLE', `the protocol folder holds more than ${MAX_RULESET_BYTES} bytes of rule files`);
       try {
         files.push({ path: r, bytes: readFileSync(p) });
       } catch (e) {

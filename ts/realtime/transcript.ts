@@ -28,7 +28,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function realtimeMessagesOfLines(lines: readonly string[]): RealtimeMessage[] {
   return lines.map((line, i) => {
     const f = parseRealtimeJson(line);
-    if (!isObject(f) || (f['from'] !== 'host' && f['from'] !== 'guest') || !isObject(f['msg'])) throw new RealtimeError('RT_JSON_SYNTAX', `line ${i + 1} is not a frame with from and msg`);
+    if (!isObject(f) || (f['from'] !== 'host' && f['from'] !== 'guest') || !isObject(f['msg']))
+      throw new RealtimeError('RT_JSON_SYNTAX', `line ${i + 1} is not a frame with from and msg`);
     return { from: f['from'], msg: f['msg'] };
   });
 }
@@ -38,7 +39,11 @@ export function realtimeMessagesOfLines(lines: readonly string[]): RealtimeMessa
  * command, ack and frame in order. Engine messages (`_receipt`, `_abort`) are skipped. With `expect`,
  * rt_ready must also name that ruleset, match config and config.
  */
-export function verifyRealtimeTranscript(crypto: Crypto, messages: readonly RealtimeMessage[], expect: { config?: RealtimeConfig; rulesetHash?: string; matchConfigHash?: string } = {}): TranscriptVerdict {
+export function verifyRealtimeTranscript(
+  crypto: Crypto,
+  messages: readonly RealtimeMessage[],
+  expect: { config?: RealtimeConfig; rulesetHash?: string; matchConfigHash?: string } = {},
+): TranscriptVerdict {
   const guest = new RealtimeGuest({ crypto, ...expect });
   let phase: 'join' | 'ready' | 'play' | 'rejected' = 'join';
   let rejected: string | undefined;
@@ -95,7 +100,9 @@ export function checkRealtimeProof(crypto: Crypto, lines: readonly string[], det
   }
   const v = verifyRealtimeTranscript(crypto, messages);
   if (v.ok) return { proven: false, reason: `every host frame and ack checks out (${v.ticks} ticks)` };
-  if (v.offender !== 'host' || v.fault.code === 'sequence' || v.fault.code === 'ready_mismatch') return { proven: false, reason: `the evidence is no host cheat: ${v.fault.message}` };
-  if (detail.code !== undefined && detail.code !== v.fault.code) return { proven: false, reason: `the proof names ${String(detail.code)} but the evidence shows ${v.fault.code}: ${v.fault.message}` };
+  if (v.offender !== 'host' || v.fault.code === 'sequence' || v.fault.code === 'ready_mismatch')
+    return { proven: false, reason: `the evidence is no host cheat: ${v.fault.message}` };
+  if (detail.code !== undefined && detail.code !== v.fault.code)
+    return { proven: false, reason: `the proof names ${String(detail.code)} but the evidence shows ${v.fault.code}: ${v.fault.message}` };
   return { proven: true, code: v.fault.code, reason: `the host's message ${v.index + 1} fails the guest's check: ${v.fault.message}` };
 }

@@ -100,7 +100,18 @@ export interface RtFrame {
   host_time_ns: Int;
 }
 
-const FRAME_KEYS = ['applied_commands', 'chain_hash', 'events', 'host_time_ns', 'outcome', 'prev_chain_hash', 'prev_state_hash', 'state', 'state_hash', 'tick'].join();
+const FRAME_KEYS = [
+  'applied_commands',
+  'chain_hash',
+  'events',
+  'host_time_ns',
+  'outcome',
+  'prev_chain_hash',
+  'prev_state_hash',
+  'state',
+  'state_hash',
+  'tick',
+].join();
 
 /** The frame without `state` and `chain_hash`: what chain_hash is the json_hash of. */
 export function frameCore(f: Omit<RtFrame, 'state' | 'chain_hash'>): Record<string, unknown> {

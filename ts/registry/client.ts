@@ -86,7 +86,8 @@ const TAG = /^[A-Za-z0-9_.:-]{1,64}$/;
 const PATH_ID = /^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/;
 
 function segment(what: string, id: string): string {
-  if (!PATH_ID.test(id)) throw new RegistryError('REGISTRY_BAD_ARGUMENT', `${what} ${JSON.stringify(sanitize(id, 80))} is not an id (letters, digits, _ . : -, at most 128)`);
+  if (!PATH_ID.test(id))
+    throw new RegistryError('REGISTRY_BAD_ARGUMENT', `${what} ${JSON.stringify(sanitize(id, 80))} is not an id (letters, digits, _ . : -, at most 128)`);
   return id;
 }
 
@@ -96,7 +97,8 @@ function hex64(what: string, v: string): string {
 }
 
 function object(a: Answer, what: string): Record<string, unknown> {
-  if (a.body === null || typeof a.body !== 'object' || Array.isArray(a.body)) throw new RegistryError('REGISTRY_BAD_RESPONSE', `${what}: the answer is not a JSON object`, a.status);
+  if (a.body === null || typeof a.body !== 'object' || Array.isArray(a.body))
+    throw new RegistryError('REGISTRY_BAD_RESPONSE', `${what}: the answer is not a JSON object`, a.status);
   return a.body as Record<string, unknown>;
 }
 
@@ -111,7 +113,8 @@ function query(pairs: [string, string | number | undefined][]): string {
 
 function limitOf(v: number | undefined): number | undefined {
   if (v === undefined) return undefined;
-  if (!Number.isInteger(v) || v < 1 || v > BROWSE_MAX_ITEMS) throw new RegistryError('REGISTRY_BAD_ARGUMENT', `limit must be an integer from 1 to ${BROWSE_MAX_ITEMS}`);
+  if (!Number.isInteger(v) || v < 1 || v > BROWSE_MAX_ITEMS)
+    throw new RegistryError('REGISTRY_BAD_ARGUMENT', `limit must be an integer from 1 to ${BROWSE_MAX_ITEMS}`);
   return v;
 }
 
@@ -120,7 +123,8 @@ function base64(bytes: Uint8Array): string {
 }
 
 function fromBase64Strict(s: string, status: number): Uint8Array {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) throw new RegistryError('REGISTRY_BAD_RESPONSE', 'the ciphertext is not standard base64', status);
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0)
+    throw new RegistryError('REGISTRY_BAD_RESPONSE', 'the ciphertext is not standard base64', status);
   return new Uint8Array(Buffer.from(s, 'base64'));
 }
 
@@ -199,7 +203,8 @@ export class RegistryClient {
 
   async browse(filter: BrowseFilter = {}): Promise<{ items: Invitation[]; total: number }> {
     if (filter.protocolId !== undefined) hex64('protocol_id', filter.protocolId);
-    if (filter.type !== undefined && !INVITATION_TYPES.includes(filter.type)) throw new RegistryError('REGISTRY_BAD_ARGUMENT', `type must be one of ${INVITATION_TYPES.join(', ')}`);
+    if (filter.type !== undefined && !INVITATION_TYPES.includes(filter.type))
+      throw new RegistryError('REGISTRY_BAD_ARGUMENT', `type must be one of ${INVITATION_TYPES.join(', ')}`);
     const tags = filter.tags?.length ? [...new Set(filter.tags)] : undefined;
     if (tags && (tags.length > 10 || !tags.every((t) => TAG.test(t))))
       throw new RegistryError('REGISTRY_BAD_ARGUMENT', 'tags: at most 10, each 1-64 characters of A-Za-z0-9_.:-');
@@ -219,7 +224,8 @@ export class RegistryClient {
       total = o['total'];
     }
     if (!Array.isArray(raw)) throw new RegistryError('REGISTRY_BAD_RESPONSE', 'browse: results is not an array', a.status);
-    if (raw.length > BROWSE_MAX_ITEMS) throw new RegistryError('REGISTRY_BAD_RESPONSE', `browse: more than ${BROWSE_MAX_ITEMS} invitations in one answer`, a.status);
+    if (raw.length > BROWSE_MAX_ITEMS)
+      throw new RegistryError('REGISTRY_BAD_RESPONSE', `browse: more than ${BROWSE_MAX_ITEMS} invitations in one answer`, a.status);
     const items = raw.map((v) => asInvitation(v, a.status));
     return { items, total: typeof total === 'number' && Number.isSafeInteger(total) && total >= 0 ? total : items.length };
   }
@@ -239,7 +245,11 @@ export class RegistryClient {
     const a = await this.request('POST', '/api/v1/sessions', body, [201]);
     const returned = object(a, 'session proof')['session_id'];
     if (returned !== expected)
-      throw new RegistryError('REGISTRY_SESSION_ID_MISMATCH', `the server answered session_id ${JSON.stringify(sanitize(String(returned), 80))}, not ${expected}`, a.status);
+      throw new RegistryError(
+        'REGISTRY_SESSION_ID_MISMATCH',
+        `the server answered session_id ${JSON.stringify(sanitize(String(returned), 80))}, not ${expected}`,
+        a.status,
+      );
     return expected;
   }
 
@@ -255,7 +265,8 @@ export class RegistryClient {
   /** Seals `plaintext` to the recipient's Ed25519 key (AGBX1) and posts only the ciphertext. */
   async inboxSend(recipientPublicKey: string, plaintext: string): Promise<{ id?: string; expires_at?: string; answer: Record<string, unknown> }> {
     hex64('recipient public key', recipientPublicKey);
-    if ([...plaintext].length > INBOX_MAX_CHARS) throw new RegistryError('INBOX_MESSAGE_TOO_LONG', `the message exceeds ${INBOX_MAX_CHARS} characters (the inbox's limit for one message)`);
+    if ([...plaintext].length > INBOX_MAX_CHARS)
+      throw new RegistryError('INBOX_MESSAGE_TOO_LONG', `the message exceeds ${INBOX_MAX_CHARS} characters (the inbox's limit for one message)`);
     let boxed: Uint8Array;
     try {
       boxed = this.crypto.boxSeal(fromHex(recipientPublicKey), utf8(plaintext));
@@ -271,8 +282,15 @@ export class RegistryClient {
   }
 
   async inboxList(opts: { limit?: number; cursor?: string } = {}): Promise<{ entries: InboxEntry[]; nextCursor?: string }> {
-    if (opts.cursor !== undefined && (opts.cursor === '' || opts.cursor.length > 512)) throw new RegistryError('REGISTRY_BAD_ARGUMENT', 'the cursor is empty or too long');
-    const a = await this.request('GET', `/api/v1/inbox${query([['limit', limitOf(opts.limit)], ['cursor', opts.cursor]])}`);
+    if (opts.cursor !== undefined && (opts.cursor === '' || opts.cursor.length > 512))
+      throw new RegistryError('REGISTRY_BAD_ARGUMENT', 'the cursor is empty or too long');
+    const a = await this.request(
+      'GET',
+      `/api/v1/inbox${query([
+        ['limit', limitOf(opts.limit)],
+        ['cursor', opts.cursor],
+      ])}`,
+    );
     const o = object(a, 'inbox list');
     const raw = o['entries'] ?? [];
     if (!Array.isArray(raw) || raw.length > 1000) throw new RegistryError('REGISTRY_BAD_RESPONSE', 'inbox list: entries is not a bounded array', a.status);
@@ -283,7 +301,12 @@ export class RegistryClient {
       const size = typeof r['size'] === 'number' ? r['size'] : undefined;
       const created = optString(r['created_at']);
       const expires = optString(r['expires_at']);
-      return { id, ...(size !== undefined && { size }), ...(created !== undefined && { created_at: created }), ...(expires !== undefined && { expires_at: expires }) };
+      return {
+        id,
+        ...(size !== undefined && { size }),
+        ...(created !== undefined && { created_at: created }),
+        ...(expires !== undefined && { expires_at: expires }),
+      };
     });
     const next = optString(o['next_cursor']);
     return { entries, ...(next && { nextCursor: next }) };
@@ -331,12 +354,29 @@ export class RegistryClient {
    * Asks the server to admit us: the admission string of this group's current leader and epoch, signed
    * by that leader (over the channel) and here by us. The answer is the member record (id and seat).
    */
-  async admitGroupMember(group: Pick<GroupRecord, 'group_id' | 'leader_public_key' | 'protocol_id' | 'leader_epoch'>, joinNonce: string, leaderSignature: string): Promise<GroupAdmission> {
-    const statement = admissionCanonical({ group_id: group.group_id, leader_public_key: group.leader_public_key, member_public_key: this.publicKey, protocol_id: group.protocol_id, leader_epoch: group.leader_epoch, join_nonce: joinNonce });
-    const body = { join_nonce: joinNonce, leader_epoch: group.leader_epoch, leader_signature: leaderSignature, member_signature: toHex(this.crypto.ed25519Sign(this.#seed, utf8(statement))) };
+  async admitGroupMember(
+    group: Pick<GroupRecord, 'group_id' | 'leader_public_key' | 'protocol_id' | 'leader_epoch'>,
+    joinNonce: string,
+    leaderSignature: string,
+  ): Promise<GroupAdmission> {
+    const statement = admissionCanonical({
+      group_id: group.group_id,
+      leader_public_key: group.leader_public_key,
+      member_public_key: this.publicKey,
+      protocol_id: group.protocol_id,
+      leader_epoch: group.leader_epoch,
+      join_nonce: joinNonce,
+    });
+    const body = {
+      join_nonce: joinNonce,
+      leader_epoch: group.leader_epoch,
+      leader_signature: leaderSignature,
+      member_signature: toHex(this.crypto.ed25519Sign(this.#seed, utf8(statement))),
+    };
     const a = await this.request('POST', `/api/v1/groups/${checkGroupId(group.group_id)}/members`, body, [200, 201]);
     const m = asGroupAdmission(a.body, a.status);
-    if (m.public_key !== this.publicKey || m.group_id !== group.group_id) throw new RegistryError('REGISTRY_BAD_RESPONSE', 'the admission names another member or group', a.status);
+    if (m.public_key !== this.publicKey || m.group_id !== group.group_id)
+      throw new RegistryError('REGISTRY_BAD_RESPONSE', 'the admission names another member or group', a.status);
     return m;
   }
 
@@ -346,8 +386,17 @@ export class RegistryClient {
   }
 
   /** The leader's lease renewal: its epoch, the recovery floor (a checkpoint a member acknowledged) and its ticket. */
-  async groupHeartbeat(groupId: string, o: { protocolId: string; leaderEpoch: number; checkpointSeq: number; checkpointHash: string; ticket: string }): Promise<GroupRecord> {
-    const body = { leader_epoch: o.leaderEpoch, checkpoint_seq: o.checkpointSeq, checkpoint_hash: o.checkpointHash, iroh_ticket: o.ticket, transport_binding_signature: this.bindingSignature(o.ticket, o.protocolId) };
+  async groupHeartbeat(
+    groupId: string,
+    o: { protocolId: string; leaderEpoch: number; checkpointSeq: number; checkpointHash: string; ticket: string },
+  ): Promise<GroupRecord> {
+    const body = {
+      leader_epoch: o.leaderEpoch,
+      checkpoint_seq: o.checkpointSeq,
+      checkpoint_hash: o.checkpointHash,
+      iroh_ticket: o.ticket,
+      transport_binding_signature: this.bindingSignature(o.ticket, o.protocolId),
+    };
     const a = await this.request('POST', `/api/v1/groups/${checkGroupId(groupId)}/heartbeat`, body);
     return asGroupRecord(a.body, a.status);
   }
@@ -360,7 +409,15 @@ export class RegistryClient {
    * Claims the next epoch after `expectedEpoch`, from a checkpoint its leader certified, with our new
    * endpoint. The server grants one claim per epoch, and only once the lease is over.
    */
-  async claimGroupLeader(groupId: string, o: { protocolId: string; expectedEpoch: number; checkpoint: Pick<Checkpoint, 'seq' | 'checkpoint_hash' | 'frame_hash' | 'membership_version' | 'checkpoint_signature'>; ticket: string }): Promise<GroupRecord> {
+  async claimGroupLeader(
+    groupId: string,
+    o: {
+      protocolId: string;
+      expectedEpoch: number;
+      checkpoint: Pick<Checkpoint, 'seq' | 'checkpoint_hash' | 'frame_hash' | 'membership_version' | 'checkpoint_signature'>;
+      ticket: string;
+    },
+  ): Promise<GroupRecord> {
     const cp = o.checkpoint;
     const body = {
       expected_epoch: o.expectedEpoch,
@@ -374,7 +431,12 @@ export class RegistryClient {
     };
     const a = await this.request('POST', `/api/v1/groups/${checkGroupId(groupId)}/claim-leader`, body);
     const g = asGroupRecord(a.body, a.status);
-    if (g.leader_public_key !== this.publicKey || g.leader_epoch !== o.expectedEpoch + 1) throw new RegistryError('REGISTRY_BAD_RESPONSE', `the claim's answer names leader ${g.leader_public_key.slice(0, 16)} of epoch ${g.leader_epoch}`, a.status);
+    if (g.leader_public_key !== this.publicKey || g.leader_epoch !== o.expectedEpoch + 1)
+      throw new RegistryError(
+        'REGISTRY_BAD_RESPONSE',
+        `the claim's answer names leader ${g.leader_public_key.slice(0, 16)} of epoch ${g.leader_epoch}`,
+        a.status,
+      );
     return g;
   }
 
@@ -433,20 +495,30 @@ export class RegistryClient {
     if (!(spec instanceof Entries)) throw new RegistryError('REGISTRY_BAD_RESPONSE', 'the answer holds no spec object', a.status);
     const specText = compactJson(spec);
     const actual = computeProtocolId(this.crypto, specText);
-    if (actual !== protocolId) throw new RegistryError('REGISTRY_PROTOCOL_MISMATCH', `asked for ${protocolId}, the server's spec hashes to ${actual}; refused`, a.status);
+    if (actual !== protocolId)
+      throw new RegistryError('REGISTRY_PROTOCOL_MISMATCH', `asked for ${protocolId}, the server's spec hashes to ${actual}; refused`, a.status);
     return { protocolId, specText };
   }
 
   /** One page of the server's protocol directory, newest first. */
   async listProtocols(opts: { limit?: number; cursor?: string } = {}): Promise<{ results: ProtocolSummary[]; nextCursor?: string }> {
-    if (opts.cursor !== undefined && (opts.cursor === '' || opts.cursor.length > 512)) throw new RegistryError('REGISTRY_BAD_ARGUMENT', 'the cursor is empty or too long');
-    const a = await this.request('GET', `/api/v1/protocols${query([['limit', limitOf(opts.limit) ?? 20], ['cursor', opts.cursor]])}`);
+    if (opts.cursor !== undefined && (opts.cursor === '' || opts.cursor.length > 512))
+      throw new RegistryError('REGISTRY_BAD_ARGUMENT', 'the cursor is empty or too long');
+    const a = await this.request(
+      'GET',
+      `/api/v1/protocols${query([
+        ['limit', limitOf(opts.limit) ?? 20],
+        ['cursor', opts.cursor],
+      ])}`,
+    );
     const o = object(a, 'protocol list');
     const raw = o['results'] ?? [];
-    if (!Array.isArray(raw) || raw.length > BROWSE_MAX_ITEMS) throw new RegistryError('REGISTRY_BAD_RESPONSE', 'protocol list: results is not a bounded array', a.status);
+    if (!Array.isArray(raw) || raw.length > BROWSE_MAX_ITEMS)
+      throw new RegistryError('REGISTRY_BAD_RESPONSE', 'protocol list: results is not a bounded array', a.status);
     const results = raw.map((p): ProtocolSummary => {
       const r = p !== null && typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : {};
-      if (typeof r['protocol_id'] !== 'string' || !HEX64.test(r['protocol_id'])) throw new RegistryError('REGISTRY_BAD_RESPONSE', 'protocol list: an entry has no protocol_id', a.status);
+      if (typeof r['protocol_id'] !== 'string' || !HEX64.test(r['protocol_id']))
+        throw new RegistryError('REGISTRY_BAD_RESPONSE', 'protocol list: an entry has no protocol_id', a.status);
       return { ...r, protocol_id: r['protocol_id'] };
     });
     const next = optString(o['next_cursor']);
@@ -457,7 +529,10 @@ export class RegistryClient {
    * The reference's discovery: pages of the directory (at most `maxPages`), filtered here on name and
    * description, so the server is never asked to scan its table for a substring.
    */
-  async searchProtocols(text?: string, opts: { limit?: number; maxPages?: number; cursor?: string } = {}): Promise<{ results: ProtocolSummary[]; nextCursor?: string }> {
+  async searchProtocols(
+    text?: string,
+    opts: { limit?: number; maxPages?: number; cursor?: string } = {},
+  ): Promise<{ results: ProtocolSummary[]; nextCursor?: string }> {
     const maxPages = opts.maxPages ?? (text ? 5 : 1);
     const found: ProtocolSummary[] = [];
     let cursor = opts.cursor;
@@ -468,8 +543,7 @@ export class RegistryClient {
       if (!cursor) break;
     }
     const q = text?.toLowerCase();
-    const hit = (p: ProtocolSummary) =>
-      !q || [p.name, p.description].some((v) => typeof v === 'string' && v.toLowerCase().includes(q));
+    const hit = (p: ProtocolSummary) => !q || [p.name, p.description].some((v) => typeof v === 'string' && v.toLowerCase().includes(q));
     return { results: found.filter(hit), ...(cursor && { nextCursor: cursor }) };
   }
 }

@@ -20,7 +20,8 @@ function readConfig(path: string): Record<string, unknown> {
   try {
     doc = JSON.parse(readText(path, { maxBytes: 64 << 10, what: 'config' }));
   } catch (e) {
-    if (e instanceof SyntaxError || e instanceof FileError) throw new RegistryError('REGISTRY_CONFIG_INVALID', `${path} cannot be read as JSON (${e.message.split('\n')[0]})`);
+    if (e instanceof SyntaxError || e instanceof FileError)
+      throw new RegistryError('REGISTRY_CONFIG_INVALID', `${path} cannot be read as JSON (${e.message.split('\n')[0]})`);
     throw e;
   }
   if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) throw new RegistryError('REGISTRY_CONFIG_INVALID', `${path} is not a JSON object`);
@@ -42,7 +43,10 @@ export function resolveServer(flag: string | undefined, dataDir: string, env: No
     const server = readConfig(path)['server'];
     if (typeof server === 'string' && server !== '') return { url: normalizeBaseUrl(server), from: path };
   }
-  throw new RegistryError('REGISTRY_NO_SERVER', `no registry server named: pass --server URL, set AIGENORA_SERVER, or register once with --server (it is remembered in ${configPath(dataDir)})`);
+  throw new RegistryError(
+    'REGISTRY_NO_SERVER',
+    `no registry server named: pass --server URL, set AIGENORA_SERVER, or register once with --server (it is remembered in ${configPath(dataDir)})`,
+  );
 }
 
 /** Records the server in the data directory's config, keeping any other settings there. */

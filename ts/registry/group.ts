@@ -72,7 +72,8 @@ const text = (o: Record<string, unknown>, k: string, status: number, max = 256):
   return v as string;
 };
 
-const optText = (o: Record<string, unknown>, k: string): string | undefined => (typeof o[k] === 'string' && (o[k] as string).length <= 64 ? (o[k] as string) : undefined);
+const optText = (o: Record<string, unknown>, k: string): string | undefined =>
+  typeof o[k] === 'string' && (o[k] as string).length <= 64 ? (o[k] as string) : undefined;
 
 /** A group id fit for a request path. */
 export function checkGroupId(groupId: string): string {
@@ -95,7 +96,9 @@ export function asGroupRecord(body: unknown, status: number): GroupRecord {
   let members: GroupMember[];
   try {
     // The reference's agents keep only the active ones (agent/group.py `_active_members`).
-    members = normalizeMembers((rawMembers as unknown[]).filter((m) => typeof m === 'object' && m !== null && (m as Record<string, unknown>)['status'] === 'active'));
+    members = normalizeMembers(
+      (rawMembers as unknown[]).filter((m) => typeof m === 'object' && m !== null && (m as Record<string, unknown>)['status'] === 'active'),
+    );
   } catch (e) {
     if (e instanceof GroupError) bad(`members: ${e.message}`, status);
     throw e;

@@ -148,7 +148,8 @@ export async function signedRequest(r: SignedRequest): Promise<Answer> {
     bytes = await readCapped(res, r.maxResponseBytes ?? opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
   } catch (e) {
     if (e instanceof RegistryError) throw e;
-    if (signal.aborted) throw new RegistryError('REGISTRY_TIMEOUT', `${where}: no complete answer from ${r.baseUrl} within ${opts.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
+    if (signal.aborted)
+      throw new RegistryError('REGISTRY_TIMEOUT', `${where}: no complete answer from ${r.baseUrl} within ${opts.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`);
     const cause = (e as { cause?: { code?: unknown } }).cause;
     const why = typeof cause?.code === 'string' ? cause.code : e instanceof Error ? e.message : String(e);
     throw new RegistryError('REGISTRY_UNREACHABLE', `${where}: cannot reach ${r.baseUrl} (${sanitize(why, 80)})`);
@@ -165,4 +166,3 @@ export async function signedRequest(r: SignedRequest): Promise<Answer> {
   }
   return { status: res.status, ...parseAnswer(bytes, res.status) };
 }
-

@@ -76,7 +76,8 @@ export interface Invitation {
 export function asInvitation(v: unknown, status: number): Invitation {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new RegistryError('REGISTRY_BAD_RESPONSE', 'an invitation is not a JSON object', status);
   const o = v as Record<string, unknown>;
-  if (typeof o['post_id'] !== 'string' && typeof o['post_id'] !== 'number') throw new RegistryError('REGISTRY_BAD_RESPONSE', 'an invitation has no post_id', status);
+  if (typeof o['post_id'] !== 'string' && typeof o['post_id'] !== 'number')
+    throw new RegistryError('REGISTRY_BAD_RESPONSE', 'an invitation has no post_id', status);
   return { ...o, post_id: String(o['post_id']) };
 }
 

@@ -62,13 +62,7 @@ export const CONTROL_TIMEOUT_MS = 30_000;
 export const CONTROL_WAIT_MARGIN_MS = 10_000;
 
 /** A wire type as JSON.parse returns it: raw sub-documents become plain JSON values. */
-export type Plain<T> = T extends RawJson
-  ? unknown
-  : T extends readonly (infer U)[]
-    ? Plain<U>[]
-    : T extends object
-      ? { [K in keyof T]: Plain<T[K]> }
-      : T;
+export type Plain<T> = T extends RawJson ? unknown : T extends readonly (infer U)[] ? Plain<U>[] : T extends object ? { [K in keyof T]: Plain<T[K]> } : T;
 
 export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
@@ -103,8 +97,28 @@ export interface ControlAnswer {
   body: unknown;
 }
 
-const STATUS_CODES: Record<number, RinCode> = { 400: 'invalid', 401: 'forbidden', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 410: 'unavailable', 429: 'capacity' };
-const RIN_CODES: ReadonlySet<string> = new Set<RinCode>(['invalid', 'forbidden', 'not_found', 'lease_expired', 'unavailable', 'not_accepted', 'lease_conflict', 'stale', 'conflict', 'capacity', 'internal']);
+const STATUS_CODES: Record<number, RinCode> = {
+  400: 'invalid',
+  401: 'forbidden',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  410: 'unavailable',
+  429: 'capacity',
+};
+const RIN_CODES: ReadonlySet<string> = new Set<RinCode>([
+  'invalid',
+  'forbidden',
+  'not_found',
+  'lease_expired',
+  'unavailable',
+  'not_accepted',
+  'lease_conflict',
+  'stale',
+  'conflict',
+  'capacity',
+  'internal',
+]);
 
 /** R69: the origin of a loopback control daemon, or a RinError `invalid`. */
 export function normalizeControlBaseUrl(raw: string): string {
@@ -114,8 +128,20 @@ export function normalizeControlBaseUrl(raw: string): string {
   } catch {
     throw new RinError('invalid', `control URL ${JSON.stringify(sanitize(raw, 100))} is not a URL (e.g. ${CONTROL_DEFAULT_BASE_URL})`);
   }
-  if (u.protocol !== 'http:' || u.username || u.password || u.search || u.hash || (u.pathname !== '/' && u.pathname !== '') || !u.port || !isLoopbackHost(u.hostname)) {
-    throw new RinError('invalid', `control URL must be a plain loopback http origin with a port (e.g. ${CONTROL_DEFAULT_BASE_URL}), got ${JSON.stringify(sanitize(raw, 100))}`);
+  if (
+    u.protocol !== 'http:' ||
+    u.username ||
+    u.password ||
+    u.search ||
+    u.hash ||
+    (u.pathname !== '/' && u.pathname !== '') ||
+    !u.port ||
+    !isLoopbackHost(u.hostname)
+  ) {
+    throw new RinError(
+      'invalid',
+      `control URL must be a plain loopback http origin with a port (e.g. ${CONTROL_DEFAULT_BASE_URL}), got ${JSON.stringify(sanitize(raw, 100))}`,
+    );
   }
   return u.origin;
 }
@@ -123,7 +149,8 @@ export function normalizeControlBaseUrl(raw: string): string {
 /** R65: at least 32 bytes, one line without NUL or surrounding space. */
 export function checkControlToken(token: string): string {
   if (new TextEncoder().encode(token).byteLength < 32) throw new RinError('invalid', 'the control token must contain at least 32 bytes');
-  if (token !== token.trim() || /[\0\r\n]/.test(token) || token.length > 4096) throw new RinError('invalid', 'the control token must be one line without surrounding space');
+  if (token !== token.trim() || /[\0\r\n]/.test(token) || token.length > 4096)
+    throw new RinError('invalid', 'the control token must be one line without surrounding space');
   return token;
 }
 
@@ -163,44 +190,104 @@ export class RinControlClient {
   }
 
   // Routes open without a token, and the client's view of itself.
-  health(): Promise<StatusResponse> { return this.#get('/control/v2/health'); }
-  info(): Promise<Plain<ClientInfo>> { return this.#get('/control/v2/info'); }
+  health(): Promise<StatusResponse> {
+    return this.#get('/control/v2/health');
+  }
+  info(): Promise<Plain<ClientInfo>> {
+    return this.#get('/control/v2/info');
+  }
 
   // Host side (R71–R73, R86–R89, R94).
-  registerHost(body: HostRegistration): Promise<Plain<HostLease>> { return this.#post('/control/v2/host/register', body); }
-  renewHost(body: LeaseRequest): Promise<Plain<HostLease>> { return this.#post('/control/v2/host/renew', body); }
-  unregisterHost(body: LeaseRequest): Promise<StatusResponse> { return this.#post('/control/v2/host/unregister', body); }
-  publishWorld(body: PublishRequest): Promise<StatusResponse> { return this.#post('/control/v2/host/publish', body); }
-  pollHost(body: PollRequest): Promise<Plain<HostControlBatch>> { return this.#post('/control/v2/host/poll', body, body.wait_millis); }
-  reportGatewayResult(body: GatewayResultRequest): Promise<StatusResponse> { return this.#post('/control/v2/host/gateway-result', body); }
-  acknowledge(body: AcknowledgementRequest): Promise<StatusResponse> { return this.#post('/control/v2/host/ack', body); }
-  reportRun(body: RunRequest): Promise<StatusResponse> { return this.#post('/control/v2/host/run', body); }
-  reportOutcome(body: OutcomeRequest): Promise<StatusResponse> { return this.#post('/control/v2/host/outcome', body); }
+  registerHost(body: HostRegistration): Promise<Plain<HostLease>> {
+    return this.#post('/control/v2/host/register', body);
+  }
+  renewHost(body: LeaseRequest): Promise<Plain<HostLease>> {
+    return this.#post('/control/v2/host/renew', body);
+  }
+  unregisterHost(body: LeaseRequest): Promise<StatusResponse> {
+    return this.#post('/control/v2/host/unregister', body);
+  }
+  publishWorld(body: PublishRequest): Promise<StatusResponse> {
+    return this.#post('/control/v2/host/publish', body);
+  }
+  pollHost(body: PollRequest): Promise<Plain<HostControlBatch>> {
+    return this.#post('/control/v2/host/poll', body, body.wait_millis);
+  }
+  reportGatewayResult(body: GatewayResultRequest): Promise<StatusResponse> {
+    return this.#post('/control/v2/host/gateway-result', body);
+  }
+  acknowledge(body: AcknowledgementRequest): Promise<StatusResponse> {
+    return this.#post('/control/v2/host/ack', body);
+  }
+  reportRun(body: RunRequest): Promise<StatusResponse> {
+    return this.#post('/control/v2/host/run', body);
+  }
+  reportOutcome(body: OutcomeRequest): Promise<StatusResponse> {
+    return this.#post('/control/v2/host/outcome', body);
+  }
 
   // Client side: discovery (R76–R78).
-  listWorlds(): Promise<Plain<WorldView>[]> { return this.#post('/control/v2/worlds', {}); }
-  listActors(body: WorldTarget): Promise<Plain<ActorView>[]> { return this.#post('/control/v2/actors', body); }
-  getActor(body: ActorTarget): Promise<Plain<ActorView>> { return this.#post('/control/v2/actor', body); }
-  waitActor(body: WaitActorInput): Promise<Plain<ActorUpdate>> { return this.#post('/control/v2/wait-actor', body, body.wait_millis); }
-  observe(body: ActorTarget): Promise<Plain<ObservationEnvelope>> { return this.#post('/control/v2/observe', body); }
-  listCapabilities(body: ActorTarget): Promise<Plain<CapabilitySnapshot>> { return this.#post('/control/v2/capabilities', body); }
-  describeCapability(body: DescribeCapabilityInput): Promise<Plain<CapabilitySpec>> { return this.#post('/control/v2/capability', body); }
+  listWorlds(): Promise<Plain<WorldView>[]> {
+    return this.#post('/control/v2/worlds', {});
+  }
+  listActors(body: WorldTarget): Promise<Plain<ActorView>[]> {
+    return this.#post('/control/v2/actors', body);
+  }
+  getActor(body: ActorTarget): Promise<Plain<ActorView>> {
+    return this.#post('/control/v2/actor', body);
+  }
+  waitActor(body: WaitActorInput): Promise<Plain<ActorUpdate>> {
+    return this.#post('/control/v2/wait-actor', body, body.wait_millis);
+  }
+  observe(body: ActorTarget): Promise<Plain<ObservationEnvelope>> {
+    return this.#post('/control/v2/observe', body);
+  }
+  listCapabilities(body: ActorTarget): Promise<Plain<CapabilitySnapshot>> {
+    return this.#post('/control/v2/capabilities', body);
+  }
+  describeCapability(body: DescribeCapabilityInput): Promise<Plain<CapabilitySpec>> {
+    return this.#post('/control/v2/capability', body);
+  }
 
   // Controller leases (R79–R80) and the emergency stop (R81).
-  acquireController(body: AcquireControllerInput): Promise<Plain<ControllerLease>> { return this.#post('/control/v2/controllers/acquire', body); }
-  renewController(body: RenewControllerInput): Promise<Plain<ControllerLease>> { return this.#post('/control/v2/controllers/renew', body); }
-  releaseController(body: ReleaseControllerInput): Promise<StatusResponse> { return this.#post('/control/v2/controllers/release', body); }
-  getController(body: ActorTarget): Promise<Plain<ControllerLease>> { return this.#post('/control/v2/controllers/get', body); }
-  setEmergencyStop(body: SetEmergencyStopInput): Promise<Plain<ActorEmergencyStop>> { return this.#post('/control/v2/emergency-stop', body); }
+  acquireController(body: AcquireControllerInput): Promise<Plain<ControllerLease>> {
+    return this.#post('/control/v2/controllers/acquire', body);
+  }
+  renewController(body: RenewControllerInput): Promise<Plain<ControllerLease>> {
+    return this.#post('/control/v2/controllers/renew', body);
+  }
+  releaseController(body: ReleaseControllerInput): Promise<StatusResponse> {
+    return this.#post('/control/v2/controllers/release', body);
+  }
+  getController(body: ActorTarget): Promise<Plain<ControllerLease>> {
+    return this.#post('/control/v2/controllers/get', body);
+  }
+  setEmergencyStop(body: SetEmergencyStopInput): Promise<Plain<ActorEmergencyStop>> {
+    return this.#post('/control/v2/emergency-stop', body);
+  }
 
   // Actions and operations (R82–R93), task timelines (R95).
-  submitAction(body: SubmitActionInput): Promise<Plain<OperationView>> { return this.#post('/control/v2/actions/submit', body); }
-  confirmAction(body: OperationTarget): Promise<Plain<OperationView>> { return this.#post('/control/v2/actions/confirm', body); }
-  getOperation(body: OperationTarget): Promise<Plain<OperationView>> { return this.#post('/control/v2/operations/get', body); }
-  waitOperation(body: WaitOperationInput): Promise<Plain<OperationUpdate>> { return this.#post('/control/v2/operations/wait', body, body.wait_millis); }
-  cancelOperation(body: OperationTarget): Promise<Plain<OperationView>> { return this.#post('/control/v2/operations/cancel', body); }
-  getTaskTimeline(body: TaskTimelineQuery): Promise<Plain<TaskTimelinePage>> { return this.#post('/control/v2/tasks/timeline/get', body); }
-  waitTaskTimeline(body: WaitTaskTimelineInput): Promise<Plain<TaskTimelineUpdate>> { return this.#post('/control/v2/tasks/timeline/wait', body, body.wait_millis); }
+  submitAction(body: SubmitActionInput): Promise<Plain<OperationView>> {
+    return this.#post('/control/v2/actions/submit', body);
+  }
+  confirmAction(body: OperationTarget): Promise<Plain<OperationView>> {
+    return this.#post('/control/v2/actions/confirm', body);
+  }
+  getOperation(body: OperationTarget): Promise<Plain<OperationView>> {
+    return this.#post('/control/v2/operations/get', body);
+  }
+  waitOperation(body: WaitOperationInput): Promise<Plain<OperationUpdate>> {
+    return this.#post('/control/v2/operations/wait', body, body.wait_millis);
+  }
+  cancelOperation(body: OperationTarget): Promise<Plain<OperationView>> {
+    return this.#post('/control/v2/operations/cancel', body);
+  }
+  getTaskTimeline(body: TaskTimelineQuery): Promise<Plain<TaskTimelinePage>> {
+    return this.#post('/control/v2/tasks/timeline/get', body);
+  }
+  waitTaskTimeline(body: WaitTaskTimelineInput): Promise<Plain<TaskTimelineUpdate>> {
+    return this.#post('/control/v2/tasks/timeline/wait', body, body.wait_millis);
+  }
 
   async #get<T>(path: string): Promise<T> {
     return (await this.call('GET', path)).body as T;
@@ -215,14 +302,16 @@ export class RinControlClient {
    * deadline. A non-2xx answer becomes a RinControlError with the server's code (or the status's).
    */
   async call(method: 'GET' | 'POST', path: string, body?: unknown, waitMillis?: number): Promise<ControlAnswer> {
-    if (!path.startsWith('/control/v2/') || path.includes('..') || path.includes('//')) throw new RinError('invalid', `not a control API path: ${sanitize(path, 100)}`);
+    if (!path.startsWith('/control/v2/') || path.includes('..') || path.includes('//'))
+      throw new RinError('invalid', `not a control API path: ${sanitize(path, 100)}`);
     const headers: Record<string, string> = { accept: 'application/json', authorization: `Bearer ${this.#token}` };
     let payload: string | undefined;
     if (body !== undefined) {
       payload = goJsonEncode(body);
       headers['content-type'] = 'application/json';
     }
-    const timeoutMs = this.#timeoutMs + (waitMillis !== undefined && Number.isSafeInteger(waitMillis) && waitMillis > 0 ? waitMillis + CONTROL_WAIT_MARGIN_MS : 0);
+    const timeoutMs =
+      this.#timeoutMs + (waitMillis !== undefined && Number.isSafeInteger(waitMillis) && waitMillis > 0 ? waitMillis + CONTROL_WAIT_MARGIN_MS : 0);
     const signal = AbortSignal.timeout(timeoutMs);
     const where = `${method} ${path}`;
     let res: Response;
@@ -231,7 +320,11 @@ export class RinControlClient {
       res = await this.#fetch(`${this.baseUrl}${path}`, { method, headers, ...(payload !== undefined && { body: payload }), redirect: 'manual', signal });
       if (res.status >= 300 && res.status < 400) {
         await res.body?.cancel().catch(() => undefined);
-        throw new RinControlError('unavailable', `${where}: the control daemon answered with a redirect (HTTP ${res.status}), which is never followed`, res.status);
+        throw new RinControlError(
+          'unavailable',
+          `${where}: the control daemon answered with a redirect (HTTP ${res.status}), which is never followed`,
+          res.status,
+        );
       }
       bytes = await readCapped(res, this.#maxResponseBytes, where);
     } catch (e) {
@@ -261,7 +354,8 @@ function decodeAnswer(bytes: Uint8Array, res: Response, where: string): ControlA
     throw new RinControlError('internal', `${where}: the answer is not strict JSON (${sanitize(e instanceof Error ? e.message : String(e), 80)})`, res.status);
   }
   const body = JSON.parse(text) as unknown;
-  if (ok && (body === null || typeof body !== 'object')) throw new RinControlError('internal', `${where}: the answer is not a JSON object or array`, res.status);
+  if (ok && (body === null || typeof body !== 'object'))
+    throw new RinControlError('internal', `${where}: the answer is not a JSON object or array`, res.status);
   return { status: res.status, text, body };
 }
 

@@ -5,9 +5,7 @@
  * `json.Marshal` whatever shape the caller built them in (extra members are not copied).
  * RawJson is immutable and shared.
  */
-import type {
-  ActionRequest, BoundAction, CapabilityRef, CapabilitySpec, Duration, Effect, Epoch, HostRef, PlanStepRef, Schema, Timepoint,
-} from './types.js';
+import type { ActionRequest, BoundAction, CapabilityRef, CapabilitySpec, Duration, Effect, Epoch, HostRef, PlanStepRef, Schema, Timepoint } from './types.js';
 
 const nonEmpty = <T>(list: readonly T[] | undefined, f: (x: T) => T): T[] | undefined => (list && list.length > 0 ? list.map(f) : undefined);
 const str = (s: string | undefined): string | undefined => (s ? s : undefined);

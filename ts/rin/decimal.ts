@@ -81,7 +81,7 @@ export function isMultipleOf(a: Decimal, m: Decimal): boolean {
   // a / m = (a.coef / m.coef) × 10^shift. With shift < 0 the quotient is whole only if 10 divided
   // a.coef, which has no trailing zero.
   if (shift < 0) return false;
-  return (a.coef % m.coef) * powMod(10n, BigInt(shift), m.coef) % m.coef === 0n;
+  return ((a.coef % m.coef) * powMod(10n, BigInt(shift), m.coef)) % m.coef === 0n;
 }
 
 function powMod(base: bigint, exponent: bigint, modulus: bigint): bigint {

@@ -12,8 +12,20 @@ import { requestPayloadText } from './payload.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
 import type { ActionRequest, BoundAction, CapabilitySpec, RawJson as Raw } from './types.js';
 import {
-  checkActionRequest, durabilityRank, isSha256Hex, MAX_INSTANCE_BYTES, MAX_JSON_SAFE, parseJsonObject, riskRank,
-  validateCapabilityRef, validateDuration, validateEpoch, validateIdentifier, validatePlanStepRef, validateRefs, validateText,
+  checkActionRequest,
+  durabilityRank,
+  isSha256Hex,
+  MAX_INSTANCE_BYTES,
+  MAX_JSON_SAFE,
+  parseJsonObject,
+  riskRank,
+  validateCapabilityRef,
+  validateDuration,
+  validateEpoch,
+  validateIdentifier,
+  validatePlanStepRef,
+  validateRefs,
+  validateText,
   validateTimepoint,
 } from './validate.js';
 
@@ -184,4 +196,3 @@ export function validateBoundAction(b: BoundAction, c?: Crypto): void {
   if (digest !== b.request_digest) throw invalid('request_digest', 'does not match bound request fields');
   if (effectPreviewDigest(effects, cc) !== b.effect_digest) throw invalid('effect_digest', 'does not match effect_preview');
 }
-

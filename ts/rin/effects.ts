@@ -12,9 +12,7 @@ import { invalid, prefixed } from './errors.js';
 import { effectsPayloadText } from './payload.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
 import type { CapabilitySpec, Effect, Epoch, RiskLevel } from './types.js';
-import {
-  MAX_JSON_SAFE, riskRank, validateIdentifier, validateRefAtEpoch, validateSortedTags, validateText,
-} from './validate.js';
+import { MAX_JSON_SAFE, riskRank, validateIdentifier, validateRefAtEpoch, validateSortedTags, validateText } from './validate.js';
 
 const MAX_ATTRIBUTE_BYTES = 16 << 10;
 const MAX_ATTRIBUTES = 64;

@@ -5,17 +5,7 @@
  */
 
 export type RinCode =
-  | 'invalid'
-  | 'forbidden'
-  | 'not_found'
-  | 'lease_expired'
-  | 'unavailable'
-  | 'not_accepted'
-  | 'lease_conflict'
-  | 'stale'
-  | 'conflict'
-  | 'capacity'
-  | 'internal';
+  'invalid' | 'forbidden' | 'not_found' | 'lease_expired' | 'unavailable' | 'not_accepted' | 'lease_conflict' | 'stale' | 'conflict' | 'capacity' | 'internal';
 
 /** Where a wire text was refused: it did not decode into the type, or the decoded value is invalid. */
 export type RinStage = 'decode' | 'validate';

@@ -30,15 +30,7 @@ import type {
   WorldPublication,
 } from './types.js';
 import { CONTROL_CONTRACT_VERSION } from './types.js';
-import {
-  ActionRequestShape,
-  BoundActionShape,
-  decodeWireText,
-  EpochShape,
-  PrincipalShape,
-  TimepointShape,
-  type Shape,
-} from './wire.js';
+import { ActionRequestShape, BoundActionShape, decodeWireText, EpochShape, PrincipalShape, TimepointShape, type Shape } from './wire.js';
 
 export interface HostAgentOptions {
   baseUrl: string;
@@ -94,22 +86,42 @@ const BACKOFF_MAX = 5000;
 // The parts of a poll batch the model's wire shapes do not already describe.
 const PolicyDecisionShape = {
   fields: {
-    decision_id: 'string', result: 'string', controller_id: 'string', actor_id: 'string', principal_id: 'string',
-    effect_digest: 'string', policy_revision: 'u64', matched_rule_ids: { list: 'string' }, reason_code: 'string',
+    decision_id: 'string',
+    result: 'string',
+    controller_id: 'string',
+    actor_id: 'string',
+    principal_id: 'string',
+    effect_digest: 'string',
+    policy_revision: 'u64',
+    matched_rule_ids: { list: 'string' },
+    reason_code: 'string',
     human_summary: 'string',
     'effective_limits?': {
       list: {
         fields: {
-          budget_id: 'string', usage_key: 'string', max_actions: 'u64', actions_used: 'u64', actions_remaining: 'u64',
-          max_quantity: 'u64', quantity_used: 'u64', quantity_remaining: 'u64',
+          budget_id: 'string',
+          usage_key: 'string',
+          max_actions: 'u64',
+          actions_used: 'u64',
+          actions_remaining: 'u64',
+          max_quantity: 'u64',
+          quantity_used: 'u64',
+          quantity_remaining: 'u64',
         },
       },
     },
     'confirmation_challenge?': {
       ptr: {
         fields: {
-          challenge_id: 'string', controller_id: 'string', actor_id: 'string', principal_id: 'string', effect_digest: 'string',
-          epoch: EpochShape, expires_at: TimepointShape, policy_revision: 'u64', single_use: 'bool',
+          challenge_id: 'string',
+          controller_id: 'string',
+          actor_id: 'string',
+          principal_id: 'string',
+          effect_digest: 'string',
+          epoch: EpochShape,
+          expires_at: TimepointShape,
+          policy_revision: 'u64',
+          single_use: 'bool',
         },
       },
     },
@@ -126,8 +138,11 @@ const HostControlBatchShape = {
         fields: {
           request: {
             fields: {
-              gateway_request_id: 'string', kind: 'string', target: ActorTargetShape,
-              'action_request?': { ptr: ActionRequestShape }, submitted_at_unix_millis: 'i64',
+              gateway_request_id: 'string',
+              kind: 'string',
+              target: ActorTargetShape,
+              'action_request?': { ptr: ActionRequestShape },
+              submitted_at_unix_millis: 'i64',
             },
           },
           delivery_attempt: 'u32',
@@ -139,11 +154,19 @@ const HostControlBatchShape = {
         fields: {
           request: {
             fields: {
-              operation_id: 'string', request_id: 'string', principal: PrincipalShape, host_id: 'string', world_id: 'string',
-              actor_id: 'string', kind: 'string',
+              operation_id: 'string',
+              request_id: 'string',
+              principal: PrincipalShape,
+              host_id: 'string',
+              world_id: 'string',
+              actor_id: 'string',
+              kind: 'string',
               binding: { ptr: { fields: { epoch: EpochShape, observation_seq: 'u64', authority_revision: 'u64', 'controller_lease_id?': 'string' } } },
-              action_request: { ptr: ActionRequestShape }, bound_action: { ptr: BoundActionShape },
-              policy_decision: { ptr: PolicyDecisionShape }, 'parent_operation_id?': 'string', submitted_at_unix_millis: 'i64',
+              action_request: { ptr: ActionRequestShape },
+              bound_action: { ptr: BoundActionShape },
+              policy_decision: { ptr: PolicyDecisionShape },
+              'parent_operation_id?': 'string',
+              submitted_at_unix_millis: 'i64',
             },
           },
           delivery_attempt: 'u32',
@@ -188,7 +211,11 @@ function ackCode(e: unknown): string {
 
 /** A message for the control plane: one line, at most `max` bytes, cut between code points. */
 function clip(text: string, max = 500): string {
-  const clean = text.replace(/[\u0000-\u001f\u007f]/g, ' ').replace(/\p{Cs}/gu, '\ufffd').trim() || 'refused';
+  const clean =
+    text
+      .replace(/[\u0000-\u001f\u007f]/g, ' ')
+      .replace(/\p{Cs}/gu, '\ufffd')
+      .trim() || 'refused';
   let out = '';
   let bytes = 0;
   for (const ch of clean) {
@@ -229,7 +256,8 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
   const ttl = options.leaseTtlMillis ?? 30_000;
   if (!Number.isSafeInteger(ttl) || ttl < 5000 || ttl > 300_000) throw new RinError('invalid', 'leaseTtlMillis must be between 5000 and 300000');
   const requestedWait = options.pollWaitMillis ?? 2000;
-  if (!Number.isSafeInteger(requestedWait) || requestedWait < 0 || requestedWait > 25_000) throw new RinError('invalid', 'pollWaitMillis must be between 0 and 25000');
+  if (!Number.isSafeInteger(requestedWait) || requestedWait < 0 || requestedWait > 25_000)
+    throw new RinError('invalid', 'pollWaitMillis must be between 0 and 25000');
   const pollLimit = options.pollLimit ?? 16;
   if (!Number.isSafeInteger(pollLimit) || pollLimit < 1 || pollLimit > 64) throw new RinError('invalid', 'pollLimit must be between 1 and 64');
   const now = options.now ?? Date.now;
@@ -249,7 +277,9 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
     baseUrl: options.baseUrl,
     token: options.token,
     fetch: (url, init) =>
-      url.endsWith('/control/v2/host/poll') ? baseFetch(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, pollAbort.signal]) : pollAbort.signal }) : baseFetch(url, init),
+      url.endsWith('/control/v2/host/poll')
+        ? baseFetch(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, pollAbort.signal]) : pollAbort.signal })
+        : baseFetch(url, init),
   });
 
   const stats: HostAgentStats = { publications: 0, gatewayAnswers: 0, executed: 0, refused: 0, cancellations: 0, retries: 0 };
@@ -582,12 +612,7 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
       try {
         await serial(renewIfDue);
         pollAbort = new AbortController();
-        const answer = await client.call(
-          'POST',
-          '/control/v2/host/poll',
-          { ...leaseBody(), limit: pollLimit, wait_millis: pollWait },
-          pollWait,
-        );
+        const answer = await client.call('POST', '/control/v2/host/poll', { ...leaseBody(), limit: pollLimit, wait_millis: pollWait }, pollWait);
         if (stopping) break;
         const batch = decodeWireText<HostControlBatch>(answer.text, HostControlBatchShape);
         const acted = await serial(() => handleBatch(batch));
@@ -635,4 +660,3 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
     },
   };
 }
-

@@ -22,5 +22,22 @@ export { validateActionDelivery } from './hostkit/delivery.js';
 export { startHostAgent, type HostAgent, type HostAgentOptions, type HostAgentStats } from './host-agent.js';
 export { HarborWorld, type Boat, type Berth, type HarborOptions } from './world/harbor.js';
 export { harborConformanceScenario, harborRequest, type HarborRequestOptions } from './world/conformance.js';
-export { CAPABILITY as HARBOR_CAPABILITY, EFFECT_KINDS as HARBOR_EFFECT_KINDS, EFFECT_SCOPES as HARBOR_EFFECT_SCOPES, harborCapabilities, harborObservationSchema } from './world/catalog.js';
-export { checkControlToken, CONTROL_DEFAULT_BASE_URL, CONTROL_MAX_RESPONSE_BYTES, CONTROL_TIMEOUT_MS, normalizeControlBaseUrl, RinControlClient, RinControlError, type ControlAnswer, type Plain, type RinControlClientOptions } from './client.js';
+export {
+  CAPABILITY as HARBOR_CAPABILITY,
+  EFFECT_KINDS as HARBOR_EFFECT_KINDS,
+  EFFECT_SCOPES as HARBOR_EFFECT_SCOPES,
+  harborCapabilities,
+  harborObservationSchema,
+} from './world/catalog.js';
+export {
+  checkControlToken,
+  CONTROL_DEFAULT_BASE_URL,
+  CONTROL_MAX_RESPONSE_BYTES,
+  CONTROL_TIMEOUT_MS,
+  normalizeControlBaseUrl,
+  RinControlClient,
+  RinControlError,
+  type ControlAnswer,
+  type Plain,
+  type RinControlClientOptions,
+} from './client.js';

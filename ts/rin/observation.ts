@@ -12,8 +12,17 @@ import { invalid, prefixed } from './errors.js';
 import { compileSchema, parseInstance } from './schema.js';
 import type { ObservationEnvelope, ObservationQuery, Schema, SchemaRef } from './types.js';
 import {
-  isSha256Hex, MAX_INSTANCE_BYTES, MAX_JSON_SAFE, parseJsonObject, validateEpoch, validateExactVersion, validateIdentifier,
-  validateRefAtEpoch, validateSortedTags, validateText, validateTimepoint,
+  isSha256Hex,
+  MAX_INSTANCE_BYTES,
+  MAX_JSON_SAFE,
+  parseJsonObject,
+  validateEpoch,
+  validateExactVersion,
+  validateIdentifier,
+  validateRefAtEpoch,
+  validateSortedTags,
+  validateText,
+  validateTimepoint,
 } from './validate.js';
 
 const MAX_OBSERVATION_BYTES = 1 << 20;
@@ -41,12 +50,24 @@ function encodedEnvelope(o: ObservationEnvelope): string {
     schema_ref: { id: o.schema_ref.id, version: o.schema_ref.version, sha256: o.schema_ref.sha256 },
     payload: compact(o.payload),
     facts: o.facts?.length
-      ? o.facts.map((f) => ({ fact_id: f.fact_id, kind: f.kind, subject: f.subject ? copyHostRef(f.subject) : undefined, tags: f.tags?.length ? f.tags : undefined, value: compact(f.value) }))
+      ? o.facts.map((f) => ({
+          fact_id: f.fact_id,
+          kind: f.kind,
+          subject: f.subject ? copyHostRef(f.subject) : undefined,
+          tags: f.tags?.length ? f.tags : undefined,
+          value: compact(f.value),
+        }))
       : undefined,
     resources: o.resources?.length
       ? o.resources.map((r) => ({
-          ref: copyHostRef(r.ref), kind: r.kind, tags: r.tags?.length ? r.tags : undefined, ownership: r.ownership, scope: r.scope,
-          quantity: r.quantity ? r.quantity : undefined, unit: r.unit ? r.unit : undefined, attributes: compact(r.attributes),
+          ref: copyHostRef(r.ref),
+          kind: r.kind,
+          tags: r.tags?.length ? r.tags : undefined,
+          ownership: r.ownership,
+          scope: r.scope,
+          quantity: r.quantity ? r.quantity : undefined,
+          unit: r.unit ? r.unit : undefined,
+          attributes: compact(r.attributes),
         }))
       : undefined,
     artifacts: o.artifacts?.length

@@ -70,7 +70,11 @@ class RefWriter {
     const last = this.epoch;
     if (
       last === undefined ||
-      last.session_id !== e.session_id || last.world_id !== e.world_id || last.host !== e.host || last.world !== e.world || last.timeline !== e.timeline
+      last.session_id !== e.session_id ||
+      last.world_id !== e.world_id ||
+      last.host !== e.host ||
+      last.world !== e.world ||
+      last.timeline !== e.timeline
     ) {
       this.text = epochText(e);
       this.epoch = e;

@@ -10,16 +10,40 @@ import { compareUtf8, RawJson } from '../crypto/gojson.js';
 import { utf8Length } from '../crypto/unicode.js';
 import { backend } from './canon.js';
 import { copyBoundAction, copyCapabilityRef, copyEpoch, copyRefs, copyPlanStepRef, copySpec, copyTimepoint } from './copy.js';
-import { actionRequestDigest, boundActionFingerprint, canonicalizeJsonObject, prepareCapabilitySpec, validateBoundAction, type PreparedSpec } from './digest.js';
+import {
+  actionRequestDigest,
+  boundActionFingerprint,
+  canonicalizeJsonObject,
+  prepareCapabilitySpec,
+  validateBoundAction,
+  type PreparedSpec,
+} from './digest.js';
 import { effectPreviewDigest, effectPreviewText, normalizeEffectsWith } from './effects.js';
 import { invalid } from './errors.js';
 import { parseInstance } from './schema.js';
 import type {
-  ActionRequest, BindingDraft, BoundAction, CapabilityRef, CapabilitySnapshot, CapabilitySpec, Epoch, HostManifest, Principal, Timepoint,
+  ActionRequest,
+  BindingDraft,
+  BoundAction,
+  CapabilityRef,
+  CapabilitySnapshot,
+  CapabilitySpec,
+  Epoch,
+  HostManifest,
+  Principal,
+  Timepoint,
 } from './types.js';
 import {
-  durabilityRank, epochEquals, MAX_JSON_SAFE, validateActionRequest, validateCapabilityRef, validateEpoch, validateHostManifest,
-  validateIdentifier, validatePrincipal, validateTimepoint,
+  durabilityRank,
+  epochEquals,
+  MAX_JSON_SAFE,
+  validateActionRequest,
+  validateCapabilityRef,
+  validateEpoch,
+  validateHostManifest,
+  validateIdentifier,
+  validatePrincipal,
+  validateTimepoint,
 } from './validate.js';
 
 /**
@@ -146,7 +170,14 @@ export class HostRegistry {
     if (draft.valid_until.value <= now.value || draft.valid_until.value > now.value + budget.value) {
       throw invalid('valid_until', 'must be after now and within the capability execution budget');
     }
-    const effects = normalizeEffectsWith(draft.effect_preview ?? [], req.expected_epoch, spec.spec.max_effects, spec.spec.risk_floor, spec.effectSchema, this.c);
+    const effects = normalizeEffectsWith(
+      draft.effect_preview ?? [],
+      req.expected_epoch,
+      spec.spec.max_effects,
+      spec.spec.risk_floor,
+      spec.effectSchema,
+      this.c,
+    );
     const action: BoundAction = {
       binding_id: draft.binding_id,
       request_id: req.request_id,

@@ -59,15 +59,20 @@ export function validateActionOutcome(o: ActionOutcome): void {
  */
 export function isMonotonicRunUpdate(previous: ActionRun, next: ActionRun): boolean {
   if (
-    next.progress_seq < previous.progress_seq || next.progress < previous.progress || next.updated_at.clock !== previous.updated_at.clock ||
+    next.progress_seq < previous.progress_seq ||
+    next.progress < previous.progress ||
+    next.updated_at.clock !== previous.updated_at.clock ||
     next.updated_at.value < previous.updated_at.value
   ) {
     return false;
   }
   if (next.progress_seq === previous.progress_seq) {
     return (
-      next.operation_id === previous.operation_id && next.status === previous.status && next.progress === previous.progress &&
-      next.updated_at.value === previous.updated_at.value && (next.message ?? '') === (previous.message ?? '')
+      next.operation_id === previous.operation_id &&
+      next.status === previous.status &&
+      next.progress === previous.progress &&
+      next.updated_at.value === previous.updated_at.value &&
+      (next.message ?? '') === (previous.message ?? '')
     );
   }
   return next.status === previous.status || canTransitionActionRun(previous.status, next.status);

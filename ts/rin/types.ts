@@ -34,8 +34,18 @@ export type OwnershipClass = 'unknown' | 'system' | 'actor' | 'controller' | 'pl
 export type EffectOperation = 'read' | 'create' | 'update' | 'delete' | 'transfer' | 'consume' | 'execute' | 'communicate';
 export type ActionRunStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted' | 'stale' | 'outcome-unknown';
 export type OperationStatus =
-  | 'queued' | 'awaiting-confirmation' | 'delivered' | 'accepted' | 'running' | 'succeeded' | 'failed' | 'cancelled'
-  | 'interrupted' | 'stale' | 'outcome-unknown' | 'rejected';
+  | 'queued'
+  | 'awaiting-confirmation'
+  | 'delivered'
+  | 'accepted'
+  | 'running'
+  | 'succeeded'
+  | 'failed'
+  | 'cancelled'
+  | 'interrupted'
+  | 'stale'
+  | 'outcome-unknown'
+  | 'rejected';
 export type PolicyResult = 'allow' | 'deny' | 'require_confirmation';
 export type AuthoritySource = 'internal' | 'external';
 export type PersonaMode = 'character-bound' | 'agent-avatar';

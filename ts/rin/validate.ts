@@ -9,8 +9,19 @@ import { parseWireJson, GoJsonError, type WireNode } from '../crypto/gojson.js';
 import { isWellFormed, utf8Length } from '../crypto/unicode.js';
 import { invalid } from './errors.js';
 import type {
-  ActionRequest, CapabilityRef, ClockMode, Duration, Durability, DurabilityProfile, Epoch, HostManifest, HostRef, PlanStepRef,
-  Principal, RawJson, Timepoint,
+  ActionRequest,
+  CapabilityRef,
+  ClockMode,
+  Duration,
+  Durability,
+  DurabilityProfile,
+  Epoch,
+  HostManifest,
+  HostRef,
+  PlanStepRef,
+  Principal,
+  RawJson,
+  Timepoint,
 } from './types.js';
 import { HOST_CONTRACT_VERSION } from './types.js';
 

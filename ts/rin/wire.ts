@@ -41,21 +41,23 @@
 import { GoJsonError, parseWireJson, RawJson, type WireNode } from '../crypto/gojson.js';
 import { decodeError, invalid } from './errors.js';
 import type {
-  ActionOutcome, ActionRequest, ActionRun, BindingDraft, BoundAction, CapabilitySnapshot, CapabilitySpec, Durability, Effect,
-  HostManifest, ObservationEnvelope, ObservationQuery, Principal,
+  ActionOutcome,
+  ActionRequest,
+  ActionRun,
+  BindingDraft,
+  BoundAction,
+  CapabilitySnapshot,
+  CapabilitySpec,
+  Durability,
+  Effect,
+  HostManifest,
+  ObservationEnvelope,
+  ObservationQuery,
+  Principal,
 } from './types.js';
 
 export type RawShape = 'raw' | { readonly raw: string };
-export type Shape =
-  | 'string'
-  | 'bool'
-  | 'u64'
-  | 'u32'
-  | 'i64'
-  | RawShape
-  | { readonly list: Shape }
-  | { readonly ptr: Shape }
-  | ObjectShape;
+export type Shape = 'string' | 'bool' | 'u64' | 'u32' | 'i64' | RawShape | { readonly list: Shape } | { readonly ptr: Shape } | ObjectShape;
 export interface ObjectShape {
   readonly fields: Readonly<Record<string, Shape>>;
 }
@@ -201,7 +203,10 @@ export function decodeWireText<T>(text: string | Uint8Array, shape: Shape, root 
     // Go's decoder carries these two into a RawMessage untouched, for the validator to refuse by field.
     const field = e.code === 'JSON_DUPLICATE' || e.code === 'JSON_SURROGATE' ? rawFieldAt(shape, e.path, root) : undefined;
     if (field !== undefined) throw invalid(field, e.message);
-    throw decodeError(e.path.reduce<string>((p, seg) => (typeof seg === 'number' ? `${p}[${seg}]` : member(p, seg)), root), e.message);
+    throw decodeError(
+      e.path.reduce<string>((p, seg) => (typeof seg === 'number' ? `${p}[${seg}]` : member(p, seg)), root),
+      e.message,
+    );
   }
   return decodeNode(parsed.text, parsed.root, shape, root) as T;
 }
@@ -220,25 +225,54 @@ export const PrincipalShape = { fields: { id: 'string', 'granted_scopes?': { lis
 
 export const DurabilityShape = {
   fields: {
-    profile: 'string', stable_identity: 'bool', durable_before_network: 'bool', durable_outbox: 'bool', idempotent_apply: 'bool',
+    profile: 'string',
+    stable_identity: 'bool',
+    durable_before_network: 'bool',
+    durable_outbox: 'bool',
+    idempotent_apply: 'bool',
     atomic_apply_and_outbox: 'bool',
   },
 } as const;
 
 export const HostManifestShape = {
   fields: {
-    contract_version: 'string', adapter_id: 'string', adapter_version: 'string', engine_id: 'string', engine_version: 'string',
-    runtime: 'string', platform: 'string', headless: 'bool', authority: 'string', deployment: 'string', control: 'string',
-    clock_modes: { list: 'string' }, decision_modes: { list: 'string' }, max_concurrent_actors: 'u32', durability: DurabilityShape,
+    contract_version: 'string',
+    adapter_id: 'string',
+    adapter_version: 'string',
+    engine_id: 'string',
+    engine_version: 'string',
+    runtime: 'string',
+    platform: 'string',
+    headless: 'bool',
+    authority: 'string',
+    deployment: 'string',
+    control: 'string',
+    clock_modes: { list: 'string' },
+    decision_modes: { list: 'string' },
+    max_concurrent_actors: 'u32',
+    durability: DurabilityShape,
   },
 } as const;
 
 export const CapabilitySpecShape = {
   fields: {
-    capability: CapabilityRefShape, description: 'string', input: SchemaShape, output: SchemaShape, effect_schema: SchemaShape,
-    kind: 'string', execution: 'string', cancellation: 'string', risk_floor: 'string', required_durability: 'string',
-    'required_scopes?': { list: 'string' }, execution_budget: DurationShape, max_input_bytes: 'u32', max_output_bytes: 'u32',
-    max_effects: 'u32', produces_child_operations: 'bool', digest: 'string',
+    capability: CapabilityRefShape,
+    description: 'string',
+    input: SchemaShape,
+    output: SchemaShape,
+    effect_schema: SchemaShape,
+    kind: 'string',
+    execution: 'string',
+    cancellation: 'string',
+    risk_floor: 'string',
+    required_durability: 'string',
+    'required_scopes?': { list: 'string' },
+    execution_budget: DurationShape,
+    max_input_bytes: 'u32',
+    max_output_bytes: 'u32',
+    max_effects: 'u32',
+    produces_child_operations: 'bool',
+    digest: 'string',
   },
 } as const;
 
@@ -246,17 +280,36 @@ export const CapabilitySnapshotShape = { fields: { revision: 'u64', specs: { lis
 
 export const ActionRequestShape = {
   fields: {
-    request_id: 'string', controller_id: 'string', actor_id: 'string', capability: CapabilityRefShape, spec_digest: 'string',
-    arguments: 'raw', 'target_refs?': { list: HostRefShape }, expected_epoch: EpochShape, observation_sequence: 'u64',
-    'task_id?': 'string', 'plan_step_ref?': { ptr: PlanStepRefShape }, idempotency_key: 'string',
+    request_id: 'string',
+    controller_id: 'string',
+    actor_id: 'string',
+    capability: CapabilityRefShape,
+    spec_digest: 'string',
+    arguments: 'raw',
+    'target_refs?': { list: HostRefShape },
+    expected_epoch: EpochShape,
+    observation_sequence: 'u64',
+    'task_id?': 'string',
+    'plan_step_ref?': { ptr: PlanStepRefShape },
+    idempotency_key: 'string',
   },
 } as const;
 
 export const EffectShape = {
   fields: {
-    effect_id: 'string', kind: 'string', operation: 'string', 'subject_ref?': { ptr: HostRefShape }, 'target_ref?': { ptr: HostRefShape },
-    'tags?': { list: 'string' }, ownership: 'string', scope: 'string', 'quantity?': 'u64', 'unit?': 'string', reversible: 'bool',
-    risk: 'string', attributes: 'raw',
+    effect_id: 'string',
+    kind: 'string',
+    operation: 'string',
+    'subject_ref?': { ptr: HostRefShape },
+    'target_ref?': { ptr: HostRefShape },
+    'tags?': { list: 'string' },
+    ownership: 'string',
+    scope: 'string',
+    'quantity?': 'u64',
+    'unit?': 'string',
+    reversible: 'bool',
+    risk: 'string',
+    attributes: 'raw',
   },
 } as const;
 
@@ -268,11 +321,25 @@ export const BindingDraftShape = {
 
 export const BoundActionShape = {
   fields: {
-    binding_id: 'string', request_id: 'string', request_digest: 'string', controller_id: 'string', actor_id: 'string',
-    capability: CapabilityRefShape, spec_digest: 'string', normalized_arguments: 'raw', 'requested_targets?': { list: HostRefShape },
-    'resolved_targets?': { list: HostRefShape }, expected_epoch: EpochShape, observation_sequence: 'u64', 'task_id?': 'string',
-    'plan_step_ref?': { ptr: PlanStepRefShape }, idempotency_key: 'string', effect_preview: EffectsShape, effect_digest: 'string',
-    bound_at: TimepointShape, valid_until: TimepointShape,
+    binding_id: 'string',
+    request_id: 'string',
+    request_digest: 'string',
+    controller_id: 'string',
+    actor_id: 'string',
+    capability: CapabilityRefShape,
+    spec_digest: 'string',
+    normalized_arguments: 'raw',
+    'requested_targets?': { list: HostRefShape },
+    'resolved_targets?': { list: HostRefShape },
+    expected_epoch: EpochShape,
+    observation_sequence: 'u64',
+    'task_id?': 'string',
+    'plan_step_ref?': { ptr: PlanStepRefShape },
+    idempotency_key: 'string',
+    effect_preview: EffectsShape,
+    effect_digest: 'string',
+    bound_at: TimepointShape,
+    valid_until: TimepointShape,
   },
 } as const;
 
@@ -282,8 +349,14 @@ export const ActionRunShape = {
 
 export const ActionOutcomeShape = {
   fields: {
-    operation_id: 'string', status: 'string', 'code?': 'string', summary: 'string', 'evidence?': { list: HostRefShape },
-    epoch: EpochShape, world_seq: 'u64', occurred_at: TimepointShape,
+    operation_id: 'string',
+    status: 'string',
+    'code?': 'string',
+    summary: 'string',
+    'evidence?': { list: HostRefShape },
+    epoch: EpochShape,
+    world_seq: 'u64',
+    occurred_at: TimepointShape,
   },
 } as const;
 
@@ -293,8 +366,14 @@ export const ObservationFactShape = {
 
 export const ObservationResourceShape = {
   fields: {
-    ref: HostRefShape, kind: 'string', 'tags?': { list: 'string' }, ownership: 'string', scope: 'string', 'quantity?': 'u64',
-    'unit?': 'string', attributes: 'raw',
+    ref: HostRefShape,
+    kind: 'string',
+    'tags?': { list: 'string' },
+    ownership: 'string',
+    scope: 'string',
+    'quantity?': 'u64',
+    'unit?': 'string',
+    attributes: 'raw',
   },
 } as const;
 
@@ -304,16 +383,33 @@ export const ObservationArtifactShape = {
 
 export const ObservationEnvelopeShape = {
   fields: {
-    observation_id: 'string', host_id: 'string', world_id: 'string', actor_id: 'string', epoch: EpochShape, sequence: 'u64',
-    observed_at: TimepointShape, schema_ref: SchemaRefShape, payload: 'raw', 'facts?': { list: ObservationFactShape },
-    'resources?': { list: ObservationResourceShape }, 'artifacts?': { list: ObservationArtifactShape }, 'continuation_token?': 'string',
+    observation_id: 'string',
+    host_id: 'string',
+    world_id: 'string',
+    actor_id: 'string',
+    epoch: EpochShape,
+    sequence: 'u64',
+    observed_at: TimepointShape,
+    schema_ref: SchemaRefShape,
+    payload: 'raw',
+    'facts?': { list: ObservationFactShape },
+    'resources?': { list: ObservationResourceShape },
+    'artifacts?': { list: ObservationArtifactShape },
+    'continuation_token?': 'string',
   },
 } as const;
 
 export const ObservationQueryShape = {
   fields: {
-    query_id: 'string', host_id: 'string', world_id: 'string', actor_id: 'string', expected_epoch: EpochShape, 'after_sequence?': 'u64',
-    'kinds?': { list: 'string' }, limit: 'u32', 'continuation_token?': 'string',
+    query_id: 'string',
+    host_id: 'string',
+    world_id: 'string',
+    actor_id: 'string',
+    expected_epoch: EpochShape,
+    'after_sequence?': 'u64',
+    'kinds?': { list: 'string' },
+    limit: 'u32',
+    'continuation_token?': 'string',
   },
 } as const;
 

@@ -41,15 +41,7 @@ import { protocolRoutes } from './routes/protocols.js';
 import { sessionRoutes } from './routes/sessions.js';
 
 /** Every route module, in migration order. */
-export const ROUTE_MODULES: readonly RouteModule[] = [
-  authRoutes,
-  miscRoutes,
-  invitationRoutes,
-  sessionRoutes,
-  inboxRoutes,
-  protocolRoutes,
-  groupRoutes,
-];
+export const ROUTE_MODULES: readonly RouteModule[] = [authRoutes, miscRoutes, invitationRoutes, sessionRoutes, inboxRoutes, protocolRoutes, groupRoutes];
 
 export function createApp(ctx: ServerContext, modules: readonly RouteModule[] = ROUTE_MODULES): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -111,7 +103,11 @@ export function createApp(ctx: ServerContext, modules: readonly RouteModule[] = 
       ctx.log.info('client_aborted', { method: c.req.method, path: c.req.path });
       return c.json({ code: 'CLIENT_ABORTED', message: 'the client went away before the request was complete' }, 400);
     }
-    ctx.log.error('internal_error', { method: c.req.method, path: c.req.path, error: err instanceof Error ? err.message.slice(0, 300) : String(err).slice(0, 300) });
+    ctx.log.error('internal_error', {
+      method: c.req.method,
+      path: c.req.path,
+      error: err instanceof Error ? err.message.slice(0, 300) : String(err).slice(0, 300),
+    });
     return c.json({ code: 'INTERNAL', message: 'internal server error' }, 500);
   });
   return app;
@@ -151,10 +147,19 @@ export interface RegistryServer {
 export async function createServer(opts: ServerOptions = {}): Promise<RegistryServer> {
   const log = opts.log ?? jsonLineLog();
   const ownsDb = opts.db === undefined;
-  const db = opts.db ?? (await openDb({ url: opts.dbUrl, dir: opts.dataDir === undefined ? undefined : join(opts.dataDir, 'db'), onError: (m) => log.warn('db_pool_error', { error: m }) }));
+  const db =
+    opts.db ??
+    (await openDb({
+      url: opts.dbUrl,
+      dir: opts.dataDir === undefined ? undefined : join(opts.dataDir, 'db'),
+      onError: (m) => log.warn('db_pool_error', { error: m }),
+    }));
   const modules = opts.modules ?? ROUTE_MODULES;
   try {
-    const applied = await migrate(db, modules.flatMap((m) => m.migrations));
+    const applied = await migrate(
+      db,
+      modules.flatMap((m) => m.migrations),
+    );
     if (applied.length > 0) log.info('migrations_applied', { ids: applied.join(',') });
   } catch (e) {
     if (ownsDb) await db.close().catch(() => {});

@@ -59,11 +59,13 @@ export function signedHeaders(ctx: ServerContext): MiddlewareHandler<AppEnv> {
     const ts = Number(timestamp);
     const nowMs = ctx.now();
     const windowMs = ctx.config.timestampWindowSeconds * 1000;
-    if (Math.abs(ts * 1000 - nowMs) > windowMs) throw unauthorized('TIMESTAMP_OUT_OF_WINDOW', `X-Timestamp is more than ${ctx.config.timestampWindowSeconds} s from the server clock`);
+    if (Math.abs(ts * 1000 - nowMs) > windowMs)
+      throw unauthorized('TIMESTAMP_OUT_OF_WINDOW', `X-Timestamp is more than ${ctx.config.timestampWindowSeconds} s from the server clock`);
 
     const body = await readBody(c);
     const signed = restSignedBytes(ts, c.req.method, signedPath(c), requestId, body);
-    if (!ctx.crypto.ed25519Verify(fromHex(publicKey), signed, fromHex(signature))) throw unauthorized('SIGNATURE_INVALID', 'X-Signature does not verify for this request');
+    if (!ctx.crypto.ed25519Verify(fromHex(publicKey), signed, fromHex(signature)))
+      throw unauthorized('SIGNATURE_INVALID', 'X-Signature does not verify for this request');
 
     // An id stays remembered until its timestamp could no longer pass the window check.
     const rows = await ctx.db.query(

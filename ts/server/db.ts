@@ -118,7 +118,10 @@ export function openPostgres(url: string, onError: (message: string) => void = (
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
-    types: { getTypeParser: ((oid: number, format?: 'text' | 'binary') => (oid === INT8_OID ? toNumber : pg.types.getTypeParser(oid, format ?? 'text'))) as typeof pg.types.getTypeParser },
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? toNumber : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
+    },
   });
   // An idle client losing its connection must not take the process down; the next query reconnects.
   pool.on('error', (e) => onError(e.message));

@@ -98,7 +98,8 @@ export function parseBodyJson(text: string): JsonNode {
 
 const SIMPLE_KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 /** Where in the body, for messages: `options.list[2]`; odd keys JSON-quoted and cut short. */
-const member = (at: string, key: string): string => (SIMPLE_KEY.test(key) ? `${at === '' ? '' : `${at}.`}${key}` : `${at}[${JSON.stringify(key.slice(0, 32))}]`);
+const member = (at: string, key: string): string =>
+  SIMPLE_KEY.test(key) ? `${at === '' ? '' : `${at}.`}${key}` : `${at}[${JSON.stringify(key.slice(0, 32))}]`;
 
 function plainText(s: string, at: string): string {
   if (s.includes('\u0000')) throw badRequest('BODY_NUL_CHARACTER', `${at} contains a NUL character (U+0000), which the database cannot store`);
@@ -130,7 +131,10 @@ function decimalValue(literal: string): string {
 function exactNumber(literal: string, at: string): number {
   const n = Number(literal);
   if (!Number.isFinite(n) || decimalValue(literal) !== decimalValue(String(n))) {
-    throw badRequest('BODY_NUMBER_INEXACT', `${at}: ${literal.slice(0, 40)}${literal.length > 40 ? '…' : ''} would be stored as another number (it has no exact double)`);
+    throw badRequest(
+      'BODY_NUMBER_INEXACT',
+      `${at}: ${literal.slice(0, 40)}${literal.length > 40 ? '…' : ''} would be stored as another number (it has no exact double)`,
+    );
   }
   return n;
 }

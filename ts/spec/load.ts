@@ -32,7 +32,14 @@ export function loadSpec(crypto: Crypto, target: string, opts: ValidateOptions =
   try {
     text = decodeUtf8(bytes, path);
   } catch {
-    return { path, dir, text: '', spec: {} as Spec, issues: [{ pointer: '', code: 'SPEC_JSON_INVALID', message: `${path} is not UTF-8`, severity: 'error' }], ok: false };
+    return {
+      path,
+      dir,
+      text: '',
+      spec: {} as Spec,
+      issues: [{ pointer: '', code: 'SPEC_JSON_INVALID', message: `${path} is not UTF-8`, severity: 'error' }],
+      ok: false,
+    };
   }
   return { path, dir, ...checkSpecText(crypto, text, opts) };
 }

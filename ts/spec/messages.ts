@@ -68,7 +68,10 @@ export function makeAjv(metaValidate = false): Ajv2020 {
       cxt.fail(_`!(typeof ${d} == "number" ? Number.isInteger(${d}) && ${d} < 1e21 && ${d} > -1e21 : typeof ${d} == "bigint")`);
     },
   });
-  for (const [keyword, op] of [['wireMinimum', _`<`], ['wireMaximum', _`>`]] as const)
+  for (const [keyword, op] of [
+    ['wireMinimum', _`<`],
+    ['wireMaximum', _`>`],
+  ] as const)
     ajv.addKeyword({
       keyword,
       schemaType: 'string',
@@ -86,11 +89,18 @@ export function makeAjv(metaValidate = false): Ajv2020 {
   ajv.addKeyword({
     keyword: 'jsonContainer',
     schemaType: 'string',
-    validate: (c: string, data: unknown) => (c === 'array' ? Array.isArray(data) : typeof data === 'object' && data !== null && !Array.isArray(data) && !(data instanceof WireFloat)),
+    validate: (c: string, data: unknown) =>
+      c === 'array' ? Array.isArray(data) : typeof data === 'object' && data !== null && !Array.isArray(data) && !(data instanceof WireFloat),
     errors: false,
   });
   // Limits the reference states in UTF-8 bytes, which JSON Schema's maxLength (code points) cannot say.
-  ajv.addKeyword({ keyword: 'maxUtf8Bytes', type: 'string', schemaType: 'number', validate: (max: number, data: string) => utf8Length(data) <= max, errors: false });
+  ajv.addKeyword({
+    keyword: 'maxUtf8Bytes',
+    type: 'string',
+    schemaType: 'number',
+    validate: (max: number, data: string) => utf8Length(data) <= max,
+    errors: false,
+  });
   ajv.addKeyword({
     keyword: 'maxTotalBytes',
     type: 'array',
@@ -166,7 +176,10 @@ function fieldSchema(f: FieldSchema, exact: FieldBounds = {}): Record<string, un
         maxTotalBytes: f.max_total_bytes ?? 262144,
       };
     case 'json':
-      return { ...(f.container === 'object' || f.container === 'array' ? { jsonContainer: f.container } : {}), maxCanonicalBytes: f.max_total_bytes ?? 1048576 };
+      return {
+        ...(f.container === 'object' || f.container === 'array' ? { jsonContainer: f.container } : {}),
+        maxCanonicalBytes: f.max_total_bytes ?? 1048576,
+      };
   }
 }
 
@@ -297,12 +310,18 @@ export class MessageValidator {
    * declared message it matched, or every error. Numbers are judged as JSON.stringify writes them.
    */
   check(msg: unknown, direction?: WireDirection, name?: string): MessageCheck {
-    if (typeof msg !== 'object' || msg === null || Array.isArray(msg) || msg instanceof WireFloat) return fail('/', 'MESSAGE_NOT_OBJECT', 'a message must be a JSON object');
+    if (typeof msg !== 'object' || msg === null || Array.isArray(msg) || msg instanceof WireFloat)
+      return fail('/', 'MESSAGE_NOT_OBJECT', 'a message must be a JSON object');
     const m = msg as Record<string, unknown>;
     let c: Candidate;
     if (name !== undefined) {
       const found = this.all.filter((x) => x.name === name && (direction === undefined || x.direction === 'both' || x.direction === direction));
-      if (found.length !== 1) return fail('/', found.length ? 'MESSAGE_ACTION_AMBIGUOUS' : 'MESSAGE_ACTION_UNKNOWN', `${found.length ? 'several messages are' : 'no message is'} named ${JSON.stringify(name)}${direction ? ` for ${direction}` : ''}`);
+      if (found.length !== 1)
+        return fail(
+          '/',
+          found.length ? 'MESSAGE_ACTION_AMBIGUOUS' : 'MESSAGE_ACTION_UNKNOWN',
+          `${found.length ? 'several messages are' : 'no message is'} named ${JSON.stringify(name)}${direction ? ` for ${direction}` : ''}`,
+        );
       c = found[0]!;
     } else {
       const action = m['action'];
@@ -315,8 +334,17 @@ export class MessageValidator {
           const x = list[i]!;
           if (direction === undefined || x.direction === 'both' || x.direction === direction) if (n++ === 0) found = x;
         }
-      if (!found) return fail('/action', 'MESSAGE_ACTION_UNKNOWN', `no message with action ${JSON.stringify(action)} is declared${direction ? ` for ${direction}` : ''}`);
-      if (n > 1) return fail('/action', 'MESSAGE_ACTION_AMBIGUOUS', `action ${JSON.stringify(action)} matches ${list!.filter((x) => direction === undefined || x.direction === 'both' || x.direction === direction).map((x) => x.name).join(' and ')}`);
+      if (!found)
+        return fail('/action', 'MESSAGE_ACTION_UNKNOWN', `no message with action ${JSON.stringify(action)} is declared${direction ? ` for ${direction}` : ''}`);
+      if (n > 1)
+        return fail(
+          '/action',
+          'MESSAGE_ACTION_AMBIGUOUS',
+          `action ${JSON.stringify(action)} matches ${list!
+            .filter((x) => direction === undefined || x.direction === 'both' || x.direction === direction)
+            .map((x) => x.name)
+            .join(' and ')}`,
+        );
       c = found;
     }
     if (c.validate(m)) return { ok: true, message: c.name, value: m };
@@ -357,7 +385,10 @@ export class MessageValidator {
         }
         if (v !== undefined && countMembers(v) === members) {
           if (member === undefined) return this.check(v, direction, name);
-          const inner = typeof v === 'object' && v !== null && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, member) ? (v as Record<string, unknown>)[member] : undefined;
+          const inner =
+            typeof v === 'object' && v !== null && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, member)
+              ? (v as Record<string, unknown>)[member]
+              : undefined;
           if (inner !== undefined) return this.check(inner, direction, name);
         }
       }

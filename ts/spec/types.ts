@@ -16,7 +16,22 @@ export type Direction = (typeof DIRECTIONS)[number];
 /** The direction a frame actually travels. */
 export type WireDirection = Exclude<Direction, 'both'>;
 
-export const FIELD_TYPES = ['integer', 'enum', 'boolean', 'hash', 'nonce', 'id', 'signature', 'ticket', 'text', 'ciphertext', 'key', 'ot_blob', 'array', 'json'] as const;
+export const FIELD_TYPES = [
+  'integer',
+  'enum',
+  'boolean',
+  'hash',
+  'nonce',
+  'id',
+  'signature',
+  'ticket',
+  'text',
+  'ciphertext',
+  'key',
+  'ot_blob',
+  'array',
+  'json',
+] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 export interface FieldSchema {

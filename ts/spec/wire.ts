@@ -145,7 +145,7 @@ export function plainMembers(s: string, maxDepth: number): number {
     const c = s.charCodeAt(i);
     if (c === 0x22) {
       // To the closing quote: native searches, then escapes one by one only where there are any.
-      for (i++; ; ) {
+      for (i++; ;) {
         const q = s.indexOf('"', i);
         if (q < 0) return -1;
         const e = s.indexOf('\\', i);

@@ -3,7 +3,18 @@
  * into the trade's state, refusing every transition the table does not allow. A dispute remembers the
  * state it interrupted and RESOLVED returns there; COMPLETED and CANCELLED are terminal.
  */
-export const TRADE_STATES = ['AGREED', 'PAYMENT_PENDING', 'PAYMENT_CONFIRMED', 'FULFILLING', 'SHIPPED', 'DELIVERED', 'COMPLETED', 'DISPUTED', 'RESOLVED', 'CANCELLED'] as const;
+export const TRADE_STATES = [
+  'AGREED',
+  'PAYMENT_PENDING',
+  'PAYMENT_CONFIRMED',
+  'FULFILLING',
+  'SHIPPED',
+  'DELIVERED',
+  'COMPLETED',
+  'DISPUTED',
+  'RESOLVED',
+  'CANCELLED',
+] as const;
 export type TradeState = (typeof TRADE_STATES)[number];
 export type EventType =
   | 'DEAL_SIGNED'

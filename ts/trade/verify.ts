@@ -116,7 +116,8 @@ export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opt
   if (opts.objectId !== undefined && opts.objectId !== id) return { result: 'fail:object_id_mismatch', objectId: id, detail: `declared ${opts.objectId}` };
 
   // 3. the whole envelope against its object_type's schema
-  if (!isObjectType(e.object_type)) return { result: 'fail:schema_invalid', objectId: id, detail: `/object_type is not one of LISTING_REF, DEAL, TRADE_EVENT, TRADE_RECEIPT` };
+  if (!isObjectType(e.object_type))
+    return { result: 'fail:schema_invalid', objectId: id, detail: `/object_type is not one of LISTING_REF, DEAL, TRADE_EVENT, TRADE_RECEIPT` };
   const schema = schemaError(e.object_type, env);
   if (schema) return { result: 'fail:schema_invalid', objectId: id, detail: schema };
 

@@ -83,7 +83,11 @@ export function openInvitation(crypto: Crypto, text: string, protocols: PageProt
     throw new AgentError('INVITATION_INVALID', e instanceof InvitationRefused ? e.message : 'not an aigenora1 invitation');
   }
   const protocol = protocols.find((p) => p.protocolId === invitation.protocol_id);
-  if (!protocol) throw new AgentError('PROTOCOL_UNKNOWN', `this page does not know protocol ${invitation.protocol_id.slice(0, 16)}…; it plays ${protocols.map((p) => p.alias).join(', ')}`);
+  if (!protocol)
+    throw new AgentError(
+      'PROTOCOL_UNKNOWN',
+      `this page does not know protocol ${invitation.protocol_id.slice(0, 16)}…; it plays ${protocols.map((p) => p.alias).join(', ')}`,
+    );
   return { invitation, protocol };
 }
 
@@ -111,28 +115,62 @@ export async function joinFromPage(o: JoinOptions): Promise<PageSessionResult> {
   try {
     node = await createBrowserNode(o.seed, c);
     const t = new LineTransport(await dial(node, inv), { maxLineBytes: HANDSHAKE_MAX_LINE_BYTES });
-    const { sid, nonce } = await guestHandshake({ crypto: c, key, transport: t, invitation: inv, protocolId: protocol.protocolId, controlMode: o.controlMode, timeoutMs: o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS }).catch((e: unknown) => {
+    const { sid, nonce } = await guestHandshake({
+      crypto: c,
+      key,
+      transport: t,
+      invitation: inv,
+      protocolId: protocol.protocolId,
+      controlMode: o.controlMode,
+      timeoutMs: o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS,
+    }).catch((e: unknown) => {
       t.close();
       return asAgentError(e);
     });
     o.onReady?.({ sid, protocol, invitation: inv, guestKey });
     const session = {
-      crypto: c, role: 'guest' as const, spec: protocol.spec, specText: protocol.specText, protocolId: protocol.protocolId, hooks: protocol.hooks, options: inv.options,
-      transport: t, key, hostKey: inv.host_public_key, guestKey, sid, postId: inv.post_id, nonce, stateDir: '', controlMode: o.controlMode,
+      crypto: c,
+      role: 'guest' as const,
+      spec: protocol.spec,
+      specText: protocol.specText,
+      protocolId: protocol.protocolId,
+      hooks: protocol.hooks,
+      options: inv.options,
+      transport: t,
+      key,
+      hostKey: inv.host_public_key,
+      guestKey,
+      sid,
+      postId: inv.post_id,
+      nonce,
+      stateDir: '',
+      controlMode: o.controlMode,
     };
     const store = new MemoryStore(transcriptHeader(session), protocol.specText, (kind, v) => {
       if (kind === 'event') o.onEvent?.(v as StoredEvent);
     });
     const decisions = o.controlMode === 'autonomous' ? undefined : new PageDecisions((w, refused) => o.onWindow?.(w, (a) => decisions!.submit(a), refused));
     const end = await driveSession({
-      ...session, store, ...(decisions && { decisions }), abortRequested: () => o.signal?.aborted === true, ...(o.onMessage && { onMessage: o.onMessage }),
+      ...session,
+      store,
+      ...(decisions && { decisions }),
+      abortRequested: () => o.signal?.aborted === true,
+      ...(o.onMessage && { onMessage: o.onMessage }),
     });
     const transcript = store.transcript();
     const receipt = store.files.get('receipt.json') ?? null;
     const check = verifyTranscript(c, transcript, protocol.specText, receipt, store.files.get('transcript_receipt.json') ?? null);
     return {
-      completed: end.completed, reason: end.reason, ...(end.detail !== undefined && { detail: end.detail }), sid, protocol, transcript, receipt,
-      proof: end.proofFile ? (store.files.get(end.proofFile) ?? null) : null, check, events: store.events,
+      completed: end.completed,
+      reason: end.reason,
+      ...(end.detail !== undefined && { detail: end.detail }),
+      sid,
+      protocol,
+      transcript,
+      receipt,
+      proof: end.proofFile ? (store.files.get(end.proofFile) ?? null) : null,
+      check,
+      events: store.events,
     };
   } finally {
     key.dispose();

@@ -15,7 +15,11 @@ import type { DecisionAnswer, DecisionView } from './decide-form.js';
 export type StateView = Omit<DecisionView, 'window'>;
 
 /** An element with attributes and children; strings become text nodes (never parsed as markup). */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
   for (const c of children) e.append(typeof c === 'string' ? document.createTextNode(c) : c);
@@ -160,7 +164,9 @@ const connectFourKit: BoardKit = {
         const who = b.cells[c]![r] ?? null;
         const isLast = b.last === `${c},${r}`;
         const label = `column ${c + 1}, row ${r + 1}: ${who ? `${c4Names[who]}${who === v.role ? ' (you)' : ''}${isLast ? ', last move' : ''}` : 'empty'}`;
-        const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
+        const cell = live
+          ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` })
+          : el('span', { role: 'img', class: 'cell', 'aria-label': label });
         cell.textContent = who ? PIECE[who] : '·';
         cell.style.fontSize = '1.4em';
         cell.style.padding = '0';
@@ -268,7 +274,9 @@ function squareKit(title: string, derive: (v: StateView) => Square): BoardKit {
           const ok = !!live && b.legal(r, c);
           const isLast = b.last === `${r},${c}`;
           const label = `row ${r + 1}, column ${c + 1}: ${who ? `${who === 'guest' ? 'black' : 'white'}${who === v.role ? ' (you)' : ''}${isLast ? ', last move' : ''}` : ok ? 'empty' : 'empty, not playable'}`;
-          const cell = live ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` }) : el('span', { role: 'img', class: 'cell', 'aria-label': label });
+          const cell = live
+            ? el('button', { type: 'button', tabindex: '-1', class: 'cell', 'aria-label': label, 'data-key': `cell:${r},${c}` })
+            : el('span', { role: 'img', class: 'cell', 'aria-label': label });
           // Playable empty cells carry a dot, so they are visible without colour.
           cell.textContent = who ? PIECE[who] : ok && title === 'Reversi' ? '·' : '';
           cell.style.fontSize = '1.3em';
@@ -328,7 +336,16 @@ const chatKit: BoardKit = {
     let ended = '';
     for (const { from, msg } of v.frames) {
       if (from === v.role && msg.action === 'chat') mine = Math.max(mine, int(msg['seq']) ?? mine + 1);
-      if (msg.action === 'chat') log.append(el('li', { class: from === v.role ? 'me' : 'peer' }, el('strong', {}, from === v.role ? 'you' : 'peer'), ': ', el('bdi', {}, String(msg['text'] ?? ''))));
+      if (msg.action === 'chat')
+        log.append(
+          el(
+            'li',
+            { class: from === v.role ? 'me' : 'peer' },
+            el('strong', {}, from === v.role ? 'you' : 'peer'),
+            ': ',
+            el('bdi', {}, String(msg['text'] ?? '')),
+          ),
+        );
       if (msg.action === 'end') log.append(el('li', { class: 'left' }, from === v.role ? '(you left)' : '(peer left)'));
       if (msg.action === 'end' && from === v.role) ended = 'You left the conversation.';
     }
@@ -341,7 +358,15 @@ const chatKit: BoardKit = {
     const max = v.spec.messages.find((m) => m.name === 'chat')?.fields['text']?.max_length;
     const form = el('form', { class: 'chat-form' });
     const id = uid('chat');
-    const input = el('input', { type: 'text', id, name: 'text', required: '', autocomplete: 'off', 'data-key': 'chat.text', ...(max !== undefined && { maxlength: String(max) }) });
+    const input = el('input', {
+      type: 'text',
+      id,
+      name: 'text',
+      required: '',
+      autocomplete: 'off',
+      'data-key': 'chat.text',
+      ...(max !== undefined && { maxlength: String(max) }),
+    });
     const send = el('button', { type: 'submit', 'data-key': 'chat.send' }, 'Send');
     const leave = el('button', { type: 'button', 'data-key': 'chat.leave' }, 'Leave');
     form.append(el('label', { for: id }, 'Message'), ' ', input, ' ', send, ' ', leave);

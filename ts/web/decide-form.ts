@@ -185,13 +185,24 @@ function fieldControl(key: string, name: string, f: FieldSchema, v: StateView): 
       if (!Number.isSafeInteger(n)) return { ok: false, error: `${name} must be a whole number` };
       const low = f.min !== undefined && n < f.min;
       const high = f.max !== undefined && n > f.max;
-      if (low || high) return { ok: false, error: f.min !== undefined && f.max !== undefined ? `${name} must be from ${f.min} to ${f.max}` : low ? `${name} must be at least ${f.min}` : `${name} must be at most ${f.max}` };
+      if (low || high)
+        return {
+          ok: false,
+          error:
+            f.min !== undefined && f.max !== undefined
+              ? `${name} must be from ${f.min} to ${f.max}`
+              : low
+                ? `${name} must be at least ${f.min}`
+                : `${name} must be at most ${f.max}`,
+        };
       return { ok: true, value: n };
     };
     return { node: el('div', { class: 'field' }, label, hint, ' ', input), read };
   }
   const structured = f.type === 'array' || f.type === 'json';
-  const input = structured ? el('textarea', { id, name, rows: '3', 'data-key': key }) : el('input', { type: 'text', id, name, autocomplete: 'off', 'data-key': key });
+  const input = structured
+    ? el('textarea', { id, name, rows: '3', 'data-key': key })
+    : el('input', { type: 'text', id, name, autocomplete: 'off', 'data-key': key });
   if (f.required) input.required = true;
   if (f.max_length !== undefined) input.maxLength = f.max_length;
   const read = (): Read => {
@@ -222,7 +233,9 @@ function messageForm(m: MessageSpec, v: StateView, submit: (a: DecisionAnswer) =
   const only = free.length === 1 ? free[0]! : undefined;
   if (only && (only[1].type === 'enum' || only[1].type === 'boolean')) {
     const [name, f] = only;
-    box.append(choiceButtons(`${m.name}: ${name}`, f.type === 'boolean' ? [true, false] : (f.values ?? []), (value) => submit({ message: { ...fixed, [name]: value } })));
+    box.append(
+      choiceButtons(`${m.name}: ${name}`, f.type === 'boolean' ? [true, false] : (f.values ?? []), (value) => submit({ message: { ...fixed, [name]: value } })),
+    );
     return el('div', { class: 'message-form' }, box);
   }
   const form = el('form', { class: 'message-form', novalidate: '' }, box);
@@ -257,7 +270,8 @@ function roundField(spec: Spec): [string, FieldSchema] {
 
 function valueControls(v: DecisionView, submit: (a: DecisionAnswer) => void): HTMLElement {
   const [name, f] = roundField(v.spec);
-  if (f.type === 'enum' || f.type === 'boolean') return choiceButtons(`your ${name}`, f.type === 'boolean' ? [true, false] : (f.values ?? []), (value) => submit({ value }));
+  if (f.type === 'enum' || f.type === 'boolean')
+    return choiceButtons(`your ${name}`, f.type === 'boolean' ? [true, false] : (f.values ?? []), (value) => submit({ value }));
   const c = fieldControl(`value.${name}`, name, { ...f, required: true }, v);
   const error = el('p', { class: 'form-error', role: 'alert' });
   const form = el('form', { class: 'value-form', novalidate: '' }, c.node, el('button', { type: 'submit', 'data-key': 'send:value' }, 'Choose'), error);
@@ -282,11 +296,20 @@ function frameLog(v: StateView): HTMLElement {
   const list = el('ol', { class: 'frames', 'aria-label': 'Frames so far' });
   for (const { from, msg } of v.frames) {
     const dir = from === 'host' ? 'host_to_guest' : 'guest_to_host';
-    const spec = v.spec.messages.find((m) => m.name === msg.action && (m.direction === 'both' || m.direction === dir)) ?? v.spec.messages.find((m) => m.name === msg.action);
+    const spec =
+      v.spec.messages.find((m) => m.name === msg.action && (m.direction === 'both' || m.direction === dir)) ??
+      v.spec.messages.find((m) => m.name === msg.action);
     const parts = Object.entries(msg)
       .filter(([k]) => k !== 'action' && !OPAQUE.has(spec?.fields[k]?.type ?? ''))
       .map(([k, x]) => `${k} ${typeof x === 'string' ? x : JSON.stringify(x)}`);
-    list.append(el('li', { class: from === v.role ? 'me' : 'peer' }, el('strong', {}, from === v.role ? `you (${from})` : `peer (${from})`), ` ${String(msg.action)}${parts.length ? `: ${parts.join(', ')}` : ''}`));
+    list.append(
+      el(
+        'li',
+        { class: from === v.role ? 'me' : 'peer' },
+        el('strong', {}, from === v.role ? `you (${from})` : `peer (${from})`),
+        ` ${String(msg.action)}${parts.length ? `: ${parts.join(', ')}` : ''}`,
+      ),
+    );
   }
   if (!v.frames.length) list.append(el('li', {}, 'Nothing yet.'));
   return el('div', { class: 'log' }, el('h3', {}, 'So far'), list);
@@ -299,7 +322,10 @@ export function renderDecision(root: HTMLElement, v: DecisionView, submit: (a: D
   const custom = kit && v.window.expects === 'message' && kit.decides(v.spec, v.role);
   const headingId = uid('heading');
   // Windows count from 0; people count from 1.
-  const what = v.window.expects === 'value' ? `${v.window.match_key.charAt(0).toUpperCase()}${v.window.match_key.slice(1)} ${v.window.match_value + 1}, your choice` : 'Your move';
+  const what =
+    v.window.expects === 'value'
+      ? `${v.window.match_key.charAt(0).toUpperCase()}${v.window.match_key.slice(1)} ${v.window.match_value + 1}, your choice`
+      : 'Your move';
   // A chat has no moves, only lines to say: its heading is its name, and it says nothing of a time limit it does not have.
   const chat = custom && kit.title === 'Chat';
   const heading = el('h2', { id: headingId, tabindex: '-1' }, chat ? kit.title : `${kit?.title ?? v.spec.name}: ${what}`);

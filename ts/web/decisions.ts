@@ -30,7 +30,14 @@ export class PageDecisions implements DecisionSource {
     this.onWindow(w);
   }
 
-  wait(w: Window, until: number, accept: Pending['accept'], onReject: Pending['onReject'], clock: Clock, signal?: AbortSignal): Promise<{ id: string; rec: DecisionRecord } | undefined> {
+  wait(
+    w: Window,
+    until: number,
+    accept: Pending['accept'],
+    onReject: Pending['onReject'],
+    clock: Clock,
+    signal?: AbortSignal,
+  ): Promise<{ id: string; rec: DecisionRecord } | undefined> {
     this.settle(undefined);
     return new Promise((resolve) => {
       const timer = setTimeout(() => this.settle(undefined), Math.max(0, until - clock.now()));

@@ -98,7 +98,11 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
     });
   };
   const result = await joinFromPage({
-    crypto, seed, invitation, protocols, controlMode: mode,
+    crypto,
+    seed,
+    invitation,
+    protocols,
+    controlMode: mode,
     onReady: ({ sid, guestKey }) => {
       say(`session ${sid.slice(0, 16)}… ready`);
       byId('identity').textContent = `this page's key ${guestKey.slice(0, 16)}…`;
@@ -140,8 +144,32 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
   byId('outcome').textContent = `${result.completed ? 'completed' : result.reason}${result.detail ? ` (${result.detail})` : ''} · ${verified}`;
   say(`session ${result.sid.slice(0, 16)}… ended`);
   download(result);
-  await saveSession({ sid: result.sid, protocol: protocol.alias, reason: result.reason, completed: result.completed, transcript: result.transcript, spec: protocol.specText, receipt: result.receipt, saved_at: new Date().toISOString() }).catch(() => undefined);
-  Object.assign(window, { __aigenora: { done: true, completed: result.completed, reason: result.reason, check: result.check, transcript: result.transcript, receipt: result.receipt, spec: protocol.specText, frames: frames.length, firstFrameMs: frameAt.first, lastFrameMs: frameAt.last, readyMs: Number(document.body.dataset['readyMs'] ?? NaN), events: result.events.map((e) => e.type) } });
+  await saveSession({
+    sid: result.sid,
+    protocol: protocol.alias,
+    reason: result.reason,
+    completed: result.completed,
+    transcript: result.transcript,
+    spec: protocol.specText,
+    receipt: result.receipt,
+    saved_at: new Date().toISOString(),
+  }).catch(() => undefined);
+  Object.assign(window, {
+    __aigenora: {
+      done: true,
+      completed: result.completed,
+      reason: result.reason,
+      check: result.check,
+      transcript: result.transcript,
+      receipt: result.receipt,
+      spec: protocol.specText,
+      frames: frames.length,
+      firstFrameMs: frameAt.first,
+      lastFrameMs: frameAt.last,
+      readyMs: Number(document.body.dataset['readyMs'] ?? NaN),
+      events: result.events.map((e) => e.type),
+    },
+  });
 }
 
 async function main(): Promise<void> {

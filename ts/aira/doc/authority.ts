@@ -10,15 +10,46 @@
  * is a typed Diagnostic with a stable code.
  */
 import { z } from 'zod';
-import { AuthorityError, type AssertionResult, type Authority, type AuthorityContext, type AuthorityManifest, type AuthorityResult, type CapabilityContract, type CapabilityHit, type TaskBranch, type ValidationData } from '../authority.js';
+import {
+  AuthorityError,
+  type AssertionResult,
+  type Authority,
+  type AuthorityContext,
+  type AuthorityManifest,
+  type AuthorityResult,
+  type CapabilityContract,
+  type CapabilityHit,
+  type TaskBranch,
+  type ValidationData,
+} from '../authority.js';
 import type { Crypto } from '../../crypto/backend.js';
 import { staticEffectClass } from '../contract.js';
 import { diagnostic } from '../diagnostics.js';
 import { contentId } from '../ids.js';
-import { Plan, type AcceptanceAssertion, type CapabilityId, type Diagnostic, type EffectClass, type EffectObserved, type MetaCall, type OpInput, type PlanStep } from '../schema.js';
+import {
+  Plan,
+  type AcceptanceAssertion,
+  type CapabilityId,
+  type Diagnostic,
+  type EffectClass,
+  type EffectObserved,
+  type MetaCall,
+  type OpInput,
+  type PlanStep,
+} from '../schema.js';
 import { capability, checkArgs, DOC_CAPABILITIES, OPERATION_CATALOG, searchCatalog } from './catalog.js';
 import { AiraDoc, bracketDoc, cloneDoc, DOC_SCHEMA, getParam, LIMITS, RESERVED_NAMES, setMember, type Parameter } from './model.js';
-import { MemoryDocStore, refs, VOID_TOKEN, type CandidateRecord, type DocStore, type Evidence, type RevisionOp, type RevisionRecord, type TokenRecord } from './store.js';
+import {
+  MemoryDocStore,
+  refs,
+  VOID_TOKEN,
+  type CandidateRecord,
+  type DocStore,
+  type Evidence,
+  type RevisionOp,
+  type RevisionRecord,
+  type TokenRecord,
+} from './store.js';
 import { checkValidatorArgs, evaluate, VALIDATORS } from './validators.js';
 
 export const DOC_AUTHORITY = 'aira.doc';
@@ -122,7 +153,12 @@ function lower(base: AiraDoc, steps: readonly PlanStep[]): Lowered {
       diagnostics.push(diagnostic('PATCH_EMPTY', 'lower', 'precondition', 'the plan has no authoring step: nothing to propose'));
     } else {
       const r = AiraDoc.safeParse(doc);
-      if (!r.success) diagnostics.push(diagnostic('DOC_LIMIT', 'lower', 'input', `the patched document exceeds a limit: ${r.error.issues[0]?.message ?? 'invalid'}`, { affected: authoring.map((s) => s.id) }));
+      if (!r.success)
+        diagnostics.push(
+          diagnostic('DOC_LIMIT', 'lower', 'input', `the patched document exceeds a limit: ${r.error.issues[0]?.message ?? 'invalid'}`, {
+            affected: authoring.map((s) => s.id),
+          }),
+        );
     }
   }
   return { doc, authoring, diagnostics, patch };
@@ -138,14 +174,22 @@ function apply(doc: AiraDoc, cap: string, step: PlanStep): Diagnostic | null {
       const name = a['name'] as string;
       const value = a['value'] as Parameter['value'];
       const p = getParam(doc, name);
-      if (p === undefined) return d('PARAMETER_UNKNOWN', 'precondition', `no parameter ${quote(name)}`, { affected: [name], expected: 'an existing parameter', actual: name, repairCapabilities: ['cap:doc.addParameter@1'] });
-      if (typeof p.value !== typeof value) return d('PARAMETER_TYPE', 'input', `${quote(name)} holds a ${typeof p.value}`, { affected: [name], expected: typeof p.value, actual: typeof value });
+      if (p === undefined)
+        return d('PARAMETER_UNKNOWN', 'precondition', `no parameter ${quote(name)}`, {
+          affected: [name],
+          expected: 'an existing parameter',
+          actual: name,
+          repairCapabilities: ['cap:doc.addParameter@1'],
+        });
+      if (typeof p.value !== typeof value)
+        return d('PARAMETER_TYPE', 'input', `${quote(name)} holds a ${typeof p.value}`, { affected: [name], expected: typeof p.value, actual: typeof value });
       setMember(doc.parameters, name, p.unit === undefined ? { value } : { value, unit: p.unit });
       return null;
     }
     case 'cap:doc.addParameter@1': {
       const name = a['name'] as string;
-      if (getParam(doc, name) !== undefined) return d('PARAMETER_EXISTS', 'precondition', `parameter ${quote(name)} exists`, { affected: [name], repairCapabilities: ['cap:doc.setParameter@1'] });
+      if (getParam(doc, name) !== undefined)
+        return d('PARAMETER_EXISTS', 'precondition', `parameter ${quote(name)} exists`, { affected: [name], repairCapabilities: ['cap:doc.setParameter@1'] });
       const unit = a['unit'] as string | undefined;
       const value = a['value'] as Parameter['value'];
       setMember(doc.parameters, name, unit === undefined ? { value } : { value, unit });
@@ -190,12 +234,18 @@ function failures(doc: AiraDoc, evidence: readonly Evidence[], phase: 'preview' 
       const a = doc.assertions.find((x) => x.id === e.assertion);
       const detail = (e.detail ?? {}) as { code?: string; expected?: unknown; actual?: unknown };
       const param = typeof a?.args['name'] === 'string' ? [a.args['name']] : [];
-      return diagnostic('ASSERTION_FAILED', phase, 'assertion', `assertion ${quote(e.assertion)} (${a?.validator ?? '?'}) fails${detail.code ? `: ${detail.code}` : ''}`, {
-        affected: [e.assertion, ...param],
-        expected: detail.expected,
-        actual: detail.actual,
-        repairCapabilities: ['cap:doc.setParameter@1'],
-      });
+      return diagnostic(
+        'ASSERTION_FAILED',
+        phase,
+        'assertion',
+        `assertion ${quote(e.assertion)} (${a?.validator ?? '?'}) fails${detail.code ? `: ${detail.code}` : ''}`,
+        {
+          affected: [e.assertion, ...param],
+          expected: detail.expected,
+          actual: detail.actual,
+          repairCapabilities: ['cap:doc.setParameter@1'],
+        },
+      );
     });
 }
 
@@ -218,10 +268,23 @@ function diffDocs(from: AiraDoc, to: AiraDoc): Record<string, unknown> {
   };
 }
 
-type Refuse = (code: string, cause: Diagnostic['cause'], message: string, extra?: Partial<Diagnostic>, status?: 'success' | 'stale') => AuthorityResult<{ revision: string }>;
+type Refuse = (
+  code: string,
+  cause: Diagnostic['cause'],
+  message: string,
+  extra?: Partial<Diagnostic>,
+  status?: 'success' | 'stale',
+) => AuthorityResult<{ revision: string }>;
 
 /** A commit or revert that changed nothing: the branch head stays, one diagnostic says why. */
-function refusal(head: string, code: string, cause: Diagnostic['cause'], message: string, extra?: Partial<Diagnostic>, status: 'success' | 'stale' = 'success'): AuthorityResult<{ revision: string }> {
+function refusal(
+  head: string,
+  code: string,
+  cause: Diagnostic['cause'],
+  message: string,
+  extra?: Partial<Diagnostic>,
+  status: 'success' | 'stale' = 'success',
+): AuthorityResult<{ revision: string }> {
   return { observedRevision: head, data: { revision: head }, diagnostics: [diagnostic(code, 'commit', cause, message, extra)], status };
 }
 
@@ -300,7 +363,8 @@ class DocumentAuthority implements Authority {
   }
 
   private async branchHead(ctx: AuthorityContext): Promise<string> {
-    if (typeof ctx.taskId !== 'string' || !TASK_ID.test(ctx.taskId) || ctx.branch !== refs.branch(ctx.taskId)) throw new AuthorityError('AUTHORITY_INTEGRITY', `branch ${quote(String(ctx.branch))} is not the branch of task ${quote(String(ctx.taskId))}`);
+    if (typeof ctx.taskId !== 'string' || !TASK_ID.test(ctx.taskId) || ctx.branch !== refs.branch(ctx.taskId))
+      throw new AuthorityError('AUTHORITY_INTEGRITY', `branch ${quote(String(ctx.branch))} is not the branch of task ${quote(String(ctx.taskId))}`);
     const head = await this.store.getRef(ctx.branch);
     if (head === null) throw new AuthorityError('AUTHORITY_INTEGRITY', `task branch ${quote(ctx.branch)} is not open`);
     return head;
@@ -315,7 +379,8 @@ class DocumentAuthority implements Authority {
     if (typeof id !== 'string' || id.length > 200) return null;
     const c = await this.store.getCandidate(id);
     if (c === null || c.taskId !== ctx.taskId) return null;
-    if (this.candidateIdOf(c.taskId, c.baseRevision, c.steps) !== id) throw new AuthorityError('AUTHORITY_INTEGRITY', `stored candidate ${quote(id)} does not match its id`);
+    if (this.candidateIdOf(c.taskId, c.baseRevision, c.steps) !== id)
+      throw new AuthorityError('AUTHORITY_INTEGRITY', `stored candidate ${quote(id)} does not match its id`);
     return c;
   }
 
@@ -340,7 +405,8 @@ class DocumentAuthority implements Authority {
 
   openTask(taskId: string): Promise<TaskBranch> {
     return this.guard('openTask', async () => {
-      if (typeof taskId !== 'string' || !TASK_ID.test(taskId)) throw new AuthorityError('AUTHORITY_INTEGRITY', 'task id must be 1–200 characters of [A-Za-z0-9._:-]');
+      if (typeof taskId !== 'string' || !TASK_ID.test(taskId))
+        throw new AuthorityError('AUTHORITY_INTEGRITY', 'task id must be 1–200 characters of [A-Za-z0-9._:-]');
       await this.ensureSeeded();
       const branch = refs.branch(taskId);
       for (let attempt = 0; attempt < 3; attempt++) {
@@ -387,7 +453,12 @@ class DocumentAuthority implements Authority {
       const head = await this.branchHead(ctx);
       const q = typeof input?.query === 'string' ? input.query.slice(0, 500) : undefined;
       const limit = typeof input?.limit === 'number' && Number.isInteger(input.limit) ? Math.min(Math.max(input.limit, 1), 50) : undefined;
-      const hits = searchCatalog({ query: q, effectClass: input?.effectClass, maxRisk: input?.maxRisk, limit }).map((c) => ({ id: c.id, title: c.title, effectClass: c.effectClass, risk: c.risk }));
+      const hits = searchCatalog({ query: q, effectClass: input?.effectClass, maxRisk: input?.maxRisk, limit }).map((c) => ({
+        id: c.id,
+        title: c.title,
+        effectClass: c.effectClass,
+        risk: c.risk,
+      }));
       return { observedRevision: head, data: { hits, catalogHash: this.catalogHash() }, diagnostics: [] };
     });
   }
@@ -401,7 +472,12 @@ class DocumentAuthority implements Authority {
           observedRevision: head,
           // No contract to give: the data is empty and the diagnostic says why.
           data: {} as CapabilityContract,
-          diagnostics: [diagnostic('CAPABILITY_UNKNOWN', 'input', 'input', `no capability ${quote(String(id))} in ${OPERATION_CATALOG}`, { affected: [String(id).slice(0, 160)], repairScope: ['catalog.search'] })],
+          diagnostics: [
+            diagnostic('CAPABILITY_UNKNOWN', 'input', 'input', `no capability ${quote(String(id))} in ${OPERATION_CATALOG}`, {
+              affected: [String(id).slice(0, 160)],
+              repairScope: ['catalog.search'],
+            }),
+          ],
         };
       }
       return { observedRevision: head, data: JSON.parse(JSON.stringify(c)) as CapabilityContract, diagnostics: [] };
@@ -413,10 +489,21 @@ class DocumentAuthority implements Authority {
       const head = await this.branchHead(ctx);
       const rev = await this.loadRevision(head);
       const doc = rev.doc;
-      const data: Record<string, unknown> = { revision: head, seq: rev.seq, branch: ctx.branch, userHead: await this.store.getRef(refs.head), schema: doc.schema };
+      const data: Record<string, unknown> = {
+        revision: head,
+        seq: rev.seq,
+        branch: ctx.branch,
+        userHead: await this.store.getRef(refs.head),
+        schema: doc.schema,
+      };
       const diagnostics: Diagnostic[] = [];
       const missing = (what: string, ref: string): void => {
-        diagnostics.push(diagnostic('SELECT_UNKNOWN', 'read', 'input', `${what} ${quote(ref)} names nothing in the document`, { severity: 'warning', affected: [ref.slice(0, 200)] }));
+        diagnostics.push(
+          diagnostic('SELECT_UNKNOWN', 'read', 'input', `${what} ${quote(ref)} names nothing in the document`, {
+            severity: 'warning',
+            affected: [ref.slice(0, 200)],
+          }),
+        );
       };
       const resolve = (path: string): { found: boolean; value?: unknown } => {
         if (path === 'parameters') return { found: true, value: doc.parameters };
@@ -470,14 +557,23 @@ class DocumentAuthority implements Authority {
           }
         }
       }
-      return { observedRevision: head, data: JSON.parse(JSON.stringify(data)) as Record<string, unknown>, diagnostics, status: diagnostics.length > 0 ? 'partial' : 'success' };
+      return {
+        observedRevision: head,
+        data: JSON.parse(JSON.stringify(data)) as Record<string, unknown>,
+        diagnostics,
+        status: diagnostics.length > 0 ? 'partial' : 'success',
+      };
     });
   }
 
   propose(ctx: AuthorityContext, planIn: Plan): Promise<AuthorityResult<{ candidateId: string } & Record<string, unknown>>> {
     return this.guard('propose', async () => {
       const head = await this.branchHead(ctx);
-      const refused = (d: Diagnostic, extra: Record<string, unknown> = {}, status: 'success' | 'stale' = 'success'): AuthorityResult<{ candidateId: string } & Record<string, unknown>> => ({
+      const refused = (
+        d: Diagnostic,
+        extra: Record<string, unknown> = {},
+        status: 'success' | 'stale' = 'success',
+      ): AuthorityResult<{ candidateId: string } & Record<string, unknown>> => ({
         observedRevision: head,
         // No candidate was made: the empty id names none, and the diagnostics say why.
         data: { candidateId: '', ...extra },
@@ -487,7 +583,8 @@ class DocumentAuthority implements Authority {
       // Schema parsing would drop an own `__proto__` member silently; a step that carries one is refused instead.
       const rawSteps: unknown = (planIn as { steps?: unknown } | null)?.steps;
       if (Array.isArray(rawSteps)) {
-        const bad = rawSteps.find((s: unknown) => s !== null && typeof s === 'object' && hasProtoMember((s as { args?: unknown }).args)) as { id?: unknown } | undefined;
+        const bad = rawSteps.find((s: unknown) => s !== null && typeof s === 'object' && hasProtoMember((s as { args?: unknown }).args)) as
+          { id?: unknown } | undefined;
         if (bad !== undefined) {
           const id = typeof bad.id === 'string' ? bad.id.slice(0, 128) : '?';
           return refused(diagnostic('ARGS_INVALID', 'lower', 'input', `step ${quote(id)}: args carry a __proto__ member`, { affected: [id] }));
@@ -496,14 +593,37 @@ class DocumentAuthority implements Authority {
       const parsed = Plan.safeParse(planIn);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        return refused(diagnostic('PLAN_INVALID', 'plan', 'input', `plan${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`.slice(0, 300)));
+        return refused(
+          diagnostic(
+            'PLAN_INVALID',
+            'plan',
+            'input',
+            `plan${issue?.path.length ? `.${issue.path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`.slice(0, 300),
+          ),
+        );
       }
       const plan = parsed.data;
       if (plan.bindings.operationCatalog !== OPERATION_CATALOG) {
-        return refused(diagnostic('CATALOG_MISMATCH', 'plan', 'input', `the plan binds ${quote(plan.bindings.operationCatalog)}, this authority serves ${OPERATION_CATALOG}`, { expected: OPERATION_CATALOG, actual: plan.bindings.operationCatalog.slice(0, 64) }));
+        return refused(
+          diagnostic(
+            'CATALOG_MISMATCH',
+            'plan',
+            'input',
+            `the plan binds ${quote(plan.bindings.operationCatalog)}, this authority serves ${OPERATION_CATALOG}`,
+            { expected: OPERATION_CATALOG, actual: plan.bindings.operationCatalog.slice(0, 64) },
+          ),
+        );
       }
       if (plan.baseRevision !== head) {
-        return refused(diagnostic('STALE_PLAN', 'plan', 'stale', 'the plan is based on a revision that is no longer the branch head', { expected: head, actual: plan.baseRevision.slice(0, 200), repairScope: ['model.read'] }), {}, 'stale');
+        return refused(
+          diagnostic('STALE_PLAN', 'plan', 'stale', 'the plan is based on a revision that is no longer the branch head', {
+            expected: head,
+            actual: plan.baseRevision.slice(0, 200),
+            repairScope: ['model.read'],
+          }),
+          {},
+          'stale',
+        );
       }
       const base = await this.loadRevision(head);
       const l = lower(base.doc, plan.steps);
@@ -516,7 +636,9 @@ class DocumentAuthority implements Authority {
         id = this.candidateIdOf(ctx.taskId, head, plan.steps);
       } catch (e) {
         // Args the checks above let through but canonical JSON refuses: the plan's fault, not the authority's.
-        return refused(diagnostic('ARGS_INVALID', 'lower', 'input', `the steps cannot be canonicalised: ${e instanceof Error ? e.message : String(e)}`.slice(0, 300)));
+        return refused(
+          diagnostic('ARGS_INVALID', 'lower', 'input', `the steps cannot be canonicalised: ${e instanceof Error ? e.message : String(e)}`.slice(0, 300)),
+        );
       }
       await this.store.putCandidate({ id, taskId: ctx.taskId, baseRevision: head, steps: plan.steps });
       return { observedRevision: head, data: { candidateId: id, baseRevision: head, patch: l.patch }, diagnostics: [] };
@@ -524,17 +646,32 @@ class DocumentAuthority implements Authority {
   }
 
   /** The live candidate of the task with its document, or the diagnostic that says why there is none. */
-  private async liveCandidate(ctx: AuthorityContext, candidateId: unknown, phase: 'preview' | 'validate' | 'commit'): Promise<{ c: CandidateRecord; base: RevisionRecord; doc: AiraDoc } | Diagnostic> {
+  private async liveCandidate(
+    ctx: AuthorityContext,
+    candidateId: unknown,
+    phase: 'preview' | 'validate' | 'commit',
+  ): Promise<{ c: CandidateRecord; base: RevisionRecord; doc: AiraDoc } | Diagnostic> {
     const c = await this.findCandidate(ctx, candidateId);
-    if (c === null) return diagnostic('CANDIDATE_UNKNOWN', phase, 'precondition', `task has no candidate ${quote(String(candidateId))}`, { repairScope: ['model.proposePatch'] });
+    if (c === null)
+      return diagnostic('CANDIDATE_UNKNOWN', phase, 'precondition', `task has no candidate ${quote(String(candidateId))}`, {
+        repairScope: ['model.proposePatch'],
+      });
     if ((await this.store.getRef(refs.candidate(ctx.taskId))) !== c.id) {
-      return diagnostic('CANDIDATE_SUPERSEDED', phase, 'precondition', 'a newer candidate replaced this one', { affected: [c.id], repairScope: ['model.proposePatch'] });
+      return diagnostic('CANDIDATE_SUPERSEDED', phase, 'precondition', 'a newer candidate replaced this one', {
+        affected: [c.id],
+        repairScope: ['model.proposePatch'],
+      });
     }
     return { c, ...(await this.candidateDoc(c)) };
   }
 
   private staleCandidate(phase: 'preview' | 'validate', c: CandidateRecord, head: string): Diagnostic {
-    return diagnostic('CANDIDATE_STALE', phase, 'stale', 'the candidate is based on a revision that is no longer the branch head', { affected: [c.id], expected: head, actual: c.baseRevision, repairScope: ['model.read', 'model.proposePatch'] });
+    return diagnostic('CANDIDATE_STALE', phase, 'stale', 'the candidate is based on a revision that is no longer the branch head', {
+      affected: [c.id],
+      expected: head,
+      actual: c.baseRevision,
+      repairScope: ['model.read', 'model.proposePatch'],
+    });
   }
 
   preview(ctx: AuthorityContext, candidateId: string): Promise<AuthorityResult<Record<string, unknown>>> {
@@ -567,7 +704,13 @@ class DocumentAuthority implements Authority {
       const stale = c.baseRevision !== head;
       if (stale) diagnostics.push(this.staleCandidate('validate', c, head));
       if (diagnostics.length > 0) return { observedRevision: head, data: { passed: false, evidence }, diagnostics, status: stale ? 'stale' : 'success' };
-      const token: TokenRecord = { id: this.tokenIdOf({ candidateId: c.id, baseRevision: c.baseRevision, evidence }), taskId: ctx.taskId, candidateId: c.id, baseRevision: c.baseRevision, evidence };
+      const token: TokenRecord = {
+        id: this.tokenIdOf({ candidateId: c.id, baseRevision: c.baseRevision, evidence }),
+        taskId: ctx.taskId,
+        candidateId: c.id,
+        baseRevision: c.baseRevision,
+        evidence,
+      };
       await this.store.putToken(token);
       const tokenRef = refs.token(ctx.taskId);
       const current = await this.store.getRef(tokenRef);
@@ -575,7 +718,14 @@ class DocumentAuthority implements Authority {
         { name: refs.candidate(ctx.taskId), expected: c.id, next: c.id },
         { name: tokenRef, expected: current, next: token.id },
       ]);
-      if (!ok) return { observedRevision: head, data: { passed: false, evidence }, diagnostics: [diagnostic('CANDIDATE_SUPERSEDED', 'validate', 'precondition', 'a newer candidate replaced this one while it was validated', { affected: [c.id] })] };
+      if (!ok)
+        return {
+          observedRevision: head,
+          data: { passed: false, evidence },
+          diagnostics: [
+            diagnostic('CANDIDATE_SUPERSEDED', 'validate', 'precondition', 'a newer candidate replaced this one while it was validated', { affected: [c.id] }),
+          ],
+        };
       return { observedRevision: head, data: { passed: true, validationToken: token.id, evidence }, diagnostics: [] };
     });
   }
@@ -586,15 +736,21 @@ class DocumentAuthority implements Authority {
       const no: Refuse = (...args) => refusal(head, ...args);
       const tokenId = input?.validationToken;
       const tok = typeof tokenId === 'string' && tokenId.length <= 200 ? await this.store.getToken(tokenId) : null;
-      if (tok === null || tok.taskId !== ctx.taskId) return no('TOKEN_UNKNOWN', 'precondition', 'no validation token of this task has that id', { repairScope: ['model.validate'] });
+      if (tok === null || tok.taskId !== ctx.taskId)
+        return no('TOKEN_UNKNOWN', 'precondition', 'no validation token of this task has that id', { repairScope: ['model.validate'] });
       if (this.tokenIdOf(tok) !== tok.id || tok.id !== tokenId || !tok.evidence.every((e) => e.passed)) {
         throw new AuthorityError('AUTHORITY_INTEGRITY', `stored validation token ${quote(String(tokenId))} does not match its binding`);
       }
       if (tok.candidateId !== input.candidateId) {
-        return no('TOKEN_MISMATCH', 'precondition', 'the validation token was issued for another candidate', { expected: tok.candidateId, actual: String(input.candidateId).slice(0, 200), repairScope: ['model.validate'] });
+        return no('TOKEN_MISMATCH', 'precondition', 'the validation token was issued for another candidate', {
+          expected: tok.candidateId,
+          actual: String(input.candidateId).slice(0, 200),
+          repairScope: ['model.validate'],
+        });
       }
       const c = await this.findCandidate(ctx, input.candidateId);
-      if (c === null || c.baseRevision !== tok.baseRevision) throw new AuthorityError('AUTHORITY_INTEGRITY', 'a validation token names a candidate the task does not hold');
+      if (c === null || c.baseRevision !== tok.baseRevision)
+        throw new AuthorityError('AUTHORITY_INTEGRITY', 'a validation token names a candidate the task does not hold');
       const tokenRef = refs.token(ctx.taskId);
       const live = await this.store.getRef(tokenRef);
       if (input.target === 'publish') return this.publish(ctx, tok, live, head, no);
@@ -603,9 +759,22 @@ class DocumentAuthority implements Authority {
       // a second commit of it, raced or retried, is stale like any commit on a moved head.
       if (c.baseRevision !== head || live === USED + tok.id) {
         const now = await this.branchHead(ctx);
-        return { ...no('COMMIT_STALE', 'stale', 'the task branch moved since the candidate was proposed', { expected: c.baseRevision, actual: now, repairScope: ['model.read', 'model.proposePatch'] }, 'stale'), observedRevision: now, data: { revision: now } };
+        return {
+          ...no(
+            'COMMIT_STALE',
+            'stale',
+            'the task branch moved since the candidate was proposed',
+            { expected: c.baseRevision, actual: now, repairScope: ['model.read', 'model.proposePatch'] },
+            'stale',
+          ),
+          observedRevision: now,
+          data: { revision: now },
+        };
       }
-      if (live !== tok.id) return no('TOKEN_VOID', 'precondition', 'the validation token was voided by a newer candidate', { repairScope: ['model.proposePatch', 'model.validate'] });
+      if (live !== tok.id)
+        return no('TOKEN_VOID', 'precondition', 'the validation token was voided by a newer candidate', {
+          repairScope: ['model.proposePatch', 'model.validate'],
+        });
       const { base, doc } = await this.candidateDoc(c);
       const rev = this.revision(base.id, base.seq + 1, doc, { kind: 'commit', candidateId: c.id });
       const ok = await this.store.swap(
@@ -618,7 +787,17 @@ class DocumentAuthority implements Authority {
       if (!ok) {
         const now = await this.branchHead(ctx);
         if (now !== base.id) {
-          return { ...no('COMMIT_STALE', 'stale', 'the task branch moved while committing', { expected: base.id, actual: now, repairScope: ['model.read', 'model.proposePatch'] }, 'stale'), observedRevision: now, data: { revision: now } };
+          return {
+            ...no(
+              'COMMIT_STALE',
+              'stale',
+              'the task branch moved while committing',
+              { expected: base.id, actual: now, repairScope: ['model.read', 'model.proposePatch'] },
+              'stale',
+            ),
+            observedRevision: now,
+            data: { revision: now },
+          };
         }
         return no('TOKEN_VOID', 'precondition', 'the validation token was voided while committing', { repairScope: ['model.proposePatch', 'model.validate'] });
       }
@@ -635,13 +814,22 @@ class DocumentAuthority implements Authority {
     head: string,
     no: Refuse,
   ): Promise<AuthorityResult<{ revision: string }>> {
-    if (live !== USED + tok.id) return no('PUBLISH_REQUIRES_COMMIT', 'precondition', 'publish takes the token of the candidate last committed to the task branch', { repairScope: ['model.commit'] });
+    if (live !== USED + tok.id)
+      return no('PUBLISH_REQUIRES_COMMIT', 'precondition', 'publish takes the token of the candidate last committed to the task branch', {
+        repairScope: ['model.commit'],
+      });
     const user = await this.store.getRef(refs.head);
     const baseRef = refs.base(ctx.taskId);
     const base = await this.store.getRef(baseRef);
     if (user === head) return { observedRevision: head, data: { revision: head }, diagnostics: [] };
     if (user === null || base === null || user !== base) {
-      return no('PUBLISH_STALE', 'stale', 'the user head moved since the task branch was cut', { expected: base, actual: user, repairScope: ['model.read'] }, 'stale');
+      return no(
+        'PUBLISH_STALE',
+        'stale',
+        'the user head moved since the task branch was cut',
+        { expected: base, actual: user, repairScope: ['model.read'] },
+        'stale',
+      );
     }
     const ok = await this.store.swap([
       { name: refs.head, expected: base, next: head },
@@ -670,12 +858,21 @@ class DocumentAuthority implements Authority {
           break;
         }
       }
-      if (!found) return no('REVISION_NOT_ANCESTOR', 'precondition', `revision ${quote(target.id)} is not an ancestor of the task branch head`, { expected: 'an ancestor of the branch head', actual: target.id, repairScope: ['model.read'] });
+      if (!found)
+        return no('REVISION_NOT_ANCESTOR', 'precondition', `revision ${quote(target.id)} is not an ancestor of the task branch head`, {
+          expected: 'an ancestor of the branch head',
+          actual: target.id,
+          repairScope: ['model.read'],
+        });
       const rev = this.revision(current.id, current.seq + 1, target.doc, { kind: 'revert', toRevision: target.id });
       const ok = await this.store.swap([{ name: ctx.branch, expected: current.id, next: rev.id }], rev);
       if (!ok) {
         const now = await this.branchHead(ctx);
-        return { ...no('REVERT_STALE', 'stale', 'the task branch moved while reverting', { expected: current.id, actual: now }, 'stale'), observedRevision: now, data: { revision: now } };
+        return {
+          ...no('REVERT_STALE', 'stale', 'the task branch moved while reverting', { expected: current.id, actual: now }, 'stale'),
+          observedRevision: now,
+          data: { revision: now },
+        };
       }
       const effect: EffectObserved = { kind: 'revert', target: ctx.branch, effectClass: 'reversible', revision: rev.id };
       return { observedRevision: rev.id, data: { revision: rev.id }, diagnostics: [], effectsObserved: [effect] };

@@ -137,8 +137,20 @@ const RISK_ORDER: readonly Risk[] = ['low', 'medium', 'high', 'critical'];
  * Capabilities matching the filters and at least one word of `query` (id, title or description), the
  * ones matching more words first, then in catalog order. No query: every capability that passes the filters.
  */
-export function searchCatalog(q: { query?: string | undefined; effectClass?: EffectClass | undefined; maxRisk?: Risk | undefined; limit?: number | undefined }): CapabilityContract[] {
-  const words = [...new Set((q.query ?? '').toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length > 0))];
+export function searchCatalog(q: {
+  query?: string | undefined;
+  effectClass?: EffectClass | undefined;
+  maxRisk?: Risk | undefined;
+  limit?: number | undefined;
+}): CapabilityContract[] {
+  const words = [
+    ...new Set(
+      (q.query ?? '')
+        .toLowerCase()
+        .split(/[^a-z0-9]+/)
+        .filter((w) => w.length > 0),
+    ),
+  ];
   const scored: Array<{ c: CapabilityContract; score: number; i: number }> = [];
   DOC_CAPABILITIES.forEach((c, i) => {
     if (q.effectClass !== undefined && c.effectClass !== q.effectClass) return;

@@ -56,7 +56,8 @@ export class DbDocStore implements DocStore {
 
   static async open(opts: DbDocStoreOptions = {}): Promise<DbDocStore> {
     const owned = opts.db === undefined;
-    const db = opts.db ?? (await openDb({ url: opts.url, dir: opts.url === undefined && opts.dataDir !== undefined ? join(opts.dataDir, 'aira', 'db') : undefined }));
+    const db =
+      opts.db ?? (await openDb({ url: opts.url, dir: opts.url === undefined && opts.dataDir !== undefined ? join(opts.dataDir, 'aira', 'db') : undefined }));
     try {
       await migrate(db, AIRA_DOC_MIGRATIONS);
     } catch (e) {
@@ -75,7 +76,11 @@ export class DbDocStore implements DocStore {
     try {
       return await this.db.transaction(async (tx) => {
         if (revision !== undefined) {
-          await tx.query('INSERT INTO aira_doc_revisions (id, parent, doc) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [revision.id, revision.parent, JSON.stringify(revision)]);
+          await tx.query('INSERT INTO aira_doc_revisions (id, parent, doc) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [
+            revision.id,
+            revision.parent,
+            JSON.stringify(revision),
+          ]);
         }
         for (const u of updates) {
           // Under PostgreSQL's read committed, a concurrent UPDATE of the same row waits for the
@@ -101,7 +106,11 @@ export class DbDocStore implements DocStore {
 
   async putCandidate(candidate: CandidateRecord): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await tx.query('INSERT INTO aira_doc_candidates (id, task_id, doc) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [candidate.id, candidate.taskId, JSON.stringify(candidate)]);
+      await tx.query('INSERT INTO aira_doc_candidates (id, task_id, doc) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [
+        candidate.id,
+        candidate.taskId,
+        JSON.stringify(candidate),
+      ]);
       for (const [name, value] of [
         [refs.candidate(candidate.taskId), candidate.id],
         [refs.token(candidate.taskId), VOID_TOKEN],
@@ -117,7 +126,11 @@ export class DbDocStore implements DocStore {
   }
 
   async putToken(token: TokenRecord): Promise<void> {
-    await this.db.query('INSERT INTO aira_doc_tokens (id, task_id, doc) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [token.id, token.taskId, JSON.stringify(token)]);
+    await this.db.query('INSERT INTO aira_doc_tokens (id, task_id, doc) VALUES ($1, $2, $3) ON CONFLICT (id) DO NOTHING', [
+      token.id,
+      token.taskId,
+      JSON.stringify(token),
+    ]);
   }
 
   async getToken(id: string): Promise<TokenRecord | null> {

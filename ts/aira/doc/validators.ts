@@ -40,7 +40,8 @@ export interface Evaluation {
 /** `null` when the validator exists and its args fit; otherwise a stable code and a message. */
 export function checkValidatorArgs(validator: string, args: unknown): { code: 'VALIDATOR_UNKNOWN' | 'ARGS_INVALID'; message: string } | null {
   const fn = Object.hasOwn(VALIDATOR_ARG_SCHEMAS, validator) ? compiled.get(validator) : undefined;
-  if (fn === undefined) return { code: 'VALIDATOR_UNKNOWN', message: `no validator ${JSON.stringify(validator.slice(0, 64))}; known: ${VALIDATORS.join(', ')}` };
+  if (fn === undefined)
+    return { code: 'VALIDATOR_UNKNOWN', message: `no validator ${JSON.stringify(validator.slice(0, 64))}; known: ${VALIDATORS.join(', ')}` };
   if (!fn(args)) {
     const e = fn.errors?.[0];
     return { code: 'ARGS_INVALID', message: `${validator} args${e?.instancePath ?? ''}: ${e?.message ?? 'invalid'}` };

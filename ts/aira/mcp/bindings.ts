@@ -102,7 +102,8 @@ export class Bindings {
       return false;
     }
     // A plan binds the operation catalog and the discovery catalog hash: without both nothing can be bound.
-    if (op !== 'catalog.describe' || this.#catalogHash === null || env.observedRevision === null || this.#opts.snapshot().operationCatalog === null) return false;
+    if (op !== 'catalog.describe' || this.#catalogHash === null || env.observedRevision === null || this.#opts.snapshot().operationCatalog === null)
+      return false;
     const d = Described.safeParse(env.data);
     if (!d.success) return false;
     const name = BOUND_PREFIX + capabilityName(d.data.id);
@@ -119,7 +120,10 @@ export class Bindings {
       description: `${d.data.title ?? d.data.id}: builds a one-step plan of ${d.data.id} and proposes it (model.proposePatch). Bound to revision ${facts.revision}; stale after it moves.`,
       inputSchema: {
         type: 'object',
-        properties: { requestId: REQUEST_ID_SCHEMA, args: { description: `The arguments of ${d.data.id}, as its contract (catalog.describe) declares them.`, ...d.data.inputSchema } },
+        properties: {
+          requestId: REQUEST_ID_SCHEMA,
+          args: { description: `The arguments of ${d.data.id}, as its contract (catalog.describe) declares them.`, ...d.data.inputSchema },
+        },
         required: ['requestId', 'args'],
         additionalProperties: false,
       } as Tool['inputSchema'],
@@ -156,7 +160,12 @@ export class Bindings {
     const plan: Plan = {
       baseRevision: b.facts.revision,
       intentFrameHash: snap.intentFrameHash,
-      bindings: { operationCatalog: snap.operationCatalog ?? '', discoveryCatalogHash: b.facts.catalogHash, runtimeSnapshot: b.facts.runtimeSnapshot, grantId: snap.grantId },
+      bindings: {
+        operationCatalog: snap.operationCatalog ?? '',
+        discoveryCatalogHash: b.facts.catalogHash,
+        runtimeSnapshot: b.facts.runtimeSnapshot,
+        grantId: snap.grantId,
+      },
       steps: [{ id: 'step-1', capability: b.facts.capability, mode: b.mode, args }],
       acceptanceAssertions: [...snap.acceptanceAssertions],
       estimatedEffects: [b.facts.capability],

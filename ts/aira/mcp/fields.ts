@@ -44,8 +44,8 @@ const FIELDS: Readonly<Record<MetaOp, Readonly<Record<string, string>>>> = {
     'plan.baseRevision': 'The revision the plan is made on: observedRevision of your latest result (the task branch head).',
     'plan.intentFrameHash': "The task's intent hash (intent:sha256:…), given in the server instructions.",
     'plan.bindings': 'What the plan was made against: every value is in the server instructions except discoveryCatalogHash.',
-    'plan.bindings.operationCatalog': "The authority's operation catalog (e.g. \"aira.doc.ops/1\"), given in the server instructions.",
-    'plan.bindings.discoveryCatalogHash': 'data.catalogHash of the catalog.search that found the steps\' capabilities (disc:sha256:…).',
+    'plan.bindings.operationCatalog': 'The authority\'s operation catalog (e.g. "aira.doc.ops/1"), given in the server instructions.',
+    'plan.bindings.discoveryCatalogHash': "data.catalogHash of the catalog.search that found the steps' capabilities (disc:sha256:…).",
     'plan.bindings.runtimeSnapshot': 'The runtime snapshot (runtime:sha256:…), given in the server instructions.',
     'plan.bindings.grantId': "The task's grant id, given in the server instructions.",
     'plan.steps': 'The steps (1-64), each one described capability with its arguments.',
@@ -156,7 +156,8 @@ export function inputProblems(schema: z.ZodType, input: unknown): InputProblem[]
   for (const issue of r.error.issues) {
     const path = issue.path.map(segment).join('.');
     if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) add(path === '' ? segment(key) : `${path}.${segment(key)}`, path === '' ? 'not a field of this tool' : `not a field of ${path}`);
+      for (const key of issue.keys)
+        add(path === '' ? segment(key) : `${path}.${segment(key)}`, path === '' ? 'not a field of this tool' : `not a field of ${path}`);
       continue;
     }
     const missing = issue.code === 'invalid_type' && issue.path.length > 0 && at(input, issue.path) === undefined;

@@ -43,10 +43,11 @@ const NEW_ID = '<a new requestId>';
 
 /** What one call of a completion step does, as the instructions list it. */
 const STEP_TEXT: Readonly<Record<MetaOp, string>> = {
-  'interface.manifest': 'interface.manifest {}: the authority\'s validators, limits and data.operationCatalog (the plan binds it).',
+  'interface.manifest': "interface.manifest {}: the authority's validators, limits and data.operationCatalog (the plan binds it).",
   'catalog.search': 'catalog.search {"query": "<words for the change>"}: data.hits lists capability ids; data.catalogHash goes into the plan.',
   'catalog.describe': 'catalog.describe {"capability": "<a hit id>"}: its inputSchema is the shape of a step\'s args; note its mode and risk.',
-  'model.read': 'model.read {}: reads the task branch (add "select": ["<path>"] to narrow it); after a commit it is the read-back the runtime checks the acceptance assertions on.',
+  'model.read':
+    'model.read {}: reads the task branch (add "select": ["<path>"] to narrow it); after a commit it is the read-back the runtime checks the acceptance assertions on.',
   'model.proposePatch': 'model.proposePatch {"plan": PLAN}: answers data.candidateId, or diagnostics saying what to fix (then propose again).',
   'model.preview': 'model.preview {"candidateId": "<data.candidateId>"}: the candidate\'s effects and the active assertions on it.',
   'model.validate': 'model.validate {"candidateId": "<data.candidateId>"}: a pass answers data.validationToken.',
@@ -68,11 +69,12 @@ export function planTemplate(facts: TaskFacts | null, known: { baseRevision?: st
     steps: [{ id: 'step-1', capability: '<a described capability id>', mode: '<its mode>', args: '<an object matching its inputSchema>' }],
     acceptanceAssertions: facts?.intentFrame.acceptanceAssertions.map((a) => a.id) ?? ['<the acceptance assertion ids>'],
     estimatedEffects: ['<the capability ids of the authoring steps>'],
-    estimatedRisk: '<the highest risk of the steps\' capabilities>',
+    estimatedRisk: "<the highest risk of the steps' capabilities>",
   };
 }
 
-const items = (label: string, list: ReadonlyArray<{ text: string }>): string[] => (list.length === 0 ? [] : [`${label}: ${list.map((i) => i.text).join('; ')}`]);
+const items = (label: string, list: ReadonlyArray<{ text: string }>): string[] =>
+  list.length === 0 ? [] : [`${label}: ${list.map((i) => i.text).join('; ')}`];
 
 /**
  * The server instructions: the task, what counts as done, and the calls from nothing to a completed
@@ -89,13 +91,23 @@ export function sessionInstructions(facts: TaskFacts | null): string {
       for (const a of f.acceptanceAssertions) lines.push(`- ${a.id}: ${a.text} (validator ${a.validator} ${JSON.stringify(a.args)})`);
     }
   }
-  const sequence = (facts?.protocol.requiredCompletionSequence ?? ['catalog.search', 'catalog.describe', 'model.proposePatch', 'model.preview', 'model.validate', 'model.commit', 'model.read'])
-    .filter((op): op is MetaOp => Object.prototype.hasOwnProperty.call(STEP_TEXT, op));
+  const sequence = (
+    facts?.protocol.requiredCompletionSequence ?? [
+      'catalog.search',
+      'catalog.describe',
+      'model.proposePatch',
+      'model.preview',
+      'model.validate',
+      'model.commit',
+      'model.read',
+    ]
+  ).filter((op): op is MetaOp => Object.prototype.hasOwnProperty.call(STEP_TEXT, op));
   // Without a known operation catalog the plan cannot be bound until the manifest was read: say so first.
   if ((facts?.operationCatalog ?? null) === null && !sequence.includes('interface.manifest')) sequence.unshift('interface.manifest');
   lines.push('', 'How to finish: every call takes a "requestId" you have not used before in this session (e.g. "search-1"); call the tools in this order:');
   sequence.forEach((op, i) => lines.push(`${i + 1}. ${STEP_TEXT[op]}`));
-  if (facts?.protocol.completionAuthority === 'model') lines.push('This task leaves completion to you: pass "complete": true to the model.read that reads back your commit.');
+  if (facts?.protocol.completionAuthority === 'model')
+    lines.push('This task leaves completion to you: pass "complete": true to the model.read that reads back your commit.');
   lines.push(`PLAN = ${JSON.stringify(planTemplate(facts))}`);
   lines.push(
     '',
@@ -191,7 +203,8 @@ export function resultLines(tool: string, env: Envelope, problems: readonly Inpu
     const needsFacts = a.op === 'model.proposePatch' || a.op === 'model.read';
     lines.push(`next: ${a.op} ${JSON.stringify(nextArgs(a.op, a.capability, env.task.state, needsFacts ? factsOnce() : null, recall))}`);
   }
-  if (seen.size === 0 && env.status !== 'success') lines.push(`next: fix ${problems.length > 0 ? 'the fields above' : 'what the diagnostics say'} and call ${tool} again with a new requestId.`);
+  if (seen.size === 0 && env.status !== 'success')
+    lines.push(`next: fix ${problems.length > 0 ? 'the fields above' : 'what the diagnostics say'} and call ${tool} again with a new requestId.`);
   return lines;
 }
 

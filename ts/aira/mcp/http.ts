@@ -67,7 +67,8 @@ export function parseListen(listen: string): { hostname: string; port: number } 
   const port = Number(m?.[2]);
   if (m === null || port > 65535) throw new McpListenError('INVALID_LISTEN', `--http must be host:port, got ${JSON.stringify(listen.slice(0, 80))}`);
   const hostname = m[1]!.replace(/^\[|\]$/g, '');
-  if (!isLoopbackHost(hostname)) throw new McpListenError('INVALID_LISTEN', `the MCP server listens only on loopback (localhost, 127.0.0.0/8, ::1), not ${hostname.slice(0, 80)}`);
+  if (!isLoopbackHost(hostname))
+    throw new McpListenError('INVALID_LISTEN', `the MCP server listens only on loopback (localhost, 127.0.0.0/8, ::1), not ${hostname.slice(0, 80)}`);
   return { hostname, port };
 }
 
@@ -227,7 +228,8 @@ export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<Served
       use(sid, res);
       return t.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
     }
-    if (req.method !== 'POST' || !isInitializeRequest(parsedBody)) return jsonError(400, -32000, 'no mcp-session-id: the first request of a session is initialize');
+    if (req.method !== 'POST' || !isInitializeRequest(parsedBody))
+      return jsonError(400, -32000, 'no mcp-session-id: the first request of a session is initialize');
     if (sessions.size + opening >= maxSessions) {
       // The least recently used idle session makes room; one still in use is never taken away.
       const oldest = idle().sort((a, b) => a[1] - b[1])[0];
@@ -275,10 +277,17 @@ export async function serveAiraMcpHttp(opts: AiraMcpHttpOptions): Promise<Served
       if (!req.complete) res.shouldKeepAlive = false;
       await writeResponse(res, r);
     },
-    { render: (r) => ({ contentType: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message: `${r.code}: ${r.message}` }, id: null }) }) },
+    {
+      render: (r) => ({
+        contentType: 'application/json',
+        body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message: `${r.code}: ${r.message}` }, id: null }),
+      }),
+    },
   );
   const bound = await new Promise<number>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(new McpListenError('LISTEN_FAILED', `cannot listen on ${hostname}:${port}: ${e.code ?? e.message}`)));
+    server.once('error', (e: NodeJS.ErrnoException) =>
+      reject(new McpListenError('LISTEN_FAILED', `cannot listen on ${hostname}:${port}: ${e.code ?? e.message}`)),
+    );
     server.listen(port, hostname, () => resolve((server.address() as AddressInfo).port));
   });
   // Each request looks for idle sessions too; this finds them when nothing comes in at all.

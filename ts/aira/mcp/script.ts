@@ -69,7 +69,10 @@ export function parseScript(value: unknown): ScriptStep[] {
   const r = Script.safeParse(value);
   if (!r.success) {
     const issue = r.error.issues[0];
-    throw new ScriptError('SCRIPT_INVALID', `a script is a JSON array of 1..${MAX_SCRIPT_STEPS} {"op", "input"} calls (${issue ? `${issue.path.join('.') || 'top'}: ${issue.message}` : 'invalid'})`);
+    throw new ScriptError(
+      'SCRIPT_INVALID',
+      `a script is a JSON array of 1..${MAX_SCRIPT_STEPS} {"op", "input"} calls (${issue ? `${issue.path.join('.') || 'top'}: ${issue.message}` : 'invalid'})`,
+    );
   }
   return r.data;
 }
@@ -132,7 +135,10 @@ export function bracketScript(): ScriptStep[] {
     },
     { op: 'model.preview', input: { requestId: 'preview-1', candidateId: '${propose-1.data.candidateId}' } },
     { op: 'model.validate', input: { requestId: 'validate-1', candidateId: '${propose-1.data.candidateId}' } },
-    { op: 'model.commit', input: { requestId: 'commit-1', candidateId: '${propose-1.data.candidateId}', validationToken: '${validate-1.data.validationToken}' } },
+    {
+      op: 'model.commit',
+      input: { requestId: 'commit-1', candidateId: '${propose-1.data.candidateId}', validationToken: '${validate-1.data.validationToken}' },
+    },
     { op: 'model.read', input: { requestId: 'read-1', select: ['parameters/width'] } },
   ];
 }

@@ -52,11 +52,14 @@ export const SERVER_NAME = 'aigenora-aira';
 
 // Each says what to pass and what comes back, so a model can chain the tools from the descriptions alone.
 const DESCRIPTIONS: Record<MetaOp, string> = {
-  'interface.manifest': "The authority's manifest: protocol version, operation catalog, validators and limits. Optional: the server instructions already give the operation catalog.",
-  'catalog.search': 'Search the capability catalog (concrete operations are data, never tools). Answers data.hits (capability ids) and data.catalogHash, which a plan binds.',
+  'interface.manifest':
+    "The authority's manifest: protocol version, operation catalog, validators and limits. Optional: the server instructions already give the operation catalog.",
+  'catalog.search':
+    'Search the capability catalog (concrete operations are data, never tools). Answers data.hits (capability ids) and data.catalogHash, which a plan binds.',
   'catalog.describe': "One searched capability's full contract: the inputSchema of a step's args, effect class, risk, mode, preconditions.",
   'model.read': 'Read the model at the task branch head (bounded selection). The read after a commit is the read-back that completes the task.',
-  'model.proposePatch': 'Propose a plan of described capabilities (template in the server instructions). Answers data.candidateId, or diagnostics saying what to fix.',
+  'model.proposePatch':
+    'Propose a plan of described capabilities (template in the server instructions). Answers data.candidateId, or diagnostics saying what to fix.',
   'model.preview': "Preview a candidate's effects and the active assertions on it. Takes data.candidateId of model.proposePatch.",
   'model.validate': 'Validate a candidate. A pass answers data.validationToken, which model.commit needs.',
   'model.commit': 'Commit a validated candidate onto the task branch (or publish the branch, irreversible). Takes candidateId and validationToken.',
@@ -123,7 +126,11 @@ export function paramsRefusal(message: JSONRPCMessage): JSONRPCErrorResponse | u
   const where = first?.path.map(String).join('.') || 'params';
   const what = (first?.message ?? 'invalid').replace(/\s+/g, ' ').slice(0, 200);
   const more = rest.length > 0 ? ` (and ${rest.length} more)` : '';
-  return { jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `invalid ${message.method.slice(0, 40)} request: ${where}: ${what}${more}` } };
+  return {
+    jsonrpc: '2.0',
+    id: message.id,
+    error: { code: ErrorCode.InvalidParams, message: `invalid ${message.method.slice(0, 40)} request: ${where}: ${what}${more}` },
+  };
 }
 
 export interface AiraMcpSessionOptions {
@@ -222,8 +229,18 @@ export function createAiraMcpSession(opts: AiraMcpSessionOptions): AiraMcpSessio
     }),
   );
   const resources: Record<string, { name: string; title: string; description: string; read: () => unknown }> = {
-    [TRACE_URI]: { name: 'trace', title: 'The task trace', description: "This session's task trace (M46): every decision, transition and the terminal.", read: () => task.trace() },
-    [CAPSULE_URI]: { name: 'capsule', title: 'The task capsule', description: 'The task capsule (M5): intent frame, revision, discovered contracts and the plan bindings to copy.', read: () => sessionCapsule(task, catalog) },
+    [TRACE_URI]: {
+      name: 'trace',
+      title: 'The task trace',
+      description: "This session's task trace (M46): every decision, transition and the terminal.",
+      read: () => task.trace(),
+    },
+    [CAPSULE_URI]: {
+      name: 'capsule',
+      title: 'The task capsule',
+      description: 'The task capsule (M5): intent frame, revision, discovered contracts and the plan bindings to copy.',
+      read: () => sessionCapsule(task, catalog),
+    },
   };
   server.setRequestHandler(ListResourcesRequestSchema, () => ({
     resources: Object.entries(resources).map(([uri, r]) => ({ uri, name: r.name, title: r.title, description: r.description, mimeType: 'application/json' })),
@@ -235,10 +252,11 @@ export function createAiraMcpSession(opts: AiraMcpSessionOptions): AiraMcpSessio
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(r.read()) }] };
   });
   let ended: Promise<void> | undefined;
-  const end = () => (ended ??= (async () => {
-    cancelUnfinished(task);
-    await opts.release?.();
-  })());
+  const end = () =>
+    (ended ??= (async () => {
+      cancelUnfinished(task);
+      await opts.release?.();
+    })());
   server.onclose = () => void end().catch(() => undefined);
   return {
     server,

@@ -119,7 +119,8 @@ export class StdioLineTransport implements Transport {
     }
     const message = JSONRPCMessageSchema.safeParse(value);
     if (!message.success) {
-      const id = typeof value === 'object' && value !== null && 'id' in value && (typeof value.id === 'string' || typeof value.id === 'number') ? value.id : null;
+      const id =
+        typeof value === 'object' && value !== null && 'id' in value && (typeof value.id === 'string' || typeof value.id === 'number') ? value.id : null;
       return this.#refuse(id, -32600, 'Invalid Request: not a JSON-RPC 2.0 request, notification or response');
     }
     this.onmessage?.(message.data);

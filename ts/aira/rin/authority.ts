@@ -30,8 +30,30 @@ import { canonicalGoJson, RawJson } from '../../crypto/gojson.js';
 import type { Plain, RinControlClient } from '../../rin/client.js';
 import { RinError } from '../../rin/errors.js';
 import { compileSchema, newSchema, parseInstance, type CompiledSchema } from '../../rin/schema.js';
-import type { ActionRequest, CapabilitySnapshot, ClockMode, CapabilitySpec, ControllerLease, Effect, Epoch, ObservationEnvelope, OperationView, RiskLevel } from '../../rin/types.js';
-import { AuthorityError, type AssertionResult, type Authority, type AuthorityContext, type AuthorityManifest, type AuthorityResult, type CapabilityContract, type CapabilityHit, type TaskBranch, type ValidationData } from '../authority.js';
+import type {
+  ActionRequest,
+  CapabilitySnapshot,
+  ClockMode,
+  CapabilitySpec,
+  ControllerLease,
+  Effect,
+  Epoch,
+  ObservationEnvelope,
+  OperationView,
+  RiskLevel,
+} from '../../rin/types.js';
+import {
+  AuthorityError,
+  type AssertionResult,
+  type Authority,
+  type AuthorityContext,
+  type AuthorityManifest,
+  type AuthorityResult,
+  type CapabilityContract,
+  type CapabilityHit,
+  type TaskBranch,
+  type ValidationData,
+} from '../authority.js';
 import { staticEffectClass } from '../contract.js';
 import { diagnostic } from '../diagnostics.js';
 import { contentId } from '../ids.js';
@@ -166,14 +188,18 @@ class RinAuthority implements Authority {
       throw new AuthorityError('AUTHORITY_INTEGRITY', `observe: the daemon answered for ${o.host_id}/${o.world_id}/${o.actor_id}`);
     }
     const c = this.#o.crypto;
-    const revision = contentId('rev', {
-      host: o.host_id,
-      world: o.world_id,
-      actor: o.actor_id,
-      epoch: o.epoch,
-      sequence: o.sequence,
-      payload: contentId('payload', { payload: o.payload }, c),
-    }, c);
+    const revision = contentId(
+      'rev',
+      {
+        host: o.host_id,
+        world: o.world_id,
+        actor: o.actor_id,
+        epoch: o.epoch,
+        sequence: o.sequence,
+        payload: contentId('payload', { payload: o.payload }, c),
+      },
+      c,
+    );
     remember(this.#observations, revision, o);
     return { revision, observation: o };
   }
@@ -191,11 +217,15 @@ class RinAuthority implements Authority {
       const id = capabilityIdOf(spec.capability.id, spec.capability.version);
       if (id !== undefined) byId.set(id, spec);
     }
-    const hash = contentId('catalog', {
-      operationCatalog: RIN_OPERATION_CATALOG,
-      actor: this.#target,
-      specs: snapshot.specs.map((s) => ({ id: s.capability.id, version: s.capability.version, digest: s.digest })),
-    }, this.#o.crypto);
+    const hash = contentId(
+      'catalog',
+      {
+        operationCatalog: RIN_OPERATION_CATALOG,
+        actor: this.#target,
+        specs: snapshot.specs.map((s) => ({ id: s.capability.id, version: s.capability.version, digest: s.digest })),
+      },
+      this.#o.crypto,
+    );
     return { snapshot, byId, hash };
   }
 
@@ -264,7 +294,10 @@ class RinAuthority implements Authority {
 
   async search(_ctx: AuthorityContext, input: OpInput<'catalog.search'>): Promise<AuthorityResult<{ hits: CapabilityHit[]; catalogHash: string }>> {
     const [{ byId, hash }, { revision }] = await Promise.all([this.#snapshot(), this.#observe()]);
-    const words = (input.query ?? '').toLowerCase().split(/[^a-z0-9]+/).filter((w) => w !== '');
+    const words = (input.query ?? '')
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((w) => w !== '');
     const maxRisk = input.maxRisk === undefined ? 3 : RISK_ORDER.indexOf(input.maxRisk);
     const hits: CapabilityHit[] = [];
     for (const [id, spec] of [...byId].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -286,7 +319,17 @@ class RinAuthority implements Authority {
       return {
         observedRevision: revision,
         diagnostics: [diagnostic('CAPABILITY_UNKNOWN', 'input', 'input', `the actor offers no capability ${capability}`, { affected: [capability] })],
-        data: { id: capability, title: '', effectClass: 'irreversible', risk: 'critical', description: '', inputSchema: { not: {} }, mode: 'authoring', reversible: false, preconditions: [] },
+        data: {
+          id: capability,
+          title: '',
+          effectClass: 'irreversible',
+          risk: 'critical',
+          description: '',
+          inputSchema: { not: {} },
+          mode: 'authoring',
+          reversible: false,
+          preconditions: [],
+        },
       };
     }
     const hit = this.#hit(capability, spec);
@@ -321,17 +364,35 @@ class RinAuthority implements Authority {
       schemaRef: o.schema_ref,
       payload: o.payload,
       facts: (o.facts ?? []).map((f) => ({ id: f.fact_id, kind: f.kind, value: f.value })),
-      resources: (o.resources ?? []).map((r) => ({ kind: r.kind, ref: r.ref.key, ownership: r.ownership, scope: r.scope, ...(r.quantity !== undefined ? { quantity: r.quantity, unit: r.unit } : {}), attributes: r.attributes })),
+      resources: (o.resources ?? []).map((r) => ({
+        kind: r.kind,
+        ref: r.ref.key,
+        ownership: r.ownership,
+        scope: r.scope,
+        ...(r.quantity !== undefined ? { quantity: r.quantity, unit: r.unit } : {}),
+        attributes: r.attributes,
+      })),
     };
     if (input.query !== undefined) {
-      diagnostics.push(diagnostic('QUERY_UNSUPPORTED', 'read', 'input', `a rin world answers no ${input.query.kind} query; read the observation instead`, { severity: 'warning', affected: [input.query.ref] }));
+      diagnostics.push(
+        diagnostic('QUERY_UNSUPPORTED', 'read', 'input', `a rin world answers no ${input.query.kind} query; read the observation instead`, {
+          severity: 'warning',
+          affected: [input.query.ref],
+        }),
+      );
     }
     let data = whole;
     if (input.select !== undefined) {
       const selected: Record<string, unknown> = {};
       for (const path of input.select) {
         const value = selectPath(o, path);
-        if (value === undefined) diagnostics.push(diagnostic('SELECT_UNKNOWN', 'read', 'input', `nothing at ${path} (paths: payload/<pointer>, facts/<fact_id>)`, { severity: 'warning', affected: [path] }));
+        if (value === undefined)
+          diagnostics.push(
+            diagnostic('SELECT_UNKNOWN', 'read', 'input', `nothing at ${path} (paths: payload/<pointer>, facts/<fact_id>)`, {
+              severity: 'warning',
+              affected: [path],
+            }),
+          );
         else selected[path] = value;
       }
       data = { revision, epoch: o.epoch, sequence: o.sequence, selected };
@@ -354,7 +415,13 @@ class RinAuthority implements Authority {
     }
     const step = authoring[0]!;
     if (plan.baseRevision !== revision) {
-      return refuse(diagnostic('STALE_PLAN', 'lower', 'stale', 'the world moved since the plan was made: read it again', { affected: [step.id], expected: revision, actual: plan.baseRevision }));
+      return refuse(
+        diagnostic('STALE_PLAN', 'lower', 'stale', 'the world moved since the plan was made: read it again', {
+          affected: [step.id],
+          expected: revision,
+          actual: plan.baseRevision,
+        }),
+      );
     }
     const spec = byId.get(step.capability);
     if (spec === undefined) {
@@ -363,7 +430,8 @@ class RinAuthority implements Authority {
     let argsText: string;
     try {
       argsText = canonicalGoJson(JSON.stringify(step.args));
-      if (new TextEncoder().encode(argsText).byteLength > spec.max_input_bytes) throw new RinError('invalid', `arguments: must contain at most ${spec.max_input_bytes} bytes`);
+      if (new TextEncoder().encode(argsText).byteLength > spec.max_input_bytes)
+        throw new RinError('invalid', `arguments: must contain at most ${spec.max_input_bytes} bytes`);
       this.#compiled(spec).check('arguments', parseInstance('arguments', argsText));
     } catch (e) {
       if (e instanceof AuthorityError) throw e;
@@ -378,7 +446,17 @@ class RinAuthority implements Authority {
       );
     }
     const c = this.#o.crypto;
-    const id = contentId('cand', { taskId: ctx.taskId, baseRevision: revision, grantId: plan.bindings.grantId, step: { id: step.id, capability: step.capability, args: step.args }, specDigest: spec.digest }, c);
+    const id = contentId(
+      'cand',
+      {
+        taskId: ctx.taskId,
+        baseRevision: revision,
+        grantId: plan.bindings.grantId,
+        step: { id: step.id, capability: step.capability, args: step.args },
+        specDigest: spec.digest,
+      },
+      c,
+    );
     const effects = this.#declared(spec.capability.id);
     const existing = this.#candidates.get(id);
     const candidate: Candidate = existing ?? {
@@ -401,12 +479,22 @@ class RinAuthority implements Authority {
     return {
       observedRevision: revision,
       diagnostics: [],
-      data: { candidateId: id, capability: step.capability, rinCapability: `${spec.capability.id}@${spec.capability.version}`, arguments: step.args, baseRevision: revision, observationSequence: observation.sequence },
+      data: {
+        candidateId: id,
+        capability: step.capability,
+        rinCapability: `${spec.capability.id}@${spec.capability.version}`,
+        arguments: step.args,
+        baseRevision: revision,
+        observationSequence: observation.sequence,
+      },
     };
   }
 
   #candidate(candidateId: string, phase: 'preview' | 'validate' | 'commit'): Candidate | Diagnostic {
-    return this.#candidates.get(candidateId) ?? diagnostic('CANDIDATE_UNKNOWN', phase, 'input', `no candidate ${candidateId} was proposed here`, { affected: [candidateId] });
+    return (
+      this.#candidates.get(candidateId) ??
+      diagnostic('CANDIDATE_UNKNOWN', phase, 'input', `no candidate ${candidateId} was proposed here`, { affected: [candidateId] })
+    );
   }
 
   async preview(_ctx: AuthorityContext, candidateId: string): Promise<AuthorityResult<Record<string, unknown>>> {
@@ -416,10 +504,24 @@ class RinAuthority implements Authority {
     const diagnostics: Diagnostic[] = [];
     const effects = cand.effects;
     if (effects === null) {
-      diagnostics.push(diagnostic('EFFECTS_UNDECLARED', 'preview', 'authority', `${cand.spec.id} declares no effects: only its risk floor (${cand.riskFloor}) is known until the host binds it; taken as irreversible`, { severity: 'warning', affected: [cand.stepId] }));
+      diagnostics.push(
+        diagnostic(
+          'EFFECTS_UNDECLARED',
+          'preview',
+          'authority',
+          `${cand.spec.id} declares no effects: only its risk floor (${cand.riskFloor}) is known until the host binds it; taken as irreversible`,
+          { severity: 'warning', affected: [cand.stepId] },
+        ),
+      );
     } else {
       for (const e of effects) {
-        if (!e.reversible) diagnostics.push(diagnostic('IRREVERSIBLE_EFFECT', 'preview', 'precondition', `${e.kind} (${e.operation}) cannot be undone`, { severity: 'info', affected: [cand.stepId] }));
+        if (!e.reversible)
+          diagnostics.push(
+            diagnostic('IRREVERSIBLE_EFFECT', 'preview', 'precondition', `${e.kind} (${e.operation}) cannot be undone`, {
+              severity: 'info',
+              affected: [cand.stepId],
+            }),
+          );
       }
     }
     return {
@@ -432,7 +534,14 @@ class RinAuthority implements Authority {
         effectSource: effects === null ? 'risk-floor' : 'declared',
         riskFloor: RISK[cand.riskFloor] ?? 'critical',
         effectClass: effectClassOf(effects, cand.riskFloor),
-        effects: (effects ?? []).map((e) => ({ kind: e.kind, operation: e.operation, ownership: e.ownership, scope: e.scope, reversible: e.reversible, risk: RISK[e.risk] ?? 'critical' })),
+        effects: (effects ?? []).map((e) => ({
+          kind: e.kind,
+          operation: e.operation,
+          ownership: e.ownership,
+          scope: e.scope,
+          reversible: e.reversible,
+          risk: RISK[e.risk] ?? 'critical',
+        })),
         baseRevision: cand.baseRevision,
         moved: revision !== cand.baseRevision,
       },
@@ -449,7 +558,12 @@ class RinAuthority implements Authority {
     const specSame = spec !== undefined && spec.digest === cand.spec.digest;
     evidence.push({ assertion: 'capability.unchanged', passed: specSame, detail: { digest: cand.spec.digest } });
     if (!specSame) {
-      diagnostics.push(diagnostic('CAPABILITY_CHANGED', 'validate', 'stale', `${cand.capability} changed or went away since the candidate was proposed: propose again`, { affected: [cand.stepId], repairCapabilities: [cand.capability] }));
+      diagnostics.push(
+        diagnostic('CAPABILITY_CHANGED', 'validate', 'stale', `${cand.capability} changed or went away since the candidate was proposed: propose again`, {
+          affected: [cand.stepId],
+          repairCapabilities: [cand.capability],
+        }),
+      );
     } else {
       // Checked at propose; again here because validation is the authoritative step (M30).
       let argsOk = true;
@@ -460,19 +574,56 @@ class RinAuthority implements Authority {
         argsOk = false;
       }
       evidence.push({ assertion: 'arguments.schema', passed: argsOk });
-      if (!argsOk) diagnostics.push(diagnostic('ARGUMENTS_INVALID', 'validate', 'input', `${cand.capability}: arguments no longer match the input schema`, { affected: [cand.stepId] }));
+      if (!argsOk)
+        diagnostics.push(
+          diagnostic('ARGUMENTS_INVALID', 'validate', 'input', `${cand.capability}: arguments no longer match the input schema`, { affected: [cand.stepId] }),
+        );
     }
     const policy = this.#o.policy;
     let verdict: PolicyVerdict | null = null;
     if (policy !== undefined && cand.effects !== null) {
-      verdict = policy.decide({ actorId: this.#target.actor_id, controllerId: this.#controllerId, principalId: await this.#principalId(), effects: cand.effects, clock: cand.clock });
+      verdict = policy.decide({
+        actorId: this.#target.actor_id,
+        controllerId: this.#controllerId,
+        principalId: await this.#principalId(),
+        effects: cand.effects,
+        clock: cand.clock,
+      });
       const approvable = (this.#o.approvingGrants ?? []).includes(cand.grantId);
       const passed = verdict.result === 'allow' || (verdict.result === 'require_confirmation' && approvable);
-      evidence.push({ assertion: 'policy', passed, detail: { policyMode: 'local', policy: policy.name, result: verdict.result, reasonCode: verdict.reasonCode, matchedRuleIds: verdict.matchedRuleIds, summary: verdict.summary, confirm: verdict.result === 'require_confirmation' && approvable } });
+      evidence.push({
+        assertion: 'policy',
+        passed,
+        detail: {
+          policyMode: 'local',
+          policy: policy.name,
+          result: verdict.result,
+          reasonCode: verdict.reasonCode,
+          matchedRuleIds: verdict.matchedRuleIds,
+          summary: verdict.summary,
+          confirm: verdict.result === 'require_confirmation' && approvable,
+        },
+      });
       if (verdict.result === 'deny') {
-        diagnostics.push(diagnostic('POLICY_DENIED', 'validate', 'precondition', `the ${policy.name} policy denies ${cand.capability}: ${verdict.summary} (${verdict.reasonCode})`, { affected: [cand.stepId], actual: verdict.result }));
+        diagnostics.push(
+          diagnostic(
+            'POLICY_DENIED',
+            'validate',
+            'precondition',
+            `the ${policy.name} policy denies ${cand.capability}: ${verdict.summary} (${verdict.reasonCode})`,
+            { affected: [cand.stepId], actual: verdict.result },
+          ),
+        );
       } else if (verdict.result === 'require_confirmation' && !approvable) {
-        diagnostics.push(diagnostic('APPROVAL_REQUIRED', 'validate', 'scope', `the ${policy.name} policy asks to confirm ${cand.capability}, and grant ${cand.grantId} may not approve`, { affected: [cand.stepId], approvalRequired: true, actual: verdict.result }));
+        diagnostics.push(
+          diagnostic(
+            'APPROVAL_REQUIRED',
+            'validate',
+            'scope',
+            `the ${policy.name} policy asks to confirm ${cand.capability}, and grant ${cand.grantId} may not approve`,
+            { affected: [cand.stepId], approvalRequired: true, actual: verdict.result },
+          ),
+        );
       }
     } else {
       const why = policy === undefined ? 'the daemon policy is not known here' : `${cand.spec.id} declares no effects`;
@@ -522,13 +673,28 @@ class RinAuthority implements Authority {
     if (!('id' in cand)) return refuse(cand);
     if (cand.committed) return cand.committed;
     if (input.target === 'publish') {
-      return refuse(diagnostic('PUBLISH_UNSUPPORTED', 'commit', 'precondition', 'a rin world has no task branch to publish: every commit already acts on the live world', { affected: [cand.stepId] }));
+      return refuse(
+        diagnostic('PUBLISH_UNSUPPORTED', 'commit', 'precondition', 'a rin world has no task branch to publish: every commit already acts on the live world', {
+          affected: [cand.stepId],
+        }),
+      );
     }
     if (cand.validation === undefined || cand.validation.token !== input.validationToken) {
-      return refuse(diagnostic('VALIDATION_TOKEN_INVALID', 'commit', 'integrity', 'the validation token does not belong to this candidate\'s last passing validation', { affected: [cand.stepId] }));
+      return refuse(
+        diagnostic('VALIDATION_TOKEN_INVALID', 'commit', 'integrity', "the validation token does not belong to this candidate's last passing validation", {
+          affected: [cand.stepId],
+        }),
+      );
     }
     if (revision !== cand.baseRevision) {
-      return refuse(diagnostic('REVISION_MOVED', 'commit', 'stale', 'the world moved since the candidate was proposed: nothing was submitted; read it again', { severity: 'warning', expected: cand.baseRevision, actual: revision }), 'stale');
+      return refuse(
+        diagnostic('REVISION_MOVED', 'commit', 'stale', 'the world moved since the candidate was proposed: nothing was submitted; read it again', {
+          severity: 'warning',
+          expected: cand.baseRevision,
+          actual: revision,
+        }),
+        'stale',
+      );
     }
     let op: Plain<OperationView>;
     try {
@@ -549,9 +715,16 @@ class RinAuthority implements Authority {
       op = await this.#o.client.submitAction({ host_id: this.#target.host_id, world_id: this.#target.world_id, action_request: request });
     } catch (e) {
       if (!(e instanceof RinError) || e.code === 'unavailable' || e.code === 'internal') rinFailure(e, 'submit');
-      if (e.code === 'stale') return refuse(diagnostic('REVISION_MOVED', 'commit', 'stale', `the host refused the action as stale: ${e.message}`, { severity: 'warning' }), 'stale');
-      const cause = e.code === 'forbidden' ? 'scope' : e.code === 'conflict' || e.code === 'lease_conflict' ? 'conflict' : e.code === 'invalid' ? 'input' : 'precondition';
-      return refuse(diagnostic('ACTION_REFUSED', 'commit', cause, `the daemon or host refused the action (${e.code}): ${e.message}`, { affected: [cand.stepId], actual: e.code }));
+      if (e.code === 'stale')
+        return refuse(diagnostic('REVISION_MOVED', 'commit', 'stale', `the host refused the action as stale: ${e.message}`, { severity: 'warning' }), 'stale');
+      const cause =
+        e.code === 'forbidden' ? 'scope' : e.code === 'conflict' || e.code === 'lease_conflict' ? 'conflict' : e.code === 'invalid' ? 'input' : 'precondition';
+      return refuse(
+        diagnostic('ACTION_REFUSED', 'commit', cause, `the daemon or host refused the action (${e.code}): ${e.message}`, {
+          affected: [cand.stepId],
+          actual: e.code,
+        }),
+      );
     }
     return this.#finish(cand, op);
   }
@@ -563,11 +736,23 @@ class RinAuthority implements Authority {
     const predicted = cand.validation?.verdict ?? null;
     const decided = submitted.policy_decision?.result;
     if (predicted !== null && decided !== undefined && decided !== predicted.result) {
-      diagnostics.push(diagnostic('POLICY_MISMATCH', 'commit', 'authority', `validation predicted ${predicted.result} and the daemon decided ${decided}`, { severity: 'warning', expected: predicted.result, actual: decided }));
+      diagnostics.push(
+        diagnostic('POLICY_MISMATCH', 'commit', 'authority', `validation predicted ${predicted.result} and the daemon decided ${decided}`, {
+          severity: 'warning',
+          expected: predicted.result,
+          actual: decided,
+        }),
+      );
     }
     const bound = (submitted.bound_action?.effect_preview ?? []) as Plain<Effect>[];
     if (cand.effects !== null && !sameEffects(cand.effects, bound)) {
-      diagnostics.push(diagnostic('EFFECTS_DIFFER', 'commit', 'authority', 'the host bound other effects than the capability declares', { severity: 'warning', expected: cand.effects, actual: bound.map(policyFacts) }));
+      diagnostics.push(
+        diagnostic('EFFECTS_DIFFER', 'commit', 'authority', 'the host bound other effects than the capability declares', {
+          severity: 'warning',
+          expected: cand.effects,
+          actual: bound.map(policyFacts),
+        }),
+      );
     }
     let op = submitted;
     try {
@@ -575,7 +760,12 @@ class RinAuthority implements Authority {
         const approvable = predicted?.result === 'require_confirmation' && (this.#o.approvingGrants ?? []).includes(cand.grantId);
         if (!approvable) {
           op = await this.#o.client.cancelOperation({ operation_id: op.operation_id });
-          diagnostics.push(diagnostic('APPROVAL_REQUIRED', 'commit', 'scope', 'the daemon asks to confirm an action this authority may not approve: it was cancelled', { affected: [cand.stepId], approvalRequired: true }));
+          diagnostics.push(
+            diagnostic('APPROVAL_REQUIRED', 'commit', 'scope', 'the daemon asks to confirm an action this authority may not approve: it was cancelled', {
+              affected: [cand.stepId],
+              approvalRequired: true,
+            }),
+          );
           return this.#settle(cand, op, diagnostics, artifacts);
         }
         op = await this.#o.client.confirmAction({ operation_id: op.operation_id });
@@ -583,22 +773,41 @@ class RinAuthority implements Authority {
       const deadline = this.#now() + (this.#o.outcomeTimeoutMs ?? 60_000);
       while (!op.terminal && this.#now() < deadline) {
         if (this.#o.advance) await this.#o.advance();
-        op = (await this.#o.client.waitOperation({ operation_id: op.operation_id, after_cursor: op.cursor, wait_millis: this.#o.waitMillis ?? 1000 })).operation;
+        op = (await this.#o.client.waitOperation({ operation_id: op.operation_id, after_cursor: op.cursor, wait_millis: this.#o.waitMillis ?? 1000 }))
+          .operation;
       }
     } catch (e) {
       if (e instanceof RinError && e.code === 'stale') {
         const { revision } = await this.#observe();
-        return { observedRevision: revision, diagnostics: [...diagnostics, diagnostic('REVISION_MOVED', 'commit', 'stale', `the action went stale before it ran: ${e.message}`, { severity: 'warning' })], data: { revision }, artifacts, status: 'stale' };
+        return {
+          observedRevision: revision,
+          diagnostics: [
+            ...diagnostics,
+            diagnostic('REVISION_MOVED', 'commit', 'stale', `the action went stale before it ran: ${e.message}`, { severity: 'warning' }),
+          ],
+          data: { revision },
+          artifacts,
+          status: 'stale',
+        };
       }
       rinFailure(e, 'operation');
     }
     return this.#settle(cand, op, diagnostics, artifacts);
   }
 
-  async #settle(cand: Candidate, op: Plain<OperationView>, diagnostics: Diagnostic[], artifacts: Array<{ kind: string; id: string }>): Promise<AuthorityResult<{ revision: string }>> {
+  async #settle(
+    cand: Candidate,
+    op: Plain<OperationView>,
+    diagnostics: Diagnostic[],
+    artifacts: Array<{ kind: string; id: string }>,
+  ): Promise<AuthorityResult<{ revision: string }>> {
     if (op.status === 'succeeded' && op.outcome) await this.#catchUp(op.outcome.world_seq);
     const { revision } = await this.#observe();
-    const result = (status: 'success' | 'stale' | undefined, more: Diagnostic[] = [], effects: EffectObserved[] = []): AuthorityResult<{ revision: string }> => ({
+    const result = (
+      status: 'success' | 'stale' | undefined,
+      more: Diagnostic[] = [],
+      effects: EffectObserved[] = [],
+    ): AuthorityResult<{ revision: string }> => ({
       observedRevision: revision,
       diagnostics: [...diagnostics, ...more],
       data: { revision },
@@ -618,17 +827,39 @@ class RinAuthority implements Authority {
       return cand.committed;
     }
     if (op.status === 'stale' || op.rejection_code === 'stale') {
-      return result('stale', [diagnostic('REVISION_MOVED', 'commit', 'stale', 'the host found the world moved before the action ran', { severity: 'warning' })]);
+      return result('stale', [
+        diagnostic('REVISION_MOVED', 'commit', 'stale', 'the host found the world moved before the action ran', { severity: 'warning' }),
+      ]);
     }
     if (!op.terminal) {
-      return result(undefined, [diagnostic('OUTCOME_PENDING', 'commit', 'authority', `operation ${op.operation_id} is still ${op.status}; its outcome is not known yet`, { affected: [cand.stepId], actual: op.status })]);
+      return result(undefined, [
+        diagnostic('OUTCOME_PENDING', 'commit', 'authority', `operation ${op.operation_id} is still ${op.status}; its outcome is not known yet`, {
+          affected: [cand.stepId],
+          actual: op.status,
+        }),
+      ]);
     }
     if (op.status === 'rejected' && op.policy_decision?.result === 'deny') {
-      return result(undefined, [diagnostic('POLICY_DENIED', 'commit', 'precondition', `the daemon's policy denied the action: ${op.rejection_message ?? ''} (${op.rejection_code ?? ''})`, { affected: [cand.stepId], actual: op.rejection_code })]);
+      return result(undefined, [
+        diagnostic(
+          'POLICY_DENIED',
+          'commit',
+          'precondition',
+          `the daemon's policy denied the action: ${op.rejection_message ?? ''} (${op.rejection_code ?? ''})`,
+          { affected: [cand.stepId], actual: op.rejection_code },
+        ),
+      ]);
     }
     if (diagnostics.some((d) => d.code === 'APPROVAL_REQUIRED')) return result(undefined);
-    const why = op.outcome ? `${op.outcome.code ?? op.outcome.status}: ${op.outcome.summary}` : `${op.rejection_code ?? op.status}: ${op.rejection_message ?? ''}`;
-    return result(undefined, [diagnostic('ACTION_FAILED', 'commit', 'authority', `operation ${op.operation_id} ended ${op.status} (${why})`, { affected: [cand.stepId], actual: op.status })]);
+    const why = op.outcome
+      ? `${op.outcome.code ?? op.outcome.status}: ${op.outcome.summary}`
+      : `${op.rejection_code ?? op.status}: ${op.rejection_message ?? ''}`;
+    return result(undefined, [
+      diagnostic('ACTION_FAILED', 'commit', 'authority', `operation ${op.operation_id} ended ${op.status} (${why})`, {
+        affected: [cand.stepId],
+        actual: op.status,
+      }),
+    ]);
   }
 
   /** Waits (bounded) until the daemon's view of the actor includes the outcome's world sequence. */
@@ -651,7 +882,15 @@ class RinAuthority implements Authority {
     const { revision } = await this.#observe();
     return {
       observedRevision: revision,
-      diagnostics: [diagnostic('REVERT_UNSUPPORTED', 'commit', 'precondition', 'a rin action cannot be undone and no capability here declares a compensating one; plan a new action instead', { affected: [input.toRevision] })],
+      diagnostics: [
+        diagnostic(
+          'REVERT_UNSUPPORTED',
+          'commit',
+          'precondition',
+          'a rin action cannot be undone and no capability here declares a compensating one; plan a new action instead',
+          { affected: [input.toRevision] },
+        ),
+      ],
       data: { revision },
     };
   }
@@ -664,7 +903,10 @@ class RinAuthority implements Authority {
       if (now.revision === revision) o = now.observation;
     }
     if (o === undefined) {
-      return { passed: false, results: assertions.map((a) => ({ assertion: a.id, passed: false, detail: { why: `revision ${revision} was never observed here` } })) };
+      return {
+        passed: false,
+        results: assertions.map((a) => ({ assertion: a.id, passed: false, detail: { why: `revision ${revision} was never observed here` } })),
+      };
     }
     const state: ObservedState = { payload: o.payload, facts: (o.facts ?? []).map((f) => ({ fact_id: f.fact_id, value: f.value })) };
     const results = assertions.map((a) => evaluateAssertion(a, state));

@@ -52,7 +52,11 @@ function sameJson(a: unknown, b: unknown): boolean {
   return false;
 }
 
-const fail = (assertion: string, why: string, actual?: unknown): AssertionOutcome => ({ assertion, passed: false, detail: actual === undefined ? { why } : { why, actual } });
+const fail = (assertion: string, why: string, actual?: unknown): AssertionOutcome => ({
+  assertion,
+  passed: false,
+  detail: actual === undefined ? { why } : { why, actual },
+});
 
 /** One assertion on one observation; an unknown validator or malformed args fail it, never throw. */
 export function evaluateAssertion(a: AcceptanceAssertion, state: ObservedState): AssertionOutcome {
@@ -84,7 +88,9 @@ export function evaluateAssertion(a: AcceptanceAssertion, state: ObservedState):
       if (!Object.hasOwn(args, 'value')) return fail(a.id, 'args.value is required');
       const fact = state.facts.find((f) => f.fact_id === id);
       if (!fact) return fail(a.id, `no fact ${id}`);
-      return sameJson(fact.value, args['value']) ? { assertion: a.id, passed: true, detail: { actual: fact.value } } : fail(a.id, `fact ${id} differs`, fact.value);
+      return sameJson(fact.value, args['value'])
+        ? { assertion: a.id, passed: true, detail: { actual: fact.value } }
+        : fail(a.id, `fact ${id} differs`, fact.value);
     }
     default:
       return fail(a.id, `unknown validator ${a.validator}`);

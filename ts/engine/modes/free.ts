@@ -60,7 +60,10 @@ export const freeMode: ModeDefinition<'free'> = {
           const next = scripted[n];
           listening = true;
           const line = (await io.decide({
-            expects: 'message', key: 'chat', value: n, listen: true,
+            expects: 'message',
+            key: 'chat',
+            value: n,
+            listen: true,
             fallback: next === undefined ? { action: 'end' } : { action: 'chat', text: next },
             check: (r) => checkLine(ctx, r, seq + 1),
             take: (r) => r.message,
@@ -106,6 +109,7 @@ const peerSigns = (ctx: ModeContext): boolean => ctx.wire.profile === 'signed';
 function checkLine(ctx: Parameters<typeof checkDecidedMessage>[0], r: DecisionRecord, seq: number): string | undefined {
   const m = r.message;
   if (m?.['action'] === 'end') return undefined;
-  if (m?.['action'] !== 'chat' || typeof m['text'] !== 'string') return 'a chat decision is {"message": {"action": "chat", "text": "…"}} or {"message": {"action": "end"}}';
+  if (m?.['action'] !== 'chat' || typeof m['text'] !== 'string')
+    return 'a chat decision is {"message": {"action": "chat", "text": "…"}} or {"message": {"action": "end"}}';
   return checkDecidedMessage(ctx, { ...r, message: { action: 'chat', text: m['text'], seq } });
 }

@@ -20,7 +20,14 @@ const notTwoParty = <M extends FlowMode>(mode: M): ModeDefinition<M> => ({
   drainAfterEnd: false,
   invalidInbound: 'abort',
   create: () => ({
-    step: () => Promise.reject(new ModeAbort('hook_error', 'engine', `flow mode ${mode} is not a two-party session; it runs on the group engine (protocol test, host and join run it)`)),
+    step: () =>
+      Promise.reject(
+        new ModeAbort(
+          'hook_error',
+          'engine',
+          `flow mode ${mode} is not a two-party session; it runs on the group engine (protocol test, host and join run it)`,
+        ),
+      ),
   }),
 });
 

@@ -11,7 +11,8 @@ import { isOutcome, ModeAbort, type ModeDefinition } from '../mode.js';
 import { coroutineMode } from './coroutine.js';
 import { joinReady } from './handshake.js';
 
-const accepts = (r: DecisionRecord) => (typeof r.value === 'object' && r.value !== null ? undefined : 'a decision for this move is {"value": {"kind": "play" | "draw" | "pass", ...}}');
+const accepts = (r: DecisionRecord) =>
+  typeof r.value === 'object' && r.value !== null ? undefined : 'a decision for this move is {"value": {"kind": "play" | "draw" | "pass", ...}}';
 
 export const mentalPokerMode: ModeDefinition<'mental_poker'> = {
   receiptFirst: 'host',
@@ -23,9 +24,15 @@ export const mentalPokerMode: ModeDefinition<'mental_poker'> = {
       const c: MpCrypto = ctx.crypto;
       const specId = (ctx.spec as { protocol_id?: unknown }).protocol_id;
       let mode = createMpMode({
-        role: ctx.role, crypto: c, hooks: ctx.hooks as MentalPokerHooks, secrets: ctx.mpSecrets,
+        role: ctx.role,
+        crypto: c,
+        hooks: ctx.hooks as MentalPokerHooks,
+        secrets: ctx.mpSecrets,
         otProtocolId: typeof specId === 'string' && specId ? specId : ctx.spec.name || 'mental-poker',
-        sessionId: ctx.sid, signer: ctx.key, publicKey: ctx.role === 'host' ? ctx.hostKey : ctx.guestKey, peerPublicKey: ctx.role === 'host' ? ctx.guestKey : ctx.hostKey,
+        sessionId: ctx.sid,
+        signer: ctx.key,
+        publicKey: ctx.role === 'host' ? ctx.hostKey : ctx.guestKey,
+        peerPublicKey: ctx.role === 'host' ? ctx.guestKey : ctx.hostKey,
         decisions: ctx.controlMode !== 'autonomous' && !!ctx.decision,
       });
       if (ctx.mpWrap) mode = ctx.mpWrap(mode);
@@ -46,10 +53,14 @@ export const mentalPokerMode: ModeDefinition<'mental_poker'> = {
         case 'hook_error':
           throw new ModeAbort('hook_error', 'hooks', end.detail);
         default: {
-          const proof = end.proof ? {
-            kind: end.proof.kind, offender: end.proof.offender, frames: 'all' as const,
-            detail: { reason: end.proof.reason, evidence: end.proof.evidence, verifier: ctx.role, deal: end.deal, transcript_hash: end.transcriptHash },
-          } : undefined;
+          const proof = end.proof
+            ? {
+                kind: end.proof.kind,
+                offender: end.proof.offender,
+                frames: 'all' as const,
+                detail: { reason: end.proof.reason, evidence: end.proof.evidence, verifier: ctx.role, deal: end.deal, transcript_hash: end.transcriptHash },
+              }
+            : undefined;
           throw new ModeAbort(end.reason, end.reason === 'audit_failed' || end.reason === 'audit_refused' ? 'mp_audit' : 'mp_play', end.detail, proof);
         }
       }

@@ -86,18 +86,25 @@ const hookAbort = (e: unknown): never => {
  */
 function invalidFrom(input: Extract<ModeInput, { kind: 'message' }>): ModeEffect[] {
   const errors = input.invalid ?? [];
-  return [{
-    kind: 'end', reason: 'invalid_message', step: 'spec',
-    detail: `the ${input.from}'s ${input.msg.action} fails the spec: ${errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
-    proof: { kind: 'invalid_message', offender: input.from, frames: [input.line], detail: { errors } },
-  }];
+  return [
+    {
+      kind: 'end',
+      reason: 'invalid_message',
+      step: 'spec',
+      detail: `the ${input.from}'s ${input.msg.action} fails the spec: ${errors.map((e) => `${e.code} at ${e.pointer}`).join('; ')}`,
+      proof: { kind: 'invalid_message', offender: input.from, frames: [input.line], detail: { errors } },
+    },
+  ];
 }
 
 function hostMode(ctx: Ctx): Mode {
   const { config, matchConfigHash: mch } = setup(ctx);
   const hooks = ctx.hooks;
   const host = new RealtimeHost({
-    crypto: ctx.crypto, config, rulesetHash: ctx.rulesetHash, matchConfigHash: mch,
+    crypto: ctx.crypto,
+    config,
+    rulesetHash: ctx.rulesetHash,
+    matchConfigHash: mch,
     validateCommands: (side, commands, state, tick) => hooks.proto_realtime_validate_commands(side, commands, state, tick),
     check: () => refusal,
   });
@@ -126,7 +133,11 @@ function hostMode(ctx: Ctx): Mode {
       if (input.kind === 'message' && input.invalid && !started) return invalidFrom(input);
       if (input.kind === 'message' && !started) {
         const no = host.answerJoin(input.msg);
-        if (no) return [{ kind: 'send', msg: no.reject }, { kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the guest's rt_join was refused: ${no.reason}${why(no.reason)}` }];
+        if (no)
+          return [
+            { kind: 'send', msg: no.reject },
+            { kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the guest's rt_join was refused: ${no.reason}${why(no.reason)}` },
+          ];
         start = ctx.now();
         const initial = await ctx.hook('proto_realtime_initial_state');
         let ready;
@@ -164,7 +175,10 @@ function hostMode(ctx: Ctx): Mode {
       }
       const out: ModeEffect[] = [{ kind: 'send', msg: sent!.message }];
       if (host.outcome !== 'none') {
-        out.push({ kind: 'event', name: 'realtime_ended', data: { role: 'host', tick: host.tick, outcome: host.outcome } }, { kind: 'end', reason: 'completed', ...(isOutcome(host.outcome) && { outcome: host.outcome }) });
+        out.push(
+          { kind: 'event', name: 'realtime_ended', data: { role: 'host', tick: host.tick, outcome: host.outcome } },
+          { kind: 'end', reason: 'completed', ...(isOutcome(host.outcome) && { outcome: host.outcome }) },
+        );
         return out;
       }
       await queueCommands();
@@ -189,8 +203,16 @@ function guestMode(ctx: Ctx): Mode {
       { kind: 'event', name: 'realtime_integrity_failed', data: audit },
       { kind: 'write', file: 'realtime-audit.json', value: audit },
       {
-        kind: 'end', reason: 'realtime_integrity_failed', step: 'realtime', detail: fault.message,
-        proof: { kind: 'realtime_integrity_failed', offender: 'host', frames: [...ctx.wire.order], detail: { ...audit, ...(fault.tick !== undefined && { tick: fault.tick }) } },
+        kind: 'end',
+        reason: 'realtime_integrity_failed',
+        step: 'realtime',
+        detail: fault.message,
+        proof: {
+          kind: 'realtime_integrity_failed',
+          offender: 'host',
+          frames: [...ctx.wire.order],
+          detail: { ...audit, ...(fault.tick !== undefined && { tick: fault.tick }) },
+        },
       },
     ];
   };
@@ -202,7 +224,14 @@ function guestMode(ctx: Ctx): Mode {
     let list: unknown[] = [];
     try {
       const raw = await hooks.proto_realtime_commands(state, target);
-      list = normaliseCommands((side, c, st, t) => hooks.proto_realtime_validate_commands(side, c, st, t), config.max_commands_per_frame, 'guest', raw, state, target);
+      list = normaliseCommands(
+        (side, c, st, t) => hooks.proto_realtime_validate_commands(side, c, st, t),
+        config.max_commands_per_frame,
+        'guest',
+        raw,
+        state,
+        target,
+      );
     } catch {
       list = [];
     }
@@ -219,7 +248,12 @@ function guestMode(ctx: Ctx): Mode {
       const semantic = await hooks.proto_realtime_audit_outcome?.(plainValue(frame));
       if (isObject(semantic)) audit = semantic;
     } catch (e) {
-      audit = { status: 'audit_error', reason: Array.from((e as Error)?.message ?? String(e)).slice(0, 200).join('') };
+      audit = {
+        status: 'audit_error',
+        reason: Array.from((e as Error)?.message ?? String(e))
+          .slice(0, 200)
+          .join(''),
+      };
     }
     audit = { ...audit, integrity: 'verified', tick: frame.tick, outcome: frame.outcome, chain_hash: frame.chain_hash };
     return [
@@ -238,10 +272,13 @@ function guestMode(ctx: Ctx): Mode {
       const msg = exact(input);
       switch (msg['action']) {
         case 'rt_reject':
-          return [{ kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the host refused the join: ${String(msg['reason'])}${why(msg['reason'])}` }];
+          return [
+            { kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the host refused the join: ${String(msg['reason'])}${why(msg['reason'])}` },
+          ];
         case 'rt_ready': {
           const fault = guest.ready(msg);
-          if (fault?.code === 'ready_mismatch') return [{ kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the host's rt_ready does not match this side: ${fault.message}` }];
+          if (fault?.code === 'ready_mismatch')
+            return [{ kind: 'end', reason: 'realtime_rejected', step: 'realtime', detail: `the host's rt_ready does not match this side: ${fault.message}` }];
           if (fault) return integrity(fault);
           return [{ kind: 'event', name: 'realtime_started', data: { role: 'guest', tick_rate_hz: config.tick_rate_hz } }, ...(await afterFrame())];
         }

@@ -35,7 +35,12 @@ function run(ctx: ModeContext<'simultaneous_round'>, io: ModeIo) {
   const peer = role === 'host' ? 'guest' : 'host';
   const field = ctx.spec.flow!.round!.value_field;
   const validator = messageValidator(ctx.protocolId, ctx.spec, ctx.specText);
-  const proof = (kind: string, offender: 'host' | 'guest', frames: string[], detail: Record<string, unknown>): ProofRequest => ({ kind, offender, frames, detail });
+  const proof = (kind: string, offender: 'host' | 'guest', frames: string[], detail: Record<string, unknown>): ProofRequest => ({
+    kind,
+    offender,
+    frames,
+    detail,
+  });
 
   async function expect(action: string, round: number): Promise<Inbound>;
   async function expect(action: string, round: number, endOk: true): Promise<Inbound | undefined>;
@@ -44,13 +49,24 @@ function run(ctx: ModeContext<'simultaneous_round'>, io: ModeIo) {
     const msg = got.msg;
     if (endOk && msg.action === 'end') return undefined;
     if (msg.action === 'error') throw new ModeAbort('peer_aborted', 'peer', `the ${peer} reported ${String(msg['reason'])}`);
-    if (msg.action !== action || msg['round'] !== round) throw new ModeAbort('unexpected_message', 'engine', `expected ${action} of round ${round}, got ${msg.action}${msg['round'] !== undefined ? ` of round ${String(msg['round'])}` : ''}`);
+    if (msg.action !== action || msg['round'] !== round)
+      throw new ModeAbort(
+        'unexpected_message',
+        'engine',
+        `expected ${action} of round ${round}, got ${msg.action}${msg['round'] !== undefined ? ` of round ${String(msg['round'])}` : ''}`,
+      );
     return got;
   }
 
-  const opens = (commit: Message, reveal: Message) => crypto.verifyReveal(commit['hash'] as string, commitText(reveal[field] as RoundValue), reveal['nonce'] as string);
+  const opens = (commit: Message, reveal: Message) =>
+    crypto.verifyReveal(commit['hash'] as string, commitText(reveal[field] as RoundValue), reveal['nonce'] as string);
   const mismatchEvent = (round: number, who: 'host' | 'guest', commit: Message, reveal: Message) =>
-    io.event('commit_mismatch_detected', { round, role: who, expected: commit['hash'], actual: crypto.commit(commitText(reveal[field] as RoundValue), reveal['nonce'] as string) });
+    io.event('commit_mismatch_detected', {
+      round,
+      role: who,
+      expected: commit['hash'],
+      actual: crypto.commit(commitText(reveal[field] as RoundValue), reveal['nonce'] as string),
+    });
 
   return (async () => {
     const ready = await joinReady(ctx, io);
@@ -62,7 +78,14 @@ function run(ctx: ModeContext<'simultaneous_round'>, io: ModeIo) {
         const v = validator.check({ action: 'reveal', round, [field]: r.value, nonce: '0'.repeat(16) }, role === 'host' ? 'host_to_guest' : 'guest_to_host');
         return v.ok ? undefined : `not a valid ${field}: ${v.errors.map((e) => e.code).join(', ')}`;
       };
-      const value = (await io.decide({ expects: 'value', key: 'round', value: round, fallback: suggested, check: checkValue, take: (r) => r.value })) as RoundValue;
+      const value = (await io.decide({
+        expects: 'value',
+        key: 'round',
+        value: round,
+        fallback: suggested,
+        check: checkValue,
+        take: (r) => r.value,
+      })) as RoundValue;
       const nonce = toHex(ctx.randomBytes(8));
       const hash = crypto.commit(commitText(value), nonce);
       if (role === 'host') {
@@ -74,8 +97,12 @@ function run(ctx: ModeContext<'simultaneous_round'>, io: ModeIo) {
         if (!opens(gc.msg, gr.msg)) {
           mismatchEvent(round, 'guest', gc.msg, gr.msg);
           io.send({ action: 'error', round, reason: 'commit_mismatch' });
-          throw new ModeAbort('commit_mismatch', 'commit_reveal', `the guest's reveal in round ${round} does not match its commit`,
-            proof('commit_mismatch', 'guest', [gc.line, gr.line], { round, value_field: field }));
+          throw new ModeAbort(
+            'commit_mismatch',
+            'commit_reveal',
+            `the guest's reveal in round ${round} does not match its commit`,
+            proof('commit_mismatch', 'guest', [gc.line, gr.line], { round, value_field: field }),
+          );
         }
         const r = toHookResult((await ctx.hook('proto_round_judge', round, value, gv, state)) as never);
         if (!r.response) throw new ModeAbort('hook_error', 'hooks', 'proto_round_judge returned no round_result');
@@ -100,8 +127,12 @@ function run(ctx: ModeContext<'simultaneous_round'>, io: ModeIo) {
       const hv = hr.msg[field] as RoundValue;
       if (!opens(hc.msg, hr.msg)) {
         mismatchEvent(round, 'host', hc.msg, hr.msg);
-        throw new ModeAbort('commit_mismatch', 'commit_reveal', `the host's reveal in round ${round} does not match its commit`,
-          proof('commit_mismatch', 'host', [hc.line, hr.line], { round, value_field: field }));
+        throw new ModeAbort(
+          'commit_mismatch',
+          'commit_reveal',
+          `the host's reveal in round ${round} does not match its commit`,
+          proof('commit_mismatch', 'host', [hc.line, hr.line], { round, value_field: field }),
+        );
       }
       io.send({ action: 'reveal', round, [field]: value, nonce });
       const res = await expect('round_result', round);
@@ -113,8 +144,12 @@ function run(ctx: ModeContext<'simultaneous_round'>, io: ModeIo) {
           // Everything a third party needs to rejudge the round: the ready (setup), the previous result,
           // both reveals and the disputed result, each signed by its sender.
           const frames = [ctx.wire.lines.host[0]!, ...(lastResultLine ? [lastResultLine] : []), hr.line, ctx.wire.lines.guest.at(-1)!, res.line];
-          throw new ModeAbort('balance_mismatch', 'shadow_judge', `the host's round_result for round ${round} differs from the guest's own judgement in ${mismatches.map((m) => m.field).join(', ')}`,
-            proof('balance_mismatch', 'host', frames, { round, mismatches, value_field: field }));
+          throw new ModeAbort(
+            'balance_mismatch',
+            'shadow_judge',
+            `the host's round_result for round ${round} differs from the guest's own judgement in ${mismatches.map((m) => m.field).join(', ')}`,
+            proof('balance_mismatch', 'host', frames, { round, mismatches, value_field: field }),
+          );
         }
       }
       state.results.push(res.msg);

@@ -25,7 +25,10 @@ function run(ctx: ModeContext<TurnMode>, io: ModeIo, rr: boolean): Promise<ModeE
     if (!step.response || step.abort) return step;
     const n = turns++;
     const decided = (await io.decide({
-      expects: 'message', key: 'turn', value: n, fallback: step,
+      expects: 'message',
+      key: 'turn',
+      value: n,
+      fallback: step,
       check: (r) => checkDecidedMessage(ctx, r),
       take: (r) => ({ ...step, response: r.message as Message }),
     })) as HookResult;

@@ -7,8 +7,30 @@
  * deal's seed comes from the session's random source.
  */
 import { defineHooks, type GroupHookResult, type GroupMember, type GroupState } from '../../hooks/types.js';
-import { createSharedDeck, discardCards, drawCards, moveZoneToDiscard, privateDeckView, putInZone, takeFromHand, type SharedDeck as Deck } from '../shared-deck.js';
-import { autoplay, cardFaces, COPIES, HAND_SIZE, MAX_ENERGY, MAX_RELICS, MAX_UNITS, type AetherCard, type AetherFace, type AetherView, type PlayerState, type UnitState } from './cards.js';
+import {
+  createSharedDeck,
+  discardCards,
+  drawCards,
+  moveZoneToDiscard,
+  privateDeckView,
+  putInZone,
+  takeFromHand,
+  type SharedDeck as Deck,
+} from '../shared-deck.js';
+import {
+  autoplay,
+  cardFaces,
+  COPIES,
+  HAND_SIZE,
+  MAX_ENERGY,
+  MAX_RELICS,
+  MAX_UNITS,
+  type AetherCard,
+  type AetherFace,
+  type AetherView,
+  type PlayerState,
+  type UnitState,
+} from './cards.js';
 
 export { autoplay, legalActions, type AetherAction, type AetherView } from './cards.js';
 
@@ -46,7 +68,10 @@ function truthy(v: unknown): boolean {
 
 function randomHex(random: () => number, bytes: number): string {
   let out = '';
-  for (let i = 0; i < bytes; i++) out += Math.floor(random() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    out += Math.floor(random() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return out;
 }
 
@@ -69,7 +94,18 @@ export default defineHooks(
       const order = active.map((m) => m.public_key);
       const players: Record<string, PlayerState> = {};
       for (const m of active) players[m.public_key] = { seat: m.seat, life, shield: 0, energy: 1, max_energy: 1, fatigue: 0, defeated: false };
-      return { phase: 'playing', restart_count: restartCount, recovery_notice: recoveryNotice, turn_number: 1, turn_order: order, current_player: order[0]!, players, deck, unit_state: {}, winner: '' };
+      return {
+        phase: 'playing',
+        restart_count: restartCount,
+        recovery_notice: recoveryNotice,
+        turn_number: 1,
+        turn_order: order,
+        current_player: order[0]!,
+        players,
+        deck,
+        unit_state: {},
+        winner: '',
+      };
     }
 
     function relicTotal(state: AetherState, key: string, effect: string): number {
@@ -390,7 +426,10 @@ export default defineHooks(
       proto_group_on_leader_changed(s: GroupState, oldLeader: string, newLeader: string): GroupHookResult {
         const state = s as AetherState;
         state.recovery_notice = `Leader changed from ${oldLeader.slice(0, 8)} to ${newLeader.slice(0, 8)}; a fresh shared deck was dealt.`;
-        return { state, events: [{ kind: 'match_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, restart_count: state.restart_count }] };
+        return {
+          state,
+          events: [{ kind: 'match_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, restart_count: state.restart_count }],
+        };
       },
     };
   },

@@ -94,7 +94,8 @@ const create: HooksModule<'mental_poker'>['create'] = () => {
   let score = { host: 0, guest: 0 };
   let tricksDone = 0;
   /** After a completed trick, before the next lead: a short hand refills while the stock lasts. */
-  const mustRefill = (state: MentalPokerState) => trick.length === 0 && tricksDone > 0 && state._mp_hand_cards.size < HAND_SIZE && state._mp_deck_view.stock.size > 0;
+  const mustRefill = (state: MentalPokerState) =>
+    trick.length === 0 && tricksDone > 0 && state._mp_hand_cards.size < HAND_SIZE && state._mp_deck_view.stock.size > 0;
   const legal = (state: MentalPokerState): MentalPokerLegalAction[] =>
     mustRefill(state)
       ? [{ kind: 'draw' }]

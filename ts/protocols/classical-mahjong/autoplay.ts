@@ -45,7 +45,11 @@ export function shanten(tiles: readonly Tile[], meldCount: number): number {
 }
 
 const pickOne = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)]!;
-const idsOf = (hand: readonly Tile[], code: string, n: number) => hand.filter((t) => t.code === code).slice(0, n).map((t) => t.card_id);
+const idsOf = (hand: readonly Tile[], code: string, n: number) =>
+  hand
+    .filter((t) => t.code === code)
+    .slice(0, n)
+    .map((t) => t.card_id);
 
 function chooseDiscard(hand: readonly Tile[], meldCount: number, random: () => number): string {
   let best = Infinity;

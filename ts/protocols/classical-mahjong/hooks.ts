@@ -8,7 +8,17 @@
  * comes from the session's random source.
  */
 import { defineHooks, type GroupHookResult, type GroupHooks, type GroupMember, type GroupState, type HookContext } from '../../hooks/types.js';
-import { createSharedDeck, discardCards, drawCards, moveDiscardToZone, moveHandToZone, privateDeckView, takeFromHand, type Card, type SharedDeck } from '../shared-deck.js';
+import {
+  createSharedDeck,
+  discardCards,
+  drawCards,
+  moveDiscardToZone,
+  moveHandToZone,
+  privateDeckView,
+  takeFromHand,
+  type Card,
+  type SharedDeck,
+} from '../shared-deck.js';
 import { autoplay } from './autoplay.js';
 import { chowSequences, scorePatterns, tileFaces, winKind, type Pattern, type TileFace, type WinKind } from './tiles.js';
 
@@ -33,7 +43,15 @@ export interface ClaimResponse {
 }
 export type HandResult =
   | { kind: 'wall_exhausted'; winner: ''; points: 0 }
-  | { kind: 'self_draw' | 'discard_win'; winner: string; discarder: string | null; win_kind: WinKind; patterns: Pattern[]; points: number; score_delta: Record<string, number> };
+  | {
+      kind: 'self_draw' | 'discard_win';
+      winner: string;
+      discarder: string | null;
+      win_kind: WinKind;
+      patterns: Pattern[];
+      points: number;
+      score_delta: Record<string, number>;
+    };
 
 /** The public part of the authority state (everything but the wall and hands). */
 interface TableFields {
@@ -49,26 +67,28 @@ interface TableFields {
   scores: Record<string, number>;
   last_result: HandResult | null;
 }
-export type MahjongState = GroupState & TableFields & {
-  dealer_index: number;
-  must_discard_after_claim: boolean;
-  rivers: Record<string, string[]>;
-  meld_groups: Record<string, MeldGroup[]>;
-  claim_eligible: string[];
-  claim_responses: Record<string, ClaimResponse>;
-  deck: SharedDeck<TileFace>;
-};
-export type MahjongView = Record<string, unknown> & TableFields & {
-  wall_count: number;
-  hand_counts: Record<string, number>;
-  my_hand: Tile[];
-  rivers: Record<string, Tile[]>;
-  melds: Record<string, MeldGroup[]>;
-  claim_response_count: number;
-  claim_required_count: number;
-  my_claim: ClaimResponse | null;
-  you: { public_key: string; seat: number; wind: string; may_claim: boolean };
-};
+export type MahjongState = GroupState &
+  TableFields & {
+    dealer_index: number;
+    must_discard_after_claim: boolean;
+    rivers: Record<string, string[]>;
+    meld_groups: Record<string, MeldGroup[]>;
+    claim_eligible: string[];
+    claim_responses: Record<string, ClaimResponse>;
+    deck: SharedDeck<TileFace>;
+  };
+export type MahjongView = Record<string, unknown> &
+  TableFields & {
+    wall_count: number;
+    hand_counts: Record<string, number>;
+    my_hand: Tile[];
+    rivers: Record<string, Tile[]>;
+    melds: Record<string, MeldGroup[]>;
+    claim_response_count: number;
+    claim_required_count: number;
+    my_claim: ClaimResponse | null;
+    you: { public_key: string; seat: number; wind: string; may_claim: boolean };
+  };
 
 type Member = Pick<GroupMember, 'public_key' | 'seat' | 'status'>;
 
@@ -90,7 +110,10 @@ export function windOf(seat: number): string {
 
 function randomHex(random: () => number, bytes: number): string {
   let out = '';
-  for (let i = 0; i < bytes; i++) out += Math.floor(random() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    out += Math.floor(random() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return out;
 }
 
@@ -113,7 +136,14 @@ function create(ctx: HookContext): GroupHooks {
     return value;
   }
 
-  function newHand(members: readonly Member[], scores: Record<string, number>, handNumber: number, dealerIndex: number, restartCount: number, recoveryNotice: string): MahjongState {
+  function newHand(
+    members: readonly Member[],
+    scores: Record<string, number>,
+    handNumber: number,
+    dealerIndex: number,
+    restartCount: number,
+    recoveryNotice: string,
+  ): MahjongState {
     if (members.length !== 4) throw new Error('Classical Mahjong requires exactly four active Members');
     const order = members.map((m) => m.public_key);
     const dealerAt = ((dealerIndex % 4) + 4) % 4;
@@ -328,7 +358,8 @@ function create(ctx: HookContext): GroupHooks {
     if (kind === 'pass_claim') {
       // nothing to check
     } else if (kind === 'win') {
-      if (winKind([...handFaces(state, key), discarded], state.meld_groups[key]!.length) === null) throw new Error('the discard does not complete a supported win');
+      if (winKind([...handFaces(state, key), discarded], state.meld_groups[key]!.length) === null)
+        throw new Error('the discard does not complete a supported win');
     } else if (kind === 'pung' || kind === 'kong') {
       const cardIds = action['card_ids'];
       const cards = handCards(state, key, cardIds, kind === 'pung' ? 2 : 3);
@@ -337,7 +368,10 @@ function create(ctx: HookContext): GroupHooks {
     } else if (kind === 'chow') {
       if (key !== nextKey(state.turn_order, state.last_discard!.public_key)) throw new Error('only the next seat may chow');
       const cardIds = action['card_ids'];
-      const codes = handCards(state, key, cardIds, 2).map((c) => c.code).sort().join(' ');
+      const codes = handCards(state, key, cardIds, 2)
+        .map((c) => c.code)
+        .sort()
+        .join(' ');
       const choices = chowSequences(handFaces(state, key), discarded).map((pair) => [...pair].sort().join(' '));
       if (!choices.includes(codes)) throw new Error('card_ids do not form a legal chow');
       response.card_ids = [...(cardIds as string[])];
@@ -450,7 +484,10 @@ function create(ctx: HookContext): GroupHooks {
     proto_group_on_leader_changed(s: GroupState, oldLeader: string, newLeader: string): GroupHookResult {
       const state = s as MahjongState;
       state.recovery_notice = `Leader changed from ${oldLeader.slice(0, 8)} to ${newLeader.slice(0, 8)}; the private hand was restarted.`;
-      return { state, events: [{ kind: 'mahjong_hand_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, hand_number: state.hand_number }] };
+      return {
+        state,
+        events: [{ kind: 'mahjong_hand_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, hand_number: state.hand_number }],
+      };
     },
   };
 }

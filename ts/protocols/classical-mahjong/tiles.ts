@@ -25,7 +25,11 @@ export class MahjongRuleError extends Error {
   override name = 'MahjongRuleError';
 }
 
-const NUMBERED_SUITS: [string, string][] = [['characters', 'm'], ['dots', 'p'], ['bamboo', 's']];
+const NUMBERED_SUITS: [string, string][] = [
+  ['characters', 'm'],
+  ['dots', 'p'],
+  ['bamboo', 's'],
+];
 export const HONOR_CODES = ['east', 'south', 'west', 'north', 'red', 'green', 'white'] as const;
 const HONORS: ReadonlySet<string> = new Set(HONOR_CODES);
 const ORPHANS: ReadonlySet<string> = new Set(['1m', '9m', '1p', '9p', '1s', '9s', ...HONOR_CODES]);
@@ -34,8 +38,16 @@ const SUIT_ORDER: Record<string, number> = { m: 0, p: 1, s: 2 };
 /** The 34 faces: characters, dots, bamboo 1-9, then the four winds and three dragons. */
 export function tileFaces(): TileFace[] {
   const faces: TileFace[] = [];
-  for (const [suit, letter] of NUMBERED_SUITS) for (let rank = 1; rank <= 9; rank++) faces.push({ code: `${rank}${letter}`, suit, rank, label: `${rank} ${suit}`, kind: 'numbered' });
-  for (const code of HONOR_CODES) faces.push({ code, suit: code === 'red' || code === 'green' || code === 'white' ? 'dragon' : 'wind', rank: 0, label: code[0]!.toUpperCase() + code.slice(1), kind: 'honor' });
+  for (const [suit, letter] of NUMBERED_SUITS)
+    for (let rank = 1; rank <= 9; rank++) faces.push({ code: `${rank}${letter}`, suit, rank, label: `${rank} ${suit}`, kind: 'numbered' });
+  for (const code of HONOR_CODES)
+    faces.push({
+      code,
+      suit: code === 'red' || code === 'green' || code === 'white' ? 'dragon' : 'wind',
+      rank: 0,
+      label: code[0]!.toUpperCase() + code.slice(1),
+      kind: 'honor',
+    });
   return faces;
 }
 
@@ -101,16 +113,19 @@ function isStandard(counts: Map<string, number>, needed: number): boolean {
   return false;
 }
 
-const isSevenPairs = (counts: Map<string, number>) => [...counts.values()].reduce((a, n) => a + Math.floor(n / 2), 0) === 7 && [...counts.values()].every((n) => n % 2 === 0);
+const isSevenPairs = (counts: Map<string, number>) =>
+  [...counts.values()].reduce((a, n) => a + Math.floor(n / 2), 0) === 7 && [...counts.values()].every((n) => n % 2 === 0);
 
-const isThirteenOrphans = (counts: Map<string, number>) => counts.size === ORPHANS.size && [...counts.keys()].every((c) => ORPHANS.has(c)) && [...ORPHANS].some((c) => counts.get(c) === 2);
+const isThirteenOrphans = (counts: Map<string, number>) =>
+  counts.size === ORPHANS.size && [...counts.keys()].every((c) => ORPHANS.has(c)) && [...ORPHANS].some((c) => counts.get(c) === 2);
 
 /**
  * The winning shape the concealed tiles make next to `meldCount` exposed melds: four melds and a pair
  * (kongs count as one meld), seven pairs or thirteen orphans (those two only fully concealed), or null.
  */
 export function winKind(concealed: readonly unknown[], meldCount = 0): WinKind | null {
-  if (typeof meldCount !== 'number' || !Number.isInteger(meldCount) || meldCount < 0 || meldCount > 4) throw new MahjongRuleError('meld_count must be between zero and four');
+  if (typeof meldCount !== 'number' || !Number.isInteger(meldCount) || meldCount < 0 || meldCount > 4)
+    throw new MahjongRuleError('meld_count must be between zero and four');
   const codes = concealed.map(tileCode);
   if (codes.length !== 3 * (4 - meldCount) + 2) return null;
   const counts = countCodes(codes);
@@ -122,7 +137,10 @@ export function winKind(concealed: readonly unknown[], meldCount = 0): WinKind |
 }
 
 /** The classical-core profile's patterns for a win: every tile of the hand, melds included. */
-export function scorePatterns(allTiles: readonly unknown[], o: { winKind: string; meldKinds?: readonly string[]; selfDraw?: boolean; concealed?: boolean }): Pattern[] {
+export function scorePatterns(
+  allTiles: readonly unknown[],
+  o: { winKind: string; meldKinds?: readonly string[]; selfDraw?: boolean; concealed?: boolean },
+): Pattern[] {
   const codes = allTiles.map(tileCode);
   if (!['standard', 'seven_pairs', 'thirteen_orphans'].includes(o.winKind)) throw new MahjongRuleError('win_kind is invalid');
   const melds = [...(o.meldKinds ?? [])];

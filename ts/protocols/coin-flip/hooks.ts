@@ -12,7 +12,8 @@ export function winnerOf(host: RoundValue, guest: RoundValue): 'host' | 'guest' 
 
 const hooks: HooksModule<'simultaneous_round'> = {
   mode: 'simultaneous_round',
-  narrator: () => roundNarrator({ ready: bestOfText, round: (m) => ({ host: String(m['host_choice']), guest: String(m['guest_choice']), score: winsText(m) }) }),
+  narrator: () =>
+    roundNarrator({ ready: bestOfText, round: (m) => ({ host: String(m['host_choice']), guest: String(m['guest_choice']), score: winsText(m) }) }),
   create(ctx) {
     const mine = settings(ctx.options);
     const judge = (round: number, h: RoundValue, g: RoundValue, state: Parameters<typeof scoreRound>[2]) => {

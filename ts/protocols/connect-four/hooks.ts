@@ -140,7 +140,10 @@ const hooks: HooksModule<'session_loop'> = {
         const hr = board.drop(hc, 'host');
         const won = board.wins(hc, hr);
         const over = won || board.full();
-        return { response: { action: 'round_result', turn: t + 1, col: hc, row: hr, player: 'host', game_over: over, winner: won ? 'host' : 'none' }, completed: over };
+        return {
+          response: { action: 'round_result', turn: t + 1, col: hc, row: hr, player: 'host', game_over: over, winner: won ? 'host' : 'none' },
+          completed: over,
+        };
       },
       proto_guest_handle_ready(msg) {
         board = new Board(msg['cols'] as number, msg['rows'] as number);

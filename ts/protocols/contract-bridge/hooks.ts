@@ -113,7 +113,10 @@ const pyMod = (a: number, n: number): number => ((a % n) + n) % n;
 
 function randomHex(random: () => number, bytes: number): string {
   let out = '';
-  for (let i = 0; i < bytes; i++) out += Math.floor(random() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    out += Math.floor(random() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return out;
 }
 
@@ -241,7 +244,11 @@ export default defineHooks(
       if (typeof cardId !== 'string' || !hand.includes(cardId)) throw new Error('card_id is not in the active hand');
       const card = structuredClone(state.deck.catalog[cardId]!);
       if (state.current_trick.length) {
-        checkFollowSuit(hand.map((id) => state.deck.catalog[id]!), card, state.current_trick[0]!.card.suit);
+        checkFollowSuit(
+          hand.map((id) => state.deck.catalog[id]!),
+          card,
+          state.current_trick[0]!.card.suit,
+        );
       }
       takeFromHand(state.deck, owner, [cardId]);
       discardCards(state.deck, [cardId]);
@@ -315,7 +322,10 @@ export default defineHooks(
         const hand = (state.deck.hands[state.current_hand_owner] ?? []).map((id) => state.deck.catalog[id]!);
         const led = state.current_trick[0]?.card.suit;
         const following = hand.filter((c) => c.suit === led);
-        const lowest = (following.length ? following : hand).reduce<Card | undefined>((best, c) => (best === undefined || c.rank < best.rank ? c : best), undefined);
+        const lowest = (following.length ? following : hand).reduce<Card | undefined>(
+          (best, c) => (best === undefined || c.rank < best.rank ? c : best),
+          undefined,
+        );
         return lowest ? { kind: 'play', card_id: lowest.card_id } : null;
       },
 
@@ -388,7 +398,10 @@ export default defineHooks(
       proto_group_on_leader_changed(s: GroupState, oldLeader: string, newLeader: string): GroupHookResult {
         const state = s as BridgeState;
         state.recovery_notice = `Leader changed from ${oldLeader.slice(0, 8)} to ${newLeader.slice(0, 8)}; the private board was redealt.`;
-        return { state, events: [{ kind: 'board_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, board_number: state.board_number }] };
+        return {
+          state,
+          events: [{ kind: 'board_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, board_number: state.board_number }],
+        };
       },
     };
   },
@@ -401,7 +414,8 @@ export function legalCalls(view: BridgeView): Record<string, unknown>[] {
   const calls: Record<string, unknown>[] = [{ kind: 'pass' }];
   const last = view.last_bid;
   const from = last ? last.value + 1 : 0;
-  for (let value = from; value < 35; value++) calls.push({ kind: 'bid', level: Math.floor(value / 5) + 1, denomination: ['clubs', 'diamonds', 'hearts', 'spades', 'nt'][value % 5] });
+  for (let value = from; value < 35; value++)
+    calls.push({ kind: 'bid', level: Math.floor(value / 5) + 1, denomination: ['clubs', 'diamonds', 'hearts', 'spades', 'nt'][value % 5] });
   const lastNonPass = [...view.auction].reverse().find((c) => c.kind !== 'pass')?.kind;
   if (last) {
     const sameSide = view.players[me]!.partnership === view.players[last.public_key]!.partnership;

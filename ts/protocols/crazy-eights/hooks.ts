@@ -151,7 +151,8 @@ const create: HooksModule<'mental_poker'>['create'] = (ctx) => {
       const play = options.find((o) => o.kind === 'play' && o.id_b === action.id_b);
       if (!play || play.kind !== 'play') throw new Error('selected card is not playable');
       if (play.call_suit_required) {
-        if (action.call_suit === undefined || action.call_suit < 0 || action.call_suit >= SUITS.length) throw new Error('playing an 8 requires call_suit between 0 and 3');
+        if (action.call_suit === undefined || action.call_suit < 0 || action.call_suit >= SUITS.length)
+          throw new Error('playing an 8 requires call_suit between 0 and 3');
       } else if (action.call_suit !== undefined) throw new Error('call_suit is only allowed when playing an 8');
       return action;
     },

@@ -10,7 +10,12 @@
 import type { HooksModule, Message, Narrator } from 'aigenora/hooks';
 import { boardSize, cellText, other, outcomeText, player, refusalText, SquareBoard, type Move, type Side } from '../square-board.js';
 
-const DIRS = [[0, 1], [1, 0], [1, 1], [1, -1]] as const;
+const DIRS = [
+  [0, 1],
+  [1, 0],
+  [1, 1],
+  [1, -1],
+] as const;
 /** A line of this many stones (after the move) is worth this much; five or more wins. */
 const LINE_WEIGHT = [0, 1, 10, 100, 1000, 100000];
 
@@ -105,7 +110,8 @@ const hooks: HooksModule<'session_loop'> = {
       },
       proto_host_handle(msg) {
         const t = msg['turn'] as number;
-        if (msg.action !== 'move' || t !== turn) return { response: { action: 'error', ...(typeof t === 'number' && { turn: t }), reason: 'not_your_turn' }, abort: true };
+        if (msg.action !== 'move' || t !== turn)
+          return { response: { action: 'error', ...(typeof t === 'number' && { turn: t }), reason: 'not_your_turn' }, abort: true };
         const [gr, gc] = [msg['row'] as number, msg['col'] as number];
         const why = board.refuse(gr, gc);
         if (why) return { response: { action: 'error', turn: t, reason: why }, abort: true };
@@ -141,7 +147,9 @@ const hooks: HooksModule<'session_loop'> = {
         if (msg['player'] === 'guest') {
           // The host says our own stone ended the game: it must be that stone, and it must have.
           const g = outcome(mine[0], mine[1]);
-          return msg['turn'] === turn && r === mine[0] && c === mine[1] && msg['game_over'] === true && g && msg['winner'] === g ? { completed: true } : { abort: true };
+          return msg['turn'] === turn && r === mine[0] && c === mine[1] && msg['game_over'] === true && g && msg['winner'] === g
+            ? { completed: true }
+            : { abort: true };
         }
         if (msg['turn'] !== turn + 1 || board.refuse(r, c) || outcome(mine[0], mine[1])) return { abort: true };
         board.cells[r]![c] = 'host';

@@ -32,9 +32,21 @@ export type Move = 'normal' | 'skill_a' | 'skill_b' | 'ult';
 
 /** The round_result fields a guest's shadow judge compares (NOTES A11): the numbers and the verdicts. */
 export const SHADOW_FIELDS = [
-  'host_hp', 'guest_hp', 'host_mana', 'guest_mana', 'host_damage_dealt', 'guest_damage_dealt',
-  'host_cd_a', 'host_cd_b', 'host_cd_ult', 'guest_cd_a', 'guest_cd_b', 'guest_cd_ult',
-  'round_winner', 'game_over', 'game_winner',
+  'host_hp',
+  'guest_hp',
+  'host_mana',
+  'guest_mana',
+  'host_damage_dealt',
+  'guest_damage_dealt',
+  'host_cd_a',
+  'host_cd_b',
+  'host_cd_ult',
+  'guest_cd_a',
+  'guest_cd_b',
+  'guest_cd_ult',
+  'round_winner',
+  'game_over',
+  'game_winner',
 ];
 
 interface Side {
@@ -56,10 +68,42 @@ const CD_KEY = { skill_a: 'cd_a', skill_b: 'cd_b', ult: 'cd_ult' } as const;
  * compares these numbers with the reference's files.
  */
 export const STANDARD_BALANCE: Record<string, Hero> = {
-  warrior: { hp: 250, mana: 80, mana_regen: 15, atk: 25, skill_a: { dmg: 50, cost: 20, cd: 2 }, skill_b: { dmg: 70, cost: 35, cd: 3 }, ult: { dmg: 120, cost: 60, cd: 5 } },
-  mage: { hp: 150, mana: 120, mana_regen: 20, atk: 12, skill_a: { dmg: 60, cost: 25, cd: 2 }, skill_b: { dmg: 90, cost: 45, cd: 3 }, ult: { dmg: 180, cost: 80, cd: 5 } },
-  assassin: { hp: 180, mana: 60, mana_regen: 12, atk: 35, skill_a: { dmg: 45, cost: 15, cd: 1 }, skill_b: { dmg: 65, cost: 30, cd: 2 }, ult: { dmg: 110, cost: 50, cd: 4 } },
-  tank: { hp: 350, mana: 70, mana_regen: 14, atk: 18, skill_a: { dmg: 35, cost: 18, cd: 2 }, skill_b: { dmg: 55, cost: 30, cd: 3 }, ult: { dmg: 90, cost: 55, cd: 5 } },
+  warrior: {
+    hp: 250,
+    mana: 80,
+    mana_regen: 15,
+    atk: 25,
+    skill_a: { dmg: 50, cost: 20, cd: 2 },
+    skill_b: { dmg: 70, cost: 35, cd: 3 },
+    ult: { dmg: 120, cost: 60, cd: 5 },
+  },
+  mage: {
+    hp: 150,
+    mana: 120,
+    mana_regen: 20,
+    atk: 12,
+    skill_a: { dmg: 60, cost: 25, cd: 2 },
+    skill_b: { dmg: 90, cost: 45, cd: 3 },
+    ult: { dmg: 180, cost: 80, cd: 5 },
+  },
+  assassin: {
+    hp: 180,
+    mana: 60,
+    mana_regen: 12,
+    atk: 35,
+    skill_a: { dmg: 45, cost: 15, cd: 1 },
+    skill_b: { dmg: 65, cost: 30, cd: 2 },
+    ult: { dmg: 110, cost: 50, cd: 4 },
+  },
+  tank: {
+    hp: 350,
+    mana: 70,
+    mana_regen: 14,
+    atk: 18,
+    skill_a: { dmg: 35, cost: 18, cd: 2 },
+    skill_b: { dmg: 55, cost: 30, cd: 3 },
+    ult: { dmg: 90, cost: 55, cd: 5 },
+  },
 };
 
 export interface DuelSetup {
@@ -103,13 +147,20 @@ export function judgeRound(setup: DuelSetup, round: number, hostMove: Move, gues
   const round_winner = h.dmg === g.dmg ? 'draw' : h.dmg > g.dmg ? 'host' : 'guest';
   // The moves in effect, as the reference reports them: a skill that could not be cast shows as normal.
   const out: Record<string, unknown> = { action: 'round_result', round, host_move: h.move, guest_move: g.move };
-  for (const [who, s] of [['host', host], ['guest', guest]] as const) {
+  for (const [who, s] of [
+    ['host', host],
+    ['guest', guest],
+  ] as const) {
     out[`${who}_hp`] = s.hp;
     out[`${who}_mana`] = s.mana;
   }
   out['host_damage_dealt'] = h.dmg;
   out['guest_damage_dealt'] = g.dmg;
-  for (const [who, s] of [['host', host], ['guest', guest]] as const) for (const k of ['cd_a', 'cd_b', 'cd_ult'] as const) out[`${who}_${k}`] = s[k];
+  for (const [who, s] of [
+    ['host', host],
+    ['guest', guest],
+  ] as const)
+    for (const k of ['cd_a', 'cd_b', 'cd_ult'] as const) out[`${who}_${k}`] = s[k];
   return { ...(out as Message), round_winner, game_over, game_winner };
 }
 
@@ -150,7 +201,8 @@ const hooks: HooksModule<'simultaneous_round'> = {
       const r = state.ready!;
       return { host: heroes[r['host_hero'] as string]!, guest: heroes[r['guest_hero'] as string]!, maxRounds: r['max_rounds'] as number };
     };
-    const judge = (round: number, h: RoundValue, g: RoundValue, state: RoundState) => judgeRound(setupOf(state), round, h as Move, g as Move, state.last_result);
+    const judge = (round: number, h: RoundValue, g: RoundValue, state: RoundState) =>
+      judgeRound(setupOf(state), round, h as Move, g as Move, state.last_result);
     return {
       proto_guest_join_message: () => ({ action: 'join', hero: myHero, max_rounds: maxRounds }),
       proto_host_handle_join(msg) {
@@ -160,7 +212,7 @@ const hooks: HooksModule<'simultaneous_round'> = {
         return { action: 'ready', host_hero: myHero, guest_hero: guestHero, max_rounds: Math.min(maxRounds, msg['max_rounds'] as number) };
       },
       proto_guest_handle_ready(msg) {
-        return msg['host_hero'] as string in heroes && msg['guest_hero'] === myHero ? null : { abort: true };
+        return (msg['host_hero'] as string) in heroes && msg['guest_hero'] === myHero ? null : { abort: true };
       },
       // A person may choose any round's value through `aigenora session decide`.
       supported_control_modes: () => ['autonomous', 'hybrid', 'human'],

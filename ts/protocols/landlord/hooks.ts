@@ -44,12 +44,13 @@ interface TableFields {
   scores: Record<string, number>;
 }
 export type LandlordState = GroupState & TableFields & { deck: SharedDeck };
-export type LandlordView = Record<string, unknown> & TableFields & {
-  hand_counts: Record<string, number>;
-  my_hand: Card[];
-  discard: Card[];
-  you: { public_key: string; seat: number; is_landlord: boolean };
-};
+export type LandlordView = Record<string, unknown> &
+  TableFields & {
+    hand_counts: Record<string, number>;
+    my_hand: Card[];
+    discard: Card[];
+    you: { public_key: string; seat: number; is_landlord: boolean };
+  };
 export type LandlordAction = { kind: 'bid'; value: number } | { kind: 'play'; card_ids: string[] } | { kind: 'pass' };
 
 const HAND_SIZE = 25;
@@ -67,7 +68,10 @@ function pyInt(v: unknown, fallback: number): number {
 
 function randomHex(random: () => number, bytes: number): string {
   let out = '';
-  for (let i = 0; i < bytes; i++) out += Math.floor(random() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    out += Math.floor(random() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return out;
 }
 
@@ -93,216 +97,232 @@ export function legalActions(view: LandlordView): LandlordAction[] {
   return previous && previous.public_key !== view.you.public_key ? [{ kind: 'pass' }, ...plays] : plays;
 }
 
-export default defineHooks('authoritative_group', (ctx) => {
-  function newRound(members: readonly GroupMember[] | readonly { public_key: string; seat: number; status: string }[], scores: Record<string, number>, roundNumber: number, restartCount: number, recoveryNotice: string): LandlordState {
-    const active = members.filter((m) => m.status === 'active').sort((a, b) => a.seat - b.seat);
-    if (active.length !== 4) throw new Error('Four-player Landlord requires exactly four active Members');
-    const configured = ctx.options['deal_seed'];
-    const seed = typeof configured === 'string' && configured ? `${configured}:${roundNumber}:${restartCount}` : randomHex(ctx.random, 24);
-    const deck = createSharedDeck(cardFaces(), active, HAND_SIZE, seed, 2);
-    const order = active.map((m) => m.public_key);
-    const players: Record<string, Player> = {};
-    for (const m of active) players[m.public_key] = { seat: m.seat, role: 'unassigned' };
-    return {
-      phase: 'bidding',
-      round_number: roundNumber,
-      restart_count: restartCount,
-      recovery_notice: recoveryNotice,
-      players,
-      turn_order: order,
-      current_player: order[0]!,
-      bids: {},
-      highest_bid: 0,
-      highest_bidder: '',
-      landlord: '',
-      bottom_revealed: [],
-      last_play: null,
-      passes: 0,
-      bombs: 0,
-      scores,
-      deck,
-    };
-  }
+export default defineHooks(
+  'authoritative_group',
+  (ctx) => {
+    function newRound(
+      members: readonly GroupMember[] | readonly { public_key: string; seat: number; status: string }[],
+      scores: Record<string, number>,
+      roundNumber: number,
+      restartCount: number,
+      recoveryNotice: string,
+    ): LandlordState {
+      const active = members.filter((m) => m.status === 'active').sort((a, b) => a.seat - b.seat);
+      if (active.length !== 4) throw new Error('Four-player Landlord requires exactly four active Members');
+      const configured = ctx.options['deal_seed'];
+      const seed = typeof configured === 'string' && configured ? `${configured}:${roundNumber}:${restartCount}` : randomHex(ctx.random, 24);
+      const deck = createSharedDeck(cardFaces(), active, HAND_SIZE, seed, 2);
+      const order = active.map((m) => m.public_key);
+      const players: Record<string, Player> = {};
+      for (const m of active) players[m.public_key] = { seat: m.seat, role: 'unassigned' };
+      return {
+        phase: 'bidding',
+        round_number: roundNumber,
+        restart_count: restartCount,
+        recovery_notice: recoveryNotice,
+        players,
+        turn_order: order,
+        current_player: order[0]!,
+        bids: {},
+        highest_bid: 0,
+        highest_bidder: '',
+        landlord: '',
+        bottom_revealed: [],
+        last_play: null,
+        passes: 0,
+        bombs: 0,
+        scores,
+        deck,
+      };
+    }
 
-  function handleBid(state: LandlordState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
-    if (action['kind'] !== 'bid') throw new Error('bidding accepts only a bid action');
-    const raw = action['value'];
-    const value = typeof raw === 'bigint' ? Number(raw) : raw;
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 3) throw new Error('bid value must be 0, 1, 2, or 3');
-    const key = actor.public_key;
-    if (Object.hasOwn(state.bids, key)) throw new Error('this Member has already bid');
-    state.bids[key] = value;
-    if (value > state.highest_bid) {
-      state.highest_bid = value;
-      state.highest_bidder = key;
-    }
-    const events: unknown[] = [{ kind: 'bid', public_key: key, seat: actor.seat, value }];
-    const done = value === 3 || Object.keys(state.bids).length === state.turn_order.length;
-    if (done && !state.highest_bidder) {
-      const members = Object.entries(state.players).map(([public_key, p]) => ({ public_key, seat: p.seat, status: 'active' }));
-      const replacement = newRound(members, state.scores, state.round_number + 1, state.restart_count, 'All Members passed; the authority redealt.');
-      events.push({ kind: 'all_passed_redeal', round_number: replacement.round_number });
-      return { state: replacement, events };
-    }
-    if (done) {
-      const landlord = state.highest_bidder;
-      const bottom = drawCards(state.deck, landlord, state.deck.draw_pile.length);
-      state.bottom_revealed = bottom;
-      state.landlord = landlord;
-      for (const [k, p] of Object.entries(state.players)) p.role = k === landlord ? 'landlord' : 'farmer';
-      state.phase = 'playing';
-      state.current_player = landlord;
-      events.push({ kind: 'landlord_selected', public_key: landlord, bid: state.highest_bid, bottom: bottom.map((c) => ({ ...c })) });
-    } else {
-      let next = nextPlayer(state, key);
-      while (Object.hasOwn(state.bids, next)) next = nextPlayer(state, next);
-      state.current_player = next;
-    }
-    return { state, events };
-  }
-
-  function handlePlay(state: LandlordState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
-    const kind = action['kind'];
-    if (kind === 'pass') {
-      if (!state.last_play) throw new Error('the trick leader cannot pass');
-      if (state.last_play.public_key === actor.public_key) throw new Error('the last player cannot pass to itself');
-      state.passes += 1;
-      const events: unknown[] = [{ kind: 'pass', public_key: actor.public_key }];
-      if (state.passes >= state.turn_order.length - 1) {
-        const winner = state.last_play.public_key;
-        state.last_play = null;
-        state.passes = 0;
-        state.current_player = winner;
-        events.push({ kind: 'trick_reset', public_key: winner });
+    function handleBid(state: LandlordState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
+      if (action['kind'] !== 'bid') throw new Error('bidding accepts only a bid action');
+      const raw = action['value'];
+      const value = typeof raw === 'bigint' ? Number(raw) : raw;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 3) throw new Error('bid value must be 0, 1, 2, or 3');
+      const key = actor.public_key;
+      if (Object.hasOwn(state.bids, key)) throw new Error('this Member has already bid');
+      state.bids[key] = value;
+      if (value > state.highest_bid) {
+        state.highest_bid = value;
+        state.highest_bidder = key;
+      }
+      const events: unknown[] = [{ kind: 'bid', public_key: key, seat: actor.seat, value }];
+      const done = value === 3 || Object.keys(state.bids).length === state.turn_order.length;
+      if (done && !state.highest_bidder) {
+        const members = Object.entries(state.players).map(([public_key, p]) => ({ public_key, seat: p.seat, status: 'active' }));
+        const replacement = newRound(members, state.scores, state.round_number + 1, state.restart_count, 'All Members passed; the authority redealt.');
+        events.push({ kind: 'all_passed_redeal', round_number: replacement.round_number });
+        return { state: replacement, events };
+      }
+      if (done) {
+        const landlord = state.highest_bidder;
+        const bottom = drawCards(state.deck, landlord, state.deck.draw_pile.length);
+        state.bottom_revealed = bottom;
+        state.landlord = landlord;
+        for (const [k, p] of Object.entries(state.players)) p.role = k === landlord ? 'landlord' : 'farmer';
+        state.phase = 'playing';
+        state.current_player = landlord;
+        events.push({ kind: 'landlord_selected', public_key: landlord, bid: state.highest_bid, bottom: bottom.map((c) => ({ ...c })) });
       } else {
-        state.current_player = nextPlayer(state, actor.public_key);
+        let next = nextPlayer(state, key);
+        while (Object.hasOwn(state.bids, next)) next = nextPlayer(state, next);
+        state.current_player = next;
       }
       return { state, events };
     }
-    if (kind !== 'play') throw new Error('playing accepts play or pass');
-    const ids = action['card_ids'];
-    if (!Array.isArray(ids) || !ids.length || ids.length > MAX_SELECTED || new Set(ids).size !== ids.length || ids.some((id) => typeof id !== 'string')) {
-      throw new Error('card_ids must be a non-empty unique array');
+
+    function handlePlay(state: LandlordState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
+      const kind = action['kind'];
+      if (kind === 'pass') {
+        if (!state.last_play) throw new Error('the trick leader cannot pass');
+        if (state.last_play.public_key === actor.public_key) throw new Error('the last player cannot pass to itself');
+        state.passes += 1;
+        const events: unknown[] = [{ kind: 'pass', public_key: actor.public_key }];
+        if (state.passes >= state.turn_order.length - 1) {
+          const winner = state.last_play.public_key;
+          state.last_play = null;
+          state.passes = 0;
+          state.current_player = winner;
+          events.push({ kind: 'trick_reset', public_key: winner });
+        } else {
+          state.current_player = nextPlayer(state, actor.public_key);
+        }
+        return { state, events };
+      }
+      if (kind !== 'play') throw new Error('playing accepts play or pass');
+      const ids = action['card_ids'];
+      if (!Array.isArray(ids) || !ids.length || ids.length > MAX_SELECTED || new Set(ids).size !== ids.length || ids.some((id) => typeof id !== 'string')) {
+        throw new Error('card_ids must be a non-empty unique array');
+      }
+      const cardIds = ids as string[];
+      const hand = state.deck.hands[actor.public_key] ?? [];
+      if (cardIds.some((id) => !hand.includes(id))) throw new Error("a selected card is not in this Member's hand");
+      const cards = cardIds.map((id) => ({ ...state.deck.catalog[id]! }));
+      const combination = classify(cards);
+      if (state.last_play && !beats(combination, state.last_play.combination)) throw new Error('the selected cards do not beat the previous play');
+      playToDiscard(state.deck, actor.public_key, cardIds);
+      if (combination.tier > 0) state.bombs += 1;
+      const play: PublicPlay = { public_key: actor.public_key, seat: actor.seat, cards, combination };
+      state.last_play = play;
+      state.passes = 0;
+      const events: unknown[] = [{ kind: 'play', ...structuredClone(play) }];
+      if (!state.deck.hands[actor.public_key]!.length) {
+        const [outcome, delta] = scoreRound(state, actor.public_key);
+        state.phase = 'completed';
+        for (const [k, amount] of Object.entries(delta)) state.scores[k] = (state.scores[k] ?? 0) + amount;
+        events.push({ kind: 'game_over', outcome, winner: actor.public_key, score_delta: delta });
+        return { state, events, completed: true, outcome };
+      }
+      state.current_player = nextPlayer(state, actor.public_key);
+      return { state, events };
     }
-    const cardIds = ids as string[];
-    const hand = state.deck.hands[actor.public_key] ?? [];
-    if (cardIds.some((id) => !hand.includes(id))) throw new Error("a selected card is not in this Member's hand");
-    const cards = cardIds.map((id) => ({ ...state.deck.catalog[id]! }));
-    const combination = classify(cards);
-    if (state.last_play && !beats(combination, state.last_play.combination)) throw new Error('the selected cards do not beat the previous play');
-    playToDiscard(state.deck, actor.public_key, cardIds);
-    if (combination.tier > 0) state.bombs += 1;
-    const play: PublicPlay = { public_key: actor.public_key, seat: actor.seat, cards, combination };
-    state.last_play = play;
-    state.passes = 0;
-    const events: unknown[] = [{ kind: 'play', ...structuredClone(play) }];
-    if (!state.deck.hands[actor.public_key]!.length) {
-      const [outcome, delta] = scoreRound(state, actor.public_key);
-      state.phase = 'completed';
-      for (const [k, amount] of Object.entries(delta)) state.scores[k] = (state.scores[k] ?? 0) + amount;
-      events.push({ kind: 'game_over', outcome, winner: actor.public_key, score_delta: delta });
-      return { state, events, completed: true, outcome };
-    }
-    state.current_player = nextPlayer(state, actor.public_key);
-    return { state, events };
-  }
 
-  return {
-    supported_control_modes: () => ['autonomous', 'hybrid', 'human'],
-    proto_host_metadata: () => ['Four-player Landlord', 'game,cards,multiplayer,landlord', 'supply', {}],
+    return {
+      supported_control_modes: () => ['autonomous', 'hybrid', 'human'],
+      proto_host_metadata: () => ['Four-player Landlord', 'game,cards,multiplayer,landlord', 'supply', {}],
 
-    proto_group_initial_state(members: GroupMember[]): GroupState {
-      const scores: Record<string, number> = {};
-      for (const m of members) scores[m.public_key] = 0;
-      return newRound(members, scores, 1, 0, '');
-    },
+      proto_group_initial_state(members: GroupMember[]): GroupState {
+        const scores: Record<string, number> = {};
+        for (const m of members) scores[m.public_key] = 0;
+        return newRound(members, scores, 1, 0, '');
+      },
 
-    proto_group_member_joined(state: GroupState, member: GroupMember): GroupHookResult {
-      return { state, events: [{ kind: 'member_rejoined', public_key: member.public_key, seat: member.seat }] };
-    },
+      proto_group_member_joined(state: GroupState, member: GroupMember): GroupHookResult {
+        return { state, events: [{ kind: 'member_rejoined', public_key: member.public_key, seat: member.seat }] };
+      },
 
-    proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult {
-      return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
-    },
+      proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult {
+        return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
+      },
 
-    // A member whose turn ran out bids 0 (the bidding's pass), passes when the trick allows it, and
-    // otherwise (it leads) plays its lowest single card, which is always a legal lead.
-    proto_group_timeout_action(s: GroupState, member: GroupMember): Record<string, unknown> | null {
-      const state = s as LandlordState;
-      const key = member.public_key;
-      if (state.current_player !== key) return null;
-      if (state.phase === 'bidding') return Object.hasOwn(state.bids, key) ? null : { kind: 'bid', value: 0 };
-      if (state.phase !== 'playing') return null;
-      if (state.last_play && state.last_play.public_key !== key) return { kind: 'pass' };
-      const hand = state.deck.hands[key] ?? [];
-      const lowest = hand.reduce<string | undefined>((best, id) => (best === undefined || state.deck.catalog[id]!.value < state.deck.catalog[best]!.value ? id : best), undefined);
-      return lowest === undefined ? null : { kind: 'play', card_ids: [lowest] };
-    },
+      // A member whose turn ran out bids 0 (the bidding's pass), passes when the trick allows it, and
+      // otherwise (it leads) plays its lowest single card, which is always a legal lead.
+      proto_group_timeout_action(s: GroupState, member: GroupMember): Record<string, unknown> | null {
+        const state = s as LandlordState;
+        const key = member.public_key;
+        if (state.current_player !== key) return null;
+        if (state.phase === 'bidding') return Object.hasOwn(state.bids, key) ? null : { kind: 'bid', value: 0 };
+        if (state.phase !== 'playing') return null;
+        if (state.last_play && state.last_play.public_key !== key) return { kind: 'pass' };
+        const hand = state.deck.hands[key] ?? [];
+        const lowest = hand.reduce<string | undefined>(
+          (best, id) => (best === undefined || state.deck.catalog[id]!.value < state.deck.catalog[best]!.value ? id : best),
+          undefined,
+        );
+        return lowest === undefined ? null : { kind: 'play', card_ids: [lowest] };
+      },
 
-    proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
-      const state = s as LandlordState;
-      if (state.phase === 'completed') throw new Error('the round is complete');
-      if (actor.public_key !== state.current_player) throw new Error("it is not this Member's turn");
-      if (state.phase === 'bidding') return handleBid(state, actor, action);
-      if (state.phase === 'playing') return handlePlay(state, actor, action);
-      throw new Error('the table is not accepting actions');
-    },
+      proto_group_handle(s: GroupState, actor: GroupMember, action: Record<string, unknown>): GroupHookResult {
+        const state = s as LandlordState;
+        if (state.phase === 'completed') throw new Error('the round is complete');
+        if (actor.public_key !== state.current_player) throw new Error("it is not this Member's turn");
+        if (state.phase === 'bidding') return handleBid(state, actor, action);
+        if (state.phase === 'playing') return handlePlay(state, actor, action);
+        throw new Error('the table is not accepting actions');
+      },
 
-    proto_group_view(s: GroupState, viewer: GroupMember): Record<string, unknown> {
-      const state = s as LandlordState;
-      const deck = privateDeckView(state.deck, viewer.public_key);
-      // The committed state is frozen and shared: the view copies what it hands out.
-      const view: LandlordView = {
-        phase: state.phase,
-        round_number: state.round_number,
-        restart_count: state.restart_count,
-        recovery_notice: state.recovery_notice,
-        players: structuredClone(state.players),
-        turn_order: [...state.turn_order],
-        current_player: state.current_player,
-        bids: { ...state.bids },
-        highest_bid: state.highest_bid,
-        highest_bidder: state.highest_bidder,
-        landlord: state.landlord,
-        bottom_revealed: structuredClone(state.bottom_revealed),
-        last_play: structuredClone(state.last_play),
-        passes: state.passes,
-        bombs: state.bombs,
-        scores: { ...state.scores },
-        hand_counts: deck.hand_counts,
-        my_hand: deck.my_hand,
-        discard: deck.discard,
-        you: { public_key: viewer.public_key, seat: viewer.seat, is_landlord: viewer.public_key === state.landlord },
-      };
-      return view;
-    },
+      proto_group_view(s: GroupState, viewer: GroupMember): Record<string, unknown> {
+        const state = s as LandlordState;
+        const deck = privateDeckView(state.deck, viewer.public_key);
+        // The committed state is frozen and shared: the view copies what it hands out.
+        const view: LandlordView = {
+          phase: state.phase,
+          round_number: state.round_number,
+          restart_count: state.restart_count,
+          recovery_notice: state.recovery_notice,
+          players: structuredClone(state.players),
+          turn_order: [...state.turn_order],
+          current_player: state.current_player,
+          bids: { ...state.bids },
+          highest_bid: state.highest_bid,
+          highest_bidder: state.highest_bidder,
+          landlord: state.landlord,
+          bottom_revealed: structuredClone(state.bottom_revealed),
+          last_play: structuredClone(state.last_play),
+          passes: state.passes,
+          bombs: state.bombs,
+          scores: { ...state.scores },
+          hand_counts: deck.hand_counts,
+          my_hand: deck.my_hand,
+          discard: deck.discard,
+          you: { public_key: viewer.public_key, seat: viewer.seat, is_landlord: viewer.public_key === state.landlord },
+        };
+        return view;
+      },
 
-    // Only public facts survive a leader change: the hidden deal is never copied to failover candidates.
-    proto_group_recovery_snapshot(s: GroupState): GroupState {
-      const state = s as LandlordState;
-      return { round_number: state.round_number, restart_count: state.restart_count, scores: { ...state.scores } };
-    },
+      // Only public facts survive a leader change: the hidden deal is never copied to failover candidates.
+      proto_group_recovery_snapshot(s: GroupState): GroupState {
+        const state = s as LandlordState;
+        return { round_number: state.round_number, restart_count: state.restart_count, scores: { ...state.scores } };
+      },
 
-    proto_group_restore(checkpoint: GroupState, members: GroupMember[]): GroupState {
-      const saved = (checkpoint['scores'] ?? {}) as Record<string, unknown>;
-      const scores: Record<string, number> = {};
-      for (const m of members) scores[m.public_key] = pyInt(saved[m.public_key], 0);
-      return newRound(
-        members,
-        scores,
-        pyInt(checkpoint['round_number'], 1) + 1,
-        pyInt(checkpoint['restart_count'], 0) + 1,
-        'The previous private deal was discarded after a Leader change.',
-      );
-    },
+      proto_group_restore(checkpoint: GroupState, members: GroupMember[]): GroupState {
+        const saved = (checkpoint['scores'] ?? {}) as Record<string, unknown>;
+        const scores: Record<string, number> = {};
+        for (const m of members) scores[m.public_key] = pyInt(saved[m.public_key], 0);
+        return newRound(
+          members,
+          scores,
+          pyInt(checkpoint['round_number'], 1) + 1,
+          pyInt(checkpoint['restart_count'], 0) + 1,
+          'The previous private deal was discarded after a Leader change.',
+        );
+      },
 
-    proto_group_on_leader_changed(s: GroupState, oldLeader: string, newLeader: string): GroupHookResult {
-      const state = s as LandlordState;
-      state.recovery_notice = `Leader changed from ${oldLeader.slice(0, 8)} to ${newLeader.slice(0, 8)}; the private deal was restarted.`;
-      return { state, events: [{ kind: 'round_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, round_number: state.round_number }] };
-    },
-  };
-}, autoplay);
+      proto_group_on_leader_changed(s: GroupState, oldLeader: string, newLeader: string): GroupHookResult {
+        const state = s as LandlordState;
+        state.recovery_notice = `Leader changed from ${oldLeader.slice(0, 8)} to ${newLeader.slice(0, 8)}; the private deal was restarted.`;
+        return {
+          state,
+          events: [{ kind: 'round_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, round_number: state.round_number }],
+        };
+      },
+    };
+  },
+  autoplay,
+);
 
 /**
  * The unattended player, from its own view: bids mostly above zero so few deals end in a redeal, passes

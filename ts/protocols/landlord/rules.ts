@@ -4,8 +4,20 @@
  */
 
 export type ComboKind =
-  | 'single' | 'pair' | 'triple' | 'triple_single' | 'triple_pair' | 'straight' | 'pair_straight'
-  | 'airplane' | 'airplane_single' | 'airplane_pair' | 'four_two_single' | 'four_two_pair' | 'bomb' | 'joker_bomb';
+  | 'single'
+  | 'pair'
+  | 'triple'
+  | 'triple_single'
+  | 'triple_pair'
+  | 'straight'
+  | 'pair_straight'
+  | 'airplane'
+  | 'airplane_single'
+  | 'airplane_pair'
+  | 'four_two_single'
+  | 'four_two_pair'
+  | 'bomb'
+  | 'joker_bomb';
 
 /** tier 0 = a normal play, 1 = a same-rank bomb, 2 = a joker bomb. */
 export interface Combination {
@@ -18,7 +30,19 @@ export interface Combination {
 export const NOT_A_COMBINATION = 'the selected cards are not a supported combination';
 
 const RANKS: [string, number][] = [
-  ['3', 3], ['4', 4], ['5', 5], ['6', 6], ['7', 7], ['8', 8], ['9', 9], ['10', 10], ['J', 11], ['Q', 12], ['K', 13], ['A', 14], ['2', 15],
+  ['3', 3],
+  ['4', 4],
+  ['5', 5],
+  ['6', 6],
+  ['7', 7],
+  ['8', 8],
+  ['9', 9],
+  ['10', 10],
+  ['J', 11],
+  ['Q', 12],
+  ['K', 13],
+  ['A', 14],
+  ['2', 15],
 ];
 
 /** One 54-card deck's faces in the reference's order (suits, then ranks 3..2, then the jokers); the face index feeds card ids. */
@@ -85,7 +109,10 @@ export function beats(candidate: Combination, previous: Combination): boolean {
  * rank and length, with the lowest attachments), each as card ids, that form a supported combination
  * and beat `previous` when there is one. Enough for an autonomous player and for a person's menu.
  */
-export function suggestPlays<C extends CardFace & { card_id: string }>(hand: readonly C[], previous: Combination | null): { card_ids: string[]; combination: Combination }[] {
+export function suggestPlays<C extends CardFace & { card_id: string }>(
+  hand: readonly C[],
+  previous: Combination | null,
+): { card_ids: string[]; combination: Combination }[] {
   const byValue = new Map<number, C[]>();
   for (const c of [...hand].sort((a, b) => a.value - b.value)) byValue.set(c.value, [...(byValue.get(c.value) ?? []), c]);
   const values = [...byValue.keys()];
@@ -101,7 +128,10 @@ export function suggestPlays<C extends CardFace & { card_id: string }>(hand: rea
     const count = byValue.get(v)!.length;
     for (let n = 1; n <= count; n++) candidates.push(take(v, n));
     if (count >= 3) {
-      for (const [n, k] of [[1, 1], [1, 2]] as const) {
+      for (const [n, k] of [
+        [1, 1],
+        [1, 2],
+      ] as const) {
         const a = attachments([v], n, k);
         if (a) candidates.push([...take(v, 3), ...a]);
       }
@@ -116,7 +146,11 @@ export function suggestPlays<C extends CardFace & { card_id: string }>(hand: rea
   const jokers = hand.filter((c) => c.suit === 'joker').sort((a, b) => b.value - a.value);
   for (let n = 2; n <= jokers.length; n++) candidates.push(jokers.slice(0, n));
   // Runs of consecutive ranks below the 2s: straights (1 each), pair straights (2), airplanes (3).
-  for (const [width, minRun] of [[1, 5], [2, 3], [3, 2]] as const) {
+  for (const [width, minRun] of [
+    [1, 5],
+    [2, 3],
+    [3, 2],
+  ] as const) {
     for (let start = 3; start <= 14; start++) {
       for (let end = start; end <= 14 && has(end, width); end++) {
         const run: number[] = [];

@@ -12,7 +12,16 @@ import { boardSize, cellText, other, outcomeText, player, refusalText, SquareBoa
 
 export type { Side } from '../square-board.js';
 
-const DIRS = [[-1, -1], [-1, 0], [-1, 1], [0, -1], [0, 1], [1, -1], [1, 0], [1, 1]] as const;
+const DIRS = [
+  [-1, -1],
+  [-1, 0],
+  [-1, 1],
+  [0, -1],
+  [0, 1],
+  [1, -1],
+  [1, 0],
+  [1, 1],
+] as const;
 
 /** Corners good, the cells next to them bad (the reference's weights for 8x8). */
 const POSITIONAL_8 = [
@@ -47,7 +56,7 @@ export class Board extends SquareBoard {
     for (const [dr, dc] of DIRS) {
       const run: Move[] = [];
       let k = 1;
-      while (this.at(r + k * dr, c + k * dc) === other(who)) run.push([r + k * dr, c + k * dc]), k++;
+      while (this.at(r + k * dr, c + k * dc) === other(who)) (run.push([r + k * dr, c + k * dc]), k++);
       if (run.length && this.at(r + k * dr, c + k * dc) === who) out.push(...run);
     }
     return out;
@@ -152,7 +161,8 @@ const hooks: HooksModule<'session_loop'> = {
       },
       proto_host_handle(msg) {
         const t = msg['turn'] as number;
-        if ((msg.action !== 'move' && msg.action !== 'pass') || t !== turn) return { response: { action: 'error', ...(typeof t === 'number' && { turn: t }), reason: 'not_your_turn' }, abort: true };
+        if ((msg.action !== 'move' && msg.action !== 'pass') || t !== turn)
+          return { response: { action: 'error', ...(typeof t === 'number' && { turn: t }), reason: 'not_your_turn' }, abort: true };
         if (msg.action === 'move' ? !board.play(msg['row'] as number, msg['col'] as number, 'guest') : board.legal('guest').length > 0) {
           return { response: { action: 'error', turn: t, reason: 'illegal_move' }, abort: true };
         }
@@ -160,7 +170,18 @@ const hooks: HooksModule<'session_loop'> = {
         const flipped = m ? board.play(m[0], m[1], 'host') : 0;
         const over = board.over();
         turn = t + 2;
-        const result = { action: 'round_result', turn: t + 1, row: m?.[0] ?? 0, col: m?.[1] ?? 0, player: 'host', flipped, passed: !m, game_over: over, winner: over ? board.leader() : 'none', ...counts() };
+        const result = {
+          action: 'round_result',
+          turn: t + 1,
+          row: m?.[0] ?? 0,
+          col: m?.[1] ?? 0,
+          player: 'host',
+          flipped,
+          passed: !m,
+          game_over: over,
+          winner: over ? board.leader() : 'none',
+          ...counts(),
+        };
         return { response: result, completed: over };
       },
       proto_guest_handle_ready(msg) {

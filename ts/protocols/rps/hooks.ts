@@ -14,7 +14,8 @@ export function winnerOf(host: Choice, guest: Choice): 'host' | 'guest' | 'draw'
 const hooks: HooksModule<'simultaneous_round'> = {
   mode: 'simultaneous_round',
   // `round 0: host rock vs guest paper → guest (host 0, guest 1)`: the demo's test re-judges these lines.
-  narrator: () => roundNarrator({ ready: bestOfText, round: (m) => ({ host: String(m['host_choice']), guest: String(m['guest_choice']), score: winsText(m) }) }),
+  narrator: () =>
+    roundNarrator({ ready: bestOfText, round: (m) => ({ host: String(m['host_choice']), guest: String(m['guest_choice']), score: winsText(m) }) }),
   create(ctx) {
     const mine = settings(ctx.options);
     const roundDelay = typeof ctx.options['round_delay_seconds'] === 'number' ? ctx.options['round_delay_seconds'] : 0;

@@ -36,7 +36,12 @@ const TILES = new Set([STEEL, BRICK, WATER, BUSH, PICKUP, FLOOR]);
 const BLOCKS_MOVE = new Set([STEEL, BRICK, WATER]);
 const PICKUP_KINDS = ['repair', 'speed', 'rapid'] as const;
 
-export interface Balance { hp: number; speed: number; fire_cooldown: number; bullet_speed: number }
+export interface Balance {
+  hp: number;
+  speed: number;
+  fire_cooldown: number;
+  bullet_speed: number;
+}
 export const DEFAULT_BALANCE: Balance = { hp: 4, speed: 180, fire_cooldown: 7, bullet_speed: 560 };
 
 export interface Rules {
@@ -61,8 +66,21 @@ export interface Tank {
   speed_until: number;
   rapid_until: number;
 }
-export interface Bullet { id: string; team: Role; owner_id: string; x: number; y: number; dir: Dir }
-export interface Pickup { id: string; kind: (typeof PICKUP_KINDS)[number]; x: number; y: number; active: boolean }
+export interface Bullet {
+  id: string;
+  team: Role;
+  owner_id: string;
+  x: number;
+  y: number;
+  dir: Dir;
+}
+export interface Pickup {
+  id: string;
+  kind: (typeof PICKUP_KINDS)[number];
+  x: number;
+  y: number;
+  active: boolean;
+}
 export type Event = Record<string, unknown> & { type: string };
 export type Outcome = 'none' | Role | 'draw';
 
@@ -83,7 +101,12 @@ export interface World {
   rules: Rules;
 }
 
-export interface Command { unit_id: string; move: Dir; aim: Dir; fire: boolean }
+export interface Command {
+  unit_id: string;
+  move: Dir;
+  aim: Dir;
+  fire: boolean;
+}
 
 /**
  * The reference's default 31x31 battlefield: steel border, a river across the middle segment of the
@@ -92,16 +115,52 @@ export interface Command { unit_id: string; move: Dir; aim: Dir; fire: boolean }
  * "strongpoints" with the bush letter, so they are bush here too: the map must be the same.)
  */
 export function buildDefaultMap(n = 31): string {
-  const g: string[][] = Array.from({ length: n }, (_, r) => Array.from({ length: n }, (_, c): string => (r === 0 || c === 0 || r === n - 1 || c === n - 1 ? STEEL : FLOOR)));
+  const g: string[][] = Array.from({ length: n }, (_, r) =>
+    Array.from({ length: n }, (_, c): string => (r === 0 || c === 0 || r === n - 1 || c === n - 1 ? STEEL : FLOOR)),
+  );
   const mid = n >> 1;
   const put = (r: number, c: number, t: string) => {
     g[r]![c] = t;
     g[n - 1 - r]![n - 1 - c] = t;
   };
   for (let c = 8; c < 23; c++) if (c !== 11 && c !== 15 && c !== 19) g[mid]![c] = WATER;
-  const bunkers = [[3, 3], [3, 4], [4, 3], [3, 11], [3, 12], [4, 12], [3, 18], [3, 19], [4, 19], [3, 26], [3, 27], [4, 27], [8, 7], [8, 8], [9, 7], [8, 22], [8, 23], [9, 23]];
-  const bushes = [[mid - 1, mid - 1], [mid - 1, mid + 1], [6, mid], [10, 6], [10, n - 7], [6, 4], [6, 5], [5, 4], [11, 10], [11, 11]];
-  const pickups = [[2, mid], [mid - 2, mid], [5, 9]];
+  const bunkers = [
+    [3, 3],
+    [3, 4],
+    [4, 3],
+    [3, 11],
+    [3, 12],
+    [4, 12],
+    [3, 18],
+    [3, 19],
+    [4, 19],
+    [3, 26],
+    [3, 27],
+    [4, 27],
+    [8, 7],
+    [8, 8],
+    [9, 7],
+    [8, 22],
+    [8, 23],
+    [9, 23],
+  ];
+  const bushes = [
+    [mid - 1, mid - 1],
+    [mid - 1, mid + 1],
+    [6, mid],
+    [10, 6],
+    [10, n - 7],
+    [6, 4],
+    [6, 5],
+    [5, 4],
+    [11, 10],
+    [11, 11],
+  ];
+  const pickups = [
+    [2, mid],
+    [mid - 2, mid],
+    [5, 9],
+  ];
   for (const [r, c] of bunkers) put(r!, c!, BRICK);
   for (const [r, c] of bushes) put(r!, c!, BUSH);
   for (const [r, c] of pickups) put(r!, c!, PICKUP);
@@ -148,21 +207,49 @@ export function initWorld(mapText: string, rules: Rules): World {
   const grid = parseMap(mapText);
   const spawns = spawnCells(grid, rules.team_size);
   const tank = (team: Role, i: number, [r, c]: [number, number]): Tank => ({
-    id: `${team[0]}${i}`, team, x: centre(c), y: centre(r), facing: team === 'host' ? 'up' : 'down', hp: rules.balance.hp,
-    fire_cd: 0, last_move: 'none', last_fire: false, speed_until: 0, rapid_until: 0,
+    id: `${team[0]}${i}`,
+    team,
+    x: centre(c),
+    y: centre(r),
+    facing: team === 'host' ? 'up' : 'down',
+    hp: rules.balance.hp,
+    fire_cd: 0,
+    last_move: 'none',
+    last_fire: false,
+    speed_until: 0,
+    rapid_until: 0,
   });
   const cells: [number, number][] = [];
-  grid.forEach((row, r) => row.forEach((t, c) => {
-    if (t === PICKUP) cells.push([r, c]), (row[c] = FLOOR);
-  }));
+  grid.forEach((row, r) =>
+    row.forEach((t, c) => {
+      if (t === PICKUP) (cells.push([r, c]), (row[c] = FLOOR));
+    }),
+  );
   // Pickups facing each other across the centre get the same kind.
-  const pickups: Pickup[] = rules.pickup_mode !== 'powerups' ? [] : cells.map(([r, c], i) => ({
-    id: `p${i}`, kind: PICKUP_KINDS[Math.min(i, cells.length - 1 - i) % PICKUP_KINDS.length]!, x: centre(c), y: centre(r), active: true,
-  }));
+  const pickups: Pickup[] =
+    rules.pickup_mode !== 'powerups'
+      ? []
+      : cells.map(([r, c], i) => ({
+          id: `p${i}`,
+          kind: PICKUP_KINDS[Math.min(i, cells.length - 1 - i) % PICKUP_KINDS.length]!,
+          x: centre(c),
+          y: centre(r),
+          active: true,
+        }));
   return {
-    schema_version: 1, tick: 0, rows: grid.length, cols: grid[0]!.length, grid,
+    schema_version: 1,
+    tick: 0,
+    rows: grid.length,
+    cols: grid[0]!.length,
+    grid,
     tanks: [...spawns.host.map((rc, i) => tank('host', i, rc)), ...spawns.guest.map((rc, i) => tank('guest', i, rc))],
-    bullets: [], pickups, events: [], host_alive: rules.team_size, guest_alive: rules.team_size, game_over: false, winner: 'none',
+    bullets: [],
+    pickups,
+    events: [],
+    host_alive: rules.team_size,
+    guest_alive: rules.team_size,
+    game_over: false,
+    winner: 'none',
     rules: structuredClone(rules),
   };
 }
@@ -295,7 +382,9 @@ export function step(world: World, host: unknown, guest: unknown): World {
         bricks.set(key, entry);
         alive = false;
       } else {
-        const victim = targets.find((t) => t.id !== b.owner_id && (rules.friendly_fire || t.team !== b.team) && Math.abs(x - t.x) < TANK_HALF && Math.abs(y - t.y) < TANK_HALF);
+        const victim = targets.find(
+          (t) => t.id !== b.owner_id && (rules.friendly_fire || t.team !== b.team) && Math.abs(x - t.x) < TANK_HALF && Math.abs(y - t.y) < TANK_HALF,
+        );
         if (victim) {
           hits.push([b.id, b.owner_id, victim.id]);
           alive = false;
@@ -383,7 +472,9 @@ export function validateCommands(side: string, commands: unknown, world: World, 
   commands.forEach((c: unknown, i) => {
     if (c === null || typeof c !== 'object' || Array.isArray(c)) throw new Error(`commands[${i}] must be an object`);
     const o = c as Record<string, unknown>;
-    const unknown = Object.keys(o).filter((k) => !['unit_id', 'move', 'aim', 'fire'].includes(k)).sort();
+    const unknown = Object.keys(o)
+      .filter((k) => !['unit_id', 'move', 'aim', 'fire'].includes(k))
+      .sort();
     if (unknown.length) throw new Error(`commands[${i}] has unknown fields: ${pyList(unknown)}`);
     const id = o['unit_id'];
     const tank = typeof id === 'string' ? world.tanks.find((t) => t.id === id) : undefined;
@@ -476,7 +567,11 @@ function firingCells(world: World, r: number, c: number, taken: Set<string>): Se
 }
 
 /** What the autonomous player remembers of a tank: where it has been, and a detour under way. */
-interface Memory { trail: [number, number][]; detour: Dir; until: number }
+interface Memory {
+  trail: [number, number][];
+  detour: Dir;
+  until: number;
+}
 /** A tank that has not left a cell's distance in this many ticks is stalled and takes a detour. */
 const STALL_TICKS = 10;
 
@@ -533,8 +628,10 @@ function chooseCommands(world: World, side: Role, random: () => number, memory: 
         const to = Math.abs(own - mid) > SCALE / 2 - TANK_HALF ? mid : other;
         return to > own ? more : less;
       };
-      if (here[1] === ec && Math.abs(e.x - t.x) >= TANK_HALF) return { unit_id: t.id, move: slide(t.x, centre(ec), e.x, 'left', 'right'), aim: towards(t, e), fire: false };
-      if (here[0] === er && Math.abs(e.y - t.y) >= TANK_HALF) return { unit_id: t.id, move: slide(t.y, centre(er), e.y, 'up', 'down'), aim: towards(t, e), fire: false };
+      if (here[1] === ec && Math.abs(e.x - t.x) >= TANK_HALF)
+        return { unit_id: t.id, move: slide(t.x, centre(ec), e.x, 'left', 'right'), aim: towards(t, e), fire: false };
+      if (here[0] === er && Math.abs(e.y - t.y) >= TANK_HALF)
+        return { unit_id: t.id, move: slide(t.y, centre(er), e.y, 'up', 'down'), aim: towards(t, e), fire: false };
     }
     const goal = lanes.size ? (r: number, c: number) => lanes.has(`${r},${c}`) : (r: number, c: number) => (r === er || c === ec) && !mine.has(`${r},${c}`);
     const dir = firstStep(world, here, goal, mine, order) ?? towards(t, e);
@@ -602,7 +699,6 @@ function optionsToRules(o: Readonly<Record<string, unknown>>): { rules: Rules; m
   };
 }
 
-
 /** Seconds of play between two lines on the state of the battle when nothing else is said. */
 const STATUS_SECONDS = 10;
 
@@ -650,7 +746,9 @@ function narrator(): Narrator {
       case 'rt_reject':
         return `host refuses the match: ${String(msg['reason'])}`;
       case 'rt_command_ack':
-        return msg['status'] === 'rejected' ? `host rejects the guest's commands for tick ${String(msg['target_tick'])}${typeof msg['reason'] === 'string' ? `: ${msg['reason']}` : ''}` : undefined;
+        return msg['status'] === 'rejected'
+          ? `host rejects the guest's commands for tick ${String(msg['target_tick'])}${typeof msg['reason'] === 'string' ? `: ${msg['reason']}` : ''}`
+          : undefined;
       case 'rt_frame': {
         const f = msg['frame'] as { tick: number; state: World; events: Event[] };
         const said = f.events.map(eventText).filter((t): t is string => t !== undefined);
@@ -679,9 +777,17 @@ const hooks: HooksModule<'authoritative_realtime'> = {
     configure(ctx.options);
     return {
       proto_init: (options) => configure(options),
-      proto_host_metadata: () => ['Tank Battle · Realtime', 'game,tank-battle,rts,realtime', 'supply', {
-        team_size: rules.team_size, max_ticks: rules.max_ticks, friendly_fire: rules.friendly_fire, pickup_mode: rules.pickup_mode,
-      }],
+      proto_host_metadata: () => [
+        'Tank Battle · Realtime',
+        'game,tank-battle,rts,realtime',
+        'supply',
+        {
+          team_size: rules.team_size,
+          max_ticks: rules.max_ticks,
+          friendly_fire: rules.friendly_fire,
+          pickup_mode: rules.pickup_mode,
+        },
+      ],
       supported_control_modes: () => ['autonomous'],
       proto_realtime_initial_state: () => initWorld(map, rules) as unknown as Record<string, unknown>,
       proto_realtime_commands(state, targetTick) {
@@ -702,8 +808,13 @@ const hooks: HooksModule<'authoritative_realtime'> = {
         const w = state as unknown as World;
         const events = ((frame as { events?: Event[] } | null)?.events ?? []) as Event[];
         return {
-          phase: w.game_over ? 'game_over' : 'battle', team_size: w.rules.team_size, host_alive: w.host_alive, guest_alive: w.guest_alive,
-          world: w, combat_events: events, ...(events.length && { last_event: { summary: SUMMARY[events.at(-1)!.type] ?? events.at(-1)!.type, structured: events.at(-1) } }),
+          phase: w.game_over ? 'game_over' : 'battle',
+          team_size: w.rules.team_size,
+          host_alive: w.host_alive,
+          guest_alive: w.guest_alive,
+          world: w,
+          combat_events: events,
+          ...(events.length && { last_event: { summary: SUMMARY[events.at(-1)!.type] ?? events.at(-1)!.type, structured: events.at(-1) } }),
         };
       },
       proto_realtime_audit_outcome(frame) {
@@ -720,7 +831,12 @@ const hooks: HooksModule<'authoritative_realtime'> = {
 };
 
 const SUMMARY: Record<string, string> = {
-  fire: 'Tank fired', hit: 'Shell hit', destroyed: 'Tank destroyed', brick_destroyed: 'Brick wall destroyed', pickup: 'Tank collected a power-up', game_over: 'Battle ended',
+  fire: 'Tank fired',
+  hit: 'Shell hit',
+  destroyed: 'Tank destroyed',
+  brick_destroyed: 'Brick wall destroyed',
+  pickup: 'Tank collected a power-up',
+  game_over: 'Battle ended',
 };
 
 export default hooks;

@@ -30,7 +30,13 @@ function standardFaces(): Face[] {
 
 /** A fresh 52-card deck shuffled from `seed`, with an empty hand for each member key (in the order given). */
 export function createDeck(seed: string, handOwners: readonly string[]): Deck {
-  return createSharedDeck(standardFaces(), handOwners.map((public_key, seat) => ({ public_key, seat, status: 'active' })), 0, seed, 1);
+  return createSharedDeck(
+    standardFaces(),
+    handOwners.map((public_key, seat) => ({ public_key, seat, status: 'active' })),
+    0,
+    seed,
+    1,
+  );
 }
 
 /** Deals the top card of the draw pile (its end) into a member's hand. */

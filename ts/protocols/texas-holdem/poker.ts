@@ -13,7 +13,17 @@ export interface Card {
   suit: string;
 }
 
-export const CATEGORY_NAMES = ['high_card', 'one_pair', 'two_pair', 'three_of_a_kind', 'straight', 'flush', 'full_house', 'four_of_a_kind', 'straight_flush'] as const;
+export const CATEGORY_NAMES = [
+  'high_card',
+  'one_pair',
+  'two_pair',
+  'three_of_a_kind',
+  'straight',
+  'flush',
+  'full_house',
+  'four_of_a_kind',
+  'straight_flush',
+] as const;
 export type Category = (typeof CATEGORY_NAMES)[number];
 
 /** Lexicographic order of two ranks, as Python compares tuples. */
@@ -28,7 +38,8 @@ function validated(cards: readonly Card[]): void {
   const seen = new Set<string>();
   for (const c of cards) {
     if (typeof c !== 'object' || c === null) throw new Error('every card must be an object');
-    if (!Number.isInteger(c.rank) || c.rank < 2 || c.rank > 14 || !(SUITS as readonly string[]).includes(c.suit)) throw new Error('poker card rank or suit is invalid');
+    if (!Number.isInteger(c.rank) || c.rank < 2 || c.rank > 14 || !(SUITS as readonly string[]).includes(c.suit))
+      throw new Error('poker card rank or suit is invalid');
     const face = `${c.suit}:${c.rank}`;
     if (seen.has(face)) throw new Error('a standard poker hand cannot repeat a card face');
     seen.add(face);

@@ -75,7 +75,10 @@ function lead(hand: readonly Card[], ctx: TrumpContext, random: () => number): s
     if (pairs.length) return pairs[Math.floor(random() * pairs.length)]!;
   }
   const [, sameSuit] = suits[0]!;
-  if (roll > 0.9 && sameSuit.length >= 2) return shuffled(sameSuit, random).slice(0, 2 + Math.floor(random() * Math.min(3, sameSuit.length - 1))).map((c) => c.card_id);
+  if (roll > 0.9 && sameSuit.length >= 2)
+    return shuffled(sameSuit, random)
+      .slice(0, 2 + Math.floor(random() * Math.min(3, sameSuit.length - 1)))
+      .map((c) => c.card_id);
   return [sameSuit[Math.floor(random() * sameSuit.length)]!.card_id];
 }
 
@@ -84,13 +87,19 @@ export function follow(hand: readonly Card[], lead: Shape, ctx: TrumpContext, ra
   const count = lead.count;
   const inSuit = hand.filter((c) => effectiveSuit(c, ctx) === lead.suit);
   if (inSuit.length <= count) {
-    const rest = shuffled(hand.filter((c) => !inSuit.includes(c)), random);
+    const rest = shuffled(
+      hand.filter((c) => !inSuit.includes(c)),
+      random,
+    );
     return [...inSuit, ...rest.slice(0, count - inSuit.length)].map((c) => c.card_id);
   }
   if (lead.kind === 'tractor' && hasTractor(inSuit, lead.tractor_length!, lead.suit, ctx)) return findTractor(inSuit, lead.tractor_length!, lead.suit, ctx)!;
   const needed = Math.min(lead.pair_count, pairCount(inSuit));
   const chosen = shuffled(pairsIn(inSuit), random).slice(0, needed).flat();
-  const rest = shuffled(inSuit.filter((c) => !chosen.includes(c.card_id)), random);
+  const rest = shuffled(
+    inSuit.filter((c) => !chosen.includes(c.card_id)),
+    random,
+  );
   return [...chosen, ...rest.slice(0, count - chosen.length).map((c) => c.card_id)];
 }
 
@@ -102,7 +111,15 @@ export function chooseAction(view: UpgradeView, me: GroupMember, random: () => n
   if (view.current_player !== key) return null;
   if (view.phase === 'bury') {
     const kept = new Set(view.winning_declaration?.card_ids ?? []);
-    return { kind: 'bury', card_ids: shuffled(view.my_hand.filter((c) => !kept.has(c.card_id)), random).slice(0, 8).map((c) => c.card_id) };
+    return {
+      kind: 'bury',
+      card_ids: shuffled(
+        view.my_hand.filter((c) => !kept.has(c.card_id)),
+        random,
+      )
+        .slice(0, 8)
+        .map((c) => c.card_id),
+    };
   }
   if (view.phase !== 'playing') return null;
   const ctx: TrumpContext = { level_rank: view.level_rank, trump_suit: view.trump_suit };

@@ -9,8 +9,28 @@
  * and public tricks; the kitty stays hidden until the hand's end.
  */
 import { defineHooks, type GroupHookResult, type GroupMember, type GroupState, type HookContext } from '../../hooks/types.js';
-import { createSharedDeck, discardCards, drawCards, moveHandToZone, privateDeckView, takeFromHand, type Card as DeckCard, type DeckMember, type SharedDeck } from '../shared-deck.js';
-import { cardStrength, classifyPlay, standardFacesWithJokers, TractorRuleError, validateFollow, winningPlayIndex, type Face, type Shape, type TrumpContext } from './tractor.js';
+import {
+  createSharedDeck,
+  discardCards,
+  drawCards,
+  moveHandToZone,
+  privateDeckView,
+  takeFromHand,
+  type Card as DeckCard,
+  type DeckMember,
+  type SharedDeck,
+} from '../shared-deck.js';
+import {
+  cardStrength,
+  classifyPlay,
+  standardFacesWithJokers,
+  TractorRuleError,
+  validateFollow,
+  winningPlayIndex,
+  type Face,
+  type Shape,
+  type TrumpContext,
+} from './tractor.js';
 import { chooseAction, follow } from './autoplay.js';
 
 export type Card = DeckCard<Face>;
@@ -99,7 +119,10 @@ function pyInt(v: unknown): number {
 
 function randomHex(ctx: HookContext, bytes: number): string {
   let out = '';
-  for (let i = 0; i < bytes; i++) out += Math.floor(ctx.random() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    out += Math.floor(ctx.random() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return out;
 }
 
@@ -292,7 +315,13 @@ export default defineHooks(
       drawCards(state.deck, declarer, state.deck.draw_pile.length);
       state.phase = 'bury';
       state.current_player = declarer;
-      events.push({ kind: 'upgrade_declarer_selected', declarer, declarer_team: state.declarer_team, trump_suit: state.trump_suit, level_rank: state.level_rank });
+      events.push({
+        kind: 'upgrade_declarer_selected',
+        declarer,
+        declarer_team: state.declarer_team,
+        trump_suit: state.trump_suit,
+        level_rank: state.level_rank,
+      });
       return { state, events };
     }
 
@@ -444,10 +473,16 @@ export default defineHooks(
         if (state.current_player !== key || (state.phase !== 'bury' && state.phase !== 'playing')) return null;
         const ctx = contextOf(state);
         const hand = (state.deck.hands[key] ?? []).map((id) => state.deck.catalog[id]!);
-        const weakestFirst = (cards: Card[]) => [...cards].sort((a, b) => compareStrength(cardStrength(a, ctx), cardStrength(b, ctx)) || (a.card_id < b.card_id ? -1 : 1));
+        const weakestFirst = (cards: Card[]) =>
+          [...cards].sort((a, b) => compareStrength(cardStrength(a, ctx), cardStrength(b, ctx)) || (a.card_id < b.card_id ? -1 : 1));
         if (state.phase === 'bury') {
           const kept = new Set(state.winning_declaration?.card_ids ?? []);
-          return { kind: 'bury', card_ids: weakestFirst(hand.filter((c) => !kept.has(c.card_id))).slice(0, KITTY).map((c) => c.card_id) };
+          return {
+            kind: 'bury',
+            card_ids: weakestFirst(hand.filter((c) => !kept.has(c.card_id)))
+              .slice(0, KITTY)
+              .map((c) => c.card_id),
+          };
         }
         const led = state.current_trick[0];
         if (!led) {
@@ -456,11 +491,16 @@ export default defineHooks(
         }
         // The autoplay's follow, on a fixed sequence of choices: the first that the rules accept.
         let x = 0x2545f491;
-        const random = () => ((x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32);
+        const random = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32;
         for (let attempt = 0; attempt < 16; attempt++) {
           const ids = follow(hand, led.shape, ctx, random);
           try {
-            validateFollow(hand, ids.map((id) => state.deck.catalog[id]!), led.shape, ctx);
+            validateFollow(
+              hand,
+              ids.map((id) => state.deck.catalog[id]!),
+              led.shape,
+              ctx,
+            );
             return { kind: 'play', card_ids: ids };
           } catch (e) {
             if (!(e instanceof TractorRuleError)) throw e;
@@ -548,7 +588,10 @@ export default defineHooks(
       proto_group_on_leader_changed(s: GroupState, oldLeader: string, newLeader: string): GroupHookResult {
         const state = s as UpgradeState;
         state.recovery_notice = `Leader changed from ${oldLeader.slice(0, 8)} to ${newLeader.slice(0, 8)}; the private hand was redealt.`;
-        return { state, events: [{ kind: 'upgrade_hand_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, hand_number: state.hand_number }] };
+        return {
+          state,
+          events: [{ kind: 'upgrade_hand_restarted_after_leader_change', old_leader: oldLeader, new_leader: newLeader, hand_number: state.hand_number }],
+        };
       },
     };
   },

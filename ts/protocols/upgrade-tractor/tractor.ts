@@ -55,14 +55,18 @@ export function standardFacesWithJokers(): Face[] {
       return { code: label, suit, rank, label, color: suit === 'diamonds' || suit === 'hearts' ? ('red' as const) : ('black' as const) };
     }),
   );
-  faces.push({ code: 'SJ', suit: 'joker', rank: 16, label: 'Small Joker', color: 'black' }, { code: 'BJ', suit: 'joker', rank: 17, label: 'Big Joker', color: 'red' });
+  faces.push(
+    { code: 'SJ', suit: 'joker', rank: 16, label: 'Small Joker', color: 'black' },
+    { code: 'BJ', suit: 'joker', rank: 17, label: 'Big Joker', color: 'red' },
+  );
   return faces;
 }
 
 function faceKey(card: { suit: unknown; rank: unknown }): FaceKey {
   const { suit, rank } = card;
   const valid =
-    (typeof suit === 'string' && ((SUITS as readonly string[]).includes(suit) || suit === 'joker')) &&
+    typeof suit === 'string' &&
+    ((SUITS as readonly string[]).includes(suit) || suit === 'joker') &&
     typeof rank === 'number' &&
     Number.isInteger(rank) &&
     ((rank >= 2 && rank <= 14) || rank === 16 || rank === 17) &&
@@ -171,9 +175,19 @@ export function hasTractor(cards: readonly { suit: string; rank: number }[], len
 }
 
 /** The follower's obligations: the same count, the led effective suit first, then its pairs and tractor. */
-export function validateFollow(hand: readonly { suit: string; rank: number }[], selected: readonly { suit: string; rank: number }[], lead: Shape, ctx: TrumpContext): void {
+export function validateFollow(
+  hand: readonly { suit: string; rank: number }[],
+  selected: readonly { suit: string; rank: number }[],
+  lead: Shape,
+  ctx: TrumpContext,
+): void {
   const { count, suit: category, kind } = lead;
-  if (!Number.isInteger(count) || count < 1 || !([...SUITS, 'trump'] as string[]).includes(category) || !['single', 'pair', 'tractor', 'throw'].includes(kind)) {
+  if (
+    !Number.isInteger(count) ||
+    count < 1 ||
+    !([...SUITS, 'trump'] as string[]).includes(category) ||
+    !['single', 'pair', 'tractor', 'throw'].includes(kind)
+  ) {
     throw new TractorRuleError('lead classification is invalid');
   }
   if (selected.length !== count) throw new TractorRuleError('a follower must play the same number of cards');

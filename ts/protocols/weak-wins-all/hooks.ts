@@ -120,8 +120,7 @@ const hooks: HooksModule<'simultaneous_round'> = {
       // The host plays by the settings the guest's join proposes (validated by the spec against the
       // same bounds as the options), as the reference's host does, so either implementation can host.
       proto_host_handle_join: (join) => ({ action: 'ready', ...agreed({ results: [], last_result: null, ready: join }, mine) }),
-      proto_guest_handle_ready: (ready) =>
-        inside(ready['total_points'], POINTS) && inside(ready['total_rounds'], ROUNDS) ? null : { abort: true },
+      proto_guest_handle_ready: (ready) => (inside(ready['total_points'], POINTS) && inside(ready['total_rounds'], ROUNDS) ? null : { abort: true }),
       proto_host_metadata: () => ['Weak Wins All', 'game,weak-wins-all', 'supply', { ...mine }],
       // A person may choose any round's bid through `aigenora session decide`.
       supported_control_modes: () => ['autonomous', 'hybrid', 'human'],

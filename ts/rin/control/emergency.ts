@@ -65,7 +65,10 @@ export class EmergencyStops {
     for (const key of this.writing) {
       const stop = this.stops.get(key);
       if (stop === undefined) continue;
-      await tx.query('INSERT INTO rin_emergency_stops (key, doc) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc', [key, JSON.stringify(stop)]);
+      await tx.query('INSERT INTO rin_emergency_stops (key, doc) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET doc = EXCLUDED.doc', [
+        key,
+        JSON.stringify(stop),
+      ]);
     }
   }
 

@@ -8,7 +8,15 @@
  * change between reading state and starting to wait is never lost.
  */
 import { RinError, type RinCode } from '../errors.js';
-import type { ActionBindingResult, ActionHostSnapshot, ActionRequest, ActorTarget, HostGatewayDelivery, HostGatewayRequest, HostGatewayResult } from '../types.js';
+import type {
+  ActionBindingResult,
+  ActionHostSnapshot,
+  ActionRequest,
+  ActorTarget,
+  HostGatewayDelivery,
+  HostGatewayRequest,
+  HostGatewayResult,
+} from '../types.js';
 import { validateBoundAction, validateEpoch, validateIdentifier, validateText, validateTimepoint } from '../validate.js';
 import type { ControlClock, ControlState } from './contracts.js';
 
@@ -154,7 +162,12 @@ export class HostGateway {
     this.state.notify();
   }
 
-  private async exchange(kind: 'bind' | 'snapshot', target: ActorTarget, actionRequest: ActionRequest | undefined, signal?: AbortSignal): Promise<HostGatewayResult> {
+  private async exchange(
+    kind: 'bind' | 'snapshot',
+    target: ActorTarget,
+    actionRequest: ActionRequest | undefined,
+    signal?: AbortSignal,
+  ): Promise<HostGatewayResult> {
     const snap = this.state.actor(target.host_id, target.world_id, target.actor_id);
     if (this.state.hostLease(target.host_id) === undefined) throw new RinError('not_found', 'not found');
     if (snap === undefined) throw new RinError('not_found', 'not found');
@@ -202,18 +215,21 @@ function validateGatewayResult(result: HostGatewayResult, kind: 'bind' | 'snapsh
   validateIdentifier('gateway_request_id', result.gateway_request_id);
   const errorCode = result.error_code ?? '';
   if (errorCode !== '') {
-    if (result.binding !== undefined || result.snapshot !== undefined) throw new RinError('invalid', 'gateway_result: error cannot include a successful result', 'gateway_result');
+    if (result.binding !== undefined || result.snapshot !== undefined)
+      throw new RinError('invalid', 'gateway_result: error cannot include a successful result', 'gateway_result');
     validateText('error_message', result.error_message ?? '', 500, true);
     if (!(errorCode in GO_ERROR_CODES)) throw new RinError('invalid', 'error_code: is not supported', 'error_code');
     return;
   }
   if ((result.error_message ?? '') !== '') throw new RinError('invalid', 'error_message: requires error_code', 'error_message');
   if (kind === 'bind') {
-    if (result.binding === undefined || result.snapshot !== undefined) throw new RinError('invalid', 'gateway_result: bind requires only binding', 'gateway_result');
+    if (result.binding === undefined || result.snapshot !== undefined)
+      throw new RinError('invalid', 'gateway_result: bind requires only binding', 'gateway_result');
     validateActionHostSnapshot(result.binding.snapshot, 'binding.snapshot');
     validateBoundAction(result.binding.bound_action);
   } else {
-    if (result.snapshot === undefined || result.binding !== undefined) throw new RinError('invalid', 'gateway_result: snapshot requires only snapshot', 'gateway_result');
+    if (result.snapshot === undefined || result.binding !== undefined)
+      throw new RinError('invalid', 'gateway_result: snapshot requires only snapshot', 'gateway_result');
     validateActionHostSnapshot(result.snapshot, 'snapshot');
   }
 }

@@ -32,15 +32,7 @@ import type {
   WaitActorInput,
   WorldTarget,
 } from '../types.js';
-import {
-  CapabilityRefShape,
-  CapabilitySnapshotShape,
-  EpochShape,
-  HostManifestShape,
-  ObservationEnvelopeShape,
-  decodeWire,
-  type Shape,
-} from '../wire.js';
+import { CapabilityRefShape, CapabilitySnapshotShape, EpochShape, HostManifestShape, ObservationEnvelopeShape, decodeWire, type Shape } from '../wire.js';
 import { bearerMatches } from './auth.js';
 import { MAX_WAIT_MILLIS, type WireBody } from './contracts.js';
 import { describeCapability, getObservation, listCapabilities } from './discovery.js';
@@ -72,7 +64,13 @@ const ActorPublicationShape = {
   },
 } as const;
 const WorldPublicationShape = {
-  fields: { world_id: 'string', display_name: 'string', sequence: 'u64', 'visible_principal_ids?': { list: 'string' }, actors: { list: ActorPublicationShape } },
+  fields: {
+    world_id: 'string',
+    display_name: 'string',
+    sequence: 'u64',
+    'visible_principal_ids?': { list: 'string' },
+    actors: { list: ActorPublicationShape },
+  },
 } as const;
 const PublishRequestShape = { fields: { host_id: 'string', lease_id: 'string', publication: WorldPublicationShape } } as const;
 const PollRequestShape = { fields: { host_id: 'string', lease_id: 'string', limit: 'i64', wait_millis: 'u32' } } as const;

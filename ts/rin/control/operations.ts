@@ -38,16 +38,7 @@ import type {
   WorldPublication,
 } from '../types.js';
 import { epochEquals, validateActionRequest, validateBoundAction, validateIdentifier, validatePrincipal } from '../validate.js';
-import {
-  ActionOutcomeShape,
-  ActionRequestShape,
-  ActionRunShape,
-  BoundActionShape,
-  decodeWire,
-  EpochShape,
-  TimepointShape,
-  type Shape,
-} from '../wire.js';
+import { ActionOutcomeShape, ActionRequestShape, ActionRunShape, BoundActionShape, decodeWire, EpochShape, TimepointShape, type Shape } from '../wire.js';
 import { hasScope } from './auth.js';
 import {
   MAX_WAIT_MILLIS,
@@ -93,7 +84,9 @@ const OperationTargetShape = { fields: { operation_id: 'string' } } as const;
 const WaitShape = { fields: { operation_id: 'string', 'after_cursor?': 'string', wait_millis: 'u32' } } as const;
 const TimelineQueryShape = { fields: { task_id: 'string', 'after_cursor?': 'string', 'limit?': 'u32' } } as const;
 const TimelineWaitShape = { fields: { task_id: 'string', 'after_cursor?': 'string', 'limit?': 'u32', wait_millis: 'u32' } } as const;
-const AckShape = { fields: { ...lease, acknowledgement: { fields: { operation_id: 'string', accepted: 'bool', 'code?': 'string', 'message?': 'string' } } } } as const;
+const AckShape = {
+  fields: { ...lease, acknowledgement: { fields: { operation_id: 'string', accepted: 'bool', 'code?': 'string', 'message?': 'string' } } },
+} as const;
 const RunShape = { fields: { ...lease, run: ActionRunShape } } as const;
 const OutcomeShape = { fields: { ...lease, outcome: ActionOutcomeShape, 'output?': 'raw' } } as const;
 const GatewayResultShape = {
@@ -331,7 +324,8 @@ export class Operations implements ControlOps {
     for (const op of this.ops.values()) {
       if (op.request.policy_decision.result !== 'allow') continue;
       if (op.status === 'succeeded' || op.status === 'outcome-unknown') this.finalizePolicy(op, true);
-      else if (op.status === 'failed' || op.status === 'cancelled' || op.status === 'interrupted' || op.status === 'stale' || op.status === 'rejected') this.finalizePolicy(op, false);
+      else if (op.status === 'failed' || op.status === 'cancelled' || op.status === 'interrupted' || op.status === 'stale' || op.status === 'rejected')
+        this.finalizePolicy(op, false);
     }
     for (const [id, op] of this.ops) {
       if (op.status !== persistedStatus.get(id)) {
@@ -392,7 +386,12 @@ export class Operations implements ControlOps {
    * Settles the matching unfinished operations: work the host never saw ends with `status`; work it
    * may have seen gets a cancellation request instead (cancellation is a request, not a rollback).
    */
-  private fence(matches: (op: OpState) => boolean, status: OperationStatus, now: number, unseen = (op: OpState) => op.attempts === 0 && op.ack === undefined): void {
+  private fence(
+    matches: (op: OpState) => boolean,
+    status: OperationStatus,
+    now: number,
+    unseen = (op: OpState) => op.attempts === 0 && op.ack === undefined,
+  ): void {
     let changed = false;
     for (const op of this.ops.values()) {
       if (complete(op) || !matches(op)) continue;
@@ -511,7 +510,11 @@ export class Operations implements ControlOps {
           this.policy.finalize(decision.decision_id, false);
           throw e;
         }
-        if (!sameSubmission(submission, current) || !epochEquals(result.snapshot.epoch, current.actor.epoch) || !recentGap(current.actor.observation_seq, result.snapshot.observation_sequence)) {
+        if (
+          !sameSubmission(submission, current) ||
+          !epochEquals(result.snapshot.epoch, current.actor.epoch) ||
+          !recentGap(current.actor.observation_seq, result.snapshot.observation_sequence)
+        ) {
           this.policy.finalize(decision.decision_id, false);
           throw fail('stale');
         }
@@ -561,14 +564,23 @@ export class Operations implements ControlOps {
     if (!epochEquals(actor.epoch, request.expected_epoch) || !recentGap(actor.observation_seq, request.observation_sequence)) throw fail('stale');
     const controller = this.state.controllerLease(hostId, worldId, request.actor_id);
     if (controller === undefined) throw fail('lease_expired');
-    if (controller.controller_id !== request.controller_id || controller.principal_id !== principal.id || !leaseMatchesActor(controller, actor)) throw fail('forbidden');
+    if (controller.controller_id !== request.controller_id || controller.principal_id !== principal.id || !leaseMatchesActor(controller, actor))
+      throw fail('forbidden');
     this.validateParent(parentId, principal, hostId, worldId, actor, controller.lease_id, request.task_id ?? '');
     const stop = this.state.emergencyStop(hostId, worldId, request.actor_id);
     return { actor, controller, stopped: stop?.active ?? false, stopRevision: stop?.revision ?? 0 };
   }
 
   /** R84: a child belongs to a running macro of the same principal, actor, controller lease and task. */
-  private validateParent(parentId: string, principal: Principal, hostId: string, worldId: string, actor: ActorPublication, leaseId: string, taskId: string): void {
+  private validateParent(
+    parentId: string,
+    principal: Principal,
+    hostId: string,
+    worldId: string,
+    actor: ActorPublication,
+    leaseId: string,
+    taskId: string,
+  ): void {
     if (parentId === '') return;
     const parent = this.ops.get(parentId);
     if (parent === undefined) throw fail('not_found');
@@ -585,7 +597,12 @@ export class Operations implements ControlOps {
     }
     if (parent.status !== 'accepted' && parent.status !== 'running') throw fail('conflict');
     if (taskId === '' || r.action_request.task_id !== taskId || r.bound_action.task_id !== taskId) throw fail('conflict');
-    const spec = actor.capabilities?.specs.find((s) => s.capability.id === r.bound_action.capability.id && s.capability.version === r.bound_action.capability.version && s.digest === r.bound_action.spec_digest);
+    const spec = actor.capabilities?.specs.find(
+      (s) =>
+        s.capability.id === r.bound_action.capability.id &&
+        s.capability.version === r.bound_action.capability.version &&
+        s.digest === r.bound_action.spec_digest,
+    );
     if (spec === undefined || spec.kind !== 'macro' || !spec.produces_child_operations) throw fail('conflict');
     if (parent.children.length >= MAX_CHILD_OPERATIONS) throw fail('capacity');
   }
@@ -662,7 +679,13 @@ export class Operations implements ControlOps {
       let current: SubmissionSnapshot | undefined;
       let failure: unknown;
       try {
-        current = this.prepareSubmission(op.request.principal, op.request.host_id, op.request.world_id, op.request.action_request, op.request.parent_operation_id ?? '');
+        current = this.prepareSubmission(
+          op.request.principal,
+          op.request.host_id,
+          op.request.world_id,
+          op.request.action_request,
+          op.request.parent_operation_id ?? '',
+        );
       } catch (e) {
         failure = e;
       }
@@ -728,7 +751,13 @@ export class Operations implements ControlOps {
         let current: SubmissionSnapshot | undefined;
         let failure: unknown;
         try {
-          current = this.prepareSubmission(op.request.principal, op.request.host_id, op.request.world_id, op.request.action_request, op.request.parent_operation_id ?? '');
+          current = this.prepareSubmission(
+            op.request.principal,
+            op.request.host_id,
+            op.request.world_id,
+            op.request.action_request,
+            op.request.parent_operation_id ?? '',
+          );
         } catch (e) {
           failure = e;
         }
@@ -780,7 +809,10 @@ export class Operations implements ControlOps {
   private collect(hostId: string, limit: number): HostControlBatch {
     const mine = [...this.ops.values()]
       .filter((op) => op.request.host_id === hostId)
-      .sort((a, b) => deliveryPriority(a.status) - deliveryPriority(b.status) || a.createdAt - b.createdAt || compareIds(a.request.operation_id, b.request.operation_id));
+      .sort(
+        (a, b) =>
+          deliveryPriority(a.status) - deliveryPriority(b.status) || a.createdAt - b.createdAt || compareIds(a.request.operation_id, b.request.operation_id),
+      );
     const batch: HostControlBatch = { gateway_requests: [], requests: [], cancellations: [] };
     for (const op of mine) {
       if (batch.cancellations.length >= limit) break;
@@ -853,7 +885,8 @@ export class Operations implements ControlOps {
           throw fail('stale', 'progress changed without a new sequence');
         }
         if (run.progress < prev.progress) throw fail('stale', 'action progress moved backwards');
-        if (run.updated_at.clock !== prev.updated_at.clock || run.updated_at.value < prev.updated_at.value) throw fail('stale', 'action timepoint moved backwards');
+        if (run.updated_at.clock !== prev.updated_at.clock || run.updated_at.value < prev.updated_at.value)
+          throw fail('stale', 'action timepoint moved backwards');
         if (run.status !== prev.status && !canTransitionActionRun(prev.status, run.status)) {
           throw fail('conflict', `action run cannot transition from ${prev.status} to ${run.status}`);
         }
@@ -952,7 +985,8 @@ export class Operations implements ControlOps {
       const op = this.ops.get(id);
       if (op === undefined) throw fail('not_found');
       this.refresh(op);
-      if (!hasScope(principal, SCOPE_HOST_ADMIN) && (principal.id !== op.request.principal.id || !hasScope(principal, SCOPE_OPERATION_CANCEL))) throw fail('forbidden');
+      if (!hasScope(principal, SCOPE_HOST_ADMIN) && (principal.id !== op.request.principal.id || !hasScope(principal, SCOPE_OPERATION_CANCEL)))
+        throw fail('forbidden');
       if (complete(op)) return this.view(op);
       if (op.status === 'queued' || op.status === 'awaiting-confirmation') {
         op.status = 'cancelled';
@@ -1230,10 +1264,17 @@ function sameSubmission(left: SubmissionSnapshot, right: SubmissionSnapshot): bo
 }
 
 /** The Host's binding must be the one asked for, at the published actor's epoch and observation window. */
-function checkBinding(bound: BoundAction, snapshot: { now: BoundAction['bound_at']; epoch: BoundAction['expected_epoch']; observation_sequence: number }, request: ActionRequest, digest: string, actor: ActorPublication): void {
+function checkBinding(
+  bound: BoundAction,
+  snapshot: { now: BoundAction['bound_at']; epoch: BoundAction['expected_epoch']; observation_sequence: number },
+  request: ActionRequest,
+  digest: string,
+  actor: ActorPublication,
+): void {
   validateActionHostSnapshot(snapshot, 'snapshot');
   validateBoundAction(bound);
-  if (!epochEquals(snapshot.epoch, actor.epoch) || !recentGap(actor.observation_seq, snapshot.observation_sequence)) throw new Error('Host snapshot does not match the published Actor');
+  if (!epochEquals(snapshot.epoch, actor.epoch) || !recentGap(actor.observation_seq, snapshot.observation_sequence))
+    throw new Error('Host snapshot does not match the published Actor');
   if (
     bound.request_digest !== digest ||
     bound.request_id !== request.request_id ||
@@ -1250,7 +1291,8 @@ function checkBinding(bound: BoundAction, snapshot: { now: BoundAction['bound_at
   ) {
     throw new Error('BoundAction does not match ActionRequest');
   }
-  if (bound.bound_at.clock !== snapshot.now.clock || bound.bound_at.value !== snapshot.now.value) throw new Error('BoundAction bound_at does not match Host snapshot');
+  if (bound.bound_at.clock !== snapshot.now.clock || bound.bound_at.value !== snapshot.now.value)
+    throw new Error('BoundAction bound_at does not match Host snapshot');
 }
 
 function validateOutput(output: RawJson): void {

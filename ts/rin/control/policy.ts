@@ -83,7 +83,6 @@ export interface PolicyContext {
   confirmation_id?: string | undefined;
 }
 
-
 /** Restart checkpoint of budget usage and open reservations; confirmations never survive a restart. */
 export interface PolicyState {
   version: 'rin.policy.state/v1';
@@ -168,7 +167,8 @@ export function sealPolicyConfig(config: PolicyConfig): PolicyConfig {
     const f = `rules[${index}]`;
     checkId(`${f}.rule_id`, rule.rule_id, true);
     if (!LAYERS.includes(rule.layer)) throw configError(`${f}.layer is not supported`);
-    if (!Number.isInteger(rule.priority) || rule.priority < -10_000 || rule.priority > 10_000) throw configError(`${f}.priority must be between -10000 and 10000`);
+    if (!Number.isInteger(rule.priority) || rule.priority < -10_000 || rule.priority > 10_000)
+      throw configError(`${f}.priority must be between -10000 and 10000`);
     if (!RESULTS.includes(rule.result)) throw configError(`${f}.result is not supported`);
     const out: PolicyRule = {
       rule_id: rule.rule_id,
@@ -249,7 +249,8 @@ export function sealPolicyConfig(config: PolicyConfig): PolicyConfig {
     if (ttl > 0) enabled++;
   }
   if (enabled === 0) throw configError('confirmation_ttl must enable at least one Host clock');
-  if (sealed.confirmation_scopes.length === 0 || sealed.confirmation_scopes.length > 16) throw configError('confirmation_scopes must contain between 1 and 16 values');
+  if (sealed.confirmation_scopes.length === 0 || sealed.confirmation_scopes.length > 16)
+    throw configError('confirmation_scopes must contain between 1 and 16 values');
   const ruleIds = new Set<string>();
   for (const r of rules) {
     if (ruleIds.has(r.rule_id)) throw configError(`duplicate rule_id ${JSON.stringify(r.rule_id)}`);
@@ -329,13 +330,28 @@ function kernelDecision(config: PolicyConfig, effect: Effect): EffectDecision | 
     return { result: 'deny', ruleId: 'kernel.forbidden-effect', reason: forbidden, summary: 'The effect is forbidden by the Rin safety kernel.' };
   }
   if (effect.ownership === 'unknown') {
-    return { result: 'deny', ruleId: 'kernel.unknown-ownership', reason: 'policy.unknown_ownership', summary: 'The Host could not establish ownership for this effect.' };
+    return {
+      result: 'deny',
+      ruleId: 'kernel.unknown-ownership',
+      reason: 'policy.unknown_ownership',
+      summary: 'The Host could not establish ownership for this effect.',
+    };
   }
   if (!(config.known_effect_kinds ?? []).includes(effect.kind)) {
-    return { result: 'deny', ruleId: 'kernel.unknown-effect', reason: 'policy.unknown_effect', summary: 'The effect kind is not registered in the active gameplay policy.' };
+    return {
+      result: 'deny',
+      ruleId: 'kernel.unknown-effect',
+      reason: 'policy.unknown_effect',
+      summary: 'The effect kind is not registered in the active gameplay policy.',
+    };
   }
   if (!(config.known_scopes ?? []).includes(effect.scope)) {
-    return { result: 'deny', ruleId: 'kernel.unknown-scope', reason: 'policy.unknown_scope', summary: 'The effect scope is not registered in the active gameplay policy.' };
+    return {
+      result: 'deny',
+      ruleId: 'kernel.unknown-scope',
+      reason: 'policy.unknown_scope',
+      summary: 'The effect scope is not registered in the active gameplay policy.',
+    };
   }
   return undefined;
 }
@@ -345,18 +361,43 @@ function profileDecision(profile: PolicyProfile, e: Effect): EffectDecision {
   switch (profile) {
     case 'guarded':
       if ((e.operation === 'read' || e.operation === 'communicate') && risk <= riskRank('moderate')) {
-        return { result: 'allow', ruleId: 'profile.guarded.safe-interaction', reason: 'policy.profile_allow', summary: 'The guarded profile allows this bounded interaction.' };
+        return {
+          result: 'allow',
+          ruleId: 'profile.guarded.safe-interaction',
+          reason: 'policy.profile_allow',
+          summary: 'The guarded profile allows this bounded interaction.',
+        };
       }
       if (risk >= riskRank('high')) {
-        return { result: 'deny', ruleId: 'profile.guarded.high-risk', reason: 'policy.profile_deny', summary: 'The guarded profile denies high-risk effects by default.' };
+        return {
+          result: 'deny',
+          ruleId: 'profile.guarded.high-risk',
+          reason: 'policy.profile_deny',
+          summary: 'The guarded profile denies high-risk effects by default.',
+        };
       }
       if (e.reversible && (e.ownership === 'actor' || e.ownership === 'controller' || e.ownership === 'unowned') && e.risk === 'low') {
-        return { result: 'allow', ruleId: 'profile.guarded.low-risk', reason: 'policy.profile_allow', summary: 'The guarded profile allows this reversible low-risk effect.' };
+        return {
+          result: 'allow',
+          ruleId: 'profile.guarded.low-risk',
+          reason: 'policy.profile_allow',
+          summary: 'The guarded profile allows this reversible low-risk effect.',
+        };
       }
-      return { result: 'require_confirmation', ruleId: 'profile.guarded.confirm', reason: 'policy.profile_confirmation', summary: 'The guarded profile requires confirmation for this effect.' };
+      return {
+        result: 'require_confirmation',
+        ruleId: 'profile.guarded.confirm',
+        reason: 'policy.profile_confirmation',
+        summary: 'The guarded profile requires confirmation for this effect.',
+      };
     case 'survival':
       if (e.risk === 'critical') {
-        return { result: 'deny', ruleId: 'profile.survival.critical-risk', reason: 'policy.profile_deny', summary: 'The survival profile denies critical-risk effects by default.' };
+        return {
+          result: 'deny',
+          ruleId: 'profile.survival.critical-risk',
+          reason: 'policy.profile_deny',
+          summary: 'The survival profile denies critical-risk effects by default.',
+        };
       }
       if (e.risk === 'high' || e.ownership === 'player' || e.ownership === 'shared' || e.ownership === 'system') {
         return {
@@ -366,7 +407,12 @@ function profileDecision(profile: PolicyProfile, e: Effect): EffectDecision {
           summary: 'The survival profile requires confirmation for protected or high-risk effects.',
         };
       }
-      return { result: 'allow', ruleId: 'profile.survival.allow', reason: 'policy.profile_allow', summary: 'The survival profile allows this registered gameplay effect.' };
+      return {
+        result: 'allow',
+        ruleId: 'profile.survival.allow',
+        reason: 'policy.profile_allow',
+        summary: 'The survival profile allows this registered gameplay effect.',
+      };
     case 'open':
     case 'privileged-custom':
       if (e.risk === 'critical') {
@@ -421,7 +467,19 @@ const sameEpoch = (a: Epoch, b: Epoch): boolean => epochKey(a) === epochKey(b);
 
 function authorizationKey(action: BoundAction, ctx: PolicyContext, revision: number): string {
   const e = action.expected_epoch;
-  return [action.binding_id, action.request_digest, action.effect_digest, ctx.principal.id, ctx.server_id, ctx.owner_id ?? '', e.session_id, e.host, e.world, e.timeline, revision].join('\0');
+  return [
+    action.binding_id,
+    action.request_digest,
+    action.effect_digest,
+    ctx.principal.id,
+    ctx.server_id,
+    ctx.owner_id ?? '',
+    e.session_id,
+    e.host,
+    e.world,
+    e.timeline,
+    revision,
+  ].join('\0');
 }
 
 const newId = (prefix: string): string => `${prefix}.${randomBytes(16).toString('hex')}`;
@@ -439,7 +497,13 @@ interface Delta {
 }
 
 function deny(base: PolicyDecision, ruleId: string, reason: string, summary: string): PolicyDecision {
-  const out: PolicyDecision = { ...base, result: 'deny', matched_rule_ids: appendUnique(base.matched_rule_ids, ruleId), reason_code: reason, human_summary: summary };
+  const out: PolicyDecision = {
+    ...base,
+    result: 'deny',
+    matched_rule_ids: appendUnique(base.matched_rule_ids, ruleId),
+    reason_code: reason,
+    human_summary: summary,
+  };
   delete out.confirmation_challenge;
   delete out.effective_limits;
   return ordered(out);
@@ -526,7 +590,8 @@ export class PolicyEngine {
       evaluated_at: { ...ctx.now },
     };
     if (ctx.emergency_stopped) return deny(base, 'kernel.emergency-stop', 'policy.emergency_stop', 'The emergency stop is active for this Host.');
-    if (!sameEpoch(ctx.current_epoch, action.expected_epoch)) return deny(base, 'kernel.stale-epoch', 'policy.stale_epoch', 'The action belongs to a stale Host epoch.');
+    if (!sameEpoch(ctx.current_epoch, action.expected_epoch))
+      return deny(base, 'kernel.stale-epoch', 'policy.stale_epoch', 'The action belongs to a stale Host epoch.');
     if (ctx.now.clock !== action.valid_until.clock || ctx.now.value >= action.valid_until.value) {
       return deny(base, 'kernel.expired-binding', 'policy.expired_binding', 'The Host binding is expired or uses a different clock.');
     }
@@ -535,7 +600,12 @@ export class PolicyEngine {
     const existing = this.authorizations.get(authKey);
     if (existing !== undefined) {
       if (existing.confirmationId === confirmationId) return ordered(existing.decision);
-      return deny(base, 'kernel.invalid-confirmation', 'policy.invalid_confirmation', 'The confirmation does not match the existing authorization for this binding.');
+      return deny(
+        base,
+        'kernel.invalid-confirmation',
+        'policy.invalid_confirmation',
+        'The confirmation does not match the existing authorization for this binding.',
+      );
     }
 
     let result = 'allow' as PolicyResult;
@@ -574,7 +644,12 @@ export class PolicyEngine {
       if (!consumed) {
         const ttl = config.confirmation_ttl[ctx.now.clock] ?? 0;
         if (ttl === 0) {
-          return deny(decided, 'kernel.confirmation-clock-disabled', 'policy.confirmation_clock_disabled', 'Gameplay confirmation is disabled for this Host clock.');
+          return deny(
+            decided,
+            'kernel.confirmation-clock-disabled',
+            'policy.confirmation_clock_disabled',
+            'Gameplay confirmation is disabled for this Host clock.',
+          );
         }
         decided.confirmation_challenge = this.issueConfirmation(action, ctx, config, ttl);
         return ordered(decided);
@@ -584,7 +659,12 @@ export class PolicyEngine {
       decided.reason_code = 'policy.confirmed';
       decided.human_summary = 'The approved single-use confirmation matches this exact effect preview.';
     } else if (confirmationId !== '') {
-      return deny(decided, 'kernel.unexpected-confirmation', 'policy.confirmation_not_required', 'A confirmation cannot be attached to an action that does not require one.');
+      return deny(
+        decided,
+        'kernel.unexpected-confirmation',
+        'policy.confirmation_not_required',
+        'A confirmation cannot be attached to an action that does not require one.',
+      );
     }
 
     const reserved = this.reserveBudgets(action, ctx, config, decided);
@@ -671,7 +751,10 @@ export class PolicyEngine {
     for (const u of state.usage ?? []) this.usage.set(u.key, { actions: u.actions, quantity: u.quantity });
     for (const r of state.reservations ?? []) {
       if (!allowDecisionIds.has(r.decision_id)) throw new RinError('internal', `policy reservation ${r.decision_id} has no matching allowed action`);
-      this.reservations.set(r.decision_id, r.deltas.map((d) => ({ ...d })));
+      this.reservations.set(
+        r.decision_id,
+        r.deltas.map((d) => ({ ...d })),
+      );
       this.decisionKeys.set(r.decision_id, `restored\0${r.decision_id}`);
     }
   }
@@ -730,7 +813,12 @@ export class PolicyEngine {
       policy_revision: config.revision,
       single_use: true,
     };
-    this.challenges.set(challenge.challenge_id, { challenge, approved: false, key, clockScope: `${ctx.server_id}\0${action.expected_epoch.world_id}\0${ctx.now.clock}` });
+    this.challenges.set(challenge.challenge_id, {
+      challenge,
+      approved: false,
+      key,
+      clockScope: `${ctx.server_id}\0${action.expected_epoch.world_id}\0${ctx.now.clock}`,
+    });
     this.challengeKeys.set(key, challenge.challenge_id);
     return { ...challenge };
   }
@@ -745,7 +833,12 @@ export class PolicyEngine {
     }
   }
 
-  private reserveBudgets(action: BoundAction, ctx: PolicyContext, config: PolicyConfig, base: PolicyDecision): { limits: EffectiveLimit[]; deltas: Delta[] } | { denied: PolicyDecision } {
+  private reserveBudgets(
+    action: BoundAction,
+    ctx: PolicyContext,
+    config: PolicyConfig,
+    base: PolicyDecision,
+  ): { limits: EffectiveLimit[]; deltas: Delta[] } | { denied: PolicyDecision } {
     const limits: EffectiveLimit[] = [];
     const deltas: Delta[] = [];
     for (const budget of config.budgets ?? []) {

@@ -87,7 +87,8 @@ export class ControlCore implements ControlState {
     this.tail = new Promise((r) => (release = r));
     await previous;
     try {
-      if (this.closed) throw new RinError('unavailable', this.failure === undefined ? 'control plane is closed' : 'control plane stopped: its database lock was lost');
+      if (this.closed)
+        throw new RinError('unavailable', this.failure === undefined ? 'control plane is closed' : 'control plane stopped: its database lock was lost');
       let result: T | undefined;
       let failure: { error: unknown } | undefined;
       try {
@@ -319,7 +320,9 @@ export async function createRinControl(opts: RinControlOptions): Promise<RinCont
   let signalFailed!: (error: Error) => void;
   const failed = new Promise<Error>((resolve) => (signalFailed = resolve));
   const onLockLost = (error: Error): void => {
-    log.error('rin_db_lock_lost', { error: `the connection holding the one-writer lock was lost (${error.message.split('\n')[0]}); refusing every change from now on` });
+    log.error('rin_db_lock_lost', {
+      error: `the connection holding the one-writer lock was lost (${error.message.split('\n')[0]}); refusing every change from now on`,
+    });
     lostLock = error;
     core?.fail(error);
     signalFailed(error);
@@ -328,7 +331,11 @@ export async function createRinControl(opts: RinControlOptions): Promise<RinCont
     let db = opts.db;
     if (db === undefined) {
       if (opts.dbUrl !== undefined) cleanups.push(await claimPostgres(opts.dbUrl, onLockLost));
-      const opened = await openDb({ url: opts.dbUrl, dir: opts.dataDir === undefined ? undefined : join(opts.dataDir, 'db'), onError: (m) => log.warn('db_pool_error', { error: m }) });
+      const opened = await openDb({
+        url: opts.dbUrl,
+        dir: opts.dataDir === undefined ? undefined : join(opts.dataDir, 'db'),
+        onError: (m) => log.warn('db_pool_error', { error: m }),
+      });
       cleanups.push(() => opened.close());
       db = opened;
     }

@@ -12,14 +12,7 @@
 import { RawJson } from '../../crypto/gojson.js';
 import type { Db } from '../../server/db.js';
 import { RinError } from '../errors.js';
-import type {
-  ActionOutcome,
-  ActionRun,
-  HostAcknowledgement,
-  HostControlRequest,
-  OperationStatus,
-  PolicyResult,
-} from '../types.js';
+import type { ActionOutcome, ActionRun, HostAcknowledgement, HostControlRequest, OperationStatus, PolicyResult } from '../types.js';
 import type { PolicyState } from './policy.js';
 
 export const OPERATION_STORE_VERSION = 'rin.control.operations/v5';

@@ -170,7 +170,8 @@ export async function runHostKitConformance(scenario: ConformanceScenario): Prom
   );
   const { delivery: cancellable } = await prepare('bind cancellable', cancelRequest, 'operation.conformance.cancel');
   const running = await step('execute cancellable', () => coordinator.executeDelivery(cancellable));
-  if (running.run.status !== 'running' || running.outcome) throw new ConformanceError('execute cancellable', `the action did not remain running (${running.run.status})`);
+  if (running.run.status !== 'running' || running.outcome)
+    throw new ConformanceError('execute cancellable', `the action did not remain running (${running.run.status})`);
   const verified = await step('verify', () => coordinator.verify(cancellable.request.operation_id));
   if (verified.run.status !== 'running' || verified.run.progress_seq < running.run.progress_seq) {
     throw new ConformanceError('verify', 'verification returned invalid progress');
@@ -220,7 +221,12 @@ export function allowedDelivery(
       world_id: target.world_id,
       actor_id: target.actor_id,
       kind: 'action',
-      binding: { epoch: request.expected_epoch, observation_seq: request.observation_sequence, authority_revision: 1, controller_lease_id: 'lease.conformance.one' },
+      binding: {
+        epoch: request.expected_epoch,
+        observation_seq: request.observation_sequence,
+        authority_revision: 1,
+        controller_lease_id: 'lease.conformance.one',
+      },
       action_request: request,
       bound_action: bound,
       policy_decision: decision,

@@ -198,18 +198,19 @@ export function harborObservationSchema(): Schema {
   return observationSchema;
 }
 
-const buildObservationSchema = (): Schema => closedSchema({
-  step: count(Number.MAX_SAFE_INTEGER),
-  actor_id: { type: 'string' },
-  boat: {
-    type: 'object',
-    additionalProperties: false,
-    properties: { name: { type: 'string' }, berth: BERTH, cargo: count(1000), capacity: count(1000), hull: count(100), miles: count(1000000) },
-    required: ['name', 'berth', 'cargo', 'capacity', 'hull', 'miles'],
-  },
-  dock: { type: 'object', additionalProperties: false, properties: { crates: count(100000) }, required: ['crates'] },
-  fleet: {
-    type: 'array',
-    items: { type: 'object', additionalProperties: false, properties: { actor_id: { type: 'string' }, berth: BERTH }, required: ['actor_id', 'berth'] },
-  },
-});
+const buildObservationSchema = (): Schema =>
+  closedSchema({
+    step: count(Number.MAX_SAFE_INTEGER),
+    actor_id: { type: 'string' },
+    boat: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { name: { type: 'string' }, berth: BERTH, cargo: count(1000), capacity: count(1000), hull: count(100), miles: count(1000000) },
+      required: ['name', 'berth', 'cargo', 'capacity', 'hull', 'miles'],
+    },
+    dock: { type: 'object', additionalProperties: false, properties: { crates: count(100000) }, required: ['crates'] },
+    fleet: {
+      type: 'array',
+      items: { type: 'object', additionalProperties: false, properties: { actor_id: { type: 'string' }, berth: BERTH }, required: ['actor_id', 'berth'] },
+    },
+  });

@@ -369,7 +369,13 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
     const args = argumentsOf(request.arguments.text);
     const subject = this.boatRef(boat.actor_id);
     // Members in the contract's order; by default an effect on the actor's own boat, reversible, low risk.
-    const effect = (effect_id: string, kind: string, operation: Effect['operation'], attributes: Record<string, unknown>, more: Partial<Effect> = {}): Effect => ({
+    const effect = (
+      effect_id: string,
+      kind: string,
+      operation: Effect['operation'],
+      attributes: Record<string, unknown>,
+      more: Partial<Effect> = {},
+    ): Effect => ({
       effect_id,
       kind,
       operation,
@@ -393,7 +399,15 @@ export class HarborWorld implements HostAdapter, HostWorldSource {
       }
       case CAPABILITY.repair:
         // The slipway is shared and a repair cannot be undone: the guarded policy asks a human first.
-        return [effect('slipway', 'harbor.repair', 'update', { hull: boat.hull }, { ownership: 'shared', scope: 'harbor.slipway', reversible: false, risk: 'moderate' })];
+        return [
+          effect(
+            'slipway',
+            'harbor.repair',
+            'update',
+            { hull: boat.hull },
+            { ownership: 'shared', scope: 'harbor.slipway', reversible: false, risk: 'moderate' },
+          ),
+        ];
       case CAPABILITY.shift:
         return [effect('plan', 'harbor.plan', 'execute', { steps: intArgument(args, 'steps') })];
       case CAPABILITY.tow: {

@@ -35,13 +35,17 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
     const nonce = str(b, 'nonce', { min: 1, max: 128 });
     const signature = str(b, 'signature', { max: 128, pattern: HEX128 });
     const counter = b['counter'];
-    if (typeof counter !== 'number' || !Number.isSafeInteger(counter) || counter < 0) throw badRequest('FIELD_INVALID', 'counter must be a non-negative integer');
+    if (typeof counter !== 'number' || !Number.isSafeInteger(counter) || counter < 0)
+      throw badRequest('FIELD_INVALID', 'counter must be a non-negative integer');
 
     const now = ctx.now();
-    const [challenge] = await ctx.db.query<{ difficulty: number; expires_at: number }>('SELECT difficulty, expires_at FROM auth_challenges WHERE nonce = $1', [nonce]);
+    const [challenge] = await ctx.db.query<{ difficulty: number; expires_at: number }>('SELECT difficulty, expires_at FROM auth_challenges WHERE nonce = $1', [
+      nonce,
+    ]);
     if (challenge === undefined) throw badRequest('CHALLENGE_UNKNOWN', 'unknown or already used challenge nonce');
     if (challenge.expires_at < now) throw badRequest('CHALLENGE_EXPIRED', 'the challenge expired; ask for a new one');
-    if (!ctx.crypto.powCheck(nonce, publicKey, counter, challenge.difficulty)) throw badRequest('POW_INVALID', `the proof of work does not reach ${challenge.difficulty} zero bytes`);
+    if (!ctx.crypto.powCheck(nonce, publicKey, counter, challenge.difficulty))
+      throw badRequest('POW_INVALID', `the proof of work does not reach ${challenge.difficulty} zero bytes`);
     if (!ctx.crypto.ed25519Verify(fromHex(publicKey), utf8(registrationProofString(nonce, publicKey, nickname)), fromHex(signature))) {
       throw badRequest('SIGNATURE_INVALID', 'signature over nonce:public_key:nickname does not verify');
     }
@@ -87,4 +91,3 @@ ${AUTH_MIGRATION_SQL}`,
   ],
   register,
 };
-

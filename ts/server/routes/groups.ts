@@ -68,7 +68,14 @@ interface MemberRow {
   last_seen_at: number;
 }
 
-const memberView = (m: MemberRow) => ({ member_id: m.member_id, public_key: m.public_key, seat: m.seat, status: m.status, joined_at: iso(m.joined_at), last_seen_at: iso(m.last_seen_at) });
+const memberView = (m: MemberRow) => ({
+  member_id: m.member_id,
+  public_key: m.public_key,
+  seat: m.seat,
+  status: m.status,
+  joined_at: iso(m.joined_at),
+  last_seen_at: iso(m.last_seen_at),
+});
 
 async function groupRow(db: Db, groupId: string, lock: boolean): Promise<GroupRow> {
   const [g] = await db.query<GroupRow>(`SELECT * FROM groups WHERE group_id = $1${lock ? ' FOR UPDATE' : ''}`, [groupId]);
@@ -77,7 +84,10 @@ async function groupRow(db: Db, groupId: string, lock: boolean): Promise<GroupRo
 }
 
 async function activeMembers(db: Db, groupId: string): Promise<MemberRow[]> {
-  return db.query<MemberRow>(`SELECT member_id, public_key, seat, status, joined_at, last_seen_at FROM group_members WHERE group_id = $1 AND status = 'active' ORDER BY seat`, [groupId]);
+  return db.query<MemberRow>(
+    `SELECT member_id, public_key, seat, status, joined_at, last_seen_at FROM group_members WHERE group_id = $1 AND status = 'active' ORDER BY seat`,
+    [groupId],
+  );
 }
 
 /** What GET answers and every write returns: the fields the reference client reads, server_time included for its lease check. */
@@ -133,7 +143,11 @@ function endpoint(ctx: ServerContext, b: JsonObject, publicKey: string, protocol
 
 /** A live room keeps its discovery post alive; a finished one takes it down. */
 async function touchInvitation(db: Db, postId: string, ctx: ServerContext, now: number): Promise<void> {
-  await db.query(`UPDATE invitations SET expires_at = GREATEST(expires_at, $2) WHERE post_id = $1 AND status = 'active' AND expires_at > $3`, [postId, now + ctx.config.invitationTtlSeconds * 1000, now]);
+  await db.query(`UPDATE invitations SET expires_at = GREATEST(expires_at, $2) WHERE post_id = $1 AND status = 'active' AND expires_at > $3`, [
+    postId,
+    now + ctx.config.invitationTtlSeconds * 1000,
+    now,
+  ]);
 }
 
 /** When the protocol is registered here, the room must be created with the spec's own participant and recovery policy. */
@@ -186,16 +200,28 @@ export function groupRoutesWith(overrides: Partial<GroupLimits> = {}): RouteModu
              allow_late_join, recovery_mode, status, checkpoint_seq, checkpoint_hash, iroh_ticket, transport_binding_signature, lease_expires_at, created_at)
            VALUES ($1, $2, $3, $4, 0, 1, $5, $6, $7, $8, 'lobby', 0, $9, $10, $11, $12, $13)
            ON CONFLICT (post_id) DO NOTHING RETURNING *`,
-          [groupId, postId, inv.protocol_id, caller, min, max, lateJoin, recovery, ZERO_HASH, inv.iroh_ticket, inv.transport_binding_signature, now + leaseMs, now],
+          [
+            groupId,
+            postId,
+            inv.protocol_id,
+            caller,
+            min,
+            max,
+            lateJoin,
+            recovery,
+            ZERO_HASH,
+            inv.iroh_ticket,
+            inv.transport_binding_signature,
+            now + leaseMs,
+            now,
+          ],
         );
         if (!row) throw conflict('GROUP_EXISTS', `invitation ${postId} already has a group`);
         // The Leader plays a seat of its own: seat 0.
-        await tx.query(`INSERT INTO group_members (group_id, public_key, member_id, seat, status, joined_at, last_seen_at) VALUES ($1, $2, $3, 0, 'active', $4, $4)`, [
-          groupId,
-          caller,
-          randomId(),
-          now,
-        ]);
+        await tx.query(
+          `INSERT INTO group_members (group_id, public_key, member_id, seat, status, joined_at, last_seen_at) VALUES ($1, $2, $3, 0, 'active', $4, $4)`,
+          [groupId, caller, randomId(), now],
+        );
         return row;
       });
       ctx.log.info('group_created', { group_id: groupId, post_id: postId });
@@ -232,10 +258,23 @@ export function groupRoutesWith(overrides: Partial<GroupLimits> = {}): RouteModu
       const [status, body] = await change(groupId, async (tx, g, now) => {
         open(g);
         currentEpoch(g, epoch);
-        const statement = admissionCanonical({ group_id: g.group_id, leader_public_key: g.leader_public_key, member_public_key: caller, protocol_id: g.protocol_id, leader_epoch: epoch, join_nonce: joinNonce });
-        if (!sig(ctx, g.leader_public_key, statement, leaderSignature)) throw forbidden('ADMISSION_INVALID', "leader_signature is not the current Leader's over this admission");
+        const statement = admissionCanonical({
+          group_id: g.group_id,
+          leader_public_key: g.leader_public_key,
+          member_public_key: caller,
+          protocol_id: g.protocol_id,
+          leader_epoch: epoch,
+          join_nonce: joinNonce,
+        });
+        if (!sig(ctx, g.leader_public_key, statement, leaderSignature))
+          throw forbidden('ADMISSION_INVALID', "leader_signature is not the current Leader's over this admission");
         if (!sig(ctx, caller, statement, memberSignature)) throw forbidden('ADMISSION_INVALID', "member_signature is not the caller's over this admission");
-        const answer = (m: MemberRow, version: number) => ({ group_id: g.group_id, ...memberView(m), leader_epoch: g.leader_epoch, membership_version: version });
+        const answer = (m: MemberRow, version: number) => ({
+          group_id: g.group_id,
+          ...memberView(m),
+          leader_epoch: g.leader_epoch,
+          membership_version: version,
+        });
         const [existing] = await tx.query<MemberRow>('SELECT * FROM group_members WHERE group_id = $1 AND public_key = $2', [groupId, caller]);
         // A Member reconnecting (after a channel loss or a Leader change) keeps its id and seat.
         if (existing?.status === 'active') return [200, answer(existing, g.membership_version)] as const;
@@ -249,7 +288,10 @@ export function groupRoutesWith(overrides: Partial<GroupLimits> = {}): RouteModu
            ON CONFLICT (group_id, public_key) DO UPDATE SET seat = $4, status = 'active', joined_at = $5, last_seen_at = $5 RETURNING *`,
           [groupId, caller, existing?.member_id ?? randomId(), seat, now],
         );
-        const [v] = await tx.query<{ membership_version: number }>('UPDATE groups SET membership_version = membership_version + 1 WHERE group_id = $1 RETURNING membership_version', [groupId]);
+        const [v] = await tx.query<{ membership_version: number }>(
+          'UPDATE groups SET membership_version = membership_version + 1 WHERE group_id = $1 RETURNING membership_version',
+          [groupId],
+        );
         return [201, answer(m!, v!.membership_version)] as const;
       });
       return c.json(body, status);
@@ -268,7 +310,8 @@ export function groupRoutesWith(overrides: Partial<GroupLimits> = {}): RouteModu
         currentEpoch(g, epoch);
         // The digest is a recovery floor: it never moves back, and one seq has one checkpoint.
         if (seq < g.checkpoint_seq) throw conflict('CHECKPOINT_REGRESSION', `checkpoint_seq ${seq} is behind the recorded ${g.checkpoint_seq}`);
-        if (seq === g.checkpoint_seq && hash !== g.checkpoint_hash && g.checkpoint_hash !== ZERO_HASH) throw conflict('CHECKPOINT_CONFLICT', `a different checkpoint is recorded for seq ${seq}`);
+        if (seq === g.checkpoint_seq && hash !== g.checkpoint_hash && g.checkpoint_hash !== ZERO_HASH)
+          throw conflict('CHECKPOINT_CONFLICT', `a different checkpoint is recorded for seq ${seq}`);
         const ep = endpoint(ctx, b, caller, g.protocol_id);
         const [row] = await tx.query<GroupRow>(
           'UPDATE groups SET checkpoint_seq = $2, checkpoint_hash = $3, iroh_ticket = $4, transport_binding_signature = $5, lease_expires_at = $6 WHERE group_id = $1 RETURNING *',
@@ -285,7 +328,10 @@ export function groupRoutesWith(overrides: Partial<GroupLimits> = {}): RouteModu
       const caller = c.get('publicKey');
       const body = await change(groupId, async (tx, g, now) => {
         open(g);
-        const [m] = await tx.query<MemberRow>(`UPDATE group_members SET last_seen_at = $3 WHERE group_id = $1 AND public_key = $2 AND status = 'active' RETURNING *`, [groupId, caller, now]);
+        const [m] = await tx.query<MemberRow>(
+          `UPDATE group_members SET last_seen_at = $3 WHERE group_id = $1 AND public_key = $2 AND status = 'active' RETURNING *`,
+          [groupId, caller, now],
+        );
         if (!m) throw forbidden('NOT_A_MEMBER', 'the caller is not an active member of this group');
         return { group_id: groupId, ...memberView(m), leader_epoch: g.leader_epoch, server_time: iso(now) };
       });
@@ -309,8 +355,17 @@ export function groupRoutesWith(overrides: Partial<GroupLimits> = {}): RouteModu
         currentEpoch(g, expected);
         if (now < g.lease_expires_at) throw conflict('LEASE_ACTIVE', `the Leader's lease runs until ${iso(g.lease_expires_at)}`);
         if (seq < g.checkpoint_seq) throw conflict('CHECKPOINT_BEHIND', `checkpoint_seq ${seq} is behind the recovery floor ${g.checkpoint_seq}`);
-        const certificate = checkpointCertificate({ group_id: groupId, leader_public_key: g.leader_public_key, leader_epoch: g.leader_epoch, seq, frame_hash: frameHash, membership_version: membershipVersion, checkpoint_hash: hash });
-        if (!sig(ctx, g.leader_public_key, certificate, checkpointSignature)) throw forbidden('CHECKPOINT_SIGNATURE_INVALID', 'the checkpoint is not certified by the Leader of the epoch it replaces');
+        const certificate = checkpointCertificate({
+          group_id: groupId,
+          leader_public_key: g.leader_public_key,
+          leader_epoch: g.leader_epoch,
+          seq,
+          frame_hash: frameHash,
+          membership_version: membershipVersion,
+          checkpoint_hash: hash,
+        });
+        if (!sig(ctx, g.leader_public_key, certificate, checkpointSignature))
+          throw forbidden('CHECKPOINT_SIGNATURE_INVALID', 'the checkpoint is not certified by the Leader of the epoch it replaces');
         const ep = endpoint(ctx, b, caller, g.protocol_id);
         const [row] = await tx.query<GroupRow>(
           `UPDATE groups SET leader_public_key = $3, leader_epoch = leader_epoch + 1, checkpoint_seq = $4, checkpoint_hash = $5, iroh_ticket = $6,
@@ -330,7 +385,10 @@ export function groupRoutesWith(overrides: Partial<GroupLimits> = {}): RouteModu
       const groupId = hexParam(c, 'id', ID32);
       const caller = c.get('publicKey');
       const body = await change(groupId, async (tx, _g, now) => {
-        const left = await tx.query(`UPDATE group_members SET status = 'left', last_seen_at = $3 WHERE group_id = $1 AND public_key = $2 AND status = 'active' RETURNING seat`, [groupId, caller, now]);
+        const left = await tx.query(
+          `UPDATE group_members SET status = 'left', last_seen_at = $3 WHERE group_id = $1 AND public_key = $2 AND status = 'active' RETURNING seat`,
+          [groupId, caller, now],
+        );
         if (left.length === 0) throw forbidden('NOT_A_MEMBER', 'the caller is not an active member of this group');
         // A Leader that leaves gives up its lease at once, so a Member can claim without waiting it out.
         const [row] = await tx.query<GroupRow>(

@@ -82,7 +82,8 @@ CREATE INDEX inbox_messages_expiry ON inbox_messages (expires_at);`,
       app.post('/api/v1/inbox', requireRegistered(ctx), async (c) => {
         const body = await readJsonObject(c);
         const rawRecipient = body['recipient_public_key'];
-        if (typeof rawRecipient !== 'string' || !/^[0-9a-fA-F]{64}$/.test(rawRecipient)) throw badRequest('FIELD_INVALID', 'recipient_public_key must be 64 hex characters');
+        if (typeof rawRecipient !== 'string' || !/^[0-9a-fA-F]{64}$/.test(rawRecipient))
+          throw badRequest('FIELD_INVALID', 'recipient_public_key must be 64 hex characters');
         const recipient = rawRecipient.toLowerCase();
         try {
           // Mail to a key that is not an Ed25519 point could never be opened by anyone.
@@ -98,8 +99,12 @@ CREATE INDEX inbox_messages_expiry ON inbox_messages (expires_at);`,
         const id = await ctx.db.transaction(async (tx) => {
           // The cap is a count then an insert; the lock makes the pair atomic per recipient across server processes.
           await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`inbox:${recipient}`]);
-          const [row] = await tx.query<{ n: number }>('SELECT count(*) AS n FROM inbox_messages WHERE recipient_public_key = $1 AND expires_at > $2', [recipient, now]);
-          if (Number(row?.n ?? 0) >= limits.maxPerRecipient) throw new ApiError(409, 'MAILBOX_FULL', `the recipient's inbox holds ${limits.maxPerRecipient} messages; try again after they read some`);
+          const [row] = await tx.query<{ n: number }>('SELECT count(*) AS n FROM inbox_messages WHERE recipient_public_key = $1 AND expires_at > $2', [
+            recipient,
+            now,
+          ]);
+          if (Number(row?.n ?? 0) >= limits.maxPerRecipient)
+            throw new ApiError(409, 'MAILBOX_FULL', `the recipient's inbox holds ${limits.maxPerRecipient} messages; try again after they read some`);
           const [inserted] = await tx.query<{ seq: number }>(
             'INSERT INTO inbox_messages (recipient_public_key, sender_public_key, ciphertext, size, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING seq',
             [recipient, c.get('publicKey'), box, box.length, now, expiresAt],
@@ -141,13 +146,16 @@ CREATE INDEX inbox_messages_expiry ON inbox_messages (expires_at);`,
 
       app.delete('/api/v1/inbox/:id', async (c) => {
         const id = messageId(c.req.param('id'));
-        const rows = await ctx.db.query('DELETE FROM inbox_messages WHERE seq = $1 AND recipient_public_key = $2 AND expires_at > $3 RETURNING seq', [id, c.get('publicKey'), ctx.now()]);
+        const rows = await ctx.db.query('DELETE FROM inbox_messages WHERE seq = $1 AND recipient_public_key = $2 AND expires_at > $3 RETURNING seq', [
+          id,
+          c.get('publicKey'),
+          ctx.now(),
+        ]);
         if (rows.length === 0) throw notFound();
         return c.json({ id, deleted: true });
       });
     },
   };
 }
-
 
 export const inboxRoutes = inboxRoutesWith();

@@ -11,7 +11,8 @@ import { HEX64, type JsonObject } from '../request.js';
 export function int(o: JsonObject, field: string, min: number, max: number): number {
   const v = o[field];
   if (v === undefined || v === null) throw badRequest('FIELD_MISSING', `${field} is required`);
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max) throw badRequest('FIELD_INVALID', `${field} must be an integer from ${min} to ${max}`);
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min || v > max)
+    throw badRequest('FIELD_INVALID', `${field} must be an integer from ${min} to ${max}`);
   return v;
 }
 

@@ -90,7 +90,8 @@ function parseTags(v: unknown): string[] {
     if (typeof t !== 'string') throw badRequest('FIELD_INVALID', 'tags must be an array of strings');
     const tag = t.trim();
     if (tag === '') continue;
-    if (tag.length > 64 || tag.includes(',') || /[\u0000-\u001f\u007f]/.test(tag)) throw badRequest('FIELD_INVALID', 'a tag is at most 64 characters, without commas or control characters');
+    if (tag.length > 64 || tag.includes(',') || /[\u0000-\u001f\u007f]/.test(tag))
+      throw badRequest('FIELD_INVALID', 'a tag is at most 64 characters, without commas or control characters');
     if (!tags.includes(tag)) tags.push(tag);
   }
   if (tags.length > MAX_TAGS) throw badRequest('FIELD_INVALID', `at most ${MAX_TAGS} tags`);
@@ -99,7 +100,14 @@ function parseTags(v: unknown): string[] {
 
 function parseTagFilter(v: string | undefined): string[] {
   if (v === undefined) return [];
-  const tags = [...new Set(v.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
+  const tags = [
+    ...new Set(
+      v
+        .split(',')
+        .map((t) => t.trim())
+        .filter((t) => t !== ''),
+    ),
+  ];
   if (tags.length === 0 || tags.length > MAX_TAGS || !tags.every((t) => TAG_FILTER.test(t))) {
     throw badRequest('QUERY_INVALID', `tags must be 1..${MAX_TAGS} comma-separated tags of A-Za-z0-9_.:-`);
   }
@@ -149,7 +157,8 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
     const transport = optStr(b, 'transport', { min: 1, max: 32, pattern: /^[a-z0-9_-]+$/ }, 'iroh');
     const info = optObject(b, 'transport_info', MAX_TICKET * 2) ?? {};
     const infoTicket = info['ticket'];
-    if (infoTicket !== undefined && (typeof infoTicket !== 'string' || infoTicket.length > MAX_TICKET)) throw badRequest('FIELD_INVALID', 'transport_info.ticket must be a string');
+    if (infoTicket !== undefined && (typeof infoTicket !== 'string' || infoTicket.length > MAX_TICKET))
+      throw badRequest('FIELD_INVALID', 'transport_info.ticket must be a string');
     const ticket = optStr(b, 'iroh_ticket', { max: MAX_TICKET }, typeof infoTicket === 'string' ? infoTicket : '');
     if (ticket === '') throw badRequest('FIELD_MISSING', 'iroh_ticket (or transport_info.ticket) is required');
     // Guests read transport_info.ticket first: both must name the ticket the binding signs.
@@ -171,7 +180,22 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
       `INSERT INTO invitations (post_id, public_key, type, message, tags, protocol_id, host_control_mode, transport, iroh_ticket,
          transport_info, transport_binding_signature, options, status, created_at, expires_at)
        VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11, $12::jsonb, 'active', $13, $14)`,
-      [postId, publicKey, type, message, JSON.stringify(tags), protocolId, controlMode, transport, ticket, JSON.stringify(transportInfo), bindingSig, options === null ? null : JSON.stringify(options), now, expiresAt],
+      [
+        postId,
+        publicKey,
+        type,
+        message,
+        JSON.stringify(tags),
+        protocolId,
+        controlMode,
+        transport,
+        ticket,
+        JSON.stringify(transportInfo),
+        bindingSig,
+        options === null ? null : JSON.stringify(options),
+        now,
+        expiresAt,
+      ],
     );
     ctx.log.info('invitation_posted', { post_id: postId, public_key: publicKey, protocol_id: protocolId });
     return c.json({ post_id: postId, status: 'active', expires_at: Math.floor(expiresAt / 1000) }, 201);
@@ -181,7 +205,8 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
     const protocolId = c.req.query('protocol_id');
     if (protocolId !== undefined && !HEX64.test(protocolId)) throw badRequest('QUERY_INVALID', 'protocol_id must be 64 lowercase hex characters');
     const type = c.req.query('type');
-    if (type !== undefined && !(INVITATION_TYPES as readonly string[]).includes(type)) throw badRequest('QUERY_INVALID', `type must be one of ${INVITATION_TYPES.join(', ')}`);
+    if (type !== undefined && !(INVITATION_TYPES as readonly string[]).includes(type))
+      throw badRequest('QUERY_INVALID', `type must be one of ${INVITATION_TYPES.join(', ')}`);
     const tags = parseTagFilter(c.req.query('tags'));
     const limit = queryInt(c.req.query('limit'), 'limit', 20, 1, MAX_BROWSE);
     const cursor = decodeCursor(c.req.query('cursor'));
@@ -203,7 +228,10 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
       where.push(`(i.created_at, i.post_id) < ($${params.length - 1}, $${params.length})`);
     }
     params.push(limit + 1);
-    const rows = await ctx.db.query<InvitationRow>(`${SELECT} WHERE ${where.join(' AND ')} ORDER BY i.created_at DESC, i.post_id DESC LIMIT $${params.length}`, params);
+    const rows = await ctx.db.query<InvitationRow>(
+      `${SELECT} WHERE ${where.join(' AND ')} ORDER BY i.created_at DESC, i.post_id DESC LIMIT $${params.length}`,
+      params,
+    );
     const [count] = await ctx.db.query<{ n: number }>(`SELECT count(*) AS n FROM invitations i WHERE ${filtered}`, countParams);
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
@@ -227,7 +255,10 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (status !== 'active') throw conflict('INVITATION_NOT_ACTIVE', `the invitation is ${status}; post a new one`);
     const expiresAt = now + ttlMs();
     // Guarded on the stored state, so a renew racing a cancel or a pairing never revives it.
-    const updated = await ctx.db.query(`UPDATE invitations SET expires_at = $2 WHERE post_id = $1 AND status = 'active' AND expires_at > $3 RETURNING post_id`, [row.post_id, expiresAt, now]);
+    const updated = await ctx.db.query(
+      `UPDATE invitations SET expires_at = $2 WHERE post_id = $1 AND status = 'active' AND expires_at > $3 RETURNING post_id`,
+      [row.post_id, expiresAt, now],
+    );
     if (updated.length === 0) throw conflict('INVITATION_NOT_ACTIVE', 'the invitation is no longer active');
     return c.json({ post_id: row.post_id, status: 'active', expires_at: Math.floor(expiresAt / 1000) });
   });

@@ -57,7 +57,8 @@ interface Registration {
 
 /** The registration a body describes, or the typed reason it is refused. */
 export function readRegistration(ctx: ServerContext, text: string, limits: ProtocolLimits): Registration {
-  if (Buffer.byteLength(text, 'utf8') > limits.maxSpecBytes + 16 * 1024) throw new ApiError(413, 'SPEC_TOO_LARGE', `the spec is over the ${limits.maxSpecBytes}-byte limit`);
+  if (Buffer.byteLength(text, 'utf8') > limits.maxSpecBytes + 16 * 1024)
+    throw new ApiError(413, 'SPEC_TOO_LARGE', `the spec is over the ${limits.maxSpecBytes}-byte limit`);
   // Not readJsonObject: the spec is stored as the text received (a NUL is the escape `\u0000` there,
   // a number its literal), so only what the parser itself refuses is refused here.
   const root = parseBodyJson(text);
@@ -67,16 +68,20 @@ export function readRegistration(ctx: ServerContext, text: string, limits: Proto
   // The reference client posts the spec as an object; its fetch also reads a spec sent as JSON text.
   const specText = typeof specNode === 'string' ? specNode : specNode instanceof Entries ? nodeText(specNode) : undefined;
   if (specText === undefined) throw badRequest('FIELD_INVALID', 'spec_json must be the spec.json object');
-  if (Buffer.byteLength(specText, 'utf8') > limits.maxSpecBytes) throw new ApiError(413, 'SPEC_TOO_LARGE', `the spec is over the ${limits.maxSpecBytes}-byte limit`);
+  if (Buffer.byteLength(specText, 'utf8') > limits.maxSpecBytes)
+    throw new ApiError(413, 'SPEC_TOO_LARGE', `the spec is over the ${limits.maxSpecBytes}-byte limit`);
   const checked = checkSpecText(ctx.crypto, specText);
   const firstError = checked.issues.find((i) => i.severity === 'error');
-  if (!checked.ok || checked.protocolId === undefined) throw badRequest('SPEC_INVALID', firstError ? `${firstError.code} at ${firstError.pointer || '/'}: ${firstError.message}` : 'the spec is not valid');
+  if (!checked.ok || checked.protocolId === undefined)
+    throw badRequest('SPEC_INVALID', firstError ? `${firstError.code} at ${firstError.pointer || '/'}: ${firstError.message}` : 'the spec is not valid');
   const claimed = plain(field('protocol_id'));
   if (claimed !== undefined && claimed !== checked.protocolId)
     throw badRequest('PROTOCOL_ID_MISMATCH', `protocol_id ${String(claimed).slice(0, 64)} is not the spec's; it hashes to ${checked.protocolId}`);
   const spec = checked.spec as unknown as Record<string, unknown>;
   const family = typeof spec['family'] === 'string' && spec['family'].length <= MAX_NAME && !CONTROL.test(spec['family']) ? spec['family'] : null;
-  const tags = Array.isArray(spec['tags']) ? (spec['tags'] as unknown[]).filter((t): t is string => typeof t === 'string' && t.length <= MAX_NAME && !CONTROL.test(t)).slice(0, 64) : [];
+  const tags = Array.isArray(spec['tags'])
+    ? (spec['tags'] as unknown[]).filter((t): t is string => typeof t === 'string' && t.length <= MAX_NAME && !CONTROL.test(t)).slice(0, 64)
+    : [];
   return {
     protocolId: checked.protocolId,
     name: metaString(plain(field('name')), 'name', MAX_NAME, spec['name'], checked.protocolId),

@@ -79,8 +79,10 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
     const claimed = b['session_id'];
     if (claimed !== undefined && claimed !== id) throw badRequest('SESSION_ID_MISMATCH', 'session_id is not sha256 of post_id:host:guest:protocol_id:nonce');
     const canonical = utf8(sessionCanonical(postId, protocolId, host, guest, nonce));
-    if (!ctx.crypto.ed25519Verify(fromHex(host), canonical, fromHex(hostSig))) throw badRequest('HOST_SIGNATURE_INVALID', 'host_signature does not verify over the session canonical');
-    if (!ctx.crypto.ed25519Verify(fromHex(guest), canonical, fromHex(guestSig))) throw badRequest('GUEST_SIGNATURE_INVALID', 'guest_signature does not verify over the session canonical');
+    if (!ctx.crypto.ed25519Verify(fromHex(host), canonical, fromHex(hostSig)))
+      throw badRequest('HOST_SIGNATURE_INVALID', 'host_signature does not verify over the session canonical');
+    if (!ctx.crypto.ed25519Verify(fromHex(guest), canonical, fromHex(guestSig)))
+      throw badRequest('GUEST_SIGNATURE_INVALID', 'guest_signature does not verify over the session canonical');
 
     const inv = await loadInvitation(ctx.db, postId);
     if (inv === undefined) throw notFound('INVITATION_NOT_FOUND', 'no such invitation');
@@ -93,7 +95,8 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
       const [locked] = await tx.query<{ status: string }>('SELECT status FROM invitations WHERE post_id = $1 FOR UPDATE', [postId]);
       const [existing] = await tx.query<SessionRow>('SELECT * FROM sessions WHERE session_id = $1', [id]);
       if (existing !== undefined) return existing;
-      if (locked?.status === 'paired' || locked?.status === 'closed') throw conflict('INVITATION_ALREADY_PAIRED', 'another session already took this invitation');
+      if (locked?.status === 'paired' || locked?.status === 'closed')
+        throw conflict('INVITATION_ALREADY_PAIRED', 'another session already took this invitation');
       if (locked?.status !== 'active') throw conflict('INVITATION_NOT_ACTIVE', `the invitation is ${locked?.status ?? 'gone'}`);
       const [row] = await tx.query<SessionRow>(
         `INSERT INTO sessions (session_id, post_id, host_public_key, guest_public_key, protocol_id, session_nonce, host_signature, guest_signature, status, created_at)
@@ -138,7 +141,10 @@ function register(app: Hono<AppEnv>, ctx: ServerContext): void {
     const b = await readJsonObject(c);
     const winner = oneOf(b, 'winner', WINNERS);
     const column = role === 'host' ? 'host_result' : 'guest_result';
-    const [row] = await ctx.db.query<SessionRow>(`UPDATE sessions SET ${column} = $2 WHERE session_id = $1 AND ${column} IS NULL RETURNING *`, [session.session_id, winner]);
+    const [row] = await ctx.db.query<SessionRow>(`UPDATE sessions SET ${column} = $2 WHERE session_id = $1 AND ${column} IS NULL RETURNING *`, [
+      session.session_id,
+      winner,
+    ]);
     if (row === undefined) throw conflict('RESULT_ALREADY_REPORTED', `the ${role} already reported this session's result`);
     return c.json(project(row));
   });
