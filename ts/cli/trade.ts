@@ -25,23 +25,15 @@ import { readJson, writeFileAtomic, writeSecretFile } from './io.js';
 const EXIT_OK = 0;
 const EXIT_INVALID = 1;
 
-/** A refusal with a stable code (the verification result, e.g. SCHEMA_INVALID): exit 1, one stderr line. */
-class TradeCliError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /**
  * Steps 0–3 of verification on `env` as it will be once `signer` has signed, with a placeholder
  * signature and no keys: reaching "unknown signer" means protocol, body_hash and schema all hold.
+ * Anything else is returned as the refusal's code (the verification's result, e.g. SCHEMA_INVALID).
  */
-function beforeSigning(c: ReturnType<typeof getCrypto>, env: Envelope, signer: string, issuedAt: string): Verdict {
+function signingRefusal(c: ReturnType<typeof getCrypto>, env: Envelope, signer: string, issuedAt: string): { code: string; verdict: Verdict } | undefined {
   const placeholder = { signer, algorithm: 'Ed25519' as const, signature: 'A'.repeat(86), issued_at: issuedAt };
-  return verifyEnvelope(c, { ...env, signatures: [...(Array.isArray(env.signatures) ? env.signatures : []), placeholder] }, {});
+  const verdict = verifyEnvelope(c, { ...env, signatures: [...(Array.isArray(env.signatures) ? env.signatures : []), placeholder] }, {});
+  return verdict.result === 'fail:unknown_signer' ? undefined : { code: verdict.result.replace(/^fail:/, '').toUpperCase(), verdict };
 }
 
 function objectTypeArg(s: string | undefined): ObjectType {
@@ -121,9 +113,12 @@ hash of --catalog DIR's manifest. Sign it with \`aigenora trade sign\`.`,
       b['catalog_hash'] = catalogHash(c, manifestOfDirectory(c, args.flags['catalog']));
     const envelope = createEnvelope(c, type, b);
     // What trade sign would refuse is refused here, before a file exists that nobody can sign.
-    const pre = beforeSigning(c, envelope, 'agent_placeholder', nowRfc3339());
-    if (pre.result !== 'fail:unknown_signer')
-      throw new TradeCliError(pre.result.replace(/^fail:/, '').toUpperCase(), `the ${type} body would not verify${pre.detail ? `: ${pre.detail}` : ''}`);
+    const refused = signingRefusal(c, envelope, 'agent_placeholder', nowRfc3339());
+    if (refused) {
+      const { detail } = refused.verdict;
+      out.refuse(refused.code, `the ${type} body would not verify${detail ? `: ${detail}` : ''}`);
+      return EXIT_INVALID;
+    }
     const text = `${JSON.stringify(envelope, null, 2)}\n`;
     const path = args.flags['out'];
     if (typeof path === 'string') writeFileAtomic(path, text);
@@ -173,10 +168,11 @@ body, so a signature can never endorse a body other than the one shown.`,
     if (!signer) throw new UsageError('the key file names no signer; pass --signer ID');
     const c = getCrypto();
     const issuedAt = (args.flags['issued-at'] as string | undefined) ?? nowRfc3339();
-    const pre = beforeSigning(c, env, signer, issuedAt);
-    if (pre.result !== 'fail:unknown_signer') {
+    const refused = signingRefusal(c, env, signer, issuedAt);
+    if (refused) {
       // Nothing was signed: a refusal (stderr, with or without --json), its code the verification's result.
-      out.refuse(pre.result.replace(/^fail:/, '').toUpperCase(), `refusing to sign ${file}: ${pre.result}${pre.detail ? ` (${pre.detail})` : ''}`);
+      const { result, detail } = refused.verdict;
+      out.refuse(refused.code, `refusing to sign ${file}: ${result}${detail ? ` (${detail})` : ''}`);
       return EXIT_INVALID;
     }
     const kp = c.ed25519Keypair(fromBase64Url(key.seed));
