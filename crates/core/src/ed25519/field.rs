@@ -11,6 +11,7 @@
 use fiat_crypto::curve25519_32 as fiat;
 #[cfg(target_pointer_width = "64")]
 use fiat_crypto::curve25519_64 as fiat;
+use super::hex32;
 use fiat::{
     fiat_25519_add, fiat_25519_carry, fiat_25519_carry_mul, fiat_25519_carry_square, fiat_25519_from_bytes, fiat_25519_loose_field_element as Loose,
     fiat_25519_opp, fiat_25519_relax, fiat_25519_sub, fiat_25519_tight_field_element as Tight, fiat_25519_to_bytes,
@@ -50,7 +51,7 @@ pub const ONE: Fe = Fe(Tight(limbs(1)));
 impl Fe {
     /// The element whose little-endian encoding is `bytes`, bit 255 ignored. Values from p to 2^255 - 1
     /// are read modulo p: callers that need canonical input check it on the bytes first.
-    pub fn from_bytes(bytes: &[u8; 32]) -> Fe {
+    pub const fn from_bytes(bytes: &[u8; 32]) -> Fe {
         let mut b = *bytes;
         b[31] &= 0x7f;
         let mut out = Tight(limbs(0));
@@ -150,26 +151,11 @@ pub fn carry(a: &Lfe) -> Fe {
     Fe(out)
 }
 
-/// Little-endian bytes of a constant written as big-endian hex (as the RFCs print them).
-const fn be_hex(s: &str) -> [u8; 32] {
-    let b = s.as_bytes();
-    let mut out = [0u8; 32];
-    let mut i = 0;
-    while i < 32 {
-        let hi = (b[2 * i] as char).to_digit(16);
-        let lo = (b[2 * i + 1] as char).to_digit(16);
-        let (Some(hi), Some(lo)) = (hi, lo) else { panic!("hex") };
-        out[31 - i] = (hi << 4 | lo) as u8;
-        i += 1;
-    }
-    out
-}
-
-/// `d = -121665 / 121666` (RFC 8032 §5.1), `2d`, and a square root of -1 (`2^((p-1)/4)`); the tests
-/// check each against its definition.
-pub const D_BYTES: [u8; 32] = be_hex("52036cee2b6ffe738cc740797779e89800700a4d4141d8ab75eb4dca135978a3");
-pub const D2_BYTES: [u8; 32] = be_hex("2406d9dc56dffce7198e80f2eef3d13000e0149a8283b156ebd69b9426b2f159");
-pub const SQRT_M1_BYTES: [u8; 32] = be_hex("2b8324804fc1df0b2b4d00993dfbd7a72f431806ad2fe478c4ee1b274a0ea0b0");
+/// `d = -121665 / 121666` (RFC 8032 §5.1), `2d`, and a square root of -1 (`2^((p-1)/4)`), decoded at
+/// compile time from their little-endian encodings; the tests check each against its definition.
+pub const D: Fe = Fe::from_bytes(&hex32("a3785913ca4deb75abd841414d0a700098e879777940c78c73fe6f2bee6c0352"));
+pub const D2: Fe = Fe::from_bytes(&hex32("59f1b226949bd6eb56b183829a14e00030d1f3eef2808e19e7fcdf56dcd90624"));
+pub const SQRT_M1: Fe = Fe::from_bytes(&hex32("b0a00e4a271beec478e42fad0618432fa7d7fb3d99004d2b0bdfc14f8024832b"));
 
 #[cfg(test)]
 mod tests {
@@ -183,7 +169,7 @@ mod tests {
 
     #[test]
     fn constants_are_what_they_claim() {
-        let (d, d2, i) = (Fe::from_bytes(&D_BYTES), Fe::from_bytes(&D2_BYTES), Fe::from_bytes(&SQRT_M1_BYTES));
+        let (d, d2, i) = (D, D2, SQRT_M1);
         // d · 121666 = -121665
         assert!(mul(&d.relax(), &small(121666).relax()).eq(&carry(&neg(&small(121665)))));
         assert!(carry(&add(&d, &d)).eq(&d2));
@@ -214,7 +200,7 @@ mod tests {
     #[test]
     fn encoding_is_canonical() {
         // p itself reads as zero; p + 1 as one.
-        let p = be_hex("7fffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffed");
+        let p = hex32("edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f");
         assert!(Fe::from_bytes(&p).is_zero());
         let mut p1 = p;
         p1[0] += 1;

@@ -41,10 +41,6 @@ pub struct Niels {
     t2d: Fe,
 }
 
-fn d() -> Fe {
-    Fe::from_bytes(&field::D_BYTES)
-}
-
 impl Point {
     pub const IDENTITY: Point = Point { x: ZERO, y: ONE, z: ONE, t: ZERO };
 
@@ -54,7 +50,7 @@ impl Point {
         let y = Fe::from_bytes(bytes);
         let yy = square(&y.relax());
         let u = carry(&sub(&yy, &ONE));
-        let v = carry(&add(&mul(&d().relax(), &yy.relax()), &ONE));
+        let v = carry(&add(&mul(&field::D.relax(), &yy.relax()), &ONE));
         // x = u v^3 (u v^7)^((p-5)/8)
         let v3 = mul(&square(&v.relax()).relax(), &v.relax());
         let v7 = mul(&square(&v3.relax()).relax(), &v.relax());
@@ -65,7 +61,7 @@ impl Point {
             if !vxx.eq(&carry(&neg(&u))) {
                 return None;
             }
-            x = mul(&x.relax(), &Fe::from_bytes(&field::SQRT_M1_BYTES).relax());
+            x = mul(&x.relax(), &field::SQRT_M1.relax());
         }
         let sign = bytes[31] >> 7 == 1;
         if x.is_zero() && sign {
@@ -102,7 +98,7 @@ impl Point {
             y_plus_x: carry(&add(&self.y, &self.x)),
             y_minus_x: carry(&sub(&self.y, &self.x)),
             z2: carry(&add(&self.z, &self.z)),
-            t2d: mul(&self.t.relax(), &Fe::from_bytes(&field::D2_BYTES).relax()),
+            t2d: mul(&self.t.relax(), &field::D2.relax()),
         }
     }
 
