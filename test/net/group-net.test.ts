@@ -3,45 +3,20 @@
 // own session directory; then the leader is killed: the members name seat 1 as the successor, it
 // leads epoch 1 from its checkpoint (the interrupted hand is refunded and redealt), and the old
 // leader comes back as a member. The game completes and every member's directory verifies offline.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { verifyGroupSessionAt } from '../../ts/group/session-dir.js';
 import { tempDir } from '../shared/tmp.js';
-import { BIN, initDataDir, until } from './helpers.js';
+import { BIN, groupMemberDir, initDataDir, startCli, until, type CliProcess } from './helpers.js';
 
 const HOLDEM = new URL('../../ts/protocols/texas-holdem', import.meta.url).pathname;
 // Six hands: long enough that the crashes land mid-game on a loaded machine.
 const OPTIONS = JSON.stringify({ max_hands: 6, deal_seed: 'group-net' });
 const DELAY = ['--action-delay-ms', '120'];
 
-interface Proc {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(args: string[]): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-  return { child, output: () => text, exited: new Promise((r) => child.on('exit', (code) => r(code))) };
-}
-
-/** A data dir's member session directory (sessions/<group>/<key prefix>), once it exists. */
-function memberDir(dataDir: string): string | undefined {
-  const sessions = join(dataDir, 'sessions');
-  if (!existsSync(sessions)) return undefined;
-  // Only group folders: the CLI briefly writes a probe file here to check the folder is writable.
-  for (const g of readdirSync(sessions, { withFileTypes: true })) {
-    if (!g.isDirectory() || !g.name.startsWith('grp-')) continue;
-    for (const m of readdirSync(join(sessions, g.name), { withFileTypes: true })) if (m.isDirectory()) return join(sessions, g.name, m.name);
-  }
-  return undefined;
-}
 const entries = (dir: string | undefined) =>
   dir && existsSync(join(dir, 'transcript.jsonl')) ? readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n').filter(Boolean).length - 1 : 0;
 const lines = (dir: string) =>
@@ -57,26 +32,26 @@ describe('authoritative_group over the network', () => {
     const data = [0, 1, 2, 3].map((i) => join(out, `agent${i}`));
     for (const d of data) initDataDir(d);
     const invFile = join(out, 'invitation');
-    const procs: Proc[] = [];
+    const procs: CliProcess[] = [];
     // A wait that times out says what every process printed.
     const wait = (cond: () => boolean, what: string) =>
       until(cond, what, 90_000).catch((e: Error) => {
         throw new Error(`${e.message}\n${procs.map((p, i) => `--- process ${i}\n${p.output()}`).join('\n')}`);
       });
     try {
-      const leader = start(['host', '--protocol-dir', HOLDEM, '--options', OPTIONS, '--data-dir', data[0]!, '--invitation-file', invFile, ...DELAY]);
+      const leader = startCli(['host', '--protocol-dir', HOLDEM, '--options', OPTIONS, '--data-dir', data[0]!, '--invitation-file', invFile, ...DELAY]);
       procs.push(leader);
       await until(() => existsSync(invFile), 'the invitation', 20_000);
-      const members = [1, 2, 3].map((i) => start(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[i]!, ...DELAY]));
+      const members = [1, 2, 3].map((i) => startCli(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[i]!, ...DELAY]));
       procs.push(...members);
 
       // A member crashes mid-hand and rejoins from its own directory.
-      await wait(() => entries(memberDir(data[2]!)) >= 4, 'four frames at member 2');
+      await wait(() => entries(groupMemberDir(data[2]!)) >= 4, 'four frames at member 2');
       members[1]!.child.kill('SIGKILL');
       expect(await members[1]!.exited).toBeNull();
-      const dir2 = memberDir(data[2]!)!;
+      const dir2 = groupMemberDir(data[2]!)!;
       const crashedAt = entries(dir2);
-      const rejoined = start(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[2]!, '--resume', dir2, ...DELAY]);
+      const rejoined = startCli(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[2]!, '--resume', dir2, ...DELAY]);
       procs.push(rejoined);
 
       // Then the leader crashes; it comes back as a member of its successor.
@@ -84,8 +59,8 @@ describe('authoritative_group over the network', () => {
       expect(existsSync(join(dir2, 'receipt.json')), 'the game ended before the leader could be stopped').toBe(false);
       leader.child.kill('SIGKILL');
       expect(await leader.exited).toBeNull();
-      const dir0 = memberDir(data[0]!)!;
-      const oldLeader = start(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[0]!, '--resume', dir0, ...DELAY]);
+      const dir0 = groupMemberDir(data[0]!)!;
+      const oldLeader = startCli(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[0]!, '--resume', dir0, ...DELAY]);
       procs.push(oldLeader);
 
       const finals = [oldLeader, members[0]!, rejoined, members[2]!];
@@ -101,7 +76,7 @@ describe('authoritative_group over the network', () => {
       expect(codes, finals.map((p) => p.output()).join('\n----\n')).toEqual([0, 0, 0, 0]);
 
       const c = getCrypto();
-      const dirs = data.map((d) => memberDir(d)!);
+      const dirs = data.map((d) => groupMemberDir(d)!);
       const receipts = dirs.map((d) => JSON.parse(readFileSync(join(d, 'receipt.json'), 'utf8')) as Record<string, unknown>);
       for (const [i, d] of dirs.entries()) {
         expect(verifyGroupSessionAt(c, d), d).toMatchObject({ ok: true, receipt: true, completed: true });

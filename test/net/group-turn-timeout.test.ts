@@ -3,46 +3,20 @@
 // table sat there for minutes. Now the leader folds (or checks) for it once --turn-timeout-seconds have
 // passed, in a frame everyone verifies; the member comes back with --resume and plays its seat again;
 // the match completes and every member's directory verifies offline.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { GroupReplica, type TranscriptEntry } from '../../ts/group/member.js';
 import { verifyGroupSessionAt, type GroupTranscriptHeader } from '../../ts/group/session-dir.js';
 import { tempDir } from '../shared/tmp.js';
-import { BIN, until } from './helpers.js';
+import { groupMemberDir, startCli, until, type CliProcess } from './helpers.js';
 
 const HOLDEM = new URL('../../ts/protocols/texas-holdem', import.meta.url).pathname;
 // Enough hands that the killed member is back (a process start) well before the match ends.
 const OPTIONS = JSON.stringify({ max_hands: 6, deal_seed: 'turn-timeout' });
 const TURN = ['--turn-timeout-seconds', '2'];
 const c = getCrypto();
-
-interface Proc {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(args: string[]): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let text = '';
-  child.stdout!.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (text += d.toString()));
-  return { child, output: () => text, exited: new Promise((r) => child.on('exit', (code) => r(code))) };
-}
-
-/** A data dir's member session directory, once it exists. */
-function memberDir(dataDir: string): string | undefined {
-  const sessions = join(dataDir, 'sessions');
-  if (!existsSync(sessions)) return undefined;
-  for (const g of readdirSync(sessions, { withFileTypes: true })) {
-    if (!g.isDirectory() || !g.name.startsWith('grp-')) continue;
-    for (const m of readdirSync(join(sessions, g.name), { withFileTypes: true })) if (m.isDirectory()) return join(sessions, g.name, m.name);
-  }
-  return undefined;
-}
 
 function transcript(dir: string): { header: GroupTranscriptHeader; entries: TranscriptEntry[] } {
   const lines = readFileSync(join(dir, 'transcript.jsonl'), 'utf8').split('\n');
@@ -75,17 +49,17 @@ describe('authoritative_group turn deadlines over the network', () => {
     const out = tempDir('group-turns');
     const data = [0, 1, 2, 3].map((i) => join(out, `agent${i}`));
     // The four identities at once: one `aigenora init` process each.
-    const inits = data.map((d) => start(['init', '--data-dir', d]));
+    const inits = data.map((d) => startCli(['init', '--data-dir', d]));
     expect(await Promise.all(inits.map((p) => p.exited))).toEqual([0, 0, 0, 0]);
     const invFile = join(out, 'invitation');
-    const procs: Proc[] = [];
+    const procs: CliProcess[] = [];
     const dump = () => procs.map((p, i) => `--- process ${i}\n${p.output()}`).join('\n');
     const wait = (cond: () => boolean, what: string, ms: number) =>
       until(cond, what, ms).catch((e: Error) => {
         throw new Error(`${e.message}\n${dump()}`);
       });
     try {
-      const leader = start([
+      const leader = startCli([
         'host',
         '--protocol-dir',
         HOLDEM,
@@ -102,11 +76,11 @@ describe('authoritative_group turn deadlines over the network', () => {
       procs.push(leader);
       await wait(() => existsSync(invFile), 'the invitation', 20_000);
       const join_ = (i: number, delayMs: number, extra: string[] = []) =>
-        start(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[i]!, '--action-delay-ms', String(delayMs), ...TURN, ...extra]);
+        startCli(['join', `@${invFile}`, '--protocol-dir', HOLDEM, '--data-dir', data[i]!, '--action-delay-ms', String(delayMs), ...TURN, ...extra]);
       // The victim is slow to move, so the test can see its turn come and kill it while the hand waits.
       const members = [join_(1, 100), join_(2, 100), join_(3, 5_000)];
       procs.push(...members);
-      await wait(() => onItsTurn(memberDir(data[3]!)), "the victim's turn", 30_000);
+      await wait(() => onItsTurn(groupMemberDir(data[3]!)), "the victim's turn", 30_000);
       const victim = members[2]!;
       victim.child.kill('SIGKILL');
       expect(await victim.exited).toBeNull();
@@ -117,7 +91,7 @@ describe('authoritative_group turn deadlines over the network', () => {
       const timedOutAfter = Date.now() - killedAt;
 
       // The victim rejoins from its own directory and plays its seat again.
-      const dir3 = memberDir(data[3]!)!;
+      const dir3 = groupMemberDir(data[3]!)!;
       const back = join_(3, 100, ['--resume', dir3]);
       procs.push(back);
       const finals = [leader, members[0]!, members[1]!, back];
@@ -128,7 +102,7 @@ describe('authoritative_group turn deadlines over the network', () => {
       expect(codes, dump()).toEqual([0, 0, 0, 0]);
       expect(timedOutAfter).toBeLessThan(8_000);
 
-      const dirs = data.map((d) => memberDir(d)!);
+      const dirs = data.map((d) => groupMemberDir(d)!);
       for (const d of dirs) expect(verifyGroupSessionAt(c, d), d).toMatchObject({ ok: true, receipt: true, completed: true });
       const receipts = dirs.map((d) => JSON.parse(readFileSync(join(d, 'receipt.json'), 'utf8')) as Record<string, unknown>);
       expect(new Set(receipts.map((r) => r['frame_hash'])).size).toBe(1);

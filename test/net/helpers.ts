@@ -2,7 +2,7 @@
 // handshake, the CLI host as a child process, and raw sockets from other loopback addresses.
 import { seededBytes } from '../../ts/engine/virtual.js';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'vitest';
@@ -193,3 +193,34 @@ export function wsFrame(f: FrameSpec): Buffer {
 
 /** A small deterministic byte generator, so a failing garbage run can be replayed. */
 export const prng = seededBytes;
+
+/** A CLI process started by startCli: its output so far (both streams interleaved, and each alone) and its exit code. */
+export interface CliProcess {
+  child: ChildProcess;
+  output: () => string;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `aigenora ARGS` as a child process, its output collected. */
+export function startCli(args: string[]): CliProcess {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let [all, out, err] = ['', '', ''];
+  child.stdout!.on('data', (d: Buffer) => ((all += d.toString()), (out += d.toString())));
+  child.stderr!.on('data', (d: Buffer) => ((all += d.toString()), (err += d.toString())));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  return { child, output: () => all, stdout: () => out, stderr: () => err, exited };
+}
+
+/** A data dir's member session directory (sessions/<group>/<key prefix>), once it exists. */
+export function groupMemberDir(dataDir: string): string | undefined {
+  const sessions = join(dataDir, 'sessions');
+  if (!existsSync(sessions)) return undefined;
+  // Only group folders: the CLI briefly writes a probe file here to check the folder is writable.
+  for (const g of readdirSync(sessions, { withFileTypes: true })) {
+    if (!g.isDirectory() || !g.name.startsWith('grp-')) continue;
+    for (const m of readdirSync(join(sessions, g.name), { withFileTypes: true })) if (m.isDirectory()) return join(sessions, g.name, m.name);
+  }
+  return undefined;
+}

@@ -3,35 +3,23 @@
 // the deadline, the command that answers it); `session decide` waits for the engine's verdict: an
 // invalid value is refused with the engine's reason and a non-zero exit, and the window stays open for
 // the next; a valid one is accepted; once the session is over there is no window to answer.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli } from '../shared/cli.js';
 import { tempDir } from '../shared/tmp.js';
-import { BIN, until } from './helpers.js';
-
-interface Proc {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
+import { startCli, until, type CliProcess } from './helpers.js';
 
 const children: ChildProcess[] = [];
 afterAll(() => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-function start(args: string[]): Proc {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
+function start(args: string[]): CliProcess {
+  const p = startCli(args);
+  children.push(p.child);
+  return p;
 }
 
 /** One side's session directory under a data directory (one session each here). */
