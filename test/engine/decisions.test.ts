@@ -11,6 +11,21 @@ import { tempDir } from '../shared/tmp.js';
 import { cli as runCli } from '../shared/cli.js';
 import { builtin, c, hooksOf, ManualClock, until } from './harness.js';
 
+/** rps with a human guest: best of `bestOf`, each window open `decisionTimeoutMs` on `clock`. */
+async function humanRps(outDir: string, bestOf: number, decisionTimeoutMs: number, clock = new ManualClock()) {
+  return runLocal({
+    crypto: c,
+    ...builtin('rps'),
+    hooks: await hooksOf('rps'),
+    options: { best_of: bestOf },
+    outDir,
+    guestControl: 'human',
+    decisionTimeoutMs,
+    minThinkMs: 0,
+    clock,
+  });
+}
+
 const events = (dir: string) =>
   readFileSync(join(dir, 'events.jsonl'), 'utf8')
     .trim()
@@ -98,17 +113,7 @@ describe('decisions in a session', () => {
       appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'scissors', _meta: { origin: 'script_runner' } });
       appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'rock', _meta: { origin: 'web' } });
     });
-    const r = await runLocal({
-      crypto: c,
-      ...builtin('rps'),
-      hooks: await hooksOf('rps'),
-      options: { best_of: 3 },
-      outDir: out,
-      guestControl: 'human',
-      decisionTimeoutMs: 5000,
-      minThinkMs: 0,
-      clock: new ManualClock(),
-    });
+    const r = await humanRps(out, 3, 5000);
     await stop();
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
     expect(new Set(reveals(guestDir, 'guest'))).toEqual(new Set(['rock']));
@@ -122,17 +127,7 @@ describe('decisions in a session', () => {
     const out = tempDir('decide');
     const clock = new ManualClock();
     const stop = autopilot(join(out, 'guest'), () => clock.advance(150));
-    const r = await runLocal({
-      crypto: c,
-      ...builtin('rps'),
-      hooks: await hooksOf('rps'),
-      options: { best_of: 3 },
-      outDir: out,
-      guestControl: 'human',
-      decisionTimeoutMs: 150,
-      minThinkMs: 0,
-      clock,
-    });
+    const r = await humanRps(out, 3, 150, clock);
     await stop();
     expect(r.guest).toMatchObject({ completed: false, reason: 'decision_timeout' });
     expect(r.host.completed).toBe(false);
@@ -238,17 +233,7 @@ describe('the decision window in snapshot.json', () => {
       seen ??= JSON.parse(readFileSync(join(guestDir, 'snapshot.json'), 'utf8'));
       appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'paper' });
     });
-    const r = await runLocal({
-      crypto: c,
-      ...builtin('rps'),
-      hooks: await hooksOf('rps'),
-      options: { best_of: 1 },
-      outDir: out,
-      guestControl: 'human',
-      decisionTimeoutMs: 3000,
-      minThinkMs: 0,
-      clock,
-    });
+    const r = await humanRps(out, 1, 3000, clock);
     await stop();
     expect(r.guest.completed).toBe(true);
     expect(seen).toMatchObject({ phase: 'action_submitted', timing: { match_key: 'round', match_value: 0, phase: 'deciding' } });
@@ -281,17 +266,7 @@ describe('aigenora session decide, end to end', () => {
       expect(good.status).toBe(0);
       expect(JSON.parse(good.stdout)).toMatchObject({ match_key: 'round', match_value: 0, value: 'paper', _meta: { origin: 'cli' }, verdict: 'accepted' });
     });
-    const r = await runLocal({
-      crypto: c,
-      ...builtin('rps'),
-      hooks: await hooksOf('rps'),
-      options: { best_of: 1 },
-      outDir: out,
-      guestControl: 'human',
-      decisionTimeoutMs: 1000,
-      minThinkMs: 0,
-      clock: new ManualClock(),
-    });
+    const r = await humanRps(out, 1, 1000);
     await stop();
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
     expect(reveals(guestDir, 'guest')).toEqual(['paper']);
@@ -344,17 +319,7 @@ describe('aigenora session decide, end to end', () => {
       }
       if (w.match_value !== 1) appendDecision(guestDir, { match_key: w.match_key, match_value: w.match_value, value: 'scissors' });
     });
-    const r = await runLocal({
-      crypto: c,
-      ...builtin('rps'),
-      hooks: await hooksOf('rps'),
-      options: { best_of: 3 },
-      outDir: out,
-      guestControl: 'human',
-      decisionTimeoutMs: 5000,
-      minThinkMs: 0,
-      clock: new ManualClock(),
-    });
+    const r = await humanRps(out, 3, 5000);
     await stop();
     expect([r.host.completed, r.guest.completed]).toEqual([true, true]);
     expect(reveals(guestDir, 'guest')[1]).toBe('paper');
@@ -376,17 +341,7 @@ describe('aigenora session decide, end to end', () => {
       await until(() => existsSync(join(guestDir, 'decision', 'decisions.jsonl')), 'the CLI to write its decision');
       clock.advance(150);
     });
-    const r = await runLocal({
-      crypto: c,
-      ...builtin('rps'),
-      hooks: await hooksOf('rps'),
-      options: { best_of: 3 },
-      outDir: out,
-      guestControl: 'human',
-      decisionTimeoutMs: 150,
-      minThinkMs: 0,
-      clock,
-    });
+    const r = await humanRps(out, 3, 150, clock);
     await stop();
     expect(r.guest).toMatchObject({ completed: false, reason: 'decision_timeout' });
     expect(await decided).toEqual({
