@@ -22,8 +22,8 @@ import { appendDecision } from '../../ts/engine/decision.js';
 import { dealBytes, dealSecrets, memoCrypto } from '../mp/deal.js';
 import { againstScript, c as harnessCrypto } from './harness.js';
 import { verifyProof, verifyTranscriptAt } from '../../ts/engine/verify.js';
-import type { HooksModule, Role } from '../../ts/hooks/types.js';
-import type { MpMode } from '../../ts/mp/mode.js';
+import type { HooksModule, Message, Role } from '../../ts/hooks/types.js';
+import type { Mode } from '../../ts/engine/mode.js';
 import { loadSpec } from '../../ts/spec/index.js';
 import { tempDir } from '../shared/tmp.js';
 import crazyEights from '../../ts/protocols/crazy-eights/hooks.js';
@@ -96,23 +96,14 @@ export async function runMpLocal(
   return { host, guest };
 }
 
-/** A mode whose outgoing messages pass through `alter` (n counts this side's mp messages from 0). */
-export function tampering(alter: (msg: Record<string, unknown>, n: number) => Record<string, unknown>): (m: MpMode) => MpMode {
-  return (mode) => {
-    let n = 0;
-    return {
-      get transcript() {
-        return mode.transcript;
-      },
-      get ended() {
-        return mode.ended;
-      },
-      async step(input) {
-        const effects = await mode.step(input);
-        return effects.map((e) => (e.kind === 'send' ? { ...e, msg: alter(e.msg, n++) as typeof e.msg } : e));
-      },
-    };
-  };
+/** A mode whose outgoing messages pass through `alter` (any mode: the cheats below alter mental poker's). */
+export function tampering(alter: (msg: Message) => Message): (m: Mode) => Mode {
+  return (mode) => ({
+    async step(input) {
+      const effects = await mode.step(input);
+      return effects.map((e) => (e.kind === 'send' ? { ...e, msg: alter(e.msg) } : e));
+    },
+  });
 }
 
 for (const backend of ['wasm', 'js'] as const) {
@@ -216,7 +207,9 @@ for (const backend of ['wasm', 'js'] as const) {
       const out = tempDir('mp-cheat-play');
       const r = await runMpLocal(c, 'crazy-eights', out, {
         guest: {
-          mpWrap: tampering((m) => (m['action'] === 'mp_play' ? { ...m, k_inner: (m['k_inner'] as string).replace(/^./, (x) => (x === '0' ? '1' : '0')) } : m)),
+          wrapMode: tampering((m) =>
+            m['action'] === 'mp_play' ? { ...m, k_inner: (m['k_inner'] as string).replace(/^./, (x) => (x === '0' ? '1' : '0')) } : m,
+          ),
         },
       });
       expect(r.host.reason).toBe('play_rejected');
@@ -245,7 +238,7 @@ for (const backend of ['wasm', 'js'] as const) {
     it('a peer playing against the rules is rejected with rule_rejected, and its proof verifies by replaying the rules', async () => {
       const out = tempDir('mp-cheat-rule');
       const r = await runMpLocal(c, 'crazy-eights', out, {
-        guest: { mpWrap: tampering((m) => (m['action'] === 'mp_play' && m['rank'] !== 6 ? { ...m, call_suit: 0 } : m)) },
+        guest: { wrapMode: tampering((m) => (m['action'] === 'mp_play' && m['rank'] !== 6 ? { ...m, call_suit: 0 } : m)) },
       });
       expect(r.host.reason).toBe('rule_rejected');
       const proof = JSON.parse(readFileSync(r.host.proof!, 'utf8')) as Record<string, unknown>;
@@ -265,7 +258,7 @@ for (const backend of ['wasm', 'js'] as const) {
       const out = tempDir('mp-cheat-witness');
       const r = await runMpLocal(c, 'crazy-eights', out, {
         host: {
-          mpWrap: tampering((m) => {
+          wrapMode: tampering((m) => {
             if (m['action'] !== 'mp_witness') return m;
             const ws = (m['witnesses'] as string[]).map((w) => JSON.parse(w) as { ot_id: string; label: string; r: string });
             ws[0]!.r = (BigInt(`0x${ws[0]!.r}`) + 1n).toString(16).padStart(512, '0');

@@ -16,7 +16,6 @@ import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { CryptoError } from '../crypto/errors.js';
 import { instantiateHooks } from '../hooks/instantiate.js';
 import type { ControlMode, DecisionConfig, HookContext, HooksModule, Message, Role } from '../hooks/types.js';
-import type { MpMode } from '../mp/mode.js';
 import type { MpSecrets } from '../mp/secrets.js';
 import { messageValidator, type MessageValidator } from '../spec/messages.js';
 import { flowMode, type FlowMode, type Spec, type WireDirection } from '../spec/types.js';
@@ -72,9 +71,8 @@ export interface CoreParams {
   decision: DecisionConfig | null;
   /** authoritative_realtime: the ruleset hash of the protocol folder. */
   rulesetHash: string;
-  /** mental_poker: where this side's secrets come from, and a wrapper around the mode (tests play cheats with it). */
+  /** mental_poker: where this side's secrets come from. */
   mpSecrets: MpSecrets;
-  mpWrap?: (mode: MpMode) => MpMode;
   /** Wraps the flow mode (tests play a cheating side with it). */
   wrapMode?: (mode: Mode) => Mode;
   /** 'signed' (default): signed frames on the wire. 'plain': the reference's bare messages (plain.ts). */
@@ -167,7 +165,6 @@ export class SessionCore {
       chat: p.chat,
       rulesetHash: p.rulesetHash,
       mpSecrets: p.mpSecrets,
-      ...(p.mpWrap && { mpWrap: p.mpWrap }),
     };
     const instance = this.def.create(ctx);
     this.instance = p.wrapMode ? p.wrapMode(instance) : instance;

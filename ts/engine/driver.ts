@@ -59,7 +59,7 @@ export interface DriverConfig
       | 'nonce'
       | 'stateDir'
       | 'maxFrameBytes'
-      | 'mpWrap'
+      | 'wrapMode'
     >,
     Partial<Pick<CoreParams, 'random' | 'chat' | 'controlMode' | 'rulesetHash' | 'mpSecrets' | 'wire'>> {
   transport: Transport;
@@ -151,7 +151,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
       decision,
       rulesetHash: cfg.rulesetHash ?? rulesetHashOfSpec(crypto, cfg.specText),
       mpSecrets: cfg.mpSecrets ?? randomSecrets(crypto.ot),
-      ...(cfg.mpWrap && { mpWrap: cfg.mpWrap }),
+      ...(cfg.wrapMode && { wrapMode: cfg.wrapMode }),
       ...(cfg.wire && { wire: cfg.wire }),
     },
     {

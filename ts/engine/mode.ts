@@ -8,12 +8,11 @@
  * `randomBytes`, so a test on a virtual clock replays a session exactly.
  */
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
-import type { ControlMode, DecisionConfig, HooksByMode, Message, Role } from '../hooks/types.js';
+import type { ControlMode, DecisionConfig, HooksByMode, HooksModule, Message, Role } from '../hooks/types.js';
 import type { FlowMode, Spec } from '../spec/types.js';
 import type { MessageError } from '../spec/messages.js';
 import type { DecisionRecord } from './decision-window.js';
 import type { MpSecrets } from '../mp/secrets.js';
-import type { MpMode } from '../mp/mode.js';
 
 export type EndReason =
   | 'completed'
@@ -161,11 +160,76 @@ export interface ModeContext<M extends FlowMode = FlowMode> {
   rulesetHash: string;
   /** mental_poker: where this side's secrets come from (the driver's CSPRNG, or a recorded game's). */
   mpSecrets: MpSecrets;
-  mpWrap?: (mode: MpMode) => MpMode;
 }
 
 export interface Mode {
   step(input: ModeInput): Promise<ModeEffect[]>;
+}
+
+/** A message the spec or a mode's own checks refuse, found when a transcript is checked offline. */
+export interface Violation {
+  frame: number;
+  from: Role;
+  codes: string[];
+  reason?: string;
+}
+
+/**
+ * One message fed to a mode's wire sequence: allowed, or refused with the reason. An allowed message
+ * may still be a violation the mode names (a reveal that does not open its commit): the session goes
+ * on to its abort, and the offline check reports the offender.
+ */
+export type FlowStep = { ok: true; violation?: { codes: string[]; reason: string } } | { ok: false; reason: string };
+
+/** What a mode's offline checks may read beside the frames: the transcript's header and the mode's own files. */
+export interface OfflineEvidence {
+  header: { role: Role; host_key: string; guest_key: string };
+  /** mental_poker: transcript_receipt.json's text, or null when it is absent. */
+  mpReceiptText: string | null;
+}
+
+/**
+ * The message sequence a mode allows (NOTES A11), fed every protocol message that passed the spec in
+ * the order a transcript records them. The core feeds it live (a peer message it refuses ends the
+ * session as unexpected_message, and this side never sends one it refuses) and the offline check
+ * replays it over a transcript, so what one side accepted and what a third party accepts are the same
+ * by construction. Messages starting with `_` (receipts, aborts) are the engine's and are not fed here.
+ */
+export interface WireSequence {
+  next(from: Role, msg: Message): FlowStep;
+  /** The session may end here with receipts: the mode's sequence is whole. */
+  readonly complete: boolean;
+  /** Offline: a message the spec refuses that the mode takes (`invalidInbound: 'mode'`); true when taken. */
+  takeInvalid?(from: Role, line: string): boolean;
+  /** Offline: every allowed protocol frame's line, in transcript order, for the checks below. */
+  record?(from: Role, msg: Message, line: string): void;
+  /** Offline, after the last frame, when no message was refused: the mode's own checks over the frames. */
+  checkFrames?(crypto: Crypto): Violation | undefined;
+  /** Offline, once both receipts and receipt.json hold: the mode's own closing evidence; why not, or undefined. */
+  checkClose?(crypto: Crypto, evidence: OfflineEvidence): string | undefined;
+}
+
+/** A cheat proof's frames (each signature already checked) and claim, for the mode that wrote that kind. */
+export interface ProofClaim {
+  kind: string;
+  sid: string;
+  protocolId: string;
+  offender: Role;
+  host_key: string;
+  guest_key: string;
+  /** The frames' lines as the proof holds them. */
+  lines: readonly string[];
+  frames: readonly { from: Role; seq: number; msg: Message }[];
+  detail: Record<string, unknown>;
+}
+
+export type ProofCheck = { proven: boolean; reason: string };
+
+/** How a mode rechecks a proof kind it writes: from the signed frames alone, with the protocol's hooks where the rules are the protocol's. */
+export interface ProofJudge {
+  /** The most frames a proof of this kind may hold (a mental-poker proof holds the whole game). */
+  maxFrames: number;
+  judge(crypto: Crypto, claim: ProofClaim, spec: Spec, hooks: HooksModule | undefined): ProofCheck;
 }
 
 export interface ModeDefinition<M extends FlowMode = FlowMode> {
@@ -181,5 +245,25 @@ export interface ModeDefinition<M extends FlowMode = FlowMode> {
    * reference), or go to the mode with the refusal (realtime: the host acks a bad command rejected).
    */
   invalidInbound: 'abort' | 'drop' | 'mode';
+  /**
+   * The mode's wire sequence, a fresh one per session. Unless `ownOpening`, the session opens with the
+   * guest's `join` and the host's `ready` (any other host reply refuses the join and ends the session)
+   * before the sequence sees a message.
+   */
+  sequence(crypto: Crypto, spec: Spec): WireSequence;
+  /** The sequence has its own opening exchange (realtime's rt_join / rt_ready). */
+  ownOpening?: boolean;
+  /** The cheat proofs this mode writes, by kind, and how a third party rechecks each. */
+  proofs?: Record<string, ProofJudge>;
   create(ctx: ModeContext<M>): Mode;
+}
+
+/** Both senders' frames from their first, each in order, or why not: a proof may not leave out what would clear the offender. */
+export function wholeChains(frames: ProofClaim['frames']): string | undefined {
+  const seqs: Record<Role, number> = { host: 0, guest: 0 };
+  for (const f of frames) {
+    if (f.seq !== seqs[f.from]) return `the ${f.from}'s frames are not the whole chain from its first (expected seq ${seqs[f.from]}, got ${f.seq})`;
+    seqs[f.from]++;
+  }
+  return undefined;
 }

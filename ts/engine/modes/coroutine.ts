@@ -2,8 +2,8 @@
  * A mode written as one sequential function over a small I/O surface, run as a step machine: the
  * function's `recv` and `decide` suspend it until the next `message` or `decision` input, and every
  * `step` returns the effects it produced up to that suspension. Nothing here performs I/O; the
- * function only sees inputs the core hands it, so the sequential modes (turns, rounds, free, mental
- * poker) read as their wire sequence reads while keeping the interface of every other mode.
+ * function only sees inputs the core hands it, so the sequential modes (turns, rounds, free) read as
+ * their wire sequence reads while keeping the interface of every other mode.
  */
 import type { Message, Role } from '../../hooks/types.js';
 import { ModeAbort, type DecideRequest, type EndReason, type Mode, type ModeEffect, type ModeInput, type Outcome, type ProofRequest } from '../mode.js';

@@ -17,16 +17,35 @@
  * first `end` waits for that answer, taking the lines the peer sent before it saw the `end`.
  */
 import type { Message, Role } from '../../hooks/types.js';
-import type { ModeContext, ModeDefinition, ModeEffect } from '../mode.js';
+import type { ModeContext, ModeDefinition, ModeEffect, WireSequence } from '../mode.js';
 import type { DecisionRecord } from '../decision-window.js';
 import { coroutineMode } from './coroutine.js';
 import { checkDecidedMessage } from './decide.js';
-import { joinReady } from './handshake.js';
+import { withOpening } from './handshake.js';
+
+/**
+ * free on the wire: either side, any message, until that side's own `end`; the sequence is whole after
+ * the first `end` of either side, while the other side's messages already on their way may still follow it.
+ */
+function eitherEnds(): WireSequence {
+  const ended: Record<Role, boolean> = { host: false, guest: false };
+  return {
+    get complete() {
+      return ended.host || ended.guest;
+    },
+    next(from, msg) {
+      if (ended[from]) return { ok: false, reason: `the ${from}'s ${msg.action} after its own end` };
+      if (msg.action === 'end') ended[from] = true;
+      return { ok: true };
+    },
+  };
+}
 
 export const freeMode: ModeDefinition<'free'> = {
   receiptFirst: 'host',
   drainAfterEnd: false,
   invalidInbound: 'drop',
+  sequence: eitherEnds,
   create(ctx) {
     const peer: Role = ctx.role === 'host' ? 'guest' : 'host';
     /** Set once this side's mode is over: nothing after it (a decision that comes late, say) does anything. */
@@ -45,47 +64,48 @@ export const freeMode: ModeDefinition<'free'> = {
       endSent = true;
       return [...answer, ...closes()];
     };
-    const chat = coroutineMode(peer, async (io) => {
-      await joinReady(ctx, io);
-      let seq = 0;
-      const say = async (text: string) => {
-        const msg: Message = { action: 'chat', text, seq: ++seq };
-        await ctx.hook('proto_on_send', msg);
-        io.send(msg);
-      };
-      const quit = ctx.chat.findIndex((t) => t.trim() === '/quit');
-      const scripted = quit < 0 ? [...ctx.chat] : ctx.chat.slice(0, quit);
-      if (ctx.decision) {
-        for (let n = 0; ; n++) {
-          const next = scripted[n];
-          listening = true;
-          const line = (await io.decide({
-            expects: 'message',
-            key: 'chat',
-            value: n,
-            listen: true,
-            fallback: next === undefined ? { action: 'end' } : { action: 'chat', text: next },
-            check: (r) => checkLine(ctx, r, seq + 1),
-            take: (r) => r.message,
-          })) as Message;
-          listening = false;
-          if (line.action !== 'chat') break;
-          await say(line['text'] as string);
+    const chat = withOpening(ctx, () =>
+      coroutineMode(peer, async (io) => {
+        let seq = 0;
+        const say = async (text: string) => {
+          const msg: Message = { action: 'chat', text, seq: ++seq };
+          await ctx.hook('proto_on_send', msg);
+          io.send(msg);
+        };
+        const quit = ctx.chat.findIndex((t) => t.trim() === '/quit');
+        const scripted = quit < 0 ? [...ctx.chat] : ctx.chat.slice(0, quit);
+        if (ctx.decision) {
+          for (let n = 0; ; n++) {
+            const next = scripted[n];
+            listening = true;
+            const line = (await io.decide({
+              expects: 'message',
+              key: 'chat',
+              value: n,
+              listen: true,
+              fallback: next === undefined ? { action: 'end' } : { action: 'chat', text: next },
+              check: (r) => checkLine(ctx, r, seq + 1),
+              take: (r) => r.message,
+            })) as Message;
+            listening = false;
+            if (line.action !== 'chat') break;
+            await say(line['text'] as string);
+          }
+        } else for (const text of scripted) await say(text);
+        io.send({ action: 'end' });
+        endSent = true;
+        await ctx.hook('proto_on_end');
+        if (peerSigns(ctx)) {
+          for (;;) {
+            const { msg } = await io.recv();
+            if (msg.action === 'end') break;
+            await ctx.hook('proto_on_message', msg);
+          }
         }
-      } else for (const text of scripted) await say(text);
-      io.send({ action: 'end' });
-      endSent = true;
-      await ctx.hook('proto_on_end');
-      if (peerSigns(ctx)) {
-        for (;;) {
-          const { msg } = await io.recv();
-          if (msg.action === 'end') break;
-          await ctx.hook('proto_on_message', msg);
-        }
-      }
-      over = true;
-      return { reason: 'completed' };
-    });
+        over = true;
+        return { reason: 'completed' };
+      }),
+    );
     return {
       async step(input) {
         if (over) return [];

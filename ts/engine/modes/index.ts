@@ -3,7 +3,7 @@
  * FLOW_MODES without a definition here a compile error.
  */
 import type { FlowMode } from '../../spec/types.js';
-import { ModeAbort, type ModeDefinition } from '../mode.js';
+import { ModeAbort, type ModeDefinition, type ProofJudge } from '../mode.js';
 import { freeMode } from './free.js';
 import { mentalPokerMode } from './mental-poker.js';
 import { realtimeMode } from './realtime.js';
@@ -19,6 +19,7 @@ const notTwoParty = <M extends FlowMode>(mode: M): ModeDefinition<M> => ({
   receiptFirst: 'host',
   drainAfterEnd: false,
   invalidInbound: 'abort',
+  sequence: () => ({ complete: false, next: () => ({ ok: false, reason: `flow mode ${mode} has no replay` }) }),
   create: () => ({
     step: () =>
       Promise.reject(
@@ -43,4 +44,9 @@ export const MODES = {
 
 export function modeDefinition<M extends FlowMode>(mode: M): ModeDefinition<M> {
   return MODES[mode] as ModeDefinition<M>;
+}
+
+/** Every cheat-proof kind a mode writes, with the judge that rechecks it. */
+export function proofJudges(): Record<string, ProofJudge> {
+  return Object.assign({}, ...Object.values(MODES).map((d: ModeDefinition) => d.proofs ?? {})) as Record<string, ProofJudge>;
 }

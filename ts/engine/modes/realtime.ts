@@ -36,6 +36,7 @@ import { matchConfigHash, realtimeConfig, type RealtimeConfig } from '../../real
 import { msSummary } from '../latency.js';
 import { referenceValidationText } from '../../realtime/validation-text.js';
 import { isOutcome, ModeAbort, type Mode, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput } from '../mode.js';
+import { REALTIME_PROOFS, realtimeSequence } from './realtime-wire.js';
 
 /**
  * The one-line reason a person needs for the refusal every cross-implementation match meets: the
@@ -309,5 +310,8 @@ export const realtimeMode: ModeDefinition<'authoritative_realtime'> = {
   receiptFirst: 'guest',
   drainAfterEnd: true,
   invalidInbound: 'mode',
+  sequence: realtimeSequence,
+  ownOpening: true,
+  proofs: REALTIME_PROOFS,
   create: (ctx) => (ctx.role === 'host' ? hostMode(ctx) : guestMode(ctx)),
 };

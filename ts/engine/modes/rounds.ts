@@ -4,33 +4,15 @@
  * with a pure judge and spec.shadow_judge reruns every round and proves a host that misreports one.
  */
 import { toHex } from '../../crypto/encoding.js';
-import { toHookResult, type Message, type RoundState, type RoundValue, type SimultaneousRoundHooks } from '../../hooks/types.js';
+import { toHookResult, type Message, type RoundState, type RoundValue } from '../../hooks/types.js';
 import { messageValidator } from '../../spec/messages.js';
 import type { DecisionRecord } from '../decision.js';
-import { commitText } from '../flow.js';
+import { commitText, ROUND_PROOFS, roundsSequence, shadowMismatches } from './rounds-wire.js';
 import { ModeAbort, type ModeContext, type ModeDefinition, type ProofRequest } from '../mode.js';
 import { coroutineMode, type Inbound, type ModeIo } from './coroutine.js';
-import { joinReady } from './handshake.js';
+import { withOpening } from './handshake.js';
 
-export interface ShadowMismatch {
-  field: string;
-  expected: unknown;
-  actual: unknown;
-}
-
-/**
- * The fields of a host's round_result that differ from the pure judge's: those the protocol names
- * (proto_round_shadow_fields), else every field the pure judge sets.
- */
-export function shadowMismatches(hooks: Pick<SimultaneousRoundHooks, 'proto_round_shadow_fields'>, expected: Message, actual: Message): ShadowMismatch[] {
-  const fields = hooks.proto_round_shadow_fields?.() ?? Object.keys(expected).filter((f) => f !== 'action');
-  return fields
-    .filter((f) => f in actual || f in expected)
-    .filter((f) => JSON.stringify(actual[f]) !== JSON.stringify(expected[f]))
-    .map((f) => ({ field: f, expected: expected[f], actual: actual[f] }));
-}
-
-function run(ctx: ModeContext<'simultaneous_round'>, io: ModeIo) {
+function run(ctx: ModeContext<'simultaneous_round'>, io: ModeIo, ready: Message) {
   const { crypto, role } = ctx;
   const peer = role === 'host' ? 'guest' : 'host';
   const field = ctx.spec.flow!.round!.value_field;
@@ -69,7 +51,6 @@ function run(ctx: ModeContext<'simultaneous_round'>, io: ModeIo) {
     });
 
   return (async () => {
-    const ready = await joinReady(ctx, io);
     let lastResultLine: string | undefined;
     const state: RoundState & { results: Message[] } = { results: [], last_result: null, ready };
     for (let round = 0; ; round++) {
@@ -168,5 +149,9 @@ export const roundsMode: ModeDefinition<'simultaneous_round'> = {
   receiptFirst: 'host',
   drainAfterEnd: false,
   invalidInbound: 'abort',
-  create: (ctx) => coroutineMode(ctx.role === 'host' ? 'guest' : 'host', (io) => run(ctx, io)),
+  sequence: roundsSequence,
+  proofs: ROUND_PROOFS,
+  create: (ctx) => withOpening(ctx, (ready) => coroutineMode(ctx.role === 'host' ? 'guest' : 'host', (io) => run(ctx, io, ready))),
 };
+
+export { shadowMismatches, type ShadowMismatch } from './rounds-wire.js';

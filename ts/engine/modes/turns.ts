@@ -3,10 +3,10 @@
  * one request, at most one response). Each of this side's moves may be replaced by a local decision
  * (hybrid and human control), and hooks that keep state learn of it through proto_on_decision.
  */
-import { toHookResult, type HookResult, type Message } from '../../hooks/types.js';
-import { ModeAbort, type ModeContext, type ModeDefinition } from '../mode.js';
+import { toHookResult, type HookResult, type Message, type Role } from '../../hooks/types.js';
+import { ModeAbort, type ModeContext, type ModeDefinition, type WireSequence } from '../mode.js';
 import { coroutineMode, type ModeEnd, type ModeIo } from './coroutine.js';
-import { joinReady } from './handshake.js';
+import { withOpening } from './handshake.js';
 import { checkDecidedMessage } from './decide.js';
 
 type TurnMode = 'session_loop' | 'request_response';
@@ -36,7 +36,6 @@ function run(ctx: ModeContext<TurnMode>, io: ModeIo, rr: boolean): Promise<ModeE
     return decided;
   }
   return (async () => {
-    await joinReady(ctx, io);
     if (ctx.role === 'guest') {
       let step = await turn(await hookStep('proto_guest_first_action'));
       for (;;) {
@@ -69,16 +68,58 @@ function run(ctx: ModeContext<TurnMode>, io: ModeIo, rr: boolean): Promise<ModeE
 
 const peerOf = (ctx: ModeContext) => (ctx.role === 'host' ? 'guest' : 'host');
 
+/** session_loop on the wire: the guest moves first, then the two alternate. */
+function alternating(): WireSequence {
+  let turn: Role = 'guest';
+  let moves = 0;
+  return {
+    get complete() {
+      return moves > 0;
+    },
+    next(from, msg) {
+      if (from !== turn) return { ok: false, reason: `the ${from}'s ${msg.action} out of turn: the ${turn} moves next` };
+      if (from === 'guest') moves++;
+      turn = from === 'host' ? 'guest' : 'host';
+      return { ok: true };
+    },
+  };
+}
+
+/** request_response on the wire: one guest request, at most one host response. */
+function requestThenResponse(): WireSequence {
+  let answered = false;
+  let asked = false;
+  return {
+    get complete() {
+      return asked;
+    },
+    next(from, msg) {
+      const what = `the ${from}'s ${msg.action}`;
+      if (answered) return { ok: false, reason: `${what} follows the end of the request_response sequence` };
+      if (from !== (asked ? 'host' : 'guest'))
+        return {
+          ok: false,
+          reason: asked ? `${what}: a request_response session has one request and at most one response` : `${what} before the guest's request`,
+        };
+      if (from === 'guest') asked = true;
+      else answered = true;
+      return { ok: true };
+    },
+  };
+}
+
 export const sessionLoopMode: ModeDefinition<'session_loop'> = {
   receiptFirst: 'host',
   drainAfterEnd: false,
   invalidInbound: 'abort',
-  create: (ctx) => coroutineMode(peerOf(ctx), (io) => run(ctx, io, false)),
+  sequence: alternating,
+  create: (ctx) => withOpening(ctx, () => coroutineMode(peerOf(ctx), (io) => run(ctx, io, false))),
 };
 
 export const requestResponseMode: ModeDefinition<'request_response'> = {
   receiptFirst: 'host',
   drainAfterEnd: false,
   invalidInbound: 'abort',
-  create: (ctx) => coroutineMode(peerOf(ctx), (io) => run(ctx, io, true)),
+  sequence: requestThenResponse,
+  create: (ctx) => withOpening(ctx, () => coroutineMode(peerOf(ctx), (io) => run(ctx, io, true))),
 };
