@@ -1,8 +1,10 @@
 // One suite run against every flow mode the engine runs, on a virtual clock (ts/engine/virtual.ts): a
 // whole session of a built-in of that mode completes and both transcripts verify offline; a frame
 // replayed, tampered, dropped or cut off ends the session with a typed reason on the side that saw it,
-// and never as a success. Modes are found through the registry, so a mode added there without a
-// built-in here fails the first test.
+// and never as a success. The N-party group mode gets the same on its own virtual clock
+// (ts/net/group-virtual.ts: the network host, members and hub over in-memory channels and an in-memory
+// registry), plus a leader failover. Modes are found through the registry, so a mode added there
+// without a built-in here fails the first test.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +16,9 @@ import type { FlowMode } from '../../ts/spec/types.js';
 import { tempDir } from '../shared/tmp.js';
 import { BUILTINS } from '../../ts/protocols/index.js';
 import { builtin, c, hooksOf } from './harness.js';
+import { verifyGroupSessionAt, type GroupReceipt } from '../../ts/group/session-dir.js';
+import type { ReplicaRefusal } from '../../ts/group/member.js';
+import { runGroupVirtual, type EnvelopeFault, type GroupVirtualResult } from '../../ts/net/group-virtual.js';
 
 /** A built-in of each mode the engine runs, with the options that keep it short. */
 const CASES: Partial<Record<FlowMode, { folder: string; options?: Record<string, unknown> }>> = {
@@ -24,8 +29,11 @@ const CASES: Partial<Record<FlowMode, { folder: string; options?: Record<string,
   mental_poker: { folder: 'crazy-eights' },
   authoritative_realtime: { folder: 'tank-battle', options: BUILTINS.find((b) => b.folder === 'tank-battle')!.profiles['short']!.options },
 };
-/** Modes that are not two-party sessions (the registry refuses them with a typed reason; the group engine runs them). */
-const NOT_YET: FlowMode[] = ['authoritative_group'];
+/** Modes that are not two-party sessions (the registry refuses them with a typed reason): a built-in of each for the group engine. */
+const GROUP_CASES: Partial<Record<FlowMode, { folder: string; members: number; options: Record<string, unknown> }>> = {
+  authoritative_group: { folder: 'texas-holdem', members: 4, options: { max_hands: 2, deal_seed: 'compliance' } },
+};
+const GROUP_MODES = Object.keys(GROUP_CASES) as FlowMode[];
 
 const TYPED: EndReason[] = [
   'peer_aborted',
@@ -62,7 +70,7 @@ const done = (mode: FlowMode) => (mode === 'request_response' ? 'request_respons
 
 describe('every flow mode behind one interface', () => {
   it('the registry has a definition for every mode, and this suite a case for each it runs', () => {
-    for (const mode of Object.keys(MODES) as FlowMode[]) expect(CASES[mode] !== undefined || NOT_YET.includes(mode), mode).toBe(true);
+    for (const mode of Object.keys(MODES) as FlowMode[]) expect(CASES[mode] !== undefined || GROUP_CASES[mode] !== undefined, mode).toBe(true);
   });
 
   const modes = Object.keys(CASES) as FlowMode[];
@@ -147,7 +155,7 @@ describe('every flow mode behind one interface', () => {
     }
   });
 
-  it.each(NOT_YET)('%s: a two-party session of a group mode ends at start with a typed reason', async (mode) => {
+  it.each(GROUP_MODES)('%s: a two-party session of a group mode ends at start with a typed reason', async (mode) => {
     const b = builtin('rps');
     const spec = { ...b.spec, flow: { ...b.spec.flow, mode } };
     const r = await runVirtual({
@@ -161,4 +169,93 @@ describe('every flow mode behind one interface', () => {
     expect(r.host).toMatchObject({ completed: false, reason: 'hook_error' });
     expect(r.host.detail).toContain('is not a two-party session; it runs on the group engine');
   });
+});
+
+async function runGroup(mode: FlowMode, extra: { fault?: EnvelopeFault; leaderDiesAfter?: number } = {}): Promise<GroupVirtualResult> {
+  const k = GROUP_CASES[mode]!;
+  const b = builtin(k.folder);
+  const protocol = { spec: b.spec, specText: b.specText, protocolId: b.protocolId, hooks: await hooksOf(k.folder) };
+  return runGroupVirtual({ crypto: c, protocol, options: k.options, members: k.members, outDir: tempDir(`compliance-${mode}`), ...extra });
+}
+
+const receiptOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'receipt.json'), 'utf8')) as GroupReceipt;
+
+/** Every listed seat completed on one final frame: one outcome, seq and checkpoint, each directory verifying offline. */
+function sameEnd(r: GroupVirtualResult, indices: number[]): void {
+  for (const i of indices) {
+    const s = r.seats[i]!;
+    expect(s.error, `seat ${i}`).toBeUndefined();
+    expect(s.result, `seat ${i}`).toMatchObject({ completed: true });
+    expect(verifyGroupSessionAt(c, s.result!.dir), s.result!.dir).toMatchObject({ ok: true, receipt: true, completed: true });
+  }
+  const ends = indices.map((i) => {
+    const rc = receiptOf(r.seats[i]!.result!.dir);
+    return JSON.stringify([rc.outcome, rc.seq, rc.frame_hash, rc.checkpoint_hash, rc.leader_epoch]);
+  });
+  expect(new Set(ends).size, ends.join('\n')).toBe(1);
+}
+
+/** Member 2's envelope of index `at` (0-based), rewritten. */
+function onMember2(at: number, rewrite: (line: string, previous: string) => string[] | 'disconnect'): EnvelopeFault {
+  let previous = '';
+  return (seat, line, n) => {
+    if (seat !== 2) return [line];
+    const out = n === at ? rewrite(line, previous) : [line];
+    previous = line;
+    return out;
+  };
+}
+
+describe('the group mode behind the same suite, on its virtual clock', () => {
+  it.each(GROUP_MODES)('%s: a whole session completes and every member directory verifies offline', async (mode) => {
+    const real = Date.now();
+    const r = await runGroup(mode);
+    sameEnd(r, [0, 1, 2, 3]);
+    expect(r.seats.map((s) => s.result!.role)).toEqual(['leader', 'member', 'member', 'member']);
+    expect(r.group).toMatchObject({ status: 'closed', leader_epoch: 0 });
+    expect(Date.now() - real).toBeLessThan(20_000);
+  });
+
+  const refused: [string, (line: string, previous: string) => string[], ReplicaRefusal][] = [
+    // A frame repeated at once is the same frame (the wire tolerates it); one replayed after a newer one is not.
+    ['a replayed frame', (line, prev) => [line, prev], 'SEQ_BACKWARDS'],
+    ['a tampered signature', (line) => [line.replace(/"signature":"(.)/, (_m, ch: string) => `"signature":"${ch === 'a' ? 'b' : 'a'}`)], 'SIGNATURE_INVALID'],
+    // A cut line is no message on the reference wire: the next envelope shows the hole.
+    ['a truncated frame', (line) => [line.slice(0, -2)], 'SEQ_GAP'],
+    ['a dropped frame', () => [], 'SEQ_GAP'],
+  ];
+  it.each(GROUP_MODES.flatMap((m) => refused.map(([what, rewrite, code]) => [m, what, rewrite, code] as const)))(
+    '%s: %s ends with a typed reason on the member that saw it, never as a success; the others complete',
+    async (mode, _what, rewrite, code) => {
+      const r = await runGroup(mode, { fault: onMember2(4, rewrite) });
+      const victim = r.seats[2]!;
+      expect(victim.result).toMatchObject({ completed: false, fault: code });
+      expect(victim.result!.reason).toContain(`the leader's envelope was refused: ${code}`);
+      // Its directory holds what it accepted: it verifies offline, as not completed.
+      expect(verifyGroupSessionAt(c, victim.result!.dir)).toMatchObject({ ok: true, receipt: true, completed: false });
+      sameEnd(r, [0, 1, 3]);
+    },
+  );
+
+  it.each(GROUP_MODES)('%s: a channel cut mid-session is a lost leader: the member asks the registry, rejoins the same epoch and completes', async (mode) => {
+    const r = await runGroup(mode, { fault: onMember2(4, () => 'disconnect') });
+    sameEnd(r, [0, 1, 2, 3]);
+    expect(r.seats[2]!.result).toMatchObject({ epochs: 1, role: 'member' });
+  });
+
+  it.each(GROUP_MODES)(
+    '%s: the leader dies mid-session: a member claims the next epoch at the registry, the others follow, and all end on the same outcome, seq and checkpoint',
+    async (mode) => {
+      const r = await runGroup(mode, { leaderDiesAfter: 6 });
+      expect(r.seats[0]!.result).toMatchObject({ completed: false, role: 'leader', reason: 'stopped' });
+      sameEnd(r, [1, 2, 3]);
+      const roles = [1, 2, 3].map((i) => r.seats[i]!.result!.role);
+      expect(roles.filter((x) => x === 'leader')).toHaveLength(1);
+      for (const i of [1, 2, 3]) expect(r.seats[i]!.result!.epochs).toBe(2);
+      const successor = r.seats[1 + roles.indexOf('leader')]!;
+      expect(r.group).toMatchObject({ status: 'closed', leader_epoch: 1, leader_public_key: successor.publicKey });
+      // The claim waited out the dead leader's lease (15 s) on the virtual clock.
+      expect(r.elapsedMs).toBeGreaterThan(15_000);
+    },
+  );
 });

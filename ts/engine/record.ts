@@ -27,30 +27,71 @@ export interface TranscriptHeader {
 /** What a written frame survives: the process dying (write(2) done), or the machine dying (fsync too). */
 export type Durability = 'process' | 'fsync';
 
+/**
+ * A session directory's append-only transcript.jsonl: created with its header line and spec.json beside
+ * it, or reopened to go on after a crash. A line is in the file when append returns (with `fsync`, on
+ * disk). The two-party record below and a group member's (ts/group/session-dir.ts) both write through it.
+ */
+export class TranscriptFile {
+  private readonly fd: number;
+  private closed = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly fsync: boolean,
+  ) {
+    this.fd = openSync(path, 'a');
+  }
+
+  static create(dir: string, header: unknown, specText: string, fsync: boolean): TranscriptFile {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, 'spec.json'), specText);
+    const path = join(dir, 'transcript.jsonl');
+    writeFileSync(path, `${JSON.stringify(header)}\n`, { mode: 0o600 });
+    return new TranscriptFile(path, fsync);
+  }
+
+  static reopen(dir: string, fsync: boolean): TranscriptFile {
+    return new TranscriptFile(join(dir, 'transcript.jsonl'), fsync);
+  }
+
+  append(line: string): void {
+    writeSync(this.fd, `${line}\n`);
+    if (this.fsync) fsyncSync(this.fd);
+  }
+
+  /** Flushes to disk and closes; a second call does nothing. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    try {
+      fsyncSync(this.fd);
+    } finally {
+      closeSync(this.fd);
+    }
+  }
+}
+
 export class SessionRecord {
   readonly transcript: string;
   readonly events: string;
-  private readonly fd: number;
+  private readonly file: TranscriptFile;
   private readonly eventsFd: number;
   constructor(
     readonly dir: string,
     header: TranscriptHeader,
     specText: string,
-    private readonly durability: Durability = 'process',
+    durability: Durability = 'process',
   ) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    this.transcript = join(dir, 'transcript.jsonl');
+    this.file = TranscriptFile.create(dir, header, specText, durability === 'fsync');
+    this.transcript = this.file.path;
     this.events = join(dir, 'events.jsonl');
-    writeFileSync(join(dir, 'spec.json'), specText);
-    writeFileSync(this.transcript, `${JSON.stringify(header)}\n`, { mode: 0o600 });
-    this.fd = openSync(this.transcript, 'a');
     this.eventsFd = openSync(this.events, 'a', 0o600);
   }
 
   /** Appends a frame's line; it is in the file (and with "fsync" on disk) when this returns. */
   frame(line: string): void {
-    writeSync(this.fd, `${line}\n`);
-    if (this.durability === 'fsync') fsyncSync(this.fd);
+    this.file.append(line);
   }
 
   event(type: string, data?: Record<string, unknown>): void {
@@ -58,13 +99,16 @@ export class SessionRecord {
   }
 
   close(): void {
-    for (const fd of [this.fd, this.eventsFd]) {
-      try {
-        fsyncSync(fd);
-        closeSync(fd);
-      } catch {
-        // already closed
-      }
+    try {
+      this.file.close();
+    } catch {
+      // a flush that fails at the end loses nothing already written
+    }
+    try {
+      fsyncSync(this.eventsFd);
+      closeSync(this.eventsFd);
+    } catch {
+      // already closed
     }
   }
 

@@ -10,7 +10,7 @@
 import type { Crypto } from '../crypto/backend.js';
 import { GroupError } from './errors.js';
 import { groupJsonHash } from './json.js';
-import { CORE_FIELDS, frameCore, isHash, verifyView } from './wire.js';
+import { type CORE_FIELDS, frameCore, isHash, verifyView } from './wire.js';
 
 export const GROUP_PROOF_KIND = 'aigenora-group-proof-v1';
 export type GroupFault = 'equivocation' | 'broken_chain';

@@ -10,10 +10,11 @@
  * (signatures, hash chain, epoch fences, checkpoint and view hashes after deltas), and the receipt
  * names exactly where that replay ends and is signed by the member the transcript belongs to.
  */
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { lstatSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Crypto } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
+import { TranscriptFile } from '../engine/record.js';
 import { readEvidence } from '../files/index.js';
 import { checkSpecText, MAX_SPEC_BYTES } from '../spec/check.js';
 import { flowMode } from '../spec/types.js';
@@ -64,24 +65,18 @@ const receiptBytes = (crypto: Crypto, unsigned: Omit<GroupReceipt, 'signature'>)
 /** Writes one member's session directory as the session runs. */
 export class GroupSessionRecord {
   readonly transcriptPath: string;
-  private readonly fd: number;
+  private readonly file: TranscriptFile;
   private entries = 0;
-  private closed = false;
 
   constructor(
     readonly dir: string,
     readonly header: GroupTranscriptHeader,
     specText: string | null,
-    private readonly durable = false,
+    durable = false,
     existingEntries = 0,
   ) {
-    this.transcriptPath = join(dir, 'transcript.jsonl');
-    if (specText !== null) {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      writeFileSync(join(dir, 'spec.json'), specText);
-      writeFileSync(this.transcriptPath, `${JSON.stringify(header)}\n`, { mode: 0o600 });
-    }
-    this.fd = openSync(this.transcriptPath, 'a');
+    this.file = specText !== null ? TranscriptFile.create(dir, header, specText, durable) : TranscriptFile.reopen(dir, durable);
+    this.transcriptPath = this.file.path;
     this.entries = existingEntries;
   }
 
@@ -92,8 +87,7 @@ export class GroupSessionRecord {
 
   /** Appends an entry; it is in the file (with `durable`, on disk) when this returns. */
   entry(e: TranscriptEntry): void {
-    writeSync(this.fd, `${JSON.stringify(e)}\n`);
-    if (this.durable) fsyncSync(this.fd);
+    this.file.append(JSON.stringify(e));
     this.entries++;
   }
 
@@ -141,13 +135,7 @@ export class GroupSessionRecord {
   }
 
   close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    try {
-      fsyncSync(this.fd);
-    } finally {
-      closeSync(this.fd);
-    }
+    this.file.close();
   }
 }
 

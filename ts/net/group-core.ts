@@ -11,11 +11,11 @@ import { toHex } from '../crypto/encoding.js';
 import type { GroupAutoplay, HooksModule } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
 import { declaredTurnTimeoutMs } from '../group/leader.js';
-import { GroupReplica, type TranscriptEntry } from '../group/member.js';
+import { GroupReplica, type ReplicaRefusal, type TranscriptEntry } from '../group/member.js';
 import { groupProofOf } from '../group/proof.js';
 import { GroupSessionRecord, type GroupTranscriptHeader } from '../group/session-dir.js';
 import type { HubClock } from './group-hub.js';
-import type { LineTransport } from './line-transport.js';
+import type { LineLink } from './group-follower.js';
 
 export interface GroupProtocol {
   spec: Spec;
@@ -56,7 +56,7 @@ export const parseLine = (line: string): Record<string, unknown> | undefined => 
 };
 
 /** The next line as a JSON object; silence, a departure or anything else is a protocol error (about the awaited `what`, when named). */
-export async function nextLine(t: LineTransport, ms: number, what?: string): Promise<Record<string, unknown>> {
+export async function nextLine(t: LineLink, ms: number, what?: string): Promise<Record<string, unknown>> {
   const r = await t.recv(ms);
   if (r.line === null) {
     const why = what
@@ -74,7 +74,7 @@ export async function nextLine(t: LineTransport, ms: number, what?: string): Pro
 }
 
 /** Sends one JSON line; false when the channel can no longer take it. */
-export const sendLine = (t: LineTransport, v: unknown): boolean => {
+export const sendLine = (t: LineLink, v: unknown): boolean => {
   try {
     t.send(JSON.stringify(v));
     return true;
@@ -88,6 +88,8 @@ export class MemberCore {
   clientSeq = 0;
   pending = false;
   fault: string | undefined;
+  /** The replica's refusal code for the envelope that faulted this member. */
+  faultCode: ReplicaRefusal | undefined;
   private last: Record<string, unknown> | undefined;
   private refusedInARow = 0;
 
@@ -170,6 +172,7 @@ export class MemberCore {
     if (r.status === 'ignored') return true;
     if (r.status === 'refused') {
       this.fault = `${r.code}: ${r.reason}`;
+      this.faultCode = r.code;
       const proof = this.last && typeof env === 'object' && env !== null ? groupProofOf(this.crypto, this.last, env as Record<string, unknown>) : undefined;
       if (proof) this.record.proof(proof);
       return false;

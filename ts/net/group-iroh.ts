@@ -31,20 +31,15 @@ import { AdmissionError, LeaderAdmission } from '../group/admission.js';
 import {
   ActionOutbox,
   CheckpointFloor,
-  ackMessage,
-  inputMessage,
   isActionId,
-  pingMessage,
   pongMessage,
-  readLeaderMessage,
   readMemberMessage,
   receiptMessage,
   rejectionMessage,
   type ChannelContext,
-  type PendingAction,
 } from '../group/channel.js';
 import { GroupLeaderError, groupConfigFromSpec, type GroupLeader } from '../group/leader.js';
-import { GroupEpochError } from '../group/member.js';
+import { GroupEpochError, type ReplicaRefusal } from '../group/member.js';
 import { checkChannelChallenge, signChannelReady, transportBindingCanonical, verifyAdmission } from '../group/wire.js';
 import { buildInvitation, RegistryError, type GroupRecord, type RegistryClient } from '../registry/client.js';
 import { GROUP_FINAL_STATUSES, leaseExpired, leaseSecondsOf, listedMember, startReady } from '../registry/group.js';
@@ -64,19 +59,16 @@ import {
   type GroupProtocol,
   type GroupRunResult,
 } from './group-core.js';
-import { GroupHub, type HubClock, type LeaderEnd, type MemberLink } from './group-hub.js';
-import { createIrohEndpoint, type IrohEndpoint } from './iroh-node.js';
+import { followGroup, playReference, sleepOn, type FollowedLeader, type LineLink } from './group-follower.js';
+import { GroupHub, type HubClock, type LeaderEnd, type MemberLink, type TimerHandle } from './group-hub.js';
+import { createIrohEndpoint } from './iroh-node.js';
 import { decodeNodeTicket, encodeNodeTicket } from './iroh-ticket.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
 
-/** The reference waits 30 s for each admission frame, and 60 s for a member's first envelope. */
+/** The reference waits 30 s for each admission frame. */
 const ADMISSION_MS = 30_000;
-const FIRST_ENVELOPE_MS = 60_000;
 /** Admission frames are small; a peer not yet admitted gets no more. */
 const ADMISSION_LINE_BYTES = 64 << 10;
-/** A member pings its leader this often, and takes it for gone after this much silence. */
-const PING_MS = 2_000;
-const SILENCE_MS = 10_000;
 /** The reference's member heartbeat and invitation renewal periods. */
 const MEMBER_HEARTBEAT_MS = 5_000;
 const RENEW_MS = 120_000;
@@ -91,9 +83,10 @@ export interface IrohGroupRunResult extends GroupRunResult {
   role: 'leader' | 'member';
   /** The status this agent set on the registry, when it did (a leader at the end of a completed group). */
   statusPosted?: string;
+  /** The replica's refusal code, when the leader's envelope was refused. */
+  fault?: ReplicaRefusal;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const randomHex = (n: number) => toHex(globalThis.crypto.getRandomValues(new Uint8Array(n)));
 
 /** The reference's channels carry no heartbeat frames: a `_sys` line where it expects `join` or `ready` fails its admission. */
@@ -101,12 +94,95 @@ const channel = (stream: ByteStream) => new LineTransport(stream, { maxLineBytes
 
 const message = (e: unknown) => ((e as Error)?.message ?? String(e)).split('\n')[0]!.slice(0, 200);
 
+/** What a leader and its members ask of the registry's groups API: the RegistryClient, or an in-memory registry (group-virtual.ts). */
+export type GroupRegistry = Pick<
+  RegistryClient,
+  'getGroup' | 'getGroupByPost' | 'admitGroupMember' | 'groupHeartbeat' | 'groupMemberHeartbeat' | 'claimGroupLeader' | 'setGroupStatus'
+>;
+
+/** What a host asks besides: its invitation, and the group it opens. */
+export type GroupHostRegistry = GroupRegistry & Pick<RegistryClient, 'postInvitation' | 'createGroup' | 'cancelInvitation' | 'renewInvitation'>;
+
+/** An endpoint of this agent's whose accepted channels wait until a hub takes them. */
+export interface GroupEndpoint {
+  ticket: string;
+  handTo(hub: IrohLeaderHub): void;
+  shutdown(): Promise<void>;
+}
+
+/** How channels are opened: iroh endpoints (irohTransport), or in-memory pairs (group-virtual.ts). */
+export interface GroupTransport {
+  /** A channel to the endpoint a ticket names; `release` frees what the dial took. */
+  dial(ticket: string): Promise<{ link: LineLink; release(): Promise<void> }>;
+  /** An endpoint for this seed, to lead from. */
+  listen(seed: Uint8Array, bind?: string): Promise<GroupEndpoint>;
+}
+
+/** The reference's transport: a member dials from a throwaway node key (the channel proof, not the connection, says who it is). */
+export const irohTransport: GroupTransport = {
+  async dial(ticket) {
+    const ep = await createIrohEndpoint(globalThis.crypto.getRandomValues(new Uint8Array(32)));
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${DIAL_MS} ms`)), DIAL_MS)));
+      const link = channel((await Promise.race([ep.connect(decodeNodeTicket(ticket)), gaveUp])).stream);
+      return { link, release: () => ep.shutdown() };
+    } catch (e) {
+      await ep.shutdown();
+      throw e;
+    } finally {
+      clearTimeout(timer);
+    }
+  },
+  async listen(seed, bind) {
+    let hub: IrohLeaderHub | undefined;
+    const early: LineLink[] = [];
+    const ep = await createIrohEndpoint(seed, { ...(bind && { bind }), onStream: (s) => (hub ? void hub.serve(channel(s)) : early.push(channel(s))) });
+    try {
+      const ticket = encodeNodeTicket(await ep.address());
+      return {
+        ticket,
+        handTo(h) {
+          hub = h;
+          for (const l of early.splice(0)) void h.serve(l);
+        },
+        shutdown: () => ep.shutdown(),
+      };
+    } catch (e) {
+      await ep.shutdown();
+      throw e;
+    }
+  },
+};
+
+/**
+ * A timer that fires every `ms` on the clock until stopped. It is background work (a poll, a heartbeat,
+ * a renewal): on the process clock it does not keep Node running by itself.
+ */
+function every(clock: HubClock, ms: number, fire: () => void): () => void {
+  let handle: TimerHandle;
+  let stopped = false;
+  const arm = () => {
+    handle = clock.setTimer(ms, () => {
+      if (stopped) return;
+      arm();
+      fire();
+    });
+    (handle as { unref?: () => void } | undefined)?.unref?.();
+  };
+  arm();
+  return () => {
+    stopped = true;
+    clock.clearTimer(handle);
+  };
+}
+
 export interface IrohLeaderOptions {
   crypto: Crypto;
   seed: Uint8Array;
   protocol: GroupProtocol;
   options: Record<string, unknown>;
-  client: RegistryClient;
+  client: GroupRegistry;
   /** The registry's record as this leader's epoch begins: a lobby, or the record a granted claim answered. */
   group: GroupRecord;
   /** The leader's own seat. */
@@ -126,7 +202,7 @@ export type { LeaderEnd } from './group-hub.js';
 
 /** A member's channel as the reference frames it: every envelope as it is (a member takes its first as its bootstrap). */
 class IrohLink implements MemberLink {
-  constructor(readonly t: LineTransport) {}
+  constructor(readonly t: LineLink) {}
 
   deliver(envelope: unknown): boolean {
     return sendLine(this.t, envelope);
@@ -150,10 +226,12 @@ export class IrohLeaderHub {
   private readonly publicKey: string;
   private readonly ctx: ChannelContext;
   private group: GroupRecord;
-  private lobbyPoll: ReturnType<typeof setInterval> | undefined;
+  private readonly clock: HubClock;
+  private stopLobbyPoll: (() => void) | undefined;
 
   constructor(private readonly o: IrohLeaderOptions) {
     this.group = o.group;
+    this.clock = o.clock ?? processClock;
     this.ctx = { groupId: o.group.group_id, leaderEpoch: o.group.leader_epoch };
     this.hub = new GroupHub({
       crypto: o.crypto,
@@ -164,7 +242,7 @@ export class IrohLeaderHub {
       leaderEpoch: o.group.leader_epoch,
       self: o.self,
       random: o.random,
-      clock: o.clock ?? processClock,
+      clock: this.clock,
       onCheckpoint: (cp) => this.floor.record(cp),
       ...(o.onEvent && { onEvent: o.onEvent }),
       ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
@@ -183,8 +261,7 @@ export class IrohLeaderHub {
       this.hub.resume(o.checkpoint, this.group.membership_version, this.group.members);
     } else {
       // The registry's count decides the start; a member admitted there whose channel is still on its way counts too.
-      this.lobbyPoll = setInterval(() => void this.refreshLobby(), 1_000);
-      this.lobbyPoll.unref?.();
+      this.stopLobbyPoll = every(this.clock, 1_000, () => void this.refreshLobby());
     }
   }
 
@@ -213,7 +290,7 @@ export class IrohLeaderHub {
 
   private maybeStart(): void {
     if (this.hub.leader || this.hub.ended || !startReady(this.group, this.hub.config.start_policy)) return;
-    if (this.lobbyPoll) clearInterval(this.lobbyPoll);
+    this.stopLobbyPoll?.();
     try {
       this.hub.start(this.group.members, this.group.membership_version);
     } catch (e) {
@@ -234,13 +311,12 @@ export class IrohLeaderHub {
 
   /** Ends this epoch (completed, fenced by the registry, or unable to start); the channels stay open until close(). */
   finish(end: LeaderEnd): void {
-    if (this.lobbyPoll) clearInterval(this.lobbyPoll);
+    this.stopLobbyPoll?.();
     this.hub.finish(end);
   }
 
   /** Serves one accepted channel: admission, then the member's inputs, acks and pings. */
-  async serve(stream: ByteStream): Promise<void> {
-    const t = channel(stream);
+  async serve(t: LineLink): Promise<void> {
     const refuse = (reason: string) => {
       this.hub.emit('group_join_rejected', { reason });
       sendLine(t, { _group: 'error', reason });
@@ -278,7 +354,7 @@ export class IrohLeaderHub {
       if (this.hub.ended) return refuse('the group has ended');
       pk = member;
       this.group = latest;
-      t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
+      t.setMaxLineBytes?.(DEFAULT_MAX_LINE_BYTES);
       link = new IrohLink(t);
       this.attach(admitted, link);
       await this.follow(pk, t);
@@ -305,7 +381,7 @@ export class IrohLeaderHub {
     }
   }
 
-  private async follow(pk: string, t: LineTransport): Promise<void> {
+  private async follow(pk: string, t: LineLink): Promise<void> {
     for (;;) {
       const r = await t.recv(60_000);
       if (r.line === null) {
@@ -341,18 +417,19 @@ export class IrohLeaderHub {
  * to renew for a whole lease does too, since a member may then have claimed.
  */
 function leaseLoop(o: {
-  client: RegistryClient;
+  client: GroupRegistry;
   hub: IrohLeaderHub;
   group: GroupRecord;
   ticket: string;
   protocolId: string;
+  clock: HubClock;
   onEvent?: GroupEvent;
 }): () => void {
   const leaseMs = leaseSecondsOf(o.group) * 1000;
   let advertised = { seq: o.group.checkpoint_seq, checkpointHash: o.group.checkpoint_hash };
-  let lastSuccess = Date.now();
+  let lastSuccess = o.clock.now();
   let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let timer: TimerHandle | undefined;
   const tick = async () => {
     const floor = o.hub.floor.floor();
     const next = floor && floor.seq >= advertised.seq ? floor : advertised;
@@ -364,54 +441,36 @@ function leaseLoop(o: {
         checkpointHash: next.checkpointHash,
         ticket: o.ticket,
       });
-      lastSuccess = Date.now();
+      lastSuccess = o.clock.now();
       advertised = next;
     } catch (e) {
       safeEmit(o.onEvent, 'group_leader_lease_renew_failed', { message: message(e) });
-      if ((e instanceof RegistryError && e.status === 409) || Date.now() - lastSuccess >= leaseMs) {
+      if ((e instanceof RegistryError && e.status === 409) || o.clock.now() - lastSuccess >= leaseMs) {
         safeEmit(o.onEvent, 'group_leader_fenced', { epoch: o.hub.epoch });
         o.hub.finish({ completed: false, outcome: null, reason: 'leader_lease_lost' });
         stopped = true;
       }
     }
-    if (!stopped) timer = setTimeout(() => void tick(), Math.max(1_000, leaseMs / 3));
+    if (!stopped) timer = o.clock.setTimer(Math.max(1_000, leaseMs / 3), () => void tick());
   };
-  timer = setTimeout(() => void tick(), Math.max(1_000, leaseMs / 3));
+  timer = o.clock.setTimer(Math.max(1_000, leaseMs / 3), () => void tick());
   return () => {
     stopped = true;
-    if (timer) clearTimeout(timer);
+    if (timer !== undefined) o.clock.clearTimer(timer);
   };
 }
 
-/** An endpoint whose accepted streams wait until a hub takes them. */
-async function acceptingEndpoint(seed: Uint8Array, bind?: string): Promise<{ ep: IrohEndpoint; ticket: string; handTo(hub: IrohLeaderHub): void }> {
-  let hub: IrohLeaderHub | undefined;
-  const early: ByteStream[] = [];
-  const ep = await createIrohEndpoint(seed, { ...(bind && { bind }), onStream: (s) => (hub ? void hub.serve(s) : early.push(s)) });
-  try {
-    const ticket = encodeNodeTicket(await ep.address());
-    return {
-      ep,
-      ticket,
-      handTo(h) {
-        hub = h;
-        for (const s of early.splice(0)) void h.serve(s);
-      },
-    };
-  } catch (e) {
-    await ep.shutdown();
-    throw e;
-  }
-}
+type LeadOptions = IrohLeaderOptions & { ticket: string; clock: HubClock };
 
 /** Runs one leader epoch to its end: lease renewal while it runs, the closed status when it completes. */
-async function leadEpoch(o: IrohLeaderOptions & { ticket: string }, hub: IrohLeaderHub): Promise<LeaderEnd & { statusPosted?: string }> {
+async function leadEpoch(o: LeadOptions, hub: IrohLeaderHub): Promise<LeaderEnd & { statusPosted?: string }> {
   const stopLease = leaseLoop({
     client: o.client,
     hub,
     group: o.group,
     ticket: o.ticket,
     protocolId: o.protocol.protocolId,
+    clock: o.clock,
     ...(o.onEvent && { onEvent: o.onEvent }),
   });
   let end: LeaderEnd;
@@ -453,7 +512,7 @@ export async function hostGroupIroh(o: {
   protocol: GroupProtocol;
   options: Record<string, unknown>;
   sessionsDir: string;
-  client: RegistryClient;
+  client: GroupHostRegistry;
   controlMode?: string;
   ttlMinutes?: number;
   bind?: string;
@@ -461,18 +520,27 @@ export async function hostGroupIroh(o: {
   /** The turn deadline when the protocol declares none (default DEFAULT_TURN_TIMEOUT_MS; 0: never). */
   turnTimeoutMs?: number;
   onEvent?: GroupEvent;
+  /** Where channels come from (default: iroh). */
+  transport?: GroupTransport;
+  /** The clock lease renewals, pacing and turn deadlines are kept on (default: the process clock). */
+  clock?: HubClock;
+  /** Randomness for the leader's hooks and its own seat (default: the OS CSPRNG). */
+  random?: () => number;
 }): Promise<IrohGroupHostHandle> {
   const c = o.crypto;
+  const clock = o.clock ?? processClock;
+  const random = o.random ?? secureRandom;
   ensureWritableDir(o.sessionsDir, 'sessions directory');
   const autoplay = autoplayOf(o.protocol);
   const config = groupConfigFromSpec(o.protocol.spec);
   const meta = (
-    o.protocol.hooks.create({ role: 'host', options: o.options, args: [], stateDir: '', decision: null, random: secureRandom }) as GroupHooks
+    o.protocol.hooks.create({ role: 'host', options: o.options, args: [], stateDir: '', decision: null, random }) as GroupHooks
   ).proto_host_metadata?.();
   const [name, tags, type, defaults] = meta ?? [o.protocol.spec.name, '', 'supply', {}];
   const options = { ...(defaults ?? {}), ...o.options };
   const pk = toHex(c.ed25519PublicKey(o.seed));
-  const { ep, ticket, handTo } = await acceptingEndpoint(o.seed, o.bind);
+  const ep = await (o.transport ?? irohTransport).listen(o.seed, o.bind);
+  const ticket = ep.ticket;
   let stopRenew = () => {};
   try {
     const { postId } = await o.client.postInvitation(
@@ -518,9 +586,9 @@ export async function hostGroupIroh(o: {
       },
       o.protocol.specText,
       autoplay,
-      secureRandom,
+      random,
     );
-    const lo: IrohLeaderOptions & { ticket: string } = {
+    const lo: LeadOptions = {
       crypto: c,
       seed: o.seed,
       protocol: o.protocol,
@@ -528,15 +596,16 @@ export async function hostGroupIroh(o: {
       client: o.client,
       group,
       self,
-      random: secureRandom,
+      random,
       ticket,
+      clock,
       ...(o.onEvent && { onEvent: o.onEvent }),
       ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
       ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
     };
     const hub = new IrohLeaderHub(lo);
-    handTo(hub);
-    stopRenew = renewLoop(o.client, postId, (o.ttlMinutes ?? 30) * 60_000, o.onEvent);
+    ep.handTo(hub);
+    stopRenew = renewLoop(o.client, postId, (o.ttlMinutes ?? 30) * 60_000, clock, o.onEvent);
     const done = leadEpoch(lo, hub).then((end): IrohGroupRunResult => {
       stopRenew();
       self.finish();
@@ -574,20 +643,19 @@ export async function hostGroupIroh(o: {
 }
 
 /** Renews a group's invitation every 120 s for at most `forMs` (the reference stops at its first failure). */
-function renewLoop(client: RegistryClient, postId: string, forMs: number, onEvent?: GroupEvent): () => void {
-  const until = Date.now() + forMs;
-  const timer = setInterval(() => {
-    if (Date.now() > until) return clearInterval(timer);
+function renewLoop(client: GroupHostRegistry, postId: string, forMs: number, clock: HubClock, onEvent?: GroupEvent): () => void {
+  const until = clock.now() + forMs;
+  const stop = every(clock, RENEW_MS, () => {
+    if (clock.now() > until) return stop();
     client.renewInvitation(postId).then(
       () => safeEmit(onEvent, 'invitation_renewed', {}),
       (e: unknown) => {
         safeEmit(onEvent, 'invitation_renew_failed', { message: message(e) });
-        clearInterval(timer);
+        stop();
       },
     );
-  }, RENEW_MS);
-  timer.unref?.();
-  return () => clearInterval(timer);
+  });
+  return stop;
 }
 
 /**
@@ -612,7 +680,7 @@ export interface IrohGroupJoin {
   crypto: Crypto;
   seed: Uint8Array;
   protocol: GroupProtocol;
-  client: RegistryClient;
+  client: GroupRegistry;
   postId: string;
   /** The invitation's options (a successor leads with them). */
   options: Record<string, unknown>;
@@ -624,9 +692,24 @@ export interface IrohGroupJoin {
   /** The turn deadline this member keeps if it comes to lead (when the protocol declares none). */
   turnTimeoutMs?: number;
   onEvent?: GroupEvent;
+  /** Where channels come from (default: iroh). */
+  transport?: GroupTransport;
+  /** The clock silences, waits, heartbeats and (as a successor) turn deadlines are kept on (default: the process clock). */
+  clock?: HubClock;
+  /** Randomness for this seat's player, its claim offset and (as a successor) the leader's hooks (default: the OS CSPRNG). */
+  random?: () => number;
 }
 
-type Followed = 'completed' | 'lost' | 'fault';
+/** A member's run, with what it needs on every channel. */
+interface Joined {
+  o: IrohGroupJoin;
+  clock: HubClock;
+  transport: GroupTransport;
+  random: () => number;
+  dir: string;
+  outbox: ActionOutbox;
+  emit: GroupEvent;
+}
 
 /**
  * Joins the group a registry post opened and plays this member's seat until the group completes:
@@ -638,194 +721,206 @@ export async function joinGroupIroh(o: IrohGroupJoin): Promise<IrohGroupRunResul
   // An unattended member needs the protocol's player before it takes a seat.
   autoplayOf(o.protocol);
   ensureWritableDir(o.sessionsDir, 'sessions directory');
-  let group = await o.client.getGroupByPost(o.postId);
+  const group = await o.client.getGroupByPost(o.postId);
   if (group.protocol_id !== o.protocol.protocolId)
     throw new GroupNetError('GROUP_NET_PROTOCOL', `the group plays protocol ${group.protocol_id}, the invitation names ${o.protocol.protocolId}`);
   if (GROUP_FINAL_STATUSES.includes(group.status)) throw new GroupNetError('GROUP_NET_REFUSED', `the group is ${group.status}`);
   if (group.leader_public_key === pk) throw new GroupNetError('GROUP_NET_REFUSED', 'this agent leads the group');
   const groupId = group.group_id;
-  const emit = (type: string, data: Record<string, unknown>) => safeEmit(o.onEvent, type, data);
-  const dir = freshDir(memberDir(o.sessionsDir, groupId, pk));
-  const outbox = new ActionOutbox();
+  const clock = o.clock ?? processClock;
+  const j: Joined = {
+    o,
+    clock,
+    transport: o.transport ?? irohTransport,
+    random: o.random ?? secureRandom,
+    dir: freshDir(memberDir(o.sessionsDir, groupId, pk)),
+    outbox: new ActionOutbox(),
+    emit: (type, data) => safeEmit(o.onEvent, type, data),
+  };
   let core: MemberCore | undefined;
-  let epochs = 1;
   let heartbeatFailed = false;
-  const heartbeat = setInterval(() => {
+  const stopHeartbeat = every(clock, MEMBER_HEARTBEAT_MS, () => {
     o.client.groupMemberHeartbeat(groupId).then(
       () => (heartbeatFailed = false),
       (e: unknown) => {
-        if (!heartbeatFailed) emit('group_member_heartbeat_failed', { message: message(e) });
+        if (!heartbeatFailed) j.emit('group_member_heartbeat_failed', { message: message(e) });
         heartbeatFailed = true;
       },
     );
-  }, MEMBER_HEARTBEAT_MS);
-  heartbeat.unref?.();
-  const result = (r: Partial<IrohGroupRunResult>): IrohGroupRunResult => {
+  });
+  const result = (epochs: number, r: Partial<IrohGroupRunResult>): IrohGroupRunResult => {
     const cp = core?.replica.checkpoint;
-    return { completed: core?.completed ?? false, outcome: (cp?.['outcome'] as string | null | undefined) ?? null, dir, epochs, groupId, role: 'member', ...r };
+    return {
+      completed: core?.completed ?? false,
+      outcome: (cp?.['outcome'] as string | null | undefined) ?? null,
+      dir: j.dir,
+      epochs,
+      groupId,
+      role: 'member',
+      ...r,
+    };
   };
-  const giveUpMs = o.reconnectMs ?? 120_000;
   try {
-    let lostSince: number | undefined;
-    for (;;) {
-      const connect = await followLeader(o, group, core, dir, outbox, emit);
-      if (connect.core) core = connect.core;
-      if (connect.advanced) epochs++;
-      if (connect.outcome === 'completed') return result({});
-      if (connect.outcome === 'fault') return result({ reason: `the leader's envelope was refused: ${core?.fault ?? 'fault'}` });
-      if (connect.outcome === 'lost' && connect.admitted) lostSince = undefined;
-      lostSince ??= Date.now();
-      if (!core) {
-        // Never admitted: nothing to recover from, as the reference's member gives up at once.
-        throw new GroupNetError('GROUP_NET_UNREACHABLE', connect.why ?? 'the leader cannot be reached');
-      }
-      emit('group_leader_disconnected', { epoch: core.replica.leaderEpoch, seq: core.replica.seq });
-      // Ask the registry what became of the leader: follow a newer epoch, wait out a live lease, or claim an expired one.
-      for (;;) {
-        if (Date.now() - lostSince > giveUpMs) throw new GroupNetError('GROUP_NET_UNREACHABLE', `no leader for ${Math.round(giveUpMs / 1000)} s`);
-        let g: GroupRecord;
-        try {
-          g = await o.client.getGroup(groupId);
-        } catch (e) {
-          emit('registry_failed', { message: message(e) });
-          await sleep(1_000);
-          continue;
-        }
-        if (GROUP_FINAL_STATUSES.includes(g.status)) return result({ reason: `the group is ${g.status}` });
-        if (g.leader_epoch > core.replica.leaderEpoch || !leaseExpired(g)) {
-          group = g;
-          await sleep(500);
-          break;
-        }
-        const cp = core.replica.checkpoint;
-        if (!cp) throw new GroupNetError('GROUP_NET_FAULT', 'no checkpoint to claim leadership from');
-        // A random arrival offset, as the reference's, so that no seat always wins the race.
-        await sleep(Math.floor(secureRandom() * 250));
-        const led = await claimAndLead(o, g, core, emit);
-        if (led) {
-          epochs++;
-          return {
-            ...result({ role: 'leader' }),
-            ...(led.reason && { reason: led.reason }),
-            ...(led.statusPosted && { statusPosted: led.statusPosted }),
-            completed: led.completed && core.completed,
-          };
-        }
-        await sleep(200);
-      }
+    const end = await followGroup<GroupRecord, (LeaderEnd & { statusPosted?: string }) | undefined>({
+      clock,
+      leader: group,
+      follow: async (g, known) => {
+        const f = await followLeader(j, g, known);
+        if (f.core) core = f.core;
+        return f;
+      },
+      next: (lost, known, lostSince) => afterLoss(j, lost, known, lostSince),
+    });
+    core = end.core;
+    if (end.how === 'fault')
+      return result(end.epochs, { reason: `the leader's envelope was refused: ${core?.fault ?? 'fault'}`, ...(core?.faultCode && { fault: core.faultCode }) });
+    if (end.how === 'ended') return result(end.epochs, { reason: end.reason });
+    if (end.how === 'led') {
+      const led = end.end!;
+      return {
+        ...result(end.epochs, { role: 'leader' }),
+        ...(led.reason && { reason: led.reason }),
+        ...(led.statusPosted && { statusPosted: led.statusPosted }),
+        completed: led.completed && (core?.completed ?? false),
+      };
     }
+    return result(end.epochs, {});
   } finally {
-    clearInterval(heartbeat);
+    stopHeartbeat();
     core?.finish();
   }
 }
 
-/** Claims the next epoch with a new endpoint; if the registry grants it, leads the epoch to its end. */
-async function claimAndLead(
-  o: IrohGroupJoin,
-  g: GroupRecord,
+/**
+ * The leader is lost: the registry says what became of it. A newer epoch is followed, a live lease
+ * waited out, an expired one claimed; whoever wins the claim leads the next epoch.
+ */
+async function afterLoss(
+  j: Joined,
+  lost: GroupRecord,
   core: MemberCore,
-  emit: GroupEvent,
-): Promise<(LeaderEnd & { statusPosted?: string }) | undefined> {
-  const cp = core.replica.checkpoint!;
-  const { ep, ticket, handTo } = await acceptingEndpoint(o.seed);
-  try {
-    let claimed: GroupRecord;
+  lostSince: number,
+): Promise<{ follow: GroupRecord } | { lead: () => Promise<LeaderEnd & { statusPosted?: string }> } | { end: string }> {
+  const { o, clock, emit } = j;
+  const giveUpMs = o.reconnectMs ?? 120_000;
+  emit('group_leader_disconnected', { epoch: core.replica.leaderEpoch, seq: core.replica.seq });
+  for (;;) {
+    if (clock.now() - lostSince > giveUpMs) throw new GroupNetError('GROUP_NET_UNREACHABLE', `no leader for ${Math.round(giveUpMs / 1000)} s`);
+    let g: GroupRecord;
     try {
-      claimed = await o.client.claimGroupLeader(g.group_id, { protocolId: o.protocol.protocolId, expectedEpoch: g.leader_epoch, checkpoint: cp, ticket });
+      g = await o.client.getGroup(lost.group_id);
     } catch (e) {
-      if (!(e instanceof RegistryError)) throw e;
-      emit('group_claim_refused', { message: message(e) });
-      return undefined;
+      emit('registry_failed', { message: message(e) });
+      await sleepOn(clock, 1_000);
+      continue;
     }
-    try {
-      core.advanceEpoch(core.publicKey, claimed.leader_epoch);
-    } catch (e) {
-      if (!(e instanceof GroupEpochError)) throw e;
-      throw new GroupNetError('GROUP_NET_FAULT', e.message);
+    if (GROUP_FINAL_STATUSES.includes(g.status)) return { end: `the group is ${g.status}` };
+    if (g.leader_epoch > core.replica.leaderEpoch || !leaseExpired(g)) {
+      await sleepOn(clock, 500);
+      return { follow: g };
     }
-    // Its action to the lost leader got no receipt: under its own lead the seat acts afresh.
-    core.pending = false;
-    emit('leader_elected', { epoch: claimed.leader_epoch, public_key: core.publicKey });
-    const lo: IrohLeaderOptions & { ticket: string } = {
-      crypto: o.crypto,
-      seed: o.seed,
-      protocol: o.protocol,
-      options: o.options,
-      client: o.client,
-      group: claimed,
-      self: core,
-      checkpoint: cp as unknown as Record<string, unknown>,
-      random: secureRandom,
-      ticket,
-      ...(o.onEvent && { onEvent: o.onEvent }),
-      ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
-      ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
-    };
-    let hub: IrohLeaderHub;
-    try {
-      hub = new IrohLeaderHub(lo);
-    } catch (e) {
-      if (!(e instanceof GroupLeaderError)) throw e;
-      throw new GroupNetError('GROUP_NET_FAULT', `cannot lead from the checkpoint: ${e.message}`);
-    }
-    handTo(hub);
-    hub.afterFrame();
-    return await leadEpoch(lo, hub);
-  } finally {
-    await ep.shutdown();
+    if (!core.replica.checkpoint) throw new GroupNetError('GROUP_NET_FAULT', 'no checkpoint to claim leadership from');
+    // A random arrival offset, as the reference's, so that no seat always wins the race.
+    await sleepOn(clock, Math.floor(j.random() * 250));
+    const claimed = await claim(j, g, core);
+    if (claimed) return { lead: claimed };
+    await sleepOn(clock, 200);
   }
+}
+
+/** Claims the next epoch with a new endpoint; if the registry grants it, the lead of that epoch to run. */
+async function claim(j: Joined, g: GroupRecord, core: MemberCore): Promise<(() => Promise<LeaderEnd & { statusPosted?: string }>) | undefined> {
+  const { o, emit } = j;
+  const cp = core.replica.checkpoint!;
+  const ep = await j.transport.listen(o.seed);
+  let claimed: GroupRecord;
+  try {
+    claimed = await o.client.claimGroupLeader(g.group_id, {
+      protocolId: o.protocol.protocolId,
+      expectedEpoch: g.leader_epoch,
+      checkpoint: cp,
+      ticket: ep.ticket,
+    });
+  } catch (e) {
+    await ep.shutdown();
+    if (!(e instanceof RegistryError)) throw e;
+    emit('group_claim_refused', { message: message(e) });
+    return undefined;
+  }
+  return async () => {
+    try {
+      try {
+        core.advanceEpoch(core.publicKey, claimed.leader_epoch);
+      } catch (e) {
+        if (!(e instanceof GroupEpochError)) throw e;
+        throw new GroupNetError('GROUP_NET_FAULT', e.message);
+      }
+      // Its action to the lost leader got no receipt: under its own lead the seat acts afresh.
+      core.pending = false;
+      emit('leader_elected', { epoch: claimed.leader_epoch, public_key: core.publicKey });
+      const lo: LeadOptions = {
+        crypto: o.crypto,
+        seed: o.seed,
+        protocol: o.protocol,
+        options: o.options,
+        client: o.client,
+        group: claimed,
+        self: core,
+        checkpoint: cp as unknown as Record<string, unknown>,
+        random: j.random,
+        ticket: ep.ticket,
+        clock: j.clock,
+        ...(o.onEvent && { onEvent: o.onEvent }),
+        ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+        ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+      };
+      let hub: IrohLeaderHub;
+      try {
+        hub = new IrohLeaderHub(lo);
+      } catch (e) {
+        if (!(e instanceof GroupLeaderError)) throw e;
+        throw new GroupNetError('GROUP_NET_FAULT', `cannot lead from the checkpoint: ${e.message}`);
+      }
+      ep.handTo(hub);
+      hub.afterFrame();
+      return await leadEpoch(lo, hub);
+    } finally {
+      await ep.shutdown();
+    }
+  };
 }
 
 /**
  * One channel to the group's current leader (as the registry names it): admission, then envelopes,
  * receipts and this seat's actions until the group completes or the leader is lost.
  */
-async function followLeader(
-  o: IrohGroupJoin,
-  group: GroupRecord,
-  known: MemberCore | undefined,
-  dir: string,
-  outbox: ActionOutbox,
-  emit: GroupEvent,
-): Promise<{ outcome: Followed; core?: MemberCore; advanced?: boolean; admitted?: boolean; why?: string }> {
+async function followLeader(j: Joined, group: GroupRecord, known: MemberCore | undefined): Promise<FollowedLeader> {
   try {
-    return await channelToLeader(o, group, known, dir, outbox, emit);
+    return await channelToLeader(j, group, known);
   } catch (e) {
     // A member already playing does not give up on one leader's refusal or fault: the registry is asked again.
     if (known && e instanceof GroupNetError) {
-      emit('group_reconnect_failed', { epoch: group.leader_epoch, message: message(e) });
+      j.emit('group_reconnect_failed', { epoch: group.leader_epoch, message: message(e) });
       return { outcome: 'lost', why: message(e) };
     }
     throw e;
   }
 }
 
-async function channelToLeader(
-  o: IrohGroupJoin,
-  group: GroupRecord,
-  known: MemberCore | undefined,
-  dir: string,
-  outbox: ActionOutbox,
-  emit: GroupEvent,
-): Promise<{ outcome: Followed; core?: MemberCore; advanced?: boolean; admitted?: boolean; why?: string }> {
+async function channelToLeader(j: Joined, group: GroupRecord, known: MemberCore | undefined): Promise<FollowedLeader> {
+  const { o, emit } = j;
   const c = o.crypto;
   const pk = toHex(c.ed25519PublicKey(o.seed));
   checkLeaderBinding(c, group);
-  // A throwaway node key, as the reference's members dial: the channel proof says who this member is.
-  const ep = await createIrohEndpoint(globalThis.crypto.getRandomValues(new Uint8Array(32)));
-  let t: LineTransport | undefined;
+  let dialed: { link: LineLink; release(): Promise<void> };
   try {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    try {
-      const gaveUp = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${DIAL_MS} ms`)), DIAL_MS)));
-      t = channel((await Promise.race([ep.connect(decodeNodeTicket(group.iroh_ticket)), gaveUp])).stream);
-    } catch (e) {
-      emit('dial_failed', { leader: group.leader_public_key, message: message(e) });
-      return { outcome: 'lost', why: `cannot reach the leader (${message(e)})` };
-    } finally {
-      clearTimeout(timer);
-    }
+    dialed = await j.transport.dial(group.iroh_ticket);
+  } catch (e) {
+    emit('dial_failed', { leader: group.leader_public_key, message: message(e) });
+    return { outcome: 'lost', why: `cannot reach the leader (${message(e)})` };
+  }
+  const t = dialed.link;
+  try {
     const seedHex = toHex(o.seed);
     const nonce = randomHex(16);
     const ctx: ChannelContext = { groupId: group.group_id, leaderEpoch: group.leader_epoch };
@@ -893,14 +988,14 @@ async function channelToLeader(
         channel_challenge: challenge,
       }),
     });
-    t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
+    t.setMaxLineBytes?.(DEFAULT_MAX_LINE_BYTES);
     let core = known;
     let advanced = false;
     if (!core) {
       core = MemberCore.create(
         c,
         o.seed,
-        dir,
+        j.dir,
         {
           _group_transcript: 1,
           protocol_id: o.protocol.protocolId,
@@ -911,7 +1006,7 @@ async function channelToLeader(
         },
         o.protocol.specText,
         autoplayOf(o.protocol),
-        secureRandom,
+        j.random,
       );
     } else if (group.leader_epoch > core.replica.leaderEpoch) {
       try {
@@ -924,7 +1019,17 @@ async function channelToLeader(
     }
     emit('admitted', { leader: group.leader_public_key, epoch: group.leader_epoch, seat: listed.seat });
     try {
-      return { outcome: await play(o, t, core, outbox, ctx, emit), core, advanced, admitted: true };
+      const outcome = await playReference({
+        link: t,
+        core,
+        clock: j.clock,
+        emit,
+        outbox: j.outbox,
+        ctx,
+        randomHex,
+        ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+      });
+      return { outcome, core, advanced, admitted: true };
     } catch (e) {
       // Once admitted this member has a replica to go on with, whatever this leader did.
       if (!(e instanceof GroupNetError)) throw e;
@@ -932,79 +1037,7 @@ async function channelToLeader(
       return { outcome: 'lost', core, advanced, admitted: true, why: message(e) };
     }
   } finally {
-    t?.close();
-    await ep.shutdown();
-  }
-}
-
-/** The admitted channel: envelopes (acknowledged), receipts, this seat's actions, and a ping while the leader is quiet. */
-async function play(o: IrohGroupJoin, t: LineTransport, core: MemberCore, outbox: ActionOutbox, ctx: ChannelContext, emit: GroupEvent): Promise<Followed> {
-  const pk = core.publicKey;
-  let first = true;
-  let heard = Date.now();
-  let retry: ReturnType<typeof setTimeout> | undefined;
-  const sendInput = (p: PendingAction) => sendLine(t, inputMessage(ctx, pk, p));
-  const act = () => {
-    if (outbox.pending) return;
-    const a = core.next();
-    if (!a) return;
-    const p = outbox.start(a.client_seq, a.action, randomHex(16));
-    if (o.actionDelayMs) setTimeout(() => sendInput(p), o.actionDelayMs);
-    else sendInput(p);
-  };
-  /** The checkpoint counts this member's actions: one it counts is settled, even if its receipt never came. */
-  const settle = () => {
-    if (outbox.pending && outbox.reconcile(core.clientSeq)) core.accepted(core.clientSeq);
-  };
-  try {
-    for (;;) {
-      const r = await t.recv(first ? FIRST_ENVELOPE_MS : PING_MS);
-      if (r.line === null) {
-        if (!r.timedOut) return core.completed ? 'completed' : 'lost';
-        if (first) throw new GroupNetError('GROUP_NET_PROTOCOL', 'the leader sent no envelope after admitting this member');
-        if (Date.now() - heard > SILENCE_MS) {
-          emit('leader_silent', { ms: Date.now() - heard });
-          return 'lost';
-        }
-        sendLine(t, pingMessage(randomHex(8)));
-        continue;
-      }
-      heard = Date.now();
-      const m = readLeaderMessage(parseLine(r.line));
-      if (m.kind === 'envelope') {
-        if (!core.apply(m.envelope, first)) return 'fault';
-        const cp = core.replica.checkpoint;
-        if (cp) sendLine(t, ackMessage(ctx, { seq: core.replica.seq, frameHash: core.replica.frameHash, checkpointHash: cp.checkpoint_hash }));
-        settle();
-        if (core.completed) return 'completed';
-        if (first) {
-          first = false;
-          // An action the previous channel left unanswered goes again, under this epoch: the leader answers a duplicate if it had it.
-          if (outbox.pending) {
-            core.pending = true;
-            sendInput(outbox.pending);
-            continue;
-          }
-        }
-        act();
-      } else if (first) {
-        if (m.kind === 'error') throw new GroupNetError('GROUP_NET_REFUSED', m.reason);
-        if (m.kind !== 'pong') throw new GroupNetError('GROUP_NET_PROTOCOL', 'leader did not send an authority snapshot');
-      } else if (m.kind === 'receipt') {
-        const pending = outbox.pending;
-        const outcome = outbox.receipt(m.receipt);
-        if (outcome === 'accepted' && pending) core.accepted(pending.client_seq);
-        else if (outcome === 'rejected') {
-          core.refused();
-          emit('action_refused', { reason: String(m.receipt['reason']).slice(0, 200) });
-        } else if (outcome === 'retry' && pending) {
-          clearTimeout(retry);
-          retry = setTimeout(() => sendInput(pending), 1_000);
-        }
-        if (outcome === 'accepted' || outcome === 'rejected') act();
-      } else if (m.kind === 'error') return 'lost';
-    }
-  } finally {
-    clearTimeout(retry);
+    t.close();
+    await dialed.release();
   }
 }

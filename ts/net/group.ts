@@ -50,6 +50,7 @@ import {
   type GroupProtocol,
   type GroupRunResult,
 } from './group-core.js';
+import { followGroup, playFrames, sleepOn, type Followed, type FollowEnd } from './group-follower.js';
 import { GroupHub, type HubClock, type LeaderEnd, type MemberLink } from './group-hub.js';
 
 export { DEFAULT_TURN_TIMEOUT_MS, GroupNetError, MemberCore, secureRandom, type GroupEvent, type GroupProtocol, type GroupRunResult } from './group-core.js';
@@ -300,6 +301,8 @@ export interface GroupMemberRun {
   actionDelayMs?: number;
   /** The turn deadline this member keeps if it comes to lead (when the protocol declares none). */
   turnTimeoutMs?: number;
+  /** The clock dial retries, pacing and a successor's turn deadlines are kept on (default: the process clock). */
+  clock?: HubClock;
 }
 
 /**
@@ -309,6 +312,7 @@ export interface GroupMemberRun {
 export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult> {
   const c = o.crypto;
   const pk = o.core.publicKey;
+  const clock = o.clock ?? processClock;
   const guard = new SocketGuard({ deadlineMs: HANDSHAKE_MS });
   const node: Libp2p = await createNode(o.seed, { listen: LISTEN, guard, crypto: c });
   const ownTicket: Ticket = { peer_id: node.peerId.toString(), addrs: node.getMultiaddrs().map(String) };
@@ -316,82 +320,82 @@ export async function runGroupMember(o: GroupMemberRun): Promise<GroupRunResult>
   const peers: Record<string, Ticket> = existsSync(peersPath) ? (JSON.parse(readFileSync(peersPath, 'utf8')) as Record<string, Ticket>) : {};
   if (o.leader.ticket) peers[o.leader.publicKey] = o.leader.ticket;
   const emit = (type: string, data: Record<string, unknown>) => safeEmit(o.onEvent, type, data);
-  let target = o.leader.publicKey;
-  let epochs = 1;
-  if (target === pk) {
+  let first = o.leader.publicKey;
+  if (first === pk) {
     // A leader that crashed comes back as a member: its epoch is over, it follows its successor.
     const successor = serverlessSuccessor(o.core.replica.members, pk);
     if (!successor) throw new GroupNetError('GROUP_NET_UNREACHABLE', 'no member is left to lead');
     o.core.advanceEpoch(successor.public_key, o.core.replica.leaderEpoch + 1);
-    target = successor.public_key;
+    first = successor.public_key;
   }
   const deadlineMs = o.reconnectMs ?? 30_000;
+  /** This member is the successor: it leads the next epoch from its own checkpoint. */
+  const lead = async (): Promise<void> => {
+    const cp = o.core.replica.checkpoint;
+    if (!cp) throw new GroupNetError('GROUP_NET_FAULT', 'no checkpoint to lead from');
+    const epoch = o.core.replica.leaderEpoch + 1;
+    o.core.advanceEpoch(pk, epoch);
+    // An action sent to the lost leader got no answer: this seat acts afresh under its own lead.
+    o.core.pending = false;
+    const hub = new LeaderHub({
+      crypto: c,
+      seed: o.seed,
+      protocol: o.protocol,
+      options: o.options,
+      groupId: o.groupId,
+      self: o.core,
+      random: o.random,
+      clock,
+      ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+      ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
+      resume: { epoch, checkpoint: cp as unknown as Record<string, unknown>, membershipVersion: o.core.replica.membershipVersion },
+      ...(o.onEvent && { onEvent: o.onEvent }),
+    });
+    hub.setOwnTicket(ownTicket);
+    emit('leader_elected', { epoch, public_key: pk });
+    await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), {
+      runOnLimitedConnection: false,
+      maxInboundStreams: 64,
+    });
+    hub.afterFrame();
+    await hub.done;
+    await hub.close(1_000);
+  };
+  let end: FollowEnd<void>;
   try {
-    for (;;) {
-      if (o.core.completed) break;
-      if (o.core.fault) return { completed: false, outcome: null, dir: o.dir, epochs, reason: `the leader's envelope was refused: ${o.core.fault}` };
-      if (target === pk) {
-        // This member is the successor: lead the next epoch from its own checkpoint.
-        const cp = o.core.replica.checkpoint;
-        if (!cp) throw new GroupNetError('GROUP_NET_FAULT', 'no checkpoint to lead from');
-        const epoch = o.core.replica.leaderEpoch + 1;
-        o.core.advanceEpoch(pk, epoch);
-        // An action sent to the lost leader got no answer: this seat acts afresh under its own lead.
-        o.core.pending = false;
-        epochs++;
-        const hub = new LeaderHub({
-          crypto: c,
-          seed: o.seed,
-          protocol: o.protocol,
-          options: o.options,
-          groupId: o.groupId,
-          self: o.core,
-          random: o.random,
-          ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
-          ...(o.turnTimeoutMs !== undefined && { turnTimeoutMs: o.turnTimeoutMs }),
-          resume: { epoch, checkpoint: cp as unknown as Record<string, unknown>, membershipVersion: o.core.replica.membershipVersion },
-          ...(o.onEvent && { onEvent: o.onEvent }),
-        });
-        hub.setOwnTicket(ownTicket);
-        emit('leader_elected', { epoch, public_key: pk });
-        await node.handle(GROUP_NET_PROTOCOL, (stream: unknown, connection?: unknown) => void hub.serve(stream, connection as Connection | undefined, guard), {
-          runOnLimitedConnection: false,
-          maxInboundStreams: 64,
-        });
-        hub.afterFrame();
-        await hub.done;
-        await hub.close(1_000);
-        break;
-      }
-      const outcome = await connectAndFollow(o, node, target, peers, ownTicket, deadlineMs, emit);
-      if (outcome === 'completed') break;
-      if (outcome === 'fault') continue;
+    end = await followGroup<string, void>({
+      clock,
+      leader: first,
+      core: o.core,
+      follow: async (target) => ({ outcome: await connectAndFollow(o, node, target, peers, ownTicket, deadlineMs, clock, emit) }),
       // The leader is gone: the successor by the serverless rule, from this member's own checkpoint.
-      if (!o.core.replica.checkpoint) throw new GroupNetError('GROUP_NET_UNREACHABLE', 'the leader went away before the group started');
-      const successor = serverlessSuccessor(o.core.replica.members, target);
-      if (!successor) throw new GroupNetError('GROUP_NET_UNREACHABLE', 'no member is left to lead');
-      emit('leader_lost', { leader: target, successor: successor.public_key });
-      if (successor.public_key !== pk) {
+      next: async (target) => {
+        if (!o.core.replica.checkpoint) throw new GroupNetError('GROUP_NET_UNREACHABLE', 'the leader went away before the group started');
+        const successor = serverlessSuccessor(o.core.replica.members, target);
+        if (!successor) throw new GroupNetError('GROUP_NET_UNREACHABLE', 'no member is left to lead');
+        emit('leader_lost', { leader: target, successor: successor.public_key });
+        if (successor.public_key === pk) return { lead };
         try {
           o.core.advanceEpoch(successor.public_key, o.core.replica.leaderEpoch + 1);
-          epochs++;
         } catch (e) {
           if (!(e instanceof GroupEpochError)) throw e;
           throw new GroupNetError('GROUP_NET_FAULT', e.message);
         }
-      }
-      target = successor.public_key;
-    }
+        return { follow: successor.public_key, advanced: true };
+      },
+    });
   } finally {
     o.core.finish();
     guard.close();
     await node.stop();
   }
+  if (end.how === 'fault')
+    return { completed: false, outcome: null, dir: o.dir, epochs: end.epochs, reason: `the leader's envelope was refused: ${o.core.fault}` };
   const cp = o.core.replica.checkpoint;
-  return { completed: o.core.completed, outcome: (cp?.['outcome'] as string | null | undefined) ?? null, dir: o.dir, epochs };
+  return { completed: o.core.completed, outcome: (cp?.['outcome'] as string | null | undefined) ?? null, dir: o.dir, epochs: end.epochs };
 }
 
-/** One leader connection: 'completed', 'lost' (the leader went away) or 'fault'. */
+/** One leader connection: dialled (retrying until `deadlineMs`), admitted, then followed to 'completed', 'lost' or 'fault'. */
 async function connectAndFollow(
   o: GroupMemberRun,
   dialNode: Libp2p,
@@ -399,12 +403,13 @@ async function connectAndFollow(
   peers: Record<string, Ticket>,
   ownTicket: Ticket,
   deadlineMs: number,
+  clock: HubClock,
   emit: GroupEvent,
-): Promise<'completed' | 'lost' | 'fault'> {
+): Promise<Followed> {
   const c = o.crypto;
   const pk = o.core.publicKey;
   const seedHex = toHex(o.seed);
-  const until = Date.now() + deadlineMs;
+  const until = clock.now() + deadlineMs;
   let t: LineTransport | undefined;
   while (!t) {
     const ticket = peers[target];
@@ -422,9 +427,9 @@ async function connectAndFollow(
         heartbeatTimeoutMs: 6_000,
       });
     } catch (e) {
-      if (Date.now() > until) return 'lost';
+      if (clock.now() > until) return 'lost';
       emit('dial_retry', { leader: target, message: (e as Error)?.message ?? String(e) });
-      await new Promise((r) => setTimeout(r, 500));
+      await sleepOn(clock, 500);
     }
   }
   try {
@@ -488,41 +493,18 @@ async function connectAndFollow(
       }),
     });
     emit('admitted', { leader: target, epoch, seat });
-    const messages = groupMessages(o.protocol.protocolId, o.protocol.spec, o.protocol.specText);
-    o.core.pending = false;
-    const act = () => {
-      const a = o.core.next();
-      if (!a) return;
-      const go = () => sendLine(t!, { action: messages.action, client_seq: a.client_seq, payload: a.action });
-      if (o.actionDelayMs) setTimeout(go, o.actionDelayMs);
-      else go();
-    };
-    for (;;) {
-      const r = await t.recv(60_000);
-      if (r.line === null) {
-        if (r.timedOut) continue;
-        return o.core.completed ? 'completed' : 'lost';
-      }
-      const m = parseLine(r.line);
-      if (!m) continue;
-      if (m['_group'] === 'bootstrap' || m['action'] === messages.frame) {
-        const env = m['_group'] === 'bootstrap' ? m['envelope'] : m['frame'];
-        if (!o.core.apply(env, m['_group'] === 'bootstrap')) return 'fault';
-        if (o.core.completed) return 'completed';
-        act();
-      } else if (m['_group'] === 'receipt') {
-        o.core.accepted(Number(m['client_seq']));
-        act();
-      } else if (m['_group'] === 'error') {
-        if (m['client_seq'] !== undefined) {
-          o.core.refused();
-          emit('action_refused', { reason: String(m['reason']).slice(0, 200) });
-        } else throw new GroupNetError('GROUP_NET_REFUSED', String(m['reason']).slice(0, 200));
-      } else if (m['_group'] === 'peers' && typeof m['peers'] === 'object' && m['peers'] !== null) {
-        Object.assign(peers, m['peers']);
+    return await playFrames({
+      link: t,
+      core: o.core,
+      clock,
+      emit,
+      ...(o.actionDelayMs && { actionDelayMs: o.actionDelayMs }),
+      messages: groupMessages(o.protocol.protocolId, o.protocol.spec, o.protocol.specText),
+      onPeers: (m) => {
+        Object.assign(peers, m);
         writeFileSync(joinPath(o.dir, 'peers.json'), `${JSON.stringify(peers, null, 2)}\n`, { mode: 0o600 });
-      }
-    }
+      },
+    });
   } finally {
     t.close();
   }

@@ -12,7 +12,7 @@
  */
 import type { Hono } from 'hono';
 import { RECOVERY_MODES, ZERO_HASH, admissionCanonical, checkpointCertificate, transportBindingCanonical } from '../../group/wire.js';
-import { groupConfigFromSpec } from '../../group/leader.js';
+import { groupConfigFromSpec } from '../../group/config.js';
 import { fromHex, utf8 } from '../../crypto/encoding.js';
 import { requireRegistered } from '../auth.js';
 import type { AppEnv, RouteModule, ServerContext } from '../context.js';
