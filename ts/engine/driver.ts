@@ -4,7 +4,7 @@
  * feeding it the peer's lines, its timers and local decisions. Where the record goes (files, a page's
  * memory) and where decisions come from are given to it: session.ts wires files for Node.
  */
-import type { ControlMode, Message, Role } from '../hooks/types.js';
+import type { ControlMode, DecisionConfig, Message, Role } from '../hooks/types.js';
 import { randomSecrets } from '../mp/secrets.js';
 import { rulesetHashOfSpec } from '../realtime/ruleset.js';
 import { systemClock, type Clock } from './clock.js';
@@ -110,23 +110,13 @@ export function transcriptHeader(
 }
 
 export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
-  const { crypto, role, spec, transport, store: record } = cfg;
-  const clock = cfg.clock ?? systemClock;
-  const timeoutMs = cfg.timeoutMs ?? (spec.decision?.timeout_seconds ?? 30) * 1000;
-  const controlMode: ControlMode = cfg.controlMode ?? 'hybrid';
-  const decision = decisionConfig(spec, controlMode);
-  const bus = controlMode === 'autonomous' ? undefined : cfg.decisions;
-  if (controlMode !== 'autonomous' && !bus) throw new Error(`control mode ${controlMode} needs a decision source`);
-  const timingOn = spec.timing?.mode !== 'none';
-  const optSeconds = (k: string) => (typeof cfg.options[k] === 'number' ? (cfg.options[k] as number) : undefined);
-  const minThinkMs = cfg.minThinkMs ?? (timingOn ? (optSeconds('min_think_seconds') ?? spec.timing?.min_think_seconds ?? 0) * 1000 : 0);
-  const decisionTimeoutMs = cfg.decisionTimeoutMs ?? (decision?.timeout_seconds ?? 120) * 1000;
-  let windows = 0;
-  let localAbort = false;
-  /** Ends the open decision window early: the session is ending (a local abort, the peer gone). */
-  let windowEnd = new AbortController();
+  return new SessionDrive(cfg).run();
+}
 
-  const core = new SessionCore(
+/** The session's core: what it sends goes to the transport, unless the session was aborted here. */
+function sessionCore(cfg: DriverConfig, clock: Clock, controlMode: ControlMode, decision: DecisionConfig | null, aborted: () => boolean): SessionCore {
+  const { crypto, role, spec, transport, store: record } = cfg;
+  return new SessionCore(
     {
       crypto,
       role,
@@ -156,7 +146,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
     },
     {
       transmit: (line) => {
-        if (localAbort) throw new Error('aborted');
+        if (aborted()) throw new Error('aborted');
         transport.send(line);
       },
       frame: (line) => record.frame(line),
@@ -166,18 +156,150 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
       ...(cfg.onMessage && { onMessage: cfg.onMessage }),
     },
   );
+}
+
+/** One session being driven: its settings and core, its decision windows, and a receive carried across them. */
+class SessionDrive {
+  private readonly clock: Clock;
+  private readonly timeoutMs: number;
+  private readonly controlMode: ControlMode;
+  private readonly decision: DecisionConfig | null;
+  private readonly bus: DecisionSource | undefined;
+  private readonly minThinkMs: number;
+  private readonly decisionTimeoutMs: number;
+  private readonly core: SessionCore;
+  private windows = 0;
+  private localAbort = false;
+  /** Ends the open decision window early: the session is ending (a local abort, the peer gone). */
+  private windowEnd = new AbortController();
+  /** A receive started while a listening window was open and still pending when it closed. */
+  private carried: ReturnType<Transport['recv']> | undefined;
+
+  constructor(private readonly cfg: DriverConfig) {
+    const spec = cfg.spec;
+    this.clock = cfg.clock ?? systemClock;
+    this.timeoutMs = cfg.timeoutMs ?? (spec.decision?.timeout_seconds ?? 30) * 1000;
+    const controlMode: ControlMode = cfg.controlMode ?? 'hybrid';
+    this.controlMode = controlMode;
+    const decision = decisionConfig(spec, controlMode);
+    this.decision = decision;
+    this.bus = controlMode === 'autonomous' ? undefined : cfg.decisions;
+    if (controlMode !== 'autonomous' && !this.bus) throw new Error(`control mode ${controlMode} needs a decision source`);
+    const timingOn = spec.timing?.mode !== 'none';
+    const optSeconds = (k: string) => (typeof cfg.options[k] === 'number' ? (cfg.options[k] as number) : undefined);
+    this.minThinkMs = cfg.minThinkMs ?? (timingOn ? (optSeconds('min_think_seconds') ?? spec.timing?.min_think_seconds ?? 0) * 1000 : 0);
+    this.decisionTimeoutMs = cfg.decisionTimeoutMs ?? (decision?.timeout_seconds ?? 120) * 1000;
+    this.core = sessionCore(cfg, this.clock, controlMode, decision, () => this.localAbort);
+  }
+
+  /** Plays the session to its end, then writes the end files and closes the record and the transport. */
+  async run(): Promise<DriverResult> {
+    const { cfg, core } = this;
+    const { role, transport, store: record } = cfg;
+    const abortWatch = this.watchAbort();
+    record.event('session_started', { role, sid: cfg.sid, protocol_id: cfg.protocolId, mode: core.mode });
+    record.snapshot('in_progress', { role, sid: cfg.sid });
+    let pending: string[] = [];
+    /** How late each timer fired, in ms: a realtime host's tick jitter. */
+    const lateness: number[] = [];
+    try {
+      await core.start();
+      await this.loop(lateness);
+      pending = await this.linesAfterDisconnect();
+    } finally {
+      clearInterval(abortWatch);
+    }
+    if (lateness.length) record.event('timer_lateness', { ...msSummary(lateness) });
+    const end = core.finish(pending);
+    record.close();
+    transport.close();
+    return driverResult(end, cfg.sid);
+  }
+
+  /** Decisions, timers and the peer's lines, one at a time, until the core ends the session. */
+  private async loop(lateness: number[]): Promise<void> {
+    const { core, clock, timeoutMs } = this;
+    const transport = this.cfg.transport;
+    while (!core.ending) {
+      if (core.decision) {
+        const req = core.decision;
+        const d = req.listen ? await this.decideListening(req) : await this.decide(req, true);
+        if (core.ending) break;
+        if ('timedOut' in d) {
+          core.abort('decision_timeout', 'decision', `no decision for ${req.key} ${req.value} within ${this.decisionTimeoutMs} ms`);
+          break;
+        }
+        await core.decided(d.value);
+        continue;
+      }
+      const due = nextTimer(core.timers);
+      if (due && due.at <= clock.now()) {
+        lateness.push(clock.now() - due.at);
+        await core.timer(due.id);
+        continue;
+      }
+      const wait = due ? Math.max(0, due.at - clock.now()) : timeoutMs;
+      const r = this.carried ? await this.takeCarried() : await transport.recv(wait);
+      if (core.ending) break;
+      if (r.line !== null) await core.receive(r.line);
+      else if (this.localAbort) break;
+      else if (!(r.timedOut && due)) core.transportEnded(r.timedOut, timeoutMs);
+      else if (due.at > clock.now()) await clock.sleep(due.at - clock.now());
+    }
+  }
+
+  /**
+   * A peer that aborted while this side was busy is seen as a closed connection; its _abort frame may
+   * still be waiting to be read, behind frames sent before it, and is the better reason.
+   */
+  private async linesAfterDisconnect(): Promise<string[]> {
+    const pending: string[] = [];
+    const transport = this.cfg.transport;
+    if (this.core.ending?.reason === 'peer_disconnected') {
+      try {
+        for (let r = await transport.recv(0); r.line !== null && pending.length < MAX_LAST_LINES; r = await transport.recv(0)) pending.push(r.line);
+      } catch {
+        // what was read is all there is
+      }
+    }
+    return pending;
+  }
+
+  /** Polls `abortRequested` every 200 ms: a local abort tells the peer, then closes the transport. */
+  private watchAbort(): ReturnType<typeof setInterval> {
+    const { cfg, core } = this;
+    const transport = cfg.transport;
+    const abortWatch = setInterval(() => {
+      if (!this.localAbort && cfg.abortRequested?.()) {
+        // Tell the peer first, then close, which also wakes a pending receive.
+        const line = core.localAbort();
+        this.localAbort = true;
+        this.windowEnd.abort();
+        try {
+          if (line !== undefined) transport.send(line);
+        } catch {
+          // the peer is gone already
+        }
+        transport.close();
+      }
+    }, 200);
+    abortWatch.unref?.();
+    return abortWatch;
+  }
 
   /**
    * A decision window for one of this side's moves (hybrid and human control). The hooks' move is the
    * default; a local decision replaces it. Hybrid waits min_think and then plays the default; human
    * waits until the decision deadline, then applies timeout_action.
    */
-  async function decide(req: DecideRequest, watchPeer = false): Promise<{ value: unknown } | { timedOut: true }> {
+  private async decide(req: DecideRequest, watchPeer = false): Promise<{ value: unknown } | { timedOut: true }> {
+    const { cfg, bus, decision, clock, core, minThinkMs, decisionTimeoutMs } = this;
+    const { role, transport, store: record } = cfg;
     if (!bus || !decision) return { value: req.fallback };
     const now = clock.now();
-    const human = controlMode === 'human';
+    const human = this.controlMode === 'human';
     const w: Window = {
-      window_id: `${req.key}:${req.value}:${++windows}`,
+      window_id: `${req.key}:${req.value}:${++this.windows}`,
       match_key: req.key,
       match_value: req.value,
       expects: req.expects,
@@ -206,7 +328,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
         phase: 'deciding',
       },
     });
-    const end = (windowEnd = new AbortController());
+    const end = (this.windowEnd = new AbortController());
     // The peer waits for this move, so its leaving means the session cannot go on: no use waiting out
     // the deadline. A listening window reads the peer's end itself, after the lines sent before it.
     let peerLeft = false;
@@ -225,7 +347,7 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
     );
     bus.publish(null);
     if (end.signal.aborted) {
-      if (peerLeft && !localAbort && !core.ending) core.transportEnded(false, timeoutMs);
+      if (peerLeft && !this.localAbort && !core.ending) core.transportEnded(false, this.timeoutMs);
       return { value: req.fallback };
     }
     record.snapshot('in_progress', { role, sid: cfg.sid });
@@ -241,103 +363,36 @@ export async function driveSession(cfg: DriverConfig): Promise<DriverResult> {
     return { value: req.fallback };
   }
 
-  const abortWatch = setInterval(() => {
-    if (!localAbort && cfg.abortRequested?.()) {
-      // Tell the peer first, then close, which also wakes a pending receive.
-      const line = core.localAbort();
-      localAbort = true;
-      windowEnd.abort();
-      try {
-        if (line !== undefined) transport.send(line);
-      } catch {
-        // the peer is gone already
-      }
-      transport.close();
-    }
-  }, 200);
-  abortWatch.unref?.();
-
-  /** A receive started while a listening window was open and still pending when it closed. */
-  let carried: ReturnType<Transport['recv']> | undefined;
-  const takeCarried = async (): ReturnType<Transport['recv']> => {
-    const r = await carried!;
-    carried = undefined;
-    // A receive that timed out while the person was deciding says nothing about the peer: try again.
-    return r.line === null && r.timedOut ? await transport.recv(timeoutMs) : r;
-  };
-
   /**
    * A decision window during which the peer's frames are still taken (DecideRequest.listen): each is
    * checked and recorded by the core as it comes, and queued for the mode. The peer leaving ends the
    * window.
    */
-  async function decideListening(req: DecideRequest): Promise<{ value: unknown } | { timedOut: true }> {
-    const decided = decide(req);
+  private async decideListening(req: DecideRequest): Promise<{ value: unknown } | { timedOut: true }> {
+    const { core, timeoutMs } = this;
+    const transport = this.cfg.transport;
+    const decided = this.decide(req);
     const done = decided.then(() => 'decided' as const);
     for (;;) {
-      const pending = (carried ??= transport.recv(timeoutMs));
+      const pending = (this.carried ??= transport.recv(timeoutMs));
       if ((await Promise.race([done, pending.then(() => 'line' as const)])) === 'decided') return decided;
       const r = await pending;
-      carried = undefined;
+      this.carried = undefined;
       if (r.line !== null) await core.receive(r.line);
       else if (!r.timedOut) core.transportEnded(false, timeoutMs);
-      if (core.ending || localAbort) {
-        windowEnd.abort();
+      if (core.ending || this.localAbort) {
+        this.windowEnd.abort();
         return decided;
       }
     }
   }
 
-  record.event('session_started', { role, sid: cfg.sid, protocol_id: cfg.protocolId, mode: core.mode });
-  record.snapshot('in_progress', { role, sid: cfg.sid });
-  const pending: string[] = [];
-  /** How late each timer fired, in ms: a realtime host's tick jitter. */
-  const lateness: number[] = [];
-  try {
-    await core.start();
-    while (!core.ending) {
-      if (core.decision) {
-        const req = core.decision;
-        const d = req.listen ? await decideListening(req) : await decide(req, true);
-        if (core.ending) break;
-        if ('timedOut' in d) {
-          core.abort('decision_timeout', 'decision', `no decision for ${req.key} ${req.value} within ${decisionTimeoutMs} ms`);
-          break;
-        }
-        await core.decided(d.value);
-        continue;
-      }
-      const due = nextTimer(core.timers);
-      if (due && due.at <= clock.now()) {
-        lateness.push(clock.now() - due.at);
-        await core.timer(due.id);
-        continue;
-      }
-      const wait = due ? Math.max(0, due.at - clock.now()) : timeoutMs;
-      const r = carried ? await takeCarried() : await transport.recv(wait);
-      if (core.ending) break;
-      if (r.line !== null) await core.receive(r.line);
-      else if (localAbort) break;
-      else if (!(r.timedOut && due)) core.transportEnded(r.timedOut, timeoutMs);
-      else if (due.at > clock.now()) await clock.sleep(due.at - clock.now());
-    }
-    // A peer that aborted while this side was busy is seen as a closed connection; its _abort frame
-    // may still be waiting to be read, behind frames sent before it, and is the better reason.
-    if (core.ending?.reason === 'peer_disconnected') {
-      try {
-        for (let r = await transport.recv(0); r.line !== null && pending.length < MAX_LAST_LINES; r = await transport.recv(0)) pending.push(r.line);
-      } catch {
-        // what was read is all there is
-      }
-    }
-  } finally {
-    clearInterval(abortWatch);
+  private async takeCarried(): ReturnType<Transport['recv']> {
+    const r = await this.carried!;
+    this.carried = undefined;
+    // A receive that timed out while the person was deciding says nothing about the peer: try again.
+    return r.line === null && r.timedOut ? await this.cfg.transport.recv(this.timeoutMs) : r;
   }
-  if (lateness.length) record.event('timer_lateness', { ...msSummary(lateness) });
-  const end = core.finish(pending);
-  record.close();
-  transport.close();
-  return driverResult(end, cfg.sid);
 }
 
 /** A session's result from the core's end: the one shape every driver (network, memory, virtual clock) returns. */

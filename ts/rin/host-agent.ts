@@ -14,23 +14,15 @@
  * agent retries with exponential backoff; results not yet delivered wait in a bounded outbox. Every
  * collection the agent keeps is bounded.
  */
-import { goJsonEncode, RawJson } from '../crypto/gojson.js';
 import { RinControlClient, type FetchLike } from './client.js';
 import { RinError } from './errors.js';
+import { WorldPublisher } from './host-agent-publish.js';
+import { ackCode, asRinError, Bounded, clip, gatewayCode, HostControlBatchShape, isNetwork } from './host-agent-wire.js';
 import type { AdapterCoordinator } from './hostkit/coordinator.js';
 import type { AdapterResult, HostWorldSource } from './hostkit/adapter.js';
-import type {
-  ActorPublication,
-  GatewayErrorCode,
-  HostControlBatch,
-  HostControlDelivery,
-  HostGatewayDelivery,
-  HostGatewayResult,
-  HostLease,
-  WorldPublication,
-} from './types.js';
+import type { HostControlBatch, HostControlDelivery, HostGatewayDelivery, HostGatewayResult, HostLease, HostManifest } from './types.js';
 import { CONTROL_CONTRACT_VERSION } from './types.js';
-import { ActionRequestShape, BoundActionShape, decodeWireText, EpochShape, PrincipalShape, TimepointShape, type Shape } from './wire.js';
+import { decodeWireText } from './wire.js';
 
 export interface HostAgentOptions {
   baseUrl: string;
@@ -83,166 +75,6 @@ const MAX_TRACKED = 4096;
 const BACKOFF_START = 100;
 const BACKOFF_MAX = 5000;
 
-// The parts of a poll batch the model's wire shapes do not already describe.
-const PolicyDecisionShape = {
-  fields: {
-    decision_id: 'string',
-    result: 'string',
-    controller_id: 'string',
-    actor_id: 'string',
-    principal_id: 'string',
-    effect_digest: 'string',
-    policy_revision: 'u64',
-    matched_rule_ids: { list: 'string' },
-    reason_code: 'string',
-    human_summary: 'string',
-    'effective_limits?': {
-      list: {
-        fields: {
-          budget_id: 'string',
-          usage_key: 'string',
-          max_actions: 'u64',
-          actions_used: 'u64',
-          actions_remaining: 'u64',
-          max_quantity: 'u64',
-          quantity_used: 'u64',
-          quantity_remaining: 'u64',
-        },
-      },
-    },
-    'confirmation_challenge?': {
-      ptr: {
-        fields: {
-          challenge_id: 'string',
-          controller_id: 'string',
-          actor_id: 'string',
-          principal_id: 'string',
-          effect_digest: 'string',
-          epoch: EpochShape,
-          expires_at: TimepointShape,
-          policy_revision: 'u64',
-          single_use: 'bool',
-        },
-      },
-    },
-    evaluated_at: TimepointShape,
-  },
-} as const satisfies Shape;
-
-const ActorTargetShape = { fields: { host_id: 'string', world_id: 'string', actor_id: 'string' } } as const;
-
-const HostControlBatchShape = {
-  fields: {
-    gateway_requests: {
-      list: {
-        fields: {
-          request: {
-            fields: {
-              gateway_request_id: 'string',
-              kind: 'string',
-              target: ActorTargetShape,
-              'action_request?': { ptr: ActionRequestShape },
-              submitted_at_unix_millis: 'i64',
-            },
-          },
-          delivery_attempt: 'u32',
-        },
-      },
-    },
-    requests: {
-      list: {
-        fields: {
-          request: {
-            fields: {
-              operation_id: 'string',
-              request_id: 'string',
-              principal: PrincipalShape,
-              host_id: 'string',
-              world_id: 'string',
-              actor_id: 'string',
-              kind: 'string',
-              binding: { ptr: { fields: { epoch: EpochShape, observation_seq: 'u64', authority_revision: 'u64', 'controller_lease_id?': 'string' } } },
-              action_request: { ptr: ActionRequestShape },
-              bound_action: { ptr: BoundActionShape },
-              policy_decision: { ptr: PolicyDecisionShape },
-              'parent_operation_id?': 'string',
-              submitted_at_unix_millis: 'i64',
-            },
-          },
-          delivery_attempt: 'u32',
-        },
-      },
-    },
-    cancellations: { list: 'string' },
-  },
-} as const satisfies Shape;
-
-/** Go accepts these gateway error codes (R94); anything else is sent as the nearest of them. */
-function gatewayCode(e: unknown): GatewayErrorCode {
-  if (!(e instanceof RinError)) return 'internal';
-  if (e.code === 'invalid') {
-    // A request fenced by the registry (epoch, observation window, spec digest) is stale, not malformed.
-    const field = e.field ?? '';
-    if (/^(expected_epoch|observation_sequence|spec_digest|capability)/.test(field)) return 'stale';
-    return 'invalid';
-  }
-  switch (e.code) {
-    case 'stale':
-    case 'forbidden':
-    case 'conflict':
-    case 'unavailable':
-    case 'internal':
-      return e.code;
-    case 'not_found':
-      return 'invalid';
-    case 'capacity':
-    case 'lease_expired':
-      return 'unavailable';
-    default:
-      return 'conflict';
-  }
-}
-
-/** An acknowledgement code is an identifier (R88). */
-function ackCode(e: unknown): string {
-  if (e instanceof RinError) return gatewayCode(e) === 'stale' ? 'stale' : e.code.replace(/_/g, '-');
-  return 'internal';
-}
-
-/** A message for the control plane: one line, at most `max` bytes, cut between code points. */
-function clip(text: string, max = 500): string {
-  const clean =
-    text
-      .replace(/[\u0000-\u001f\u007f]/g, ' ')
-      .replace(/\p{Cs}/gu, '\ufffd')
-      .trim() || 'refused';
-  let out = '';
-  let bytes = 0;
-  for (const ch of clean) {
-    bytes += Buffer.byteLength(ch, 'utf8');
-    if (bytes > max) break;
-    out += ch;
-  }
-  return out;
-}
-
-const asRinError = (e: unknown): RinError => (e instanceof RinError ? e : new RinError('internal', e instanceof Error ? e.message : String(e)));
-const isNetwork = (e: unknown): boolean => e instanceof RinError && e.code === 'unavailable' && (e as { status?: number }).status === 0;
-
-/** Bounded insertion-ordered map: the oldest entry goes first when full. */
-class Bounded<K, V> extends Map<K, V> {
-  constructor(private readonly limit: number) {
-    super();
-  }
-  override set(key: K, value: V): this {
-    if (!this.has(key) && this.size >= this.limit) {
-      const oldest = this.keys().next();
-      if (!oldest.done) this.delete(oldest.value);
-    }
-    return super.set(key, value);
-  }
-}
-
 interface Tracked {
   acked: boolean;
   reportedSeq: number;
@@ -252,7 +84,20 @@ interface Tracked {
 
 type Report = { kind: 'run' | 'outcome'; operationId: string; result: AdapterResult };
 
-export async function startHostAgent(options: HostAgentOptions): Promise<HostAgent> {
+/** The options checked, with their defaults. */
+interface AgentSettings {
+  ttl: number;
+  /** The long poll's wait: it ends in time for the lease renewal a third of the way through the lease. */
+  pollWait: number;
+  pollLimit: number;
+  now: () => number;
+  sleep: (ms: number) => Promise<void>;
+  onError: (error: RinError) => void;
+  world: HostWorldSource;
+  startAttempts: number;
+}
+
+function agentSettings(options: HostAgentOptions): AgentSettings {
   const ttl = options.leaseTtlMillis ?? 30_000;
   if (!Number.isSafeInteger(ttl) || ttl < 5000 || ttl > 300_000) throw new RinError('invalid', 'leaseTtlMillis must be between 5000 and 300000');
   const requestedWait = options.pollWaitMillis ?? 2000;
@@ -263,174 +108,171 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const onError = options.onError ?? (() => undefined);
-  const { coordinator, hostId, instanceId } = options;
-  const world = options.world ?? coordinator.worldSource();
+  const world = options.world ?? options.coordinator.worldSource();
   if (!world) throw new RinError('invalid', 'the host agent needs a world source: the adapter does not describe its worlds');
-  // A poll must end in time for the lease renewal a third of the way through the lease.
-  const pollWait = Math.min(requestedWait, Math.floor(ttl / 3));
-  const dispatcher = coordinator.dispatcher;
+  return { ttl, pollWait: Math.min(requestedWait, Math.floor(ttl / 3)), pollLimit, now, sleep, onError, world, startAttempts: options.startAttempts ?? 8 };
+}
 
-  // Only the long poll is aborted by stop(); every other request runs to its own deadline.
-  let pollAbort = new AbortController();
-  const baseFetch: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
-  const client = new RinControlClient({
-    baseUrl: options.baseUrl,
-    token: options.token,
-    fetch: (url, init) =>
-      url.endsWith('/control/v2/host/poll')
-        ? baseFetch(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, pollAbort.signal]) : pollAbort.signal })
-        : baseFetch(url, init),
+export async function startHostAgent(options: HostAgentOptions): Promise<HostAgent> {
+  const agent = new HostAgentRun(options, agentSettings(options));
+  await agent.start();
+  return agent.handle();
+}
+
+/** One running agent: its lease, what it published, the work it took and the reports it owes. */
+class HostAgentRun {
+  private readonly hostId: string;
+  private readonly coordinator: AdapterCoordinator;
+  private readonly client: RinControlClient;
+  /** Only the long poll is aborted by stop(); every other request runs to its own deadline. */
+  private pollAbort = new AbortController();
+  private readonly stats: HostAgentStats = { publications: 0, gatewayAnswers: 0, executed: 0, refused: 0, cancellations: 0, retries: 0 };
+  private lease!: HostLease;
+  private renewAt = 0;
+  private stopping = false;
+  private wake: () => void = () => undefined;
+  private readonly stopRequested = new Promise<void>((resolve) => {
+    this.wake = resolve;
   });
+  private readonly publisher: WorldPublisher;
+  private readonly answers = new Bounded<string, HostGatewayResult>(MAX_ANSWERS);
+  private readonly tracked = new Bounded<string, Tracked>(MAX_TRACKED);
+  private readonly refusedAcks = new Bounded<string, { code: string; message: string }>(MAX_TRACKED);
+  private readonly outbox: Report[] = [];
+  /** The agent's own work (batches, refreshes, reports) runs one piece at a time. */
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly manifest: HostManifest;
+  private stopped: Promise<void> = Promise.resolve();
 
-  const stats: HostAgentStats = { publications: 0, gatewayAnswers: 0, executed: 0, refused: 0, cancellations: 0, retries: 0 };
-  let lease: HostLease;
-  let renewAt = 0;
-  let stopping = false;
-  let wake: () => void = () => undefined;
-  const stopRequested = new Promise<void>((resolve) => {
-    wake = resolve;
-  });
-  /** A wait that ends early when the agent stops. */
-  const pause = (ms: number): Promise<void> => Promise.race([sleep(ms), stopRequested]);
-  // Seeded from the clock, so a restarted agent publishes above what the control plane kept of it.
-  let sequence = now();
-  const published = new Map<string, string>();
-  /** The change signal every world was last published (or found unchanged) at. */
-  let publishedVersion: string | undefined;
-  const answers = new Bounded<string, HostGatewayResult>(MAX_ANSWERS);
-  const tracked = new Bounded<string, Tracked>(MAX_TRACKED);
-  const refusedAcks = new Bounded<string, { code: string; message: string }>(MAX_TRACKED);
-  const outbox: Report[] = [];
-
-  // The agent's own work (batches, refreshes, reports) runs one piece at a time.
-  let chain: Promise<unknown> = Promise.resolve();
-  const serial = <T>(work: () => Promise<T>): Promise<T> => {
-    const run = chain.then(work, work);
-    chain = run.catch(() => undefined);
-    return run;
-  };
-
-  const manifest = coordinator.manifest();
-  const register = async (): Promise<void> => {
-    const answer = await client.call('POST', '/control/v2/host/register', {
-      contract_version: CONTROL_CONTRACT_VERSION,
-      host_id: hostId,
-      instance_id: instanceId,
-      manifest,
-      lease_ttl_millis: ttl,
+  constructor(
+    private readonly options: HostAgentOptions,
+    private readonly s: AgentSettings,
+  ) {
+    this.hostId = options.hostId;
+    this.coordinator = options.coordinator;
+    const baseFetch: FetchLike = options.fetch ?? ((url, init) => fetch(url, init));
+    this.client = new RinControlClient({
+      baseUrl: options.baseUrl,
+      token: options.token,
+      fetch: (url, init) =>
+        url.endsWith('/control/v2/host/poll')
+          ? baseFetch(url, { ...init, signal: init.signal ? AbortSignal.any([init.signal, this.pollAbort.signal]) : this.pollAbort.signal })
+          : baseFetch(url, init),
     });
-    lease = answer.body as HostLease;
-    renewAt = now() + Math.floor(ttl / 3);
-    published.clear();
-    publishedVersion = undefined;
-  };
+    this.publisher = new WorldPublisher(this.coordinator, s.world, this.hostId, s.now(), async (publication) => {
+      await this.client.call('POST', '/control/v2/host/publish', { ...this.leaseBody(), publication });
+      this.stats.publications += 1;
+    });
+    this.manifest = this.coordinator.manifest();
+  }
 
-  const leaseBody = () => ({ host_id: hostId, lease_id: lease.lease_id });
+  /** Registers and publishes (retrying while the control plane cannot be reached), then starts the serve loop. */
+  async start(): Promise<void> {
+    await this.withRetry(() => this.register(), this.s.startAttempts);
+    await this.withRetry(() => this.publisher.publish(), this.s.startAttempts);
+    this.stopped = this.serve();
+  }
+
+  handle(): HostAgent {
+    const stopped = this.stopped;
+    return {
+      hostId: this.hostId,
+      lease: () => ({ ...this.lease }),
+      refresh: () => this.serial(() => this.refreshNow()),
+      stats: () => ({ ...this.stats }),
+      stopped,
+      stop: () => this.stop(),
+    };
+  }
+
+  private serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(work, work);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A wait that ends early when the agent stops. */
+  private pause(ms: number): Promise<void> {
+    return Promise.race([this.s.sleep(ms), this.stopRequested]);
+  }
+
+  // ---- the lease ----
+
+  private async register(): Promise<void> {
+    const answer = await this.client.call('POST', '/control/v2/host/register', {
+      contract_version: CONTROL_CONTRACT_VERSION,
+      host_id: this.hostId,
+      instance_id: this.options.instanceId,
+      manifest: this.manifest,
+      lease_ttl_millis: this.s.ttl,
+    });
+    this.lease = answer.body as HostLease;
+    this.renewAt = this.s.now() + Math.floor(this.s.ttl / 3);
+    this.publisher.reset();
+  }
+
+  private async reregister(): Promise<void> {
+    await this.register();
+    await this.publisher.publish();
+  }
+
+  private leaseBody() {
+    return { host_id: this.hostId, lease_id: this.lease.lease_id };
+  }
+
+  private async renewIfDue(): Promise<void> {
+    if (this.s.now() < this.renewAt) return;
+    try {
+      const answer = await this.client.call('POST', '/control/v2/host/renew', this.leaseBody());
+      this.lease = answer.body as HostLease;
+      this.renewAt = this.s.now() + Math.floor(this.s.ttl / 3);
+    } catch (e) {
+      if (!(e instanceof RinError && e.code === 'lease_expired')) throw e;
+      await this.reregister();
+    }
+  }
 
   /** Retries a request while the control plane is unreachable, with exponential backoff. */
-  const withRetry = async <T>(work: () => Promise<T>, attempts: number): Promise<T> => {
+  private async withRetry<T>(work: () => Promise<T>, attempts: number): Promise<T> {
     let delay = BACKOFF_START;
     for (let attempt = 1; ; attempt++) {
       try {
         return await work();
       } catch (e) {
-        if (!isNetwork(e) || attempt >= attempts || stopping) throw e;
-        stats.retries += 1;
-        onError(asRinError(e));
-        await sleep(delay);
+        if (!isNetwork(e) || attempt >= attempts || this.stopping) throw e;
+        this.stats.retries += 1;
+        this.s.onError(asRinError(e));
+        await this.s.sleep(delay);
         delay = Math.min(delay * 2, BACKOFF_MAX);
       }
     }
-  };
+  }
 
   /** A request that needs a live lease: an expired lease is replaced and the world republished first. */
-  const leased = async <T>(work: () => Promise<T>): Promise<T> => {
+  private async leased<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (e) {
-      if (!(e instanceof RinError && e.code === 'lease_expired') || stopping) throw e;
-      await register();
-      await publish();
+      if (!(e instanceof RinError && e.code === 'lease_expired') || this.stopping) throw e;
+      await this.reregister();
       return work();
     }
-  };
-
-  const buildPublications = async (): Promise<WorldPublication[]> => {
-    const worlds = await dispatcher.dispatch(() => world.describe());
-    const capabilities = coordinator.capabilities();
-    const out: WorldPublication[] = [];
-    for (const w of worlds) {
-      const actors: ActorPublication[] = [];
-      for (const actor of w.actors) {
-        const target = { host_id: hostId, world_id: w.world_id, actor_id: actor.actor_id };
-        const snapshot = await coordinator.snapshotAction(target);
-        const observation = await coordinator.observe({
-          query_id: `query.${actor.actor_id}.${snapshot.observation_sequence}`,
-          host_id: hostId,
-          world_id: w.world_id,
-          actor_id: actor.actor_id,
-          expected_epoch: snapshot.epoch,
-          limit: 64,
-        });
-        const state = await dispatcher.dispatch(() => world.actorState(actor.actor_id));
-        actors.push({
-          actor_id: actor.actor_id,
-          owner_principal_id: actor.owner_principal_id,
-          display_name: actor.display_name,
-          observation_seq: observation.sequence,
-          epoch: observation.epoch,
-          decision_authority: actor.decision_authority,
-          state: new RawJson(goJsonEncode(state)),
-          observation,
-          capabilities,
-        });
-      }
-      out.push({
-        world_id: w.world_id,
-        display_name: w.display_name,
-        sequence: 0,
-        ...(w.visible_principal_ids && w.visible_principal_ids.length > 0 ? { visible_principal_ids: w.visible_principal_ids } : {}),
-        actors,
-      });
-    }
-    return out;
-  };
-
-  /** The world's change signal and the catalog revision, when the world offers one. */
-  const publicationVersion = async (): Promise<string | undefined> => {
-    if (world.publicationVersion === undefined) return undefined;
-    const version = await dispatcher.dispatch(() => world.publicationVersion!());
-    return `${version}\0${coordinator.capabilities().revision}`;
-  };
-
-  /** Publishes every world whose content changed since its last publication (sequence +1). */
-  async function publish(): Promise<void> {
-    // Read before building: a change while building moves it again, so nothing is skipped wrongly.
-    const version = await publicationVersion();
-    if (version !== undefined && version === publishedVersion) return;
-    for (const publication of await buildPublications()) {
-      const content = goJsonEncode(publication);
-      if (published.get(publication.world_id) === content) continue;
-      sequence += 1;
-      publication.sequence = sequence;
-      await client.call('POST', '/control/v2/host/publish', { ...leaseBody(), publication });
-      published.set(publication.world_id, content);
-      stats.publications += 1;
-    }
-    publishedVersion = version;
   }
 
-  const track = (operationId: string): Tracked => {
-    let t = tracked.get(operationId);
+  // ---- reports ----
+
+  private track(operationId: string): Tracked {
+    let t = this.tracked.get(operationId);
     if (!t) {
       t = { acked: false, reportedSeq: 0, outcomeReported: false, cancelAsked: false };
-      tracked.set(operationId, t);
+      this.tracked.set(operationId, t);
     }
     return t;
-  };
+  }
 
-  const queueReports = (operationId: string, result: AdapterResult): void => {
-    const t = track(operationId);
+  private queueReports(operationId: string, result: AdapterResult): void {
+    const t = this.track(operationId);
+    const outbox = this.outbox;
     if (result.run.progress_seq > t.reportedSeq) {
       outbox.push({ kind: 'run', operationId, result });
       t.reportedSeq = result.run.progress_seq;
@@ -440,223 +282,205 @@ export async function startHostAgent(options: HostAgentOptions): Promise<HostAge
       t.outcomeReported = true;
     }
     if (outbox.length > MAX_OUTBOX) outbox.splice(0, outbox.length - MAX_OUTBOX);
-  };
+  }
 
   /** Sends queued reports in order; stops at a network failure and keeps the rest for later. */
-  const flush = async (): Promise<void> => {
+  private async flush(): Promise<void> {
+    const outbox = this.outbox;
     while (outbox.length > 0) {
       const report = outbox[0] as Report;
       try {
         if (report.kind === 'run') {
-          await leased(() => client.call('POST', '/control/v2/host/run', { ...leaseBody(), run: report.result.run }));
+          await this.leased(() => this.client.call('POST', '/control/v2/host/run', { ...this.leaseBody(), run: report.result.run }));
         } else {
-          await leased(() =>
-            client.call('POST', '/control/v2/host/outcome', {
-              ...leaseBody(),
+          await this.leased(() =>
+            this.client.call('POST', '/control/v2/host/outcome', {
+              ...this.leaseBody(),
               outcome: report.result.outcome,
               ...(report.result.output ? { output: report.result.output } : {}),
             }),
           );
-          coordinator.forgetOperation(report.operationId);
+          this.coordinator.forgetOperation(report.operationId);
         }
       } catch (e) {
         if (isNetwork(e)) throw e;
         // Refused for good (a conflict, a stale run): nothing a resend could change.
-        onError(asRinError(e));
+        this.s.onError(asRinError(e));
       }
       outbox.shift();
     }
-  };
+  }
 
-  const answerGateway = async (delivery: HostGatewayDelivery): Promise<void> => {
+  // ---- the work of a batch ----
+
+  private async answerGateway(delivery: HostGatewayDelivery): Promise<void> {
     const request = delivery.request;
-    let result = answers.get(request.gateway_request_id);
+    let result = this.answers.get(request.gateway_request_id);
     if (!result) {
       try {
         if (request.kind === 'bind') {
           if (!request.action_request) throw new RinError('invalid', 'action_request: is required for bind');
-          const binding = await coordinator.bindRequest(request.target, request.action_request);
+          const binding = await this.coordinator.bindRequest(request.target, request.action_request);
           result = { gateway_request_id: request.gateway_request_id, binding };
         } else if (request.kind === 'snapshot') {
-          result = { gateway_request_id: request.gateway_request_id, snapshot: await coordinator.snapshotAction(request.target) };
+          result = { gateway_request_id: request.gateway_request_id, snapshot: await this.coordinator.snapshotAction(request.target) };
         } else {
           throw new RinError('invalid', 'kind: must be bind or snapshot');
         }
       } catch (e) {
         result = { gateway_request_id: request.gateway_request_id, error_code: gatewayCode(e), error_message: clip(asRinError(e).message) };
       }
-      answers.set(request.gateway_request_id, result);
+      this.answers.set(request.gateway_request_id, result);
     }
+    const answer = result;
     try {
-      await leased(() => client.call('POST', '/control/v2/host/gateway-result', { ...leaseBody(), result }));
-      stats.gatewayAnswers += 1;
+      await this.leased(() => this.client.call('POST', '/control/v2/host/gateway-result', { ...this.leaseBody(), result: answer }));
+      this.stats.gatewayAnswers += 1;
     } catch (e) {
       if (isNetwork(e)) throw e;
       // The control plane gave up on the request (timed out, host left): nothing to answer any more.
-      onError(asRinError(e));
+      this.s.onError(asRinError(e));
     }
-  };
+  }
 
-  const acknowledge = (operationId: string, accepted: boolean, code?: string, message?: string) =>
-    leased(() =>
-      client.call('POST', '/control/v2/host/ack', {
-        ...leaseBody(),
+  private acknowledge(operationId: string, accepted: boolean, code?: string, message?: string) {
+    return this.leased(() =>
+      this.client.call('POST', '/control/v2/host/ack', {
+        ...this.leaseBody(),
         acknowledgement: { operation_id: operationId, accepted, ...(accepted ? {} : { code, message }) },
       }),
     );
+  }
 
   /** True when the delivery was new work (not a redelivery of an operation already acknowledged). */
-  const handleDelivery = async (delivery: HostControlDelivery): Promise<boolean> => {
+  private async handleDelivery(delivery: HostControlDelivery): Promise<boolean> {
     const operationId = delivery.request.operation_id;
     // An accepted operation is redelivered until it reports a run; it runs only once regardless.
-    if (tracked.get(operationId)?.acked) return false;
-    const earlier = refusedAcks.get(operationId);
+    if (this.tracked.get(operationId)?.acked) return false;
+    const earlier = this.refusedAcks.get(operationId);
     if (earlier) {
-      await acknowledge(operationId, false, earlier.code, earlier.message);
+      await this.acknowledge(operationId, false, earlier.code, earlier.message);
       return true;
     }
     let result: AdapterResult;
     try {
-      result = await coordinator.executeDelivery(delivery);
+      result = await this.coordinator.executeDelivery(delivery);
     } catch (e) {
       const refusal = { code: ackCode(e), message: clip(asRinError(e).message) };
-      refusedAcks.set(operationId, refusal);
-      stats.refused += 1;
-      onError(asRinError(e));
-      await acknowledge(operationId, false, refusal.code, refusal.message);
+      this.refusedAcks.set(operationId, refusal);
+      this.stats.refused += 1;
+      this.s.onError(asRinError(e));
+      await this.acknowledge(operationId, false, refusal.code, refusal.message);
       return true;
     }
-    if (!tracked.has(operationId)) stats.executed += 1;
-    const t = track(operationId);
-    await acknowledge(operationId, true);
+    if (!this.tracked.has(operationId)) this.stats.executed += 1;
+    const t = this.track(operationId);
+    await this.acknowledge(operationId, true);
     t.acked = true;
-    queueReports(operationId, result);
+    this.queueReports(operationId, result);
     return true;
-  };
+  }
 
-  const handleCancellation = async (operationId: string): Promise<boolean> => {
-    const t = tracked.get(operationId);
+  private async handleCancellation(operationId: string): Promise<boolean> {
+    const t = this.tracked.get(operationId);
     if (t?.cancelAsked) return false;
     if (!t) {
       // Never executed here: the operation can only be refused.
       try {
-        await acknowledge(operationId, false, 'cancelled', 'cancelled before execution');
+        await this.acknowledge(operationId, false, 'cancelled', 'cancelled before execution');
       } catch (e) {
         if (isNetwork(e)) throw e;
-        onError(asRinError(e));
+        this.s.onError(asRinError(e));
       }
-      track(operationId).cancelAsked = true;
+      this.track(operationId).cancelAsked = true;
       return true;
     }
     t.cancelAsked = true;
-    stats.cancellations += 1;
+    this.stats.cancellations += 1;
     try {
-      queueReports(operationId, await coordinator.cancel(operationId));
+      this.queueReports(operationId, await this.coordinator.cancel(operationId));
     } catch (e) {
-      onError(asRinError(e));
+      this.s.onError(asRinError(e));
     }
     return true;
-  };
+  }
 
   /**
    * Republishes changed worlds, then reports newer progress of unfinished operations: a controller that
    * waits for its operation to finish and then reads the actor sees the world the operation left, and its
    * next request is fenced with that observation instead of being refused as stale.
    */
-  const refreshNow = async (): Promise<void> => {
+  private async refreshNow(): Promise<void> {
     const results: [string, AdapterResult][] = [];
-    for (const operationId of coordinator.unfinished()) {
+    for (const operationId of this.coordinator.unfinished()) {
       try {
-        results.push([operationId, await coordinator.verify(operationId)]);
+        results.push([operationId, await this.coordinator.verify(operationId)]);
       } catch (e) {
-        onError(asRinError(e));
+        this.s.onError(asRinError(e));
       }
     }
-    await leased(() => publish());
-    for (const [operationId, result] of results) queueReports(operationId, result);
-    await flush();
-  };
+    await this.leased(() => this.publisher.publish());
+    for (const [operationId, result] of results) this.queueReports(operationId, result);
+    await this.flush();
+  }
 
-  const handleBatch = async (batch: HostControlBatch): Promise<boolean> => {
+  private async handleBatch(batch: HostControlBatch): Promise<boolean> {
     let acted = false;
-    for (const id of batch.cancellations) acted = (await handleCancellation(id)) || acted;
+    for (const id of batch.cancellations) acted = (await this.handleCancellation(id)) || acted;
     for (const g of batch.gateway_requests) {
-      await answerGateway(g);
+      await this.answerGateway(g);
       acted = true;
     }
-    for (const d of batch.requests) acted = (await handleDelivery(d)) || acted;
-    await refreshNow();
+    for (const d of batch.requests) acted = (await this.handleDelivery(d)) || acted;
+    await this.refreshNow();
     return acted;
-  };
+  }
 
-  const renewIfDue = async (): Promise<void> => {
-    if (now() < renewAt) return;
-    try {
-      const answer = await client.call('POST', '/control/v2/host/renew', leaseBody());
-      lease = answer.body as HostLease;
-      renewAt = now() + Math.floor(ttl / 3);
-    } catch (e) {
-      if (!(e instanceof RinError && e.code === 'lease_expired')) throw e;
-      await register();
-      await publish();
-    }
-  };
+  // ---- the serve loop and shutdown ----
 
-  const startAttempts = options.startAttempts ?? 8;
-  await withRetry(register, startAttempts);
-  await withRetry(() => publish(), startAttempts);
-
-  const loop = async (): Promise<void> => {
+  /** Long-polls until stopped; a failure is reported and retried with exponential backoff. */
+  private async serve(): Promise<void> {
+    const { pollWait, pollLimit } = this.s;
     let delay = BACKOFF_START;
-    while (!stopping) {
+    while (!this.stopping) {
       try {
-        await serial(renewIfDue);
-        pollAbort = new AbortController();
-        const answer = await client.call('POST', '/control/v2/host/poll', { ...leaseBody(), limit: pollLimit, wait_millis: pollWait }, pollWait);
-        if (stopping) break;
+        await this.serial(() => this.renewIfDue());
+        this.pollAbort = new AbortController();
+        const answer = await this.client.call('POST', '/control/v2/host/poll', { ...this.leaseBody(), limit: pollLimit, wait_millis: pollWait }, pollWait);
+        if (this.stopping) break;
         const batch = decodeWireText<HostControlBatch>(answer.text, HostControlBatchShape);
-        const acted = await serial(() => handleBatch(batch));
+        const acted = await this.serial(() => this.handleBatch(batch));
         // Work already handled comes back on every poll until it settles (an accepted operation
         // still queued in the game, a cancellation the game cannot honour): do not spin on it.
-        if (!acted && batch.requests.length + batch.cancellations.length > 0) await pause(Math.min(Math.max(pollWait, 100), 500));
+        if (!acted && batch.requests.length + batch.cancellations.length > 0) await this.pause(Math.min(Math.max(pollWait, 100), 500));
         delay = BACKOFF_START;
       } catch (e) {
-        if (stopping) break;
+        if (this.stopping) break;
         const error = asRinError(e);
-        onError(error);
+        this.s.onError(error);
         if (error.code === 'lease_expired') {
-          await serial(async () => {
-            await register();
-            await publish();
-          }).catch((again: unknown) => onError(asRinError(again)));
+          await this.serial(() => this.reregister()).catch((again: unknown) => this.s.onError(asRinError(again)));
         }
-        stats.retries += 1;
-        await pause(delay);
+        this.stats.retries += 1;
+        await this.pause(delay);
         delay = Math.min(delay * 2, BACKOFF_MAX);
       }
     }
-  };
-  const stopped = loop();
+  }
 
-  return {
-    hostId,
-    lease: () => ({ ...lease }),
-    refresh: () => serial(refreshNow),
-    stats: () => ({ ...stats }),
-    stopped,
-    async stop(): Promise<void> {
-      if (stopping) return stopped;
-      stopping = true;
-      wake();
-      pollAbort.abort();
-      await stopped;
-      await chain;
-      try {
-        await serial(() => flush());
-      } catch (e) {
-        onError(asRinError(e));
-      }
-      await client.call('POST', '/control/v2/host/unregister', leaseBody());
-    },
-  };
+  /** Ends the poll, sends what reports it can, then unregisters. */
+  private async stop(): Promise<void> {
+    if (this.stopping) return this.stopped;
+    this.stopping = true;
+    this.wake();
+    this.pollAbort.abort();
+    await this.stopped;
+    await this.chain;
+    try {
+      await this.serial(() => this.flush());
+    } catch (e) {
+      this.s.onError(asRinError(e));
+    }
+    await this.client.call('POST', '/control/v2/host/unregister', this.leaseBody());
+  }
 }
