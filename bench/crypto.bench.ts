@@ -21,7 +21,21 @@ import { createRequire } from 'node:module';
 import { getCrypto, type Crypto } from '../ts/crypto/index.js';
 import { NODE_BINDINGS } from '../ts/crypto/node.js';
 import type { WasmExports } from '../ts/crypto/wasm-backend.js';
-import { budgetFloor, FLOOR_SAMPLES, floorTable, fmt, interleaved, median, ratioFloor, SAMPLE_MS, SAMPLES, writeFloors, type Floor } from './measure.js';
+import {
+  budgetFloor,
+  FLOOR_SAMPLES,
+  floorTable,
+  fmt,
+  interleaved,
+  median,
+  medians,
+  ratioFloor,
+  SAMPLE_MS,
+  SAMPLES,
+  versusWasmTable,
+  writeFloors,
+  type Floor,
+} from './measure.js';
 
 nobleEd.hashes.sha512 = sha512;
 await sodium.ready;
@@ -373,9 +387,7 @@ for (const b of benches) {
       .join(', ')}\n`,
   );
 }
-const results = new Map(
-  [...samples].map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v!)])) as Partial<Record<Impl, number>>]),
-);
+const results = medians(samples);
 const seconds = (performance.now() - t0) / 1000;
 
 // .wasm size, and compile + instantiate time: V8 caches compiled modules per process, so each sample
@@ -443,16 +455,7 @@ lines.push(
   '',
 );
 lines.push('ops/s, the median of the samples (higher is better); in brackets, the ratio of the wasm backend to that column (ratio of medians).', '');
-lines.push(`| case | ${IMPLS.join(' | ')} |`, `|---|${IMPLS.map(() => '---:').join('|')}|`);
-for (const [name, row] of results) {
-  const w = row.wasm;
-  const cells = IMPLS.map((i) => {
-    const v = row[i];
-    if (v === undefined) return '–';
-    return i === 'wasm' || w === undefined ? fmt(v) : `${fmt(v)} (${(w / v).toFixed(2)}×)`;
-  });
-  lines.push(`| ${name} | ${cells.join(' | ')} |`);
-}
+lines.push(...versusWasmTable(IMPLS, results));
 lines.push(
   '',
   `.wasm: ${wasmBytes.length} bytes raw, ${gz} bytes gzipped (${(gz / 1024).toFixed(1)} KiB); compile + instantiate in a fresh process: ${instantiateMs.toFixed(2)} ms (median of 7). The compile time is a figure, not a floor: nothing measured here has a module of its own to compare it with.`,

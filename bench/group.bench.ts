@@ -67,12 +67,9 @@ function setup(c: Crypto) {
   return { seed, pk, members };
 }
 
-function runLeader(c: Crypto, keep: boolean): Run {
-  const { seed, pk, members } = setup(c);
-  const seqs = new Array<number>(N).fill(0);
-  const all: Envelopes[] = [];
-  const t0 = performance.now();
-  const leader = GroupLeader.start({
+/** The meeting's leader (seat 0) at its start. */
+const startLeader = (c: Crypto, seed: (i: number) => string, members: GroupMember[]) =>
+  GroupLeader.start({
     crypto: c,
     hooks: meetingRoom.create(ctx) as GroupHooks,
     config,
@@ -82,6 +79,13 @@ function runLeader(c: Crypto, keep: boolean): Run {
     membershipVersion: N,
     members,
   });
+
+function runLeader(c: Crypto, keep: boolean): Run {
+  const { seed, pk, members } = setup(c);
+  const seqs = new Array<number>(N).fill(0);
+  const all: Envelopes[] = [];
+  const t0 = performance.now();
+  const leader = startLeader(c, seed, members);
   for (const { seat, action } of SCRIPT) {
     const { envelopes, receipt } = leader.applyInput({ actor_public_key: pk(seat), client_seq: ++seqs[seat]!, action });
     if (receipt.status !== 'accepted') throw new Error(`bench action refused: ${JSON.stringify(action)}`);
@@ -95,16 +99,7 @@ function runLeader(c: Crypto, keep: boolean): Run {
 
 function leaderBootstrap(c: Crypto): Envelope {
   const { seed, members } = setup(c);
-  const leader = GroupLeader.start({
-    crypto: c,
-    hooks: meetingRoom.create(ctx) as GroupHooks,
-    config,
-    groupId: 'grp-bench',
-    leaderSeed: seed(0),
-    leaderEpoch: 0,
-    membershipVersion: N,
-    members,
-  });
+  const leader = startLeader(c, seed, members);
   const e = leader.bootstrapEnvelope(members[VIEWER]!.public_key)!;
   leader.dispose();
   return e;

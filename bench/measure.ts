@@ -154,6 +154,31 @@ export function floorCells(f: Floor): [median: string, spread: string, required:
   ];
 }
 
+/** Each case's medians by implementation, from its samples. */
+export function medians<I extends string>(samples: ReadonlyMap<string, Partial<Record<I, number[]>>>): Map<string, Partial<Record<I, number>>> {
+  return new Map(
+    [...samples].map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v as number[])])) as Partial<Record<I, number>>]),
+  );
+}
+
+/**
+ * ops/s by case and implementation as a Markdown table; every cell but the wasm backend's carries, in
+ * brackets, the wasm backend's ratio to it (a ratio of medians). An implementation a case lacks: '–'.
+ */
+export function versusWasmTable<I extends string>(impls: readonly I[], results: ReadonlyMap<string, Partial<Record<I, number>>>): string[] {
+  const lines = [`| case | ${impls.join(' | ')} |`, `|---|${impls.map(() => '---:').join('|')}|`];
+  for (const [name, row] of results) {
+    const w = row['wasm' as I];
+    const cells = impls.map((i) => {
+      const v = row[i];
+      if (v === undefined) return '–';
+      return i === 'wasm' || w === undefined ? fmt(v) : `${fmt(v)} (${(w / v).toFixed(2)}×)`;
+    });
+    lines.push(`| ${name} | ${cells.join(' | ')} |`);
+  }
+  return lines;
+}
+
 /** The floors as a Markdown table: median ratio, the spread of the paired samples, and the verdict. */
 export function floorTable(floors: readonly Floor[]): string[] {
   return table(

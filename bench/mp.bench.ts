@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { getCrypto, type Crypto } from '../ts/crypto/index.js';
 import type { RsaKey } from '../ts/crypto/ot.js';
-import { floorTable, fmt, interleaved, median, ratioFloor, SAMPLE_MS, SAMPLES, writeFloors } from './measure.js';
+import { floorTable, interleaved, medians, ratioFloor, SAMPLE_MS, SAMPLES, versusWasmTable, writeFloors } from './measure.js';
 
 const wasm = getCrypto('wasm');
 const js = getCrypto('js');
@@ -114,9 +114,7 @@ const cases: { name: string; per?: number; impls: Partial<Record<Impl, () => unk
 
 const samples = new Map<string, Partial<Record<Impl, number[]>>>();
 for (const b of cases) samples.set(b.name, interleaved(b.impls as Record<string, () => unknown>, b.per) as Partial<Record<Impl, number[]>>);
-const results = new Map(
-  [...samples].map(([name, s]) => [name, Object.fromEntries(Object.entries(s).map(([k, v]) => [k, median(v!)])) as Partial<Record<Impl, number>>]),
-);
+const results = medians(samples);
 for (const k of [made, keys.wasm, keys.js]) k.dispose();
 
 // ---------------------------------------------------------------- report
@@ -146,16 +144,7 @@ lines.push(
   'ops/s, the median of the samples (higher is better); in brackets, the ratio of the wasm backend to that column.',
   '',
 );
-lines.push(`| case | ${IMPLS.join(' | ')} |`, `|---|${IMPLS.map(() => '---:').join('|')}|`);
-for (const [name, row] of results) {
-  const w = row.wasm;
-  const cells = IMPLS.map((i) => {
-    const v = row[i];
-    if (v === undefined) return '–';
-    return i === 'wasm' || w === undefined ? fmt(v) : `${fmt(v)} (${(w / v).toFixed(2)}×)`;
-  });
-  lines.push(`| ${name} | ${cells.join(' | ')} |`);
-}
+lines.push(...versusWasmTable(IMPLS, results));
 lines.push(
   '',
   '## Floors, from this run',

@@ -20,23 +20,16 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { getCrypto } from '../ts/crypto/index.js';
 import { runLocal } from '../ts/engine/local.js';
-import type { HooksModule, Message } from '../ts/hooks/types.js';
+import type { Message } from '../ts/hooks/types.js';
 import { loadIdentity } from '../ts/library/identity.js';
 import { parseInvitation, type Invitation } from '../ts/net/invitation.js';
 import { join as joinSession } from '../ts/net/session.js';
-import { builtinDir, BUILTINS } from '../ts/protocols/index.js';
-import { loadSpec } from '../ts/spec/index.js';
+import { BIN, crypto as c, hostDaemonArgs, OPTIONS, rpsHooks as hooks, rpsSpec as l } from './rps-workload.js';
 import { FLOOR_SAMPLES, floorTable, median, ratioFloor, table, writeFloors } from './measure.js';
 
 const FLOOR = 0.6;
 const UNPATCHED = 'AIGENORA_NET_UNPATCHED';
-const OPTIONS = { best_of: 99, termination: 'fixed_rounds' };
-const BIN = new URL('../bin/aigenora.mjs', import.meta.url).pathname;
-const c = getCrypto('wasm');
-const l = loadSpec(c, builtinDir(BUILTINS.find((b) => b.alias === 'rps-v1')!));
-const hooks = (await import('../ts/protocols/rps/hooks.js')).default as HooksModule;
 const protocol = { spec: l.spec, specText: l.text, protocolId: l.protocolId!, hooks };
 
 interface Sample {
@@ -100,26 +93,7 @@ async function startHost(
   const invFile = join(work, `${name}.invitation`);
   let stderr = '';
   const env = { ...process.env, AIGENORA_CRYPTO: 'wasm', [UNPATCHED]: unpatched ? '1' : '0' };
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'host',
-      '--daemon',
-      '--protocol',
-      'rps-v1',
-      '--options',
-      JSON.stringify(OPTIONS),
-      '--data-dir',
-      join(work, 'alice'),
-      '--invitation-file',
-      invFile,
-      '--invitation-ttl-minutes',
-      '60',
-      '--json',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env },
-  );
+  const child = spawn(process.execPath, [BIN, ...hostDaemonArgs(join(work, 'alice'), invFile)], { stdio: ['ignore', 'pipe', 'pipe'], env });
   children.push(child);
   child.stderr!.on('data', (d: Buffer) => void (stderr = (stderr + d.toString()).slice(-4000)));
   const exited = new Promise<never>((_, reject) =>

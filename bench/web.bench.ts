@@ -13,20 +13,12 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { gzipSync } from 'node:zlib';
 import { launchChromium } from '../scripts/lib/chromium.js';
-import { getCrypto } from '../ts/crypto/index.js';
-import type { HooksModule } from '../ts/hooks/types.js';
 import { loadIdentity } from '../ts/library/identity.js';
 import { parseInvitation } from '../ts/net/invitation.js';
 import { join as joinSession } from '../ts/net/session.js';
-import { builtinDir, BUILTINS } from '../ts/protocols/index.js';
-import { loadSpec } from '../ts/spec/index.js';
+import { BIN, crypto as c, hostDaemonArgs, rpsHooks as hooks, rpsSpec as l } from './rps-workload.js';
 import { median, SAMPLES, table } from './measure.js';
 
-const OPTIONS = { best_of: 99, termination: 'fixed_rounds' };
-const BIN = new URL('../bin/aigenora.mjs', import.meta.url).pathname;
-const c = getCrypto('wasm');
-const l = loadSpec(c, builtinDir(BUILTINS.find((b) => b.alias === 'rps-v1')!));
-const hooks = (await import('../ts/protocols/rps/hooks.js')).default as HooksModule;
 const work = mkdtempSync(join(tmpdir(), 'aigenora-webbench-'));
 const children: ChildProcess[] = [];
 
@@ -49,24 +41,7 @@ async function main(): Promise<string> {
     if (r.status !== 0) throw new Error(`aigenora init: ${r.stderr.trim()}`);
   }
   const invFile = join(work, 'invitation');
-  const hostProc = spawnCli(
-    [
-      'host',
-      '--daemon',
-      '--protocol',
-      'rps-v1',
-      '--options',
-      JSON.stringify(OPTIONS),
-      '--data-dir',
-      join(work, 'alice'),
-      '--invitation-file',
-      invFile,
-      '--invitation-ttl-minutes',
-      '60',
-      '--json',
-    ],
-    { AIGENORA_CRYPTO: 'wasm' },
-  );
+  const hostProc = spawnCli(hostDaemonArgs(join(work, 'alice'), invFile), { AIGENORA_CRYPTO: 'wasm' });
   hostProc.stdout!.resume();
   for (let k = 0; k < 600 && !existsSync(invFile); k++) await new Promise((r) => setTimeout(r, 50));
   if (!existsSync(invFile)) throw new Error('the host wrote no invitation in 30 s');

@@ -3,13 +3,9 @@
 // text of each result, never `structuredContent` and no resource, and completes the built-in bracket task.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, it, vi } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { bracketTask, openDocumentAuthority } from '../../ts/aira/doc/index.js';
-import { openTaskSession } from '../../ts/aira/mcp/open.js';
-import { createAiraMcpSession } from '../../ts/aira/mcp/server.js';
-import { BIN } from './mcp-harness.js';
+import { BIN, bracketSession } from './mcp-harness.js';
 
 // The stdio case starts the CLI as a process (tsx compiles it on start): slow on a loaded machine.
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 240_000 });
@@ -178,33 +174,14 @@ async function checkRun(client: Client): Promise<void> {
 
 describe('a client that forwards only text content', () => {
   it('completes the bracket task from the instructions and the result texts (in process)', async () => {
-    let released = false;
-    const opened = await openTaskSession({
-      crypto,
-      task: bracketTask(),
-      authority: async () => {
-        const authority = openDocumentAuthority({ crypto });
-        return {
-          authority,
-          release: async () => {
-            released = true;
-            await authority.close();
-          },
-        };
-      },
-    });
-    const session = createAiraMcpSession(opened);
-    const [a, b] = InMemoryTransport.createLinkedPair();
-    await session.server.connect(a);
-    const client = new Client({ name: 'content-only', version: '1.0.0' });
-    await client.connect(b);
+    const { client, session, task, released } = await bracketSession(crypto, {}, 'content-only');
     await checkRun(client);
     // The runtime, not the script, says it is done: the task itself ended completed.
-    expect(opened.task.terminal).toMatchObject({ state: 'completed', code: 'COMPLETED' });
-    expect(opened.task.trace().events.map((e) => e.decision)).toEqual(Array(7).fill('scheduled'));
+    expect(task.terminal).toMatchObject({ state: 'completed', code: 'COMPLETED' });
+    expect(task.trace().events.map((e) => e.decision)).toEqual(Array(7).fill('scheduled'));
     await client.close();
     await session.close();
-    expect(released).toBe(true);
+    expect(released()).toBe(true);
   });
 
   it('completes it against `aigenora aira mcp` over stdio', async () => {

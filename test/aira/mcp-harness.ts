@@ -1,11 +1,15 @@
 // Shared pieces of the MCP tests: the library reference run and a script driver over an MCP client.
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Crypto } from '../../ts/crypto/backend.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { bracketTask, openDocumentAuthority } from '../../ts/aira/doc/index.js';
+import { openTaskSession, type TaskSessionOptions } from '../../ts/aira/mcp/open.js';
 import { bracketScript, runScript, type ScriptStep } from '../../ts/aira/mcp/script.js';
-import { CAPSULE_URI, TRACE_URI } from '../../ts/aira/mcp/server.js';
-import { startTask } from '../../ts/aira/runtime.js';
+import { CAPSULE_URI, createAiraMcpSession, TRACE_URI, type AiraMcpSession } from '../../ts/aira/mcp/server.js';
+import { startTask, type AiraTask } from '../../ts/aira/runtime.js';
 import { Envelope, Trace, type TaskStatus } from '../../ts/aira/schema.js';
 
 import { BIN } from '../shared/cli.js';
@@ -26,6 +30,53 @@ export async function libraryTrace(steps: readonly ScriptStep[] = bracketScript(
   );
   await authority.close();
   return task.trace();
+}
+
+export interface BracketSession {
+  client: Client;
+  session: AiraMcpSession;
+  task: AiraTask;
+  /** Whether the session released its document authority. */
+  released(): boolean;
+  /** How many tool-list changes the client was told of. */
+  listChanged(): number;
+}
+
+/**
+ * The bracket task's MCP session in process, on a document authority of its own (released when the session
+ * ends), and a client named `clientName` connected to it over an in-memory transport.
+ */
+export async function bracketSession(
+  crypto: Crypto,
+  opts: Pick<TaskSessionOptions, 'bindCapabilities' | 'bindTtlMs' | 'now'> = {},
+  clientName = 'aira-test',
+): Promise<BracketSession> {
+  let released = false;
+  const opened = await openTaskSession({
+    crypto,
+    task: bracketTask(),
+    authority: async () => {
+      const authority = openDocumentAuthority({ crypto });
+      return {
+        authority,
+        release: async () => {
+          released = true;
+          await authority.close();
+        },
+      };
+    },
+    ...opts,
+  });
+  const session = createAiraMcpSession(opened);
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await session.server.connect(a);
+  const client = new Client({ name: clientName, version: '1.0.0' });
+  let changes = 0;
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    changes++;
+  });
+  await client.connect(b);
+  return { client, session, task: opened.task, released: () => released, listChanged: () => changes };
 }
 
 export interface ToolAnswer {

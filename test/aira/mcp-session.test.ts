@@ -1,49 +1,13 @@
 // One MCP session over one task, in process: schema refusals reach the runtime, a closed session cancels
 // the task, and scoped bound tools go stale instead of following the latest revision.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { bracketTask, openDocumentAuthority } from '../../ts/aira/doc/index.js';
-import { openTaskSession } from '../../ts/aira/mcp/open.js';
 import { bracketScript } from '../../ts/aira/mcp/script.js';
-import { createAiraMcpSession, type AiraMcpSession } from '../../ts/aira/mcp/server.js';
-import type { AiraTask } from '../../ts/aira/runtime.js';
-import { callTool, mcpTrace, runOverMcp } from './mcp-harness.js';
+import { bracketSession, callTool, mcpTrace, runOverMcp } from './mcp-harness.js';
 
 const crypto = getCrypto();
 
-async function session(
-  opts: { bindCapabilities?: number; bindTtlMs?: number; now?: () => number } = {},
-): Promise<{ client: Client; session: AiraMcpSession; task: AiraTask; released: () => boolean; listChanged: () => number }> {
-  let released = false;
-  const opened = await openTaskSession({
-    crypto,
-    task: bracketTask(),
-    authority: async () => {
-      const authority = openDocumentAuthority({ crypto });
-      return {
-        authority,
-        release: async () => {
-          released = true;
-          await authority.close();
-        },
-      };
-    },
-    ...opts,
-  });
-  const s = createAiraMcpSession(opened);
-  const [a, b] = InMemoryTransport.createLinkedPair();
-  await s.server.connect(a);
-  const client = new Client({ name: 'aira-test', version: '1.0.0' });
-  let changes = 0;
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-    changes++;
-  });
-  await client.connect(b);
-  return { client, session: s, task: opened.task, released: () => released, listChanged: () => changes };
-}
+const session = (opts: Parameters<typeof bracketSession>[1] = {}) => bracketSession(crypto, opts);
 
 describe('a session', () => {
   it('sends input the schema refuses to the runtime, which answers INVALID_INPUT and records it', async () => {

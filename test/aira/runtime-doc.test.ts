@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { bracketTask, openDocumentAuthority } from '../../ts/aira/doc/index.js';
-import { startTask, type AiraTask } from '../../ts/aira/runtime.js';
+import { startTask, type AiraTask, type TaskInput } from '../../ts/aira/runtime.js';
 import { Envelope, Trace, type Envelope as EnvelopeT } from '../../ts/aira/schema.js';
 
 const SET = 'cap:doc.setParameter@1';
@@ -52,13 +52,32 @@ function driver(task: AiraTask) {
   };
 }
 
+type Driver = ReturnType<typeof driver>;
+
+/** The discovery the protocol requires before a plan: the manifest, the catalog, the capability. */
+async function discover(d: Driver): Promise<void> {
+  await d.manifest();
+  await d.search();
+  await d.describe();
+}
+
+/** A candidate previewed, validated and committed with its validation token. */
+async function land(d: Driver, candidateId: string): Promise<EnvelopeT> {
+  await d.preview(candidateId);
+  const v = await d.validate(candidateId);
+  return d.commit(candidateId, v.data['validationToken'] as string);
+}
+
 describe.each(['js', 'wasm'] as const)('aira runtime on the document authority (%s)', (backend) => {
   const crypto = getCrypto(backend);
+  /** `input` started on a fresh document authority, and a driver of it. */
+  const started = async (input: TaskInput = bracketTask()) => {
+    const task = await startTask({ authority: openDocumentAuthority({ crypto }), crypto, task: input });
+    return { task, d: driver(task) };
+  };
 
   it('the bracket task: widen to 45 mm, completed by the runtime at read-back', async () => {
-    const authority = openDocumentAuthority({ crypto });
-    const task = await startTask({ authority, crypto, task: bracketTask() });
-    const d = driver(task);
+    const { task, d } = await started();
     expect((await d.describe()).diagnostics[0]!.code).toBe('DISCOVERY_REQUIRED');
     await d.manifest();
     await d.search();
@@ -84,12 +103,8 @@ describe.each(['js', 'wasm'] as const)('aira runtime on the document authority (
   });
 
   it('a thinned wall fails the preview with a real diagnostic → repair, rediscovery, then the right patch completes', async () => {
-    const authority = openDocumentAuthority({ crypto });
-    const task = await startTask({ authority, crypto, task: bracketTask() });
-    const d = driver(task);
-    await d.manifest();
-    await d.search();
-    await d.describe();
+    const { task, d } = await started();
+    await discover(d);
     const bad = await d.propose('thickness', 1);
     const pv = await d.preview(bad.data['candidateId'] as string);
     expect(pv.status).toBe('failed');
@@ -99,20 +114,13 @@ describe.each(['js', 'wasm'] as const)('aira runtime on the document authority (
     await d.search();
     await d.describe();
     const p = await d.propose('width', 45);
-    const cand = p.data['candidateId'] as string;
-    await d.preview(cand);
-    const v = await d.validate(cand);
-    await d.commit(cand, v.data['validationToken'] as string);
+    await land(d, p.data['candidateId'] as string);
     expect((await d.read()).task.terminal).toBe('completed');
   });
 
   it('an unknown parameter is refused by the authority at propose → repair; acceptance failure at read-back keeps the task open', async () => {
-    const authority = openDocumentAuthority({ crypto });
-    const task = await startTask({ authority, crypto, task: bracketTask() });
-    const d = driver(task);
-    await d.manifest();
-    await d.search();
-    await d.describe();
+    const { task, d } = await started();
+    await discover(d);
     const unknown = await d.propose('depth', 5);
     expect(unknown.status).toBe('failed');
     expect(task.state).toBe('repair');
@@ -120,10 +128,7 @@ describe.each(['js', 'wasm'] as const)('aira runtime on the document authority (
     await d.describe();
     // A legal change that does not meet the acceptance assertion (width 44, not 45).
     const p = await d.propose('width', 44);
-    const cand = p.data['candidateId'] as string;
-    await d.preview(cand);
-    const v = await d.validate(cand);
-    await d.commit(cand, v.data['validationToken'] as string);
+    await land(d, p.data['candidateId'] as string);
     const r = await d.read();
     expect(r.diagnostics.map((x) => x.code)).toEqual(['ACCEPTANCE_FAILED']);
     expect(task.state).toBe('readBack');
@@ -131,12 +136,8 @@ describe.each(['js', 'wasm'] as const)('aira runtime on the document authority (
   });
 
   it('completionAuthority model: read-back, publish to the user head (irreversible), then complete', async () => {
-    const authority = openDocumentAuthority({ crypto });
-    const task = await startTask({ authority, crypto, task: { ...bracketTask(), protocol: { completionAuthority: 'model' } } });
-    const d = driver(task);
-    await d.manifest();
-    await d.search();
-    await d.describe();
+    const { task, d } = await started({ ...bracketTask(), protocol: { completionAuthority: 'model' } });
+    await discover(d);
     const p = await d.propose('width', 45);
     const cand = p.data['candidateId'] as string;
     await d.preview(cand);

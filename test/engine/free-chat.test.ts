@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { appendDecision } from '../../ts/engine/decision.js';
 import { toHex } from '../../ts/crypto/index.js';
 import { sessionId, type Frame } from '../../ts/engine/frame.js';
-import { runLocal, seeded } from '../../ts/engine/local.js';
+import { runLocal, seeded, type LocalRun } from '../../ts/engine/local.js';
 import { runSession, type SessionConfig } from '../../ts/engine/session.js';
 import { memoryPair, type Transport } from '../../ts/engine/transport.js';
 import type { Message, Role } from '../../ts/hooks/types.js';
@@ -46,6 +46,31 @@ const deadlineOf = (dir: string): number => {
   return Date.parse(String(opened?.data?.['deadline_at']));
 };
 
+/** A human-chat session between two sides in `out`, as `run` sets them up (control, windows, scripted lines). */
+const humanChat = async (out: string, run: Omit<LocalRun, 'crypto' | 'spec' | 'specText' | 'protocolId' | 'hooks' | 'options' | 'outDir'>) =>
+  runLocal({ crypto: c, ...builtin('human-chat'), hooks: await hooksOf('human-chat'), options: {}, outDir: out, ...run });
+
+/**
+ * A best-of-3 rps game in `out` whose guest decides in human windows (no think time) on a clock the test
+ * never advances, from the moment the guest's first window is open.
+ */
+async function rpsWithHumanGuest(out: string) {
+  const clock = new ManualClock();
+  const run = runLocal({
+    crypto: c,
+    ...builtin('rps'),
+    hooks: await hooksOf('rps'),
+    options: { best_of: 3 },
+    outDir: out,
+    guestControl: 'human',
+    decisionTimeoutMs: 60_000,
+    minThinkMs: 0,
+    clock,
+  });
+  await until(() => window(join(out, 'guest')).match_key !== undefined, 'the first window');
+  return { clock, run };
+}
+
 describe('free mode with a person saying the lines', () => {
   // The human windows run on a clock the test never advances: their deadline never comes, so only an
   // `end` (or a decision) can close one.
@@ -53,12 +78,7 @@ describe('free mode with a person saying the lines', () => {
     const out = tempDir('free-chat');
     const [hostDir, guestDir] = [join(out, 'host'), join(out, 'guest')];
     const clock = new ManualClock();
-    const run = runLocal({
-      crypto: c,
-      ...builtin('human-chat'),
-      hooks: await hooksOf('human-chat'),
-      options: {},
-      outDir: out,
+    const run = humanChat(out, {
       hostControl: 'human',
       guestControl: 'human',
       decisionTimeoutMs: 60_000,
@@ -100,12 +120,7 @@ describe('free mode with a person saying the lines', () => {
     const out = tempDir('free-chat');
     const guestDir = join(out, 'guest');
     const clock = new ManualClock();
-    const r = await runLocal({
-      crypto: c,
-      ...builtin('human-chat'),
-      hooks: await hooksOf('human-chat'),
-      options: {},
-      outDir: out,
+    const r = await humanChat(out, {
       guestControl: 'human',
       decisionTimeoutMs: 60_000,
       minThinkMs: 0,
@@ -132,12 +147,7 @@ describe('free mode with a person saying the lines', () => {
   it('a hybrid side with nobody deciding says its scripted lines, then leaves', async () => {
     const out = tempDir('free-chat');
     // The host's person never decides: its window is open (60 s) until the guest's end closes it.
-    const r = await runLocal({
-      crypto: c,
-      ...builtin('human-chat'),
-      hooks: await hooksOf('human-chat'),
-      options: {},
-      outDir: out,
+    const r = await humanChat(out, {
       hostControl: 'human',
       guestControl: 'hybrid',
       minThinkMs: 20,
@@ -157,19 +167,7 @@ describe('free mode with a person saying the lines', () => {
     const guestDir = join(out, 'guest');
     // The windows run on a clock the test never advances: their deadline never comes, so only the
     // abort can end this session.
-    const clock = new ManualClock();
-    const run = runLocal({
-      crypto: c,
-      ...builtin('rps'),
-      hooks: await hooksOf('rps'),
-      options: { best_of: 3 },
-      outDir: out,
-      guestControl: 'human',
-      decisionTimeoutMs: 60_000,
-      minThinkMs: 0,
-      clock,
-    });
-    await until(() => window(guestDir).match_key !== undefined, 'the first window');
+    const { clock, run } = await rpsWithHumanGuest(out);
     writeFileSync(join(guestDir, 'abort.request'), 'now\n');
     const r = await run;
     expect(r.guest.reason).toBe('local_abort');
@@ -181,19 +179,7 @@ describe('free mode with a person saying the lines', () => {
     const guestDir = join(out, 'guest');
     // The windows run on a clock the test never advances: their deadline never comes, so only the
     // host's leaving can end the guest's.
-    const clock = new ManualClock();
-    const run = runLocal({
-      crypto: c,
-      ...builtin('rps'),
-      hooks: await hooksOf('rps'),
-      options: { best_of: 3 },
-      outDir: out,
-      guestControl: 'human',
-      decisionTimeoutMs: 60_000,
-      minThinkMs: 0,
-      clock,
-    });
-    await until(() => window(guestDir).match_key !== undefined, 'the first window');
+    const { clock, run } = await rpsWithHumanGuest(out);
     // The host's commit for the round is sent, and waits unread behind the window.
     await until(() => frames(join(out, 'host')).some((f) => f.from === 'host' && f.msg.action === 'commit'), "the host's commit");
     writeFileSync(join(out, 'host', 'abort.request'), 'now\n');

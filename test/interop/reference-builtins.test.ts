@@ -19,6 +19,7 @@ import { need, needShared, sharedPath } from '../shared/require.js';
 import { cli } from '../shared/cli.js';
 import { tempDir } from '../shared/tmp.js';
 import { findReference, lastJson, namespaceMissing, openWorld, postIdOf, publicKeyOf, until, type Reference, type World } from './harness.js';
+import { ourHost, ourJoin, refHost, refJoin } from './peer-commands.js';
 
 const PORT = 18789;
 const STEP_MS = 180_000;
@@ -178,34 +179,11 @@ function scenarios(reference: Reference, builtins: Builtin[]): void {
         const row: Row = { alias: b.alias, direction: 'reference hosts', completed: 'no', same: '-', settled: '-', seconds: '' };
         table.push(row);
         const t0 = Date.now();
-        const host = w.startRef(`reference host ${b.alias}`, refA, [
-          'host',
-          '--server',
-          w.server,
-          '--protocol-dir',
-          join(refA, 'protocols', b.path),
-          '--options',
-          options,
-          '--control-mode',
-          'autonomous',
-          '--no-web',
-        ]);
+        const host = w.startRef(`reference host ${b.alias}`, refA, refHost(w.server, join(refA, 'protocols', b.path), ['--options', options]));
         await until(() => postIdOf(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
         const postId = postIdOf(host);
         expect(postId, host.output()).toBeDefined();
-        const joined = await w.runOurs(`our join ${b.alias}`, [
-          'join',
-          '--server',
-          w.server,
-          '--transport',
-          'iroh',
-          postId!,
-          '--control-mode',
-          'autonomous',
-          '--data-dir',
-          mine,
-          '--json',
-        ]);
+        const joined = await w.runOurs(`our join ${b.alias}`, ourJoin(w.server, postId!, mine));
         const ours = lastJson(joined.stdout);
         if (RULESET_REFUSED.includes(b.alias)) {
           host.child.kill('SIGTERM');
@@ -233,26 +211,11 @@ function scenarios(reference: Reference, builtins: Builtin[]): void {
         const row: Row = { alias: b.alias, direction: 'ours hosts', completed: 'no', same: '-', settled: '-', seconds: '' };
         table.push(row);
         const t0 = Date.now();
-        const host = w.startOurs(`our host ${b.alias}`, [
-          'host',
-          '--server',
-          w.server,
-          '--transport',
-          'iroh',
-          '--protocol',
-          b.alias,
-          '--options',
-          options,
-          '--control-mode',
-          'autonomous',
-          '--data-dir',
-          mine,
-          '--json',
-        ]);
+        const host = w.startOurs(`our host ${b.alias}`, ourHost(w.server, b.alias, mine, ['--options', options]));
         await until(() => postIdOf(host) !== undefined || host.child.exitCode !== null, 'our host to post its invitation', 60_000);
         const postId = postIdOf(host);
         expect(postId, host.output()).toBeDefined();
-        const joined = await w.runRef(`reference join ${b.alias}`, refB, ['join', '--server', w.server, postId!, '--control-mode', 'autonomous', '--no-web']);
+        const joined = await w.runRef(`reference join ${b.alias}`, refB, refJoin(w.server, postId!));
         if (RULESET_REFUSED.includes(b.alias)) {
           // Our host answers the reference's join with the typed refusal and ends.
           expect(await host.exited, host.output()).toBe(1);

@@ -27,6 +27,7 @@ import {
   type Reference,
   type World,
 } from './harness.js';
+import { ourHost, ourJoin, refHost, refJoin } from './peer-commands.js';
 
 const RPS = '43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f';
 // The namespace is private to this file, so a fixed port cannot collide with anything.
@@ -111,6 +112,14 @@ function scenarios(reference: Reference): void {
     // Both participants reported the same result, so the server settled it.
     expect(s['result'], JSON.stringify(s)).toBe(winner);
   };
+  /** The reference (ref-a) hosting rock-paper-scissors, once it has posted its invitation. */
+  const refHostsRps = async () => {
+    const host = startRef('reference host (ref-a)', refA, refHost(SERVER, join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8))));
+    await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
+    const postId = refPostId(host);
+    expect(postId, host.output()).toBeDefined();
+    return { host, postId };
+  };
   /** The reference's own complaint when one of its requests failed (it still exits 0 for these). */
   const noRefWarnings = (out: string) => expect(out).not.toMatch(/warning: failed to|Traceback|failed: HTTP/);
 
@@ -143,19 +152,7 @@ function scenarios(reference: Reference): void {
   it(
     'the reference hosts rock-paper-scissors and the reference joins, through our server',
     async () => {
-      const host = startRef('reference host (ref-a)', refA, [
-        'host',
-        '--server',
-        SERVER,
-        '--protocol-dir',
-        join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)),
-        '--control-mode',
-        'autonomous',
-        '--no-web',
-      ]);
-      await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
-      const postId = refPostId(host);
-      expect(postId, host.output()).toBeDefined();
+      const { host, postId } = await refHostsRps();
 
       const browse = await runRef('reference browse (ref-b)', refB, ['browse', '--server', SERVER, '--protocol-id', RPS, '--oneline']);
       expect(browse.code, browse.out).toBe(0);
@@ -167,7 +164,7 @@ function scenarios(reference: Reference): void {
       // The registration the first scenario made is what the server shows beside the invitation.
       expect([row!.registered, row!.nickname]).toEqual(['true', 'ref-a']);
 
-      const join_ = await runRef('reference join (ref-b)', refB, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']);
+      const join_ = await runRef('reference join (ref-b)', refB, refJoin(SERVER, postId!));
       expect(join_.code, join_.out).toBe(0);
       expect(await host.exited, host.output()).toBe(0);
       noRefWarnings(host.output());
@@ -187,20 +184,7 @@ function scenarios(reference: Reference): void {
   it(
     'our agent hosts over iroh, the reference finds it with browse and joins',
     async () => {
-      const host = startOurs('our host', [
-        'host',
-        '--server',
-        SERVER,
-        '--transport',
-        'iroh',
-        '--protocol',
-        'rps-v1',
-        '--control-mode',
-        'autonomous',
-        '--data-dir',
-        mine,
-        '--json',
-      ]);
+      const host = startOurs('our host', ourHost(SERVER, 'rps-v1', mine));
       // The reference finds the invitation the way an agent would: browsing by protocol for our key.
       let postId: string | undefined;
       await until(
@@ -219,7 +203,7 @@ function scenarios(reference: Reference): void {
       );
       expect(postId, host.output()).toBeDefined();
 
-      const join_ = await runRef('reference join (ref-b)', refB, ['join', '--server', SERVER, postId!, '--control-mode', 'autonomous', '--no-web']);
+      const join_ = await runRef('reference join (ref-b)', refB, refJoin(SERVER, postId!));
       expect(join_.code, join_.out).toBe(0);
       expect(await host.exited, host.output()).toBe(0);
       noRefWarnings(join_.out);
@@ -240,33 +224,9 @@ function scenarios(reference: Reference): void {
   it(
     'the reference hosts, our agent joins over iroh',
     async () => {
-      const host = startRef('reference host (ref-a)', refA, [
-        'host',
-        '--server',
-        SERVER,
-        '--protocol-dir',
-        join(refA, 'protocols', RPS.slice(0, 8), RPS.slice(8)),
-        '--control-mode',
-        'autonomous',
-        '--no-web',
-      ]);
-      await until(() => refPostId(host) !== undefined || host.child.exitCode !== null, 'the reference host to post its invitation', 60_000);
-      const postId = refPostId(host);
-      expect(postId, host.output()).toBeDefined();
+      const { host, postId } = await refHostsRps();
 
-      const join_ = await runOurs('our join', [
-        'join',
-        '--server',
-        SERVER,
-        '--transport',
-        'iroh',
-        postId!,
-        '--control-mode',
-        'autonomous',
-        '--data-dir',
-        mine,
-        '--json',
-      ]);
+      const join_ = await runOurs('our join', ourJoin(SERVER, postId!, mine));
       expect(join_.code, join_.out).toBe(0);
       expect(await host.exited, host.output()).toBe(0);
       noRefWarnings(host.output());

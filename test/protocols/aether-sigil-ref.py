@@ -11,27 +11,20 @@
 # A refused action leaves the state as it was (the leader hands each hook a copy).
 # Or stdin: {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
 # Each result is written out as it is made (json.dumps at that moment is the copy a later step cannot touch).
-import importlib.util, json, os, sys
+import json, os, sys
 
-# The batch protocol and deep copy shared by these scripts (reference_batch.py beside them; no __pycache__ there).
+# What these scripts share (reference_batch.py beside them), imported without a __pycache__ there.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.dont_write_bytecode, _writes = True, sys.dont_write_bytecode
-from reference_batch import deepcopy, serve  # noqa: E402
-sys.dont_write_bytecode = _writes
+sys.dont_write_bytecode = True
+from reference_batch import bare_hooks, deepcopy, handled, load_hooks, serve  # noqa: E402
 
-root = sys.argv[1]
-sys.path.insert(0, root)
-spec = importlib.util.spec_from_file_location(
-    "aether", f"{root}/aigenora/protocols/cbdb124e/0db9be540099dbb7f7229bd9075251b5d6838f1ea943083d631570c5/hooks.py")
-h = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(h)
+h = load_hooks("aether", "cbdb124e/0db9be540099dbb7f7229bd9075251b5d6838f1ea943083d631570c5")
 
 dumps = json.dumps
 
 
 def run(req):
-    hooks = h.Hooks.__new__(h.Hooks)
-    hooks.options = req.get("options", {})
+    hooks = bare_hooks(h, req)
     state = None
     out = []
     for step in req["steps"]:
@@ -43,8 +36,7 @@ def run(req):
             elif op == "act":
                 r = hooks.proto_group_handle(deepcopy(state), step["actor"], step["action"])
                 state = r["state"]
-                out.append(dumps({"state": state, "events": r.get("events", []),
-                                  "completed": r.get("completed", False), "outcome": r.get("outcome")}))
+                out.append(dumps(handled(r)))
             elif op == "views":
                 out.append(dumps({"views": [hooks.proto_group_view(state, m) for m in step["members"]]}))
             elif op == "snapshot":

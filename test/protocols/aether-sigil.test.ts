@@ -3,54 +3,31 @@
 // the group leader and four verifying replicas (also across a leader change), and, where python3
 // imports the reference, the reference's hooks replaying the same steps: same deal, states, events,
 // views, refusals, completion and recovery.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFERENCE_SRC, needReferencePython, needShared } from '../shared/require.js';
+import { describe, expect, it } from 'vitest';
+import { needReferencePython } from '../shared/require.js';
 import { seeded } from '../../ts/hooks/random.js';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
-import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
-import { GroupReplica } from '../../ts/group/member.js';
-import type { GroupHooks, GroupMember, GroupState, HookContext } from '../../ts/hooks/types.js';
+import type { GroupHooks, GroupMember, GroupState } from '../../ts/hooks/types.js';
 import aether, { legalActions, type AetherState, type AetherView } from '../../ts/protocols/aether-sigil/hooks.js';
 import { cardFaces } from '../../ts/protocols/aether-sigil/cards.js';
-import { BUILTIN_DIR, findBuiltin } from '../../ts/protocols/index.js';
-import { loadSpec } from '../../ts/spec/index.js';
-import { expectEqual, expectTheirsCanonical } from './fast-expect.js';
-import { build, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
+import { findBuiltin } from '../../ts/protocols/index.js';
+import { expectTheirsCanonical } from './fast-expect.js';
+import { fourSeats, hostContext, referenceSpecTests, refusalOf } from './group-fixtures.js';
+import { builtinGroupConfig, derivedSeats, startTable } from './group-table.js';
+import { build, built, referenceRequests, type Built } from './reference-batch.js';
 
 const ID = 'cbdb124e0db9be540099dbb7f7229bd9075251b5d6838f1ea943083d631570c5';
-const SRC = REFERENCE_SRC;
-const REF_DIR = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8));
-const haveRefSpec = needShared(`reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`, "the reference's Aether Sigil spec");
 
 const mulberry32 = seeded;
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
-  role: 'host',
-  options,
-  args: [],
-  stateDir: '',
-  decision: null,
-  random: mulberry32(seed),
-});
-const hooks = (options: Record<string, unknown> = {}, seed = 1) => aether.create(ctx(options, seed)) as GroupHooks;
-const member = (seat: number): GroupMember => ({ member_id: `m-${seat}`, public_key: String.fromCharCode(97 + seat).repeat(64), seat, status: 'active' });
-const MEMBERS = [0, 1, 2, 3].map(member);
+const hooks = (options: Record<string, unknown> = {}, seed = 1) => aether.create(hostContext(options, seed)) as GroupHooks;
+const MEMBERS = fourSeats('abcd', 'm-');
 const [A, B, C, D] = MEMBERS.map((m) => m.public_key) as [string, string, string, string];
 const byKey = (key: string) => MEMBERS.find((m) => m.public_key === key)!;
 type Action = Record<string, unknown>;
 
 /** Runs one action as the leader does: on a copy, so a refusal leaves the state untouched. */
 const act = (h: GroupHooks, s: GroupState, actor: string, action: Action) => h.proto_group_handle(structuredClone(s), byKey(actor), structuredClone(action));
-const refusal = (h: GroupHooks, s: GroupState, actor: string, action: Action): string => {
-  try {
-    act(h, s, actor, action);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  return 'accepted';
-};
+const refusal = (h: GroupHooks, s: GroupState, actor: string, action: Action): string => refusalOf(() => act(h, s, actor, action));
 const kinds = (events: unknown[] | undefined) => (events ?? []).map((e) => (e as { kind: string }).kind);
 
 // Hand-built tables: cards move from the draw pile (a copy of the named face) to where a test wants them.
@@ -76,15 +53,7 @@ function table(options: Record<string, unknown> = {}): { h: GroupHooks; s: Aethe
 }
 
 describe('Aether Sigil: spec and registration', () => {
-  it('has the reference protocol id', () => {
-    const loaded = loadSpec(getCrypto(), join(BUILTIN_DIR, 'aether-sigil'));
-    expect(loaded.issues).toEqual([]);
-    expect(loaded.protocolId).toBe(ID);
-  });
-
-  it.skipIf(!haveRefSpec)('is the reference spec byte for byte', () => {
-    expect(readFileSync(join(BUILTIN_DIR, 'aether-sigil', 'spec.json')).equals(readFileSync(join(REF_DIR, 'spec.json')))).toBe(true);
-  });
+  referenceSpecTests('aether-sigil', ID, "the reference's Aether Sigil spec");
 
   it('is registered under the reference alias with its two profiles', () => {
     expect(findBuiltin('aether-sigil-v1')).toMatchObject({
@@ -557,32 +526,15 @@ describe('Aether Sigil: whole games', () => {
 
 describe('Aether Sigil through the group leader: four replicas, each acting from its own verified view', () => {
   const crypto = getCrypto('js');
-  const seedOf = (i: number) => toHex(crypto.sha256(utf8(`aether seat ${i}`)));
-  const keys = [0, 1, 2, 3].map((i) => toHex(crypto.ed25519PublicKey(fromHex(seedOf(i)))));
-  const pk = (i: number) => keys[i]!;
-  const config = groupConfigFromSpec(JSON.parse(readFileSync(join(BUILTIN_DIR, 'aether-sigil', 'spec.json'), 'utf8')) as unknown);
-  const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m${i}`, public_key: pk(i), seat: i, status: 'active' }));
+  const seats = derivedSeats(crypto, 'aether', 4, 'm');
+  const { pk, members } = seats;
+  const config = builtinGroupConfig('aether-sigil');
 
   function run(seed: number, failoverAt: number | null) {
     const options = { deal_seed: `leader${seed}` };
-    let leader = GroupLeader.start({
-      crypto,
-      hooks: aether.create(ctx(options, seed)) as GroupHooks,
-      config,
-      groupId: `grp-aether-${seed}`,
-      leaderSeed: seedOf(0),
-      leaderEpoch: 0,
-      membershipVersion: 4,
-      members,
-    });
-    const replicas = members.map(
-      (x) =>
-        new GroupReplica({ crypto, groupId: `grp-aether-${seed}`, viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
-    );
-    for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
-    const deliver = (envs: Envelopes) => {
-      for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
-    };
+    const table = startTable({ crypto, seats, config, groupId: `grp-aether-${seed}`, hooks: aether.create(hostContext(options, seed)) as GroupHooks });
+    const { replicas, deliver } = table;
+    let { leader } = table;
     const seqs = [0, 0, 0, 0];
     const rnds = members.map((_, i) => mulberry32(seed * 100 + i));
     let failedOver = false;
@@ -611,20 +563,7 @@ describe('Aether Sigil through the group leader: four replicas, each acting from
       if (failoverAt !== null && n === failoverAt && !leader.completed) {
         failedOver = true;
         const before = (replicas[2]!.view as AetherView).my_hand.map((c) => c.card_id);
-        leader = GroupLeader.fromCheckpoint(
-          {
-            crypto,
-            hooks: aether.create(ctx(options, seed + 1)) as GroupHooks,
-            config,
-            groupId: `grp-aether-${seed}`,
-            leaderSeed: seedOf(2),
-            leaderEpoch: 1,
-            membershipVersion: 4,
-          },
-          replicas[2]!.checkpoint,
-        );
-        for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
-        deliver(leader.lastEnvelopes);
+        leader = table.failover(aether.create(hostContext(options, seed + 1)) as GroupHooks, 2);
         const v = replicas[2]!.view as AetherView;
         expect(v).toMatchObject({
           phase: 'playing',
@@ -719,10 +658,9 @@ interface Comparison {
 }
 const comparison = (options: Record<string, unknown>, ops: Op[], seed = 1): Comparison => ({ options, ops, seed, request: { options, steps: ops } });
 
-const batch: { run?: ReferenceBatch; index: Map<Comparison, number> } = { index: new Map() };
 /** The reference's outputs for `c`, each compared with what our hooks make of the same ops; returns ours. */
 async function compare(c: Comparison): Promise<unknown[]> {
-  const theirs = await batch.run!.answer<unknown[]>(batch.index.get(c)!);
+  const theirs = await reference.answer<unknown[]>(c);
   const mine = ours(hooks(c.options, c.seed), c.ops);
   expect(theirs.length).toBe(mine.length);
   mine.forEach((m, i) => expectTheirsCanonical(theirs[i], m, () => `step ${i}: ${JSON.stringify(c.ops[i]).slice(0, 200)}`));
@@ -856,24 +794,17 @@ const cases: {
   recovery?: Built<Comparison>;
 } = { seeded: {} };
 
-if (haveRef) {
-  beforeAll(() => {
-    for (const seed of SEEDS) cases.seeded[seed] = build(() => seededCase(seed));
-    cases.refusals = build(refusalCases);
-    cases.handBuilt = build(handBuiltCase);
-    cases.recovery = build(recoveryCase);
-    const all: Comparison[] = [];
-    for (const c of Object.values(cases.seeded)) if ('ok' in c) all.push(c.ok.comparison);
-    if ('ok' in cases.refusals) all.push(...cases.refusals.ok);
-    for (const c of [cases.handBuilt, cases.recovery]) if ('ok' in c) all.push(c.ok);
-    all.forEach((c, i) => batch.index.set(c, i));
-    batch.run = startReference(
-      'aether-sigil-ref.py',
-      all.map((c) => c.request),
-    );
-  }, 300_000);
-  afterAll(() => batch.run?.close());
-}
+const reference = referenceRequests(haveRef, 'aether-sigil-ref.py', (requests) => {
+  for (const seed of SEEDS) cases.seeded[seed] = build(() => seededCase(seed));
+  cases.refusals = build(refusalCases);
+  cases.handBuilt = build(handBuiltCase);
+  cases.recovery = build(recoveryCase);
+  const all: Comparison[] = [];
+  for (const c of Object.values(cases.seeded)) if ('ok' in c) all.push(c.ok.comparison);
+  if ('ok' in cases.refusals) all.push(...cases.refusals.ok);
+  for (const c of [cases.handBuilt, cases.recovery]) if ('ok' in c) all.push(c.ok);
+  for (const c of all) requests.add(c, c.request);
+});
 
 describe.skipIf(!haveRef)("Aether Sigil against the reference's hooks", () => {
   const seen = new Set<string>();

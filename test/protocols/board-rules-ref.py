@@ -6,28 +6,23 @@
 #        reference's own host and guest Hooks send when they meet our guest's and our host's messages
 #        ("host", "guest"), each told by its strategy.json to drop its stones where ours did
 #      | {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
-import importlib.util, json, os, sys, tempfile
+import json, os, sys, tempfile
 from pathlib import Path
 
-# The batch protocol and deep copy shared by these scripts (reference_batch.py beside them; no __pycache__ there).
+# What these scripts share (reference_batch.py beside them), imported without a __pycache__ there.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.dont_write_bytecode, _writes = True, sys.dont_write_bytecode
-from reference_batch import serve  # noqa: E402
-sys.dont_write_bytecode = _writes
+sys.dont_write_bytecode = True
+from reference_batch import load_hooks, serve  # noqa: E402
 
 DIRS = {"reversi": "5358130e/14885f61ff210d2dd44c58a15ca4140bd89558f41f3eb867bc188e8f",
         "gomoku": "6fdb1053/bf4b3c2eb280d0f48215042ce2a330bef4d14113fdab3c4f997a0827",
         "connect4": "5cd50a30/977f690c81073e861c9fec9323b3bf359e703c886ff9b0153c1cb209"}
-root = sys.argv[1]
-sys.path.insert(0, root)
 modules = {}
 
 
 def hooks_of(game):
     if game not in modules:
-        spec = importlib.util.spec_from_file_location("h", f"{root}/aigenora/protocols/{DIRS[game]}/hooks.py")
-        modules[game] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(modules[game])
+        modules[game] = load_hooks("h", DIRS[game])
     return modules[game]
 
 

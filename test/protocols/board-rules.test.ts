@@ -3,7 +3,7 @@
 // imported, the same legality, flips, counts, wins and autonomous moves as the reference's own functions;
 // for Connect Four, whose hooks pick their moves differently, the reference's own host and guest answer
 // our guest's and host's messages of whole games with exactly our messages (rows, turns, outcomes).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { needReferencePython } from '../shared/require.js';
 import type { HooksModule, Message, SessionLoopHooks } from '../../ts/hooks/types.js';
 import connectFour from '../../ts/protocols/connect-four/hooks.js';
@@ -11,7 +11,7 @@ import gomoku, { Board as Gomoku } from '../../ts/protocols/gomoku/hooks.js';
 import reversi, { Board as Reversi, type Side } from '../../ts/protocols/reversi/hooks.js';
 import { MessageValidator } from '../../ts/spec/index.js';
 import { loadBuiltinSpec, play } from './play.js';
-import { build, buildAsync, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
+import { build, buildAsync, referenceRequests, type Built } from './reference-batch.js';
 
 const sorted = (ms: readonly (readonly number[])[]) => ms.map((m) => m.join(',')).sort();
 
@@ -368,37 +368,24 @@ const CONNECT_FOUR_GAMES = (
 ).flatMap(([c, r]) => [1, 2, 3, 4].map((seed) => [c, r, seed] as const));
 
 const cases: {
-  batch?: ReferenceBatch;
   reversiSelf: Built<ReturnType<typeof reversiSelfplay>>[];
   gomokuSelf: Built<ReturnType<typeof gomokuSelfplay>>[];
   reversiGames: Built<Awaited<ReturnType<typeof reversiGame>>>[];
   gomokuGames: Built<Awaited<ReturnType<typeof gomokuGame>>>[];
   connectFourGames: Built<Awaited<ReturnType<typeof connectFourGame>>>[];
-  index: Map<unknown, number>;
-} = { reversiSelf: [], gomokuSelf: [], reversiGames: [], gomokuGames: [], connectFourGames: [], index: new Map() };
+} = { reversiSelf: [], gomokuSelf: [], reversiGames: [], gomokuGames: [], connectFourGames: [] };
 
-if (haveRef) {
-  beforeAll(async () => {
-    cases.reversiSelf = REVERSI_SIZES.map((n) => build(() => reversiSelfplay(n)));
-    cases.gomokuSelf = GOMOKU_SIZES.map((n) => build(() => gomokuSelfplay(n)));
-    for (const [n, seed] of REVERSI_GAMES) cases.reversiGames.push(await buildAsync(() => reversiGame(n, seed)));
-    for (const [n, seed] of GOMOKU_GAMES) cases.gomokuGames.push(await buildAsync(() => gomokuGame(n, seed)));
-    for (const [c, r, seed] of CONNECT_FOUR_GAMES) cases.connectFourGames.push(await buildAsync(() => connectFourGame(c, r, seed)));
-    const requests: unknown[] = [];
-    for (const c of [...cases.reversiSelf, ...cases.gomokuSelf, ...cases.reversiGames, ...cases.gomokuGames, ...cases.connectFourGames] as Built<{
-      request: unknown;
-    }>[])
-      if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
-    cases.batch = startReference('board-rules-ref.py', requests);
-  }, 300_000);
-  afterAll(() => cases.batch?.close());
-}
+const reference = referenceRequests(haveRef, 'board-rules-ref.py', async (requests) => {
+  cases.reversiSelf = REVERSI_SIZES.map((n) => build(() => reversiSelfplay(n)));
+  cases.gomokuSelf = GOMOKU_SIZES.map((n) => build(() => gomokuSelfplay(n)));
+  for (const [n, seed] of REVERSI_GAMES) cases.reversiGames.push(await buildAsync(() => reversiGame(n, seed)));
+  for (const [n, seed] of GOMOKU_GAMES) cases.gomokuGames.push(await buildAsync(() => gomokuGame(n, seed)));
+  for (const [c, r, seed] of CONNECT_FOUR_GAMES) cases.connectFourGames.push(await buildAsync(() => connectFourGame(c, r, seed)));
+  requests.addBuilt([...cases.reversiSelf, ...cases.gomokuSelf, ...cases.reversiGames, ...cases.gomokuGames, ...cases.connectFourGames]);
+});
 
 /** Our side of a case and the reference's answer to it. */
-async function answered<T, A = unknown[]>(c: Built<T>): Promise<{ mine: T; theirs: A }> {
-  const mine = built(c);
-  return { mine, theirs: await cases.batch!.answer<A>(cases.index.get(c)!) };
-}
+const answered = <T, A = unknown[]>(c: Built<T>) => reference.answered<T, A>(c);
 
 describe.skipIf(!haveRef)("against the reference's rules", () => {
   it("reversi: the autonomous player makes the reference's moves, passes included", async () => {

@@ -4,44 +4,28 @@
 // view (directly and through the group leader with a verifying replica per member, with a leader change
 // mid-hand), and, where python3 imports the reference, the reference's own hooks replaying the same
 // tables and matches: same states, events, views, refusals and outcomes at every step.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFERENCE_SRC, needReferencePython, needShared } from '../shared/require.js';
+import { describe, expect, it } from 'vitest';
+import { needReferencePython } from '../shared/require.js';
 import { seeded } from '../../ts/hooks/random.js';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
-import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
-import { GroupReplica } from '../../ts/group/member.js';
-import type { GroupHookResult, GroupHooks, GroupMember, GroupState, HookContext } from '../../ts/hooks/types.js';
-import { BUILTIN_DIR, findBuiltin } from '../../ts/protocols/index.js';
+import type { GroupLeader } from '../../ts/group/leader.js';
+import type { GroupReplica } from '../../ts/group/member.js';
+import type { GroupHookResult, GroupHooks, GroupState } from '../../ts/hooks/types.js';
+import { findBuiltin } from '../../ts/protocols/index.js';
 import mahjong, { type MahjongState, type MahjongView } from '../../ts/protocols/classical-mahjong/hooks.js';
 import { shanten } from '../../ts/protocols/classical-mahjong/autoplay.js';
 import { chowSequences, MahjongRuleError, scorePatterns, tileFaces, winKind, type TileFace } from '../../ts/protocols/classical-mahjong/tiles.js';
-import { loadSpec } from '../../ts/spec/index.js';
 import { expectEqual } from './fast-expect.js';
-import { build, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
+import { fourSeats, hostContext, referenceSpecTests } from './group-fixtures.js';
+import { builtinGroupConfig, derivedSeats, startTable } from './group-table.js';
+import { build, referenceRequests, type Built } from './reference-batch.js';
 
 const ID = 'b4b52ae592fb2fe9808c0bc4976eaee7ca1ce9fdb4638dc72bd88f18403def01';
-const SRC = REFERENCE_SRC;
-const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
-const haveRefSpec = needShared(
-  `reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`,
-  "the reference's Classical Mahjong spec",
-);
 const autoplay = mahjong.autoplay!;
 
 const mulberry32 = seeded;
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
-  role: 'host',
-  options,
-  args: [],
-  stateDir: '',
-  decision: null,
-  random: mulberry32(seed),
-});
-const hooks = (options: Record<string, unknown> = {}, seed = 1) => mahjong.create(ctx(options, seed)) as GroupHooks;
-const MEMBERS: GroupMember[] = [0, 1, 2, 3].map((s) => ({ member_id: `m${s}`, public_key: 'abcd'[s]!.repeat(64), seat: s, status: 'active' }));
+const hooks = (options: Record<string, unknown> = {}, seed = 1) => mahjong.create(hostContext(options, seed)) as GroupHooks;
+const MEMBERS = fourSeats('abcd', 'm');
 const KEYS = MEMBERS.map((m) => m.public_key);
 const byKey = (k: string) => MEMBERS.find((m) => m.public_key === k)!;
 
@@ -50,15 +34,7 @@ const t = (...codes: string[]): TileFace[] => codes.map((c) => ({ ...FACES.get(c
 const run = (suit: string, from: number) => [from, from + 1, from + 2].map((r) => `${r}${suit}`);
 
 describe('Classical Mahjong: spec and registration', () => {
-  it('has the reference protocol id', () => {
-    const loaded = loadSpec(getCrypto(), join(BUILTIN_DIR, 'classical-mahjong'));
-    expect(loaded.issues).toEqual([]);
-    expect(loaded.protocolId).toBe(ID);
-  });
-
-  it.skipIf(!haveRefSpec)('is the reference spec byte for byte', () => {
-    expect(readFileSync(join(BUILTIN_DIR, 'classical-mahjong', 'spec.json')).equals(readFileSync(REF_SPEC))).toBe(true);
-  });
+  referenceSpecTests('classical-mahjong', ID, "the reference's Classical Mahjong spec");
 
   it('is registered under the reference alias with its profiles', () => {
     const b = findBuiltin('classical-mahjong-v1')!;
@@ -767,31 +743,11 @@ describe('Classical Mahjong: recovery', () => {
 
 describe('Classical Mahjong through the group leader', () => {
   const crypto = getCrypto();
-  const seedOf = (i: number) => toHex(crypto.sha256(utf8(`mahjong seat ${i}`)));
-  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seedOf(i))));
-  const config = groupConfigFromSpec(JSON.parse(readFileSync(join(BUILTIN_DIR, 'classical-mahjong', 'spec.json'), 'utf8')) as unknown);
-  const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' }));
-
-  function table(groupId: string, options: Record<string, unknown>, seed: number) {
-    const leader = GroupLeader.start({
-      crypto,
-      hooks: mahjong.create(ctx(options, seed)) as GroupHooks,
-      config,
-      groupId,
-      leaderSeed: seedOf(0),
-      leaderEpoch: 0,
-      membershipVersion: 4,
-      members,
-    });
-    const replicas = members.map(
-      (x) => new GroupReplica({ crypto, groupId, viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
-    );
-    for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
-    const deliver = (envs: Envelopes) => {
-      for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
-    };
-    return { leader, replicas, deliver };
-  }
+  const seats = derivedSeats(crypto, 'mahjong', 4, 'm-');
+  const { pk, members } = seats;
+  const config = builtinGroupConfig('classical-mahjong');
+  const table = (groupId: string, options: Record<string, unknown>, seed: number) =>
+    startTable({ crypto, seats, config, groupId, hooks: mahjong.create(hostContext(options, seed)) as GroupHooks });
 
   /** One action by a member whose autoplay, reading its replica's view, has something to do. */
   function turn(leader: GroupLeader, replicas: GroupReplica[], seqs: number[], rnd: () => number) {
@@ -838,7 +794,9 @@ describe('Classical Mahjong through the group leader', () => {
   }, 180_000);
 
   it('a leader change mid-hand discards the hidden wall, keeps the scores, and the match still completes', () => {
-    let { leader, replicas, deliver } = table('grp-mahjong-f', { max_hands: 2 }, 22);
+    const tbl = table('grp-mahjong-f', { max_hands: 2 }, 22);
+    const { replicas, deliver } = tbl;
+    let { leader } = tbl;
     const seqs = [0, 0, 0, 0];
     const rnd = mulberry32(6);
     let failedOver = false;
@@ -850,20 +808,7 @@ describe('Classical Mahjong through the group leader', () => {
         expect(JSON.stringify(before)).not.toContain('draw_pile');
         const saved = before['protocol_state'] as { hand_number: number; dealer_index: number; scores: Record<string, number> };
         const hand = (replicas[2]!.view as MahjongView).my_hand.map((c) => c.card_id);
-        leader = GroupLeader.fromCheckpoint(
-          {
-            crypto,
-            hooks: mahjong.create(ctx({ max_hands: 2 }, 23)) as GroupHooks,
-            config,
-            groupId: 'grp-mahjong-f',
-            leaderSeed: seedOf(2),
-            leaderEpoch: 1,
-            membershipVersion: 4,
-          },
-          before,
-        );
-        for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
-        deliver(leader.lastEnvelopes);
+        leader = tbl.failover(mahjong.create(hostContext({ max_hands: 2 }, 23)) as GroupHooks, 2, before);
         const v = replicas[2]!.view as MahjongView;
         expect(v).toMatchObject({
           phase: 'discard',
@@ -1036,34 +981,21 @@ function restoreCase(): RefCase {
 
 const SEEDS = [1, 2, 3];
 const cases: {
-  batch?: ReferenceBatch;
   shapes?: Built<RefCase>;
   tables: Record<string, Built<RefCase>>;
   matches: Record<number, Built<ReturnType<typeof matchCase>>>;
   restore?: Built<RefCase>;
-  index: Map<unknown, number>;
-} = { tables: {}, matches: {}, index: new Map() };
+} = { tables: {}, matches: {} };
 
-if (haveRef) {
-  beforeAll(() => {
-    cases.shapes = build(shapesCase);
-    for (const name of Object.keys(SCENARIOS)) cases.tables[name] = build(() => tableCase(name));
-    for (const seed of SEEDS) cases.matches[seed] = build(() => matchCase(seed));
-    cases.restore = build(restoreCase);
-    const all = [cases.shapes, ...Object.values(cases.tables), ...SEEDS.map((s) => cases.matches[s]!), cases.restore] as Built<{ request: unknown }>[];
-    const requests: unknown[] = [];
-    for (const c of all) if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
-    cases.batch = startReference('classical-mahjong-ref.py', requests);
-  }, 300_000);
-  afterAll(() => cases.batch?.close());
-}
-
+const reference = referenceRequests(haveRef, 'classical-mahjong-ref.py', (requests) => {
+  cases.shapes = build(shapesCase);
+  for (const name of Object.keys(SCENARIOS)) cases.tables[name] = build(() => tableCase(name));
+  for (const seed of SEEDS) cases.matches[seed] = build(() => matchCase(seed));
+  cases.restore = build(restoreCase);
+  requests.addBuilt([cases.shapes, ...Object.values(cases.tables), ...SEEDS.map((s) => cases.matches[s]), cases.restore]);
+});
 /** Our side of a case and the reference's outputs for it. */
-async function answered<T>(c: Built<T> | undefined): Promise<{ mine: T; theirs: Record<string, unknown>[] }> {
-  const mine = built(c);
-  const theirs = await cases.batch!.answer<Record<string, unknown>[]>(cases.index.get(c)!);
-  return { mine, theirs };
-}
+const answered = <T>(c: Built<T> | undefined) => reference.answered<T, Record<string, unknown>[]>(c);
 
 describe.skipIf(!haveRef)('Classical Mahjong against the reference hooks', () => {
   it('judges shapes, scores patterns and lists chows as the reference does, on hand-built and random hands', async () => {

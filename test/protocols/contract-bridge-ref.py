@@ -9,67 +9,36 @@
 # "outcome"} / {"error": text} / {"view": ...} / {"snapshot": ...} / {"score": n}
 # Or stdin: {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
 # Each result is written out as it is made (json.dumps at that moment is the copy a later step cannot touch).
-import importlib.util, json, os, sys
+import os, sys
 
-# The batch protocol and deep copy shared by these scripts (reference_batch.py beside them; no __pycache__ there).
+# What these scripts share (reference_batch.py beside them), imported without a __pycache__ there.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.dont_write_bytecode, _writes = True, sys.dont_write_bytecode
-from reference_batch import deepcopy, serve  # noqa: E402
-sys.dont_write_bytecode = _writes
+sys.dont_write_bytecode = True
+from reference_batch import bare_hooks, deepcopy, load_hooks, run_steps, serve  # noqa: E402
 
-root = sys.argv[1]
-sys.path.insert(0, root)
-spec = importlib.util.spec_from_file_location(
-    "bridge", f"{root}/aigenora/protocols/5d69cf0e/7ff90b2b60191fb43ab2448d0bf9153555b827199c1d77bc3ea78f3e/hooks.py")
-h = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(h)
+h = load_hooks("bridge", "5d69cf0e/7ff90b2b60191fb43ab2448d0bf9153555b827199c1d77bc3ea78f3e")
 
-dumps = json.dumps
 
 
 def run(req):
-    hooks = h.Hooks.__new__(h.Hooks)
-    hooks.options = req.get("options", {})
+    hooks = bare_hooks(h, req)
     members = {m["public_key"]: m for m in req.get("members", [])}
-    out = []
-    state = None
-    if req.get("members"):
-        try:
-            state = hooks.proto_group_initial_state(req["members"])
-            out.append(dumps({"state": state}))
-        except ValueError as e:
-            out.append(dumps({"error": str(e)}))
-    for step in req.get("steps", []):
-        try:
-            op = step["op"]
-            if op == "act":
-                # On a copy, as a leader does: a refusal leaves the state untouched.
-                r = hooks.proto_group_handle(deepcopy(state), members[step["actor"]], step["action"])
-                state = r["state"]
-                out.append(dumps({"state": state, "events": r.get("events", []), "completed": r.get("completed", False), "outcome": r.get("outcome")}))
-            elif op == "try":
-                try:
-                    hooks.proto_group_handle(deepcopy(state), members[step["actor"]], step["action"])
-                    out.append(dumps({"error": "accepted"}))
-                except ValueError as e:
-                    out.append(dumps({"error": str(e)}))
-            elif op == "view":
-                out.append(dumps({"view": hooks.proto_group_view(state, members[step["viewer"]])}))
-            elif op == "snapshot":
-                out.append(dumps({"snapshot": hooks.proto_group_recovery_snapshot(state)}))
-            elif op == "restore":
-                state = hooks.proto_group_restore(step["checkpoint"], req["members"], 2)
-                out.append(dumps({"state": state}))
-            elif op == "leader_changed":
-                r = hooks.proto_group_on_leader_changed(state, step["old"], step["new"])
-                state = r["state"]
-                out.append(dumps({"state": state, "events": r.get("events", [])}))
-            elif op == "score":
-                args = {k: v for k, v in step.items() if k != "op"}
-                out.append(dumps({"score": hooks._duplicate_score(**args)}))
-        except ValueError as e:
-            out.append(dumps({"error": str(e)}))
-    return "[" + ",".join(out) + "]"
+
+    def own(state, step):
+        op = step["op"]
+        if op == "try":
+            # A refusal is answered as the refusal of any step.
+            hooks.proto_group_handle(deepcopy(state), members[step["actor"]], step["action"])
+            return state, {"error": "accepted"}
+        if op == "restore":
+            state = hooks.proto_group_restore(step["checkpoint"], req["members"], 2)
+            return state, {"state": state}
+        if op == "score":
+            args = {k: v for k, v in step.items() if k != "op"}
+            return state, {"score": hooks._duplicate_score(**args)}
+        return state, None
+
+    return run_steps(hooks, req, own)
 
 
 serve(run)

@@ -3,41 +3,23 @@
 // situations, dummy control and privacy, whole boards played by members choosing from their own views
 // (directly and through the group leader with verifying replicas and a leader change), and, where
 // python3 imports the reference, the reference's hooks replaying the same boards step for step.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFERENCE_SRC, needReferencePython, needShared } from '../shared/require.js';
+import { describe, expect, it } from 'vitest';
+import { needReferencePython } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { seeded } from '../../ts/engine/local.js';
-import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
-import { GroupReplica } from '../../ts/group/member.js';
-import type { GroupHooks, GroupMember, GroupState, HookContext } from '../../ts/hooks/types.js';
-import { BUILTIN_DIR, findBuiltin } from '../../ts/protocols/index.js';
+import type { GroupHooks, GroupState } from '../../ts/hooks/types.js';
+import { findBuiltin } from '../../ts/protocols/index.js';
 import bridge, { legalCalls, legalCards, type BridgeState, type BridgeView } from '../../ts/protocols/contract-bridge/hooks.js';
 import { bidValue, duplicateScore, standardFaces, winningTrickIndex, type Denomination } from '../../ts/protocols/contract-bridge/rules.js';
-import { loadSpec } from '../../ts/spec/index.js';
 import { expectEqual } from './fast-expect.js';
-import { build, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
+import { fourSeats, hostContext, referenceSpecTests, refusalOf } from './group-fixtures.js';
+import { builtinGroupConfig, derivedSeats, startTable } from './group-table.js';
+import { build, referenceRequests, type Built } from './reference-batch.js';
 
 const ID = '5d69cf0e7ff90b2b60191fb43ab2448d0bf9153555b827199c1d77bc3ea78f3e';
-const SRC = REFERENCE_SRC;
-const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
-const haveRefSpec = needShared(
-  `reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`,
-  "the reference's Contract Bridge spec",
-);
 
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
-  role: 'host',
-  options,
-  args: [],
-  stateDir: '',
-  decision: null,
-  random: seeded(seed),
-});
-const make = (options: Record<string, unknown> = {}, seed = 1) => bridge.create(ctx(options, seed)) as GroupHooks;
-const MEMBERS: GroupMember[] = [0, 1, 2, 3].map((s) => ({ member_id: `m${s}`, public_key: 'nesw'[s]!.repeat(64), seat: s, status: 'active' }));
+const make = (options: Record<string, unknown> = {}, seed = 1) => bridge.create(hostContext(options, seed)) as GroupHooks;
+const MEMBERS = fourSeats('nesw', 'm');
 const [N, E, S, W] = MEMBERS.map((m) => m.public_key) as [string, string, string, string];
 const byKey = (k: string) => MEMBERS.find((m) => m.public_key === k)!;
 const autoplay = bridge.autoplay!;
@@ -45,14 +27,7 @@ const autoplay = bridge.autoplay!;
 type Action = Record<string, unknown>;
 /** Runs one action as the leader does: on a copy, so a refusal leaves the state untouched. */
 const act = (h: GroupHooks, state: GroupState, actor: string, action: Action) => h.proto_group_handle(structuredClone(state), byKey(actor), action);
-function refusal(h: GroupHooks, state: GroupState, actor: string, action: Action): string {
-  try {
-    act(h, state, actor, action);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  return 'accepted';
-}
+const refusal = (h: GroupHooks, state: GroupState, actor: string, action: Action): string => refusalOf(() => act(h, state, actor, action));
 const bid = (level: number, denomination: Denomination): Action => ({ kind: 'bid', level, denomination });
 const PASS: Action = { kind: 'pass' };
 /** Plays calls in turn from the current player. */
@@ -64,15 +39,7 @@ function calls(h: GroupHooks, s: GroupState, ...list: Action[]): ReturnType<Grou
 const kinds = (events: unknown[] | undefined) => (events ?? []).map((e) => (e as { kind: string }).kind);
 
 describe('Contract Bridge: spec and registration', () => {
-  it('has the reference protocol id', () => {
-    const loaded = loadSpec(getCrypto(), join(BUILTIN_DIR, 'contract-bridge'));
-    expect(loaded.issues).toEqual([]);
-    expect(loaded.protocolId).toBe(ID);
-  });
-
-  it.skipIf(!haveRefSpec)('is the reference spec byte for byte', () => {
-    expect(readFileSync(join(BUILTIN_DIR, 'contract-bridge', 'spec.json')).equals(readFileSync(REF_SPEC))).toBe(true);
-  });
+  referenceSpecTests('contract-bridge', ID, "the reference's Contract Bridge spec");
 
   it('is a built-in under the reference alias with its one profile', () => {
     const b = findBuiltin('contract-bridge-v1');
@@ -456,12 +423,10 @@ describe('recovery', () => {
 
 describe('through the group leader: four replicas, each acting from its own verified view', () => {
   const crypto = getCrypto('js');
-  const seedOf = (i: number) => toHex(crypto.sha256(utf8(`bridge seat ${i}`)));
-  const keys = [0, 1, 2, 3].map((i) => toHex(crypto.ed25519PublicKey(fromHex(seedOf(i)))));
-  const pk = (i: number) => keys[i]!;
-  const config = groupConfigFromSpec(JSON.parse(readFileSync(join(BUILTIN_DIR, 'contract-bridge', 'spec.json'), 'utf8')) as unknown);
-  const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m${i}`, public_key: pk(i), seat: i, status: 'active' }));
-  const hooksOf = (seed: number) => bridge.create(ctx({ deal_seed: 'leader' }, seed)) as GroupHooks;
+  const seats = derivedSeats(crypto, 'bridge', 4, 'm');
+  const { pk, members } = seats;
+  const config = builtinGroupConfig('contract-bridge');
+  const hooksOf = (seed: number) => bridge.create(hostContext({ deal_seed: 'leader' }, seed)) as GroupHooks;
 
   it.each([
     [1, -1],
@@ -470,24 +435,9 @@ describe('through the group leader: four replicas, each acting from its own veri
   ])(
     'board %i (leader change after step %i): every envelope verified, views private, the board completes',
     (run, failAt) => {
-      let leader = GroupLeader.start({
-        crypto,
-        hooks: hooksOf(run),
-        config,
-        groupId: `grp-bridge-${run}`,
-        leaderSeed: seedOf(0),
-        leaderEpoch: 0,
-        membershipVersion: 4,
-        members,
-      });
-      const replicas = members.map(
-        (x) =>
-          new GroupReplica({ crypto, groupId: `grp-bridge-${run}`, viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
-      );
-      for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
-      const deliver = (envs: Envelopes) => {
-        for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
-      };
+      const table = startTable({ crypto, seats, config, groupId: `grp-bridge-${run}`, hooks: hooksOf(run) });
+      const { replicas, deliver } = table;
+      let { leader } = table;
       const seqs = [0, 0, 0, 0];
       const rnd = seeded(run * 13);
       let failedOver = false;
@@ -518,12 +468,7 @@ describe('through the group leader: four replicas, each acting from its own veri
           failedOver = true;
           const before = replicas[2]!.checkpoint!;
           const scores = (before['protocol_state'] as { scores: unknown }).scores;
-          leader = GroupLeader.fromCheckpoint(
-            { crypto, hooks: hooksOf(run + 100), config, groupId: `grp-bridge-${run}`, leaderSeed: seedOf(2), leaderEpoch: 1, membershipVersion: 4 },
-            before,
-          );
-          for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
-          deliver(leader.lastEnvelopes);
+          leader = table.failover(hooksOf(run + 100), 2, before);
           const v = replicas[0]!.view as BridgeView;
           expect([v.phase, v.board_number, v.restart_count, v.auction, v.scores]).toEqual(['auction', 1, 1, [], scores]);
           expect(v.recovery_notice).toBe(`Leader changed from ${pk(0).slice(0, 8)} to ${pk(2).slice(0, 8)}; the private board was redealt.`);
@@ -663,37 +608,22 @@ function boardCase(seed: number, prefix: Action[]) {
   return { request: { options, members: MEMBERS, steps: req }, h, steps, final, outputs };
 }
 
-const cases: { batch?: ReferenceBatch; scores?: Built<RefCase>; boards: Record<number, Built<ReturnType<typeof boardCase>>>; index: Map<unknown, number> } = {
-  boards: {},
-  index: new Map(),
-};
+const cases: { scores?: Built<RefCase>; boards: Record<number, Built<ReturnType<typeof boardCase>>> } = { boards: {} };
 
-if (haveRef) {
-  beforeAll(() => {
-    cases.scores = build(scoresCase);
-    for (const [seed, prefix] of BOARDS) cases.boards[seed] = build(() => boardCase(seed, prefix));
-    const requests: unknown[] = [];
-    for (const c of [cases.scores, ...BOARDS.map(([seed]) => cases.boards[seed]!)] as Built<{ request: unknown }>[])
-      if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
-    cases.batch = startReference('contract-bridge-ref.py', requests);
-  }, 300_000);
-  afterAll(() => cases.batch?.close());
-}
-
-/** Our side of a case and the reference's outputs for it. */
-async function answered<T>(c: Built<T> | undefined): Promise<{ mine: T; theirs: unknown[] }> {
-  const mine = built(c);
-  return { mine, theirs: await cases.batch!.answer<unknown[]>(cases.index.get(c)!) };
-}
+const reference = referenceRequests(haveRef, 'contract-bridge-ref.py', (requests) => {
+  cases.scores = build(scoresCase);
+  for (const [seed, prefix] of BOARDS) cases.boards[seed] = build(() => boardCase(seed, prefix));
+  requests.addBuilt([cases.scores, ...BOARDS.map(([seed]) => cases.boards[seed])]);
+});
 
 describe.skipIf(!haveRef)("against the reference's hooks", () => {
   it('scores every contract, doubling, vulnerability and trick count as the reference does', async () => {
-    const { mine, theirs } = await answered(cases.scores);
+    const { mine, theirs } = await reference.answered(cases.scores);
     expectEqual(theirs, mine.ours);
   });
 
   it.each(BOARDS)("seed %i: every state, event, view, refusal and outcome equals the reference leader's", async (seed, prefix) => {
-    const { mine, theirs } = await answered(cases.boards[seed]);
+    const { mine, theirs } = await reference.answered(cases.boards[seed]);
     const { final, h, steps } = mine;
     if (prefix === XX) expect(final.contract).toMatchObject({ level: 1, denomination: 'hearts', doubled: 2 });
     if (prefix === SLAM) expect(final.contract).toMatchObject({ level: 6, denomination: 'nt', doubled: 1 });

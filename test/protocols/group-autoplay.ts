@@ -4,12 +4,12 @@
 // replica and every action the autoplay picks must be accepted.
 import { expect } from 'vitest';
 import type { Crypto } from '../../ts/crypto/backend.js';
-import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { seeded } from '../../ts/engine/local.js';
-import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
-import { GroupReplica } from '../../ts/group/member.js';
-import type { GroupHooks, GroupMember, HooksModule } from '../../ts/hooks/types.js';
-import { expectEqual } from './fast-expect.js';
+import { groupConfigFromSpec, type GroupLeader } from '../../ts/group/leader.js';
+import type { GroupReplica } from '../../ts/group/member.js';
+import type { GroupHooks, HooksModule } from '../../ts/hooks/types.js';
+import { hostContext } from './group-fixtures.js';
+import { derivedSeats, startTable } from './group-table.js';
 
 export interface AutoplayRun {
   crypto: Crypto;
@@ -31,34 +31,10 @@ export interface AutoplayResult {
 export function playByAutoplay(r: AutoplayRun): AutoplayResult {
   const autoplay = r.module.autoplay;
   if (!autoplay) throw new Error('the hooks module has no autoplay');
-  const keySeed = (i: number) => toHex(r.crypto.sha256(utf8(`autoplay ${r.seed} seat ${i}`)));
-  const members = Array.from({ length: r.seats }, (_, i): GroupMember => ({
-    member_id: `m-${i}`,
-    public_key: toHex(r.crypto.ed25519PublicKey(fromHex(keySeed(i)))),
-    seat: i,
-    status: 'active',
-  }));
-  const hooks = r.module.create({ role: 'host', options: r.options, args: [], stateDir: '', decision: null, random: seeded(r.seed) }) as GroupHooks;
-  const groupId = `grp-autoplay-${r.seed}`;
-  const leader = GroupLeader.start({
-    crypto: r.crypto,
-    hooks,
-    config: groupConfigFromSpec(r.spec),
-    groupId,
-    leaderSeed: keySeed(0),
-    leaderEpoch: 0,
-    membershipVersion: r.seats,
-    members,
-  });
-  const replicas = members.map(
-    (m) => new GroupReplica({ crypto: r.crypto, groupId, viewerPublicKey: m.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
-  );
-  const boot = leader.bootstrapEnvelopes();
-  for (const rep of replicas) expectEqual(rep.apply(boot[rep.viewerPublicKey], { bootstrap: true }), { status: 'applied' });
-  // Every envelope at every replica: the assertion is built only where the plain check fails.
-  const deliver = (envs: Envelopes) => {
-    for (const rep of replicas) expectEqual(rep.apply(envs[rep.viewerPublicKey]), { status: 'applied' });
-  };
+  const seats = derivedSeats(r.crypto, `autoplay ${r.seed}`, r.seats, 'm-');
+  const { members } = seats;
+  const hooks = r.module.create(hostContext(r.options, r.seed)) as GroupHooks;
+  const { leader, replicas, deliver } = startTable({ crypto: r.crypto, seats, config: groupConfigFromSpec(r.spec), groupId: `grp-autoplay-${r.seed}`, hooks });
   // Each member draws from its own random source, as separate processes would.
   const randoms = members.map((_, i) => seeded(r.seed * 1000 + i + 1));
   const seqs = members.map(() => 0);

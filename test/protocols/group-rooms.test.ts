@@ -6,15 +6,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { needShared } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
-import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
-import { GroupReplica } from '../../ts/group/member.js';
+import { GroupLeader, GroupLeaderError, type Envelopes } from '../../ts/group/leader.js';
 import type { GroupHooks, GroupMember, HookContext } from '../../ts/hooks/types.js';
 import { BUILTIN_DIR } from '../../ts/protocols/index.js';
 import communityRoom, { autoplay as communityAutoplay } from '../../ts/protocols/community-room/hooks.js';
 import meetingRoom, { autoplay as meetingAutoplay } from '../../ts/protocols/meeting-room/hooks.js';
-import { expectEqual } from './fast-expect.js';
 import { playByAutoplay } from './group-autoplay.js';
+import { builtinGroupConfig, derivedSeats, startTable } from './group-table.js';
 import { loadSpec } from '../../ts/spec/index.js';
 
 const REF = new URL('../../../shared/reference/aigenora-src/src/aigenora/protocols/', import.meta.url);
@@ -60,17 +58,14 @@ describe('Community Room rules', () => {
 
 describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => {
   const crypto = getCrypto(name);
-  const seed = (i: number) => toHex(crypto.sha256(utf8(`meeting seat ${i}`)));
-  // Each seat's key, derived once (with the js backend a derivation is a scalar multiplication).
-  const keys = Array.from({ length: 32 }, (_, i) => toHex(crypto.ed25519PublicKey(fromHex(seed(i)))));
-  const pk = (i: number) => keys[i]!;
-  const spec = JSON.parse(readFileSync(join(BUILTIN_DIR, 'meeting-room', 'spec.json'), 'utf8')) as unknown;
+  const seats = derivedSeats(crypto, 'meeting', 32, 'm-');
+  const { seedOf: seed, pk } = seats;
 
   it('runs an agenda, a speaking queue, a 32-ballot vote and action items, every replica verifying every envelope', () => {
-    const members = Array.from({ length: 32 }, (_, i) => m(i, pk(i)));
+    const { members } = seats;
     // The shipped spec caps a meeting at 16 and the leader enforces it; the group protocol's own limit
     // is 32 seats, which this run exercises with the same hooks.
-    const specConfig = groupConfigFromSpec(spec);
+    const specConfig = builtinGroupConfig('meeting-room');
     expect(specConfig.max_participants).toBe(16);
     const start = (config: typeof specConfig, n: number) =>
       GroupLeader.start({
@@ -85,18 +80,14 @@ describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => 
       });
     expect(() => start(specConfig, 32)).toThrow('group is full');
     expect(() => start(specConfig, 16).addMember(members[16], 17)).toThrow('group is full');
-    const leader = start({ ...specConfig, max_participants: 32 }, 32);
-    const replicas = members.map(
-      (x) => new GroupReplica({ crypto, groupId: 'grp-meeting', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
-    );
-    const boot = leader.bootstrapEnvelopes();
-    for (const r of replicas) expectEqual(r.apply(boot[r.viewerPublicKey], { bootstrap: true }), { status: 'applied' });
+    const table = startTable({ crypto, seats, config: { ...specConfig, max_participants: 32 }, groupId: 'grp-meeting', hooks: meetingRoom.create(ctx()) });
+    const { leader, replicas } = table;
     const seqs = new Array<number>(32).fill(0);
     // Every envelope at every replica: the assertion is built only where the plain check fails.
     const deliver = (envs: Envelopes) => {
       const n = Object.keys(envs).length;
       if (n !== 32) expect(n).toBe(32);
-      for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
+      table.deliver(envs);
     };
     const act = (seat: number, action: Record<string, unknown>) => {
       const { envelopes, receipt } = leader.applyInput({ actor_public_key: pk(seat), client_seq: ++seqs[seat]!, action });
@@ -138,36 +129,20 @@ describe.each(['wasm', 'js'])('%s backend: a 32-member Meeting Room', (name) => 
   }, 120_000);
 
   it('fails over mid-vote: the new leader resumes from the checkpoint and the ballots survive', () => {
-    const members = Array.from({ length: 5 }, (_, i) => m(i, pk(i)));
-    const config = groupConfigFromSpec(spec);
-    const first = GroupLeader.start({
+    const table = startTable({
       crypto,
-      hooks: meetingRoom.create(ctx()),
-      config,
+      seats: { ...seats, members: seats.members.slice(0, 5) },
+      config: builtinGroupConfig('meeting-room'),
       groupId: 'grp-mf',
-      leaderSeed: seed(0),
-      leaderEpoch: 0,
-      membershipVersion: 5,
-      members,
+      hooks: meetingRoom.create(ctx()),
     });
-    const replicas = members.map(
-      (x) => new GroupReplica({ crypto, groupId: 'grp-mf', viewerPublicKey: x.public_key, leaderPublicKey: first.leaderPublicKey, leaderEpoch: 0 }),
-    );
-    for (const r of replicas) expect(r.apply(first.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
-    const deliver = (envs: Envelopes) => {
-      for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
-    };
+    const { leader: first, replicas, deliver } = table;
     deliver(
       first.applyInput({ actor_public_key: pk(0), client_seq: 1, action: { kind: 'open_vote', question: 'Lunch?', choices: ['now', 'later'] } }).envelopes,
     );
     deliver(first.applyInput({ actor_public_key: pk(3), client_seq: 1, action: { kind: 'cast_vote', choice: 1 } }).envelopes);
     // Seat 2 takes over at epoch 1 from the checkpoint its replica holds.
-    const next = GroupLeader.fromCheckpoint(
-      { crypto, hooks: meetingRoom.create(ctx()), config, groupId: 'grp-mf', leaderSeed: seed(2), leaderEpoch: 1, membershipVersion: 5 },
-      replicas[2]!.checkpoint,
-    );
-    for (const r of replicas) r.advanceEpoch(next.leaderPublicKey, 1);
-    deliver(next.lastEnvelopes);
+    const next = table.failover(meetingRoom.create(ctx()), 2);
     expect(next.lastEnvelopes[pk(4)]!['events']).toEqual([{ kind: 'network_leader_changed', old_leader: pk(0), new_leader: pk(2), facilitator: pk(0) }]);
     // Client sequences carry over: seat 3's first ballot is a duplicate, its next one counts.
     expect(next.applyInput({ actor_public_key: pk(3), client_seq: 1, action: { kind: 'cast_vote', choice: 0 } }).receipt.status).toBe('duplicate');

@@ -4,21 +4,15 @@
 #      | {"options": {...}, "moves": [[host_move, guest_move], ...]}: the round_results its host's
 #        proto_round_judge gives for those moves, round after round (it stops after game_over)
 #      | {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
-import importlib.util, json, os, sys, tempfile
+import json, os, sys, tempfile
 from pathlib import Path
 
-# The batch protocol shared by these scripts (reference_batch.py beside them; no __pycache__ there).
+# What these scripts share (reference_batch.py beside them), imported without a __pycache__ there.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.dont_write_bytecode, _writes = True, sys.dont_write_bytecode
-from reference_batch import serve  # noqa: E402
-sys.dont_write_bytecode = _writes
+sys.dont_write_bytecode = True
+from reference_batch import load_hooks, serve  # noqa: E402
 
-root = sys.argv[1]
-sys.path.insert(0, root)
-spec = importlib.util.spec_from_file_location(
-    "hero", f"{root}/aigenora/protocols/df2d0709/aa159798680cfcb7106d4d3b0a8eee002b5644044dc0ed0b8d06092a/hooks.py")
-h = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(h)
+h = load_hooks("hero", "df2d0709/aa159798680cfcb7106d4d3b0a8eee002b5644044dc0ed0b8d06092a")
 
 
 def hooks(options, role, d):

@@ -4,45 +4,25 @@
 #      | {"options": {...}, "members": [...], "actions": [[actor, action], ...]}: replays the actions from
 #        the initial state and prints, after each step, the result or the refusal and every member's view.
 #      | {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
-import importlib.util, json, os, sys
+import json, os, sys
 
-# The batch protocol and deep copy shared by these scripts (reference_batch.py beside them; no __pycache__ there).
+# What these scripts share (reference_batch.py beside them), imported without a __pycache__ there.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.dont_write_bytecode, _writes = True, sys.dont_write_bytecode
-from reference_batch import deepcopy, serve  # noqa: E402
-sys.dont_write_bytecode = _writes
+sys.dont_write_bytecode = True
+from reference_batch import attempt, bare_hooks, load_hooks, replay, serve  # noqa: E402
 
-root = sys.argv[1]
-sys.path.insert(0, root)
-spec = importlib.util.spec_from_file_location(
-    "landlord", f"{root}/aigenora/protocols/bbc0d989/0d6481c3cd269fbfb466a3b7830e9d102638a14f2b7ddbae9da70d36/hooks.py")
-h = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(h)
+h = load_hooks("landlord", "bbc0d989/0d6481c3cd269fbfb466a3b7830e9d102638a14f2b7ddbae9da70d36")
 
 
 def run(req):
-    hooks = h.Hooks.__new__(h.Hooks)
-    hooks.options = req.get("options", {})
+    hooks = bare_hooks(h, req)
     if "classify" in req:
-        out = []
-        for cards in req["classify"]:
-            try:
-                out.append({"ok": hooks._classify(cards)})
-            except ValueError as e:
-                out.append({"error": str(e)})
-        return json.dumps(out)
+        return json.dumps([attempt(lambda: hooks._classify(cards)) for cards in req["classify"]])
     members = req["members"]
     state = hooks.proto_group_initial_state(members)
     views = lambda s: [hooks.proto_group_view(s, m) for m in members]
     out = [{"state": state, "views": views(state)}]
-    for actor, action in req["actions"]:
-        try:
-            r = hooks.proto_group_handle(deepcopy(state), actor, action)
-            state = r["state"]
-            out.append({"state": state, "events": r.get("events", []), "completed": r.get("completed", False),
-                        "outcome": r.get("outcome"), "views": views(state)})
-        except ValueError as e:
-            out.append({"error": str(e)})
+    out += replay(hooks, state, req["actions"], views)[0]
     return json.dumps(out)
 
 

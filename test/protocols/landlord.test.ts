@@ -4,43 +4,26 @@
 // replaying the same games: same deal, same states, events, refusals and views.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFERENCE_SRC, needReferencePython, needShared } from '../shared/require.js';
+import { describe, expect, it } from 'vitest';
+import { needReferencePython } from '../shared/require.js';
 import { seeded } from '../../ts/hooks/random.js';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
-import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
-import { GroupReplica } from '../../ts/group/member.js';
-import type { GroupHooks, GroupMember, HookContext } from '../../ts/hooks/types.js';
+import type { GroupHooks, GroupMember } from '../../ts/hooks/types.js';
 import { BUILTIN_DIR } from '../../ts/protocols/index.js';
 import landlord, { autoplay, legalActions, type LandlordAction, type LandlordState, type LandlordView } from '../../ts/protocols/landlord/hooks.js';
 import { beats, cardFaces, classify, NOT_A_COMBINATION, type Combination } from '../../ts/protocols/landlord/rules.js';
 import type { CardFace } from '../../ts/protocols/landlord/rules.js';
 import { playByAutoplay } from './group-autoplay.js';
-import { loadSpec } from '../../ts/spec/index.js';
 import { expectEqual, expectOursCanonical as expectCanonical } from './fast-expect.js';
-import { build, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
+import { attempt, fourSeats, hostContext, referenceSpecTests } from './group-fixtures.js';
+import { builtinGroupConfig, derivedSeats, startTable } from './group-table.js';
+import { build, referenceRequests, type Built } from './reference-batch.js';
 
 const ID = 'bbc0d9890d6481c3cd269fbfb466a3b7830e9d102638a14f2b7ddbae9da70d36';
-const SRC = REFERENCE_SRC;
-const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
-const haveRefSpec = needShared(
-  `reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`,
-  "the reference's four-player Landlord spec",
-);
 
 const mulberry32 = seeded;
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
-  role: 'host',
-  options,
-  args: [],
-  stateDir: '',
-  decision: null,
-  random: mulberry32(seed),
-});
-const hooks = (options: Record<string, unknown> = {}, seed = 1) => landlord.create(ctx(options, seed)) as GroupHooks;
-const member = (seat: number): GroupMember => ({ member_id: `m-${seat}`, public_key: String.fromCharCode(97 + seat).repeat(64), seat, status: 'active' });
-const MEMBERS = [0, 1, 2, 3].map(member);
+const hooks = (options: Record<string, unknown> = {}, seed = 1) => landlord.create(hostContext(options, seed)) as GroupHooks;
+const MEMBERS = fourSeats('abcd', 'm-');
 const byKey = (key: string) => MEMBERS.find((m) => m.public_key === key)!;
 
 const RANK: Record<number, string> = { 11: 'J', 12: 'Q', 13: 'K', 14: 'A', 15: '2', 16: 'Black Joker', 17: 'Red Joker' };
@@ -51,15 +34,7 @@ const kind = (...values: number[]) => classify(hand(...values));
 const combo = (k: Combination['kind'], primary: number, length: number, tier = 0): Combination => ({ kind: k, primary, length, tier });
 
 describe('Four-player Landlord: spec', () => {
-  it('has the reference protocol id', () => {
-    const loaded = loadSpec(getCrypto(), join(BUILTIN_DIR, 'landlord'));
-    expect(loaded.issues).toEqual([]);
-    expect(loaded.protocolId).toBe(ID);
-  });
-
-  it.skipIf(!haveRefSpec)('is the reference spec byte for byte', () => {
-    expect(readFileSync(join(BUILTIN_DIR, 'landlord', 'spec.json')).equals(readFileSync(REF_SPEC))).toBe(true);
-  });
+  referenceSpecTests('landlord', ID, "the reference's four-player Landlord spec");
 });
 
 // Hand-built hands: every supported shape, and shapes the reference refuses.
@@ -407,31 +382,12 @@ describe('Four-player Landlord: whole games', () => {
 
 describe('Four-player Landlord through the group leader', () => {
   const crypto = getCrypto();
-  const seed = (i: number) => toHex(crypto.sha256(utf8(`landlord seat ${i}`)));
-  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seed(i))));
-  const spec = JSON.parse(readFileSync(join(BUILTIN_DIR, 'landlord', 'spec.json'), 'utf8')) as unknown;
+  const seats = derivedSeats(crypto, 'landlord', 4, 'm-');
+  const { pk } = seats;
 
   it('plays a game to completion with every replica verifying every envelope, then fails over to a fresh deal keeping the scores', () => {
-    const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' }));
-    const config = groupConfigFromSpec(spec);
-    const leader = GroupLeader.start({
-      crypto,
-      hooks: landlord.create(ctx({}, 11)),
-      config,
-      groupId: 'grp-landlord',
-      leaderSeed: seed(0),
-      leaderEpoch: 0,
-      membershipVersion: 4,
-      members,
-    });
-    const replicas = members.map(
-      (x) => new GroupReplica({ crypto, groupId: 'grp-landlord', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
-    );
-    const boot = leader.bootstrapEnvelopes();
-    for (const r of replicas) expect(r.apply(boot[r.viewerPublicKey], { bootstrap: true })).toEqual({ status: 'applied' });
-    const deliver = (envs: Envelopes) => {
-      for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
-    };
+    const config = builtinGroupConfig('landlord');
+    const { leader, replicas, deliver } = startTable({ crypto, seats, config, groupId: 'grp-landlord', hooks: landlord.create(hostContext({}, 11)) });
     const seqs = [0, 0, 0, 0];
     const pick = mulberry32(5);
     for (let n = 0; n < 2000 && !leader.completed; n++) {
@@ -454,33 +410,12 @@ describe('Four-player Landlord through the group leader', () => {
   }, 120_000);
 
   it('a leader change mid-round abandons the deal and redeals from the public checkpoint', () => {
-    const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' }));
-    const config = groupConfigFromSpec(spec);
-    const first = GroupLeader.start({
-      crypto,
-      hooks: landlord.create(ctx({}, 12)),
-      config,
-      groupId: 'grp-ll-f',
-      leaderSeed: seed(0),
-      leaderEpoch: 0,
-      membershipVersion: 4,
-      members,
-    });
-    const replicas = members.map(
-      (x) => new GroupReplica({ crypto, groupId: 'grp-ll-f', viewerPublicKey: x.public_key, leaderPublicKey: first.leaderPublicKey, leaderEpoch: 0 }),
-    );
-    for (const r of replicas) expect(r.apply(first.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
-    const deliver = (envs: Envelopes) => {
-      for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
-    };
+    const config = builtinGroupConfig('landlord');
+    const table = startTable({ crypto, seats, config, groupId: 'grp-ll-f', hooks: landlord.create(hostContext({}, 12)) });
+    const { leader: first, replicas, deliver } = table;
     deliver(first.applyInput({ actor_public_key: pk(0), client_seq: 1, action: { kind: 'bid', value: 1 } }).envelopes);
     const before = (replicas[2]!.view as LandlordView).my_hand.map((c) => c.card_id);
-    const next = GroupLeader.fromCheckpoint(
-      { crypto, hooks: landlord.create(ctx({}, 13)), config, groupId: 'grp-ll-f', leaderSeed: seed(2), leaderEpoch: 1, membershipVersion: 4 },
-      replicas[2]!.checkpoint,
-    );
-    for (const r of replicas) r.advanceEpoch(next.leaderPublicKey, 1);
-    deliver(next.lastEnvelopes);
+    table.failover(landlord.create(hostContext({}, 13)), 2);
     const view = replicas[2]!.view as LandlordView;
     expect(view).toMatchObject({ phase: 'bidding', round_number: 2, restart_count: 1, bids: {} });
     expect(view.my_hand.length).toBe(25);
@@ -527,13 +462,7 @@ const haveRef = needReferencePython(['aigenora.proto.hooks'], 'the reference cro
 
 function classifyCase() {
   const hands = SHAPES.map(([, values]) => hand(...values));
-  const ours = hands.map((cards) => {
-    try {
-      return { ok: classify(cards) };
-    } catch (e) {
-      return { error: (e as Error).message };
-    }
-  });
+  const ours = hands.map((cards) => attempt(() => classify(cards)));
   return { request: { classify: hands }, ours };
 }
 
@@ -547,37 +476,24 @@ function gameCase(seed: number) {
 }
 
 const cases: {
-  batch?: ReferenceBatch;
   classify?: Built<ReturnType<typeof classifyCase>>;
   games: Record<number, Built<ReturnType<typeof gameCase>>>;
-  index: Map<unknown, number>;
-} = { games: {}, index: new Map() };
+} = { games: {} };
 
-if (haveRef) {
-  beforeAll(() => {
-    cases.classify = build(classifyCase);
-    for (const seed of SEEDS) cases.games[seed] = build(() => gameCase(seed));
-    const requests: unknown[] = [];
-    for (const c of [cases.classify, ...SEEDS.map((s) => cases.games[s]!)] as Built<{ request: unknown }>[])
-      if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
-    cases.batch = startReference('landlord-ref.py', requests);
-  }, 300_000);
-  afterAll(() => cases.batch?.close());
-}
-
-async function answered<T>(c: Built<T> | undefined): Promise<{ mine: T; theirs: unknown[] }> {
-  const mine = built(c);
-  return { mine, theirs: await cases.batch!.answer<unknown[]>(cases.index.get(c)!) };
-}
+const reference = referenceRequests(haveRef, 'landlord-ref.py', (requests) => {
+  cases.classify = build(classifyCase);
+  for (const seed of SEEDS) cases.games[seed] = build(() => gameCase(seed));
+  requests.addBuilt([cases.classify, ...SEEDS.map((s) => cases.games[s])]);
+});
 
 describe.skipIf(!haveRef)('Four-player Landlord against the reference hooks', () => {
   it('classifies every hand-built shape as the reference does', async () => {
-    const { mine, theirs } = await answered(cases.classify);
+    const { mine, theirs } = await reference.answered(cases.classify);
     expectEqual(mine.ours, theirs);
   });
 
   it.each(SEEDS)('seeded game %i: the same deal, states, events, outcome and views, and the same refusals', async (seed) => {
-    const { mine, theirs: ref } = await answered(cases.games[seed]);
+    const { mine, theirs: ref } = await reference.answered(cases.games[seed]);
     // Our side, made as it is compared (the game's own hooks, replaying its actions).
     const { h, actions } = mine;
     let state = h.proto_group_initial_state(MEMBERS);

@@ -13,6 +13,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
 import { REFERENCE_SRC } from '../shared/require.js';
 
 export interface ReferenceBatch {
@@ -73,6 +74,61 @@ export function startReference(script: string, requests: readonly unknown[]): Re
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The requests of one test file, each known by a key (a case, or what its request was made from), all sent
+ * to the script at once (see referenceRequests).
+ */
+export class ReferenceRequests {
+  private readonly index = new Map<unknown, number>();
+  private readonly requests: unknown[] = [];
+  private batch: ReferenceBatch | undefined;
+
+  /** Sends `request`, its answer known by `key`. */
+  add(key: unknown, request: unknown): void {
+    this.index.set(key, this.requests.push(request) - 1);
+  }
+
+  /** Sends the request of each case that built, its answer known by the case (one that threw sends none: its test rethrows). */
+  addBuilt(cases: readonly (Built<{ request: unknown }> | undefined)[]): void {
+    for (const c of cases) if (c && 'ok' in c) this.add(c, c.ok.request);
+  }
+
+  start(script: string): void {
+    this.batch = startReference(script, this.requests);
+  }
+
+  /** What the script answered to the request sent under `key`. */
+  answer<T>(key: unknown): Promise<T> {
+    return this.batch!.answer<T>(this.index.get(key)!);
+  }
+
+  /** Our side of case `c` (rethrowing what building it threw) and the script's answer to its request. */
+  async answered<T, A = unknown[]>(c: Built<T> | undefined): Promise<{ mine: T; theirs: A }> {
+    const mine = built(c);
+    return { mine, theirs: await this.answer<A>(c) };
+  }
+
+  close(): void {
+    this.batch?.close();
+  }
+}
+
+/**
+ * Where `have` (python3 imports the reference): a beforeAll of the calling test file in which `collect`
+ * builds the file's cases and adds their requests, then starts `script` on them all; an afterAll stops it.
+ */
+export function referenceRequests(have: boolean, script: string, collect: (requests: ReferenceRequests) => void | Promise<void>): ReferenceRequests {
+  const requests = new ReferenceRequests();
+  if (have) {
+    beforeAll(async () => {
+      await collect(requests);
+      requests.start(script);
+    }, 300_000);
+    afterAll(() => requests.close());
+  }
+  return requests;
 }
 
 /** What `build` returned, or what it threw, kept for the test that owns the case to rethrow. */

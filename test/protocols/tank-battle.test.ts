@@ -3,7 +3,7 @@
 // when they are sent, applied when their tick is stepped), and, where the reference's Python imports,
 // its own simulation run on the same commands.
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { needReferencePython } from '../shared/require.js';
 import { seeded } from '../../ts/engine/local.js';
 import type { RealtimeHooks } from '../../ts/hooks/types.js';
@@ -21,7 +21,8 @@ import tank, {
   type World,
 } from '../../ts/protocols/tank-battle/hooks.js';
 import { expectEqual } from './fast-expect.js';
-import { build, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
+import { build, built, referenceRequests, type Built } from './reference-batch.js';
+import { attempt } from './group-fixtures.js';
 
 const SPEC = JSON.parse(readFileSync(new URL('../../ts/protocols/tank-battle/spec.json', import.meta.url), 'utf8')) as {
   flow: { realtime: { input_delay_ticks: number } };
@@ -51,6 +52,9 @@ function world(map: string, r: Rules, at: Record<string, [number, number]> = {})
   return w;
 }
 const cmd = (unit_id: string, move: Dir = 'none', aim: Dir = 'none', fire = false): Command => ({ unit_id, move, aim, fire });
+/** The host's hooks with `options`, no files and unseeded randomness. */
+const hostHooks = (options: Record<string, unknown>) =>
+  tank.create({ role: 'host', options, args: [], stateDir: '/nonexistent', decision: null, random: Math.random });
 const tankOf = (w: World, id: string) => w.tanks.find((t) => t.id === id)!;
 /** Runs ticks with the same commands each tick (commands persist in the world anyway). */
 function run(w: World, n: number, host: Command[] = [], guest: Command[] = []): World {
@@ -98,9 +102,8 @@ describe('the map', () => {
   });
 
   it('a map too small for both armies is refused when the hooks start', () => {
-    const ctx = { role: 'host' as const, args: [], stateDir: '/nonexistent', decision: null, random: Math.random };
-    expect(() => tank.create({ ...ctx, options: { team_size: 5, map_text: open(5) } })).toThrow('map has 9 spawnable cells but 10 are required');
-    expect(() => tank.create({ ...ctx, options: { map_text: '#' } })).toThrow('map must contain');
+    expect(() => hostHooks({ team_size: 5, map_text: open(5) })).toThrow('map has 9 spawnable cells but 10 are required');
+    expect(() => hostHooks({ map_text: '#' })).toThrow('map must contain');
   });
 });
 
@@ -242,14 +245,7 @@ describe('firing and bullets', () => {
   });
 
   it('the last tank destroyed ends the match; both sides at once is a draw', () => {
-    const hooks = tank.create({
-      role: 'host',
-      options: { team_size: 1, map_text: open(9) },
-      args: [],
-      stateDir: '/nonexistent',
-      decision: null,
-      random: Math.random,
-    });
+    const hooks = hostHooks({ team_size: 1, map_text: open(9) });
     const w = world(open(9), rules(), { h0: [7500, 4500], g0: [1500, 4500] });
     tankOf(w, 'g0').hp = 1;
     let r = hooks.proto_realtime_step(w as never, 1, { host: [cmd('h0', 'none', 'left', true)], guest: [] });
@@ -358,14 +354,7 @@ describe('command validation', () => {
   });
 
   it('the hooks refuse the same way and hand back the normalised commands', () => {
-    const h = tank.create({
-      role: 'host',
-      options: { team_size: 2, map_text: open(7) },
-      args: [],
-      stateDir: '/nonexistent',
-      decision: null,
-      random: Math.random,
-    }) as RealtimeHooks;
+    const h = hostHooks({ team_size: 2, map_text: open(7) }) as RealtimeHooks;
     const s = h.proto_realtime_initial_state();
     expect(h.proto_realtime_validate_commands('guest', [{ unit_id: 'g1', move: 'left' }], s, 3)).toEqual([
       { unit_id: 'g1', move: 'left', aim: 'none', fire: false },
@@ -569,40 +558,26 @@ function validateCase() {
     ['host', [{ unit_id: 'h0', fire: 1 }], w, 1],
     ['host', [{ unit_id: 'h1' }], dead, 1],
   ];
-  const ours = cases.map(([s, c, st, t]) => {
-    try {
-      return { ok: validateCommands(s, c, st, t) };
-    } catch (e) {
-      return { error: (e as Error).message };
-    }
-  });
+  const ours = cases.map(([s, c, st, t]) => attempt(() => validateCommands(s, c, st, t)));
   return { ours, request: { validate: cases } };
 }
 
 const cases: {
-  batch?: ReferenceBatch;
   worlds: Built<ReturnType<typeof worldsCase>>[];
   played: Built<ReturnType<typeof playedCase>>[];
   validate?: Built<ReturnType<typeof validateCase>>;
-  index: Map<unknown, number>;
-} = { worlds: [], played: [], index: new Map() };
+} = { worlds: [], played: [] };
 const DEFAULT_MAP_REQUEST = { default_map: true };
 
-if (haveRef) {
-  beforeAll(() => {
-    cases.worlds = WORLDS.map(([, map, r]) => build(() => worldsCase(map, r)));
-    cases.played = PLAYED.map(([profile, seed]) => build(() => playedCase(profile, seed)));
-    cases.validate = build(validateCase);
-    const requests: unknown[] = [];
-    cases.index.set(DEFAULT_MAP_REQUEST, requests.push(DEFAULT_MAP_REQUEST) - 1);
-    for (const c of [...cases.worlds, ...cases.played, cases.validate] as Built<{ request: unknown }>[])
-      if ('ok' in c) cases.index.set(c, requests.push(c.ok.request) - 1);
-    cases.batch = startReference('tank-battle-ref.py', requests);
-  }, 300_000);
-  afterAll(() => cases.batch?.close());
-}
+const reference = referenceRequests(haveRef, 'tank-battle-ref.py', (requests) => {
+  cases.worlds = WORLDS.map(([, map, r]) => build(() => worldsCase(map, r)));
+  cases.played = PLAYED.map(([profile, seed]) => build(() => playedCase(profile, seed)));
+  cases.validate = build(validateCase);
+  requests.add(DEFAULT_MAP_REQUEST, DEFAULT_MAP_REQUEST);
+  requests.addBuilt([...cases.worlds, ...cases.played, cases.validate]);
+});
 
-const answerTo = <T>(key: unknown) => cases.batch!.answer<T>(cases.index.get(key)!);
+const answerTo = <T>(key: unknown) => reference.answer<T>(key);
 
 describe.skipIf(!haveRef)("against the reference's simulation", () => {
   it('builds the same default battlefield', async () => {

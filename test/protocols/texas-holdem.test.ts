@@ -7,39 +7,31 @@ import { describe, expect, it } from 'vitest';
 import { REFERENCE_SRC, needReferencePython } from '../shared/require.js';
 import { seeded } from '../../ts/hooks/random.js';
 import { getCrypto } from '../../ts/crypto/index.js';
-import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
-import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
-import { GroupReplica } from '../../ts/group/member.js';
 import { BUILTIN_DIR } from '../../ts/protocols/index.js';
-import type { GroupHooks, GroupMember, GroupState } from '../../ts/hooks/types.js';
+import type { GroupHooks, GroupState } from '../../ts/hooks/types.js';
 import hooksModule, { autoplay, legalActions, type HoldemState } from '../../ts/protocols/texas-holdem/hooks.js';
 import { playByAutoplay } from './group-autoplay.js';
+import { fourSeats, hostContext, refusalOf } from './group-fixtures.js';
+import { builtinGroupConfig, derivedSeats, startTable } from './group-table.js';
 import { bestPokerHand, buildSidePots, compareRanks, normalizeUncalled, type Card } from '../../ts/protocols/texas-holdem/poker.js';
 
 const SRC = REFERENCE_SRC;
 
 const mulberry32 = seeded;
 
-const MEMBERS: GroupMember[] = [0, 1, 2, 3].map((s) => ({ member_id: `m${s}`, public_key: 'abcd'[s]!.repeat(64), seat: s, status: 'active' }));
+const MEMBERS = fourSeats('abcd', 'm');
 const [A, B, C, D] = MEMBERS.map((m) => m.public_key) as [string, string, string, string];
 const byKey = (k: string) => MEMBERS.find((m) => m.public_key === k)!;
 
 function make(options: Record<string, unknown> = {}, seed = 1): GroupHooks {
-  return hooksModule.create({ role: 'host', options, args: [], stateDir: '', decision: null, random: mulberry32(seed) }) as GroupHooks;
+  return hooksModule.create(hostContext(options, seed)) as GroupHooks;
 }
 
 /** Runs one action as the leader does: on a copy, so a refusal leaves the state untouched. */
 function act(h: GroupHooks, state: GroupState, actor: string, action: Record<string, unknown>) {
   return h.proto_group_handle(structuredClone(state), byKey(actor), action);
 }
-const refusal = (h: GroupHooks, state: GroupState, actor: string, action: Record<string, unknown>): string => {
-  try {
-    act(h, state, actor, action);
-  } catch (e) {
-    return (e as Error).message;
-  }
-  return 'accepted';
-};
+const refusal = (h: GroupHooks, state: GroupState, actor: string, action: Record<string, unknown>): string => refusalOf(() => act(h, state, actor, action));
 
 /** A table with chosen stacks, through the recovery path (which redeals from hand-start stacks). */
 function table(h: GroupHooks, stacks: number[], buttonIndex = 0): HoldemState {
@@ -367,37 +359,15 @@ describe.skipIf(!haveRef)("against the reference's hooks", () => {
 
 describe('through the group leader: four replicas, each acting from its own verified view', () => {
   const crypto = getCrypto('js');
-  const seedOf = (i: number) => toHex(crypto.sha256(utf8(`holdem seat ${i}`)));
-  const pk = (i: number) => toHex(crypto.ed25519PublicKey(fromHex(seedOf(i))));
-  const config = groupConfigFromSpec(JSON.parse(readFileSync(join(BUILTIN_DIR, 'texas-holdem', 'spec.json'), 'utf8')) as unknown);
-  const members = [0, 1, 2, 3].map((i) => ({ member_id: `m${i}`, public_key: pk(i), seat: i, status: 'active' }));
-  const ctxOf = (seed: number) => ({
-    role: 'host' as const,
-    options: { deal_seed: 'leader', starting_stack: 1000, max_hands: 3 },
-    args: [],
-    stateDir: '',
-    decision: null,
-    random: mulberry32(seed),
-  });
+  const seats = derivedSeats(crypto, 'holdem', 4, 'm');
+  const { pk, members } = seats;
+  const config = builtinGroupConfig('texas-holdem');
+  const hooksOf = (seed: number) => hooksModule.create(hostContext({ deal_seed: 'leader', starting_stack: 1000, max_hands: 3 }, seed)) as GroupHooks;
 
   it('plays a match with a leader change mid-hand: the hand is refunded and redealt, views stay private', () => {
-    let leader = GroupLeader.start({
-      crypto,
-      hooks: hooksModule.create(ctxOf(1)) as GroupHooks,
-      config,
-      groupId: 'grp-holdem',
-      leaderSeed: seedOf(0),
-      leaderEpoch: 0,
-      membershipVersion: 4,
-      members,
-    });
-    const replicas = members.map(
-      (x) => new GroupReplica({ crypto, groupId: 'grp-holdem', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
-    );
-    for (const r of replicas) expect(r.apply(leader.bootstrapEnvelope(r.viewerPublicKey), { bootstrap: true }).status).toBe('applied');
-    const deliver = (envs: Envelopes) => {
-      for (const r of replicas) expect(r.apply(envs[r.viewerPublicKey])).toEqual({ status: 'applied' });
-    };
+    const table = startTable({ crypto, seats, config, groupId: 'grp-holdem', hooks: hooksOf(1) });
+    const { replicas, deliver } = table;
+    let { leader } = table;
     const seqs = [0, 0, 0, 0];
     const rnd = mulberry32(7);
     let failedOver = false;
@@ -426,20 +396,7 @@ describe('through the group leader: four replicas, each acting from its own veri
         const before = replicas[2]!.checkpoint!;
         expect(JSON.stringify(before)).not.toContain('draw_pile');
         const startStacks = (before['protocol_state'] as { hand_start_stacks: Record<string, number> }).hand_start_stacks;
-        leader = GroupLeader.fromCheckpoint(
-          {
-            crypto,
-            hooks: hooksModule.create(ctxOf(2)) as GroupHooks,
-            config,
-            groupId: 'grp-holdem',
-            leaderSeed: seedOf(2),
-            leaderEpoch: 1,
-            membershipVersion: 4,
-          },
-          before,
-        );
-        for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
-        deliver(leader.lastEnvelopes);
+        leader = table.failover(hooksOf(2), 2, before);
         const v = replicas[0]!.view!;
         expect([v['restart_count'], v['recovery_notice']]).toEqual([
           1,

@@ -5,33 +5,19 @@
 #        replays the actions from the given or the initial state and prints, after each step, the result or the refusal and every
 #        member's view; then, with "failover", the recovery snapshot, the restored state and the leader change.
 #      | {"batch": [request, ...]}: one line per request, {"ok": <its output>} or {"crash": <traceback>}.
-import importlib.util, json, os, sys
+import json, os, sys
 
-# The batch protocol and deep copy shared by these scripts (reference_batch.py beside them; no __pycache__ there).
+# What these scripts share (reference_batch.py beside them), imported without a __pycache__ there.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.dont_write_bytecode, _writes = True, sys.dont_write_bytecode
-from reference_batch import deepcopy, serve  # noqa: E402
-sys.dont_write_bytecode = _writes
+sys.dont_write_bytecode = True
+from reference_batch import attempt, bare_hooks, deepcopy, load_hooks, replay, serve  # noqa: E402
 
-root = sys.argv[1]
-sys.path.insert(0, root)
-spec = importlib.util.spec_from_file_location(
-    "upgrade", f"{root}/aigenora/protocols/acdf9872/18b5382bbf5f4c0008d6766e97ca6c1ae12f3cf2becd2afa9ad6f88e/hooks.py")
-h = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(h)
+h = load_hooks("upgrade", "acdf9872/18b5382bbf5f4c0008d6766e97ca6c1ae12f3cf2becd2afa9ad6f88e")
 from aigenora.proto import tractor
 
 
-def attempt(fn):
-    try:
-        return {"ok": fn()}
-    except ValueError as e:
-        return {"error": str(e)}
-
-
 def run(req):
-    hooks = h.Hooks.__new__(h.Hooks)
-    hooks.options = req.get("options", {})
+    hooks = bare_hooks(h, req)
     if "rules" in req:
         out = []
         for r in req["rules"]:
@@ -51,14 +37,8 @@ def run(req):
         state = out[0]["ok"]
         views = lambda s: [hooks.proto_group_view(s, m) for m in members]
         out[0] = {"state": state, "views": views(state)}
-        for actor, action in req["actions"]:
-            try:
-                r = hooks.proto_group_handle(deepcopy(state), actor, action)
-                state = r["state"]
-                out.append({"state": state, "events": r.get("events", []), "completed": r.get("completed", False),
-                            "outcome": r.get("outcome"), "views": views(state)})
-            except ValueError as e:
-                out.append({"error": str(e)})
+        steps, state = replay(hooks, state, req["actions"], views)
+        out += steps
         if "failover" in req:
             snap = hooks.proto_group_recovery_snapshot(state)
             restored = hooks.proto_group_restore(deepcopy(snap), members, 1)

@@ -4,17 +4,12 @@
 // own view (directly and through the group leader with verifying replicas, with a leader change), and,
 // where python3 imports the reference, the reference's hooks replaying the same seeded matches: same
 // deal, states, events, refusals, views and recovery.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFERENCE_SRC, needReferencePython, needShared } from '../shared/require.js';
+import { describe, expect, it } from 'vitest';
+import { needReferencePython } from '../shared/require.js';
 import { getCrypto } from '../../ts/crypto/index.js';
 import { seeded } from '../../ts/engine/local.js';
-import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
-import { GroupLeader, groupConfigFromSpec, type Envelopes } from '../../ts/group/leader.js';
-import { GroupReplica } from '../../ts/group/member.js';
-import type { GroupHooks, GroupMember, HookContext } from '../../ts/hooks/types.js';
-import { BUILTIN_DIR, findBuiltin } from '../../ts/protocols/index.js';
+import type { GroupHooks, GroupMember } from '../../ts/hooks/types.js';
+import { findBuiltin } from '../../ts/protocols/index.js';
 import upgrade, { trickWinner, type Play, type UpgradeState, type UpgradeView } from '../../ts/protocols/upgrade-tractor/hooks.js';
 import {
   cardStrength,
@@ -25,30 +20,16 @@ import {
   type Shape,
   type TrumpContext,
 } from '../../ts/protocols/upgrade-tractor/tractor.js';
-import { loadSpec } from '../../ts/spec/index.js';
 import { expectEqual, expectOursCanonical as expectCanonical } from './fast-expect.js';
-import { build, built, startReference, type Built, type ReferenceBatch } from './reference-batch.js';
+import { attempt, fourSeats, hostContext, referenceSpecTests } from './group-fixtures.js';
+import { builtinGroupConfig, derivedSeats, startTable } from './group-table.js';
+import { build, built, referenceRequests, type Built } from './reference-batch.js';
 
 const ID = 'acdf987218b5382bbf5f4c0008d6766e97ca6c1ae12f3cf2becd2afa9ad6f88e';
-const SRC = REFERENCE_SRC;
-const REF_SPEC = join(SRC, 'aigenora/protocols', ID.slice(0, 8), ID.slice(8), 'spec.json');
-const haveRefSpec = needShared(
-  `reference/aigenora-src/src/aigenora/protocols/${ID.slice(0, 8)}/${ID.slice(8)}/spec.json`,
-  "the reference's Upgrade (Tractor) spec",
-);
 const FOLDER = 'upgrade-tractor';
 
-const ctx = (options: Record<string, unknown> = {}, seed = 1): HookContext => ({
-  role: 'host',
-  options,
-  args: [],
-  stateDir: '',
-  decision: null,
-  random: seeded(seed),
-});
-const hooks = (options: Record<string, unknown> = {}, seed = 1) => upgrade.create(ctx(options, seed)) as GroupHooks;
-const member = (seat: number): GroupMember => ({ member_id: `m-${seat}`, public_key: String.fromCharCode(97 + seat).repeat(64), seat, status: 'active' });
-const MEMBERS = [0, 1, 2, 3].map(member);
+const hooks = (options: Record<string, unknown> = {}, seed = 1) => upgrade.create(hostContext(options, seed)) as GroupHooks;
+const MEMBERS = fourSeats('abcd', 'm-');
 const [M0, M1, M2, M3] = MEMBERS as [GroupMember, GroupMember, GroupMember, GroupMember];
 const byKey = (key: string) => MEMBERS.find((m) => m.public_key === key)!;
 const autoplay = upgrade.autoplay!;
@@ -66,24 +47,8 @@ const cs = (text: string) => text.split(' ').filter(Boolean).map(f);
 const T2H: TrumpContext = { level_rank: 2, trump_suit: 'hearts' };
 const NT5: TrumpContext = { level_rank: 5, trump_suit: null };
 
-function attempt<T>(fn: () => T): { ok: T } | { error: string } {
-  try {
-    return { ok: fn() };
-  } catch (e) {
-    return { error: (e as Error).message };
-  }
-}
-
 describe('Upgrade (Tractor): spec and registration', () => {
-  it('has the reference protocol id', () => {
-    const loaded = loadSpec(getCrypto(), join(BUILTIN_DIR, FOLDER));
-    expect(loaded.issues).toEqual([]);
-    expect(loaded.protocolId).toBe(ID);
-  });
-
-  it.skipIf(!haveRefSpec)('is the reference spec byte for byte', () => {
-    expect(readFileSync(join(BUILTIN_DIR, FOLDER, 'spec.json')).equals(readFileSync(REF_SPEC))).toBe(true);
-  });
+  referenceSpecTests(FOLDER, ID, "the reference's Upgrade (Tractor) spec");
 
   it('is registered as upgrade-tractor-v1 with the reference profiles', () => {
     const b = findBuiltin('upgrade-tractor-v1')!;
@@ -764,33 +729,15 @@ describe('Upgrade (Tractor): whole matches from the members own views', () => {
 
 describe('Upgrade (Tractor) through the group leader', () => {
   const crypto = getCrypto();
-  const seedOf = (i: number) => toHex(crypto.sha256(utf8(`upgrade seat ${i}`)));
-  const keys = [0, 1, 2, 3].map((i) => toHex(crypto.ed25519PublicKey(fromHex(seedOf(i)))));
-  const pk = (i: number) => keys[i]!;
-  const spec = JSON.parse(readFileSync(join(BUILTIN_DIR, FOLDER, 'spec.json'), 'utf8')) as unknown;
-  const members = [0, 1, 2, 3].map((i): GroupMember => ({ member_id: `m-${i}`, public_key: pk(i), seat: i, status: 'active' }));
+  const seats = derivedSeats(crypto, 'upgrade', 4, 'm-');
+  const { pk, members } = seats;
 
   it('plays a match by autoplay with every replica verifying every envelope, and a leader change mid-hand redeals and still completes', () => {
-    const config = groupConfigFromSpec(spec);
+    const config = builtinGroupConfig(FOLDER);
     const options = { start_level: 2, target_level: 4, max_hands: 2 };
-    let leader = GroupLeader.start({
-      crypto,
-      hooks: upgrade.create(ctx(options, 21)) as GroupHooks,
-      config,
-      groupId: 'grp-upgrade',
-      leaderSeed: seedOf(0),
-      leaderEpoch: 0,
-      membershipVersion: 4,
-      members,
-    });
-    const replicas = members.map(
-      (x) => new GroupReplica({ crypto, groupId: 'grp-upgrade', viewerPublicKey: x.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
-    );
-    const boot = leader.bootstrapEnvelopes();
-    for (const r of replicas) expect(r.apply(boot[r.viewerPublicKey], { bootstrap: true })).toEqual({ status: 'applied' });
-    const deliver = (envs: Envelopes) => {
-      for (const r of replicas) expectEqual(r.apply(envs[r.viewerPublicKey]), { status: 'applied' });
-    };
+    const table = startTable({ crypto, seats, config, groupId: 'grp-upgrade', hooks: upgrade.create(hostContext(options, 21)) as GroupHooks });
+    const { replicas, deliver } = table;
+    let { leader } = table;
     const seqs = [0, 0, 0, 0];
     const pick = seeded(5);
     let failedOver = false;
@@ -818,20 +765,7 @@ describe('Upgrade (Tractor) through the group leader', () => {
         failedOver = true;
         const before = replicas[2]!.checkpoint!;
         const hand = views[2]!.hand_number;
-        leader = GroupLeader.fromCheckpoint(
-          {
-            crypto,
-            hooks: upgrade.create(ctx(options, 22)) as GroupHooks,
-            config,
-            groupId: 'grp-upgrade',
-            leaderSeed: seedOf(2),
-            leaderEpoch: 1,
-            membershipVersion: 4,
-          },
-          before,
-        );
-        for (const r of replicas) r.advanceEpoch(leader.leaderPublicKey, 1);
-        deliver(leader.lastEnvelopes);
+        leader = table.failover(upgrade.create(hostContext(options, 22)) as GroupHooks, 2, before);
         const v = replicas[0]!.view as UpgradeView;
         expect([v.phase, v.hand_number, v.restart_count, v.recovery_notice]).toEqual([
           'declaration',
@@ -887,9 +821,7 @@ function stateAfter(options: Record<string, unknown>, start: UpgradeState | null
   return state as UpgradeState;
 }
 
-const batch: { run?: ReferenceBatch; index: Map<unknown, number> } = { index: new Map() };
-const requestOf = (key: unknown, request: unknown, requests: unknown[]) => batch.index.set(key, requests.push(request) - 1);
-const answerTo = <T = Record<string, unknown>[]>(key: unknown) => batch.run!.answer<T>(batch.index.get(key)!);
+const answerTo = <T = Record<string, unknown>[]>(key: unknown) => reference.answer<T>(key);
 
 /**
  * Replays `r` through ours and the reference's hooks (its answer to the request); every step must match.
@@ -1042,24 +974,19 @@ const cases: {
   tables?: Built<Replay[]>;
 } = { matches: {} };
 
-if (haveRef) {
-  beforeAll(() => {
-    for (const [seed, extra] of MATCHES) cases.matches[seed] = build(() => matchCase(seed, extra));
-    cases.declarations = build(declarationsCase);
-    cases.tables = build(tablesCase);
-    const requests: unknown[] = [];
-    requestOf(RULE_CASES, { rules: RULE_CASES }, requests);
-    for (const options of BAD_OPTIONS) requestOf(options, { options, members: MEMBERS, actions: [] }, requests);
-    for (const [seed] of MATCHES) {
-      const c = cases.matches[seed]!;
-      if ('ok' in c) requestOf(c.ok, c.ok.request, requests);
-    }
-    if ('ok' in cases.declarations) for (const r of [cases.declarations.ok.declare, cases.declarations.ok.bury]) requestOf(r, r.request, requests);
-    if ('ok' in cases.tables) for (const r of cases.tables.ok) requestOf(r, r.request, requests);
-    batch.run = startReference('upgrade-tractor-ref.py', requests);
-  }, 300_000);
-  afterAll(() => batch.run?.close());
-}
+const reference = referenceRequests(haveRef, 'upgrade-tractor-ref.py', (requests) => {
+  for (const [seed, extra] of MATCHES) cases.matches[seed] = build(() => matchCase(seed, extra));
+  cases.declarations = build(declarationsCase);
+  cases.tables = build(tablesCase);
+  requests.add(RULE_CASES, { rules: RULE_CASES });
+  for (const options of BAD_OPTIONS) requests.add(options, { options, members: MEMBERS, actions: [] });
+  for (const [seed] of MATCHES) {
+    const c = cases.matches[seed]!;
+    if ('ok' in c) requests.add(c.ok, c.ok.request);
+  }
+  if ('ok' in cases.declarations) for (const r of [cases.declarations.ok.declare, cases.declarations.ok.bury]) requests.add(r, r.request);
+  if ('ok' in cases.tables) for (const r of cases.tables.ok) requests.add(r, r.request);
+});
 
 const seenTexts = new Set<string>();
 const seenKinds = new Set<string>();

@@ -14,7 +14,6 @@ import {
   decodeWireText,
   isMonotonicRunUpdate,
   newSchema,
-  RinError,
   validateActionOutcome,
   validateActionRequest,
   validateActionRun,
@@ -29,23 +28,11 @@ import {
   validateText,
   type ActionOutcome,
   type ActionRun,
-  type Epoch,
-  type HostManifest,
   type ObservationEnvelope,
   type ObservationQuery,
 } from '../../ts/rin/index.js';
+import { epoch, fault, manifest } from './model-fixtures.js';
 
-function fault(f: () => unknown): RinError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof RinError) return e;
-    throw e;
-  }
-  throw new Error('expected a RinError, nothing was thrown');
-}
-
-const epoch = (): Epoch => ({ session_id: 'session.test', world_id: 'world.test', host: 1, world: 2, timeline: 3 });
 const DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 const UNSAFE = 2 ** 53; // 2^53−1 + 1
 
@@ -190,31 +177,6 @@ describe('scalar rules', () => {
 });
 
 describe('manifests, runs and outcomes (host/manifest_test.go)', () => {
-  const manifest = (): HostManifest => ({
-    contract_version: 'rin.host/v2',
-    adapter_id: 'rin.test',
-    adapter_version: '1.0.0',
-    engine_id: 'test',
-    engine_version: '1',
-    runtime: 'go',
-    platform: 'windows',
-    headless: true,
-    authority: 'server',
-    deployment: 'dedicated-server',
-    control: 'semantic',
-    clock_modes: ['step', 'realtime'],
-    decision_modes: ['sequential', 'asynchronous'],
-    max_concurrent_actors: 100,
-    durability: {
-      profile: 'advisory',
-      stable_identity: true,
-      durable_before_network: false,
-      durable_outbox: false,
-      idempotent_apply: false,
-      atomic_apply_and_outbox: false,
-    },
-  });
-
   it('refuses inflated durability and a client-advisory host claiming durable mutation', () => {
     validateHostManifest(manifest());
     expect(fault(() => validateHostManifest({ ...manifest(), durability: { ...manifest().durability, profile: 'transactional-action' } })).field).toBe(

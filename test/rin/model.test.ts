@@ -15,7 +15,6 @@ import {
   EffectsShape,
   HostRegistry,
   newSchema,
-  RinError,
   sealCapabilitySpec,
   validateAgainstSchema,
   validateBoundAction,
@@ -24,12 +23,11 @@ import {
   type BoundAction,
   type CapabilitySpec,
   type Effect,
-  type Epoch,
-  type HostManifest,
   type HostRef,
   type Principal,
 } from '../../ts/rin/index.js';
 import { goJsonEncode } from '../../ts/crypto/gojson.js';
+import { epoch, fault, manifest } from './model-fixtures.js';
 
 const REF = new URL('../../../shared/reference/rin/', import.meta.url);
 
@@ -39,47 +37,10 @@ function shared(path: string): string {
   return readFileSync(file, 'utf8');
 }
 
-/** The RinError a call throws. */
-function fault(f: () => unknown): RinError {
-  try {
-    f();
-  } catch (e) {
-    if (e instanceof RinError) return e;
-    throw e;
-  }
-  throw new Error('expected a RinError, nothing was thrown');
-}
-
 const SPEC_DIGEST = 'eb6781411eb3558d55c01dd710952c06111f0d1c3d0a220eef0824f6b5806f38';
 const REQUEST_DIGEST = '8227d8c696b50aeb5c74323d3bb3c978576c617c516a72628db730d4ee1d69d7';
 const EFFECT_DIGEST = 'de4b9b1f3329993edcf4e9cdd045f1a6a558db48a025b2a0fa9597431f530619';
 
-const manifest = (): HostManifest => ({
-  contract_version: 'rin.host/v2',
-  adapter_id: 'rin.test',
-  adapter_version: '1.0.0',
-  engine_id: 'test',
-  engine_version: '1',
-  runtime: 'go',
-  platform: 'windows',
-  headless: true,
-  authority: 'server',
-  deployment: 'dedicated-server',
-  control: 'semantic',
-  clock_modes: ['step', 'realtime'],
-  decision_modes: ['sequential', 'asynchronous'],
-  max_concurrent_actors: 100,
-  durability: {
-    profile: 'advisory',
-    stable_identity: true,
-    durable_before_network: false,
-    durable_outbox: false,
-    idempotent_apply: false,
-    atomic_apply_and_outbox: false,
-  },
-});
-
-const epoch = (): Epoch => ({ session_id: 'session.test', world_id: 'world.test', host: 1, world: 2, timeline: 3 });
 const dock = (e = epoch()): HostRef => ({ namespace: 'test.world', type: 'location', key: 'dock', ephemeral: false, epoch: e });
 const realtime = (value: number) => ({ clock: 'realtime' as const, value });
 const principal: Principal = { id: 'principal.guide', granted_scopes: ['rin.actor.move'] };

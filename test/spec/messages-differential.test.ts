@@ -60,6 +60,17 @@ function run(v: Vectors): Tally {
   const t: Tally = { agree: {}, disagree: [], policy: {} };
   for (const c of v.cases) {
     const r = validators[c.spec]!.checkText(c.text, c.direction ?? undefined, c.message ?? undefined);
+    /** Records this case as a disagreement, saying `why`. */
+    const disagree = (why: string) =>
+      t.disagree.push({
+        class: c.class,
+        spec: v.specs[c.spec]!.name,
+        text: c.text.slice(0, 160),
+        direction: c.direction,
+        reference: c.reference.valid,
+        ours: r.ok,
+        why,
+      });
     // checkText reads plain texts with JSON.parse: the lossless path must give the same verdict.
     let lossless = false;
     try {
@@ -67,43 +78,16 @@ function run(v: Vectors): Tally {
     } catch {
       lossless = false;
     }
-    if (lossless !== r.ok)
-      t.disagree.push({
-        class: c.class,
-        spec: v.specs[c.spec]!.name,
-        text: c.text.slice(0, 160),
-        direction: c.direction,
-        reference: c.reference.valid,
-        ours: r.ok,
-        why: 'the JSON.parse shortcut and the lossless path disagree',
-      });
+    if (lossless !== r.ok) disagree('the JSON.parse shortcut and the lossless path disagree');
     if (c.class.startsWith('policy-')) {
       const p = (t.policy[c.class] ??= { refused: 0, referenceAccepted: 0 });
       if (!r.ok && r.errors[0]!.code === 'MESSAGE_NOT_JSON') p.refused++;
-      else
-        t.disagree.push({
-          class: c.class,
-          spec: v.specs[c.spec]!.name,
-          text: c.text.slice(0, 160),
-          direction: c.direction,
-          reference: c.reference.valid,
-          ours: r.ok,
-          why: 'policy case not refused as strict JSON',
-        });
+      else disagree('policy case not refused as strict JSON');
       if (c.reference.valid) p.referenceAccepted++;
       continue;
     }
     if (r.ok === c.reference.valid) t.agree[c.class] = (t.agree[c.class] ?? 0) + 1;
-    else
-      t.disagree.push({
-        class: c.class,
-        spec: v.specs[c.spec]!.name,
-        text: c.text.slice(0, 160),
-        direction: c.direction,
-        reference: c.reference.valid,
-        ours: r.ok,
-        why: r.ok ? `reference: ${c.reference.error}` : r.errors.map((e) => `${e.code} at ${e.pointer}`).join('; '),
-      });
+    else disagree(r.ok ? `reference: ${c.reference.error}` : r.errors.map((e) => `${e.code} at ${e.pointer}`).join('; '));
   }
   return t;
 }

@@ -52,6 +52,38 @@ function startView(args: string[]): Promise<View> {
   });
 }
 
+/**
+ * A local session of built-in `folder` whose guest waits for a person on every decision (human control, no
+ * think time) while the host plays its hooks, from the moment the guest's first window is open: its files,
+ * `done` (settling with the result or with what the session threw), and `result` (the result, or that throw).
+ */
+async function humanGuestSession(prefix: string, folder: string, options?: Record<string, unknown>) {
+  const out = tempDir(prefix);
+  const guestDir = join(out, 'guest');
+  const session = runLocal({
+    crypto: c,
+    ...builtin(folder),
+    hooks: await hooksOf(folder),
+    ...(options ? { options } : {}),
+    outDir: out,
+    guestControl: 'human',
+    minThinkMs: 0,
+    decisionTimeoutMs: 25_000,
+    timeoutMs: 30_000,
+  });
+  const done = session.then(
+    (r) => r,
+    (e: unknown) => e,
+  );
+  const result = async () => {
+    const r = await done;
+    if (r instanceof Error) throw r;
+    return r as Awaited<typeof session>;
+  };
+  for (let i = 0; !existsSync(join(guestDir, 'decision', 'state.json')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+  return { guestDir, done, result };
+}
+
 function cli(args: string[]): Promise<{ status: number | null; out: string; err: string }> {
   return new Promise((resolve) => {
     const p = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -218,25 +250,8 @@ describe('session web in Chromium', () => {
   });
 
   it("shows a running human-controlled guest's rounds and hands the clicked choice to its engine", async () => {
-    const out = tempDir('web-human');
-    const guestDir = join(out, 'guest');
     // The guest waits for a person on every round (human control, no think time); the host plays its hooks.
-    const session = runLocal({
-      crypto: c,
-      ...builtin('rps'),
-      hooks: await hooksOf('rps'),
-      options: { best_of: 3 },
-      outDir: out,
-      guestControl: 'human',
-      minThinkMs: 0,
-      decisionTimeoutMs: 25_000,
-      timeoutMs: 30_000,
-    });
-    const done = session.then(
-      (r) => r,
-      (e: unknown) => e,
-    );
-    for (let i = 0; !existsSync(join(guestDir, 'decision', 'state.json')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+    const { guestDir, done, result: finished } = await humanGuestSession('web-human', 'rps', { best_of: 3 });
     const view = await startView([guestDir, '--listen', '127.0.0.1:0']);
     const page = await browser.newPage();
     const pageErrors: string[] = [];
@@ -284,9 +299,7 @@ describe('session web in Chromium', () => {
         played.push(choice);
         await expect.poll(() => page.textContent('#decide-result'), { timeout: 10_000 }).toMatch(new RegExp(`^(Sent|The engine took) ${choice}`));
       }
-      const r = await done;
-      if (r instanceof Error) throw r;
-      const result = r as Awaited<typeof session>;
+      const result = await finished();
       expect([result.host.completed, result.guest.completed]).toEqual([true, true]);
       await expect.poll(() => page.textContent('#phase')).toBe('ended');
       await expect.poll(() => page.locator('#results li').count()).toBe(played.length);
@@ -312,24 +325,8 @@ describe('session web in Chromium', () => {
   });
 
   it('takes whole messages for session_loop windows, from the templates the spec gives, and shows a refusal', async () => {
-    const out = tempDir('web-message');
-    const guestDir = join(out, 'guest');
     // Guess the number as a person: each guess is typed into the page, each hint read from its frames.
-    const session = runLocal({
-      crypto: c,
-      ...builtin('guess-number'),
-      hooks: await hooksOf('guess-number'),
-      outDir: out,
-      guestControl: 'human',
-      minThinkMs: 0,
-      decisionTimeoutMs: 25_000,
-      timeoutMs: 30_000,
-    });
-    const done = session.then(
-      (r) => r,
-      (e: unknown) => e,
-    );
-    for (let i = 0; !existsSync(join(guestDir, 'decision', 'state.json')) && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+    const { guestDir, done, result: finished } = await humanGuestSession('web-message', 'guess-number');
     const view = await startView([guestDir]);
     const page = await browser.newPage();
     try {
@@ -377,9 +374,7 @@ describe('session web in Chromium', () => {
           .poll(() => page.textContent('#decide-result'), { timeout: 10_000 })
           .toMatch(new RegExp(`^(Sent guess for turn ${turn};|The engine took guess for turn ${turn}\\.)`));
       }
-      const r = await done;
-      if (r instanceof Error) throw r;
-      const result = r as Awaited<typeof session>;
+      const result = await finished();
       expect([result.host.completed, result.guest.completed]).toEqual([true, true]);
       await expect.poll(() => page.textContent('#phase')).toBe('ended');
       await page.screenshot({ path: join(ARTIFACTS, 'session-web-6-message-ended.png'), fullPage: true });

@@ -85,12 +85,16 @@ export function roundNarrator(show: { ready(msg: Message): string; round(msg: Me
   };
 }
 
-/** The settings line of the best-of games (rock-paper-scissors, coin flip). */
-export function bestOfText(ready: Message): string {
+/** The settings line of the best-of games. */
+function bestOfText(ready: Message): string {
   return ready['termination'] === 'fixed_rounds'
     ? `${String(ready['best_of'])} rounds: the most wins takes it`
     : `best of ${String(ready['best_of'])}: first to ${String(ready['rounds_to_win'])} wins`;
 }
 
 /** The score of the best-of games after a round. */
-export const winsText = (msg: Message) => `host ${String(msg['host_wins'])}, guest ${String(msg['guest_wins'])}`;
+const winsText = (msg: Message) => `host ${String(msg['host_wins'])}, guest ${String(msg['guest_wins'])}`;
+
+/** The narrator of the best-of games (rock-paper-scissors, coin flip): each side's choice and the wins so far. */
+export const bestOfNarrator = (): Narrator =>
+  roundNarrator({ ready: bestOfText, round: (m) => ({ host: String(m['host_choice']), guest: String(m['guest_choice']), score: winsText(m) }) });

@@ -58,6 +58,20 @@ export function deterministicShuffle(values: readonly string[], seed: string): s
 }
 
 /**
+ * The seed of a deal: the `deal_seed` option joined with the deal's numbers (each hand, and each redeal
+ * after a leader change, its own), or 24 random bytes as hex where the option is absent or empty.
+ */
+export function dealSeed(configured: unknown, numbers: readonly number[], random: () => number): string {
+  if (typeof configured === 'string' && configured) return [configured, ...numbers].join(':');
+  let out = '';
+  for (let i = 0; i < 24; i++)
+    out += Math.floor(random() * 256)
+      .toString(16)
+      .padStart(2, '0');
+  return out;
+}
+
+/**
  * `copies` copies of `faces`, shuffled from `seed`, with a hand for every active member (in seat order)
  * dealt `handSize` cards round-robin from the top (the end) of the draw pile.
  */

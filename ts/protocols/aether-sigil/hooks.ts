@@ -7,8 +7,10 @@
  * deal's seed comes from the session's random source.
  */
 import { defineHooks, type GroupHookResult, type GroupMember, type GroupState } from '../../hooks/types.js';
+import { fixedSeats, fourActiveMembers } from '../fixed-seats.js';
 import {
   createSharedDeck,
+  dealSeed,
   discardCards,
   drawCards,
   moveZoneToDiscard,
@@ -66,15 +68,6 @@ function truthy(v: unknown): boolean {
   return true;
 }
 
-function randomHex(random: () => number, bytes: number): string {
-  let out = '';
-  for (let i = 0; i < bytes; i++)
-    out += Math.floor(random() * 256)
-      .toString(16)
-      .padStart(2, '0');
-  return out;
-}
-
 const zoneOf = (state: AetherState, zone: 'units' | 'relics', owner: string): string[] => state.deck.zones[zone]?.[owner] ?? [];
 const catalogCard = (state: AetherState, id: string): AetherCard => state.deck.catalog[id]!;
 
@@ -84,10 +77,8 @@ export default defineHooks(
     const startingLife = (): number => pyInt(Object.hasOwn(ctx.options, 'starting_life') ? ctx.options['starting_life'] : 20);
 
     function newMatch(members: readonly GroupMember[], restartCount: number, recoveryNotice: string): AetherState {
-      const active = members.filter((m) => m.status === 'active').sort((a, b) => a.seat - b.seat);
-      if (active.length !== 4) throw new Error('Aether Sigil requires exactly four active Members');
-      const configured = ctx.options['deal_seed'];
-      const seed = typeof configured === 'string' && configured ? `${configured}:${restartCount}` : randomHex(ctx.random, 24);
+      const active = fourActiveMembers(members, 'Aether Sigil');
+      const seed = dealSeed(ctx.options['deal_seed'], [restartCount], ctx.random);
       const life = startingLife();
       if (life < 10 || life > 50) throw new Error('starting_life must be between 10 and 50');
       const deck = createSharedDeck(cardFaces(), active, HAND_SIZE, seed, COPIES);
@@ -355,13 +346,7 @@ export default defineHooks(
         return newMatch(members, 0, '');
       },
 
-      proto_group_member_joined(state: GroupState, member: GroupMember): GroupHookResult {
-        return { state, events: [{ kind: 'member_rejoined', public_key: member.public_key, seat: member.seat }] };
-      },
-
-      proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult {
-        return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
-      },
+      ...fixedSeats,
 
       // A channeler whose turn ran out ends it: nothing is played or attacked in its name, and the
       // next turn begins as it would after any end_turn (conceding is left to the member itself).

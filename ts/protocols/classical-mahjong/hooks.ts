@@ -8,8 +8,10 @@
  * comes from the session's random source.
  */
 import { defineHooks, type GroupHookResult, type GroupHooks, type GroupMember, type GroupState, type HookContext } from '../../hooks/types.js';
+import { fixedSeats, fourActiveMembers } from '../fixed-seats.js';
 import {
   createSharedDeck,
+  dealSeed,
   discardCards,
   drawCards,
   moveDiscardToZone,
@@ -108,26 +110,13 @@ export function windOf(seat: number): string {
   return wind;
 }
 
-function randomHex(random: () => number, bytes: number): string {
-  let out = '';
-  for (let i = 0; i < bytes; i++)
-    out += Math.floor(random() * 256)
-      .toString(16)
-      .padStart(2, '0');
-  return out;
-}
-
 const nextKey = (order: readonly string[], key: string) => order[(order.indexOf(key) + 1) % order.length]!;
 const clockwiseAfter = (order: readonly string[], key: string) => {
   const at = order.indexOf(key);
   return Array.from({ length: order.length - 1 }, (_, i) => order[(at + i + 1) % order.length]!);
 };
 
-function activeMembers(members: readonly Member[]): Member[] {
-  const active = members.filter((m) => m.status === 'active').sort((a, b) => a.seat - b.seat);
-  if (active.length !== 4) throw new Error('Classical Mahjong requires exactly four active Members');
-  return active;
-}
+const activeMembers = (members: readonly Member[]): Member[] => fourActiveMembers(members, 'Classical Mahjong');
 
 function create(ctx: HookContext): GroupHooks {
   function optionInt(name: string, fallback: number, min: number, max: number): number {
@@ -147,8 +136,7 @@ function create(ctx: HookContext): GroupHooks {
     if (members.length !== 4) throw new Error('Classical Mahjong requires exactly four active Members');
     const order = members.map((m) => m.public_key);
     const dealerAt = ((dealerIndex % 4) + 4) % 4;
-    const configured = ctx.options['deal_seed'];
-    const seed = typeof configured === 'string' && configured ? `${configured}:${handNumber}:${restartCount}` : randomHex(ctx.random, 24);
+    const seed = dealSeed(ctx.options['deal_seed'], [handNumber, restartCount], ctx.random);
     const deck = createSharedDeck(tileFaces(), members, 13, seed, 4);
     const dealer = order[dealerAt]!;
     drawCards(deck, dealer, 1);
@@ -395,13 +383,7 @@ function create(ctx: HookContext): GroupHooks {
       return newHand(active, Object.fromEntries(active.map((m) => [m.public_key, points])), 1, 0, 0, '');
     },
 
-    proto_group_member_joined(state: GroupState, member: GroupMember): GroupHookResult {
-      return { state, events: [{ kind: 'member_rejoined', public_key: member.public_key, seat: member.seat }] };
-    },
-
-    proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult {
-      return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
-    },
+    ...fixedSeats,
 
     // A member whose turn ran out discards the tile it drew last (the newest in its hand: any tile is a
     // legal discard) and passes a claim window it has not answered. It never declares a win or a meld

@@ -4,7 +4,7 @@
  * rule stated as the win condition.
  */
 import type { HooksModule, RoundValue } from 'aigenora/hooks';
-import { agreed, bestOfText, roundNarrator, scoreRound, settings, winsText } from '../round-game.js';
+import { agreed, bestOfNarrator, scoreRound, settings } from '../round-game.js';
 
 export function winnerOf(host: RoundValue, guest: RoundValue): 'host' | 'guest' {
   return host === guest ? 'guest' : 'host';
@@ -12,8 +12,7 @@ export function winnerOf(host: RoundValue, guest: RoundValue): 'host' | 'guest' 
 
 const hooks: HooksModule<'simultaneous_round'> = {
   mode: 'simultaneous_round',
-  narrator: () =>
-    roundNarrator({ ready: bestOfText, round: (m) => ({ host: String(m['host_choice']), guest: String(m['guest_choice']), score: winsText(m) }) }),
+  narrator: bestOfNarrator,
   create(ctx) {
     const mine = settings(ctx.options);
     const judge = (round: number, h: RoundValue, g: RoundValue, state: Parameters<typeof scoreRound>[2]) => {

@@ -8,7 +8,8 @@
  * session's random source.
  */
 import { defineHooks, type GroupHookResult, type GroupMember, type GroupState } from '../../hooks/types.js';
-import { createSharedDeck, discardCards, privateDeckView, takeFromHand, type Card as DeckCard, type SharedDeck } from '../shared-deck.js';
+import { fixedSeats, fourActiveMembers } from '../fixed-seats.js';
+import { createSharedDeck, dealSeed, discardCards, privateDeckView, takeFromHand, type Card as DeckCard, type SharedDeck } from '../shared-deck.js';
 import {
   COMPASS,
   VULNERABILITY,
@@ -111,15 +112,6 @@ function pyInt(v: unknown, fallback: number): number {
 }
 const pyMod = (a: number, n: number): number => ((a % n) + n) % n;
 
-function randomHex(random: () => number, bytes: number): string {
-  let out = '';
-  for (let i = 0; i < bytes; i++)
-    out += Math.floor(random() * 256)
-      .toString(16)
-      .padStart(2, '0');
-  return out;
-}
-
 const nextKey = (state: TableFields, key: string): string => state.turn_order[(state.turn_order.indexOf(key) + 1) % state.turn_order.length]!;
 const teamOf = (state: TableFields, key: string): Partnership => state.players[key]!.partnership;
 
@@ -127,10 +119,8 @@ export default defineHooks(
   'authoritative_group',
   (ctx) => {
     function newBoard(members: readonly GroupMember[], boardNumber: number, scores: Scores, restartCount: number, recoveryNotice: string): BridgeState {
-      const active = members.filter((m) => m.status === 'active').sort((a, b) => a.seat - b.seat);
-      if (active.length !== 4) throw new Error('Contract Bridge requires exactly four active Members');
-      const configured = ctx.options['deal_seed'];
-      const seed = typeof configured === 'string' && configured ? `${configured}:${boardNumber}:${restartCount}` : randomHex(ctx.random, 24);
+      const active = fourActiveMembers(members, 'Contract Bridge');
+      const seed = dealSeed(ctx.options['deal_seed'], [boardNumber, restartCount], ctx.random);
       const deck = createSharedDeck(standardFaces(), active, 13, seed);
       const order = active.map((m) => m.public_key);
       const dealer = order[pyMod(boardNumber - 1, 4)]!;
@@ -303,13 +293,7 @@ export default defineHooks(
         return newBoard(members, raw, { ns: 0, ew: 0 }, 0, '');
       },
 
-      proto_group_member_joined(state: GroupState, member: GroupMember): GroupHookResult {
-        return { state, events: [{ kind: 'member_rejoined', public_key: member.public_key, seat: member.seat }] };
-      },
-
-      proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult {
-        return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
-      },
+      ...fixedSeats,
 
       // A member whose turn ran out passes in the auction, and in the play plays the lowest card it may
       // from the hand on turn (following the led suit when it can); the declarer's turn for the dummy

@@ -7,8 +7,9 @@
  * deal's seed comes from the session's random source.
  */
 import { defineHooks, type GroupHookResult, type GroupMember, type GroupState } from '../../hooks/types.js';
+import { fixedSeats, fourActiveMembers } from '../fixed-seats.js';
 import { beats, cardFaces, classify, suggestPlays, type Combination } from './rules.js';
-import { createSharedDeck, drawCards, playToDiscard, privateDeckView, type Card as DeckCard, type SharedDeck as Deck } from '../shared-deck.js';
+import { createSharedDeck, dealSeed, drawCards, playToDiscard, privateDeckView, type Card as DeckCard, type SharedDeck as Deck } from '../shared-deck.js';
 import type { CardFace } from './rules.js';
 
 type Card = DeckCard<CardFace>;
@@ -66,15 +67,6 @@ function pyInt(v: unknown, fallback: number): number {
   throw new Error(`invalid literal for int(): ${JSON.stringify(v)}`);
 }
 
-function randomHex(random: () => number, bytes: number): string {
-  let out = '';
-  for (let i = 0; i < bytes; i++)
-    out += Math.floor(random() * 256)
-      .toString(16)
-      .padStart(2, '0');
-  return out;
-}
-
 function nextPlayer(state: LandlordState, key: string): string {
   const order = state.turn_order;
   return order[(order.indexOf(key) + 1) % order.length]!;
@@ -107,10 +99,8 @@ export default defineHooks(
       restartCount: number,
       recoveryNotice: string,
     ): LandlordState {
-      const active = members.filter((m) => m.status === 'active').sort((a, b) => a.seat - b.seat);
-      if (active.length !== 4) throw new Error('Four-player Landlord requires exactly four active Members');
-      const configured = ctx.options['deal_seed'];
-      const seed = typeof configured === 'string' && configured ? `${configured}:${roundNumber}:${restartCount}` : randomHex(ctx.random, 24);
+      const active = fourActiveMembers(members, 'Four-player Landlord');
+      const seed = dealSeed(ctx.options['deal_seed'], [roundNumber, restartCount], ctx.random);
       const deck = createSharedDeck(cardFaces(), active, HAND_SIZE, seed, 2);
       const order = active.map((m) => m.public_key);
       const players: Record<string, Player> = {};
@@ -229,13 +219,7 @@ export default defineHooks(
         return newRound(members, scores, 1, 0, '');
       },
 
-      proto_group_member_joined(state: GroupState, member: GroupMember): GroupHookResult {
-        return { state, events: [{ kind: 'member_rejoined', public_key: member.public_key, seat: member.seat }] };
-      },
-
-      proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult {
-        return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
-      },
+      ...fixedSeats,
 
       // A member whose turn ran out bids 0 (the bidding's pass), passes when the trick allows it, and
       // otherwise (it leads) plays its lowest single card, which is always a legal lead.

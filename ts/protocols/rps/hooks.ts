@@ -1,6 +1,6 @@
 /** Rock-paper-scissors (simultaneous_round): the engine commits and reveals; these hooks choose and judge. */
 import type { HooksModule, RoundValue } from 'aigenora/hooks';
-import { agreed, bestOfText, roundNarrator, scoreRound, settings, winsText } from '../round-game.js';
+import { agreed, bestOfNarrator, scoreRound, settings } from '../round-game.js';
 
 export const CHOICES = ['rock', 'paper', 'scissors'] as const;
 type Choice = (typeof CHOICES)[number];
@@ -14,8 +14,7 @@ export function winnerOf(host: Choice, guest: Choice): 'host' | 'guest' | 'draw'
 const hooks: HooksModule<'simultaneous_round'> = {
   mode: 'simultaneous_round',
   // `round 0: host rock vs guest paper → guest (host 0, guest 1)`: the demo's test re-judges these lines.
-  narrator: () =>
-    roundNarrator({ ready: bestOfText, round: (m) => ({ host: String(m['host_choice']), guest: String(m['guest_choice']), score: winsText(m) }) }),
+  narrator: bestOfNarrator,
   create(ctx) {
     const mine = settings(ctx.options);
     const roundDelay = typeof ctx.options['round_delay_seconds'] === 'number' ? ctx.options['round_delay_seconds'] : 0;

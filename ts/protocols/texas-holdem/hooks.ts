@@ -5,7 +5,9 @@
  * deals the same cards as the reference's leader, so either implementation can lead or take over.
  * Without `deal_seed` the deal's seed comes from ctx.random (the reference uses OS randomness there).
  */
-import { defineHooks, type GroupHookResult, type GroupMember, type GroupState, type HookContext } from '../../hooks/types.js';
+import { defineHooks, type GroupHookResult, type GroupMember, type GroupState } from '../../hooks/types.js';
+import { fixedSeats, fourActiveMembers } from '../fixed-seats.js';
+import { dealSeed } from '../shared-deck.js';
 import { createDeck, drawTo, drawToZone, faceOf, type CardFace, type Deck } from './deck.js';
 import { bestPokerHand, buildSidePots, compareRanks, normalizeUncalled } from './poker.js';
 
@@ -87,20 +89,7 @@ function pyInt(v: unknown): number {
 
 const nextKey = (order: readonly string[], key: string): string => order[(order.indexOf(key) + 1) % order.length] as string;
 
-function activeMembers(members: readonly GroupMember[]): GroupMember[] {
-  const active = members.filter((m) => m.status === 'active').sort((a, b) => a.seat - b.seat);
-  if (active.length !== 4) throw new Error("Texas Hold'em requires exactly four active Members");
-  return active;
-}
-
-function randomHex(ctx: HookContext, bytes: number): string {
-  let out = '';
-  for (let i = 0; i < bytes; i++)
-    out += Math.floor(ctx.random() * 256)
-      .toString(16)
-      .padStart(2, '0');
-  return out;
-}
+const activeMembers = (members: readonly GroupMember[]): GroupMember[] => fourActiveMembers(members, "Texas Hold'em");
 
 export default defineHooks(
   'authoritative_group',
@@ -167,8 +156,7 @@ export default defineHooks(
       const button = order[buttonIndex] as string;
       const sbPlayer = nextLive(order, stacks, button);
       const bbPlayer = nextLive(order, stacks, sbPlayer);
-      const configured = ctx.options['deal_seed'];
-      const seed = typeof configured === 'string' && configured ? `${configured}:${h.hand_number}:${h.restart_count}` : randomHex(ctx, 24);
+      const seed = dealSeed(ctx.options['deal_seed'], [h.hand_number, h.restart_count], ctx.random);
       const deck = createDeck(
         seed,
         members
@@ -422,13 +410,7 @@ export default defineHooks(
 
       // Seats are fixed for the match: a member who leaves keeps its seat and chips (the hand waits for
       // it if it is to act), and a returning member simply resumes.
-      proto_group_member_joined(state: GroupState, member: GroupMember): GroupHookResult {
-        return { state, events: [{ kind: 'member_rejoined', public_key: member.public_key, seat: member.seat }] };
-      },
-
-      proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult {
-        return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
-      },
+      ...fixedSeats,
 
       // A member whose turn ran out (silent, or gone) checks when it owes nothing and folds otherwise:
       // it never puts chips in on its own behalf, and a folded hand cannot hold up the table.

@@ -8,9 +8,11 @@
  * session's random source. Only the leader holds the deal: a member's view has its own hand, counts
  * and public tricks; the kitty stays hidden until the hand's end.
  */
-import { defineHooks, type GroupHookResult, type GroupMember, type GroupState, type HookContext } from '../../hooks/types.js';
+import { defineHooks, type GroupHookResult, type GroupMember, type GroupState } from '../../hooks/types.js';
+import { fixedSeats, fourActiveMembers } from '../fixed-seats.js';
 import {
   createSharedDeck,
+  dealSeed,
   discardCards,
   drawCards,
   moveHandToZone,
@@ -117,15 +119,6 @@ function pyInt(v: unknown): number {
   return n;
 }
 
-function randomHex(ctx: HookContext, bytes: number): string {
-  let out = '';
-  for (let i = 0; i < bytes; i++)
-    out += Math.floor(ctx.random() * 256)
-      .toString(16)
-      .padStart(2, '0');
-  return out;
-}
-
 export const teamOfSeat = (seat: number): Team => (seat % 2 === 0 ? 'team0' : 'team1');
 const nextKey = (order: readonly string[], key: string): string => order[(order.indexOf(key) + 1) % order.length]!;
 
@@ -135,11 +128,7 @@ export function cardPoints(card: { rank: number }): number {
   return card.rank === 10 || card.rank === 13 ? 10 : 0;
 }
 
-function activeMembers(members: readonly DeckMember[]): DeckMember[] {
-  const active = members.filter((m) => m.status === 'active').sort((a, b) => a.seat - b.seat);
-  if (active.length !== 4) throw new Error('Upgrade requires exactly four active Members');
-  return active;
-}
+const activeMembers = (members: readonly DeckMember[]): DeckMember[] => fourActiveMembers(members, 'Upgrade');
 
 /** Python's tuple order on two descending strength lists. */
 /** Orders two cards' strengths (trump class, then rank position), weakest first. */
@@ -222,8 +211,7 @@ export default defineHooks(
       const order = members.map((m) => m.public_key);
       if (!order.includes(h.starter)) throw new Error('starter must be an active Member');
       if (h.declarer_team !== 'team0' && h.declarer_team !== 'team1') throw new Error('declarer_team is invalid');
-      const configured = ctx.options['deal_seed'];
-      const seed = typeof configured === 'string' && configured ? `${configured}:${h.hand_number}:${h.restart_count}` : randomHex(ctx, 24);
+      const seed = dealSeed(ctx.options['deal_seed'], [h.hand_number, h.restart_count], ctx.random);
       const deck = createSharedDeck(standardFacesWithJokers(), members, HAND_SIZE, seed, 2);
       const players: UpgradeState['players'] = {};
       for (const m of members) players[m.public_key] = { seat: m.seat, team: teamOfSeat(m.seat) };
@@ -455,13 +443,7 @@ export default defineHooks(
         });
       },
 
-      proto_group_member_joined(state: GroupState, member: GroupMember): GroupHookResult {
-        return { state, events: [{ kind: 'member_rejoined', public_key: member.public_key, seat: member.seat }] };
-      },
-
-      proto_group_member_left(state: GroupState, member: GroupMember, reason: string): GroupHookResult {
-        return { state, events: [{ kind: 'member_disconnected', public_key: member.public_key, reason }] };
-      },
+      ...fixedSeats,
 
       // A member whose turn ran out passes the declaration; as declarer it buries its eight weakest
       // cards (never the winning declaration's); leading, it plays its weakest single card; following,
