@@ -36,9 +36,9 @@ ensure_rin_reference || echo "rin reference daemon not built: the rin interop te
 bash scripts/build-wasm.sh
 # The type check of ts/ and test/ needs only the WASM bindings' types; it is one thread, like the build's
 # own tsc, so the two run side by side on two cores. Then the formatter's check (npm run format:check;
-# npm run format mends). Their output is shown at their step below.
+# npm run format mends) and the linter (npm run lint; eslint.config.js). Their output is shown at their step below.
 tsc_started=$SECONDS
-{ rc=0; { npx tsc --noEmit -p . && npm run --silent format:check; } > "$logs/tsc" 2>&1 || rc=$?; echo "$rc $((SECONDS - tsc_started))" > "$logs/tsc.status"; } &
+{ rc=0; { npx tsc --noEmit -p . && npm run --silent format:check && npm run --silent lint; } > "$logs/tsc" 2>&1 || rc=$?; echo "$rc $((SECONDS - tsc_started))" > "$logs/tsc.status"; } &
 tsc_pid=$!
 bash scripts/build.sh
 bash scripts/build-wasm.sh --no-simd # the AEAD without WebAssembly SIMD, for test/crypto/aead-simd.test.ts (never shipped)
@@ -58,11 +58,11 @@ fi
 cargo test --workspace --quiet 2>&1 | tee "$logs/cargo"
 unset CARGO_TARGET_DIR
 
-step "tsc --noEmit and prettier --check (started beside the build)"
+step "tsc --noEmit, prettier --check and eslint (started beside the build)"
 wait "$tsc_pid" || true
 cat "$logs/tsc"
 read -r tsc_status tsc_seconds < "$logs/tsc.status"
-echo "tsc --noEmit and prettier --check: exit $tsc_status after ${tsc_seconds}s"
+echo "tsc --noEmit, prettier --check and eslint: exit $tsc_status after ${tsc_seconds}s"
 (( tsc_status == 0 ))
 
 step "vitest (both backends, headless Chromium)"

@@ -5,7 +5,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { RawJson } from '../../ts/crypto/gojson.js';
 import { Operations } from '../../ts/rin/control/operations.js';
-import { RinError } from '../../ts/rin/errors.js';
+import { type RinError } from '../../ts/rin/errors.js';
 import type { OperationView } from '../../ts/rin/types.js';
 import {
   ACTOR,

@@ -154,7 +154,7 @@ describe('host agent protocol', () => {
     expect(control.calls.slice(0, 2).map((c) => c.path)).toEqual(['host/register', 'host/publish']);
     const registration = control.of('host/register')[0]?.body;
     expect(registration).toMatchObject({ contract_version: 'rin.control/v2', host_id: HOST, instance_id: 'instance.one', lease_ttl_millis: 30000 });
-    const publication = control.of('host/publish')[0]?.body.publication as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+    const publication = control.of('host/publish')[0]?.body.publication as Record<string, any>;
     expect(publication.world_id).toBe('harbor');
     expect(publication.actors.map((a: { actor_id: string }) => a.actor_id)).toEqual(['gull', 'tern', 'puffin']);
     const gull = publication.actors[0];

@@ -45,7 +45,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the test reads the daemon's JSON answers freely
+// The test reads the daemon's JSON answers freely.
 type Loose = any;
 
 interface Answer {

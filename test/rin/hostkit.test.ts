@@ -25,7 +25,7 @@ function instrument(
   const adapter: HostAdapter = {
     manifest: () => world.manifest(),
     listCapabilities: () => (count('listCapabilities'), world.listCapabilities()),
-    policyFacts: (t) => (count('policyFacts'), world.policyFacts()),
+    policyFacts: () => (count('policyFacts'), world.policyFacts()),
     snapshot: (t) => (count('snapshot'), world.snapshot(t)),
     observe: (q) => (count('observe'), world.observe(q)),
     bind: (t, r) => (count('bind'), world.bind(t, r)),

@@ -5,7 +5,7 @@
 // byte (test/rin/conformance.test.ts); these pin the edges the corpus does not reach.
 import { readFileSync, existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { GoJsonError, goJsonEncode, RawJson } from '../../ts/crypto/gojson.js';
+import { type GoJsonError, goJsonEncode, RawJson } from '../../ts/crypto/gojson.js';
 import { actionRequestDigest, decodeActionRequest, decodeEffects, effectPreviewDigest, RinError, type ActionRequest, type Effect } from '../../ts/rin/index.js';
 import { actionRequestPayload } from '../../ts/rin/digest.js';
 import { compactEffect, effectPreviewText } from '../../ts/rin/effects.js';

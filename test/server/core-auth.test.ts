@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Hono } from 'hono';
+import type { Hono } from 'hono';
 import { expect, it } from 'vitest';
 import { toHex, utf8 } from '../../ts/crypto/encoding.js';
 import { registrationBody, signRegistration } from '../../ts/registry/auth.js';

@@ -273,6 +273,16 @@ function faultMessage(e: unknown): string {
 /**
  * Starts a task: checks the contract and the task input (typed `AiraError` on either), computes the
  * task id and opens the task branch. No meta-operation is dispatched.
+ *
+ * @param opts - the authority the task runs against and a crypto backend (RuntimeOptions: also a contract and a
+ *   virtual clock), and the task input
+ * @returns the task: `call` and `batch` request meta-operations, `trace` and `capsule` show where it is
+ * @example
+ * ```ts
+ * const crypto = getCrypto();
+ * const task = await startTask({ authority: openDocumentAuthority({ crypto }), crypto, task: bracketTask() });
+ * const envelope = await task.call({ op: 'interface.manifest', input: { requestId: 'r1' } }); // envelope.status 'success'
+ * ```
  */
 export async function startTask(opts: RuntimeOptions & { task: TaskInput }): Promise<AiraTask> {
   const { authority, crypto } = opts ?? {};

@@ -42,7 +42,6 @@ function onePositional(args: { positional: string[] }, what: string): string {
  * A message as its sender wrote it, lines and tabs kept, but without the characters that would let a
  * sender drive the terminal (escape sequences, other controls, bidirectional overrides): each becomes U+FFFD.
  */
-// eslint-disable-next-line no-control-regex
 const terminalSafe = (text: string) => text.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, '\ufffd');
 
 const show = (v: unknown, max = 80) => sanitize(typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v), max);

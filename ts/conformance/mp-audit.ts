@@ -24,7 +24,7 @@ import { entriesInOrder, eq, readVectors, vectorSuite, type Vec } from './mp-vec
 export const AUDIT_FORMAT = 'aigenora-mp-audit-vectors/1';
 
 const big = (hex: string) => BigInt(`0x${hex}`);
-const mapOf = <T>(o: unknown, f: (v: any) => T) => new Map(entriesInOrder(o).map(([k, v]) => [k, f(v)] as const));
+const mapOf = <T>(o: unknown, f: (v: Vec[string]) => T) => new Map(entriesInOrder(o).map(([k, v]) => [k, f(v)] as const));
 
 function table(v: Vec): OtTable {
   return {

@@ -7,9 +7,9 @@ import type { Crypto } from '../crypto/backend.js';
 import { CryptoError } from '../crypto/errors.js';
 import { fromHex, toHex } from '../crypto/encoding.js';
 import type { Suite } from './formats.js';
-import { vectorSuite } from './mp-vectors.js';
+import { vectorSuite, type Vec } from './mp-vectors.js';
 
-type Case = Record<string, any>; // a parsed vector, checked field by field: a missing or mistyped field fails the case
+type Case = Vec;
 
 function eq(got: unknown, want: unknown, what: string): void {
   const [g, w] = [JSON.stringify(got), JSON.stringify(want)];

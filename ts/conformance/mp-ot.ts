@@ -8,9 +8,9 @@ import { CryptoError } from '../crypto/errors.js';
 import { fromHex, toHex } from '../crypto/encoding.js';
 import { intToHex, RSA_E, wideIntFromHex, type OtContextInput, type PayloadType, type RsaKey, type SenderRole } from '../crypto/ot.js';
 import type { Suite } from './formats.js';
-import { vectorSuite } from './mp-vectors.js';
+import { vectorSuite, type Vec } from './mp-vectors.js';
 
-type Case = Record<string, any>; // a parsed vector, checked field by field: a missing or mistyped field fails the case
+type Case = Vec;
 
 export const OT_FORMAT = 'aigenora-mp-ot-vectors/1';
 

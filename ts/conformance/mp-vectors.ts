@@ -10,7 +10,8 @@ import type { Suite } from './formats.js';
 /** Non-enumerable key list of each object read by `readVectors`. */
 const ORDER = Symbol('key order');
 
-export type Vec = Record<string, any>; // a parsed vector, checked field by field: a missing or mistyped field fails the case
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a parsed vector, checked field by field: a missing or mistyped field fails the case
+export type Vec = Record<string, any>;
 
 function fromNode(n: JsonNode): unknown {
   if (n instanceof RawNumber) {
@@ -58,7 +59,7 @@ export function readVectors(text: string): { format: string; cases: Vec[] } {
 }
 
 /** An object's entries in the file's order. */
-export function entriesInOrder(o: unknown): [string, any][] {
+export function entriesInOrder(o: unknown): [string, Vec[string]][] {
   if (!o || typeof o !== 'object' || Array.isArray(o)) throw new Error('expected an object');
   const keys = (o as { [ORDER]?: string[] })[ORDER] ?? Object.keys(o);
   return keys.map((k) => [k, (o as Record<string, unknown>)[k]]);

@@ -1,46 +1,17 @@
 /**
  * What the Node entry (index.ts) and the browser entry (browser.ts) share: the interface, errors,
- * encodings, the pure-JS backend and backend names. Nothing here touches Node or the DOM.
+ * encodings and backend names. Nothing here touches Node or the DOM.
  */
 import type { BackendName } from './backend.js';
 import { CryptoError } from './errors.js';
 
 export type { AeadCipher, BackendName, Crypto, Ed25519Keypair, SignatureItem } from './backend.js';
 export { CryptoError, type CryptoErrorCode, CRYPTO_ERROR_CODES } from './errors.js';
-export * from './encoding.js';
+export { bytesEqual, concatBytes, fromBase64Url, fromHex, fromUtf8, toBase64Url, toHex, utf8 } from './encoding.js';
+// The types of Crypto's deck and ot members, and the error its goCanonicalJson throws.
 export type { Deck, PlayCheck, PlayRejection, PlayVerdict } from './deck.js';
-export { BLOB_A_LEN, BLOB_B_LEN, CARD_LEN, MIN_BLOB_LEN, PAD_LEN, PLAINTEXT_LEN, PLAY_REJECTIONS } from './deck.js';
 export type { Ot, OtContextInput, PayloadType, RsaKey, RsaKeyParts, RsaPublicKey, SenderRole } from './ot.js';
-export {
-  intFromHex,
-  intToHex,
-  isWireInt,
-  wideIntFromHex,
-  OT_NONCE_LEN,
-  PAYLOAD_K_INNER,
-  PAYLOAD_K_OUTER,
-  ROLE_GUEST,
-  ROLE_HOST,
-  RSA_BYTES,
-  RSA_E,
-} from './ot.js';
-export { BOX_MAGIC, BOX_MIN_LEN, POW_MAX_DIFFICULTY } from './box.js';
-export {
-  canonicalGoJson,
-  compareUtf8,
-  GO_JSON_ERROR_CODES,
-  GO_MAX_BYTES,
-  GO_MAX_DEPTH,
-  GoJsonError,
-  type GoJsonErrorCode,
-  goJsonEncode,
-  goJsonString,
-  parseWireJson,
-  RawJson,
-  type WireNode,
-  type WireParseOptions,
-} from './gojson.js';
-export { jsBackend } from './js-backend.js';
+export { GO_JSON_ERROR_CODES, GoJsonError, type GoJsonErrorCode } from './gojson.js';
 
 export const BACKENDS: readonly BackendName[] = ['wasm', 'js'];
 

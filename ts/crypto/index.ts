@@ -8,11 +8,51 @@ import { backendName } from './common.js';
 import { jsBackend } from './js-backend.js';
 import { loadWasmNode } from './node.js';
 
-export * from './common.js';
+export {
+  BACKENDS,
+  bytesEqual,
+  concatBytes,
+  CRYPTO_ERROR_CODES,
+  CryptoError,
+  fromBase64Url,
+  fromHex,
+  fromUtf8,
+  GO_JSON_ERROR_CODES,
+  GoJsonError,
+  isBackendName,
+  toBase64Url,
+  toHex,
+  utf8,
+  type AeadCipher,
+  type BackendName,
+  type Crypto,
+  type CryptoErrorCode,
+  type Deck,
+  type Ed25519Keypair,
+  type GoJsonErrorCode,
+  type Ot,
+  type OtContextInput,
+  type PayloadType,
+  type PlayCheck,
+  type PlayRejection,
+  type PlayVerdict,
+  type RsaKey,
+  type RsaKeyParts,
+  type RsaPublicKey,
+  type SenderRole,
+  type SignatureItem,
+} from './common.js';
 
 /**
  * The backend, synchronously: Node loads the WASM core from the package with no fetch. The default is
  * `wasm`, or the AIGENORA_CRYPTO environment variable.
+ *
+ * @param name - `wasm` (the Rust core) or `js` (the pure-JS twin); anything else throws CryptoError
+ * @example
+ * ```ts
+ * const c = getCrypto();
+ * c.ed25519Verify(c.ed25519PublicKey(seed), utf8('hello'), c.ed25519Sign(seed, utf8('hello'))); // true
+ * ```
  */
 export function getCrypto(name: string = process.env['AIGENORA_CRYPTO'] || 'wasm'): Crypto {
   return backendName(name) === 'js' ? jsBackend : loadWasmNode();

@@ -9,7 +9,16 @@ import { readEvidence } from '../files/index.js';
 import { MAX_SPEC_BYTES } from '../spec/check.js';
 import { MAX_RECEIPT_BYTES, MAX_TRANSCRIPT_BYTES, verifyTranscript, type TranscriptCheck } from './transcript-check.js';
 
-export * from './transcript-check.js';
+export {
+  MAX_PROOF_BYTES,
+  MAX_TRANSCRIPT_BYTES,
+  verifyProof,
+  verifyTranscript,
+  type Proof,
+  type ProofCheck,
+  type ProofProtocol,
+  type TranscriptCheck,
+} from './transcript-check.js';
 
 const fail = (reason: string): TranscriptCheck => ({ ok: false, receipt: false, frames: 0, reason });
 

@@ -14,7 +14,7 @@ import type { Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p, type Libp2p } from 'libp2p';
 import type { Server } from 'node:net';
 import type { Crypto } from '../crypto/backend.js';
-import { DEFAULT_GUARD_LIMITS, SocketGuard } from './guard.js';
+import { DEFAULT_GUARD_LIMITS, type SocketGuard } from './guard.js';
 import { hardenWebSocketServer, type WsServerLike } from './websocket.js';
 import { noiseCrypto, STREAM_LIMITS } from './stack.js';
 

@@ -35,7 +35,6 @@ export class RegistryError extends Error {
  * to paint the terminal (escape sequences) or forge extra output lines.
  */
 export function sanitize(text: string, max = 200): string {
-  // eslint-disable-next-line no-control-regex
   const flat = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max)}…` : flat;
 }

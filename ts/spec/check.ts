@@ -33,7 +33,17 @@ export interface LoadedSpec {
   ok: boolean;
 }
 
-/** Validates spec text: strict JSON first (duplicate keys, lone surrogates, out-of-range numbers), then every spec rule. */
+/**
+ * Validates spec text: strict JSON first (duplicate keys, lone surrogates, out-of-range numbers), then every spec rule.
+ *
+ * @param crypto - computes protocol_id, which is set whenever the text is strict JSON
+ * @param text - the spec.json text
+ * @param opts - as validateSpec's
+ * @example
+ * ```ts
+ * const { ok, protocolId, issues } = checkSpecText(getCrypto(), text);
+ * ```
+ */
 export function checkSpecText(crypto: Crypto, text: string, opts: ValidateOptions = {}): Omit<LoadedSpec, 'path' | 'dir'> {
   let id: string;
   try {

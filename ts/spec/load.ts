@@ -19,6 +19,20 @@ export function specPath(target: string): { path: string; dir: string } {
   return { path: target, dir: join(target, '..') };
 }
 
+/**
+ * Reads and checks a spec.json (checkSpecText's answer, with where it was read from). A spec with
+ * errors is an answer (`ok: false`); a file that cannot be read, or is over MAX_SPEC_BYTES, throws
+ * SpecLoadError.
+ *
+ * @param crypto - computes protocol_id
+ * @param target - a spec.json file, or a directory holding one
+ * @param opts - as validateSpec's
+ * @example
+ * ```ts
+ * const spec = loadSpec(getCrypto(), './my-game');
+ * if (!spec.ok) for (const i of spec.issues) console.log(i.pointer, i.code, i.message);
+ * ```
+ */
 export function loadSpec(crypto: Crypto, target: string, opts: ValidateOptions = {}): LoadedSpec {
   const { path, dir } = specPath(target);
   let bytes: Uint8Array;

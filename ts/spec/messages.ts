@@ -417,6 +417,15 @@ const cache = new Map<string, { v: MessageValidator; exact: boolean }>();
 /**
  * The compiled validators of a protocol, compiled once per protocol_id; with `specText`, integer bounds
  * are read exactly as written (a validator compiled without it is replaced by one compiled with it).
+ *
+ * @param protocolId - the cache key: the protocol_id of `spec`
+ * @param spec - the spec, or at least its messages
+ * @param specText - the spec's text, for integer bounds beyond 2^53
+ * @example
+ * ```ts
+ * const v = messageValidator(loaded.protocolId!, loaded.spec);
+ * v.checkText('{"action":"reveal","round":1.0}', 'guest_to_host'); // { ok: false, errors: [{ pointer: '/round', code: 'FIELD_TYPE', … }] }
+ * ```
  */
 export function messageValidator(protocolId: string, spec: Pick<Spec, 'messages'>, specText?: string): MessageValidator {
   const hit = cache.get(protocolId);

@@ -476,7 +476,18 @@ export interface ValidateOptions {
   allowUnknownVersion?: boolean;
 }
 
-/** Every problem in a parsed spec; it is valid when no issue has severity "error". */
+/**
+ * Every problem in a parsed spec; it is valid when no issue has severity "error". From text, checkSpecText
+ * also refuses what JSON.parse would let through (duplicate keys, lone surrogates, out-of-range numbers).
+ *
+ * @param spec - the parsed spec.json (anything: a non-object is one issue at the root)
+ * @param opts - `allowUnknownVersion` turns an unknown spec_version into a warning
+ * @returns each issue with its JSON pointer, code, message and severity
+ * @example
+ * ```ts
+ * const errors = validateSpec(JSON.parse(text)).filter((i) => i.severity === 'error');
+ * ```
+ */
 export function validateSpec(spec: unknown, opts: ValidateOptions = {}): SpecIssue[] {
   const issues = new Issues();
   if (!isObj(spec)) {

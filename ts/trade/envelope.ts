@@ -47,7 +47,18 @@ export function objectId(crypto: Crypto, env: Pick<Envelope, 'protocol' | 'objec
   return `sha256:${toHex(crypto.sha256(signingInput(env.protocol, env.object_type, env.body_hash)))}`;
 }
 
-/** An unsigned envelope for `body` (sign it with addSignature before it is valid). */
+/**
+ * An unsigned envelope for `body` (sign it with addSignature before it is valid).
+ *
+ * @param crypto - computes body_hash; throws CryptoError if the body is not I-JSON
+ * @param objectType - DEAL, LISTING_REF, TRADE_EVENT or TRADE_RECEIPT; verifyEnvelope checks the body against its schema
+ * @param body - the agreed body, hashed as RFC 8785 JSON
+ * @example
+ * ```ts
+ * const c = getCrypto();
+ * const deal = addSignature(createEnvelope(c, 'DEAL', body), c.ed25519Keypair(seed), 'agent_alice');
+ * ```
+ */
 export function createEnvelope<B>(crypto: Crypto, objectType: ObjectType, body: B): Envelope<B> {
   return { protocol: PROTOCOL, object_type: objectType, body, body_hash: bodyHash(crypto, body), signatures: [] };
 }
@@ -61,6 +72,15 @@ export function nowRfc3339(date = new Date()): string {
  * A copy of `env` with one more signature by `signer`. The signature covers the envelope's own
  * body_hash, so callers must check that hash first (verifyEnvelope does); `signEnvelope` in cli/
  * refuses to sign a file whose body_hash is stale.
+ *
+ * @param env - the envelope; its earlier signatures stay valid, since they cover the same signing input
+ * @param keypair - the signer's key, e.g. `crypto.ed25519Keypair(seed)`
+ * @param signer - the id verifiers look the public key up by (a KeyMap key)
+ * @param issuedAt - RFC 3339 UTC; now by default
+ * @example
+ * ```ts
+ * const cosigned = addSignature(deal, c.ed25519Keypair(bobSeed), 'agent_bob');
+ * ```
  */
 export function addSignature<B>(env: Envelope<B>, keypair: Ed25519Keypair, signer: string, issuedAt = nowRfc3339()): Envelope<B> {
   const signature = keypair.sign(signingInput(env.protocol, env.object_type, env.body_hash));

@@ -73,7 +73,17 @@ export function applyEvent(t: Trade, event: EventType | string): Step {
 
 export type Fold = { ok: true; trade: Trade; applied: number } | { ok: false; trade: Trade; applied: number; rejectedAt: number; reason: string };
 
-/** Folds event types in order; stops at the first refused one, reporting its index and reason. */
+/**
+ * Folds event types in order; stops at the first refused one, reporting its index and reason.
+ *
+ * @param events - TRADE_EVENT event_types, oldest first (verify each envelope before folding it)
+ * @param start - the trade before the first event; no state yet by default
+ * @example
+ * ```ts
+ * foldEvents(['DEAL_SIGNED', 'PAYMENT_REQUESTED', 'PAYMENT_CONFIRMED']); // { ok: true, trade: { state: 'PAYMENT_CONFIRMED' }, applied: 3 }
+ * foldEvents(['DEAL_SIGNED', 'COMPLETED']).ok; // false, rejectedAt 1: no skipping steps
+ * ```
+ */
 export function foldEvents(events: readonly string[], start: Trade = { state: null }): Fold {
   let trade = start;
   for (const [i, ev] of events.entries()) {

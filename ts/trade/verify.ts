@@ -88,7 +88,21 @@ export function parseUntrusted(crypto: Crypto, text: string | Uint8Array, maxByt
   return { ok: true, value: JSON.parse(s) as unknown };
 }
 
-/** Verifies a parsed envelope (an object) or untrusted text/bytes. */
+/**
+ * Verifies a parsed envelope (an object) or untrusted text/bytes, in the reference's order: the first
+ * failure is the verdict (`fail:protocol_version` … `fail:signature_invalid`), else `valid` with the
+ * recomputed object_id. Never throws for bad input.
+ *
+ * @param crypto - either backend
+ * @param input - an envelope object, or text/bytes that first pass the size limit and strict JSON (`fail:malformed_input`)
+ * @param keys - signer id to public key: a Map of 32-byte keys, or `{ id: { public_key: base64url } }` as in keys.json
+ * @param opts - a declared object_id to match, and the size limit (DEFAULT_MAX_BYTES)
+ * @example
+ * ```ts
+ * verifyEnvelope(c, deal, new Map([['agent_alice', c.ed25519PublicKey(seed)]])); // { result: 'valid', objectId: 'sha256:…' }
+ * verifyEnvelope(c, readFileSync('deal.json', 'utf8'), JSON.parse(readFileSync('keys.json', 'utf8'))).result;
+ * ```
+ */
 export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opts: VerifyOptions = {}): Verdict {
   let env = input;
   if (typeof input === 'string' || input instanceof Uint8Array) {

@@ -1,6 +1,8 @@
-//! The core's one error type: every fallible function returns it, and each variant has a stable
+//! The core's error type: every fallible function returns [`Error`], and each variant has a stable
 //! machine-readable code ([`Error::code`]), which two variants share when they are the same fault found
-//! by different parsers (`JSON_SYNTAX`).
+//! by different parsers (`JSON_SYNTAX`). The seven `GoJson*` variants carry a [`GoJsonFault`], where
+//! the wire text is at fault. One refusal is an answer rather than an error: a mental-poker play that
+//! breaks the rules is `Ok(Err(`[`crate::deck::PlayRejection`]`))` from `deck::validate_play`.
 //!
 //! The code is the contract: the WASM layer forwards it as `CODE: message` (a gojson refusal as `CODE:
 //! path`, message and detail on lines of their own), the TypeScript layer turns it into a typed error,

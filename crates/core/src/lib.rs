@@ -1,7 +1,8 @@
-//! The performance-critical core of aigenora, in pure Rust: canonical JSON (RFC 8785, Go
-//! encoding/json's form for rin.host/v2, Python json.dumps's for protocol_id), SHA-2, strict
-//! Ed25519 (RFC 8032), ChaCha20-Poly1305 / XChaCha20-Poly1305, X25519, commit-reveal, the
-//! mental-poker deck layers and blind-RSA token oblivious transfer, the AGBX1 offline box and the
+//! The core of aigenora's crypto, in pure Rust (behind ts/crypto's `wasm` backend; its pure-JS twin gives the
+//! same answers): canonical JSON (RFC 8785, and Go encoding/json's form for rin.host/v2's digests),
+//! protocol_id (the contract subset of a spec as Python's json.dumps writes it, hashed), SHA-256 and
+//! SHA-512, strict Ed25519 (RFC 8032), ChaCha20-Poly1305 / XChaCha20-Poly1305, X25519, commit-reveal,
+//! the mental-poker deck layers and blind-RSA token oblivious transfer, the AGBX1 offline box and the
 //! registration proof of work.
 //!
 //! Nothing here knows about WebAssembly; `aigenora-wasm` exposes it to JavaScript without adding logic.
