@@ -16,7 +16,6 @@ import { SessionCore } from '../../ts/engine/core.js';
 import { ChainReader, ChainWriter, sessionId } from '../../ts/engine/frame.js';
 import { TICK_TIMER } from '../../ts/engine/modes/realtime.js';
 import { SessionRecord } from '../../ts/engine/record.js';
-import { randomSecrets } from '../../ts/mp/secrets.js';
 import { commandHash, matchConfigHash, realtimeConfig } from '../../ts/realtime/wire.js';
 import { builtin, c, hooksOf } from './harness.js';
 import { runSession } from '../../ts/engine/session.js';
@@ -216,11 +215,9 @@ describe('authoritative_realtime through the engine', () => {
         random: () => 0.5,
         randomBytes: (n) => new Uint8Array(n),
         now: () => now,
-        chat: [],
         controlMode: 'autonomous',
         decision: null,
-        rulesetHash,
-        mpSecrets: randomSecrets(c.ot),
+        inputs: { rulesetHash },
       },
       {
         transmit: (l) => void toGuest.push(l),

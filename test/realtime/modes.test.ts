@@ -60,9 +60,7 @@ async function play(
       now: () => now,
       randomBytes: (n) => new Uint8Array(n),
       wire: { lines: lines[role], order: order[role], profile: 'signed' },
-      chat: [],
-      rulesetHash: 'c'.repeat(64),
-      mpSecrets: undefined as never,
+      inputs: { rulesetHash: 'c'.repeat(64) },
     };
   };
   const modes = { host: realtimeMode.create(ctx('host')), guest: realtimeMode.create(ctx('guest')) };

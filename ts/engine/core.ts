@@ -16,7 +16,7 @@ import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import { CryptoError } from '../crypto/errors.js';
 import { instantiateHooks } from '../hooks/instantiate.js';
 import type { ControlMode, DecisionConfig, HookContext, HooksModule, Message, Role } from '../hooks/types.js';
-import type { MpSecrets } from '../mp/secrets.js';
+import type { ModeInputs } from './modes/index.js';
 import { messageValidator, type MessageValidator } from '../spec/messages.js';
 import { flowMode, type FlowMode, type Spec, type WireDirection } from '../spec/types.js';
 import { ChainReader, ChainWriter, unsignableInteger } from './frame.js';
@@ -64,15 +64,11 @@ export interface CoreParams {
   random: () => number;
   randomBytes(n: number): Uint8Array;
   now(): number;
-  /** free mode: the lines this side says, in order, before it ends. */
-  chat: readonly string[];
   /** Who decides this side's moves (NOTES A13): autonomous, hybrid or human. */
   controlMode: ControlMode;
   decision: DecisionConfig | null;
-  /** authoritative_realtime: the ruleset hash of the protocol folder. */
-  rulesetHash: string;
-  /** mental_poker: where this side's secrets come from. */
-  mpSecrets: MpSecrets;
+  /** What the caller hands the mode (a chat script, a ruleset hash, a pinned deal); the mode defaults the rest. */
+  inputs: ModeInputs;
   /** Wraps the flow mode (tests play a cheating side with it). */
   wrapMode?: (mode: Mode) => Mode;
   /** 'signed' (default): signed frames on the wire. 'plain': the reference's bare messages (plain.ts). */
@@ -162,9 +158,7 @@ export class SessionCore {
       now: p.now,
       randomBytes: p.randomBytes,
       wire: { lines: this.lines, order: this.order, profile: p.wire === 'plain' ? 'plain' : 'signed' },
-      chat: p.chat,
-      rulesetHash: p.rulesetHash,
-      mpSecrets: p.mpSecrets,
+      inputs: p.inputs,
     };
     const instance = this.def.create(ctx);
     this.instance = p.wrapMode ? p.wrapMode(instance) : instance;

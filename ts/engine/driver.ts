@@ -5,12 +5,11 @@
  * memory) and where decisions come from are given to it: session.ts wires files for Node.
  */
 import type { ControlMode, DecisionConfig, Message, Role } from '../hooks/types.js';
-import { randomSecrets } from '../mp/secrets.js';
-import { rulesetHashOfSpec } from '../realtime/ruleset.js';
 import { systemClock, type Clock } from './clock.js';
 import { SessionCore, type CoreEnd, type CoreParams, type EndReason } from './core.js';
 import { decisionConfig, type DecisionRecord, type Window } from './decision-window.js';
 import type { DecideRequest, Outcome } from './mode.js';
+import type { ModeInputs } from './modes/index.js';
 import { msSummary } from './latency.js';
 import type { TranscriptHeader } from './record.js';
 import type { Transport } from './transport.js';
@@ -61,7 +60,8 @@ export interface DriverConfig
       | 'maxFrameBytes'
       | 'wrapMode'
     >,
-    Partial<Pick<CoreParams, 'random' | 'chat' | 'controlMode' | 'rulesetHash' | 'mpSecrets' | 'wire'>> {
+    Partial<Pick<CoreParams, 'random' | 'controlMode' | 'wire'>>,
+    ModeInputs {
   transport: Transport;
   /** Longest wait for the peer's next frame (default: decision.timeout_seconds, else 30 s). */
   timeoutMs?: number;
@@ -136,11 +136,10 @@ function sessionCore(cfg: DriverConfig, clock: Clock, controlMode: ControlMode, 
       random: cfg.random ?? Math.random,
       randomBytes: (n) => globalThis.crypto.getRandomValues(new Uint8Array(n)),
       now: () => clock.now(),
-      chat: cfg.chat ?? [],
       controlMode,
       decision,
-      rulesetHash: cfg.rulesetHash ?? rulesetHashOfSpec(crypto, cfg.specText),
-      mpSecrets: cfg.mpSecrets ?? randomSecrets(crypto.ot),
+      // The config carries the caller's mode inputs (chat, rulesetHash, mpSecrets) at its top level.
+      inputs: cfg,
       ...(cfg.wrapMode && { wrapMode: cfg.wrapMode }),
       ...(cfg.wire && { wire: cfg.wire }),
     },

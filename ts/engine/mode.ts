@@ -12,7 +12,7 @@ import type { ControlMode, DecisionConfig, HooksByMode, HooksModule, Message, Ro
 import type { FlowMode, Spec } from '../spec/types.js';
 import type { MessageError } from '../spec/messages.js';
 import type { DecisionRecord } from './decision-window.js';
-import type { MpSecrets } from '../mp/secrets.js';
+import type { ModeInputs } from './modes/index.js';
 
 export type EndReason =
   | 'completed'
@@ -154,12 +154,8 @@ export interface ModeContext<M extends FlowMode = FlowMode> {
   /** Fresh randomness from the driver (the CSPRNG, or a seeded source in tests). */
   randomBytes(n: number): Uint8Array;
   wire: WireView;
-  /** free mode: the lines this side says. */
-  chat: readonly string[];
-  /** authoritative_realtime: SHA-256 over the protocol folder as the reference defines it. */
-  rulesetHash: string;
-  /** mental_poker: where this side's secrets come from (the driver's CSPRNG, or a recorded game's). */
-  mpSecrets: MpSecrets;
+  /** What the caller handed the session for its mode; each mode reads its own inputs and defaults the rest itself. */
+  inputs: ModeInputs;
 }
 
 export interface Mode {

@@ -8,8 +8,6 @@
 import { join } from 'node:path';
 import { toHex } from '../crypto/encoding.js';
 import type { Role } from '../hooks/types.js';
-import { randomSecrets } from '../mp/secrets.js';
-import { rulesetHashOfSpec } from '../realtime/ruleset.js';
 import { SessionCore, type CoreEnd } from './core.js';
 import type { Mode } from './mode.js';
 import { sessionId } from './frame.js';
@@ -100,12 +98,13 @@ export async function runVirtual(r: VirtualRun): Promise<VirtualResult> {
         random: () => (rnd(4).reduce((a, b) => a * 256 + b, 0) >>> 0) / 4294967296,
         randomBytes: rnd,
         now: () => now,
-        chat: r.chat?.[role] ?? [],
         controlMode: 'autonomous',
         decision: null,
-        rulesetHash: r.rulesetHashes?.[role] ?? r.rulesetHash ?? rulesetHashOfSpec(c, r.specText),
         ...(r.wrap?.[role] && { wrapMode: r.wrap[role] }),
-        mpSecrets: randomSecrets(c.ot),
+        inputs: {
+          ...(r.chat?.[role] && { chat: r.chat[role] }),
+          ...((r.rulesetHashes?.[role] ?? r.rulesetHash) && { rulesetHash: r.rulesetHashes?.[role] ?? r.rulesetHash }),
+        },
       },
       {
         transmit: (line) => {

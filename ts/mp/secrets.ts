@@ -29,12 +29,12 @@ export interface MpSecrets {
 }
 
 /** Uniform bytes from the platform (Node 20 and browsers both have Web Crypto). */
-function randomBytes(n: number): Uint8Array {
+function osRandomBytes(n: number): Uint8Array {
   return globalThis.crypto.getRandomValues(new Uint8Array(n));
 }
 
 /** A uniform integer in [0, bound) by rejection sampling over 32-bit draws. */
-function uniform(bound: number): number {
+function uniform(randomBytes: (n: number) => Uint8Array, bound: number): number {
   const limit = Math.floor(0x1_0000_0000 / bound) * bound;
   for (;;) {
     const x = new DataView(randomBytes(4).buffer).getUint32(0);
@@ -42,8 +42,11 @@ function uniform(bound: number): number {
   }
 }
 
-/** The live source: a fresh key from the backend, every other value from the CSPRNG, the shuffle a uniform Fisher–Yates. */
-export function randomSecrets(ot: Pick<Ot, 'generateKey' | 'randomUnit'>): MpSecrets {
+/**
+ * The live source: a fresh key from the backend, every other value from `randomBytes` (the session's
+ * randomness; the platform CSPRNG by default), the shuffle a uniform Fisher–Yates.
+ */
+export function randomSecrets(ot: Pick<Ot, 'generateKey' | 'randomUnit'>, randomBytes: (n: number) => Uint8Array = osRandomBytes): MpSecrets {
   return {
     rsaKey: () => ot.generateKey(),
     cardKey: () => randomBytes(32),
@@ -53,7 +56,7 @@ export function randomSecrets(ot: Pick<Ot, 'generateKey' | 'randomUnit'>): MpSec
     shuffle(n) {
       const p = Array.from({ length: n }, (_, i) => i);
       for (let i = n - 1; i > 0; i--) {
-        const j = uniform(i + 1);
+        const j = uniform(randomBytes, i + 1);
         [p[i], p[j]] = [p[j]!, p[i]!];
       }
       return p;

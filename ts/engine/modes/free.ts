@@ -41,6 +41,12 @@ function eitherEnds(): WireSequence {
   };
 }
 
+/** What a caller may hand a free session. */
+export interface FreeInputs {
+  /** The lines this side says, in order, before it ends (default: none; `/quit` ends them early). */
+  chat?: readonly string[];
+}
+
 export const freeMode: ModeDefinition<'free'> = {
   receiptFirst: 'host',
   drainAfterEnd: false,
@@ -72,8 +78,9 @@ export const freeMode: ModeDefinition<'free'> = {
           await ctx.hook('proto_on_send', msg);
           io.send(msg);
         };
-        const quit = ctx.chat.findIndex((t) => t.trim() === '/quit');
-        const scripted = quit < 0 ? [...ctx.chat] : ctx.chat.slice(0, quit);
+        const lines = ctx.inputs.chat ?? [];
+        const quit = lines.findIndex((t) => t.trim() === '/quit');
+        const scripted = quit < 0 ? [...lines] : lines.slice(0, quit);
         if (ctx.decision) {
           for (let n = 0; ; n++) {
             const next = scripted[n];

@@ -4,9 +4,9 @@
  */
 import type { FlowMode } from '../../spec/types.js';
 import { ModeAbort, type ModeDefinition, type ProofJudge } from '../mode.js';
-import { freeMode } from './free.js';
-import { mentalPokerMode } from './mental-poker.js';
-import { realtimeMode } from './realtime.js';
+import { freeMode, type FreeInputs } from './free.js';
+import { mentalPokerMode, type MentalPokerInputs } from './mental-poker.js';
+import { realtimeMode, type RealtimeInputs } from './realtime.js';
 import { roundsMode } from './rounds.js';
 import { requestResponseMode, sessionLoopMode } from './turns.js';
 
@@ -31,6 +31,9 @@ const notTwoParty = <M extends FlowMode>(mode: M): ModeDefinition<M> => ({
       ),
   }),
 });
+
+/** What a caller may hand a session for its mode, each part read by its own mode only. */
+export type ModeInputs = FreeInputs & RealtimeInputs & MentalPokerInputs;
 
 export const MODES = {
   session_loop: sessionLoopMode,

@@ -6,6 +6,7 @@
  * the session's, with the whole game as evidence when the peer is caught.
  */
 import type { Role } from '../../hooks/types.js';
+import { randomSecrets, type MpSecrets } from '../../mp/secrets.js';
 import { createMpMode, type MpEffect, type MpEnd } from '../../mp/mode.js';
 import type { DecisionRecord } from '../decision.js';
 import { isOutcome, ModeAbort, type EndReason, type ModeContext, type ModeDefinition, type ModeEffect, type ModeInput } from '../mode.js';
@@ -37,6 +38,12 @@ function ending(ctx: ModeContext, end: MpEnd): ModeEffect[] {
   return [...out, { kind: 'end', reason, step, detail: end.detail, ...(proof && { proof }) }];
 }
 
+/** What a caller may hand a mental_poker session. */
+export interface MentalPokerInputs {
+  /** This side's secret material (default: fresh, from the session's randomness), for tests that play a pinned deal. */
+  mpSecrets?: MpSecrets;
+}
+
 export const mentalPokerMode: ModeDefinition<'mental_poker'> = {
   receiptFirst: 'host',
   drainAfterEnd: false,
@@ -50,7 +57,7 @@ export const mentalPokerMode: ModeDefinition<'mental_poker'> = {
       role: ctx.role,
       crypto: ctx.crypto,
       hooks: ctx.hooks,
-      secrets: ctx.mpSecrets,
+      secrets: ctx.inputs.mpSecrets ?? randomSecrets(ctx.crypto.ot, ctx.randomBytes),
       otProtocolId: typeof specId === 'string' && specId ? specId : ctx.spec.name || 'mental-poker',
       sessionId: ctx.sid,
       signer: ctx.key,

@@ -32,6 +32,7 @@ import { RealtimeError } from '../../realtime/errors.js';
 import { RealtimeGuest, type RealtimeFault } from '../../realtime/guest.js';
 import { normaliseCommands, RealtimeHookError, RealtimeHost } from '../../realtime/host.js';
 import { parseRealtimeJson, plainValue } from '../../realtime/json.js';
+import { rulesetHashOfSpec } from '../../realtime/ruleset.js';
 import { matchConfigHash, realtimeConfig, type RealtimeConfig } from '../../realtime/wire.js';
 import { msSummary } from '../latency.js';
 import { referenceValidationText } from '../../realtime/validation-text.js';
@@ -55,10 +56,17 @@ type Ctx = ModeContext<'authoritative_realtime'>;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function setup(ctx: Ctx): { config: RealtimeConfig; matchConfigHash: string } {
+/** What a caller may hand an authoritative_realtime session. */
+export interface RealtimeInputs {
+  /** SHA-256 over the protocol folder as the reference defines it (default: over spec.json alone, a folder without rule files). */
+  rulesetHash?: string;
+}
+
+function setup(ctx: Ctx): { config: RealtimeConfig; rulesetHash: string; matchConfigHash: string } {
   try {
     const config = realtimeConfig(ctx.spec as never);
-    return { config, matchConfigHash: matchConfigHash(ctx.crypto, ctx.rulesetHash, ctx.options, config) };
+    const rulesetHash = ctx.inputs.rulesetHash ?? rulesetHashOfSpec(ctx.crypto, ctx.specText);
+    return { config, rulesetHash, matchConfigHash: matchConfigHash(ctx.crypto, rulesetHash, ctx.options, config) };
   } catch (e) {
     if (e instanceof RealtimeError) throw new ModeAbort('hook_error', 'realtime', `the realtime config cannot be used: ${e.message}`);
     throw e;
@@ -99,12 +107,12 @@ function invalidFrom(input: Extract<ModeInput, { kind: 'message' }>): ModeEffect
 }
 
 function hostMode(ctx: Ctx): Mode {
-  const { config, matchConfigHash: mch } = setup(ctx);
+  const { config, rulesetHash, matchConfigHash: mch } = setup(ctx);
   const hooks = ctx.hooks;
   const host = new RealtimeHost({
     crypto: ctx.crypto,
     config,
-    rulesetHash: ctx.rulesetHash,
+    rulesetHash,
     matchConfigHash: mch,
     validateCommands: (side, commands, state, tick) => hooks.proto_realtime_validate_commands(side, commands, state, tick),
     check: () => refusal,
@@ -191,9 +199,9 @@ function hostMode(ctx: Ctx): Mode {
 }
 
 function guestMode(ctx: Ctx): Mode {
-  const { config, matchConfigHash: mch } = setup(ctx);
+  const { config, rulesetHash, matchConfigHash: mch } = setup(ctx);
   const hooks = ctx.hooks;
-  const guest = new RealtimeGuest({ crypto: ctx.crypto, config, rulesetHash: ctx.rulesetHash, matchConfigHash: mch });
+  const guest = new RealtimeGuest({ crypto: ctx.crypto, config, rulesetHash, matchConfigHash: mch });
   /** When each command went out, by seq, and how long its ack took: the command round trip. */
   const sentAt = new Map<number, number>();
   const roundTrips: number[] = [];
