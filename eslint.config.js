@@ -20,6 +20,10 @@ export const PURE = [
   'ts/group/admission.ts',
   'ts/group/arbiter.ts',
   'ts/group/action-message.ts',
+  'ts/group/config.ts',
+  'ts/engine/strict-json.ts',
+  'ts/net/group-hub.ts',
+  'ts/net/group-follower.ts',
   'ts/mp',
 ];
 export const EDGES = ['ts/realtime/ruleset-dir.ts', 'ts/mp/secrets.ts'];

@@ -53,9 +53,22 @@ export interface LocalRun {
 export { seeded };
 
 /**
- * A realtime match runs on the virtual clock (virtual.ts): ticks follow each other as fast as the
- * machine steps them, so a test of a 3-minute match takes seconds. Its timing over a real link is the
- * network session's to show.
+ * Plays both sides of a session in one process, over an in-memory link, each side writing its
+ * session directory under `outDir` (host/ and guest/). A realtime match runs on the virtual clock
+ * (virtual.ts): ticks follow each other as fast as the machine steps them, so a test of a 3-minute
+ * match takes seconds. Its timing over a real link is the network session's to show.
+ *
+ * @param r - the protocol (a checked spec, its text and protocol_id, and its hooks module), where to
+ *   write, and what tests may pin (seed, keys, nonce, faults, each side's control mode)
+ * @returns each side's end: completed or the typed reason, the outcome, its directory
+ * @example
+ * ```ts
+ * const crypto = getCrypto();
+ * const loaded = loadSpec(crypto, './my-game');
+ * const hooks = (await import('./my-game/hooks.js')).default;
+ * const { host } = await runLocal({ crypto, spec: loaded.spec, specText: loaded.text, protocolId: loaded.protocolId!, hooks, outDir: './sessions' });
+ * verifyTranscriptAt(crypto, host.dir).receipt; // true: both signed receipts hold
+ * ```
  */
 export async function runLocal(r: LocalRun): Promise<{ host: SessionResult; guest: SessionResult }> {
   if (flowMode(r.spec) === 'authoritative_realtime') {

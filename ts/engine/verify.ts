@@ -34,7 +34,21 @@ export function transcriptPaths(target: string): { transcript: string; spec: str
   return { transcript, spec: join(dirname(transcript), 'spec.json'), receipt: join(dirname(transcript), 'receipt.json') };
 }
 
-/** verifyTranscript over files: a session directory or transcript path, spec.json and receipt.json beside it. */
+/**
+ * verifyTranscript over files: a session directory or transcript path, spec.json and receipt.json
+ * beside it (and a mental-poker game's transcript_receipt.json). Everything read may be an attacker's:
+ * an unreadable, oversized or malformed file is a result with its reason, never an exception.
+ *
+ * @param crypto - checks the signatures and protocol_id
+ * @param target - a session directory, or its transcript.jsonl
+ * @param specPath - a spec.json to use instead of the one beside the transcript
+ * @example
+ * ```ts
+ * const v = verifyTranscriptAt(getCrypto(), './sessions/host');
+ * if (!v.ok) console.error(v.reason); // not authentic, or not this protocol
+ * else if (!v.receipt) console.error(v.violation ?? v.reason); // authentic, but not a clean end
+ * ```
+ */
 export function verifyTranscriptAt(crypto: Crypto, target: string, specPath?: string): TranscriptCheck {
   const p = transcriptPaths(target);
   const transcript = readEvidence(p.transcript, MAX_TRANSCRIPT_BYTES, 'the transcript');
