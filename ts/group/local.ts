@@ -21,8 +21,9 @@ import { toHex } from '../crypto/encoding.js';
 import type { GroupAutoplay, GroupHooks, GroupMember, HookContext, HooksModule } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
 import { seeded } from '../hooks/random.js';
-import { groupMessages } from './action-message.js';
+import { groupMessages, type GroupMessages } from './action-message.js';
 import { LocalArbiter, serverlessSuccessor } from './arbiter.js';
+import type { GroupConfig } from './config.js';
 import { GroupLeader, GroupLeaderError, groupConfigFromSpec, type Envelopes, type TurnTimeoutReason } from './leader.js';
 import { GroupReplica, type TranscriptEntry } from './member.js';
 import { groupProofOf } from './proof.js';
@@ -121,7 +122,31 @@ interface Seat {
   absence?: GroupAbsence;
 }
 
+/** A run's request, checked, with what every part of the run derives from it. */
+interface RunSetup {
+  r: GroupLocalRun;
+  autoplay: GroupAutoplay;
+  config: GroupConfig;
+  n: number;
+  messages: GroupMessages;
+  /** What every seeded draw of the run derives from. */
+  seed: number;
+  groupId: string;
+  keySeeds: Uint8Array[];
+  records: GroupMember[];
+  turnTimeoutMs: number;
+  absences: Map<number, GroupAbsence>;
+  /** A fresh hooks instance for the leader of `epoch`. */
+  hooksFor: (epoch: number) => GroupHooks;
+}
+
 export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult> {
+  const run = new LocalGroupRun(setUp(r));
+  run.play();
+  return run.finish();
+}
+
+function setUp(r: GroupLocalRun): RunSetup {
   const c = r.crypto;
   if (r.hooks.mode !== 'authoritative_group') throw new GroupRunError('GROUP_NOT_GROUP', `the hooks are for ${r.hooks.mode}, not authoritative_group`);
   const autoplay: GroupAutoplay | undefined = r.hooks.autoplay;
@@ -157,29 +182,18 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
       throw new GroupRunError('GROUP_SEATS', `an absence needs a member seat from 1 to ${n - 1} (seat 0 leads), not ${a.seat}`);
     absences.set(a.seat, a);
   }
-  /** Virtual time (ms): it moves only when no one has a move (see wake). */
-  let now = 0;
-  let leader = GroupLeader.start({
-    crypto: c,
-    hooks: hooksFor(0),
-    config,
-    groupId,
-    leaderSeed: toHex(keySeeds[0]!),
-    leaderEpoch: 0,
-    membershipVersion: n,
-    members: records,
-    turnTimeoutMs,
-    now,
-  });
-  const arbiter = new LocalArbiter();
-  arbiter.open(groupId, leader.leaderPublicKey, 0);
-  let epochs = 1;
-  const seats: Seat[] = records.map((m, i) => ({
+  return { r, autoplay, config, n, messages, seed, groupId, keySeeds, records, turnTimeoutMs, absences, hooksFor };
+}
+
+/** One seat's member: its replica and its own session directory, starting at epoch 0 under the first leader. */
+function seatOf(s: RunSetup, m: GroupMember, seed: Uint8Array, leaderPublicKey: string): Seat {
+  const { r, groupId } = s;
+  return {
     seat: m.seat,
-    seed: keySeeds[i]!,
+    seed,
     publicKey: m.public_key,
     record: m,
-    replica: new GroupReplica({ crypto: c, groupId, viewerPublicKey: m.public_key, leaderPublicKey: leader.leaderPublicKey, leaderEpoch: 0 }),
+    replica: new GroupReplica({ crypto: r.crypto, groupId, viewerPublicKey: m.public_key, leaderPublicKey, leaderEpoch: 0 }),
     session: new GroupSessionRecord(
       join(r.outDir, `seat-${m.seat}`),
       {
@@ -187,20 +201,61 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
         protocol_id: r.protocolId,
         group_id: groupId,
         member_public_key: m.public_key,
-        leader_public_key: leader.leaderPublicKey,
+        leader_public_key: leaderPublicKey,
         leader_epoch: 0,
       },
       r.specText,
     ),
-    random: seeded(seed * 1000 + m.seat + 1),
+    random: seeded(s.seed * 1000 + m.seat + 1),
     clientSeq: 0,
     present: true,
-    ...(absences.has(m.seat) && { absence: absences.get(m.seat)! }),
-  }));
-  const bySeat = new Map(seats.map((s) => [s.publicKey, s]));
-  let frames = 0;
+    ...(s.absences.has(m.seat) && { absence: s.absences.get(m.seat)! }),
+  };
+}
 
-  const deliverTo = (s: Seat, env: unknown, bootstrap: boolean) => {
+/** The run in progress: the leader of the current epoch, every seat, the virtual clock and the counts. */
+class LocalGroupRun {
+  /** Virtual time (ms): it moves only when no one has a move (see wake). */
+  private now = 0;
+  private leader: GroupLeader;
+  private readonly arbiter = new LocalArbiter();
+  private epochs = 1;
+  private readonly seats: Seat[];
+  private readonly bySeat: Map<string, Seat>;
+  private frames = 0;
+  private readonly maxActions: number;
+  private actions = 0;
+  private accepted = 0;
+  private refusals = 0;
+  private reason: string | undefined;
+  private turn = 0;
+  private idle = 0;
+  private readonly timeouts: GroupLocalResult['timeouts'] = [];
+  private timeoutFailure: string | undefined;
+
+  constructor(private readonly s: RunSetup) {
+    const { r, groupId, keySeeds, records } = s;
+    this.leader = GroupLeader.start({
+      crypto: r.crypto,
+      hooks: s.hooksFor(0),
+      config: s.config,
+      groupId,
+      leaderSeed: toHex(keySeeds[0]!),
+      leaderEpoch: 0,
+      membershipVersion: s.n,
+      members: records,
+      turnTimeoutMs: s.turnTimeoutMs,
+      now: this.now,
+    });
+    this.arbiter.open(groupId, this.leader.leaderPublicKey, 0);
+    this.seats = records.map((m, i) => seatOf(s, m, keySeeds[i]!, this.leader.leaderPublicKey));
+    this.bySeat = new Map(this.seats.map((seat) => [seat.publicKey, seat]));
+    for (const seat of this.seats) this.deliverTo(seat, this.leader.bootstrapEnvelope(seat.publicKey), true);
+    this.frames++;
+    this.maxActions = r.maxActions ?? 20_000;
+  }
+
+  private deliverTo(s: Seat, env: unknown, bootstrap: boolean): void {
     if (!s.present || s.fault) return;
     const before = s.last;
     const res = s.replica.apply(env, { bootstrap });
@@ -211,80 +266,142 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     }
     if (res.status === 'ignored') return;
     s.fault = `${res.code}: ${res.reason}`;
-    const proof = before && typeof env === 'object' && env !== null ? groupProofOf(c, before, env as Record<string, unknown>) : undefined;
+    const proof = before && typeof env === 'object' && env !== null ? groupProofOf(this.s.r.crypto, before, env as Record<string, unknown>) : undefined;
     if (proof) s.session.proof(proof);
-  };
-  const deliver = (envs: Envelopes, bootstrap = false) => {
-    frames++;
+  }
+
+  private deliver(envs: Envelopes, bootstrap = false): void {
+    this.frames++;
     for (const [pk, env] of Object.entries(envs)) {
-      const s = bySeat.get(pk);
-      if (s) deliverTo(s, env, bootstrap);
+      const s = this.bySeat.get(pk);
+      if (s) this.deliverTo(s, env, bootstrap);
     }
-  };
-  for (const s of seats) deliverTo(s, leader.bootstrapEnvelope(s.publicKey), true);
-  frames++;
+  }
 
-  const maxActions = r.maxActions ?? 20_000;
-  let actions = 0;
-  let accepted = 0;
-  let refusals = 0;
-  let reason: string | undefined;
-  let turn = 0;
-  let idle = 0;
-  const timeouts: GroupLocalResult['timeouts'] = [];
-  let timeoutFailure: string | undefined;
+  play(): void {
+    const r = this.s.r;
+    while (!this.leader.completed) {
+      const actors = this.seats.filter((s) => s.present && !s.fault && !s.away);
+      // Turns resolved by the leader count too: a table of absent members must end as surely as a played one.
+      if (this.actions + this.timeouts.length >= this.maxActions) {
+        this.reason = `no completion after ${this.maxActions} actions`;
+        break;
+      }
+      if (!actors.length || this.idle > actors.length) {
+        this.idle = 0;
+        if (this.wake()) continue;
+        this.reason = actors.length ? (this.timeoutFailure ?? 'no member has anything to do, and the group has not completed') : 'no member is left';
+        break;
+      }
+      const s = actors[this.turn++ % actors.length]!;
+      const action = this.moveOf(s);
+      if (action === null) {
+        this.idle++;
+        continue;
+      }
+      if (s.absence && this.accepted >= (s.absence.afterActions ?? 0)) {
+        // Its turn has come, and it drops out instead of moving.
+        this.dropOut(s, s.absence);
+        continue;
+      }
+      this.idle = 0;
+      this.offer(s, action);
+      if (this.refusals > 200) {
+        this.reason = 'the leader refused over 200 actions';
+        break;
+      }
+      // The time the move took: whatever fell due meanwhile (a return, another member's deadline) happens now.
+      if (r.actionMs) {
+        this.now += r.actionMs;
+        this.fireDue();
+      }
+      if (r.failoverAfter !== undefined && this.accepted === r.failoverAfter && this.epochs === 1 && !this.leader.completed) this.failover();
+    }
+  }
 
-  const failover = () => {
-    const failed = bySeat.get(leader.leaderPublicKey)!;
-    leader.dispose();
+  /** What the seat's autoplay does from its own verified view, if it is an active member with a view. */
+  private moveOf(s: Seat): Record<string, unknown> | null {
+    const view = s.replica.view;
+    const me = s.replica.members.find((m) => m.public_key === s.publicKey) ?? s.record;
+    return view && me.status === 'active' ? this.s.autoplay(view, me, s.random) : null;
+  }
+
+  /** One action: the spec's action message first, then the leader; the envelopes it answers go out at once. */
+  private offer(s: Seat, action: Record<string, unknown>): void {
+    const { r, messages } = this.s;
+    this.actions++;
+    const clientSeq = s.clientSeq + 1;
+    const errors = messages.check(clientSeq, action);
+    if (errors.length) {
+      this.refusals++;
+      r.onAction?.(s.seat, action, false, `the spec refuses the ${messages.action} message: ${errors.map((e) => e.code).join(', ')}`);
+      return;
+    }
+    try {
+      const out = this.leader.applyInput({ actor_public_key: s.publicKey, client_seq: clientSeq, action }, this.now);
+      s.clientSeq = clientSeq;
+      this.accepted++;
+      r.onAction?.(s.seat, action, true);
+      this.deliver(out.envelopes);
+    } catch (e) {
+      if (!(e instanceof GroupLeaderError)) throw e;
+      this.refusals++;
+      r.onAction?.(s.seat, action, false, e.message);
+    }
+  }
+
+  private failover(): void {
+    const { r, groupId } = this.s;
+    const failed = this.bySeat.get(this.leader.leaderPublicKey)!;
+    this.leader.dispose();
     // The failed leader's process comes back as a plain member: its replica still holds the chain.
-    const live = seats.filter((s) => s.present && !s.fault);
+    const live = this.seats.filter((s) => s.present && !s.fault);
     // Each member names the successor from its own checkpoint; they must agree.
     const named = new Set(live.map((s) => serverlessSuccessor(s.replica.members, failed.publicKey)?.public_key));
     if (named.size !== 1) throw new Error('members disagree on the successor');
-    const successor = bySeat.get([...named][0]!)!;
+    const successor = this.bySeat.get([...named][0]!)!;
     // Over the network the others would find it unreachable and apply the rule again; this runner does not stage that.
     if (successor.away) throw new Error('the successor by the serverless rule is away: a staged failover does not combine with its absence');
     const checkpoint = successor.replica.checkpoint!;
-    const epoch = leader.leaderEpoch + 1;
-    const grant = arbiter.claim({ groupId, epoch, claimant: successor.publicKey, checkpointHash: String(checkpoint['checkpoint_hash']) });
+    const epoch = this.leader.leaderEpoch + 1;
+    const grant = this.arbiter.claim({ groupId, epoch, claimant: successor.publicKey, checkpointHash: String(checkpoint['checkpoint_hash']) });
     if (!grant.granted) throw new Error(`the arbiter refused the successor: ${grant.reason}`);
-    leader = GroupLeader.fromCheckpoint(
+    this.leader = GroupLeader.fromCheckpoint(
       {
-        crypto: c,
-        hooks: hooksFor(epoch),
-        config,
+        crypto: r.crypto,
+        hooks: this.s.hooksFor(epoch),
+        config: this.s.config,
         groupId,
         leaderSeed: toHex(successor.seed),
         leaderEpoch: epoch,
         membershipVersion: successor.replica.membershipVersion,
-        turnTimeoutMs,
-        now,
+        turnTimeoutMs: this.s.turnTimeoutMs,
+        now: this.now,
       },
       checkpoint,
     );
-    epochs++;
+    this.epochs++;
     for (const s of live) {
-      s.replica.advanceEpoch(leader.leaderPublicKey, epoch);
-      s.session.entry({ kind: 'epoch', leader_public_key: leader.leaderPublicKey, leader_epoch: epoch });
+      s.replica.advanceEpoch(this.leader.leaderPublicKey, epoch);
+      s.session.entry({ kind: 'epoch', leader_public_key: this.leader.leaderPublicKey, leader_epoch: epoch });
     }
     // The successor sees no connection from a member that is away.
-    for (const s of seats) if (!s.present) leader.memberAbsent(s.publicKey, now);
-    deliver(leader.lastEnvelopes);
-  };
+    for (const s of this.seats) if (!s.present) this.leader.memberAbsent(s.publicKey, this.now);
+    this.deliver(this.leader.lastEnvelopes);
+  }
 
-  const dropOut = (s: Seat, a: GroupAbsence) => {
+  private dropOut(s: Seat, a: GroupAbsence): void {
     const kind = a.kind ?? 'absent';
-    s.away = { kind, until: a.returnAfterMs === undefined ? Infinity : now + a.returnAfterMs };
+    s.away = { kind, until: a.returnAfterMs === undefined ? Infinity : this.now + a.returnAfterMs };
     delete s.absence;
     if (kind === 'absent') {
       s.present = false;
-      leader.memberAbsent(s.publicKey, now);
+      this.leader.memberAbsent(s.publicKey, this.now);
     }
-  };
+  }
 
   /** An absent member comes back as `join --resume` does: a fresh replica from its own transcript, then the leader's bootstrap. */
-  const comeBack = (s: Seat) => {
+  private comeBack(s: Seat): void {
     const away = s.away!;
     delete s.away;
     if (away.kind !== 'absent') return;
@@ -295,8 +412,8 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
       .filter((l) => l.length > 0);
     const entries = lines.slice(1).map((l) => JSON.parse(l) as TranscriptEntry);
     const replica = new GroupReplica({
-      crypto: c,
-      groupId,
+      crypto: this.s.r.crypto,
+      groupId: this.s.groupId,
       viewerPublicKey: s.publicKey,
       leaderPublicKey: header.leader_public_key,
       leaderEpoch: header.leader_epoch,
@@ -309,107 +426,56 @@ export async function runGroupLocal(r: GroupLocalRun): Promise<GroupLocalResult>
     s.replica = replica;
     s.session = GroupSessionRecord.reopen(s.session.dir, header, entries.length);
     s.present = true;
-    leader.memberPresent(s.publicKey, now);
-    deliverTo(s, leader.bootstrapEnvelope(s.publicKey), true);
-  };
+    this.leader.memberPresent(s.publicKey, this.now);
+    this.deliverTo(s, this.leader.bootstrapEnvelope(s.publicKey), true);
+  }
 
   /** What is due by now: members coming back, then the turn timer if a deadline has passed. */
-  const fireDue = () => {
-    for (const s of seats) if (s.away && s.away.until <= now) comeBack(s);
-    if (leader.completed || (leader.turnDeadline() ?? Infinity) > now) return;
-    const out = leader.onTurnTimer(now);
+  private fireDue(): void {
+    const now = this.now;
+    for (const s of this.seats) if (s.away && s.away.until <= now) this.comeBack(s);
+    if (this.leader.completed || (this.leader.turnDeadline() ?? Infinity) > now) return;
+    const out = this.leader.onTurnTimer(now);
     for (const t of out.resolved) {
-      timeouts.push({ seat: t.seat, reason: t.reason, at: now });
-      deliver(t.envelopes);
+      this.timeouts.push({ seat: t.seat, reason: t.reason, at: now });
+      this.deliver(t.envelopes);
     }
-    for (const f of out.failed) timeoutFailure = `the timeout action for seat ${bySeat.get(f.public_key)?.seat} was refused: ${f.message}`;
-  };
+    for (const f of out.failed) this.timeoutFailure = `the timeout action for seat ${this.bySeat.get(f.public_key)?.seat} was refused: ${f.message}`;
+  }
 
   /** No one has a move: the clock jumps to what comes next (a turn deadline, a return); false when nothing will. */
-  const wake = (): boolean => {
-    const next = Math.min(leader.turnDeadline() ?? Infinity, ...seats.map((s) => s.away?.until ?? Infinity));
+  private wake(): boolean {
+    const next = Math.min(this.leader.turnDeadline() ?? Infinity, ...this.seats.map((s) => s.away?.until ?? Infinity));
     if (next === Infinity) return false;
-    now = Math.max(now, next);
-    fireDue();
+    this.now = Math.max(this.now, next);
+    this.fireDue();
     return true;
-  };
-
-  while (!leader.completed) {
-    const actors = seats.filter((s) => s.present && !s.fault && !s.away);
-    // Turns resolved by the leader count too: a table of absent members must end as surely as a played one.
-    if (actions + timeouts.length >= maxActions) {
-      reason = `no completion after ${maxActions} actions`;
-      break;
-    }
-    if (!actors.length || idle > actors.length) {
-      idle = 0;
-      if (wake()) continue;
-      reason = actors.length ? (timeoutFailure ?? 'no member has anything to do, and the group has not completed') : 'no member is left';
-      break;
-    }
-    const s = actors[turn++ % actors.length]!;
-    const view = s.replica.view;
-    const me = s.replica.members.find((m) => m.public_key === s.publicKey) ?? s.record;
-    const action = view && me.status === 'active' ? autoplay(view, me, s.random) : null;
-    if (action === null) {
-      idle++;
-      continue;
-    }
-    if (s.absence && accepted >= (s.absence.afterActions ?? 0)) {
-      // Its turn has come, and it drops out instead of moving.
-      dropOut(s, s.absence);
-      continue;
-    }
-    idle = 0;
-    actions++;
-    const clientSeq = s.clientSeq + 1;
-    const errors = messages.check(clientSeq, action);
-    if (errors.length) {
-      refusals++;
-      r.onAction?.(s.seat, action, false, `the spec refuses the ${messages.action} message: ${errors.map((e) => e.code).join(', ')}`);
-    } else {
-      try {
-        const out = leader.applyInput({ actor_public_key: s.publicKey, client_seq: clientSeq, action }, now);
-        s.clientSeq = clientSeq;
-        accepted++;
-        r.onAction?.(s.seat, action, true);
-        deliver(out.envelopes);
-      } catch (e) {
-        if (!(e instanceof GroupLeaderError)) throw e;
-        refusals++;
-        r.onAction?.(s.seat, action, false, e.message);
-      }
-    }
-    if (refusals > 200) {
-      reason = 'the leader refused over 200 actions';
-      break;
-    }
-    // The time the move took: whatever fell due meanwhile (a return, another member's deadline) happens now.
-    if (r.actionMs) {
-      now += r.actionMs;
-      fireDue();
-    }
-    if (r.failoverAfter !== undefined && accepted === r.failoverAfter && epochs === 1 && !leader.completed) failover();
   }
-  const faulted = seats.find((s) => s.fault);
-  if (faulted && !reason) reason = `seat ${faulted.seat} refused the leader's envelope: ${faulted.fault}`;
 
-  const members = seats.map((s): GroupMemberResult => {
-    const receipt = s.session.finish(c, s.seed, s.replica);
-    return { seat: s.seat, public_key: s.publicKey, dir: s.session.dir, present: s.present, completed: receipt.completed, outcome: receipt.outcome, receipt };
-  });
-  leader.dispose();
-  return {
-    completed: leader.completed && !faulted,
-    outcome: leader.outcome,
-    ...(reason && { reason }),
-    groupId,
-    actions,
-    refusals,
-    frames,
-    epochs,
-    timeouts,
-    elapsedMs: now,
-    members,
-  };
+  /** Each member closes its session directory with its own receipt; the leader goes. */
+  finish(): GroupLocalResult {
+    const c = this.s.r.crypto;
+    const faulted = this.seats.find((s) => s.fault);
+    if (faulted && !this.reason) this.reason = `seat ${faulted.seat} refused the leader's envelope: ${faulted.fault}`;
+
+    const members = this.seats.map((s): GroupMemberResult => {
+      const receipt = s.session.finish(c, s.seed, s.replica);
+      return { seat: s.seat, public_key: s.publicKey, dir: s.session.dir, present: s.present, completed: receipt.completed, outcome: receipt.outcome, receipt };
+    });
+    this.leader.dispose();
+    const reason = this.reason;
+    return {
+      completed: this.leader.completed && !faulted,
+      outcome: this.leader.outcome,
+      ...(reason && { reason }),
+      groupId: this.s.groupId,
+      actions: this.actions,
+      refusals: this.refusals,
+      frames: this.frames,
+      epochs: this.epochs,
+      timeouts: this.timeouts,
+      elapsedMs: this.now,
+      members,
+    };
+  }
 }

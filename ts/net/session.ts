@@ -13,7 +13,7 @@ import type { Libp2p } from 'libp2p';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { ensureWritableDir } from '../files/write.js';
 import { join as joinPath } from 'node:path';
-import type { Crypto } from '../crypto/backend.js';
+import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import type { SessionProof } from '../registry/client.js';
 import { toHex, utf8 } from '../crypto/encoding.js';
 import { sessionCanonical, sessionId } from '../engine/frame.js';
@@ -108,6 +108,22 @@ export interface HostHandle {
 
 type Connection = { remotePeer?: { publicKey?: { raw: Uint8Array } }; remoteAddr?: Multiaddr };
 
+type HostOptions = NetSessionOptions & {
+  listen?: string[];
+  ttlMinutes?: number;
+  type?: Invitation['type'];
+  /** Serve every guest that presents the invitation until it expires, each in its own session. */
+  daemon?: boolean;
+  /** With `daemon`: sessions at once; more guests are refused as busy. */
+  maxSessions?: number;
+  /** Each handshake step, and (for the socket guard) accept to authenticated session. */
+  handshakeTimeoutMs?: number;
+  guardLimits?: Partial<Omit<GuardLimits, 'deadlineMs'>>;
+  onSession?: (r: SessionResult) => void;
+  /** A registry: given the ticket, answers the post_id sessions are then bound to. */
+  publish?: (ticket: Ticket) => Promise<{ postId: string }>;
+};
+
 /**
  * Starts a node, publishes an invitation and serves one session: the first guest whose signed
  * `_session_init` arrives (with `daemon`, every guest until the invitation expires, at most
@@ -115,23 +131,7 @@ type Connection = { remotePeer?: { publicKey?: { raw: Uint8Array } }; remoteAddr
  * authenticated with, over the session canonical, which names the invitation's post_id: a peer that
  * only knows IP:port cannot take the slot. Each step of the handshake has `handshakeTimeoutMs`.
  */
-export async function host(
-  o: NetSessionOptions & {
-    listen?: string[];
-    ttlMinutes?: number;
-    type?: Invitation['type'];
-    /** Serve every guest that presents the invitation until it expires, each in its own session. */
-    daemon?: boolean;
-    /** With `daemon`: sessions at once; more guests are refused as busy. */
-    maxSessions?: number;
-    /** Each handshake step, and (for the socket guard) accept to authenticated session. */
-    handshakeTimeoutMs?: number;
-    guardLimits?: Partial<Omit<GuardLimits, 'deadlineMs'>>;
-    onSession?: (r: SessionResult) => void;
-    /** A registry: given the ticket, answers the post_id sessions are then bound to. */
-    publish?: (ticket: Ticket) => Promise<{ postId: string }>;
-  },
-): Promise<HostHandle> {
+export async function host(o: HostOptions): Promise<HostHandle> {
   const c = o.crypto;
   // A guest who arrives must find a place for its session: check before the invitation is published.
   ensureWritableDir(o.sessionsDir, 'sessions directory');
@@ -139,6 +139,18 @@ export async function host(
   const maxSessions = o.daemon ? (o.maxSessions ?? DEFAULT_MAX_SESSIONS) : 1;
   const guard = new SocketGuard({ ...o.guardLimits, deadlineMs: handshakeMs });
   const key = c.ed25519Keypair(o.seed);
+  const { node, invitation } = await publishHost(o, key, guard);
+  const sessions = new HostSessions(o, { key, node, guard, invitation, handshakeMs, maxSessions });
+  await node.handle(SESSION_PROTOCOL, (stream: unknown, connection?: unknown) => sessions.serve(stream, connection as Connection | undefined), {
+    runOnLimitedConnection: false,
+    maxInboundStreams: 2,
+  });
+  return sessions.handle();
+}
+
+/** The host's node and its signed invitation (published first, when there is a registry); on failure the key and node are let go. */
+async function publishHost(o: HostOptions, key: Ed25519Keypair, guard: SocketGuard): Promise<{ node: Libp2p; invitation: Invitation }> {
+  const c = o.crypto;
   let node: Libp2p;
   try {
     node = await createNode(o.seed, { listen: o.listen ?? DEFAULT_LISTEN, guard, crypto: c });
@@ -147,10 +159,9 @@ export async function host(
     throw e;
   }
   const ticket = { peer_id: node.peerId.toString(), addrs: node.getMultiaddrs().map(String) };
-  let invitation: Invitation;
   try {
     const published = o.publish ? await o.publish(ticket) : undefined;
-    invitation = createInvitation(c, {
+    const invitation = createInvitation(c, {
       host: key,
       protocolId: o.protocol.protocolId,
       ticket,
@@ -160,187 +171,244 @@ export async function host(
       ...(o.type && { type: o.type }),
       ...(published && { postId: published.postId }),
     });
+    return { node, invitation };
   } catch (e) {
     key.dispose();
     await node.stop();
     throw e;
   }
-  const hostKey = toHex(key.publicKey);
-  const emit = (type: string, data: Record<string, unknown>) => {
+}
+
+/** What a guest's verified `_session_init` binds the session to. */
+interface GuestInit {
+  guestKey: string;
+  nonce: string;
+  canonical: string;
+}
+
+/** The handshake completed: the session id and both signatures over the canonical. */
+interface Paired {
+  sid: string;
+  hostSignature: string;
+  guestSignature: unknown;
+}
+
+/** Tells a guest why it gets no session, then hangs up. */
+function refuse(t: LineTransport, reason: string): void {
+  try {
+    t.send(JSON.stringify({ _session_refused: true, reason }));
+  } catch {
+    // already gone
+  }
+  t.close();
+}
+
+/**
+ * A host's running invitation: the slot (claimed by a signed _session_init, released if that guest's
+ * handshake fails; without `daemon`, kept once a session has started), the invitation's expiry, and
+ * each guest's handshake and session.
+ */
+class HostSessions {
+  private readonly c: Crypto;
+  private readonly hostKey: string;
+  private claimed = 0;
+  private startedOnce = false;
+  private isExpired = false;
+  private idleWaiters: (() => void)[] = [];
+  private stopped = false;
+  private readonly done: Promise<SessionResult>;
+  private settle!: (r: SessionResult) => void;
+  private fail!: (e: unknown) => void;
+  private readonly expired: Promise<void>;
+  private readonly expiry: { clear(): void };
+
+  constructor(
+    private readonly o: HostOptions,
+    private readonly h: { key: Ed25519Keypair; node: Libp2p; guard: SocketGuard; invitation: Invitation; handshakeMs: number; maxSessions: number },
+  ) {
+    this.c = o.crypto;
+    this.hostKey = toHex(h.key.publicKey);
+    this.done = new Promise<SessionResult>((a, b) => {
+      this.settle = a;
+      this.fail = b;
+    });
+    this.done.catch(() => undefined); // with `daemon` nobody awaits it
+    let expire!: () => void;
+    this.expired = new Promise<void>((resolve) => (expire = resolve));
+    const invitation = h.invitation;
+    this.expiry = at(Date.parse(invitation.expires_at), () => {
+      this.isExpired = true;
+      expire();
+      if (!o.daemon && !this.startedOnce && this.claimed === 0)
+        this.fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${invitation.expires_at} and no guest joined`));
+    });
+  }
+
+  private emit(type: string, data: Record<string, unknown>): void {
     try {
-      o.onEvent?.(type, data);
+      this.o.onEvent?.(type, data);
     } catch {
       // a reporting callback must not end the host
     }
-  };
+  }
 
-  let settle!: (r: SessionResult) => void;
-  let fail!: (e: unknown) => void;
-  const done = new Promise<SessionResult>((a, b) => {
-    settle = a;
-    fail = b;
-  });
-  done.catch(() => undefined); // with `daemon` nobody awaits it
-
-  // The slot: claimed by a signed _session_init, released if that guest's handshake fails; without
-  // `daemon`, kept once a session has started.
-  let claimed = 0;
-  let startedOnce = false;
-  let isExpired = false;
-  let idleWaiters: (() => void)[] = [];
-  const release = () => {
-    claimed--;
-    if (claimed === 0) {
-      for (const w of idleWaiters) w();
-      idleWaiters = [];
+  private release(): void {
+    this.claimed--;
+    if (this.claimed === 0) {
+      for (const w of this.idleWaiters) w();
+      this.idleWaiters = [];
     }
-    if (!o.daemon && !startedOnce && isExpired)
-      fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${invitation.expires_at} before a guest completed the handshake`));
-  };
-  const unavailable = (): string | undefined => {
-    if (isExpired) return 'invitation expired';
-    if (!o.daemon && (startedOnce || claimed > 0)) return 'invitation already paired';
-    if (claimed >= maxSessions) return 'host busy';
+    if (!this.o.daemon && !this.startedOnce && this.isExpired)
+      this.fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${this.h.invitation.expires_at} before a guest completed the handshake`));
+  }
+
+  private unavailable(): string | undefined {
+    if (this.isExpired) return 'invitation expired';
+    if (!this.o.daemon && (this.startedOnce || this.claimed > 0)) return 'invitation already paired';
+    if (this.claimed >= this.h.maxSessions) return 'host busy';
     return undefined;
-  };
+  }
 
-  let expire!: () => void;
-  const expired = new Promise<void>((resolve) => (expire = resolve));
-  const expiry = at(Date.parse(invitation.expires_at), () => {
-    isExpired = true;
-    expire();
-    if (!o.daemon && !startedOnce && claimed === 0)
-      fail(new HostError('INVITATION_EXPIRED', `the invitation expired at ${invitation.expires_at} and no guest joined`));
-  });
-
-  const serve = async (stream: unknown, connection: Connection | undefined): Promise<void> => {
+  /** One inbound stream: the handshake, then (once it completes) the session over the same transport. */
+  async serve(stream: unknown, connection: Connection | undefined): Promise<void> {
+    const o = this.o;
     const t = new LineTransport(sessionStream(stream as ByteStream), {
       maxLineBytes: HANDSHAKE_MAX_LINE_BYTES,
       heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000,
-      onEvent: emit,
+      onEvent: (type, data) => this.emit(type, data),
     });
-    const refuse = (reason: string) => {
-      try {
-        t.send(JSON.stringify({ _session_refused: true, reason }));
-      } catch {
-        // already gone
-      }
-      t.close();
-    };
     let mine = false;
     let started = false;
     try {
-      const no = unavailable();
-      if (no) return refuse(no);
-      const init = await next(t, handshakeMs);
-      const guestKey = init['guest_public_key'];
-      const nonce = init['session_nonce'];
-      if (
-        init['_session_init'] !== true ||
-        typeof guestKey !== 'string' ||
-        !/^[0-9a-f]{64}$/.test(guestKey) ||
-        typeof nonce !== 'string' ||
-        !/^[0-9a-f]{16,64}$/.test(nonce)
-      )
-        throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_init with guest_public_key, session_nonce and guest_signature');
-      if (peerKeyHex(connection?.remotePeer ?? {}) !== guestKey)
-        throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the guest_public_key is not the key its connection is authenticated with');
-      const canonical = sessionCanonical(invitation.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
-      if (!sigOk(c, guestKey, init['guest_signature'], canonical))
-        throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', "the _session_init is not signed over this invitation's session canonical");
-      const now = unavailable();
-      if (now) return refuse(now);
-      claimed++;
+      const no = this.unavailable();
+      if (no) return refuse(t, no);
+      const init = this.checkInit(await next(t, this.h.handshakeMs), connection);
+      const now = this.unavailable();
+      if (now) return refuse(t, now);
+      this.claimed++;
       mine = true;
-      const hostSignature = toHex(key.sign(utf8(canonical)));
-      say(t, {
-        _session_proof: true,
-        host_public_key: hostKey,
-        host_signature: hostSignature,
-        protocol_id: o.protocol.protocolId,
-        host_control_mode: o.controlMode ?? 'autonomous',
-      });
-      const ready = await next(t, handshakeMs);
-      const sid = sessionId(c, invitation.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
-      if (ready['_session_ready'] !== true || ready['session_id'] !== sid)
-        throw new HandshakeError('HANDSHAKE_INVALID', "the guest's session_id does not match");
-      if (!sigOk(c, guestKey, ready['guest_signature'], canonical))
-        throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the guest signature over the session canonical does not verify');
+      const paired = await this.pair(t, init);
       started = true;
-      startedOnce = true;
-      const endpoint = connection?.remoteAddr && ipAndPort(connection.remoteAddr);
-      if (!endpoint || !guard.authenticate(endpoint.address, endpoint.port))
-        emit('warning', { message: `no guarded socket matches ${String(connection?.remoteAddr)}: the handshake deadline may end this session` });
-      t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
-      const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'host');
-      saveHandshake(dir, { canonical, session_id: sid, host_signature: hostSignature, guest_signature: ready['guest_signature'] });
-      emit('connected', { session_id: sid, guest_public_key: guestKey });
-      const result = await runSession({
-        crypto: c,
-        role: 'host',
-        spec: o.protocol.spec,
-        specText: o.protocol.specText,
-        protocolId: o.protocol.protocolId,
-        hooks: o.protocol.hooks,
-        options: o.options,
-        ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
-        transport: t,
-        key,
-        hostKey,
-        guestKey,
-        sid,
-        postId: invitation.post_id,
-        nonce,
-        stateDir: dir,
-        controlMode: o.controlMode ?? 'autonomous',
-        ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
-        ...(o.onMessage && { onMessage: o.onMessage }),
-        ...decisionWindowFor(o, dir),
-      });
-      if (!o.daemon) settle(result);
-      else {
-        try {
-          o.onSession?.(result);
-        } catch (e) {
-          emit('session_failed', { message: (e as Error).message });
-        }
-      }
+      this.startedOnce = true;
+      await this.run(t, connection, init, paired);
     } catch (e) {
       t.close();
       if (!started) {
         // Whatever went wrong before the session started came from the peer (or its going away).
         const he = e instanceof HandshakeError ? e : new HandshakeError('HANDSHAKE_INVALID', (e as Error)?.message ?? String(e));
-        emit('handshake_failed', { code: he.code, message: he.message });
-      } else if (o.daemon) emit('session_failed', { message: (e as Error)?.message ?? String(e) });
-      else fail(e);
+        this.emit('handshake_failed', { code: he.code, message: he.message });
+      } else if (o.daemon) this.emit('session_failed', { message: (e as Error)?.message ?? String(e) });
+      else this.fail(e);
     } finally {
-      if (mine && (o.daemon || !started)) release();
+      if (mine && (o.daemon || !started)) this.release();
     }
-  };
+  }
 
-  await node.handle(SESSION_PROTOCOL, (stream: unknown, connection?: unknown) => serve(stream, connection as Connection | undefined), {
-    runOnLimitedConnection: false,
-    maxInboundStreams: 2,
-  });
-  let stopped = false;
-  return {
-    invitation,
-    text: encodeInvitation(c, invitation),
-    node,
-    guard,
-    done,
-    expired,
-    active: () => claimed,
-    idle: () => (claimed === 0 ? Promise.resolve() : new Promise<void>((r) => idleWaiters.push(r))),
-    stop: async () => {
-      if (stopped) return;
-      stopped = true;
-      expiry.clear();
-      guard.close();
-      key.dispose();
-      await node.stop();
-    },
-  };
+  /** The guest's `_session_init`: well formed, from the key its connection is authenticated with, signed over this invitation's canonical. */
+  private checkInit(init: Record<string, unknown>, connection: Connection | undefined): GuestInit {
+    const guestKey = init['guest_public_key'];
+    const nonce = init['session_nonce'];
+    if (
+      init['_session_init'] !== true ||
+      typeof guestKey !== 'string' ||
+      !/^[0-9a-f]{64}$/.test(guestKey) ||
+      typeof nonce !== 'string' ||
+      !/^[0-9a-f]{16,64}$/.test(nonce)
+    )
+      throw new HandshakeError('HANDSHAKE_INVALID', 'expected _session_init with guest_public_key, session_nonce and guest_signature');
+    if (peerKeyHex(connection?.remotePeer ?? {}) !== guestKey)
+      throw new HandshakeError('HANDSHAKE_KEY_MISMATCH', 'the guest_public_key is not the key its connection is authenticated with');
+    const canonical = sessionCanonical(this.h.invitation.post_id, this.o.protocol.protocolId, this.hostKey, guestKey, nonce);
+    if (!sigOk(this.c, guestKey, init['guest_signature'], canonical))
+      throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', "the _session_init is not signed over this invitation's session canonical");
+    return { guestKey, nonce, canonical };
+  }
+
+  /** `_session_proof` out, then the guest's `_session_ready`: its session_id and its signature over the same canonical. */
+  private async pair(t: LineTransport, init: GuestInit): Promise<Paired> {
+    const { o, c, hostKey } = this;
+    const { guestKey, nonce, canonical } = init;
+    const hostSignature = toHex(this.h.key.sign(utf8(canonical)));
+    say(t, {
+      _session_proof: true,
+      host_public_key: hostKey,
+      host_signature: hostSignature,
+      protocol_id: o.protocol.protocolId,
+      host_control_mode: o.controlMode ?? 'autonomous',
+    });
+    const ready = await next(t, this.h.handshakeMs);
+    const sid = sessionId(c, this.h.invitation.post_id, o.protocol.protocolId, hostKey, guestKey, nonce);
+    if (ready['_session_ready'] !== true || ready['session_id'] !== sid) throw new HandshakeError('HANDSHAKE_INVALID', "the guest's session_id does not match");
+    if (!sigOk(c, guestKey, ready['guest_signature'], canonical))
+      throw new HandshakeError('HANDSHAKE_BAD_SIGNATURE', 'the guest signature over the session canonical does not verify');
+    return { sid, hostSignature, guestSignature: ready['guest_signature'] };
+  }
+
+  /** The paired guest's session: its directory and handshake record, then the engine; the result settles `done` (or goes to onSession). */
+  private async run(t: LineTransport, connection: Connection | undefined, init: GuestInit, p: Paired): Promise<void> {
+    const { o, c, hostKey } = this;
+    const { guestKey, nonce, canonical } = init;
+    const sid = p.sid;
+    const endpoint = connection?.remoteAddr && ipAndPort(connection.remoteAddr);
+    if (!endpoint || !this.h.guard.authenticate(endpoint.address, endpoint.port))
+      this.emit('warning', { message: `no guarded socket matches ${String(connection?.remoteAddr)}: the handshake deadline may end this session` });
+    t.setMaxLineBytes(DEFAULT_MAX_LINE_BYTES);
+    const dir = joinPath(o.sessionsDir, sid.slice(0, 16), 'host');
+    saveHandshake(dir, { canonical, session_id: sid, host_signature: p.hostSignature, guest_signature: p.guestSignature });
+    this.emit('connected', { session_id: sid, guest_public_key: guestKey });
+    const result = await runSession({
+      crypto: c,
+      role: 'host',
+      spec: o.protocol.spec,
+      specText: o.protocol.specText,
+      protocolId: o.protocol.protocolId,
+      hooks: o.protocol.hooks,
+      options: o.options,
+      ...(o.protocol.rulesetHash && { rulesetHash: o.protocol.rulesetHash }),
+      transport: t,
+      key: this.h.key,
+      hostKey,
+      guestKey,
+      sid,
+      postId: this.h.invitation.post_id,
+      nonce,
+      stateDir: dir,
+      controlMode: o.controlMode ?? 'autonomous',
+      ...(o.timeoutMs !== undefined && { timeoutMs: o.timeoutMs }),
+      ...(o.onMessage && { onMessage: o.onMessage }),
+      ...decisionWindowFor(o, dir),
+    });
+    if (!o.daemon) this.settle(result);
+    else {
+      try {
+        o.onSession?.(result);
+      } catch (e) {
+        this.emit('session_failed', { message: (e as Error).message });
+      }
+    }
+  }
+
+  handle(): HostHandle {
+    const { invitation, node, guard, key } = this.h;
+    return {
+      invitation,
+      text: encodeInvitation(this.c, invitation),
+      node,
+      guard,
+      done: this.done,
+      expired: this.expired,
+      active: () => this.claimed,
+      idle: () => (this.claimed === 0 ? Promise.resolve() : new Promise<void>((r) => this.idleWaiters.push(r))),
+      stop: async () => {
+        if (this.stopped) return;
+        this.stopped = true;
+        this.expiry.clear();
+        guard.close();
+        key.dispose();
+        await node.stop();
+      },
+    };
+  }
 }
 
 export type { SessionProof } from '../registry/client.js';
