@@ -326,6 +326,16 @@ for (const [label, start] of DAEMONS) {
       expectOneLine(await tow(), /^aigenora rin submit: CONFLICT: .*Tern is not at sea/);
       const sail = await json('submit', '--actor', 'tern', '--capability', 'harbor.sail', '--arguments', '{"distance":50}');
       try {
+        // Tern is at sea once its sail runs: the submit answers when the sail is queued, and a loaded
+        // machine may deliver it later than the next command.
+        const sailId = sail.value['operation_id'] as string;
+        for (const deadline = Date.now() + 20_000; ;) {
+          const got = await json('operation', 'get', sailId);
+          if (got.value['status'] === 'running') break;
+          expect(['queued', 'delivered', 'accepted'], `the sail is ${String(got.value['status'])}`).toContain(got.value['status']);
+          expect(Date.now(), 'the sail did not start within 20 s').toBeLessThan(deadline);
+          await new Promise((r) => setTimeout(r, 50));
+        }
         // Towing another player's boat is a high-risk effect: bound with its target, then denied by policy.
         const r = await tow();
         expect(r.status, r.err).toBe(1);
