@@ -461,3 +461,63 @@ export function wellFormed(text: string): string {
   if (!isWellFormed(text)) throw new CryptoError('JSON_LONE_SURROGATE', 'string contains an unpaired UTF-16 surrogate');
   return text;
 }
+
+/*
+ * RFC 8785 text of plain JSON data, written straight from the value, for callers that only hash it
+ * (agent-trade's body_hash): the backends' jcsValue serialises with a JSON.stringify replacer, then
+ * parses that text again to sort it, which costs a measurable part of an envelope's verify. The text
+ * is the one jcsValue gives for the same value: keys sorted by UTF-16 code units, strings and numbers
+ * as JSON.stringify writes them. A value this does not vouch for answers undefined and goes to a
+ * backend, which gives the result or the error: toJSON, class instances, non-finite numbers, bigint,
+ * undefined members, holes, lone surrogates, deep nesting (and so cycles), huge texts.
+ */
+
+/** Deep enough for any agent-trade body, well under the backends' own limit of 127. */
+const PLAIN_MAX_DEPTH = 64;
+
+/** JSON.stringify writes a lone surrogate as this escape; the backends refuse it, so it is theirs to report. */
+const ESCAPED_SURROGATE = /\\ud[89a-f]/;
+
+function writePlain(v: unknown, depth: number): string | undefined {
+  switch (typeof v) {
+    case 'string':
+      return JSON.stringify(v);
+    case 'number':
+      return Number.isFinite(v) ? String(v) : undefined;
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object': {
+      if (v === null) return 'null';
+      if (depth >= PLAIN_MAX_DEPTH || typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined;
+      const proto = Object.getPrototypeOf(v) as unknown;
+      if (Array.isArray(v)) {
+        if (proto !== Array.prototype) return undefined;
+        let out = '[';
+        for (let i = 0; i < v.length; i++) {
+          const item = writePlain(v[i], depth + 1);
+          if (item === undefined) return undefined;
+          out += i === 0 ? item : `,${item}`;
+        }
+        return `${out}]`;
+      }
+      if (proto !== Object.prototype && proto !== null) return undefined;
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o).sort();
+      let out = '{';
+      for (let i = 0; i < keys.length; i++) {
+        const item = writePlain(o[keys[i]!], depth + 1);
+        if (item === undefined) return undefined;
+        out += `${i === 0 ? '' : ','}${JSON.stringify(keys[i])}:${item}`;
+      }
+      return `${out}}`;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The canonical (RFC 8785) text of `value`, or undefined when the backend must decide. */
+export function plainCanonicalText(value: unknown): string | undefined {
+  const text = writePlain(value, 0);
+  return text === undefined || text.length > MAX_INPUT_BYTES / 3 || ESCAPED_SURROGATE.test(text) ? undefined : text;
+}

@@ -4,7 +4,8 @@
  * invalidates the others, and object_id does not depend on the signatures.
  */
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
-import { concatBytes, toBase64Url, toHex, utf8 } from '../crypto/encoding.js';
+import { toBase64Url, toHex, utf8 } from '../crypto/encoding.js';
+import { plainCanonicalText } from '../crypto/jcs.js';
 
 export const PROTOCOL = 'agent-trade/0.2';
 export const OBJECT_TYPES = ['LISTING_REF', 'DEAL', 'TRADE_EVENT', 'TRADE_RECEIPT'] as const;
@@ -33,18 +34,24 @@ export function isObjectType(s: unknown): s is ObjectType {
 
 /** `"sha256:" + lowerhex(SHA-256(JCS(body)))`. Throws CryptoError if the body is not I-JSON. */
 export function bodyHash(crypto: Crypto, body: unknown): string {
-  return `sha256:${toHex(crypto.jcsValueSha256(body))}`;
+  const text = plainCanonicalText(body);
+  return `sha256:${toHex(text === undefined ? crypto.jcsValueSha256(body) : crypto.sha256(utf8(text)))}`;
 }
 
 /** utf8(protocol) ‖ 0x00 ‖ utf8(object_type) ‖ 0x00 ‖ utf8(body_hash). */
 export function signingInput(protocol: string, objectType: string, hash: string): Uint8Array {
-  const zero = new Uint8Array(1);
-  return concatBytes(utf8(protocol), zero, utf8(objectType), zero, utf8(hash));
+  // U+0000 is the byte 0x00 in UTF-8, and no surrogate pairs across it: one encoding gives the same bytes as three.
+  return utf8(`${protocol}\u0000${objectType}\u0000${hash}`);
+}
+
+/** The object_id of a signing input (see objectId). */
+export function objectIdOf(crypto: Crypto, input: Uint8Array): string {
+  return `sha256:${toHex(crypto.sha256(input))}`;
 }
 
 /** `"sha256:" + lowerhex(SHA-256(signing_input))`; the signatures are not part of it. */
 export function objectId(crypto: Crypto, env: Pick<Envelope, 'protocol' | 'object_type' | 'body_hash'>): string {
-  return `sha256:${toHex(crypto.sha256(signingInput(env.protocol, env.object_type, env.body_hash)))}`;
+  return objectIdOf(crypto, signingInput(env.protocol, env.object_type, env.body_hash));
 }
 
 /**

@@ -8,9 +8,10 @@
  * `fail:malformed_input`, an extension of the reference's seven codes for input it never parses.
  */
 import type { Crypto } from '../crypto/backend.js';
-import { fromBase64Url } from '../crypto/encoding.js';
+import { toHex, utf8 } from '../crypto/encoding.js';
 import { CryptoError } from '../crypto/errors.js';
-import { bodyHash, isObjectType, objectId, PROTOCOL, signingInput, type Envelope } from './envelope.js';
+import { bodyHash, isObjectType, objectIdOf, PROTOCOL, signingInput, type Envelope } from './envelope.js';
+import { decodeOrEmpty, publicKeyBytes } from './decode.js';
 import { schemaError } from './schema.js';
 
 export const VERIFY_RESULTS = [
@@ -49,43 +50,71 @@ function lookup(keys: KeyMap, signer: string): Uint8Array | undefined {
   if (keys instanceof Map) return keys.get(signer);
   const rec = keys as Readonly<Record<string, { public_key: string }>>;
   if (!Object.prototype.hasOwnProperty.call(rec, signer)) return undefined;
-  try {
-    return fromBase64Url(rec[signer]!.public_key);
-  } catch {
-    return new Uint8Array(0); // a malformed key never verifies
-  }
+  return publicKeyBytes((rec[signer] as { public_key?: unknown } | null | undefined)?.public_key);
 }
 
-/** The signature's bytes; a spelling that is not canonical base64url never verifies. */
-function signatureBytes(text: string): Uint8Array {
-  try {
-    return fromBase64Url(text);
-  } catch {
-    return new Uint8Array(0);
-  }
-}
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export type Parsed = { ok: true; value: unknown } | { ok: false; verdict: Verdict };
 
-const malformed = (detail: string): Parsed => ({ ok: false, verdict: { result: 'fail:malformed_input', detail } });
+/** A parse that passed the gate keeps the canonical bytes the strict check made. */
+type Gated = { ok: true; value: unknown; canonical: Uint8Array } | { ok: false; verdict: Verdict };
+
+const malformed = (detail: string): Gated => ({ ok: false, verdict: { result: 'fail:malformed_input', detail } });
 
 /** Parses untrusted text through the gate: size first, then strict I-JSON, then JSON.parse. */
 export function parseUntrusted(crypto: Crypto, text: string | Uint8Array, maxBytes = DEFAULT_MAX_BYTES): Parsed {
-  const size = typeof text === 'string' ? new TextEncoder().encode(text).length : text.length;
+  const g = gate(crypto, text, maxBytes);
+  return g.ok ? { ok: true, value: g.value } : g;
+}
+
+function gate(crypto: Crypto, text: string | Uint8Array, maxBytes = DEFAULT_MAX_BYTES): Gated {
+  // A UTF-16 unit is at most 3 UTF-8 bytes, so most texts need no count.
+  const size = typeof text !== 'string' ? text.length : text.length * 3 > maxBytes ? utf8(text).length : 0;
   if (size > maxBytes) return malformed(`input is ${size} bytes, over the ${maxBytes}-byte limit`);
   let s: string;
   try {
-    s = typeof text === 'string' ? text : new TextDecoder('utf-8', { fatal: true }).decode(text);
+    s = typeof text === 'string' ? text : strictUtf8.decode(text);
   } catch {
     return malformed('input is not UTF-8');
   }
+  let canonical: Uint8Array;
   try {
-    crypto.jcs(s); // strict I-JSON check of the whole file
+    canonical = crypto.jcs(s); // strict I-JSON check of the whole file
   } catch (e) {
     if (e instanceof CryptoError) return malformed(e.message);
     throw e;
   }
-  return { ok: true, value: JSON.parse(s) as unknown };
+  return { ok: true, value: JSON.parse(s) as unknown, canonical };
+}
+
+const BODY_FIRST = utf8('{"body":');
+
+/**
+ * JCS(body) inside JCS(envelope), which holds it already (RFC 8785 writes each member's value as its
+ * own canonical form), so the body is not canonicalized a second time. "body" sorts before every key
+ * the schemas allow; an envelope with a key that sorts first answers undefined. The value runs from
+ * after `{"body":` to the first `,` or `}` outside strings and nested brackets.
+ */
+function canonicalBody(canonical: Uint8Array): Uint8Array | undefined {
+  for (let i = 0; i < BODY_FIRST.length; i++) if (canonical[i] !== BODY_FIRST[i]) return undefined;
+  let depth = 0;
+  for (let i = BODY_FIRST.length; i < canonical.length; i++) {
+    const c = canonical[i];
+    if (c === 0x22) {
+      // a string: to its closing quote, stepping over escapes
+      for (i++; i < canonical.length && canonical[i] !== 0x22; i++) if (canonical[i] === 0x5c) i++;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if ((c === 0x7d || c === 0x5d) && depth > 0) depth--;
+    else if ((c === 0x2c || c === 0x7d) && depth === 0) return canonical.subarray(BODY_FIRST.length, i);
+  }
+  return undefined;
+}
+
+/** body_hash of the body's canonical bytes, from the envelope's when the gate made them. */
+function actualBodyHash(crypto: Crypto, body: unknown, canonical: Uint8Array | undefined): string {
+  const bytes = canonical && canonicalBody(canonical);
+  return bytes ? `sha256:${toHex(crypto.sha256(bytes))}` : bodyHash(crypto, body);
 }
 
 /**
@@ -105,10 +134,12 @@ export function parseUntrusted(crypto: Crypto, text: string | Uint8Array, maxByt
  */
 export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opts: VerifyOptions = {}): Verdict {
   let env = input;
+  let canonical: Uint8Array | undefined;
   if (typeof input === 'string' || input instanceof Uint8Array) {
-    const parsed = parseUntrusted(crypto, input, opts.maxBytes);
+    const parsed = gate(crypto, input, opts.maxBytes);
     if (!parsed.ok) return parsed.verdict;
     env = parsed.value;
+    canonical = parsed.canonical;
   }
   const e = (typeof env === 'object' && env !== null && !Array.isArray(env) ? env : {}) as Partial<Envelope> & Record<string, unknown>;
 
@@ -118,15 +149,16 @@ export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opt
   // 1. recompute body_hash from the body itself
   let actual: string;
   try {
-    actual = bodyHash(crypto, e.body);
+    actual = actualBodyHash(crypto, e.body, canonical);
   } catch (err) {
     if (!(err instanceof CryptoError)) throw err;
     return { result: 'fail:body_hash_mismatch', detail: `body cannot be canonicalized: ${err.message}` };
   }
   if (actual !== e.body_hash) return { result: 'fail:body_hash_mismatch', detail: `body hashes to ${actual}, file says ${String(e.body_hash)}` };
 
-  // 2. object_id from the verified hash, against a declared one
-  const id = objectId(crypto, { protocol: PROTOCOL, object_type: String(e.object_type) as never, body_hash: actual });
+  // 2. object_id from the verified hash, against a declared one; its signing input is the one step 4 checks
+  const input4 = signingInput(PROTOCOL, String(e.object_type), actual);
+  const id = objectIdOf(crypto, input4);
   if (opts.objectId !== undefined && opts.objectId !== id) return { result: 'fail:object_id_mismatch', objectId: id, detail: `declared ${opts.objectId}` };
 
   // 3. the whole envelope against its object_type's schema
@@ -136,11 +168,12 @@ export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opt
   if (schema) return { result: 'fail:schema_invalid', objectId: id, detail: schema };
 
   // 4. every signature, in order, strictly, over the signing_input built from the verified hash
-  const input4 = signingInput(PROTOCOL, e.object_type, actual);
-  for (const [i, s] of (e.signatures ?? []).entries()) {
+  const signatures = e.signatures ?? [];
+  for (let i = 0; i < signatures.length; i++) {
+    const s = signatures[i]!;
     const pk = lookup(keys, s.signer);
     if (!pk) return { result: 'fail:unknown_signer', objectId: id, detail: `signatures[${i}]: ${JSON.stringify(s.signer)} is not in the key map` };
-    if (!crypto.ed25519Verify(pk, input4, signatureBytes(s.signature)))
+    if (!crypto.ed25519Verify(pk, input4, decodeOrEmpty(s.signature)))
       return { result: 'fail:signature_invalid', objectId: id, detail: `signatures[${i}] by ${JSON.stringify(s.signer)} does not verify` };
   }
   return { result: 'valid', objectId: id };
