@@ -1,15 +1,24 @@
-// Mental poker above the OT, side by side in one run on the wasm backend and the js twin: one side's
-// deck setup for 52 cards (the card layers alone, then layers + sealed table; key generation excluded),
-// the offline replay and audit of the reference's recorded Crazy Eights game (when the corpus is
-// there), and a whole Crazy Eights game in memory through the session engine (both sides in this
-// process, signed frames, transcripts on disk with durability `process`: one write per frame, no
-// fsync). The deck setup's floor (wasm ÷ js twin) is the median of interleaved paired samples; the
-// replay and the whole game are figures. Writes bench/results/mp-game.md and mp-game.floors.json.
+// Mental poker above the OT, side by side in one run on the WASM-only path (`wasm`, what a browser
+// runs), the node path (what getCrypto('wasm') gives on Node: the same core with the RSA
+// exponentiations in node:crypto, ts/crypto/node-rsa.ts) and the js twin: one side's deck setup for 52 cards
+// (the card layers alone, then layers + sealed table; key generation excluded), the offline replay and
+// audit of the reference's recorded Crazy Eights game (when the corpus is there), and a whole Crazy
+// Eights game in memory through the session engine (both sides in this process, signed frames,
+// transcripts on disk with durability `process`: one write per frame, no fsync). Beside the whole
+// game, when its source and virtualenv are there (scripts/lib/reference-peer.sh), the reference's
+// Python engine plays the same spec in memory (`protocol test`'s loop: both sides on threads over an
+// in-memory duplex, key generation included), one game per round in a long-lived process, timed there.
+// The floors are medians of interleaved paired samples; the replay and the other whole games are
+// figures. Writes bench/results/mp-game.md and mp-game.floors.json.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { getCrypto, toHex, type Crypto } from '../ts/crypto/index.js';
 import { fromHex } from '../ts/crypto/encoding.js';
+import { loadWasmNode } from '../ts/crypto/node.js';
+import { withNodeRsa } from '../ts/crypto/node-rsa.js';
 import type { RsaKey } from '../ts/crypto/ot.js';
 import { sessionId } from '../ts/engine/frame.js';
 import { seeded } from '../ts/engine/local.js';
@@ -22,14 +31,20 @@ import { loadSpec } from '../ts/spec/index.js';
 import crazyEights from '../ts/protocols/crazy-eights/hooks.js';
 import { floorTable, fmt, interleaved, interleavedRuns, median as medianOf, ratioFloor, SAMPLE_MS, SAMPLES, writeFloors } from './measure.js';
 
-const BACKENDS = { wasm: getCrypto('wasm'), js: getCrypto('js') } as const;
+const wasmOnly = loadWasmNode();
+const BACKENDS = { wasm: wasmOnly, 'node path': withNodeRsa(wasmOnly), js: getCrypto('js') } as const;
 type Name = keyof typeof BACKENDS;
-const GAMES = Number(process.env['BENCH_MP_GAMES'] ?? 3);
+const NAMES = Object.keys(BACKENDS) as Name[];
+const GAMES = Number(process.env['BENCH_MP_GAMES'] ?? 5);
 const AUDITS = new URL('../../shared/conformance/aigenora-reference/aigenora-mp-audit-vectors.json', import.meta.url).pathname;
+const REFERENCE_SRC = process.env['AIGENORA_REFERENCE_SRC'] ?? new URL('../../shared/reference/aigenora-src/src', import.meta.url).pathname;
+const REFERENCE_PYTHON = process.env['AIGENORA_REFERENCE_PYTHON'] ?? new URL('../.cache/reference-venv/bin/python', import.meta.url).pathname;
+/** The reference's Crazy Eights (the spec whose name is "Crazy Eights" in its built-in protocols). */
+const REFERENCE_PROTOCOL = join(REFERENCE_SRC, 'aigenora/protocols/3a3c352a/c09a83a3c0877a5585fcd8c03fa4b85b873601f2fe3ba734474a64ae');
 
 // ---------------------------------------------------------------- deck setup, one side
 const parts = (await BACKENDS.wasm.ot.generateKey()).exportParts();
-const keys: Record<Name, RsaKey> = { wasm: BACKENDS.wasm.ot.importKey(parts), js: BACKENDS.js.ot.importKey(parts) };
+const keys = Object.fromEntries(NAMES.map((n) => [n, BACKENDS[n].ot.importKey(parts)])) as Record<Name, RsaKey>;
 const rnd = (n: number) => globalThis.crypto.getRandomValues(new Uint8Array(n));
 const cardKeys = Array.from({ length: 52 }, () => rnd(32));
 const nonces = Array.from({ length: 52 }, () => rnd(12));
@@ -48,10 +63,10 @@ function setup(c: Crypto, key: RsaKey, sealed: boolean): void {
 }
 
 const rows: { name: string; unit: string; values: Record<Name, number> }[] = [];
-/** A row of both backends measured interleaved; its samples, for a floor. */
+/** A row of every path measured interleaved; its samples, for a floor. */
 const row = (name: string, unit: string, f: (n: Name) => () => unknown): Record<Name, number[]> => {
-  const s = interleaved({ wasm: f('wasm'), js: f('js') });
-  rows.push({ name, unit, values: { wasm: medianOf(s.wasm), js: medianOf(s.js) } });
+  const s = interleaved(Object.fromEntries(NAMES.map((n) => [n, f(n)])) as Record<Name, () => unknown>);
+  rows.push({ name, unit, values: Object.fromEntries(NAMES.map((n) => [n, medianOf(s[n])])) as Record<Name, number> });
   return s;
 };
 
@@ -78,7 +93,7 @@ if (existsSync(AUDITS)) {
       deal: { guest: game['derived'].guest_deal_id_b.length, host: game['derived'].host_deal_id_b.length },
       peerPublicKey: fromHex(game['guest'].public_key),
     });
-  for (const n of ['wasm', 'js'] as const) {
+  for (const n of NAMES) {
     const v = replay(BACKENDS[n]).verdict;
     if (!v.auditPassed) throw new Error(`the recorded game does not pass on ${n}: ${JSON.stringify(v)}`);
   }
@@ -119,43 +134,135 @@ async function wholeGame(c: Crypto, out: string): Promise<void> {
   ]);
   if (h.reason !== 'completed' || g.reason !== 'completed') throw new Error(`the game ended ${h.reason} / ${g.reason}: ${h.detail ?? g.detail ?? ''}`);
 }
+/**
+ * The reference's engine in a long-lived Python process: a warm-up game first (its imports), then one
+ * game per line asked for, answering that game's wall-clock ms as it timed it, or an error line.
+ */
+const REFERENCE_LOOP = String.raw`
+import sys, tempfile, time, traceback
+from pathlib import Path
+from aigenora.engine.p2p import memory_duplex, run_in_threads
+from aigenora.proto.engine import run_host, run_guest
+proto = Path(sys.argv[1])
+with tempfile.TemporaryDirectory() as tmp:
+    i = 0
+    def game():
+        global i
+        i += 1
+        h, g = memory_duplex()
+        base = f"{tmp}/{i}"
+        t0 = time.perf_counter()
+        rh, rg = run_in_threads(lambda: run_host(proto, h, state_base=base), lambda: run_guest(proto, g, state_base=base), join_timeout=300)
+        ms = (time.perf_counter() - t0) * 1000
+        for r in (rh, rg):
+            if not (isinstance(r, dict) and r.get("completed") and r.get("audit_passed")):
+                raise RuntimeError(f"the game did not complete with a passed audit: {r!r}"[:300])
+        return ms
+    try:
+        game()
+        print("ready", flush=True)
+        for _ in sys.stdin:
+            print(game(), flush=True)
+    except BaseException:
+        print("error " + traceback.format_exc().replace("\n", " | "), flush=True)
+`;
+
+interface ReferenceGames {
+  game(): Promise<number>;
+  close(): void;
+}
+
+/** The reference's loop started, its warm-up game played; undefined (and why) when it cannot run here. */
+async function startReference(): Promise<ReferenceGames | string> {
+  if (!existsSync(join(REFERENCE_PROTOCOL, 'spec.json'))) return `the reference's Crazy Eights is not there (${REFERENCE_PROTOCOL})`;
+  if (!existsSync(REFERENCE_PYTHON))
+    return `the reference virtualenv is not there (${REFERENCE_PYTHON}; source scripts/lib/reference-peer.sh && ensure_reference_peer)`;
+  const child = spawn(REFERENCE_PYTHON, ['-c', REFERENCE_LOOP, REFERENCE_PROTOCOL], {
+    env: { ...process.env, PYTHONPATH: REFERENCE_SRC },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async (): Promise<string> => {
+    const r = await lines.next();
+    if (r.done) throw new Error('the reference engine exited');
+    if (r.value.startsWith('error ')) throw new Error(`the reference engine failed: ${r.value.slice(6)}`);
+    return r.value;
+  };
+  try {
+    if ((await next()) !== 'ready') throw new Error('the reference engine did not start');
+  } catch (e) {
+    child.kill();
+    return (e as Error).message;
+  }
+  return {
+    async game() {
+      child.stdin!.write('go\n');
+      return Number(await next());
+    },
+    close: () => child.stdin!.end(),
+  };
+}
+
 const tmp = mkdtempSync(join(os.tmpdir(), 'aigenora-mp-bench-'));
 let game = 0;
 const timedGame = async (n: Name) => {
   const t0 = performance.now();
-  await wholeGame(BACKENDS[n], join(tmp, `${n}-${game++}`));
+  await wholeGame(BACKENDS[n], join(tmp, `${n.replace(' ', '-')}-${game++}`));
   return performance.now() - t0;
 };
-let gameMs: Record<Name, number[]>;
+const reference = await startReference();
+const notes: string[] = [];
+if (typeof reference === 'string') notes.push(`no reference game: ${reference}`);
+let gameMs: Partial<Record<Name | 'reference', number[]>>;
 try {
-  gameMs = await interleavedRuns({ wasm: () => timedGame('wasm'), js: () => timedGame('js') }, GAMES);
+  const runs: Partial<Record<Name | 'reference', () => Promise<number>>> = Object.fromEntries(NAMES.map((n) => [n, () => timedGame(n)]));
+  if (typeof reference !== 'string') runs.reference = () => reference.game();
+  gameMs = await interleavedRuns(runs as Record<Name | 'reference', () => Promise<number>>, GAMES);
 } finally {
+  if (typeof reference !== 'string') reference.close();
   rmSync(tmp, { recursive: true, force: true });
 }
 const median = medianOf;
 
 // ---------------------------------------------------------------- report
 const floors = [ratioFloor('wasm deck setup (layers + sealed table, 52 cards) ÷ the js twin', setupSamples.wasm, setupSamples.js, 5)];
-writeFloors('mp-game', floors);
+// The issue's bar for the whole game: at least 3× the reference's speed, on the path Node runs.
+if (gameMs.reference)
+  floors.push(ratioFloor("node path whole Crazy Eights game ÷ the reference's Python engine (speed)", gameMs.reference, gameMs['node path']!, 3));
+writeFloors('mp-game', floors, notes);
 const lines: string[] = [];
 lines.push('# aigenora mental-poker game benchmarks', '');
 lines.push(
   `${new Date().toISOString()} · Node ${process.version} · ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length} · load average ${os.loadavg()[0]!.toFixed(2)} · ${SAMPLES} interleaved samples of ${SAMPLE_MS} ms per cell · the whole games: transcripts on disk, durability \`process\` (one write per frame, no fsync)`,
   '',
+  "`wasm` is the WASM-only path (a browser's); `node path` is what getCrypto('wasm') gives on Node, the same core with the RSA exponentiations (the private operation, the token and witness checks) in node:crypto.",
+  '',
 );
-lines.push('| case | unit | wasm | js twin | wasm / js |', '|---|---|---:|---:|---:|');
-for (const r of rows) lines.push(`| ${r.name} | ${r.unit} | ${fmt(r.values.wasm)} | ${fmt(r.values.js)} | ${(r.values.wasm / r.values.js).toFixed(2)}× |`);
+lines.push('| case | unit | wasm | node path | js twin | wasm / js | node path / wasm |', '|---|---|---:|---:|---:|---:|---:|');
+const x = (r: number) => `${r.toFixed(2)}×`;
+for (const r of rows) {
+  const v = r.values;
+  lines.push(`| ${r.name} | ${r.unit} | ${fmt(v.wasm)} | ${fmt(v['node path'])} | ${fmt(v.js)} | ${x(v.wasm / v.js)} | ${x(v['node path'] / v.wasm)} |`);
+}
+const g = Object.fromEntries(Object.entries(gameMs).map(([k, v]) => [k, median(v)])) as Record<Name, number> & { reference?: number };
 lines.push(
-  `| whole Crazy Eights game in memory through the engine (both sides, key generation included), median of ${GAMES} | ms | ${median(gameMs.wasm).toFixed(0)} | ${median(gameMs.js).toFixed(0)} | ${(median(gameMs.js) / median(gameMs.wasm)).toFixed(2)}× faster |`,
+  `| whole Crazy Eights game in memory through the engine (both sides, key generation included), median of ${GAMES} | ms | ${g.wasm.toFixed(0)} | ${g['node path'].toFixed(0)} | ${g.js.toFixed(0)} | ${x(g.js / g.wasm)} faster | ${x(g.wasm / g['node path'])} faster |`,
 );
+if (g.reference !== undefined) {
+  lines.push(
+    '',
+    `The reference's Python engine, the same spec in memory (its \`protocol test\` loop: both sides on threads, key generation included), median of ${GAMES}: ${g.reference.toFixed(0)} ms a game; the node path is ${x(g.reference / g['node path'])} faster, the WASM-only path ${x(g.reference / g.wasm)}, the js twin ${x(g.reference / g.js)}. Games are random deals, so their lengths differ from game to game on every side.`,
+  );
+}
 lines.push(
   '',
-  '## Floor, from this run',
+  '## Floors, from this run',
   '',
-  "The ratio divides the wasm backend's setups/s by the js twin's, measured in the same round. The replay and the whole game are figures with no floor.",
+  "The deck setup's ratio divides the wasm backend's setups/s by the js twin's; the whole game's divides the reference's ms a game by the node path's, in the same round. The replay and the other whole games are figures with no floor.",
   '',
   ...floorTable(floors),
 );
+for (const n of notes) lines.push('', n);
 if (auditNote) lines.push('', auditNote);
 const md = `${lines.join('\n')}\n`;
 process.stdout.write(md);

@@ -1,12 +1,15 @@
 /**
  * Crypto for Node: one interface (backend.ts), two interchangeable backends. `wasm` (the default) is
- * the Rust core; `js` is the pure-JS twin. Bundlers and browsers get browser.ts instead (package.json
- * "browser" condition), which has the same exports.
+ * the Rust core, with mental poker's RSA private operation run by OpenSSL through node:crypto
+ * (node-rsa.ts, byte-identical results) unless AIGENORA_RSA=wasm keeps it in WASM as in a browser;
+ * `js` is the pure-JS twin. Bundlers and browsers get browser.ts instead (package.json "browser"
+ * condition), which has the same exports.
  */
 import type { Crypto } from './backend.js';
 import { backendName } from './common.js';
 import { jsBackend } from './js-backend.js';
 import { loadWasmNode } from './node.js';
+import { withNodeRsa } from './node-rsa.js';
 
 export {
   BACKENDS,
@@ -43,9 +46,12 @@ export {
   type SignatureItem,
 } from './common.js';
 
+let wasmWithNodeRsa: Crypto | undefined;
+
 /**
  * The backend, synchronously: Node loads the WASM core from the package with no fetch. The default is
- * `wasm`, or the AIGENORA_CRYPTO environment variable.
+ * `wasm`, or the AIGENORA_CRYPTO environment variable. On `wasm` the RSA private operation is
+ * OpenSSL's unless the AIGENORA_RSA environment variable is `wasm`.
  *
  * @param name - `wasm` (the Rust core) or `js` (the pure-JS twin); anything else throws CryptoError
  * @example
@@ -55,7 +61,9 @@ export {
  * ```
  */
 export function getCrypto(name: string = process.env['AIGENORA_CRYPTO'] || 'wasm'): Crypto {
-  return backendName(name) === 'js' ? jsBackend : loadWasmNode();
+  if (backendName(name) === 'js') return jsBackend;
+  if (process.env['AIGENORA_RSA'] === 'wasm') return loadWasmNode();
+  return (wasmWithNodeRsa ??= withNodeRsa(loadWasmNode()));
 }
 
 /**

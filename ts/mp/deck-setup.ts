@@ -14,6 +14,11 @@ import { setupPayload } from './transcript.js';
 export async function openSetup(g: Game): Promise<void> {
   const { crypto, hooks, secrets } = g.cfg;
   g.emit('mp_setup_started', { role: g.role });
+  // Making an RSA key is most of a game's cost: both sides start theirs now, so the Guest's is made
+  // while the Host makes its own, not after the Host's table arrives. A failure is reported where the
+  // table takes the key.
+  g.rsaPending = secrets.rsaKey();
+  g.rsaPending.catch(() => undefined);
   if (g.role !== 'host') return;
   const universe = await g.hook('proto_mp_deck_universe', () => hooks.proto_mp_deck_universe());
   g.ledger.reset(universe.length);
@@ -40,7 +45,9 @@ export async function takeTable(g: Game, m: Message): Promise<void> {
 /** Builds this side's table: the Host's blob_A over the universe, the Guest's blob_B over the shuffled blob_As. */
 async function buildTable(g: Game, plain: (i: number) => Uint8Array): Promise<Message> {
   const { crypto, secrets } = g.cfg;
-  const rsa = await g.hook('rsaKey', () => secrets.rsaKey());
+  const pending = g.rsaPending;
+  g.rsaPending = null;
+  const rsa = await g.hook('rsaKey', () => pending ?? secrets.rsaKey());
   g.rsa = rsa;
   const prefix = g.role === 'host' ? 'h-' : 'g-';
   const blobs: Uint8Array[] = [];

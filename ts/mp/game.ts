@@ -66,6 +66,8 @@ export class Game {
   readonly state: Record<string, unknown> = {};
   /** This side's OT key for the game; disposed when the game ends. */
   rsa: RsaKey | null = null;
+  /** The key while it is being made (from the game's start), until its table takes it. */
+  rsaPending: Promise<RsaKey> | null = null;
   /** This side's sealed-table tokens by label, and its card keys by index: both disclosed in its opening. */
   readonly ownTokens = new Map<string, Uint8Array>();
   readonly cardKeys: Uint8Array[] = [];

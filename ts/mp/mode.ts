@@ -111,6 +111,12 @@ export function createMpMode(cfg: MpModeConfig): MpMode {
           // already disposed
         }
         g.rsa = null;
+        // A key still being made when the game ended early is wiped once it is done.
+        void g.rsaPending?.then(
+          (k) => k.dispose(),
+          () => undefined,
+        );
+        g.rsaPending = null;
         g.out.push({ kind: 'end', end });
       }
       const effects = g.out;
