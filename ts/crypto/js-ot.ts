@@ -214,6 +214,8 @@ function jsKey(k: KeyNumbers): RsaKey {
     throw keyInvalid('no blinding factor found');
   };
   const privateOp = (x: Uint8Array): Uint8Array => {
+    // A disposed key is refused before its operand is read, as the core does.
+    live();
     const c = operand('x', x, k.n);
     const [b, bInv] = blinding(x);
     const blinded = (c * powMod(b, E, k.n)) % k.n;
@@ -224,7 +226,10 @@ function jsKey(k: KeyNumbers): RsaKey {
     if (powMod(y, E, k.n) !== blinded) throw keyInvalid('the private operation failed its check');
     return bytes((y * bInv) % k.n);
   };
-  const token = (context: Uint8Array) => privateOp(bytes(fdh(k.n, context).h));
+  const token = (context: Uint8Array) => {
+    live();
+    return privateOp(bytes(fdh(k.n, context).h));
+  };
   return {
     n,
     rsaPub: encodeRsaPub(n),
