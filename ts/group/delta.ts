@@ -71,7 +71,15 @@ const isNumber = (v: unknown): v is number | bigint | RawNumber => typeof v === 
  */
 export type EqualityHint = (a: object, b: object) => boolean | undefined;
 
+/**
+ * The operations found between two arrays or objects at a path, for a caller that diffs many values
+ * sharing parts (the leader: every member's view holds parts of the same state): each pair is diffed
+ * once, and the deltas that meet it again share its operations.
+ */
+export type DeltaMemo = WeakMap<object, Map<object, { path: PathToken[]; ops: DeltaOp[] }>>;
+
 let hint: EqualityHint | null = null;
+let memo: DeltaMemo | null = null;
 
 /** JSON equality: same kind and same value; a boolean never equals a number. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
@@ -98,27 +106,46 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-/** The operations that turn `before` into `after`; `same` may answer some comparisons of arrays and objects. */
-export function makeDelta(before: GroupJson, after: GroupJson, same?: EqualityHint): DeltaOp[] {
+/**
+ * The operations that turn `before` into `after`; `same` may answer some comparisons of arrays and
+ * objects, and `known` holds (and gains) the operations of pairs diffed before.
+ */
+export function makeDelta(before: GroupJson, after: GroupJson, same?: EqualityHint, known?: DeltaMemo): DeltaOp[] {
   const ops: DeltaOp[] = [];
-  const outer = hint;
+  const outer = [hint, memo] as const;
   hint = same ?? null;
+  memo = known ?? null;
   try {
     diff(before, after, [], ops);
   } finally {
-    hint = outer;
+    [hint, memo] = outer;
   }
   if (ops.length > MAX_DELTA_OPS || ops.some((o) => o.path.length > MAX_DELTA_PATH_DEPTH)) return [{ op: 'set', path: [], value: clone(after) }];
   return ops;
 }
 
 function diff(before: unknown, after: unknown, path: PathToken[], ops: DeltaOp[]): void {
+  if (memo === null || typeof before !== 'object' || typeof after !== 'object' || before === null || after === null) return diffPair(before, after, path, ops);
+  const found = memo.get(before)?.get(after);
+  if (found !== undefined && found.path.length === path.length && found.path.every((t, i) => t === path[i])) {
+    for (const op of found.ops) ops.push(op);
+    return;
+  }
+  const start = ops.length;
+  diffPair(before, after, path, ops);
+  let byAfter = memo.get(before);
+  if (byAfter === undefined) memo.set(before, (byAfter = new Map()));
+  byAfter.set(after, { path: [...path], ops: ops.slice(start) });
+}
+
+function diffPair(before: unknown, after: unknown, path: PathToken[], ops: DeltaOp[]): void {
   if (jsonEqual(before, after)) return;
   if (isObject(before) && isObject(after)) {
-    const sorted = (keys: string[]) => keys.sort(compareCodePoints);
-    for (const k of sorted(Object.keys(before).filter((k) => !own(after, k)))) ops.push({ op: 'remove', path: [...path, k] });
-    for (const k of sorted(Object.keys(before).filter((k) => own(after, k)))) diff(before[k], after[k], [...path, k], ops);
-    for (const k of sorted(Object.keys(after).filter((k) => !own(before, k)))) ops.push({ op: 'set', path: [...path, k], value: clone(after[k]) as GroupJson });
+    const keys = Object.keys(before).sort(compareCodePoints);
+    for (const k of keys) if (!own(after, k)) ops.push({ op: 'remove', path: [...path, k] });
+    for (const k of keys) if (own(after, k)) diff(before[k], after[k], [...path, k], ops);
+    const added = Object.keys(after).filter((k) => !own(before, k));
+    for (const k of added.sort(compareCodePoints)) ops.push({ op: 'set', path: [...path, k], value: clone(after[k]) as GroupJson });
     return;
   }
   if (Array.isArray(before) && Array.isArray(after)) return diffList(before, after, path, ops);

@@ -140,7 +140,72 @@ export const sortedKeys = (keys: readonly string[]): SortedKeys => Object.assign
 
 /** SHA-256 hex of a canonical text (groupJsonHash of the value it was written from). */
 export function textHash(crypto: Crypto, text: string): string {
-  return toHex(crypto.sha256(utf8(text)));
+  return textHashes(crypto, [text]).hashes[0]!;
+}
+
+const encoder = new TextEncoder();
+/** Where texts are encoded to be hashed: one buffer, grown as needed, instead of an allocation per text. */
+let scratch = new Uint8Array(1 << 16);
+
+/** The scratch buffer, at least `n` bytes long, its first `keep` bytes kept. */
+function room(n: number, keep: number): Uint8Array {
+  if (scratch.length < n) {
+    const grown = new Uint8Array(Math.max(n, scratch.length * 2));
+    grown.set(scratch.subarray(0, keep));
+    scratch = grown;
+  }
+  return scratch;
+}
+
+/** A text's length in UTF-8 bytes. */
+export function utf8ByteLength(text: string): number {
+  return encoder.encodeInto(text, room(text.length * 3, 0)).written;
+}
+
+/**
+ * How many UTF-16 units every text starts with in common (never half a surrogate pair, so that the
+ * shared part and each rest are UTF-8 on their own). Compared as whole slices, which the engine
+ * compares at memory speed, and narrowed by halving where a text departs.
+ */
+export function sharedPrefixLength(texts: readonly string[]): number {
+  const first = texts[0] ?? '';
+  let n = first.length;
+  for (let i = 1; i < texts.length && n > 0; i++) {
+    const t = texts[i]!;
+    if (t.length >= n && t.slice(0, n) === first.slice(0, n)) continue;
+    let lo = 0;
+    let hi = Math.min(n, t.length);
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (t.slice(0, mid) === first.slice(0, mid)) lo = mid;
+      else hi = mid - 1;
+    }
+    n = lo;
+  }
+  if (n > 0 && (first.charCodeAt(n - 1) & 0xfc00) === 0xd800) n--;
+  return n;
+}
+
+/**
+ * SHA-256 hex of each text, and its length in UTF-8 bytes. The texts a frame writes for its members
+ * share most of their bytes (the same state, the same checkpoint), so what they share is encoded once
+ * and each text's own rest after it.
+ */
+export function textHashes(crypto: Crypto, texts: readonly string[]): { hashes: string[]; lengths: number[] } {
+  const shared = texts.length > 1 ? sharedPrefixLength(texts) : 0;
+  const head = (texts[0] ?? '').slice(0, shared);
+  const headBytes = encoder.encodeInto(head, room(head.length * 3, 0)).written;
+  const hashes: string[] = [];
+  const lengths: number[] = [];
+  for (const text of texts) {
+    const rest = shared === 0 ? text : text.slice(shared);
+    // Three bytes per UTF-16 unit at most, so the rest always fits.
+    const buf = room(headBytes + rest.length * 3, headBytes);
+    const n = headBytes + encoder.encodeInto(rest, buf.subarray(headBytes)).written;
+    hashes.push(toHex(crypto.sha256(buf.subarray(0, n))));
+    lengths.push(n);
+  }
+  return { hashes, lengths };
 }
 
 /** Its UTF-8 bytes (what is hashed, signed and measured). */

@@ -10,10 +10,9 @@
  */
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
-import { utf8Length } from '../crypto/unicode.js';
 import type { GroupHookResult, GroupHooks, GroupMember, GroupState, TurnTimeoutReason } from '../hooks/types.js';
 import { GroupLeaderError, type GroupConfig, type LeaderErrorCode } from './config.js';
-import { makeDelta, type DeltaOp, type EqualityHint } from './delta.js';
+import { jsonEqual, makeDelta, type DeltaMemo, type DeltaOp, type EqualityHint } from './delta.js';
 import { GroupError } from './errors.js';
 import {
   canonicalPart,
@@ -23,6 +22,8 @@ import {
   groupJsonHash,
   objectPart,
   textHash,
+  textHashes,
+  utf8ByteLength,
   type CanonicalPart,
   type GroupJson,
   type GroupObject,
@@ -41,8 +42,9 @@ import {
   frameCore,
   isHash,
   normalizeMembers,
-  privatePayload,
-  signaturePayload,
+  envelopeOf,
+  leaderSignaturePayload,
+  signedCheckpointOf,
   unsignedCheckpoint,
   validateCheckpointState,
   verifyCheckpoint,
@@ -51,6 +53,7 @@ import {
   type Envelope,
   type FrameCore,
   type FrameKind,
+  type PrivatePayload,
 } from './wire.js';
 
 export type { FrameKind, TurnTimeoutReason };
@@ -449,31 +452,20 @@ export class GroupLeader {
 
   /** Self-contained envelopes of the current frame (full view, full checkpoint) for every active member. */
   bootstrapEnvelopes(): Envelopes {
-    const out: Envelopes = {};
-    for (const m of this.s.members) {
-      if (m.status !== 'active') continue;
-      const e = this.bootstrapEnvelope(m.public_key);
-      if (e) out[m.public_key] = e;
-    }
-    return out;
+    return this.bootstraps(this.s.members.filter((m) => m.status === 'active'));
   }
 
   /** One member's bootstrap (a reconnect, or a joiner's first state), or undefined for a non-member. */
   bootstrapEnvelope(publicKey: string): Envelope | undefined {
-    const s = this.s;
     const member = this.member(publicKey);
-    if (!s.lastCore || !s.checkpoint || !member || member.status !== 'active') return undefined;
-    const view = this.writtenView(s.state, member);
-    return this.envelope(
-      s.lastCore,
-      s.lastEvents,
-      member.public_key,
-      view,
-      undefined,
-      [],
-      { value: s.checkpoint, part: canonicalPart(s.checkpoint, this.texts) },
-      undefined,
-    );
+    return member?.status === 'active' ? this.bootstraps([member])[member.public_key] : undefined;
+  }
+
+  private bootstraps(members: GroupMember[]): Envelopes {
+    const s = this.s;
+    if (!s.lastCore || !s.checkpoint) return {};
+    const checkpoint = { value: s.checkpoint, part: canonicalPart(s.checkpoint, this.texts) };
+    return this.sealed({ core: s.lastCore, events: s.lastEvents, checkpoint, checkpointDelta: undefined }, s.state, members, undefined, {}).envelopes;
   }
 
   // --- turn deadlines ---------------------------------------------------------------------------
@@ -726,8 +718,10 @@ export class GroupLeader {
   /** The checkpoint state, with each field written once (its texts make the recovery state hash and the checkpoint's). */
   private checkpointStateOf(d: LeaderState, statePart: CanonicalPart): { cs: CheckpointState; parts: Record<string, CanonicalPart>; part: CanonicalPart } {
     const snapshot = this.hooks.proto_group_recovery_snapshot ? this.runSnapshot(d.state) : d.state;
+    // Unchanged members are the last checkpoint's (frozen, so their text is written once).
+    const lastMembers = d.checkpointState?.members;
     const cs: CheckpointState = {
-      members: clone(d.members),
+      members: lastMembers !== undefined && jsonEqual(lastMembers, d.members) ? lastMembers : clone(d.members),
       last_client_seq: { ...d.lastClientSeq },
       recovery_mode: this.config.recovery_mode,
       protocol_state: snapshot as GroupObject,
@@ -750,16 +744,17 @@ export class GroupLeader {
   private runSnapshot(state: GroupState): GroupState {
     const snapshot = this.hooks.proto_group_recovery_snapshot?.bind(this.hooks) ?? ((s: GroupState) => s);
     const snap = this.call(() => snapshot(state));
-    return freeze(this.objectOrFail(snap, 'proto_group_recovery_snapshot must return an object'));
+    // The state itself is checked and frozen already (as the hooks' result it came in).
+    return snap === state ? state : freeze(this.objectOrFail(snap, 'proto_group_recovery_snapshot must return an object'));
   }
 
-  /** The signed checkpoint and its canonical text, put together from the state's parts. */
+  /** The signed checkpoint, its canonical text and that text's length in UTF-8 bytes, put together from the state's parts. */
   private signedCheckpoint(
     d: LeaderState,
     cs: CheckpointState,
     csParts: Record<string, CanonicalPart>,
     frameHash: string,
-  ): { checkpoint: Checkpoint; part: CanonicalPart } {
+  ): Written<Checkpoint> & { bytes: number } {
     const meta = {
       group_id: this.groupId,
       leader_public_key: this.leaderPublicKey,
@@ -771,16 +766,21 @@ export class GroupLeader {
     const unsigned = unsignedCheckpoint(meta, cs);
     const parts: Record<string, CanonicalPart> = { ...csParts };
     for (const k of Object.keys(unsigned)) parts[k] ??= canonicalPart((unsigned as unknown as Record<string, unknown>)[k], this.texts);
-    const checkpointHash = textHash(this.crypto, objectPart(parts).text);
-    const withHash = { ...unsigned, checkpoint_hash: checkpointHash };
-    const signature = toHex(this.key.sign(utf8(checkpointCertificate(withHash as unknown as Record<string, unknown>))));
+    const unsignedText = objectPart(parts).text;
+    const {
+      hashes: [checkpointHash],
+      lengths: [unsignedBytes],
+    } = textHashes(this.crypto, [unsignedText]);
+    const signature = toHex(this.key.sign(utf8(checkpointCertificate({ ...meta, checkpoint_hash: checkpointHash }))));
     parts['checkpoint_hash'] = canonicalPart(checkpointHash);
     parts['checkpoint_signature'] = canonicalPart(signature);
-    return { checkpoint: freeze({ ...withHash, checkpoint_signature: signature }), part: objectPart(parts) };
+    const part = objectPart(parts);
+    // The two members added are ASCII: as many bytes as UTF-16 units.
+    return { value: freeze(signedCheckpointOf(unsigned, checkpointHash!, signature)), part, bytes: unsignedBytes! + part.text.length - unsignedText.length };
   }
 
   /** A member's view from the hooks, checked and written in one walk, then frozen. */
-  private writtenView(state: GroupState, member: GroupMember): Written<GroupObject> & { bytes: Uint8Array } {
+  private writtenView(state: GroupState, member: GroupMember): Written<GroupObject> {
     let v: unknown;
     try {
       // A member record holds strings and a number only, so a shallow copy is a full one.
@@ -796,50 +796,93 @@ export class GroupLeader {
       if (e instanceof GroupError) return fail('HOOK_RESULT', e.message);
       throw e;
     }
-    return { value: freeze(v as GroupObject), part, bytes: utf8(part.text) };
+    return { value: freeze(v as GroupObject), part };
   }
 
   /**
-   * One member's envelope. Its payload's hash is over texts written once (the view once per member, the
-   * checkpoint or its delta once per frame), put together as the payload object's canonical text.
+   * The envelopes of a frame for these members (in their order), and the views they carry. The views'
+   * texts are hashed together, as are the payloads' (texts that share the state's or the checkpoint's
+   * text); in between, member by member, the view's delta from `viewsBefore` when smaller and the
+   * payload's text. Then one signature per member.
    */
-  private envelope(
-    core: FrameCore,
-    events: GroupJson[],
-    viewer: string,
-    view: Written<GroupObject> & { bytes: Uint8Array },
-    viewDelta: Written<DeltaOp[]> | undefined,
-    direct: GroupJson,
-    checkpoint: Written<Checkpoint>,
-    checkpointDelta: Written<DeltaOp[]> | undefined,
-  ): Envelope {
-    const viewStateHash = toHex(this.crypto.sha256(view.bytes));
-    const payload = privatePayload(this.crypto, {
-      viewer_public_key: viewer,
-      view: view.value,
-      view_delta: viewDelta?.value,
-      view_state_hash: viewStateHash,
-      direct,
-      checkpoint: checkpoint.value,
-      checkpoint_delta: checkpointDelta?.value,
-    });
-    const parts: Record<(typeof PRIVATE_PAYLOAD_FIELDS)[number], CanonicalPart> = {
-      viewer_public_key: plain(viewer),
-      view_mode: plain(payload.view_mode),
-      view: viewDelta ? NULL_PART : view.part,
-      view_delta: viewDelta ? viewDelta.part : EMPTY_PART,
-      view_state_hash: plain(viewStateHash),
-      direct: canonicalPart(direct, this.texts),
-      checkpoint_mode: plain(payload.checkpoint_mode),
+  private sealed(
+    share: FrameShare,
+    state: GroupState,
+    members: readonly GroupMember[],
+    viewsBefore: Record<string, GroupObject> | undefined,
+    direct: Record<string, GroupJson>,
+  ): { envelopes: Envelopes; views: Record<string, GroupObject> } {
+    const { core, events, checkpoint, checkpointDelta } = share;
+    const checkpointParts = {
+      checkpoint_mode: plain(checkpointDelta ? 'delta' : 'full'),
       checkpoint: checkpointDelta ? NULL_PART : checkpoint.part,
       checkpoint_delta: checkpointDelta ? checkpointDelta.part : EMPTY_PART,
-      checkpoint_hash: plain(payload.checkpoint_hash),
-      checkpoint_signature: plain(payload.checkpoint_signature),
+      checkpoint_hash: plain(checkpoint.value.checkpoint_hash),
+      checkpoint_signature: plain(checkpoint.value.checkpoint_signature),
     };
+    // The first fault is the one a member-by-member run meets: a view that failed is thrown once the
+    // earlier members' deltas and payloads are made.
+    const written: Written<GroupObject>[] = [];
+    let refused: { error: unknown } | undefined;
+    try {
+      for (const m of members) written.push(this.writtenView(state, m));
+    } catch (error) {
+      refused = { error };
+    }
+    const viewHashes = textHashes(
+      this.crypto,
+      written.map((v) => v.part.text),
+    );
+    const views: Record<string, GroupObject> = {};
+    // The members' views share the state's parts: what changed in them is found once.
+    const known: DeltaMemo = new WeakMap();
+    const payloads: PrivatePayload[] = [];
+    const texts: string[] = [];
+    for (const [i, view] of written.entries()) {
+      const pk = members[i]!.public_key;
+      views[pk] = view.value;
+      const viewStateHash = viewHashes.hashes[i];
+      const viewBytes = viewHashes.lengths[i];
+      const before = viewsBefore?.[pk];
+      const viewDelta =
+        before !== undefined
+          ? this.guard(() => writtenDeltaIfSmaller(before, view.value, viewBytes!, VIEW_DELTA_MARGIN, this.same, this.texts, known))
+          : undefined;
+      const d = Object.hasOwn(direct, pk) ? (direct[pk] as GroupJson) : [];
+      payloads.push({
+        viewer_public_key: pk,
+        view_mode: viewDelta ? 'delta' : 'full',
+        view: viewDelta ? null : view.value,
+        view_delta: viewDelta ? viewDelta.value : [],
+        view_state_hash: viewStateHash!,
+        direct: d,
+        checkpoint_mode: checkpointDelta ? 'delta' : 'full',
+        checkpoint: checkpointDelta ? null : checkpoint.value,
+        checkpoint_delta: checkpointDelta ? checkpointDelta.value : [],
+        checkpoint_hash: checkpoint.value.checkpoint_hash,
+        checkpoint_signature: checkpoint.value.checkpoint_signature,
+      });
+      const parts: Record<(typeof PRIVATE_PAYLOAD_FIELDS)[number], CanonicalPart> = {
+        viewer_public_key: plain(pk),
+        view_mode: plain(viewDelta ? 'delta' : 'full'),
+        view: viewDelta ? NULL_PART : view.part,
+        view_delta: viewDelta ? viewDelta.part : EMPTY_PART,
+        view_state_hash: plain(viewStateHash!),
+        direct: canonicalPart(d, this.texts),
+        ...checkpointParts,
+      };
+      texts.push(objectPart(parts, PAYLOAD_ORDER).text);
+    }
+    if (refused) throw refused.error;
+    const { hashes } = textHashes(this.crypto, texts);
     const frameHash = checkpoint.value.frame_hash;
-    const vh = textHash(this.crypto, objectPart(parts, PAYLOAD_ORDER).text);
-    const signature = toHex(this.key.sign(signaturePayload(frameHash, vh, viewer)));
-    return { ...core, frame_hash: frameHash, events, ...payload, view_hash: vh, signature };
+    const envelopes: Envelopes = {};
+    payloads.forEach((p, i) => {
+      const vh = hashes[i]!;
+      const signature = toHex(this.key.sign(leaderSignaturePayload(frameHash, vh, p.viewer_public_key)));
+      envelopes[p.viewer_public_key] = envelopeOf(core, frameHash, events, p, vh, signature);
+    });
+    return { envelopes, views };
   }
 
   /** Builds the next frame on the draft (advancing seq unless it is the first snapshot) and its envelopes. */
@@ -863,8 +906,7 @@ export class GroupLeader {
       outcome: d.outcome,
     });
     const frameHash = groupJsonHash(this.crypto, core);
-    const signed = this.signedCheckpoint(d, cs, csParts, frameHash);
-    const checkpoint: Written<Checkpoint> = { value: signed.checkpoint, part: signed.part };
+    const checkpoint = this.signedCheckpoint(d, cs, csParts, frameHash);
     const forced = checkpointForcedFull({
       first: d.checkpointState === null,
       kind: f.kind,
@@ -878,26 +920,20 @@ export class GroupLeader {
           writtenDeltaIfSmaller(
             d.checkpointState as unknown as GroupJson,
             cs as unknown as GroupJson,
-            utf8Length(checkpoint.part.text),
+            checkpoint.bytes,
             CHECKPOINT_DELTA_MARGIN,
             this.same,
+            this.texts,
           ),
         );
-    const envelopes: Envelopes = {};
-    const views: Record<string, GroupObject> = {};
-    for (const m of d.members) {
-      if (m.status !== 'active') continue;
-      const pk = m.public_key;
-      const view = this.writtenView(d.state, m);
-      views[pk] = view.value;
-      const before = d.lastViews[pk];
-      const viewDelta =
-        before !== undefined && f.kind === 'frame'
-          ? this.guard(() => writtenDeltaIfSmaller(before, view.value, view.bytes.length, VIEW_DELTA_MARGIN, this.same))
-          : undefined;
-      const direct = Object.hasOwn(f.direct, pk) ? (f.direct[pk] as GroupJson) : [];
-      envelopes[pk] = this.envelope(core, f.events, pk, view, viewDelta, direct, checkpoint, checkpointDelta);
-    }
+    const active = d.members.filter((m) => m.status === 'active');
+    const { envelopes, views } = this.sealed(
+      { core, events: f.events, checkpoint, checkpointDelta },
+      d.state,
+      active,
+      f.kind === 'frame' ? d.lastViews : undefined,
+      f.direct,
+    );
     d.previousHash = frameHash;
     d.lastViews = views;
     d.lastCore = core;
@@ -930,11 +966,30 @@ interface Written<T> {
   part: CanonicalPart;
 }
 
-/** deltaIfSmaller (wire.ts) for a value already written (`fullBytes` long): the delta with its text when smaller by the margin. */
-function writtenDeltaIfSmaller(before: GroupJson, after: GroupJson, fullBytes: number, margin: number, same: EqualityHint): Written<DeltaOp[]> | undefined {
-  const delta = makeDelta(before, after, same);
-  const part = canonicalPart(delta);
-  return utf8Length(part.text) + margin < fullBytes ? { value: delta, part } : undefined;
+/** What every envelope of a frame carries alike: its core and events, and its checkpoint, in full or as a delta. */
+interface FrameShare {
+  core: FrameCore;
+  events: GroupJson[];
+  checkpoint: Written<Checkpoint>;
+  checkpointDelta: Written<DeltaOp[]> | undefined;
+}
+
+/**
+ * deltaIfSmaller (wire.ts) for a value already written (`fullBytes` long): the delta with its text when
+ * smaller by the margin. Frozen, so that operations `known` shares between deltas are written once.
+ */
+function writtenDeltaIfSmaller(
+  before: GroupJson,
+  after: GroupJson,
+  fullBytes: number,
+  margin: number,
+  same: EqualityHint,
+  texts: TextCache,
+  known?: DeltaMemo,
+): Written<DeltaOp[]> | undefined {
+  const delta = freeze(makeDelta(before, after, same, known));
+  const part = canonicalPart(delta, texts);
+  return utf8ByteLength(part.text) + margin < fullBytes ? { value: delta, part } : undefined;
 }
 
 function normalizeMembersOrFail(raw: unknown[]): GroupMember[] {
