@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 exec </dev/null
 
-ALL=(crypto trade spec engine mp mp-game net web realtime group registry package rin rin-control aira)
+ALL=(crypto trade spec engine mp mp-game net many-sessions web realtime group registry package rin rin-control aira)
 build=1
 names=()
 for a in "$@"; do
