@@ -1,50 +1,16 @@
 // `npm run lint` (scripts/test.sh runs it beside tsc): a few rules tsc and prettier do not check. Syntax
 // only (no type information), which keeps it to seconds over the whole tree.
+import { readFileSync } from 'node:fs';
 import { defineConfig } from 'eslint/config';
 import tseslint from 'typescript-eslint';
 
 // test/lint/purity.test.ts's rule for the pure modules, which it checks on the syntax tree; here it is
-// also shown in editors. test/lint/eslint-purity.test.ts keeps these lists equal to the test's.
-export const PURE = [
-  'ts/engine/modes',
-  'ts/engine/mode.ts',
-  'ts/engine/core.ts',
-  'ts/engine/flow.ts',
-  'ts/engine/frame.ts',
-  'ts/engine/decision-window.ts',
-  'ts/realtime',
-  'ts/group/leader.ts',
-  'ts/group/member.ts',
-  'ts/group/delta.ts',
-  'ts/group/wire.ts',
-  'ts/group/admission.ts',
-  'ts/group/arbiter.ts',
-  'ts/group/action-message.ts',
-  'ts/group/config.ts',
-  'ts/engine/strict-json.ts',
-  'ts/net/group-hub.ts',
-  'ts/net/group-follower.ts',
-  'ts/mp',
-];
-export const EDGES = ['ts/realtime/ruleset-dir.ts', 'ts/mp/secrets.ts'];
-export const NODE_BUILTINS = [
-  'fs',
-  'path',
-  'os',
-  'crypto',
-  'child_process',
-  'net',
-  'http',
-  'https',
-  'timers',
-  'worker_threads',
-  'process',
-  'dgram',
-  'dns',
-  'tls',
-  'stream',
-];
-export const FORBIDDEN_GLOBALS = ['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'process', 'performance'];
+// also shown in editors. Both read the modules, edges, built-ins and globals from one file.
+const PURITY = JSON.parse(readFileSync(new URL('./test/lint/pure-modules.json', import.meta.url), 'utf8'));
+export const PURE = PURITY.pure;
+export const EDGES = Object.keys(PURITY.edges);
+export const NODE_BUILTINS = PURITY.nodeBuiltins;
+export const FORBIDDEN_GLOBALS = PURITY.forbiddenGlobals;
 
 const pure = 'a pure module (test/lint/purity.test.ts) takes time and randomness as inputs: no node:*, clock, timers or OS randomness';
 const builtin = `(node:.*|(${NODE_BUILTINS.join('|')})(/.*)?)`;

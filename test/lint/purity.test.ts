@@ -9,53 +9,17 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-/** Folders (every .ts under them) and single files that must stay pure. */
-const PURE = [
-  'ts/engine/modes',
-  'ts/engine/mode.ts',
-  'ts/engine/core.ts',
-  'ts/engine/flow.ts',
-  'ts/engine/frame.ts',
-  'ts/engine/decision-window.ts',
-  'ts/realtime',
-  'ts/group/leader.ts',
-  'ts/group/member.ts',
-  'ts/group/delta.ts',
-  'ts/group/wire.ts',
-  'ts/group/admission.ts',
-  'ts/group/arbiter.ts',
-  'ts/group/action-message.ts',
-  'ts/group/config.ts',
-  'ts/engine/strict-json.ts',
-  'ts/net/group-hub.ts',
-  'ts/net/group-follower.ts',
-  'ts/mp',
-];
-
-/** Files inside those folders that are the I/O edge on purpose, and why. */
-const EDGES: Record<string, string> = {
-  'ts/realtime/ruleset-dir.ts': 'reads the rule files from disk to hash them; the pure ruleset.ts takes their bytes',
-  'ts/mp/secrets.ts': "the OS randomness source that drivers inject into mental poker's deals",
+/** The pure modules (folders: every .ts under them), the files among them that are the I/O edge on purpose and why, and what they may not use: one list, which eslint.config.js reads too. */
+const LIST = JSON.parse(readFileSync(join(ROOT, 'test/lint/pure-modules.json'), 'utf8')) as {
+  pure: string[];
+  edges: Record<string, string>;
+  nodeBuiltins: string[];
+  forbiddenGlobals: string[];
 };
-
-const NODE_BUILTINS = new Set([
-  'fs',
-  'path',
-  'os',
-  'crypto',
-  'child_process',
-  'net',
-  'http',
-  'https',
-  'timers',
-  'worker_threads',
-  'process',
-  'dgram',
-  'dns',
-  'tls',
-  'stream',
-]);
-const FORBIDDEN_GLOBALS = new Set(['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'process', 'performance']);
+const PURE = LIST.pure;
+const EDGES = LIST.edges;
+const NODE_BUILTINS = new Set(LIST.nodeBuiltins);
+const FORBIDDEN_GLOBALS = new Set(LIST.forbiddenGlobals);
 
 /** Each violation as `line: what`. */
 function impurities(fileName: string, text: string): string[] {
