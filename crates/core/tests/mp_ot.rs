@@ -294,10 +294,11 @@ fn fresh_key_round_trip() {
 }
 
 /// The private operation against the `rsa` crate's (its own CRT, heap-backed) on random inputs, edge
-/// values and more operations than one blinding pair serves, on fresh keys and on the vectors' keys.
+/// values (0, 1, 2, n − 1, multiples of p and q and their neighbours) and more operations than one
+/// blinding pair serves, on fresh keys and on the vectors' keys.
 #[test]
 fn private_op_agrees_with_the_rsa_crate() {
-    use rsa::traits::PublicKeyParts;
+    use rsa::traits::{PrivateKeyParts, PublicKeyParts};
     let mut rng = ChaCha20Rng::from_seed([9; 32]);
     let mut keys: Vec<(rsa::PrivateKey, PrivateKey)> = vec![fresh_key(1), fresh_key(2)];
     if !cfg!(corpora_skipped) {
@@ -312,6 +313,24 @@ fn private_op_agrees_with_the_rsa_crate() {
         let n = ours.modulus().bytes().to_vec();
         let n_minus_1 = { let mut x = n.clone(); x[255] -= 1; x };
         let mut inputs = vec![vec![0u8; 256], int("1"), int("2"), n_minus_1];
+        // Multiples of a prime and their neighbours: a CRT half with a zero base, and bases ±1 from it.
+        for prime in theirs.primes() {
+            let p = {
+                let b = prime.as_ref().to_be_bytes();
+                let mut out = [0u8; 256];
+                out[256 - b.len()..].copy_from_slice(&b);
+                crypto_bigint::U2048::from_be_slice(&out)
+            };
+            let at = |k: u64, delta: i64| {
+                let x = p.wrapping_mul(&crypto_bigint::U2048::from_u64(k));
+                let d = crypto_bigint::U2048::from_u64(delta.unsigned_abs());
+                let x = if delta < 0 { x.wrapping_sub(&d) } else { x.wrapping_add(&d) };
+                x.to_be_bytes().as_ref().to_vec()
+            };
+            for (k, delta) in [(1, 0), (1, -1), (1, 1), (2, 0), (3, -1)] {
+                inputs.push(at(k, delta));
+            }
+        }
         for _ in 0..40 {
             let mut x = vec![0u8; 256];
             rng.fill_bytes(&mut x);

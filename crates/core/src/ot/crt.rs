@@ -2,7 +2,7 @@
 //! Garner recombination, input blinding and a fault check.
 //!
 //! Constant-time (no branch and no memory index depends on a secret): the reductions of x mod p and
-//! mod q, both exponentiations (fixed 4-bit windows over all 1024 exponent bits, every table entry
+//! mod q, both exponentiations (fixed 5-bit windows over all 1024 exponent bits, every table entry
 //! read for each window), the recombination, the blinding and unblinding, the fault check's
 //! arithmetic. Not constant-time: its verdict (a fault aborts the operation, which says only that a
 //! fault happened); the refresh of the blinding pair every `BLIND_USES` operations (a public count),
