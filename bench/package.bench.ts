@@ -1,7 +1,8 @@
 // The published package's costs, from the built dist/ (npm run build first): CLI start-up on plain Node
 // next to `node -e ''`, fresh processes taking turns (floor: --help ÷ `node -e ''` ≤ 3×, on the median
 // of the paired ratios), and the size of a crypto-only page that vite builds from
-// `import { createCrypto } from 'aigenora/crypto'` (figures). Nothing written but the temporary package
+// `import { createCrypto } from 'aigenora/crypto'`, what it loads at start and each feature module loaded
+// when used (figures). Nothing written but the temporary package
 // and page. Writes bench/results/package.md and package.floors.json.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -63,13 +64,18 @@ try {
   });
   if (b.status !== 0) throw new Error(`vite build: ${b.stderr}`);
   const assets = join(site, 'out/assets');
-  const read = (ext: string) =>
-    readdirSync(assets)
-      .filter((f) => f.endsWith(ext))
-      .map((f) => readFileSync(join(assets, f)));
-  const js = Buffer.concat(read('.js'));
-  const wasm = Buffer.concat(read('.wasm'));
   const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+  /** Raw and gzip -9 sizes of some files together, as a table row's two cells. */
+  const sizes = (files: string[]) => {
+    const b = Buffer.concat(files.map((f) => readFileSync(join(assets, f))));
+    return `${kib(b.length)} | ${kib(gzipSync(b, { level: 9 }).length)}`;
+  };
+  // The feature modules (ts/crypto/backend.ts, CryptoFeature): their .wasm is fetched by
+  // loadCryptoFeature only, so a page's start loads the core's; their glue is in the JS (or a chunk of
+  // its own, should the bundler split it off: counted with the JS either way).
+  const FEATURES = ['mp', 'gojson', 'pyjson'] as const;
+  const files = readdirSync(assets);
+  const wasmOf = (x: string) => files.filter((f) => f.endsWith('.wasm') && f.startsWith(`${x}_bg-`));
   const standalone = readFileSync(join(ROOT, 'dist/web/aigenora-crypto.js'));
 
   const lines = [
@@ -91,8 +97,9 @@ try {
     '',
     '| crypto-only page (vite build) | raw | gzip -9 |',
     '|---|---:|---:|',
-    `| JS | ${kib(js.length)} | ${kib(gzipSync(js, { level: 9 }).length)} |`,
-    `| WASM | ${kib(wasm.length)} | ${kib(gzipSync(wasm, { level: 9 }).length)} |`,
+    `| JS | ${sizes(files.filter((f) => f.endsWith('.js')))} |`,
+    `| WASM at start (the core module) | ${sizes(wasmOf('aigenora_wasm'))} |`,
+    ...FEATURES.map((x) => `| WASM feature module ${x} (loaded when used) | ${sizes(wasmOf(`aigenora_wasm_${x}`))} |`),
     `| dist/web/aigenora-crypto.js (no bundler) | ${kib(standalone.length)} | ${kib(gzipSync(standalone, { level: 9 }).length)} |`,
   ];
   const report = `${lines.join('\n')}\n`;

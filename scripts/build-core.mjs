@@ -10,7 +10,7 @@
 //   so `new URL('../../bindings/web/…', import.meta.url)` and the Node loader find them unchanged;
 // - the .d.ts files of those entries copied from dist/ (run after tsc).
 import { build } from 'esbuild';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 
 const OUT = 'packages/core';
@@ -39,8 +39,11 @@ await build({ ...common, entryPoints: browserEntries, outdir: `${OUT}/dist/brows
 
 for (const b of ['node', 'web']) {
   mkdirSync(`${OUT}/bindings/${b}`, { recursive: true });
-  for (const f of ['aigenora_wasm.js', 'aigenora_wasm.d.ts', 'aigenora_wasm_bg.wasm', 'aigenora_wasm_bg.wasm.d.ts', 'package.json'])
-    if (existsSync(`bindings/${b}/${f}`)) cpSync(`bindings/${b}/${f}`, `${OUT}/bindings/${b}/${f}`);
+  // Every module's glue, types and .wasm (the core and the feature modules, scripts/build-wasm.sh).
+  const files = existsSync(`bindings/${b}`)
+    ? readdirSync(`bindings/${b}`).filter((f) => /^aigenora_wasm\w*(\.js|\.d\.ts|_bg\.wasm|_bg\.wasm\.d\.ts)$/.test(f))
+    : [];
+  for (const f of [...files, 'package.json']) if (existsSync(`bindings/${b}/${f}`)) cpSync(`bindings/${b}/${f}`, `${OUT}/bindings/${b}/${f}`);
 }
 
 // The declarations the entries reach, by their relative imports, in dist/'s layout under dist/types.

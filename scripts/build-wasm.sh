@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Builds crates/wasm to WebAssembly and generates the JS bindings in bindings/node and bindings/web.
+# Builds crates/wasm* to WebAssembly and generates the JS bindings in bindings/node and bindings/web:
+# one module per feature (aigenora_wasm, the core crypto every consumer loads; aigenora_wasm_mp, mental
+# poker; aigenora_wasm_gojson, rin's Go JSON; aigenora_wasm_pyjson, protocol_id), so that a page fetches
+# the code it uses only (ts/crypto/browser.ts loads the feature modules on request, node.ts on first use).
 #
 # Toolchain (../shared/TOOLCHAIN.md): rustup's wasm32 target when it is installed; otherwise Debian's
 # rustc-web with the standard library built from source (-Zbuild-std), since no rustup target can be
@@ -16,9 +19,12 @@ mkdir -p target
 exec 9>target/.build-wasm.lock
 flock 9
 
-OUT_WASM=target/wasm/wasm32-unknown-unknown/release/aigenora_wasm.wasm
+OUT_DIR=target/wasm/wasm32-unknown-unknown/release
+# The crates and their modules, in the same order.
+CRATES=(aigenora-wasm aigenora-wasm-mp aigenora-wasm-gojson aigenora-wasm-pyjson)
+MODULES=(aigenora_wasm aigenora_wasm_mp aigenora_wasm_gojson aigenora_wasm_pyjson)
 STAMP=bindings/.build-stamp
-# --no-simd: the same crate without WebAssembly SIMD (the AEAD's portable path, for runtimes that lack
+# --no-simd: the core crate without WebAssembly SIMD (the AEAD's portable path, for runtimes that lack
 # SIMD), for Node only, into target/wasm-nosimd/node: under target/, so it is never committed nor
 # shipped; test/crypto/aead-simd.test.ts runs the AEAD vectors through it and the shipped module.
 NOSIMD_DIR=target/wasm-nosimd
@@ -92,12 +98,16 @@ if ((NOSIMD)); then
   echo "build-wasm --no-simd: $(wc -c < "$NOSIMD_DIR/node/aigenora_wasm_bg.wasm") bytes"
   exit 0
 fi
-if [[ -f $STAMP && $(cat "$STAMP") == "$want" && -f bindings/node/aigenora_wasm_bg.wasm && -f bindings/web/aigenora_wasm_bg.wasm ]]; then
+built() {
+  local m
+  for m in "${MODULES[@]}"; do [[ -f bindings/node/${m}_bg.wasm && -f bindings/web/${m}_bg.wasm ]] || return 1; done
+}
+if [[ -f $STAMP && $(cat "$STAMP") == "$want" ]] && built; then
   echo "build-wasm: up to date"
   exit 0
 fi
 
-if cache_restore wasm bindings/node bindings/web; then
+if cache_restore wasm bindings/node bindings/web && built; then
   echo "$want" > "$STAMP"
   echo "build-wasm: copied from $(cache_dir wasm)"
   exit 0
@@ -106,17 +116,23 @@ fi
 ensure_wasm_toolchain
 ensure_wasm_bindgen "$(wasm_bindgen_version)"
 
-echo "build-wasm: compiling crates/wasm for wasm32 ($WASM_TOOLCHAIN_KIND)"
-wasm_cargo build --release --target wasm32-unknown-unknown -p aigenora-wasm
+echo "build-wasm: compiling crates/wasm* for wasm32 ($WASM_TOOLCHAIN_KIND)"
+packages=()
+for c in "${CRATES[@]}"; do packages+=(-p "$c"); done
+wasm_cargo build --release --target wasm32-unknown-unknown "${packages[@]}"
 
 rm -rf bindings/node bindings/web
 # The name and producers sections are debugging aids only (a trap is reported as WASM_TRAP either
 # way) and were about a tenth of the shipped module: leave them out.
 strip=(--remove-name-section --remove-producers-section)
-wasm-bindgen "${strip[@]}" --target nodejs --out-dir bindings/node "$OUT_WASM"
-wasm-bindgen "${strip[@]}" --target web --out-dir bindings/web "$OUT_WASM"
+for m in "${MODULES[@]}"; do
+  wasm-bindgen "${strip[@]}" --target nodejs --out-dir bindings/node "$OUT_DIR/$m.wasm"
+  wasm-bindgen "${strip[@]}" --target web --out-dir bindings/web "$OUT_DIR/$m.wasm"
+done
 # The Node glue is CommonJS, but the package is "type": "module".
 echo '{ "type": "commonjs" }' > bindings/node/package.json
 echo "$want" > "$STAMP"
 cache_save wasm bindings/node bindings/web
-echo "build-wasm: $(wc -c < bindings/web/aigenora_wasm_bg.wasm) bytes, $(gzip -9 -c bindings/web/aigenora_wasm_bg.wasm | wc -c) gzipped"
+for m in "${MODULES[@]}"; do
+  echo "build-wasm: $m $(wc -c < "bindings/web/${m}_bg.wasm") bytes, $(gzip -9 -c "bindings/web/${m}_bg.wasm" | wc -c) gzipped"
+done

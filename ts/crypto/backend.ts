@@ -12,6 +12,14 @@ import type { Ot } from './ot.js';
 export type BackendName = 'wasm' | 'js';
 export type AeadCipher = 'chacha20-poly1305' | 'xchacha20-poly1305';
 
+/**
+ * The parts of the wasm backend that are WebAssembly modules of their own, beside the core crypto every
+ * consumer loads: `mp` runs `Crypto.deck` and `Crypto.ot`, `gojson` runs goCanonicalJson and
+ * goCanonicalJsonSha256, `pyjson` runs protocolId. Node loads each on first use; a browser loads one
+ * with `loadCryptoFeature` (before, its calls throw WASM_FEATURE_NOT_LOADED). The js backend has them all.
+ */
+export type CryptoFeature = 'mp' | 'gojson' | 'pyjson';
+
 export interface SignatureItem {
   publicKey: Uint8Array;
   message: Uint8Array;

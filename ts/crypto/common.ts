@@ -2,10 +2,10 @@
  * What the Node entry (index.ts) and the browser entry (browser.ts) share: the interface, errors,
  * encodings and backend names. Nothing here touches Node or the DOM.
  */
-import type { BackendName } from './backend.js';
+import type { BackendName, CryptoFeature } from './backend.js';
 import { CryptoError } from './errors.js';
 
-export type { AeadCipher, BackendName, Crypto, Ed25519Keypair, SignatureItem } from './backend.js';
+export type { AeadCipher, BackendName, Crypto, CryptoFeature, Ed25519Keypair, SignatureItem } from './backend.js';
 export { CryptoError, type CryptoErrorCode, CRYPTO_ERROR_CODES } from './errors.js';
 export { bytesEqual, concatBytes, fromBase64Url, fromHex, fromUtf8, toBase64Url, toHex, utf8 } from './encoding.js';
 // The types of Crypto's deck and ot members, and the error its goCanonicalJson throws.
@@ -22,4 +22,12 @@ export function isBackendName(s: string): s is BackendName {
 export function backendName(name: string): BackendName {
   if (!isBackendName(name)) throw new CryptoError('WASM_UNAVAILABLE', `unknown crypto backend ${JSON.stringify(name)}; use wasm or js`);
   return name;
+}
+
+export const CRYPTO_FEATURES: readonly CryptoFeature[] = ['mp', 'gojson', 'pyjson'];
+
+export function cryptoFeature(name: string): CryptoFeature {
+  if (!(CRYPTO_FEATURES as readonly string[]).includes(name))
+    throw new CryptoError('WASM_UNAVAILABLE', `unknown WASM feature module ${JSON.stringify(name)}; use one of ${CRYPTO_FEATURES.join(', ')}`);
+  return name as CryptoFeature;
 }

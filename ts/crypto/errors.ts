@@ -37,6 +37,7 @@ export const CRYPTO_ERROR_CODES = [
   'KEY_DISPOSED',
   'WASM_UNAVAILABLE',
   'WASM_TRAP',
+  'WASM_FEATURE_NOT_LOADED',
 ] as const;
 
 export type CryptoErrorCode = (typeof CRYPTO_ERROR_CODES)[number];

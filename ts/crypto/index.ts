@@ -5,10 +5,10 @@
  * `js` is the pure-JS twin. Bundlers and browsers get browser.ts instead (package.json "browser"
  * condition), which has the same exports.
  */
-import type { Crypto } from './backend.js';
-import { backendName } from './common.js';
+import type { Crypto, CryptoFeature } from './backend.js';
+import { backendName, cryptoFeature } from './common.js';
 import { jsBackend } from './js-backend.js';
-import { loadWasmNode } from './node.js';
+import { loadWasmNode, loadWasmNodeFeature } from './node.js';
 import { withNodeRsa } from './node-rsa.js';
 
 export {
@@ -16,6 +16,7 @@ export {
   bytesEqual,
   concatBytes,
   CRYPTO_ERROR_CODES,
+  CRYPTO_FEATURES,
   CryptoError,
   fromBase64Url,
   fromHex,
@@ -30,6 +31,7 @@ export {
   type BackendName,
   type Crypto,
   type CryptoErrorCode,
+  type CryptoFeature,
   type Deck,
   type Ed25519Keypair,
   type GoJsonErrorCode,
@@ -73,4 +75,16 @@ export function getCrypto(name: string = process.env['AIGENORA_CRYPTO'] || 'wasm
 export async function createCrypto(name: string = process.env['AIGENORA_CRYPTO'] || 'wasm', wasmUrl?: string | URL): Promise<Crypto> {
   void wasmUrl;
   return getCrypto(name);
+}
+
+/**
+ * The same as in a browser, where it fetches a feature module of the wasm backend (CryptoFeature): in
+ * Node each loads by itself on first use, so this only loads it now (WASM_UNAVAILABLE if it is not
+ * built) and answers getCrypto('wasm'). `wasmUrl` is used by the browser entry only.
+ */
+export async function loadCryptoFeature(feature: CryptoFeature, wasmUrl?: string | URL): Promise<Crypto> {
+  void wasmUrl;
+  const c = getCrypto('wasm');
+  loadWasmNodeFeature(cryptoFeature(feature));
+  return c;
 }

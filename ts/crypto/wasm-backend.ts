@@ -3,13 +3,21 @@
  * (bindings/node) and the browser build (bindings/web) export the same functions; the loaders in
  * node.ts and browser.ts hand them to `wasmBackend`.
  *
+ * The bindings are four WebAssembly modules: the core crypto (aigenora_wasm, every consumer's), and
+ * three feature modules that only some consumers use and that would otherwise more than double what
+ * every page fetches: `mp` (mental poker's deck and OT, RSA arithmetic), `gojson` (rin's Go JSON) and
+ * `pyjson` (protocol_id). The backend asks its loader for a feature module on the first call that
+ * needs it: Node's loads it synchronously, the browser's answers it once `loadCryptoFeature` has
+ * fetched it and throws WASM_FEATURE_NOT_LOADED before.
+ *
  * The core returns errors and never panics, and canonical JSON allocates fallibly (OUT_OF_MEMORY).
  * What is left is an allocation it does not control failing, such as the copy of an argument into
  * WebAssembly memory when the instance's 4 GiB are used up: Rust aborts, which WebAssembly reports as
  * a RuntimeError trap. A trap leaves the instance's stack and allocator in an unknown state, so it
- * becomes WASM_TRAP for that call and for every later one on this instance.
+ * becomes WASM_TRAP for that call and for every later one on this backend (all its modules: which
+ * one trapped matters less than never calling into an unknown state).
  */
-import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
+import type { AeadCipher, Crypto, CryptoFeature, SignatureItem } from './backend.js';
 import { checkPowCounter, checkPowDifficulty, randomSeal } from './box.js';
 import { checkPlayIds, isPlayRejection, type Deck } from './deck.js';
 import { badLength, CryptoError, disposed, fromWasmError } from './errors.js';
@@ -30,7 +38,6 @@ import {
   type RsaKey,
 } from './ot.js';
 
-/** The functions crates/wasm exports (the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
 interface WasmKeypair {
   public_key(): Uint8Array;
   sign(message: Uint8Array): Uint8Array;
@@ -46,26 +53,11 @@ interface WasmOtRsaKey {
   free(): void;
 }
 
+/** The core module's exports (crates/wasm, the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
 export interface WasmExports {
   Ed25519Keypair: new (seed: Uint8Array) => WasmKeypair;
-  OtRsaKey: {
-    from_parts(
-      n: Uint8Array,
-      e: number,
-      d: Uint8Array,
-      p: Uint8Array,
-      q: Uint8Array,
-      dp: Uint8Array,
-      dq: Uint8Array,
-      qi: Uint8Array,
-      blindSecret: Uint8Array,
-    ): WasmOtRsaKey;
-  };
   jcs_canonicalize(text: string): Uint8Array;
   jcs_sha256(text: string): Uint8Array;
-  gojson_canonicalize(text: Uint8Array): Uint8Array;
-  gojson_sha256(text: Uint8Array): Uint8Array;
-  protocol_id(specText: string): string;
   sha256(data: Uint8Array): Uint8Array;
   sha512(data: Uint8Array): Uint8Array;
   ed25519_public_key(seed: Uint8Array): Uint8Array;
@@ -89,6 +81,23 @@ export interface WasmExports {
   pow_check(nonce: string, publicKey: string, counter: number, difficulty: number): boolean;
   commit_reveal_commit(choice: string, nonce: string): string;
   commit_reveal_verify(commitment: string, choice: string, nonce: string): boolean;
+}
+
+/** The mental-poker module's exports (crates/wasm-mp, aigenora_wasm_mp). */
+export interface WasmMpExports {
+  OtRsaKey: {
+    from_parts(
+      n: Uint8Array,
+      e: number,
+      d: Uint8Array,
+      p: Uint8Array,
+      q: Uint8Array,
+      dp: Uint8Array,
+      dq: Uint8Array,
+      qi: Uint8Array,
+      blindSecret: Uint8Array,
+    ): WasmOtRsaKey;
+  };
   deck_encode_card(rank: number, suit: number): Uint8Array;
   deck_pack_inner(card: Uint8Array, pad: Uint8Array): Uint8Array;
   deck_seal_inner(kInner: Uint8Array, nonce: Uint8Array, plaintext: Uint8Array): Uint8Array;
@@ -119,6 +128,37 @@ export interface WasmExports {
   ot_encode_rsa_pub(n: Uint8Array): string;
   ot_decode_rsa_pub(text: string): Uint8Array;
 }
+
+/** The Go JSON module's exports (crates/wasm-gojson, aigenora_wasm_gojson). */
+export interface WasmGoJsonExports {
+  gojson_canonicalize(text: Uint8Array): Uint8Array;
+  gojson_sha256(text: Uint8Array): Uint8Array;
+}
+
+/** The protocol_id module's exports (crates/wasm-pyjson, aigenora_wasm_pyjson). */
+export interface WasmPyJsonExports {
+  protocol_id(specText: string): string;
+}
+
+/** The feature modules, loaded when a call first needs one (see the top of this file). */
+export interface WasmFeatureExports {
+  mp: WasmMpExports;
+  gojson: WasmGoJsonExports;
+  pyjson: WasmPyJsonExports;
+}
+
+export type WasmFeature = CryptoFeature & keyof WasmFeatureExports;
+
+/**
+ * A feature module's exports, or a CryptoError saying how to get them (`method` is the Crypto method
+ * that needs it, for the message). Asked again on each call until it answers.
+ */
+export type WasmFeatureLoader = <F extends WasmFeature>(feature: F, method: string) => WasmFeatureExports[F];
+
+/** The loader of a backend given the core module only. */
+const noFeatures: WasmFeatureLoader = (feature, method) => {
+  throw new CryptoError('WASM_FEATURE_NOT_LOADED', `${method} needs the '${feature}' WASM module, which this backend was made without`);
+};
 
 const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
@@ -231,10 +271,19 @@ function wasmAead(w: WasmExports) {
   };
 }
 
-export function wasmBackend(w: WasmExports): Crypto {
+/**
+ * The backend over the core module `w`; `features` answers the feature modules (see the top of this
+ * file), by default none: a feature call then throws WASM_FEATURE_NOT_LOADED.
+ */
+export function wasmBackend(w: WasmExports, features: WasmFeatureLoader = noFeatures): Crypto {
   const xchacha = (c: AeadCipher) => c === 'xchacha20-poly1305';
   const aead = wasmAead(w);
   let trap: string | undefined;
+  const loaded: Partial<WasmFeatureExports> = {};
+  /** The feature module `method` needs, kept once answered; a refusal is not kept (it may be loaded later). */
+  function need<F extends WasmFeature>(feature: F, method: string): WasmFeatureExports[F] {
+    return (loaded[feature] ??= features(feature, method)) as WasmFeatureExports[F];
+  }
 
   /** Runs `f` on the instance, converting the core's `"CODE: message"` exceptions and traps into CryptoError. */
   function call<T>(f: () => T): T {
@@ -263,10 +312,10 @@ export function wasmBackend(w: WasmExports): Crypto {
     jcsValue: (value) => call(() => w.jcs_canonicalize(checkText(stringifyStrict(value)))),
     jcsValueSha256: (value) => call(() => w.jcs_sha256(checkText(stringifyStrict(value)))),
     // Size and well-formedness are checked (JSON_SIZE, JSON_UTF8) before the text is copied in as UTF-8.
-    goCanonicalJson: (text) => call(() => goJsonCall(() => w.gojson_canonicalize(encoder.encode(checkWireText(text))))),
-    goCanonicalJsonSha256: (text) => call(() => goJsonCall(() => w.gojson_sha256(encoder.encode(checkWireText(text))))),
+    goCanonicalJson: (text) => call(() => goJsonCall(() => need('gojson', 'goCanonicalJson').gojson_canonicalize(encoder.encode(checkWireText(text))))),
+    goCanonicalJsonSha256: (text) => call(() => goJsonCall(() => need('gojson', 'goCanonicalJsonSha256').gojson_sha256(encoder.encode(checkWireText(text))))),
     // Size and well-formedness are checked (JSON_TOO_LARGE, JSON_LONE_SURROGATE) before the text is copied in.
-    protocolId: (specText) => call(() => w.protocol_id(checkText(specText))),
+    protocolId: (specText) => call(() => need('pyjson', 'protocolId').protocol_id(checkText(specText))),
 
     ed25519PublicKey: (seed) => call(() => w.ed25519_public_key(seed)),
     ed25519Keypair(seed) {
@@ -312,29 +361,33 @@ export function wasmBackend(w: WasmExports): Crypto {
     commit: (choice, nonce) => call(() => w.commit_reveal_commit(wellFormed(choice), wellFormed(nonce))),
     verifyReveal: (commitment, choice, nonce) => isWellFormed(choice) && isWellFormed(nonce) && call(() => w.commit_reveal_verify(commitment, choice, nonce)),
 
-    deck: wasmDeck(w, call),
-    ot: wasmOt(w, call, () => trap === undefined),
+    deck: wasmDeck(() => need('mp', 'Crypto.deck'), call),
+    ot: wasmOt(
+      () => need('mp', 'Crypto.ot'),
+      call,
+      () => trap === undefined,
+    ),
   };
 }
 
-function wasmDeck(w: WasmExports, call: <T>(f: () => T) => T): Deck {
+function wasmDeck(mp: () => WasmMpExports, call: <T>(f: () => T) => T): Deck {
   return {
-    encodeCard: (rank, suit) => call(() => w.deck_encode_card(rank, suit)),
-    packInner: (card, pad) => call(() => w.deck_pack_inner(card, pad)),
-    sealInner: (kInner, nonce, plaintext) => call(() => w.deck_seal_inner(kInner, nonce, plaintext)),
-    sealOuter: (kOuter, nonce, blobA) => call(() => w.deck_seal_outer(kOuter, nonce, blobA)),
-    openLayer: (key, blob) => call(() => w.deck_open_layer(key, blob)),
+    encodeCard: (rank, suit) => call(() => mp().deck_encode_card(rank, suit)),
+    packInner: (card, pad) => call(() => mp().deck_pack_inner(card, pad)),
+    sealInner: (kInner, nonce, plaintext) => call(() => mp().deck_seal_inner(kInner, nonce, plaintext)),
+    sealOuter: (kOuter, nonce, blobA) => call(() => mp().deck_seal_outer(kOuter, nonce, blobA)),
+    openLayer: (key, blob) => call(() => mp().deck_open_layer(key, blob)),
     bruteForceOpen(blob, candidates) {
       // Each key is checked here: packed back to back, a 31- and a 33-byte key would pass as two of 32.
       for (const k of candidates) if (k.length !== 32) throw badLength('candidate key', 32, k.length);
       const packed = new Uint8Array(candidates.length * 32);
       candidates.forEach((k, i) => packed.set(k, i * 32));
-      const index = call(() => w.deck_brute_force_open(blob, packed));
-      return index === undefined ? null : { index, plaintext: call(() => w.deck_open_layer(candidates[index]!, blob)) };
+      const index = call(() => mp().deck_brute_force_open(blob, packed));
+      return index === undefined ? null : { index, plaintext: call(() => mp().deck_open_layer(candidates[index]!, blob)) };
     },
     validatePlay(c) {
       checkPlayIds(c);
-      const reason = call(() => w.deck_validate_play([...c.hand], [...c.played], c.idB, c.declaredCard, c.kInner, c.kOuter, c.blobB));
+      const reason = call(() => mp().deck_validate_play([...c.hand], [...c.played], c.idB, c.declaredCard, c.kInner, c.kOuter, c.blobB));
       if (reason === undefined) return { ok: true, reason: null };
       if (!isPlayRejection(reason)) throw new Error(`the WASM core answered an unknown play rejection ${JSON.stringify(reason)}`);
       return { ok: false, reason };
@@ -342,7 +395,7 @@ function wasmDeck(w: WasmExports, call: <T>(f: () => T) => T): Deck {
   };
 }
 
-function wasmOt(w: WasmExports, call: <T>(f: () => T) => T, alive: () => boolean): Ot {
+function wasmOt(mp: () => WasmMpExports, call: <T>(f: () => T) => T, alive: () => boolean): Ot {
   const HALF = RSA_BYTES / 2;
   function wrap(key: WasmOtRsaKey): RsaKey {
     let k: WasmOtRsaKey | undefined = key;
@@ -353,7 +406,7 @@ function wasmOt(w: WasmExports, call: <T>(f: () => T) => T, alive: () => boolean
     const n = call(() => key.n());
     return {
       n,
-      rsaPub: call(() => w.ot_encode_rsa_pub(n)),
+      rsaPub: call(() => mp().ot_encode_rsa_pub(n)),
       privateOp: (x) => call(() => live().private_op(x)),
       token: (context) => call(() => live().token(context)),
       sealLabel(context, payload, nonce) {
@@ -373,42 +426,42 @@ function wasmOt(w: WasmExports, call: <T>(f: () => T) => T, alive: () => boolean
   }
   const importKey: Ot['importKey'] = (p) => {
     checkKeyExponent(p.e);
-    return wrap(call(() => w.OtRsaKey.from_parts(p.n, p.e, p.d, p.p, p.q, p.dp, p.dq, p.qi, randomBytes(32))));
+    return wrap(call(() => mp().OtRsaKey.from_parts(p.n, p.e, p.d, p.p, p.q, p.dp, p.dq, p.qi, randomBytes(32))));
   };
   return {
     context(c) {
       checkContextInput(c);
-      return call(() => w.ot_context(c.protocolId, c.sessionId, c.senderRole, c.payloadType, c.label));
+      return call(() => mp().ot_context(c.protocolId, c.sessionId, c.senderRole, c.payloadType, c.label));
     },
     fdh(n, context) {
-      const out = call(() => w.ot_fdh(n, context));
+      const out = call(() => mp().ot_fdh(n, context));
       return { h: out.slice(0, RSA_BYTES), counter: new DataView(out.buffer, out.byteOffset + RSA_BYTES, 4).getUint32(0) };
     },
     fdhCandidate(context, counter) {
       checkCounter(counter);
-      return call(() => w.ot_fdh_candidate(context, counter));
+      return call(() => mp().ot_fdh_candidate(context, counter));
     },
     async generateKey(options) {
       if (options?.via === 'backend') throw keygenFailed('the wasm backend has no RSA key generator of its own; keys come from the platform');
       return importKey(await platformKeyParts());
     },
     importKey,
-    tokenKey: (token, context) => call(() => w.ot_token_key(token, context)),
-    sealPayload: (key, nonce, payload, context) => call(() => w.ot_seal_payload(key, nonce, payload, context)),
-    openPayload: (key, sealed, context) => call(() => w.ot_open_payload(key, sealed, context)),
-    openSealed: (token, context, sealed) => call(() => w.ot_open_sealed(token, context, sealed)),
+    tokenKey: (token, context) => call(() => mp().ot_token_key(token, context)),
+    sealPayload: (key, nonce, payload, context) => call(() => mp().ot_seal_payload(key, nonce, payload, context)),
+    openPayload: (key, sealed, context) => call(() => mp().ot_open_payload(key, sealed, context)),
+    openSealed: (token, context, sealed) => call(() => mp().ot_open_sealed(token, context, sealed)),
     randomUnit(n) {
       for (let i = 0; i < 128; i++) {
         const r = randomBytes(RSA_BYTES);
-        if (call(() => w.ot_is_unit(n, r))) return r;
+        if (call(() => mp().ot_is_unit(n, r))) return r;
       }
       throw new CryptoError('OT_NOT_UNIT', 'no unit found in 128 draws');
     },
-    blind: (n, context, r) => call(() => w.ot_blind(n, context, r)),
-    unblind: (n, y, r) => call(() => w.ot_unblind(n, y, r)),
-    checkWitness: (n, context, z, r) => call(() => w.ot_check_witness(n, context, z, r)),
-    checkToken: (n, context, token) => call(() => w.ot_check_token(n, context, token)),
-    encodeRsaPub: (n) => call(() => w.ot_encode_rsa_pub(n)),
-    decodeRsaPub: (wire) => ({ e: RSA_E, n: call(() => w.ot_decode_rsa_pub(rsaPubText(wire))) }),
+    blind: (n, context, r) => call(() => mp().ot_blind(n, context, r)),
+    unblind: (n, y, r) => call(() => mp().ot_unblind(n, y, r)),
+    checkWitness: (n, context, z, r) => call(() => mp().ot_check_witness(n, context, z, r)),
+    checkToken: (n, context, token) => call(() => mp().ot_check_token(n, context, token)),
+    encodeRsaPub: (n) => call(() => mp().ot_encode_rsa_pub(n)),
+    decodeRsaPub: (wire) => ({ e: RSA_E, n: call(() => mp().ot_decode_rsa_pub(rsaPubText(wire))) }),
   };
 }

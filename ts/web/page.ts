@@ -4,7 +4,7 @@
  * the session ends, #outcome says how (`completed` or the end reason) and what the in-page receipt
  * check found (`receipt verified` or why not), so that a script can drive the page too.
  */
-import { createCrypto } from '../crypto/browser.js';
+import { createCrypto, loadCryptoFeature } from '../crypto/browser.js';
 import type { Window } from '../engine/decision-window.js';
 import type { ControlMode, Message, Role } from '../hooks/types.js';
 import { AgentError, joinFromPage, openInvitation, type PageSessionResult } from './agent.js';
@@ -55,7 +55,11 @@ function download(result: PageSessionResult): void {
 
 async function run(invitation: string, mode: ControlMode): Promise<void> {
   say('loading the WASM core…');
-  const crypto = await createCrypto('wasm', new URL('./aigenora_wasm_bg.wasm', location.href));
+  // The served specs' protocol_id (pageProtocols) runs in the pyjson module, fetched beside the core.
+  const [crypto] = await Promise.all([
+    createCrypto('wasm', new URL('./aigenora_wasm_bg.wasm', location.href)),
+    loadCryptoFeature('pyjson', new URL('./aigenora_wasm_pyjson_bg.wasm', location.href)),
+  ]);
   const served = (await (await fetch('./protocols.json')).json()) as ServedSpec[];
   const protocols = pageProtocols(crypto, served);
   // Refuse a bad invitation before any key is made or any connection opened.

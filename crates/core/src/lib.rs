@@ -5,7 +5,8 @@
 //! the mental-poker deck layers and blind-RSA token oblivious transfer, the AGBX1 offline box and the
 //! registration proof of work.
 //!
-//! Nothing here knows about WebAssembly; `aigenora-wasm` exposes it to JavaScript without adding logic.
+//! Nothing here knows about WebAssembly; `aigenora-wasm` (the core crypto) and `aigenora-wasm-mp`,
+//! `-gojson` and `-pyjson` (modules loaded when used) expose it to JavaScript without adding logic.
 //! Every fallible function returns [`Error`], whose [`Error::code`] is stable across releases.
 
 pub mod aead;
