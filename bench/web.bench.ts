@@ -1,15 +1,16 @@
-// The agent page (`aigenora web`) against a CLI host, side by side with a Node guest in one run. Figures,
-// no floors: the page's weight (what `aigenora web` serves, gzipped), the time from opening the page
+// The agent page (`aigenora web`) against a CLI host, side by side with a Node guest in one run. One
+// floor, a budget: the page's weight gzipped (agent.js and every .wasm the page fetched by the time its
+// session was ready, as `aigenora web` serves them) at most 300 KiB. Figures: the time from opening the page
 // with an invitation to `_session_ready` (loading the page and the WASM core, making the libp2p node,
 // dialling the host's WebSocket address, Noise, Yamux and the session handshake), and frames/s of a
 // browser guest against a Node guest (the CLI's join code in this process) playing the same host.
 // Workload: RPS, 99 fixed rounds, one `aigenora host --daemon` (wasm backend) for every session; the
 // page draws its log and board as it would for a person, autonomous control.
-// SAMPLES rounds of one session each, the order alternating. Writes bench/results/web.md.
+// SAMPLES rounds of one session each, the order alternating. Writes bench/results/web.md and web.floors.json.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { gzipSync } from 'node:zlib';
 import { launchChromium } from '../scripts/lib/chromium.js';
@@ -17,7 +18,7 @@ import { loadIdentity } from '../ts/library/identity.js';
 import { parseInvitation } from '../ts/net/invitation.js';
 import { join as joinSession } from '../ts/net/session.js';
 import { BIN, crypto as c, hostDaemonArgs, rpsHooks as hooks, rpsSpec as l } from './rps-workload.js';
-import { median, SAMPLES, table } from './measure.js';
+import { budgetFloor, floorTable, median, SAMPLES, table, writeFloors } from './measure.js';
 
 const work = mkdtempSync(join(tmpdir(), 'aigenora-webbench-'));
 const children: ChildProcess[] = [];
@@ -52,10 +53,18 @@ async function main(): Promise<string> {
   const inv = parseInvitation(c, invitation);
 
   const browser = await launchChromium();
+  /** The .wasm files the page fetched by the time its session was ready, by name: what it loads at start. */
+  const wasmAtStart = new Set<string>();
   const page = async () => {
     const p = await browser.newPage();
+    const fetched = new Set<string>();
+    p.on('response', (r) => {
+      if (new URL(r.url()).pathname.endsWith('.wasm')) fetched.add(basename(new URL(r.url()).pathname));
+    });
     try {
       await p.goto(`${url}#invitation=${encodeURIComponent(invitation)}&mode=autonomous`);
+      await p.waitForFunction(() => document.body.dataset['readyMs'] !== undefined, undefined, { timeout: 120_000 });
+      for (const name of fetched) wasmAtStart.add(name);
       await p.waitForFunction(() => (window as unknown as { __aigenora?: { done?: boolean } }).__aigenora?.done === true, undefined, { timeout: 120_000 });
       const r = (await p.evaluate(() => (window as unknown as { __aigenora: Record<string, unknown> }).__aigenora)) as {
         completed: boolean;
@@ -105,8 +114,11 @@ async function main(): Promise<string> {
 
   const gz = (path: URL) => gzipSync(readFileSync(path), { level: 9 }).length;
   const jsGz = gz(new URL('../dist/web/agent.js', import.meta.url));
-  const wasmGz = gz(new URL('../bindings/web/aigenora_wasm_bg.wasm', import.meta.url));
+  const wasm = [...wasmAtStart].sort().map((name) => ({ name, gz: gz(new URL(`../bindings/web/${name}`, import.meta.url)) }));
+  const wasmGz = wasm.reduce((n, w) => n + w.gz, 0);
   const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
+  const floors = [budgetFloor('agent page gzipped (agent.js + the WASM it loads at start)', (jsGz + wasmGz) / 1024, 300, 'KiB')];
+  writeFloors('web', floors);
   const med = (w: 'page' | 'node', f: (s: { fps: number; ready: number }) => number) => median(runs[w].map(f));
   const ratio = median(runs.page.map((s, i) => s.fps / runs.node[i]!.fps));
   const lines = [
@@ -114,7 +126,7 @@ async function main(): Promise<string> {
     '',
     `${new Date().toISOString()} · Node ${process.version} · Chromium ${browser.version()} · load average ${loadavg()[0]!.toFixed(2)} on a shared 2-core machine · RPS, 99 fixed rounds, one \`aigenora host --daemon\` (wasm)`,
     '',
-    `- **page weight**: what \`aigenora web\` serves, gzip -9: agent.js ${kib(jsGz)} + the WASM core ${kib(wasmGz)} = ${kib(jsGz + wasmGz)}.`,
+    `- **page weight**: what \`aigenora web\` serves and the page loads by \`_session_ready\`, gzip -9: agent.js ${kib(jsGz)} + ${wasm.map((w) => `${w.name} ${kib(w.gz)}`).join(' + ')} = ${kib(jsGz + wasmGz)}.`,
     '- **to `_session_ready`**: page: from opening the URL with the invitation to the end of the session handshake (page load, the WASM core, the libp2p node, dial, Noise, Yamux, A7); Node guest: from the join call to the same point (no page or WASM to load; the core is already loaded).',
     '- **frames/s**: the frames of a session ÷ the time from its first frame to its last, as the guest sees them; the page also draws its log and the board as it would for a person (at most every 200 ms).',
     '',
@@ -138,6 +150,8 @@ async function main(): Promise<string> {
     ),
     '',
     `Browser ÷ Node frames/s, median of the ${SAMPLES} paired rounds: ${ratio.toFixed(2)}×.`,
+    '',
+    ...floorTable(floors),
   ];
   return `${lines.join('\n')}\n`;
 }

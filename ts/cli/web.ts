@@ -14,11 +14,13 @@ import { listenOn, parseLoopbackListen, stopSignal, WebViewError } from './serve
 const ROOT = new URL('../../', import.meta.url);
 export const AGENT_BUNDLE = new URL('dist/web/agent.js', ROOT);
 export const WASM = new URL('bindings/web/aigenora_wasm_bg.wasm', ROOT);
+/** The protocol_id module, which the page loads beside the core (ts/web/page.ts). */
+export const WASM_PYJSON = new URL('bindings/web/aigenora_wasm_pyjson_bg.wasm', ROOT);
 
-// The page's own files, the WASM core and its session's WebSocket. 'unsafe-eval': ajv compiles each
-// message schema of the page's own built-in specs to a function (specs never come from the peer).
-const CSP =
-  "default-src 'none'; script-src 'self' 'unsafe-eval' 'wasm-unsafe-eval'; connect-src 'self' ws: wss:; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+// The page's own files, the WASM core and its session's WebSocket. No 'unsafe-eval': the page checks
+// messages with the validators of its built-in specs compiled ahead of time (scripts/build-validators.mjs).
+export const CSP =
+  "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self' ws: wss:; style-src 'self' 'unsafe-inline'; img-src 'self' blob: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -78,6 +80,7 @@ export async function serveAgentPage(host: string, port: number): Promise<AgentS
     '/': ['text/html; charset=utf-8', PAGE],
     '/agent.js': ['text/javascript; charset=utf-8', readFileSync(AGENT_BUNDLE)],
     '/aigenora_wasm_bg.wasm': ['application/wasm', readFileSync(WASM)],
+    '/aigenora_wasm_pyjson_bg.wasm': ['application/wasm', readFileSync(WASM_PYJSON)],
     '/protocols.json': ['application/json', JSON.stringify(servedSpecs())],
   };
   const server = createBoundedServer((req, res, { path }) => {

@@ -29,3 +29,12 @@ export class Issues {
     return this.list.filter((i) => i.severity === 'warning');
   }
 }
+
+/**
+ * No validator for a message schema: a build without ajv's compiler (the agent page) met a spec that
+ * is not one of its precompiled built-ins.
+ */
+export class ValidatorUnavailable extends Error {
+  override readonly name = 'ValidatorUnavailable';
+  readonly code = 'VALIDATOR_NOT_PRECOMPILED';
+}

@@ -86,7 +86,7 @@ export function openInvitation(crypto: Crypto, text: string, protocols: PageProt
   if (!protocol)
     throw new AgentError(
       'PROTOCOL_UNKNOWN',
-      `this page does not know protocol ${invitation.protocol_id.slice(0, 16)}…; it plays ${protocols.map((p) => p.alias).join(', ')}`,
+      `this page plays the built-in protocols only (${protocols.map((p) => p.alias).join(', ')}); use the CLI for protocol ${invitation.protocol_id.slice(0, 16)}…`,
     );
   return { invitation, protocol };
 }

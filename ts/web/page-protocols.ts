@@ -14,6 +14,8 @@ import qna from '../protocols/qna/hooks.js';
 import reversi from '../protocols/reversi/hooks.js';
 import rps from '../protocols/rps/hooks.js';
 import { checkSpecText } from '../spec/check.js';
+import { ValidatorUnavailable } from '../spec/errors.js';
+import { messageValidator } from '../spec/messages.js';
 import type { PageProtocol } from './agent.js';
 
 /** Built-in folder → hooks. The server offers the spec of each of these folders (PAGE_FOLDERS). */
@@ -42,6 +44,14 @@ export function pageProtocols(crypto: Crypto, served: ServedSpec[]): PageProtoco
     if (!hooks) continue;
     const l = checkSpecText(crypto, s.spec);
     if (!l.ok || !l.protocolId) continue;
+    // The page validates with the validators compiled into it: a served spec that differs from the
+    // page's build of that built-in has none, and is left out (openInvitation then names the CLI).
+    try {
+      messageValidator(l.protocolId, l.spec, s.spec);
+    } catch (e) {
+      if (e instanceof ValidatorUnavailable) continue;
+      throw e;
+    }
     out.push({ alias: s.alias, spec: l.spec, specText: s.spec, protocolId: l.protocolId, hooks });
   }
   return out;
