@@ -5,7 +5,7 @@ import { HooksError, loadHooks } from '../hooks/load.js';
 import type { ControlMode } from '../hooks/types.js';
 import { IdentityError, loadIdentity } from '../library/identity.js';
 import { resolveProtocol } from '../library/library.js';
-import type { Protocol } from '../net/session.js';
+import { MAX_SESSIONS_LIMIT, type Protocol } from '../net/session.js';
 import { RealtimeError } from '../realtime/errors.js';
 import { rulesetHashOfDir } from '../realtime/ruleset-dir.js';
 import { RegistryClient, RegistryError } from '../registry/client.js';
@@ -96,6 +96,17 @@ export function actionDelay(flags: Record<string, unknown>): number | undefined 
   if (flags['action-delay-ms'] === undefined) return undefined;
   const n = Number(flags['action-delay-ms']);
   if (!Number.isInteger(n) || n < 0 || n > 60_000) throw new UsageError('--action-delay-ms must be an integer from 0 to 60000');
+  return n;
+}
+
+/** --max-sessions: how many sessions a --daemon host runs at once; undefined leaves the default. */
+export function maxSessionsOf(flags: Record<string, unknown>, daemon: boolean): number | undefined {
+  const v = flags['max-sessions'];
+  if (v === undefined) return undefined;
+  if (!daemon) throw new UsageError('--max-sessions is for --daemon (without it the host serves one session)');
+  const n = Number(v);
+  if (!(typeof v === 'string' && /^\d+$/.test(v) && n >= 1 && n <= MAX_SESSIONS_LIMIT))
+    throw new UsageError(`--max-sessions must be an integer from 1 to ${MAX_SESSIONS_LIMIT}`);
   return n;
 }
 

@@ -33,6 +33,7 @@ export async function hostOverLibp2p(
   x: HostContext,
   listen: string[] | undefined,
   daemon: boolean,
+  maxSessions?: number,
 ): Promise<number> {
   const { dataDir, protocol, options, control, ttl, json, timeoutSeconds, handshakeSeconds } = x;
   let served = 0;
@@ -50,6 +51,7 @@ export async function hostOverLibp2p(
     controlMode: control,
     ttlMinutes: ttl,
     daemon,
+    ...(maxSessions !== undefined && { maxSessions }),
     ...(client && {
       publish: async (ticket: Ticket) => {
         const posted = await client.postInvitation(

@@ -2,7 +2,7 @@
 import { resolveDataDir } from '../library/data-dir.js';
 import { flowMode } from '../spec/types.js';
 import { UsageError, type Command } from './args.js';
-import { controlModeOf, listenAddrs, MAX_TTL_MINUTES, protocolFrom, seconds, transportOf, turnTimeout } from './net-flags.js';
+import { controlModeOf, listenAddrs, MAX_TTL_MINUTES, maxSessionsOf, protocolFrom, seconds, transportOf, turnTimeout } from './net-flags.js';
 import { hostGroupOverIroh, hostGroupOverLibp2p, hostOverIroh, hostOverLibp2p, type HostContext } from './net-host.js';
 import { joinByRegistryOrIroh, joinInvitation } from './net-join.js';
 import { optionsFromFlag, reportOptionErrors } from './options.js';
@@ -10,11 +10,12 @@ import { optionsFromFlag, reportOptionErrors } from './options.js';
 export const hostCommand: Command = {
   name: 'host',
   usage:
-    'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--transport libp2p|iroh] [--server URL] [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon] [--timeout-seconds N] [--handshake-timeout-seconds N] [--action-delay-ms N] [--turn-timeout-seconds N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
+    'aigenora host (--protocol-dir DIR | --protocol ALIAS) [--transport libp2p|iroh] [--server URL] [--options JSON] [--control-mode M] [--listen ADDR] [--invitation-ttl-minutes N] [--invitation-file F] [--daemon [--max-sessions N]] [--timeout-seconds N] [--handshake-timeout-seconds N] [--action-delay-ms N] [--turn-timeout-seconds N] [--allow-skeleton-hooks] [--data-dir DIR] [--json]',
   help: `Starts a libp2p node (TCP and WebSockets, Noise, Yamux) whose identity is this agent's key, prints a signed
 invitation (one line, "aigenora1.…"; also written to --invitation-file), and serves the first guest that
 completes the handshake; later guests are refused (with --daemon, every guest is served, each in its own
-session, until the invitation expires or the process is interrupted). Prints the exchange, the outcome and
+session, at most --max-sessions at once (default 8, up to 1000; a guest beyond is refused as "host busy"),
+until the invitation expires or the process is interrupted). Prints the exchange, the outcome and
 the transcript. If the invitation expires before a guest completes the handshake, the host ends with
 INVITATION_EXPIRED (exit 1, on stderr). --json prints one line of JSON per result on stdout: the invitation
 first ({"role", "invitation", "post_id" with --server, "addrs" or "ticket", "expires_at"}), then each
@@ -52,6 +53,7 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
     'timeout-seconds': 'string',
     'handshake-timeout-seconds': 'string',
     daemon: 'boolean',
+    'max-sessions': 'string',
     'action-delay-ms': 'string',
     'turn-timeout-seconds': 'string',
     json: 'boolean',
@@ -69,6 +71,7 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
     const handshakeSeconds = seconds(args.flags, 'handshake-timeout-seconds');
     const listen = listenAddrs(args.flags['listen']);
     const daemon = args.flags['daemon'] === true;
+    const maxSessions = maxSessionsOf(args.flags, daemon);
     const isGroup = flowMode(protocol.spec) === 'authoritative_group';
     const x: HostContext = { dataDir, protocol, options, control, ttl, json, timeoutSeconds, handshakeSeconds };
     // A group with a registry is the reference's: over iroh, through the groups API (libp2p groups are serverless).
@@ -86,7 +89,7 @@ transport libp2p and the peer id and multiaddrs as its ticket, which only aigeno
       if (daemon) throw new UsageError('--daemon serves two-party sessions; a group host leads one group');
       return hostGroupOverLibp2p(args.flags, out, x, listen);
     }
-    return hostOverLibp2p(args.flags, out, x, listen, daemon);
+    return hostOverLibp2p(args.flags, out, x, listen, daemon, maxSessions);
   },
 };
 

@@ -122,6 +122,8 @@ export class LineTransport implements Transport {
   private readonly drained = (): void => {
     this.backlog = -1;
   };
+  /** The stream's close, once close() was called. */
+  private closing: Promise<void> | undefined;
   private onEnded!: () => void;
   private readonly endedP = new Promise<void>((resolve) => (this.onEnded = resolve));
 
@@ -401,6 +403,20 @@ export class LineTransport implements Transport {
 
   close(): void {
     if (this.timer) clearInterval(this.timer);
-    void this.stream.close().catch(() => undefined);
+    this.closing ??= this.stream.close().catch(() => undefined);
+  }
+
+  /**
+   * Resolves once close() has handed everything sent to the connection beneath and the peer has closed
+   * its end too, which it does only after reading what came before (or after `ms`; at once when close()
+   * was not called). Whoever stops the node next must wait for it: a node's stop gives each connection
+   * half a second to close before aborting it, and under load a last frame still on its way then (a
+   * guest's receipt) is lost, the peer seeing a disconnect instead of the end of the session.
+   */
+  async closed(ms: number): Promise<void> {
+    if (!this.closing) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([Promise.all([this.closing, this.endedP]), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
   }
 }

@@ -8,7 +8,7 @@ import './polyfill.js';
 import { noise } from '@chainsafe/libp2p-noise';
 import { yamux } from '@chainsafe/libp2p-yamux';
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
-import { tcp } from '@libp2p/tcp';
+import { tcp, type TCPSocketOptions } from '@libp2p/tcp';
 import { webSockets } from '@libp2p/websockets';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import { createLibp2p, type Libp2p } from 'libp2p';
@@ -23,11 +23,13 @@ export { noiseCrypto, peerKeyHex, SESSION_PROTOCOL, STREAM_LIMITS } from './stac
 export const DEFAULT_LISTEN = ['/ip4/127.0.0.1/tcp/0', '/ip4/127.0.0.1/tcp/0/ws'];
 
 /**
- * libp2p connections beyond the guard's pending sockets (every one of which may have completed Noise):
- * room for the authenticated sessions (8 at most per host) and the node's own dials, which libp2p
- * would otherwise refuse once pending sockets fill its connection limit.
+ * libp2p connections beyond the guard's pending sockets (every one of which may have completed Noise)
+ * and the host's authenticated sessions: room for the node's own dials and for connections whose
+ * session has ended but which are still closing, which libp2p would otherwise count against new guests.
  */
-const SESSION_CONNECTIONS = 32;
+const SPARE_CONNECTIONS = 24;
+/** Sessions a listening node makes room for when not told (a daemon host's default). */
+const DEFAULT_SESSIONS = 8;
 
 type TransportFactory = ReturnType<typeof tcp>;
 type Transport = ReturnType<TransportFactory>;
@@ -211,12 +213,20 @@ export interface NodeOptions {
    * default (an AssemblyScript build below 1,200 bytes, node:crypto above).
    */
   crypto?: Crypto;
+  /** Authenticated sessions the node must hold at once besides its pending sockets (default 8). */
+  sessions?: number;
+  /** The local IP address its TCP dials leave from (a machine with several); the system's choice when unset. */
+  localAddress?: string;
 }
 
 export async function createNode(seed: Uint8Array, o: NodeOptions = {}): Promise<Libp2p> {
   const listen = o.listen ?? [];
   if (listen.length > 0 && !o.guard) throw new Error('a listening node needs a SocketGuard');
-  const transports = o.guard ? [guarded(tcp(), o.guard), guarded(webSockets() as TransportFactory, o.guard)] : [tcp(), webSockets() as TransportFactory];
+  // net.connect takes localAddress; the pinned @libp2p/tcp passes dialOpts through to it but types fewer of them.
+  const dialTcp = () => (o.localAddress === undefined ? tcp() : tcp({ dialOpts: { localAddress: o.localAddress } as TCPSocketOptions }));
+  const transports = o.guard
+    ? [guarded(dialTcp(), o.guard), guarded(webSockets() as TransportFactory, o.guard)]
+    : [dialTcp(), webSockets() as TransportFactory];
   const deadline = o.guard?.limits.deadlineMs ?? 10_000;
   const pending = o.guard?.limits.total ?? DEFAULT_GUARD_LIMITS.total;
   const node = await createLibp2p({
@@ -226,7 +236,7 @@ export async function createNode(seed: Uint8Array, o: NodeOptions = {}): Promise
     connectionEncrypters: [oneWritePerMessage(noise(o.crypto && !unpatched() ? { crypto: noiseCrypto(o.crypto) } : {}))],
     streamMuxers: [yamux({ streamOptions: STREAM_LIMITS })],
     connectionManager: {
-      maxConnections: pending + SESSION_CONNECTIONS,
+      maxConnections: pending + (o.sessions ?? DEFAULT_SESSIONS) + SPARE_CONNECTIONS,
       // The guard bounds pending sockets (and closes the stalest to admit a new one); libp2p's own
       // bound, which refuses, must never be the one reached. Twice the guard's: a socket the guard
       // has closed stays counted here until its upgrade unwinds.
@@ -247,6 +257,10 @@ export async function createNode(seed: Uint8Array, o: NodeOptions = {}): Promise
       const endpoint = e.detail.direction === 'inbound' ? ipAndPort(e.detail.remoteAddr) : undefined;
       if (endpoint) guard.secured(endpoint.address, endpoint.port);
     });
+    // libp2p keeps a record (key, addresses, protocols) of every peer that ever connected. A host never
+    // dials its guests, and each guest may come with a new key: kept, the records of a daemon that
+    // serves guests for weeks would grow without bound (about 12 KiB each).
+    node.addEventListener('peer:disconnect', (e) => void node.peerStore.delete(e.detail).catch(() => undefined));
   }
   return node;
 }

@@ -22,7 +22,7 @@ import type { Window } from '../engine/decision-window.js';
 import type { ControlMode, HooksModule, Message, Role } from '../hooks/types.js';
 import type { Spec } from '../spec/types.js';
 import { createInvitation, encodeInvitation, type Invitation, type Ticket } from './invitation.js';
-import { SocketGuard, type GuardLimits } from './guard.js';
+import { DEFAULT_GUARD_LIMITS, SocketGuard, type GuardLimits } from './guard.js';
 import { DEFAULT_MAX_LINE_BYTES, LineTransport, type ByteStream } from './line-transport.js';
 import { DEFAULT_HANDSHAKE_TIMEOUT_MS, guestHandshake, HANDSHAKE_MAX_LINE_BYTES, HandshakeError, next, say, sigOk } from './handshake.js';
 import { dialHost } from './dial.js';
@@ -69,7 +69,15 @@ export class HostError extends Error {
   }
 }
 
+/** Sessions a daemon host runs at once unless told otherwise (`aigenora host --max-sessions`). */
 export const DEFAULT_MAX_SESSIONS = 8;
+/** How long a side that ends waits for its last frames to leave before it stops its node. */
+const CLOSE_FLUSH_MS = 5_000;
+/**
+ * The most a daemon host may be asked to run at once. Each session holds one socket, a few timers and
+ * its engine state (tens of KiB idle); the node's connection limit is raised to match (createNode).
+ */
+export const MAX_SESSIONS_LIMIT = 1000;
 
 export function saveHandshake(dir: string, record: Record<string, unknown>): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -137,9 +145,14 @@ export async function host(o: HostOptions): Promise<HostHandle> {
   ensureWritableDir(o.sessionsDir, 'sessions directory');
   const handshakeMs = o.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS;
   const maxSessions = o.daemon ? (o.maxSessions ?? DEFAULT_MAX_SESSIONS) : 1;
-  const guard = new SocketGuard({ ...o.guardLimits, deadlineMs: handshakeMs });
+  if (!(Number.isInteger(maxSessions) && maxSessions >= 1 && maxSessions <= MAX_SESSIONS_LIMIT))
+    throw new RangeError(`maxSessions must be an integer from 1 to ${MAX_SESSIONS_LIMIT}`);
+  // Room for every session's guest to be in its handshake at once, besides the default's room for
+  // sockets that never become sessions (the default total already covers 8 sessions).
+  const total = DEFAULT_GUARD_LIMITS.total + Math.max(0, maxSessions - DEFAULT_MAX_SESSIONS);
+  const guard = new SocketGuard({ total, ...o.guardLimits, deadlineMs: handshakeMs });
   const key = c.ed25519Keypair(o.seed);
-  const { node, invitation } = await publishHost(o, key, guard);
+  const { node, invitation } = await publishHost(o, key, guard, maxSessions);
   const sessions = new HostSessions(o, { key, node, guard, invitation, handshakeMs, maxSessions });
   await node.handle(SESSION_PROTOCOL, (stream: unknown, connection?: unknown) => sessions.serve(stream, connection as Connection | undefined), {
     runOnLimitedConnection: false,
@@ -149,11 +162,11 @@ export async function host(o: HostOptions): Promise<HostHandle> {
 }
 
 /** The host's node and its signed invitation (published first, when there is a registry); on failure the key and node are let go. */
-async function publishHost(o: HostOptions, key: Ed25519Keypair, guard: SocketGuard): Promise<{ node: Libp2p; invitation: Invitation }> {
+async function publishHost(o: HostOptions, key: Ed25519Keypair, guard: SocketGuard, sessions: number): Promise<{ node: Libp2p; invitation: Invitation }> {
   const c = o.crypto;
   let node: Libp2p;
   try {
-    node = await createNode(o.seed, { listen: o.listen ?? DEFAULT_LISTEN, guard, crypto: c });
+    node = await createNode(o.seed, { listen: o.listen ?? DEFAULT_LISTEN, guard, crypto: c, sessions });
   } catch (e) {
     key.dispose();
     throw e;
@@ -378,8 +391,11 @@ class HostSessions {
       ...(o.onMessage && { onMessage: o.onMessage }),
       ...decisionWindowFor(o, dir),
     });
-    if (!o.daemon) this.settle(result);
-    else {
+    if (!o.daemon) {
+      // Whoever awaits `done` stops the node next: the last frames must have left first.
+      await t.closed(CLOSE_FLUSH_MS);
+      this.settle(result);
+    } else {
       try {
         o.onSession?.(result);
       } catch (e) {
@@ -423,6 +439,8 @@ export async function join(
     invitation: Pick<Invitation, 'post_id' | 'host_public_key' | 'protocol_id' | 'ticket' | 'options'>;
     handshakeTimeoutMs?: number;
     onProof?: (p: SessionProof) => Promise<void>;
+    /** The local IP address the guest's TCP connection leaves from (a machine with several). */
+    localAddress?: string;
   },
 ): Promise<SessionResult> {
   const c = o.crypto;
@@ -432,11 +450,12 @@ export async function join(
   const key = c.ed25519Keypair(o.seed);
   const guestKey = toHex(key.publicKey);
   let node: Libp2p | undefined;
+  let t: LineTransport | undefined;
   try {
-    node = await createNode(o.seed, { crypto: c });
+    node = await createNode(o.seed, { crypto: c, ...(o.localAddress !== undefined && { localAddress: o.localAddress }) });
     const dialled = await dialHost(node, inv);
     if ('unreachable' in dialled) throw new HandshakeError(dialled.code, dialled.unreachable);
-    const t = new LineTransport(sessionStream(dialled.stream), {
+    t = new LineTransport(sessionStream(dialled.stream), {
       maxLineBytes: HANDSHAKE_MAX_LINE_BYTES,
       heartbeatIntervalMs: o.heartbeatIntervalMs ?? 10_000,
       onEvent: (type, data) => o.onEvent?.(type, data),
@@ -478,6 +497,7 @@ export async function join(
     });
   } finally {
     key.dispose();
+    await t?.closed(CLOSE_FLUSH_MS);
     await node?.stop();
   }
 }
