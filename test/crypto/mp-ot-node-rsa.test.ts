@@ -8,7 +8,7 @@ import { needShared } from '../shared/require.js';
 import { getCrypto, type Crypto } from '../../ts/crypto/index.js';
 import { CryptoError } from '../../ts/crypto/errors.js';
 import { loadWasmNode } from '../../ts/crypto/node.js';
-import { withNodeRsa } from '../../ts/crypto/node-rsa.js';
+import { nodeKeyParts, withNodeRsa } from '../../ts/crypto/node-rsa.js';
 import { intFromHex, type OtContextInput, type RsaKey, type RsaKeyParts } from '../../ts/crypto/ot.js';
 import { checkOtVectors } from '../../ts/conformance/mp-ot.js';
 
@@ -266,5 +266,38 @@ describe('the RSA private operation through node:crypto', () => {
     expect(ot.openSealed(t, ctx, sealed)).toEqual(payload);
     expect([ot.checkToken(n, ctx, t), ot.checkWitness(n, ctx, z, r)]).toEqual([true, true]);
     key.dispose();
+  });
+
+  it("makes keys from OpenSSL's primes that every path imports and that meet the FIPS 186-5 conditions", async () => {
+    const [e, parts] = [65537n, await Promise.all([nodeKeyParts(), nodeKeyParts()])];
+    expect(parts[0]!.n).not.toEqual(parts[1]!.n);
+    for (const k of parts) {
+      const [n, d, p, q] = [big(k.n), big(k.d), big(k.p), big(k.q)];
+      expect([k.n.length, n >> 2047n, p * q === n, p !== q]).toEqual([256, 1n, true, true]);
+      expect(p > q ? p - q : q - p).toBeGreaterThan(1n << 924n);
+      expect(d).toBeGreaterThan(1n << 1024n);
+      // e·d ≡ 1 mod p − 1 and mod q − 1 (so mod lcm), and the CRT numbers are d's.
+      expect([(e * d) % (p - 1n), (e * d) % (q - 1n), big(k.dp), big(k.dq), (big(k.qi) * q) % p]).toEqual([1n, 1n, d % (p - 1n), d % (q - 1n), 1n]);
+      compareKey(k, 4);
+    }
+    const made = await nodeRsa.ot.generateKey();
+    expect(made.exportParts().n.length).toBe(256);
+    made.dispose();
+  });
+
+  it('keeps FDH results by modulus and context, and a caller changing one changes nothing kept', () => {
+    const key = wasmOnly.ot.importKey(setParts(0));
+    const ctxs = Array.from({ length: 1100 }, (_, i) => nodeRsa.ot.context({ ...input, label: `h-${i}` }));
+    const first = nodeRsa.ot.fdh(key.n, ctxs[0]!);
+    expect(first).toEqual(wasmOnly.ot.fdh(key.n, ctxs[0]!));
+    first.h.fill(0);
+    expect(nodeRsa.ot.fdh(key.n, ctxs[0]!)).toEqual(wasmOnly.ot.fdh(key.n, ctxs[0]!));
+    // More contexts than are kept: the oldest are dropped and computed again, never confused.
+    for (const ctx of ctxs) nodeRsa.ot.fdh(key.n, ctx);
+    for (const i of [0, 1, 500, 1099]) expect(nodeRsa.ot.fdh(key.n, ctxs[i]!), `label ${i}`).toEqual(wasmOnly.ot.fdh(key.n, ctxs[i]!));
+    const other = wasmOnly.ot.importKey(setParts(1));
+    expect(nodeRsa.ot.fdh(other.n, ctxs[0]!)).toEqual(wasmOnly.ot.fdh(other.n, ctxs[0]!));
+    key.dispose();
+    other.dispose();
   });
 });

@@ -5,23 +5,29 @@
  * x^e mod n (`publicEncrypt`, no padding) of the post-game checks, checkToken and checkWitness. It is
  * the same arithmetic on the same numbers, so every output is byte-identical to the core's, and every
  * refusal is the core's own: the operands are checked with its messages, and a modulus is first
- * accepted by the core (then kept, with its OpenSSL key). The rest (FDH, blind and unblind, whose
- * inversion and gcd BigInt does no faster than the core, the AEAD, key import and its checks) stays on
- * the wrapped backend.
+ * accepted by the core (then kept, with its OpenSSL key). Key generation is OpenSSL's too (two primes
+ * drawn at once, `nodeKeyParts`), and FDH results are kept per (n, context). The rest (FDH itself, blind
+ * and unblind, whose inversion and gcd BigInt does no faster than the core, the AEAD, key import and its
+ * checks) stays on the wrapped backend.
  *
  * Node only: the Node entry (index.ts) wires it in; the browser entry (browser.ts) never imports it
  * and keeps the WASM path.
  */
-import { constants, createPrivateKey, createPublicKey, privateDecrypt, publicEncrypt, type KeyObject } from 'node:crypto';
+import { constants, createPrivateKey, createPublicKey, generatePrime, privateDecrypt, publicEncrypt, type KeyObject } from 'node:crypto';
 import type { Crypto } from './backend.js';
 import { toBase64Url } from './encoding.js';
 import { disposed } from './errors.js';
-import { checkLength, intRange, OT_NONCE_LEN, RSA_BYTES, type Ot, type RsaKey, type RsaKeyParts } from './ot.js';
+import { checkLength, intRange, keygenFailed, OT_NONCE_LEN, RSA_BYTES, RSA_E, type Ot, type RsaKey, type RsaKeyParts } from './ot.js';
 
 const EMPTY = new Uint8Array(0);
 const RAW = constants.RSA_NO_PADDING;
 /** Moduli kept with their OpenSSL keys: a game uses two. */
 const MODULI_KEPT = 16;
+/**
+ * FDH results kept: a game asks for each of its 104 labels' h about three times (the seal, the peer's
+ * token check, the witnesses, the audit), and each costs a coprimality test of 2048-bit numbers.
+ */
+const FDH_KEPT = 1024;
 
 /** `c` with its OT arithmetic in OpenSSL; every other member is `c`'s own. */
 export function withNodeRsa(c: Crypto): Crypto {
@@ -31,7 +37,7 @@ export function withNodeRsa(c: Crypto): Crypto {
   const modulus = (n: Uint8Array): Modulus => {
     // A trapped WASM instance makes every method of the backend throw WASM_TRAP first (backend.ts).
     c.sha256(EMPTY);
-    const id = Buffer.from(n.buffer, n.byteOffset, n.length).toString('hex');
+    const id = hex(n);
     let m = moduli.get(id);
     if (!m) {
       base.encodeRsaPub(n);
@@ -41,13 +47,28 @@ export function withNodeRsa(c: Crypto): Crypto {
     }
     return m;
   };
+  // FDH is a function of (n, context) alone, so a result is kept and handed out as a copy.
+  const fdhs = new Map<string, { h: Uint8Array; counter: number }>();
+  const fdh: Ot['fdh'] = (n, context) => {
+    const id = `${hex(n)}.${hex(context)}`;
+    let r = fdhs.get(id);
+    if (!r) {
+      r = base.fdh(n, context);
+      if (fdhs.size >= FDH_KEPT) fdhs.delete(fdhs.keys().next().value!);
+      fdhs.set(id, r);
+    }
+    return { h: r.h.slice(), counter: r.counter };
+  };
   const ot: Ot = {
     ...base,
-    importKey: (parts) => nodeKey(c, base.importKey(parts)),
-    generateKey: async (options) => nodeKey(c, await base.generateKey(options)),
+    fdh,
+    importKey: (parts) => nodeKey(c, fdh, base.importKey(parts)),
+    // The platform's key is OpenSSL's two primes drawn at once; `via: 'backend'` is the wrapped
+    // backend's answer (the wasm one has no generator of its own).
+    generateKey: async (options) => nodeKey(c, fdh, options?.via === 'backend' ? await base.generateKey(options) : base.importKey(await nodeKeyParts())),
     checkWitness(n, context, z, r) {
       const m = modulus(n);
-      const h = big(base.fdh(n, context).h);
+      const h = big(fdh(n, context).h);
       const [zv, rv] = [big(z), big(r)];
       if (rv === 0n || rv >= m.n || zv >= m.n) return false;
       return (h * powE(m, rv)) % m.n === zv && gcd(rv, m.n) === 1n;
@@ -56,7 +77,7 @@ export function withNodeRsa(c: Crypto): Crypto {
       const m = modulus(n);
       const t = big(token);
       if (t === 0n || t >= m.n) return false;
-      return powE(m, t) === big(base.fdh(n, context).h);
+      return powE(m, t) === big(fdh(n, context).h);
     },
   };
   return { ...c, ot };
@@ -67,14 +88,70 @@ interface Modulus {
   key: KeyObject;
 }
 
-/** A big-endian integer of any width. */
-function big(b: Uint8Array): bigint {
-  return b.length === 0 ? 0n : BigInt(`0x${Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex')}`);
+function hex(b: Uint8Array): string {
+  return Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
 }
 
-/** x (below n) as 256 big-endian bytes. */
-function bytes(x: bigint): Uint8Array {
-  return new Uint8Array(Buffer.from(x.toString(16).padStart(2 * RSA_BYTES, '0'), 'hex'));
+/** A big-endian integer of any width. */
+function big(b: Uint8Array): bigint {
+  return b.length === 0 ? 0n : BigInt(`0x${hex(b)}`);
+}
+
+/** x (below 2^(8·width)) as `width` big-endian bytes. */
+function bytes(x: bigint, width: number = RSA_BYTES): Uint8Array {
+  return new Uint8Array(Buffer.from(x.toString(16).padStart(2 * width, '0'), 'hex'));
+}
+
+const prime1024 = (): Promise<bigint> =>
+  new Promise((resolve, reject) => generatePrime(1024, { bigint: true }, (e, p) => (e ? reject(e) : resolve(p as bigint))));
+
+/** a⁻¹ mod m, for a coprime with m. */
+function inverse(a: bigint, m: bigint): bigint {
+  let [r0, r1, t0, t1] = [m, a % m, 0n, 1n];
+  while (r1 !== 0n) {
+    const k = r0 / r1;
+    [r0, r1, t0, t1] = [r1, r0 - k * r1, t1, t0 - k * t1];
+  }
+  return t0 < 0n ? t0 + m : t0;
+}
+
+/**
+ * An RSA-2048 key with e = 65537 made from two 1024-bit primes that OpenSSL draws at the same time on
+ * two of libuv's threads (its probable primes with the top two bits set, so n has 2048 bits): about a
+ * third of the time of OpenSSL's own RSA key generation here, which draws them one after the other
+ * with the extra checks of its FIPS method. The FIPS 186-5 conditions that matter are checked here:
+ * gcd(e, p − 1) = gcd(e, q − 1) = 1, |p − q| > 2^924, d > 2^1024 with d = e⁻¹ mod lcm(p − 1, q − 1).
+ */
+export async function nodeKeyParts(): Promise<RsaKeyParts> {
+  const e = BigInt(RSA_E);
+  for (let tries = 0; tries < 8; tries++) {
+    let p: bigint, q: bigint;
+    try {
+      [p, q] = await Promise.all([prime1024(), prime1024()]);
+    } catch (err) {
+      throw keygenFailed(`OpenSSL: ${(err as Error).message}`);
+    }
+    if (p < q) [p, q] = [q, p];
+    const n = p * q;
+    if (n >> 2047n !== 1n || p - q <= 1n << 924n || (p - 1n) % e === 0n || (q - 1n) % e === 0n) continue;
+    const [p1, q1] = [p - 1n, q - 1n];
+    let [a, b] = [p1, q1];
+    while (b !== 0n) [a, b] = [b, a % b];
+    const d = inverse(e, (p1 / a) * q1);
+    if (d <= 1n << 1024n) continue;
+    const half = RSA_BYTES / 2;
+    return {
+      n: bytes(n),
+      e: RSA_E,
+      d: bytes(d),
+      p: bytes(p, half),
+      q: bytes(q, half),
+      dp: bytes(d % p1, half),
+      dq: bytes(d % q1, half),
+      qi: bytes(inverse(q, p), half),
+    };
+  }
+  throw keygenFailed('OpenSSL gave no usable pair of primes in 8 draws');
 }
 
 /** x^e mod n by OpenSSL, for 0 ≤ x < n. */
@@ -110,7 +187,7 @@ function below(a: Uint8Array, b: Uint8Array): boolean {
  * `inner` (already imported and checked by the backend, which keeps n, rsa_pub, the numbers and
  * disposal) with the private operation in OpenSSL. The OpenSSL key is made once, here, from a JWK.
  */
-function nodeKey(c: Crypto, inner: RsaKey): RsaKey {
+function nodeKey(c: Crypto, fdh: Ot['fdh'], inner: RsaKey): RsaKey {
   let key: KeyObject | undefined;
   const parts = inner.exportParts();
   try {
@@ -137,7 +214,7 @@ function nodeKey(c: Crypto, inner: RsaKey): RsaKey {
   };
   const token = (context: Uint8Array): Uint8Array => {
     live();
-    return privateOp(c.ot.fdh(n, context).h);
+    return privateOp(fdh(n, context).h);
   };
   return {
     n,
