@@ -9,7 +9,7 @@ import { AUDIT_FORMAT, auditSuite, checkAuditVectors } from '../../ts/conformanc
 import { readVectors, type Vec } from '../../ts/conformance/mp-vectors.js';
 import { auditFullDeck, auditGame, deriveIdMap, type AuditInput } from '../../ts/mp/audit.js';
 import { MpError } from '../../ts/mp/errors.js';
-import { pyRepr, pyReprList } from '../../ts/mp/numbers.js';
+import { bytesToBigint, hexToBytes, pyRepr, pyReprList } from '../../ts/mp/numbers.js';
 import { replayGame } from '../../ts/mp/replay.js';
 import type { OpeningEntry } from '../../ts/mp/types.js';
 import { corpus } from './corpus.js';
@@ -31,6 +31,19 @@ describe('pure checks', () => {
     });
     // A repeated expected card counts once, as the reference's set does.
     expect(auditFullDeck([a, b], [a, b, b])).toEqual({ ok: true, reason: null, evidence: null });
+  });
+
+  it("reads wire hex as Python's bytes.fromhex does (less its spaces), and bytes back as integers", () => {
+    expect(hexToBytes('')).toEqual(new Uint8Array(0));
+    expect(hexToBytes('00aBcDeF19')).toEqual(Uint8Array.of(0, 0xab, 0xcd, 0xef, 0x19));
+    for (const bad of ['0', 'abc', 'zz', '0g', ' 0', '0 ', 'é0', '\uff10\uff10', '0x', '-1', '\u0000a'])
+      expect(hexToBytes(bad), JSON.stringify(bad)).toBeNull();
+    for (let i = 0; i < 50; i++) {
+      const b = crypto.getRandomValues(new Uint8Array(i * 3));
+      const hex = Buffer.from(b).toString('hex');
+      expect(hexToBytes(i % 2 ? hex.toUpperCase() : hex)).toEqual(b);
+      expect(bytesToBigint(b)).toBe(BigInt(`0x0${hex}`));
+    }
   });
 
   it("quotes ids in the audit's messages as Python's repr does", () => {

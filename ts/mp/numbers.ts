@@ -7,11 +7,20 @@ export function hexToBigint(hex: string, what: string): bigint {
   return BigInt(`0x${hex}`);
 }
 
+/** Each ASCII code's hex digit value, or -1. */
+const NIBBLE = Int8Array.from({ length: 128 }, (_, c) => (c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1));
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
+
 /** Bytes of even-length hex of either case (the reference's `bytes.fromhex`, without its tolerance of spaces). */
 export function hexToBytes(hex: string): Uint8Array | null {
-  if (typeof hex !== 'string' || hex.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(hex)) return null;
+  if (typeof hex !== 'string' || hex.length % 2 !== 0) return null;
   const out = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < out.length; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  for (let i = 0; i < out.length; i++) {
+    const hi = NIBBLE[hex.charCodeAt(2 * i)] ?? -1;
+    const lo = NIBBLE[hex.charCodeAt(2 * i + 1)] ?? -1;
+    if ((hi | lo) < 0) return null;
+    out[i] = (hi << 4) | lo;
+  }
   return out;
 }
 
@@ -30,7 +39,7 @@ export function bigintToFixed(x: bigint, width: number): Uint8Array {
 
 export function bytesToBigint(b: Uint8Array): bigint {
   let hex = '0';
-  for (const x of b) hex += x.toString(16).padStart(2, '0');
+  for (const x of b) hex += HEX[x]!;
   return BigInt(`0x${hex}`);
 }
 
