@@ -42,6 +42,13 @@ export interface Crypto {
   readonly backend: BackendName;
 
   sha256(data: Uint8Array): Uint8Array;
+  /**
+   * SHA-256 of `prefix ‖ rest` for each rest, the rests laid one after the other in `rests` with
+   * their lengths in `restLengths`; the digests one after the other (32 bytes each). The prefix is
+   * hashed once: texts that share most of their bytes cost their own rests only. Lengths that do not
+   * add up to `rests` are BAD_LENGTH.
+   */
+  sha256Shared(prefix: Uint8Array, rests: Uint8Array, restLengths: Uint32Array): Uint8Array;
   sha512(data: Uint8Array): Uint8Array;
 
   /**

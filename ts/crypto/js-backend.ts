@@ -109,6 +109,24 @@ function powSolve(nonce: string, publicKey: string, difficulty: number): number 
 export const jsBackend: Crypto = {
   backend: 'js',
   sha256: (data) => sha256(data),
+  sha256Shared(prefix, rests, restLengths) {
+    const total = restLengths.reduce((a, n) => a + n, 0);
+    if (total !== rests.length) throw badLength('the rests', rests.length, total);
+    const base = sha256.create().update(prefix);
+    const out = new Uint8Array(32 * restLengths.length);
+    let at = 0;
+    restLengths.forEach((n, i) => {
+      out.set(
+        base
+          .clone()
+          .update(rests.subarray(at, at + n))
+          .digest(),
+        32 * i,
+      );
+      at += n;
+    });
+    return out;
+  },
   sha512: (data) => sha512(data),
   jcs: (text) => canonicalBytes(text),
   jcsSha256: (text) => sha256(canonicalBytes(text)),

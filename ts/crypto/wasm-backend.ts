@@ -59,6 +59,7 @@ export interface WasmExports {
   jcs_canonicalize(text: string): Uint8Array;
   jcs_sha256(text: string): Uint8Array;
   sha256(data: Uint8Array): Uint8Array;
+  sha256_shared(prefix: Uint8Array, rests: Uint8Array, restLengths: Uint32Array): Uint8Array;
   sha512(data: Uint8Array): Uint8Array;
   ed25519_public_key(seed: Uint8Array): Uint8Array;
   ed25519_sign(seed: Uint8Array, message: Uint8Array): Uint8Array;
@@ -304,6 +305,7 @@ export function wasmBackend(w: WasmExports, features: WasmFeatureLoader = noFeat
   return {
     backend: 'wasm',
     sha256: (data) => call(() => w.sha256(data)),
+    sha256Shared: (prefix, rests, restLengths) => call(() => w.sha256_shared(prefix, rests, restLengths)),
     sha512: (data) => call(() => w.sha512(data)),
     // Size and well-formedness are checked before the text is copied into WebAssembly memory.
     jcs: (text) => call(() => w.jcs_canonicalize(checkText(text))),

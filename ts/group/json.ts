@@ -188,22 +188,29 @@ export function sharedPrefixLength(texts: readonly string[]): number {
 
 /**
  * SHA-256 hex of each text, and its length in UTF-8 bytes. The texts a frame writes for its members
- * share most of their bytes (the same state, the same checkpoint), so what they share is encoded once
- * and each text's own rest after it.
+ * share most of their bytes (the same state, the same checkpoint), so what they share is encoded and
+ * hashed once (sha256Shared) and each text's own rest after it.
  */
 export function textHashes(crypto: Crypto, texts: readonly string[]): { hashes: string[]; lengths: number[] } {
   const shared = texts.length > 1 ? sharedPrefixLength(texts) : 0;
   const head = (texts[0] ?? '').slice(0, shared);
   const headBytes = encoder.encodeInto(head, room(head.length * 3, 0)).written;
-  const hashes: string[] = [];
-  const lengths: number[] = [];
-  for (const text of texts) {
+  const restLengths = new Uint32Array(texts.length);
+  let end = headBytes;
+  texts.forEach((text, i) => {
     const rest = shared === 0 ? text : text.slice(shared);
     // Three bytes per UTF-16 unit at most, so the rest always fits.
-    const buf = room(headBytes + rest.length * 3, headBytes);
-    const n = headBytes + encoder.encodeInto(rest, buf.subarray(headBytes)).written;
-    hashes.push(toHex(crypto.sha256(buf.subarray(0, n))));
-    lengths.push(n);
+    const buf = room(end + rest.length * 3, end);
+    const n = encoder.encodeInto(rest, buf.subarray(end)).written;
+    restLengths[i] = n;
+    end += n;
+  });
+  const digests = crypto.sha256Shared(scratch.subarray(0, headBytes), scratch.subarray(headBytes, end), restLengths);
+  const hashes: string[] = [];
+  const lengths: number[] = [];
+  for (let i = 0; i < texts.length; i++) {
+    hashes.push(toHex(digests.subarray(32 * i, 32 * i + 32)));
+    lengths.push(headBytes + restLengths[i]!);
   }
   return { hashes, lengths };
 }

@@ -6,6 +6,25 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
     Sha256::digest(data).into()
 }
 
+/// SHA-256 of `prefix ‖ rest` for each rest, `rests` holding them one after the other with the lengths
+/// in `rest_lengths`: the prefix is absorbed once and its state copied for each rest, so texts that
+/// share most of their bytes (a group frame's payloads, one per member) cost their own rests only.
+/// The digests are returned one after the other; `None` when the lengths do not add up to `rests`.
+pub fn sha256_shared(prefix: &[u8], rests: &[u8], rest_lengths: &[u32]) -> Option<Vec<u8>> {
+    let mut base = Sha256::new();
+    base.update(prefix);
+    let mut out = Vec::with_capacity(32 * rest_lengths.len());
+    let mut at = 0usize;
+    for &len in rest_lengths {
+        let end = at.checked_add(usize::try_from(len).ok()?)?;
+        let mut h = base.clone();
+        h.update(rests.get(at..end)?);
+        out.extend_from_slice(&h.finalize());
+        at = end;
+    }
+    (at == rests.len()).then_some(out)
+}
+
 pub fn sha512(data: &[u8]) -> [u8; 64] {
     Sha512::digest(data).into()
 }
@@ -28,4 +47,25 @@ pub fn sha256_prefixed(data: &[u8]) -> String {
     s.push_str("sha256:");
     s.push_str(&to_hex(&sha256(data)));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_prefix_hashes_are_each_texts_own() {
+        let prefix = [7u8; 100];
+        let rests: Vec<Vec<u8>> = vec![vec![], vec![1], (0..200u8).collect(), vec![9; 64]];
+        let lengths: Vec<u32> = rests.iter().map(|r| r.len() as u32).collect();
+        let joined = rests.concat();
+        let got = sha256_shared(&prefix, &joined, &lengths).unwrap_or_default();
+        let want: Vec<u8> = rests.iter().flat_map(|r| sha256(&[&prefix[..], r].concat())).collect();
+        assert_eq!(got, want);
+        assert_eq!(sha256_shared(&[], &[], &[]), Some(vec![]));
+        // Lengths that overrun the rests, or leave some of them over, are refused.
+        assert_eq!(sha256_shared(&prefix, &joined, &[1, 2]), None);
+        assert_eq!(sha256_shared(&prefix, &joined[..3], &[1, 2, 1]), None);
+        assert_eq!(sha256_shared(&prefix, &joined, &[u32::MAX]), None);
+    }
 }
