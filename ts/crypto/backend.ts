@@ -60,6 +60,13 @@ export interface Crypto {
   jcs(text: string): Uint8Array;
   /** SHA-256 of `jcs(text)`. */
   jcsSha256(text: string): Uint8Array;
+  /**
+   * SHA-256 of the canonical form of the value of the text's first member when that member is `name`
+   * (the whole text checked as `jcs` checks it, with the same errors); undefined when the text is not
+   * an object whose first member in canonical order is `name` (written as it is). agent-trade's
+   * body_hash from an envelope's text: "body" sorts before every other key the schemas allow.
+   */
+  jcsFirstMemberSha256(text: string, name: string): Uint8Array | undefined;
   /** RFC 8785 bytes of a JS value, serialized as JSON.stringify would (toJSON, undefined members dropped), but NaN/±Infinity and bigint are refused. */
   jcsValue(value: unknown): Uint8Array;
   /** SHA-256 of `jcsValue(value)`. */

@@ -431,6 +431,27 @@ export function canonicalBytes(text: string): Uint8Array {
 }
 
 /**
+ * The bytes of the first member's value in a canonical object text when its name is `name` (written
+ * as it is): from after `{"name":` to the first `,` or `}` outside strings and nested brackets. RFC
+ * 8785 writes each member's value in its own canonical form, so these are that value's canonical bytes.
+ */
+export function firstMemberValue(canonical: Uint8Array, name: string): Uint8Array | undefined {
+  const head = encoder.encode(`{"${name}":`);
+  for (let i = 0; i < head.length; i++) if (canonical[i] !== head[i]) return undefined;
+  let depth = 0;
+  for (let i = head.length; i < canonical.length; i++) {
+    const c = canonical[i];
+    if (c === 0x22) {
+      // a string: to its closing quote, stepping over escapes
+      for (i++; i < canonical.length && canonical[i] !== 0x22; i++) if (canonical[i] === 0x5c) i++;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if ((c === 0x7d || c === 0x5d) && depth > 0) depth--;
+    else if ((c === 0x2c || c === 0x7d) && depth === 0) return canonical.subarray(head.length, i);
+  }
+  return undefined;
+}
+
+/**
  * JSON text for a JS value, as JSON.stringify writes it, but refusing what it would silently change:
  * NaN and ±Infinity (JSON.stringify writes null) and bigint (it throws a TypeError). Cycles and
  * over-deep values fail later, in canonicalization, with JSON_TOO_DEEP.

@@ -9,7 +9,7 @@ import type { AeadCipher, Crypto, SignatureItem } from './backend.js';
 import { concatBytes, toHex, utf8, bytesEqual } from './encoding.js';
 import { badLength, CryptoError, disposed } from './errors.js';
 import { canonicalGoJsonBytes } from './gojson.js';
-import { canonicalBytes, stringifyStrict, wellFormed } from './jcs.js';
+import { canonicalBytes, firstMemberValue, stringifyStrict, wellFormed } from './jcs.js';
 import { isWellFormed } from './unicode.js';
 import { jsDeck } from './js-deck.js';
 import { jsOt } from './js-ot.js';
@@ -130,6 +130,10 @@ export const jsBackend: Crypto = {
   sha512: (data) => sha512(data),
   jcs: (text) => canonicalBytes(text),
   jcsSha256: (text) => sha256(canonicalBytes(text)),
+  jcsFirstMemberSha256(text, name) {
+    const value = firstMemberValue(canonicalBytes(text), name);
+    return value && sha256(value);
+  },
   jcsValue: (value) => canonicalBytes(stringifyStrict(value)),
   jcsValueSha256: (value) => sha256(canonicalBytes(stringifyStrict(value))),
   goCanonicalJson: (text) => canonicalGoJsonBytes(text),

@@ -59,6 +59,7 @@ export interface WasmExports {
   jcs_canonicalize(text: string): Uint8Array;
   jcs_sha256(text: string): Uint8Array;
   sha256(data: Uint8Array): Uint8Array;
+  jcs_first_member_sha256(text: string, name: string): Uint8Array;
   sha256_shared(prefix: Uint8Array, rests: Uint8Array, restLengths: Uint32Array): Uint8Array;
   sha512(data: Uint8Array): Uint8Array;
   ed25519_public_key(seed: Uint8Array): Uint8Array;
@@ -310,6 +311,10 @@ export function wasmBackend(w: WasmExports, features: WasmFeatureLoader = noFeat
     // Size and well-formedness are checked before the text is copied into WebAssembly memory.
     jcs: (text) => call(() => w.jcs_canonicalize(checkText(text))),
     jcsSha256: (text) => call(() => w.jcs_sha256(checkText(text))),
+    jcsFirstMemberSha256(text, name) {
+      const h = call(() => w.jcs_first_member_sha256(checkText(text), name));
+      return h.length === 0 ? undefined : h;
+    },
     // JSON.stringify escapes lone surrogates as \udXXX, which the core then refuses.
     jcsValue: (value) => call(() => w.jcs_canonicalize(checkText(stringifyStrict(value)))),
     jcsValueSha256: (value) => call(() => w.jcs_sha256(checkText(stringifyStrict(value)))),

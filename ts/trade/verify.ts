@@ -57,8 +57,8 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 export type Parsed = { ok: true; value: unknown } | { ok: false; verdict: Verdict };
 
-/** A parse that passed the gate keeps the canonical bytes the strict check made. */
-type Gated = { ok: true; value: unknown; canonical: Uint8Array } | { ok: false; verdict: Verdict };
+/** A parse that passed the gate keeps the body_hash the strict check made, when it could. */
+type Gated = { ok: true; value: unknown; bodyHash: string | undefined } | { ok: false; verdict: Verdict };
 
 const malformed = (detail: string): Gated => ({ ok: false, verdict: { result: 'fail:malformed_input', detail } });
 
@@ -78,43 +78,17 @@ function gate(crypto: Crypto, text: string | Uint8Array, maxBytes = DEFAULT_MAX_
   } catch {
     return malformed('input is not UTF-8');
   }
-  let canonical: Uint8Array;
+  let body: Uint8Array | undefined;
   try {
-    canonical = crypto.jcs(s); // strict I-JSON check of the whole file
+    // The strict I-JSON check of the whole file, which hashes JCS(body) on the way: RFC 8785 writes
+    // each member's value as its own canonical form, and "body" sorts before every key the schemas
+    // allow (an envelope with a key that sorts first has its body hashed from the parsed value).
+    body = crypto.jcsFirstMemberSha256(s, 'body');
   } catch (e) {
     if (e instanceof CryptoError) return malformed(e.message);
     throw e;
   }
-  return { ok: true, value: JSON.parse(s) as unknown, canonical };
-}
-
-const BODY_FIRST = utf8('{"body":');
-
-/**
- * JCS(body) inside JCS(envelope), which holds it already (RFC 8785 writes each member's value as its
- * own canonical form), so the body is not canonicalized a second time. "body" sorts before every key
- * the schemas allow; an envelope with a key that sorts first answers undefined. The value runs from
- * after `{"body":` to the first `,` or `}` outside strings and nested brackets.
- */
-function canonicalBody(canonical: Uint8Array): Uint8Array | undefined {
-  for (let i = 0; i < BODY_FIRST.length; i++) if (canonical[i] !== BODY_FIRST[i]) return undefined;
-  let depth = 0;
-  for (let i = BODY_FIRST.length; i < canonical.length; i++) {
-    const c = canonical[i];
-    if (c === 0x22) {
-      // a string: to its closing quote, stepping over escapes
-      for (i++; i < canonical.length && canonical[i] !== 0x22; i++) if (canonical[i] === 0x5c) i++;
-    } else if (c === 0x7b || c === 0x5b) depth++;
-    else if ((c === 0x7d || c === 0x5d) && depth > 0) depth--;
-    else if ((c === 0x2c || c === 0x7d) && depth === 0) return canonical.subarray(BODY_FIRST.length, i);
-  }
-  return undefined;
-}
-
-/** body_hash of the body's canonical bytes, from the envelope's when the gate made them. */
-function actualBodyHash(crypto: Crypto, body: unknown, canonical: Uint8Array | undefined): string {
-  const bytes = canonical && canonicalBody(canonical);
-  return bytes ? `sha256:${toHex(crypto.sha256(bytes))}` : bodyHash(crypto, body);
+  return { ok: true, value: JSON.parse(s) as unknown, bodyHash: body && `sha256:${toHex(body)}` };
 }
 
 /**
@@ -134,12 +108,12 @@ function actualBodyHash(crypto: Crypto, body: unknown, canonical: Uint8Array | u
  */
 export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opts: VerifyOptions = {}): Verdict {
   let env = input;
-  let canonical: Uint8Array | undefined;
+  let gatedBodyHash: string | undefined;
   if (typeof input === 'string' || input instanceof Uint8Array) {
     const parsed = gate(crypto, input, opts.maxBytes);
     if (!parsed.ok) return parsed.verdict;
     env = parsed.value;
-    canonical = parsed.canonical;
+    gatedBodyHash = parsed.bodyHash;
   }
   const e = (typeof env === 'object' && env !== null && !Array.isArray(env) ? env : {}) as Partial<Envelope> & Record<string, unknown>;
 
@@ -149,7 +123,7 @@ export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opt
   // 1. recompute body_hash from the body itself
   let actual: string;
   try {
-    actual = actualBodyHash(crypto, e.body, canonical);
+    actual = gatedBodyHash ?? bodyHash(crypto, e.body);
   } catch (err) {
     if (!(err instanceof CryptoError)) throw err;
     return { result: 'fail:body_hash_mismatch', detail: `body cannot be canonicalized: ${err.message}` };

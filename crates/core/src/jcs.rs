@@ -379,10 +379,71 @@ pub fn canonicalize(text: &str) -> Result<Vec<u8>> {
     }
 }
 
+/// SHA-256 of the canonical form of the value of `text`'s first member when that member is `name`,
+/// the whole text checked as [`canonicalize`] checks it; `None` when the text is not an object whose
+/// first member in canonical order is `name` (written as it is: a name that JSON would escape is never
+/// found). RFC 8785 writes each member's value in its own canonical form, so the value's bytes are
+/// read out of the whole text's, not canonicalized a second time.
+pub fn first_member_sha256(text: &str, name: &str) -> Result<Option<[u8; 32]>> {
+    let canonical = canonicalize(text)?;
+    Ok(first_member_value(&canonical, name).map(crate::hash::sha256))
+}
+
+/// The bytes of the first member's value in a canonical object text when its name is `name`: from
+/// after `{"name":` to the first `,` or `}` outside strings and nested brackets.
+fn first_member_value<'a>(canonical: &'a [u8], name: &str) -> Option<&'a [u8]> {
+    let rest = canonical.strip_prefix(b"{\"")?.strip_prefix(name.as_bytes())?.strip_prefix(b"\":")?;
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, &c) in rest.iter().enumerate() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' if depth > 0 => depth -= 1,
+            b',' | b'}' if depth == 0 => return rest.get(..i),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// [`canonicalize`] for bytes that must first be checked to be UTF-8.
 pub fn canonicalize_bytes(bytes: &[u8]) -> Result<Vec<u8>> {
     if bytes.len() > MAX_INPUT_BYTES {
         return Err(Error::JsonTooLarge(bytes.len()));
     }
     canonicalize(std::str::from_utf8(bytes).map_err(|_| Error::Utf8)?)
+}
+
+#[cfg(test)]
+mod first_member_tests {
+    use super::*;
+
+    #[test]
+    fn hashes_the_first_members_canonical_value() {
+        let cases: [(&str, &str, Option<&str>); 8] = [
+            (r#"{"b": {"y":1, "x":[1, "a,}"]}, "c": 2}"#, "b", Some(r#"{"x":[1,"a,}"],"y":1}"#)),
+            (r#"{"b": "q\"}", "c": 2}"#, "b", Some(r#""q\"}""#)),
+            (r#"{"b": 1e0}"#, "b", Some("1")),
+            (r#"{"c": 1, "a": 2}"#, "a", Some("2")),
+            (r#"{"c": 1, "a": 2}"#, "c", None),
+            (r#"[1]"#, "b", None),
+            (r#"{}"#, "b", None),
+            (r#"{"bb": 1}"#, "b", None),
+        ];
+        for (text, name, value) in cases {
+            let got = first_member_sha256(text, name).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(got, value.map(|v| crate::hash::sha256(v.as_bytes())), "{text}");
+        }
+        assert!(first_member_sha256(r#"{"b": 1, "b": 2}"#, "b").is_err());
+    }
 }
