@@ -4,8 +4,9 @@
 // checkpoint; (2) bytes per envelope, full vs delta; (3) one member's verify cost per frame (a replica
 // applying that member's envelopes). The bound: a frame needs 33 Ed25519 signatures (32 envelopes and
 // the checkpoint), so node:crypto's signs/s ÷ 33 is the most frames/s any leader could reach; the
-// ratio leader frames/s ÷ that bound has a floor of 0.5, judged on the median of paired samples: each
-// round runs the whole script once per backend and samples node:crypto's signs/s, the order rotating.
+// ratio leader frames/s ÷ that bound has a floor of 0.5 for the wasm backend (the js twin's is against
+// its own signer's bound, js signs/s ÷ 33), judged on the median of paired samples: each round runs
+// the whole script once per backend and samples each signer's signs/s, the order rotating.
 // In memory, nothing written. Writes bench/results/group.md and group.floors.json.
 import * as nodeCrypto from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -190,7 +191,18 @@ byName.js.fps = s.js;
 byName.wasm.signs = s.wasmSigns;
 byName.js.signs = s.jsSigns;
 const bounds = s.node.map((x) => x / 33);
-const floors: Floor[] = results.map((r) => ratioFloor(`${r.name} leader frames/s ÷ (node:crypto signs/s ÷ 33)`, r.fps, bounds, 0.5));
+// The js twin signs an order of magnitude slower than node:crypto, so no js leader can come near the
+// node:crypto bound; its floor is against its own signer's bound (js signs/s ÷ 33), measured in the
+// same rounds, and the node:crypto ratio stays in the table as a figure.
+const floors: Floor[] = [
+  ratioFloor('wasm leader frames/s ÷ (node:crypto signs/s ÷ 33)', byName.wasm.fps, bounds, 0.5),
+  ratioFloor(
+    'js leader frames/s ÷ (js signs/s ÷ 33)',
+    byName.js.fps,
+    s.jsSigns.map((x) => x / 33),
+    0.5,
+  ),
+];
 writeFloors('group', floors);
 const nodeSigns = median(s.node);
 const bound = nodeSigns / 33;
@@ -204,7 +216,7 @@ const lines = [
   '',
   `A leader with ${N} active members runs a fixed script of ${SCRIPT.length} member actions (${ROUNDS} rounds: a vote opened, ${N} ballots, ${N} requests to speak, an action item and a yield from each speaker, the vote closed, the agenda advanced). Every action is one frame: the hooks' state, ${N} private views, a delta or full view and checkpoint per member, 32 envelope signatures and a checkpoint signature. Leader frames/s is the whole script (start included) over wall time, median of ${REPS} runs. Verify is one replica (seat ${VIEWER}) applying its bootstrap and its ${results[0]!.frames} envelopes, median of ${REPS} runs.`,
   '',
-  `Signature bound: node:crypto Ed25519 signs ${fmt(nodeSigns)}/s (median) over the ${signMsg.length}-byte message the leader signs per member, so at most ${fmt(bound)} frames/s (÷ 33). Floor: leader frames/s ÷ that bound ≥ 0.5, judged on the median of the ${REPS} rounds' paired ratios (each round: one leader run per backend and a node:crypto sample, order rotating). The js twin's floor is against the same node:crypto bound, which its own signs/s cannot reach. In memory, nothing written.`,
+  `Signature bound: node:crypto Ed25519 signs ${fmt(nodeSigns)}/s (median) over the ${signMsg.length}-byte message the leader signs per member, so at most ${fmt(bound)} frames/s (÷ 33). Floor: leader frames/s ÷ that bound ≥ 0.5, judged on the median of the ${REPS} rounds' paired ratios (each round: one leader run per backend and a node:crypto sample, order rotating). The js twin's floor is against its own signer's bound (js signs/s ÷ 33, same rounds): node:crypto's is out of its reach by construction. In memory, nothing written.`,
   '',
   ...table(
     ['backend', 'backend signs/s', 'leader frames/s (median)', 'runs', 'ratio of medians to bound', 'verify per frame (one replica)', 'replica frames/s'],
