@@ -4,6 +4,7 @@
 // still names the web build of the WASM core.
 import { build } from 'esbuild';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -17,7 +18,7 @@ const common = { bundle: true, format: 'esm', platform: 'browser', target: 'es20
  */
 const PAGE_SWAPS = {
   'ts/spec/compile.ts': 'ts/web/no-compile.ts',
-  'ts/spec/precompiled/index.ts': 'ts/web/page-validators.ts',
+  'ts/spec/precompiled-validators.ts': 'ts/web/page-validators.ts',
   'ts/engine/modes/mental-poker.ts': 'ts/web/page-modes.ts',
   'ts/engine/modes/realtime.ts': 'ts/web/page-modes.ts',
   'ts/crypto/js-backend.ts': 'ts/web/no-js-backend.ts',
@@ -26,7 +27,7 @@ const pageModules = {
   name: 'page-modules',
   setup(b) {
     const swap = Object.fromEntries(Object.entries(PAGE_SWAPS).map(([from, to]) => [`${ROOT}${from}`, `${ROOT}${to}`]));
-    b.onResolve({ filter: /^\.\/(compile|precompiled\/index|mental-poker|realtime|js-backend)\.js$/ }, (a) => {
+    b.onResolve({ filter: /^\.\/(compile|precompiled-validators|mental-poker|realtime|js-backend)\.js$/ }, (a) => {
       const target = `${a.resolveDir}/${a.path.slice(2).replace(/\.js$/, '.ts')}`;
       return swap[target] ? { path: swap[target] } : undefined;
     });
@@ -82,12 +83,79 @@ const onePerVersion = {
   },
 };
 
+/**
+ * libp2p modules the page bundles cut down to what it runs (each as the module it stands for, so every
+ * importer is served). @libp2p/crypto/keys (imported by libp2p, Noise, peer-id, the peer store and the
+ * record envelope) with Ed25519 keys only: the page's own identity is Ed25519 (ts/net/browser-node.ts)
+ * and it dials only the host its invitation names, whose identity is Ed25519 too, so the secp256k1, RSA
+ * and ECDSA code (their curves and DER parsing) is left out; a key of another type is refused with the
+ * error libp2p gives a type it does not know (UnsupportedKeyTypeError). Noise's pure-JS crypto without
+ * ChaCha20-Poly1305: the page's Noise seals and opens frames with the WASM core (ts/net/stack.ts
+ * noiseCrypto replaces those two functions), so @noble/ciphers is left out.
+ */
+const KEYS_DIR = `${ROOT}node_modules/@libp2p/crypto/dist/src/keys`;
+const NOISE_JS = `${ROOT}node_modules/@chainsafe/libp2p-noise/dist/src/crypto/js.js`;
+const TRIMMED = {
+  [`${KEYS_DIR}/index.js`]: `import { UnsupportedKeyTypeError } from '@libp2p/interface';
+import { generateEd25519KeyPair, generateEd25519KeyPairFromSeed, unmarshalEd25519PublicKey } from './ed25519/utils.js';
+import * as pb from './keys.js';
+export async function generateKeyPair(type) {
+  if (type === 'Ed25519') return generateEd25519KeyPair();
+  throw new UnsupportedKeyTypeError();
+}
+export async function generateKeyPairFromSeed(type, seed) {
+  if (type !== 'Ed25519') throw new UnsupportedKeyTypeError('Seed key derivation only supported for Ed25519 keys');
+  return generateEd25519KeyPairFromSeed(seed);
+}
+const ed25519 = ({ Type, Data }) => {
+  if (Type !== pb.KeyType.Ed25519) throw new UnsupportedKeyTypeError();
+  return unmarshalEd25519PublicKey(Data ?? new Uint8Array());
+};
+export const publicKeyFromProtobuf = (buf) => ed25519(pb.PublicKey.decode(buf));
+export const publicKeyFromMultihash = (digest) => ed25519(pb.PublicKey.decode(digest.digest));
+export const publicKeyToProtobuf = (key) => pb.PublicKey.encode({ Type: pb.KeyType[key.type], Data: key.raw });
+`,
+  [NOISE_JS]: `import { x25519 } from '@noble/curves/ed25519.js';
+import { extract, expand } from '@noble/hashes/hkdf.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+const wasmOnly = () => {
+  throw new Error('the agent page seals Noise frames with the WASM core (noiseCrypto)');
+};
+export const pureJsCrypto = {
+  hashSHA256: (data) => sha256(data.subarray()),
+  getHKDF(ck, ikm) {
+    const okm = expand(sha256, extract(sha256, ikm, ck), undefined, 96);
+    return [okm.subarray(0, 32), okm.subarray(32, 64), okm.subarray(64, 96)];
+  },
+  generateX25519KeyPair() {
+    const secretKey = x25519.utils.randomSecretKey();
+    return { publicKey: x25519.getPublicKey(secretKey), privateKey: secretKey };
+  },
+  generateX25519KeyPairFromSeed: (seed) => ({ publicKey: x25519.getPublicKey(seed), privateKey: seed }),
+  generateX25519SharedKey: (privateKey, publicKey) => x25519.getSharedSecret(privateKey.subarray(), publicKey.subarray()),
+  chaCha20Poly1305Encrypt: wasmOnly,
+  chaCha20Poly1305Decrypt: wasmOnly,
+};
+`,
+};
+export const trimmedLibp2p = {
+  name: 'trimmed-libp2p',
+  setup(b) {
+    const KEYS = `${KEYS_DIR}/index.js`;
+    b.onResolve({ filter: /^@libp2p\/crypto\/keys$|\/(index|js)\.js$/ }, (a) => {
+      const path = a.path === '@libp2p/crypto/keys' ? KEYS : a.path.startsWith('.') ? resolve(a.resolveDir, a.path) : undefined;
+      return path && TRIMMED[path] ? { path, namespace: 'trimmed-libp2p' } : undefined;
+    });
+    b.onLoad({ filter: /.*/, namespace: 'trimmed-libp2p' }, (a) => ({ contents: TRIMMED[a.path], resolveDir: dirname(a.path), loader: 'js' }));
+  },
+};
+
 /** The agent page (`aigenora web`): the engine, libp2p over WebSockets and the page's UI in one module. */
 export const pageBuild = {
   ...common,
   entryPoints: [`${ROOT}ts/web/page.ts`],
   outfile: `${ROOT}dist/web/agent.js`,
-  plugins: [pageModules, onePerVersion],
+  plugins: [pageModules, trimmedLibp2p, onePerVersion],
   // Noise's crypto subpath is exported without a browser condition; its browser build is named here.
   alias: { '@chainsafe/libp2p-noise/crypto': `${ROOT}node_modules/@chainsafe/libp2p-noise/dist/src/crypto/index.browser.js` },
 };

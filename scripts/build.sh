@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm run build` (also run by prepack and by the test and demo scripts): the WASM bindings
-# (scripts/build-wasm.sh, skipped when up to date), the built-ins' message validators compiled ahead of
-# time (scripts/build-validators.mjs, into ts/spec/precompiled/), then ts/ compiled to ES modules, .d.ts and source
+# (scripts/build-wasm.sh, skipped when up to date), the agent page's built-ins' message validators compiled
+# ahead of time (scripts/build-validators.mjs, into ts/spec/precompiled/), then ts/ compiled to ES modules, .d.ts and source
 # maps in dist/, the built-in protocols' spec.json files beside their compiled hooks, the light package
 # packages/core (scripts/build-core.mjs), and one
 # self-contained browser module (dist/web/aigenora-crypto.js) for pages that use no bundler.
@@ -12,7 +12,7 @@ exec </dev/null
 
 [[ ${1:-} == --clean ]] && rm -rf dist
 bash scripts/build-wasm.sh
-# The built-ins' message validators compiled ahead of time (ts/spec/precompiled/, rewritten only when stale).
+# The agent page's built-ins' message validators compiled ahead of time (ts/spec/precompiled/, rewritten only when stale).
 node scripts/build-validators.mjs
 node node_modules/typescript/bin/tsc -p tsconfig.build.json
 for dir in ts/protocols/*/; do

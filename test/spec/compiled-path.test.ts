@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { expect, it, vi } from 'vitest';
 
 const compiled = vi.hoisted(() => ({ n: 0 }));
-vi.mock('../../ts/spec/precompiled/index.js', () => ({ PRECOMPILED: new Map() }));
+vi.mock('../../ts/spec/precompiled-validators.js', () => ({ PRECOMPILED: new Map() }));
 vi.mock('../../ts/spec/compile.js', async (original) => {
   const m = await original<typeof import('../../ts/spec/compile.js')>();
   return {

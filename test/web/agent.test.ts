@@ -121,6 +121,14 @@ describe('the agent page', () => {
     expect(text).toContain('completed');
     expect(text).toContain('receipt verified');
     expect(errors).toEqual([]);
+    // Until the session is ready the page fetches the WASM core only: rps's protocol_id is recorded in
+    // the page; the pyjson module comes after, for the receipt check's own protocol_id.
+    const wasm = await page.evaluate(() => ({
+      ready: Number(document.body.dataset['readyMs']),
+      fetched: performance.getEntriesByType('resource').flatMap((e) => (e.name.endsWith('.wasm') ? [[new URL(e.name).pathname, e.startTime] as const] : [])),
+    }));
+    expect(wasm.fetched.filter(([, at]) => at < wasm.ready).map(([name]) => name)).toEqual(['/aigenora_wasm_bg.wasm']);
+    expect(wasm.fetched.filter(([, at]) => at > wasm.ready).map(([name]) => name)).toEqual(['/aigenora_wasm_pyjson_bg.wasm']);
     expect(await h.exited).toBe(0);
     const hostSide = sessionSide(h.dataDir, 'host');
     const hv = cli(['receipt', 'verify', hostSide, '--json']);

@@ -53,6 +53,17 @@ export function checkSpecText(crypto: Crypto, text: string, opts: ValidateOption
     const issue: SpecIssue = { pointer: '', code: 'SPEC_JSON_INVALID', message: `spec.json is not strict JSON: ${e.message}`, severity: 'error' };
     return { text, spec: {} as Spec, issues: [issue], ok: false };
   }
+  return checkSpecTextOfId(text, id, opts);
+}
+
+/**
+ * checkSpecText for a text whose protocol_id is already known: one of the agent page's built-ins, whose
+ * exact text and id were recorded at build time (so the page needs no protocol_id module for it).
+ *
+ * @param text - strict JSON spec text (the recorded one)
+ * @param id - its protocol_id
+ */
+export function checkSpecTextOfId(text: string, id: string, opts: ValidateOptions = {}): Omit<LoadedSpec, 'path' | 'dir'> {
   const spec = JSON.parse(text) as Spec;
   const issues = validateSpec(spec, opts);
   return { text, spec, protocolId: id, issues, ok: !issues.some((i) => i.severity === 'error') };

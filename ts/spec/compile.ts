@@ -1,7 +1,7 @@
 /**
- * Compiling message schemas at run time with ajv (JSON Schema 2020-12 and this project's keywords), for
- * any spec that is not a built-in precompiled by scripts/build-validators.mjs. The same options and
- * keywords compile the precompiled validators, so both give the same verdicts and the same errors.
+ * Compiling message schemas at run time with ajv (JSON Schema 2020-12 and this project's keywords): every
+ * spec's in Node. The same options and keywords compile the agent page's built-ins ahead of time
+ * (scripts/build-validators.mjs), so both give the same verdicts and the same errors.
  * The agent page is bundled with ts/web/no-compile.ts in place of this module: no ajv, no eval.
  */
 import { _, Ajv2020, type CodeOptions, type KeywordCxt } from 'ajv/dist/2020.js';

@@ -1,7 +1,7 @@
 /**
  * What the code of this project's schema keywords calls at validation time. Each function names its
  * own expression (`code`), which is how ajv's standalone output refers to it: the generated validators
- * (ts/spec/precompiled/) import this module as `rt`, so the run-time and the ahead-of-time validators
+ * (ts/spec/precompiled/, the agent page's built-ins) import this module as `rt`, so the run-time and the ahead-of-time validators
  * call the very same functions, and neither the page nor a precompiled validator needs ajv's compiler.
  */
 import { utf8Length } from '../crypto/unicode.js';

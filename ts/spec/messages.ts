@@ -1,7 +1,8 @@
 /**
  * Message validation: each protocol's messages get closed JSON Schema 2020-12 validators, cached by
- * protocol_id: a built-in's were compiled ahead of time (ts/spec/precompiled/, found by each schema's
- * own text), any other spec's are compiled by ajv at first use (compile.ts). A message is matched as the reference matches it (NOTES A4): the declared
+ * protocol_id, compiled by ajv at first use (compile.ts); the agent page, which has no compiler, takes
+ * those of the built-ins it plays compiled ahead of time (precompiled-validators.ts, found by each
+ * schema's own text). A message is matched as the reference matches it (NOTES A4): the declared
  * message whose `action` enum contains msg.action and whose direction matches (`both` matches either;
  * no direction, any). Undeclared fields, wrong types, out-of-range values, unknown actions and oversize
  * values are refused with the field's pointer and a stable code, so nothing invalid can reach a hook.
@@ -16,7 +17,7 @@ import { Entries, MAX_DEPTH, parseJson, type JsonNode } from '../crypto/jcs.js';
 import { isWellFormed } from '../crypto/unicode.js';
 import { schemaCompiler } from './compile.js';
 import { exactBounds, get, messageJsonSchema, schemaKey, type SchemaValidator } from './message-schema.js';
-import { PRECOMPILED } from './precompiled/index.js';
+import { PRECOMPILED } from './precompiled-validators.js';
 import { actionsOf } from './validate.js';
 import type { MessageSpec, Spec, WireDirection } from './types.js';
 import { countMembers, hasFloat, plainMembers, project, untag, WireFloat } from './wire.js';
@@ -112,8 +113,8 @@ export interface ValidatorOptions {
   /** The spec's text, for integer bounds exactly as written (JSON.parse rounds those beyond 2^53). */
   specText?: string;
   /**
-   * Take a built-in's validator compiled ahead of time (ts/spec/precompiled/, found by the schema's
-   * own text) when there is one (the default), or compile every schema now (false; tests compare the two).
+   * Take a validator compiled ahead of time (precompiled-validators.ts, found by the schema's own
+   * text) when there is one (the default), or compile every schema now (false; tests compare the two).
    */
   precompiled?: boolean;
 }

@@ -56,6 +56,12 @@ export interface JoinOptions {
   onReady?: (info: { sid: string; protocol: PageProtocol; invitation: Invitation; guestKey: string }) => void;
   /** Abort the session (it tells the host and ends with local_abort). */
   signal?: AbortSignal;
+  /**
+   * Makes crypto.protocolId available (in a browser, fetching the pyjson WASM module): awaited after the
+   * session, before the receipt check, which computes the spec's protocol_id as `receipt verify` does.
+   * If it fails, the check runs anyway and reports the protocol_id it could not compute.
+   */
+  loadProtocolId?: () => Promise<unknown>;
   handshakeTimeoutMs?: number;
 }
 
@@ -159,6 +165,7 @@ export async function joinFromPage(o: JoinOptions): Promise<PageSessionResult> {
     });
     const transcript = store.transcript();
     const receipt = store.files.get('receipt.json') ?? null;
+    await o.loadProtocolId?.().catch(() => undefined);
     const check = verifyTranscript(c, transcript, protocol.specText, receipt, store.files.get('transcript_receipt.json') ?? null);
     return {
       completed: end.completed,

@@ -13,10 +13,12 @@ import humanChat from '../protocols/human-chat/hooks.js';
 import qna from '../protocols/qna/hooks.js';
 import reversi from '../protocols/reversi/hooks.js';
 import rps from '../protocols/rps/hooks.js';
-import { checkSpecText } from '../spec/check.js';
+import { toHex } from '../crypto/encoding.js';
+import { checkSpecText, checkSpecTextOfId } from '../spec/check.js';
 import { ValidatorUnavailable } from '../spec/errors.js';
 import { messageValidator } from '../spec/messages.js';
 import type { PageProtocol } from './agent.js';
+import { PAGE_PROTOCOL_IDS } from './page-validators.js';
 
 /** Built-in folder → hooks. The server offers the spec of each of these folders (PAGE_FOLDERS). */
 export const PAGE_HOOKS: Record<string, HooksModule> = {
@@ -37,12 +39,26 @@ export interface ServedSpec {
   spec: string;
 }
 
-export function pageProtocols(crypto: Crypto, served: ServedSpec[]): PageProtocol[] {
+/**
+ * The served specs the page can play, with their protocol_id. A text whose SHA-256 is that of a built-in
+ * as the page was built gets the protocol_id recorded for it then; any other text (whatever its name)
+ * has it computed, after `loadProtocolId` (in a browser, fetching the pyjson WASM module) has resolved.
+ *
+ * @param loadProtocolId - makes crypto.protocolId available; called at most once, and only when needed
+ */
+export async function pageProtocols(
+  crypto: Crypto,
+  served: ServedSpec[],
+  loadProtocolId: () => Promise<unknown> = async () => undefined,
+): Promise<PageProtocol[]> {
   const out: PageProtocol[] = [];
+  let loading: Promise<unknown> | undefined;
   for (const s of served) {
     const hooks = PAGE_HOOKS[s.folder];
     if (!hooks) continue;
-    const l = checkSpecText(crypto, s.spec);
+    const known = PAGE_PROTOCOL_IDS.get(toHex(crypto.sha256(new TextEncoder().encode(s.spec))));
+    if (!known) await (loading ??= loadProtocolId());
+    const l = known ? checkSpecTextOfId(s.spec, known) : checkSpecText(crypto, s.spec);
     if (!l.ok || !l.protocolId) continue;
     // The page validates with the validators compiled into it: a served spec that differs from the
     // page's build of that built-in has none, and is left out (openInvitation then names the CLI).

@@ -55,13 +55,15 @@ function download(result: PageSessionResult): void {
 
 async function run(invitation: string, mode: ControlMode): Promise<void> {
   say('loading the WASM core…');
-  // The served specs' protocol_id (pageProtocols) runs in the pyjson module, fetched beside the core.
-  const [crypto] = await Promise.all([
+  let pyjson: Promise<unknown> | undefined;
+  const loadProtocolId = () => (pyjson ??= loadCryptoFeature('pyjson', new URL('./aigenora_wasm_pyjson_bg.wasm', location.href)));
+  const [crypto, served] = await Promise.all([
     createCrypto('wasm', new URL('./aigenora_wasm_bg.wasm', location.href)),
-    loadCryptoFeature('pyjson', new URL('./aigenora_wasm_pyjson_bg.wasm', location.href)),
+    fetch('./protocols.json').then(async (r) => (await r.json()) as ServedSpec[]),
   ]);
-  const served = (await (await fetch('./protocols.json')).json()) as ServedSpec[];
-  const protocols = pageProtocols(crypto, served);
+  // A served built-in as the page was built has its protocol_id recorded in the page; only another
+  // text needs it computed, in the pyjson module, fetched then (or after the session, for the receipt check).
+  const protocols = await pageProtocols(crypto, served, loadProtocolId);
   // Refuse a bad invitation before any key is made or any connection opened.
   const { protocol, invitation: inv } = openInvitation(crypto, invitation, protocols);
   byId('protocol').textContent = `${protocol.alias} · ${mode} control · options ${JSON.stringify(inv.options)}`;
@@ -107,6 +109,7 @@ async function run(invitation: string, mode: ControlMode): Promise<void> {
     invitation,
     protocols,
     controlMode: mode,
+    loadProtocolId,
     onReady: ({ sid, guestKey }) => {
       say(`session ${sid.slice(0, 16)}… ready`);
       byId('identity').textContent = `this page's key ${guestKey.slice(0, 16)}…`;

@@ -4,6 +4,12 @@
 import type { SchemaValidator } from '../message-schema.js';
 import * as rt from '../keyword-runtime.js';
 
+/** SHA-256 of the exact text of ts/protocols/coin-flip/spec.json (lowercase hex). */
+export const specSha256 = 'a77d7e4b39ab1bad190f31bf5f986d5fa35f854269fd865477501811ff7a7518';
+
+/** protocol_id of that text, as protocolId computes it. */
+export const protocolId = '9e5df77c31b613dd16b015ed802d4d063d446c4e381382885683c89b7f5ee48f';
+
 /** Each schema's JSON text (schemaKey), in the order load() returns their validators. */
 export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["join"]},"best_of":{"wireInteger":true,"wireMinimum":"1","wireMaximum":"99"}},"required":["action"],"additionalProperties":false}',
@@ -15,7 +21,7 @@ export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["end"]}},"required":["action"],"additionalProperties":false}',
 ];
 
-/** The validators, made when the first of them is wanted (a process loads every built-in's module). */
+/** The validators, made when the first of them is wanted (the page loads every one of these modules). */
 export function load(): SchemaValidator[] {
   const schema0 = {
     type: 'object',

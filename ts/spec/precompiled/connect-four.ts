@@ -4,6 +4,12 @@
 import type { SchemaValidator } from '../message-schema.js';
 import * as rt from '../keyword-runtime.js';
 
+/** SHA-256 of the exact text of ts/protocols/connect-four/spec.json (lowercase hex). */
+export const specSha256 = '9cdb6b433b92013a137de5bc6c24b3f4fa03116e71f014908ba67722b3702d8e';
+
+/** protocol_id of that text, as protocolId computes it. */
+export const protocolId = '5cd50a30977f690c81073e861c9fec9323b3bf359e703c886ff9b0153c1cb209';
+
 /** Each schema's JSON text (schemaKey), in the order load() returns their validators. */
 export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["join"]},"cols":{"wireInteger":true,"wireMinimum":"4","wireMaximum":"10"},"rows":{"wireInteger":true,"wireMinimum":"4","wireMaximum":"10"}},"required":["action"],"additionalProperties":false}',
@@ -14,7 +20,7 @@ export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["end"]},"winner":{"type":"string","enum":["host","guest","draw"]}},"required":["action","winner"],"additionalProperties":false}',
 ];
 
-/** The validators, made when the first of them is wanted (a process loads every built-in's module). */
+/** The validators, made when the first of them is wanted (the page loads every one of these modules). */
 export function load(): SchemaValidator[] {
   const schema0 = {
     type: 'object',

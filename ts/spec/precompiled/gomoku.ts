@@ -4,6 +4,12 @@
 import type { SchemaValidator } from '../message-schema.js';
 import * as rt from '../keyword-runtime.js';
 
+/** SHA-256 of the exact text of ts/protocols/gomoku/spec.json (lowercase hex). */
+export const specSha256 = '222f6e601fed82c8885570db8de1fd5ec002102f9ae928a01432c98ff4d9af97';
+
+/** protocol_id of that text, as protocolId computes it. */
+export const protocolId = '6fdb1053bf4b3c2eb280d0f48215042ce2a330bef4d14113fdab3c4f997a0827';
+
 /** Each schema's JSON text (schemaKey), in the order load() returns their validators. */
 export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["join"]},"board_size":{"wireInteger":true,"wireMinimum":"5","wireMaximum":"19"}},"required":["action"],"additionalProperties":false}',
@@ -14,7 +20,7 @@ export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["end"]},"winner":{"type":"string","enum":["host","guest","draw"]}},"required":["action","winner"],"additionalProperties":false}',
 ];
 
-/** The validators, made when the first of them is wanted (a process loads every built-in's module). */
+/** The validators, made when the first of them is wanted (the page loads every one of these modules). */
 export function load(): SchemaValidator[] {
   const schema0 = {
     type: 'object',

@@ -4,6 +4,12 @@
 import type { SchemaValidator } from '../message-schema.js';
 import * as rt from '../keyword-runtime.js';
 
+/** SHA-256 of the exact text of ts/protocols/guess-number/spec.json (lowercase hex). */
+export const specSha256 = 'b5ef5d14fc035a16afb8bc38f218b9fafaf1d9ba8c7d1a21cafb81e1ee76ac2f';
+
+/** protocol_id of that text, as protocolId computes it. */
+export const protocolId = '166570eff5c0864d31ccafb9d04ea5154184542085dfa401a9c3590f6831e8c8';
+
 /** Each schema's JSON text (schemaKey), in the order load() returns their validators. */
 export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["join"]},"max_attempts":{"wireInteger":true,"wireMinimum":"1","wireMaximum":"100"}},"required":["action"],"additionalProperties":false}',
@@ -14,7 +20,7 @@ export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["error"]},"reason":{"type":"string","enum":["invalid_guess","unexpected_action","invalid_message"]}},"required":["action","reason"],"additionalProperties":false}',
 ];
 
-/** The validators, made when the first of them is wanted (a process loads every built-in's module). */
+/** The validators, made when the first of them is wanted (the page loads every one of these modules). */
 export function load(): SchemaValidator[] {
   const schema0 = {
     type: 'object',

@@ -4,6 +4,12 @@
 import type { SchemaValidator } from '../message-schema.js';
 import * as rt from '../keyword-runtime.js';
 
+/** SHA-256 of the exact text of ts/protocols/human-chat/spec.json (lowercase hex). */
+export const specSha256 = '244f6821fb7dc2f747b6b216f92377d3d2bf8921ec323709e4d3b7153f710e3e';
+
+/** protocol_id of that text, as protocolId computes it. */
+export const protocolId = '59da01bc80d2ac385e0c9c642ad578ffa83b8fe273c4df21d80b2555437b8a31';
+
 /** Each schema's JSON text (schemaKey), in the order load() returns their validators. */
 export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["join"]}},"required":["action"],"additionalProperties":false}',
@@ -12,7 +18,7 @@ export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["end"]}},"required":["action"],"additionalProperties":false}',
 ];
 
-/** The validators, made when the first of them is wanted (a process loads every built-in's module). */
+/** The validators, made when the first of them is wanted (the page loads every one of these modules). */
 export function load(): SchemaValidator[] {
   const schema0 = { type: 'object', properties: { action: { type: 'string', enum: ['join'] } }, required: ['action'], additionalProperties: false };
   function validate0(data, { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {

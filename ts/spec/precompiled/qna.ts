@@ -4,6 +4,12 @@
 import type { SchemaValidator } from '../message-schema.js';
 import * as rt from '../keyword-runtime.js';
 
+/** SHA-256 of the exact text of ts/protocols/qna/spec.json (lowercase hex). */
+export const specSha256 = '5898338a50c2b2cce146fd23eda2194ff21a899a3dca72435cfa84e751c7b3b3';
+
+/** protocol_id of that text, as protocolId computes it. */
+export const protocolId = '3f7cce7de60d79f5a4f55f1f1af97317e78ce2e01b21d3893cd815d9e97e4038';
+
 /** Each schema's JSON text (schemaKey), in the order load() returns their validators. */
 export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["join"]}},"required":["action"],"additionalProperties":false}',
@@ -12,7 +18,7 @@ export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["answer"]},"request_id":{"type":"string","pattern":"^[A-Za-z0-9_.:-]{1,128}$"},"status":{"type":"string","enum":["answered","unknown_topic","refused"]},"text":{"type":"string","maxUtf8Bytes":4000}},"required":["action","request_id","status","text"],"additionalProperties":false}',
 ];
 
-/** The validators, made when the first of them is wanted (a process loads every built-in's module). */
+/** The validators, made when the first of them is wanted (the page loads every one of these modules). */
 export function load(): SchemaValidator[] {
   const schema0 = { type: 'object', properties: { action: { type: 'string', enum: ['join'] } }, required: ['action'], additionalProperties: false };
   function validate0(data, { instancePath = '', parentData, parentDataProperty, rootData = data, dynamicAnchors = {} } = {}) {

@@ -4,6 +4,12 @@
 import type { SchemaValidator } from '../message-schema.js';
 import * as rt from '../keyword-runtime.js';
 
+/** SHA-256 of the exact text of ts/protocols/reversi/spec.json (lowercase hex). */
+export const specSha256 = 'bc09646fa67ce151a7876697f6b411c349aa662e5713dda6d003152c3d9155a4';
+
+/** protocol_id of that text, as protocolId computes it. */
+export const protocolId = '5358130e14885f61ff210d2dd44c58a15ca4140bd89558f41f3eb867bc188e8f';
+
 /** Each schema's JSON text (schemaKey), in the order load() returns their validators. */
 export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["join"]},"board_size":{"wireInteger":true,"wireMinimum":"6","wireMaximum":"8"}},"required":["action"],"additionalProperties":false}',
@@ -15,7 +21,7 @@ export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["end"]},"winner":{"type":"string","enum":["host","guest","draw"]},"black":{"wireInteger":true,"wireMinimum":"0"},"white":{"wireInteger":true,"wireMinimum":"0"}},"required":["action","winner","black","white"],"additionalProperties":false}',
 ];
 
-/** The validators, made when the first of them is wanted (a process loads every built-in's module). */
+/** The validators, made when the first of them is wanted (the page loads every one of these modules). */
 export function load(): SchemaValidator[] {
   const schema0 = {
     type: 'object',

@@ -4,6 +4,12 @@
 import type { SchemaValidator } from '../message-schema.js';
 import * as rt from '../keyword-runtime.js';
 
+/** SHA-256 of the exact text of ts/protocols/rps/spec.json (lowercase hex). */
+export const specSha256 = '7c154b2506f929e708f085f0d9fa59d5a8c7581958c71fd1f4506cb3bb84906d';
+
+/** protocol_id of that text, as protocolId computes it. */
+export const protocolId = '43a806481a8e8cd00bc89f4676756c9be9081c0dd8392bee8e3534da41daa55f';
+
 /** Each schema's JSON text (schemaKey), in the order load() returns their validators. */
 export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["join"]},"best_of":{"wireInteger":true,"wireMinimum":"1","wireMaximum":"9999"}},"required":["action","best_of"],"additionalProperties":false}',
@@ -15,7 +21,7 @@ export const keys: string[] = [
   '{"type":"object","properties":{"action":{"type":"string","enum":["end"]}},"required":["action"],"additionalProperties":false}',
 ];
 
-/** The validators, made when the first of them is wanted (a process loads every built-in's module). */
+/** The validators, made when the first of them is wanted (the page loads every one of these modules). */
 export function load(): SchemaValidator[] {
   const schema0 = {
     type: 'object',
