@@ -10,12 +10,15 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { concatBytes, utf8 } from './encoding.js';
 import { CryptoError, disposed } from './errors.js';
 import {
+  bigintToFixed as bytes,
   checkContextInput,
   checkCounter,
   checkKeyExponent,
   checkLength,
   fdhExhausted,
+  gcd,
   intRange,
+  invert,
   keyInvalid,
   modulusInvalid,
   notUnit,
@@ -24,6 +27,7 @@ import {
   randomBytes,
   rsaPubExponent,
   rsaPubMalformed,
+  rsaKeyPartsOf,
   rsaPubText,
   RSA_BYTES,
   RSA_E,
@@ -43,13 +47,6 @@ function big(b: Uint8Array): bigint {
   return hex === '' ? 0n : BigInt('0x' + hex);
 }
 
-function bytes(x: bigint, width = RSA_BYTES): Uint8Array {
-  const hex = x.toString(16).padStart(2 * width, '0');
-  const out = new Uint8Array(width);
-  for (let i = 0; i < width; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  return out;
-}
-
 function bitLength(x: bigint): number {
   return x === 0n ? 0 : x.toString(2).length;
 }
@@ -62,22 +59,6 @@ function powMod(base: bigint, exp: bigint, m: bigint): bigint {
     b = (b * b) % m;
   }
   return result;
-}
-
-function gcd(a: bigint, b: bigint): bigint {
-  while (b !== 0n) [a, b] = [b, a % b];
-  return a;
-}
-
-/** a⁻¹ mod m, or undefined when gcd(a, m) ≠ 1. */
-function invert(a: bigint, m: bigint): bigint | undefined {
-  let [r0, r1, s0, s1] = [a % m, m, 1n, 0n];
-  while (r1 !== 0n) {
-    const q = r0 / r1;
-    [r0, r1] = [r1, r0 - q * r1];
-    [s0, s1] = [s1, s0 - q * s1];
-  }
-  return r0 === 1n ? ((s0 % m) + m) % m : undefined;
 }
 
 /** A checked modulus: 256 bytes, 2048 bits, odd (the core's messages). */
@@ -353,20 +334,8 @@ function generateJs(): RsaKey {
   for (;;) {
     const [p, q] = [randomPrime(), randomPrime()];
     if (p === q) continue;
-    const lambda = ((p - 1n) * (q - 1n)) / gcd(p - 1n, q - 1n);
-    const d = invert(E, lambda);
-    if (d === undefined) continue;
-    const n = p * q;
-    return importKey({
-      n: bytes(n),
-      e: RSA_E,
-      d: bytes(d),
-      p: bytes(p, HALF),
-      q: bytes(q, HALF),
-      dp: bytes(d % (p - 1n), HALF),
-      dq: bytes(d % (q - 1n), HALF),
-      qi: bytes(invert(q, p) ?? 0n, HALF),
-    });
+    const parts = rsaKeyPartsOf(p, q);
+    if (parts) return importKey(parts);
   }
 }
 

@@ -17,7 +17,20 @@ import { constants, createPrivateKey, createPublicKey, generatePrime, privateDec
 import type { Crypto } from './backend.js';
 import { toBase64Url } from './encoding.js';
 import { disposed } from './errors.js';
-import { checkLength, intRange, keygenFailed, OT_NONCE_LEN, RSA_BYTES, RSA_E, type Ot, type RsaKey, type RsaKeyParts } from './ot.js';
+import {
+  bigintToFixed as bytes,
+  checkLength,
+  gcd,
+  intRange,
+  keygenFailed,
+  OT_NONCE_LEN,
+  rsaKeyPartsOf,
+  RSA_BYTES,
+  RSA_E,
+  type Ot,
+  type RsaKey,
+  type RsaKeyParts,
+} from './ot.js';
 
 const EMPTY = new Uint8Array(0);
 const RAW = constants.RSA_NO_PADDING;
@@ -97,23 +110,8 @@ function big(b: Uint8Array): bigint {
   return b.length === 0 ? 0n : BigInt(`0x${hex(b)}`);
 }
 
-/** x (below 2^(8·width)) as `width` big-endian bytes. */
-function bytes(x: bigint, width: number = RSA_BYTES): Uint8Array {
-  return new Uint8Array(Buffer.from(x.toString(16).padStart(2 * width, '0'), 'hex'));
-}
-
 const prime1024 = (): Promise<bigint> =>
   new Promise((resolve, reject) => generatePrime(1024, { bigint: true }, (e, p) => (e ? reject(e) : resolve(p as bigint))));
-
-/** a⁻¹ mod m, for a coprime with m. */
-function inverse(a: bigint, m: bigint): bigint {
-  let [r0, r1, t0, t1] = [m, a % m, 0n, 1n];
-  while (r1 !== 0n) {
-    const k = r0 / r1;
-    [r0, r1, t0, t1] = [r1, r0 - k * r1, t1, t0 - k * t1];
-  }
-  return t0 < 0n ? t0 + m : t0;
-}
 
 /**
  * An RSA-2048 key with e = 65537 made from two 1024-bit primes that OpenSSL draws at the same time on
@@ -132,24 +130,9 @@ export async function nodeKeyParts(): Promise<RsaKeyParts> {
       throw keygenFailed(`OpenSSL: ${(err as Error).message}`);
     }
     if (p < q) [p, q] = [q, p];
-    const n = p * q;
-    if (n >> 2047n !== 1n || p - q <= 1n << 924n || (p - 1n) % e === 0n || (q - 1n) % e === 0n) continue;
-    const [p1, q1] = [p - 1n, q - 1n];
-    let [a, b] = [p1, q1];
-    while (b !== 0n) [a, b] = [b, a % b];
-    const d = inverse(e, (p1 / a) * q1);
-    if (d <= 1n << 1024n) continue;
-    const half = RSA_BYTES / 2;
-    return {
-      n: bytes(n),
-      e: RSA_E,
-      d: bytes(d),
-      p: bytes(p, half),
-      q: bytes(q, half),
-      dp: bytes(d % p1, half),
-      dq: bytes(d % q1, half),
-      qi: bytes(inverse(q, p), half),
-    };
+    if ((p * q) >> 2047n !== 1n || p - q <= 1n << 924n || (p - 1n) % e === 0n || (q - 1n) % e === 0n) continue;
+    const parts = rsaKeyPartsOf(p, q);
+    if (parts && big(parts.d) > 1n << 1024n) return parts;
   }
   throw keygenFailed('OpenSSL gave no usable pair of primes in 8 draws');
 }
@@ -157,11 +140,6 @@ export async function nodeKeyParts(): Promise<RsaKeyParts> {
 /** x^e mod n by OpenSSL, for 0 ≤ x < n. */
 function powE(m: Modulus, x: bigint): bigint {
   return big(publicEncrypt({ key: m.key, padding: RAW }, bytes(x)));
-}
-
-function gcd(a: bigint, b: bigint): bigint {
-  while (b !== 0n) [a, b] = [b, a % b];
-  return a;
 }
 
 /** Minimal big-endian octets, as a JWK's Base64urlUInt wants them. */

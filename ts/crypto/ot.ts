@@ -161,6 +161,57 @@ export interface Ot {
   decodeRsaPub(wire: string | object): RsaPublicKey;
 }
 
+/** x as `width` big-endian bytes; the caller has checked that x fits. */
+export function bigintToFixed(x: bigint, width: number = RSA_BYTES): Uint8Array {
+  const hex = x.toString(16).padStart(2 * width, '0');
+  // toString(16) writes 0-9 and a-f only.
+  const digit = (i: number) => {
+    const c = hex.charCodeAt(i);
+    return c <= 57 ? c - 48 : c - 87;
+  };
+  const out = new Uint8Array(width);
+  for (let i = 0; i < width; i++) out[i] = (digit(2 * i) << 4) | digit(2 * i + 1);
+  return out;
+}
+
+export function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+/** a⁻¹ mod m, or undefined when gcd(a, m) ≠ 1. */
+export function invert(a: bigint, m: bigint): bigint | undefined {
+  let [r0, r1, s0, s1] = [a % m, m, 1n, 0n];
+  while (r1 !== 0n) {
+    const q = r0 / r1;
+    [r0, r1] = [r1, r0 - q * r1];
+    [s0, s1] = [s1, s0 - q * s1];
+  }
+  return r0 === 1n ? ((s0 % m) + m) % m : undefined;
+}
+
+/**
+ * The numbers of the RSA key (e = 65537) of two distinct primes: d = e⁻¹ mod lcm(p − 1, q − 1) and its
+ * CRT numbers, zero-padded big-endian; undefined when e has no inverse modulo that lcm. The generators
+ * (the js twin's and the Node path's) check their own conditions on p, q and d around it.
+ */
+export function rsaKeyPartsOf(p: bigint, q: bigint): RsaKeyParts | undefined {
+  const lambda = ((p - 1n) * (q - 1n)) / gcd(p - 1n, q - 1n);
+  const d = invert(BigInt(RSA_E), lambda);
+  if (d === undefined) return undefined;
+  const half = RSA_BYTES / 2;
+  return {
+    n: bigintToFixed(p * q),
+    e: RSA_E,
+    d: bigintToFixed(d),
+    p: bigintToFixed(p, half),
+    q: bigintToFixed(q, half),
+    dp: bigintToFixed(d % (p - 1n), half),
+    dq: bigintToFixed(d % (q - 1n), half),
+    qi: bigintToFixed(invert(q, p) ?? 0n, half),
+  };
+}
+
 /** 512 lowercase hex characters of a 256-byte integer, as the wire writes z, y, r and tokens. */
 export function intToHex(x: Uint8Array): string {
   if (x.length !== RSA_BYTES) throw intEncoding(`an integer at this interface is ${RSA_BYTES} bytes, got ${x.length}`);

@@ -11,10 +11,20 @@
 import { CryptoError } from '../crypto/errors.js';
 import type { Deck } from '../crypto/deck.js';
 import { toHex } from '../crypto/encoding.js';
-import { PAYLOAD_K_INNER, PAYLOAD_K_OUTER, ROLE_GUEST, ROLE_HOST, type Ot, type PayloadType, type RsaPublicKey, type SenderRole } from '../crypto/ot.js';
+import {
+  bigintToFixed,
+  PAYLOAD_K_INNER,
+  PAYLOAD_K_OUTER,
+  ROLE_GUEST,
+  ROLE_HOST,
+  type Ot,
+  type PayloadType,
+  type RsaPublicKey,
+  type SenderRole,
+} from '../crypto/ot.js';
 import { compareCodePoints } from '../crypto/unicode.js';
 import { MpError } from './errors.js';
-import { bigintToBytes, bigintToFixed, bytesToBigint, hexToBigint, hexToBytes, pyRepr, pyReprList } from './numbers.js';
+import { bigintToBytes, bytesToBigint, hexToBigint, hexToBytes, pyRepr, pyReprList } from './numbers.js';
 import type { OpeningEntry, Role, Witness } from './types.js';
 
 /** Every `reason` an audit reports, plus the receipt's, as the reference spells them. */

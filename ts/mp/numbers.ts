@@ -32,11 +32,6 @@ export function bigintToBytes(x: bigint): Uint8Array {
   return hexToBytes(hex)!;
 }
 
-/** `width` big-endian bytes; the caller has checked that x fits. */
-export function bigintToFixed(x: bigint, width: number): Uint8Array {
-  return hexToBytes(x.toString(16).padStart(2 * width, '0'))!;
-}
-
 export function bytesToBigint(b: Uint8Array): bigint {
   let hex = '0';
   for (const x of b) hex += HEX[x]!;
