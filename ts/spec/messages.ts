@@ -127,8 +127,9 @@ export class MessageValidator {
   constructor(spec: Pick<Spec, 'messages'>, opts: ValidatorOptions | boolean = {}) {
     const o = typeof opts === 'boolean' ? { metaValidate: opts } : opts;
     const compile = schemaCompiler(o.metaValidate);
-    // Meta-validation is a check of the compiler's input: it compiles every schema.
-    const ahead = o.precompiled !== false && !o.metaValidate;
+    // Meta-validation is a check of the compiler's input: it compiles every schema. Node's table is
+    // empty, so there no schema is written out as its key.
+    const ahead = o.precompiled !== false && !o.metaValidate && PRECOMPILED.size > 0;
     const exact = o.specText === undefined ? [] : exactBounds(o.specText);
     spec.messages.forEach((m, i) => {
       const schema = messageJsonSchema(m, exact[i]);
