@@ -111,20 +111,39 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
  * objects, and `known` holds (and gains) the operations of pairs diffed before.
  */
 export function makeDelta(before: GroupJson, after: GroupJson, same?: EqualityHint, known?: DeltaMemo): DeltaOp[] {
+  return boundedDelta(diffAt(before, after, [], same, known), after);
+}
+
+/**
+ * The operations makeDelta finds between `before` and `after` at `path` (in the values they are part
+ * of), before its bound: for a caller that diffs a value member by member and bounds the whole
+ * (boundedDelta) itself.
+ */
+export function diffAt(before: unknown, after: unknown, path: PathToken[], same?: EqualityHint, known?: DeltaMemo): DeltaOp[] {
   const ops: DeltaOp[] = [];
   const outer = [hint, memo] as const;
   hint = same ?? null;
   memo = known ?? null;
   try {
-    diff(before, after, [], ops);
+    diff(before, after, path, ops);
   } finally {
     [hint, memo] = outer;
   }
+  return ops;
+}
+
+/** The operations of a whole delta to `after`, or one `set` of the root when they are too many or reach too deep. */
+export function boundedDelta(ops: DeltaOp[], after: GroupJson): DeltaOp[] {
   if (ops.length > MAX_DELTA_OPS || ops.some((o) => o.path.length > MAX_DELTA_PATH_DEPTH)) return [{ op: 'set', path: [], value: clone(after) }];
   return ops;
 }
 
+/** A copy of a JSON value (what a `set` operation carries). */
+export const copyJson = <T>(v: T): T => clone(v);
+
 function diff(before: unknown, after: unknown, path: PathToken[], ops: DeltaOp[]): void {
+  // The same value (the leader's views share the state's objects) is equal JSON, with nothing to diff or remember.
+  if (before === after) return;
   if (memo === null || typeof before !== 'object' || typeof after !== 'object' || before === null || after === null) return diffPair(before, after, path, ops);
   const found = memo.get(before)?.get(after);
   if (found !== undefined && found.path.length === path.length && found.path.every((t, i) => t === path[i])) {

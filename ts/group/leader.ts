@@ -11,20 +11,28 @@
 import type { Crypto, Ed25519Keypair } from '../crypto/backend.js';
 import { fromHex, toHex, utf8 } from '../crypto/encoding.js';
 import type { GroupHookResult, GroupHooks, GroupMember, GroupState, TurnTimeoutReason } from '../hooks/types.js';
+import { compareCodePoints } from '../crypto/unicode.js';
 import { GroupLeaderError, type GroupConfig, type LeaderErrorCode } from './config.js';
-import { jsonEqual, makeDelta, type DeltaMemo, type DeltaOp, type EqualityHint } from './delta.js';
+import { boundedDelta, copyJson, diffAt, jsonEqual, makeDelta, type DeltaMemo, type DeltaOp, type EqualityHint } from './delta.js';
 import { GroupError } from './errors.js';
 import {
   canonicalPart,
   checkGroupJson,
+  MAX_GROUP_JSON_DEPTH,
   sortedKeys,
+  groupCanonical,
   groupCanonicalBytes,
   groupJsonHash,
   objectPart,
-  textHash,
+  freshPart,
+  headHashes,
+  hexOf,
+  objectParts,
+  sharedMembers,
   textHashes,
   utf8ByteLength,
   type CanonicalPart,
+  type WrittenObject,
   type GroupJson,
   type GroupObject,
   type TextCache,
@@ -193,19 +201,114 @@ interface Normalized {
 const clone = <T>(v: T): T => structuredClone(v);
 
 /**
+ * The copy of a checked state (or action) that a hook may change: what structuredClone makes of it,
+ * made directly (several times faster for plain objects and arrays). A value met twice is copied once,
+ * as structuredClone does; anything but a plain object or array is left to structuredClone.
+ */
+function copyState<T>(v: T): T {
+  return copyValue(v, new Map()) as T;
+}
+
+function copyValue(v: unknown, seen: Map<object, unknown>): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  const known = seen.get(v);
+  if (known !== undefined) return known;
+  const proto = Object.getPrototypeOf(v);
+  if (proto === Array.prototype) {
+    const a = v as unknown[];
+    const out = new Array<unknown>(a.length);
+    seen.set(v, out);
+    for (let i = 0; i < a.length; i++) out[i] = copyValue(a[i], seen);
+    return out;
+  }
+  if (proto === Object.prototype || proto === null) {
+    const o = v as Record<string, unknown>;
+    const out: Record<string, unknown> = {};
+    seen.set(v, out);
+    for (const k of Object.keys(o)) {
+      const x = copyValue(o[k], seen);
+      // Assignment would set the prototype for this one key.
+      if (k === '__proto__') Object.defineProperty(out, k, { value: x, enumerable: true, writable: true, configurable: true });
+      else out[k] = x;
+    }
+    return out;
+  }
+  const out = structuredClone(v);
+  seen.set(v, out);
+  return out;
+}
+
+/**
  * What the leader has committed (state, views, checkpoints, envelopes) is frozen, so it can be shared
  * between envelopes, steps and callers without copies; hooks that change state get their own copy.
  */
 function freeze<T>(v: T): T {
   if (typeof v === 'object' && v !== null && !Object.isFrozen(v)) {
     Object.freeze(v);
-    for (const k of Object.keys(v)) freeze((v as Record<string, unknown>)[k]);
+    if (Array.isArray(v)) {
+      // By index: Object.keys would make a string of each.
+      for (let i = 0; i < v.length; i++) freeze(v[i]);
+    } else for (const k of Object.keys(v)) freeze((v as Record<string, unknown>)[k]);
   }
   return v;
 }
 
+/**
+ * `next` (checked) with each member or item that equals the one at the same place in `prev` (the
+ * last state: frozen, its texts known) replaced by `prev`'s; `prev` itself when all of it is equal.
+ * Hooks change a copy of the state, so without this every frame's state would be new objects
+ * throughout, written, compared and frozen anew. Equal: the same keys in the same order and the same
+ * values (Object.is), so that a hook reading its state later sees exactly what it would have seen. An
+ * object is changed only where it holds a plain writable member (not frozen, no setter).
+ */
+function shareUnchanged(next: unknown, prev: unknown, depth: number): unknown {
+  if (Object.is(next, prev)) return prev;
+  if (typeof next !== 'object' || next === null || typeof prev !== 'object' || prev === null || depth > MAX_GROUP_JSON_DEPTH) return next;
+  const proto = Object.getPrototypeOf(next);
+  if (proto !== Object.getPrototypeOf(prev) || (proto !== Object.prototype && proto !== Array.prototype && proto !== null)) return next;
+  const n = next as Record<string, unknown>;
+  const p = prev as Record<string, unknown>;
+  let equal: boolean;
+  if (proto === Array.prototype) {
+    const a = n as unknown as unknown[];
+    const b = p as unknown as unknown[];
+    equal = a.length === b.length;
+    const common = Math.min(a.length, b.length);
+    for (let i = 0; i < common; i++) if (!share(a, i, b[i], depth)) equal = false;
+  } else {
+    const keys = Object.keys(n);
+    const prevKeys = Object.keys(p);
+    equal = keys.length === prevKeys.length;
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      if (equal && prevKeys[i] !== k) equal = false;
+      if (!Object.hasOwn(p, k) || !share(n, k, p[k], depth)) equal = false;
+    }
+  }
+  return equal ? prev : next;
+}
+
+/** Shares `next[k]` with `prev` where equal; whether it is equal. */
+function share(next: Record<string, unknown> | unknown[], k: string | number, prev: unknown, depth: number): boolean {
+  const value = (next as Record<string, unknown>)[k];
+  const kept = shareUnchanged(value, prev, depth + 1);
+  if (kept !== prev) return false;
+  if (kept !== value) {
+    const desc = Object.getOwnPropertyDescriptor(next, k);
+    if (desc !== undefined && desc.writable === true) (next as Record<string, unknown>)[k] = kept;
+  }
+  return true;
+}
+
+/** The draft shares the member records until a step that changes them takes its own (membersOf). */
 function draftOf(s: LeaderState): LeaderState {
-  return { ...s, members: clone(s.members), lastClientSeq: { ...s.lastClientSeq } };
+  return { ...s, lastClientSeq: { ...s.lastClientSeq } };
+}
+
+/** The draft's own member records, to change. A record holds strings and a number only, so a shallow copy is a full one. */
+function membersOf(d: LeaderState): GroupMember[] {
+  d.members = d.members.map((m) => ({ ...m }));
+  return d.members;
 }
 
 export class GroupLeader {
@@ -220,10 +323,16 @@ export class GroupLeader {
   private readonly texts: TextCache = new WeakMap();
   /** Two values whose texts are known are equal JSON exactly when the texts are equal. */
   private readonly same: EqualityHint = (a, b) => {
+    // Views, member by member: their members' texts are mostly the same strings, which compare at once.
+    const p = this.written.get(a);
+    const q = p && this.written.get(b);
+    if (q && p!.keys.length > 0 && q.keys.length > 0) return sameMembers(p!, q);
     const x = this.texts.get(a);
     const y = x && this.texts.get(b);
     return y ? x!.text === y.text : undefined;
   };
+  /** The views written member by member. */
+  private readonly written = new WeakMap<object, WrittenObject>();
   private s: LeaderState;
   private readonly turnTimeoutMs: number;
   private turns: TurnClock;
@@ -306,8 +415,9 @@ export class GroupLeader {
     const onChange = this.hooks.proto_group_on_leader_changed?.bind(this.hooks);
     const changed = this.normalize(
       onChange
-        ? this.call(() => onChange(clone(d.state), cp.leader_public_key, this.leaderPublicKey))
+        ? this.call(() => onChange(copyState(d.state), cp.leader_public_key, this.leaderPublicKey))
         : { state: d.state, events: [{ kind: 'leader_changed', old_leader: cp.leader_public_key, new_leader: this.leaderPublicKey }] },
+      d.state,
     );
     d.state = changed.state;
     d.completed = changed.completed;
@@ -389,7 +499,10 @@ export class GroupLeader {
     if (size > this.config.max_action_bytes) fail('ACTION_TOO_LARGE', 'group action exceeds max_action_bytes');
 
     const d = draftOf(s);
-    const r = this.normalize(this.runHook(() => this.hooks.proto_group_handle(clone(d.state), clone(actor), clone(action as Record<string, unknown>))));
+    const r = this.normalize(
+      this.runHook(() => this.hooks.proto_group_handle(copyState(d.state), { ...actor }, copyState(action as Record<string, unknown>))),
+      d.state,
+    );
     d.state = r.state;
     d.completed = r.completed;
     d.outcome = r.outcome;
@@ -409,6 +522,7 @@ export class GroupLeader {
   addMember(raw: unknown, membershipVersion: number, now?: number): Envelopes {
     const [member] = normalizeMembersOrFail([raw]) as [GroupMember];
     const d = draftOf(this.s);
+    membersOf(d);
     const existing = d.members.find((m) => m.public_key === member.public_key);
     if (!existing) {
       // A member already on the roll may always come back (recovery); a new one only if the spec allows late join.
@@ -424,7 +538,10 @@ export class GroupLeader {
       d.members.sort((a, b) => a.seat - b.seat);
     }
     d.membershipVersion = membershipVersion;
-    const r = this.normalize(this.runHook(() => this.hooks.proto_group_member_joined(clone(d.state), clone(member))));
+    const r = this.normalize(
+      this.runHook(() => this.hooks.proto_group_member_joined(copyState(d.state), clone(member))),
+      d.state,
+    );
     d.state = r.state;
     const built = this.build(d, { events: r.events, direct: r.direct, kind: 'membership', advance: true });
     this.tick(now);
@@ -437,11 +554,14 @@ export class GroupLeader {
   /** A member leaves (its status becomes `left`; it gets no more envelopes): one `membership` frame. */
   removeMember(publicKey: string, membershipVersion: number, reason: string, now?: number): Envelopes {
     const d = draftOf(this.s);
-    const member = d.members.find((m) => m.public_key === publicKey.toLowerCase());
+    const member = membersOf(d).find((m) => m.public_key === publicKey.toLowerCase());
     if (!member) return fail('UNKNOWN_MEMBER', 'unknown group member');
     member.status = 'left';
     d.membershipVersion = membershipVersion;
-    const r = this.normalize(this.runHook(() => this.hooks.proto_group_member_left(clone(d.state), clone(member), reason)));
+    const r = this.normalize(
+      this.runHook(() => this.hooks.proto_group_member_left(copyState(d.state), clone(member), reason)),
+      d.state,
+    );
     d.state = r.state;
     d.completed = r.completed;
     d.outcome = r.outcome;
@@ -567,7 +687,10 @@ export class GroupLeader {
     if (turn.error !== undefined) return fail('HOOK_REJECTED', turn.error);
     const action = turn.action as Record<string, unknown>;
     const d = draftOf(this.s);
-    const r = this.normalize(this.runHook(() => this.hooks.proto_group_handle(clone(d.state), clone(member), clone(action))));
+    const r = this.normalize(
+      this.runHook(() => this.hooks.proto_group_handle(copyState(d.state), clone(member), clone(action))),
+      d.state,
+    );
     d.state = r.state;
     d.completed = r.completed;
     d.outcome = r.outcome;
@@ -662,7 +785,8 @@ export class GroupLeader {
     }
   }
 
-  private normalize(result: unknown): Normalized {
+  /** A hook's result, checked and frozen; what its state keeps of `before` unchanged is `before`'s own (shareUnchanged). */
+  private normalize(result: unknown, before: GroupState): Normalized {
     if (typeof result !== 'object' || result === null || Array.isArray(result)) return fail('HOOK_RESULT', 'group hook result must be an object');
     const r = result as Record<string, unknown>;
     const state = r['state'];
@@ -676,17 +800,29 @@ export class GroupLeader {
     if (typeof direct !== 'object' || direct === null || Array.isArray(direct)) fail('HOOK_RESULT', 'group hook result.direct must be an object');
     if (typeof completed !== 'boolean') fail('HOOK_RESULT', 'group hook result.completed must be boolean');
     if (outcome !== null && typeof outcome !== 'string') fail('HOOK_RESULT', 'group hook result.outcome must be string or null');
-    this.checkJson(state);
+    // What the state shares with `before` was checked as part of it; the rest is checked as the whole
+    // would be (the same first fault), by the writer, which knows the shared parts' texts.
+    const kept = shareUnchanged(state, before, 0);
+    let written: ReturnType<typeof freshPart>;
+    try {
+      written = freshPart(kept, this.texts);
+    } catch (e) {
+      if (e instanceof GroupError) return fail('HOOK_RESULT', e.message);
+      throw e;
+    }
     this.checkJson(events);
     this.checkJson(direct);
     // Frozen, so that nothing (a hook keeping a reference, included) changes what is about to be signed.
-    return freeze({
-      state: state as GroupState,
+    const normalized = freeze({
+      state: kept as GroupState,
       events: events as GroupJson[],
       direct: direct as Record<string, GroupJson>,
       completed: completed as boolean,
       outcome: outcome as string | null,
     });
+    // Written, then frozen with nothing run in between: the texts are the frozen state's.
+    for (const [value, part] of written.fresh) this.texts.set(value, part);
+    return normalized;
   }
 
   private reconcile(d: LeaderState, previousRaw: GroupMember[]): Normalized[] {
@@ -695,7 +831,10 @@ export class GroupLeader {
     const results: Normalized[] = [];
     for (const [pk, old] of previous) {
       if (old.status === 'active' && !current.has(pk)) {
-        const r = this.normalize(this.runHook(() => this.hooks.proto_group_member_left(clone(d.state), clone(old), 'membership_changed_during_failover')));
+        const r = this.normalize(
+          this.runHook(() => this.hooks.proto_group_member_left(copyState(d.state), clone(old), 'membership_changed_during_failover')),
+          d.state,
+        );
         d.state = r.state;
         d.completed = r.completed;
         d.outcome = r.outcome;
@@ -705,7 +844,10 @@ export class GroupLeader {
     for (const [pk, m] of current) {
       const old = previous.get(pk);
       if (!old || old.status !== 'active') {
-        const r = this.normalize(this.runHook(() => this.hooks.proto_group_member_joined(clone(d.state), clone(m))));
+        const r = this.normalize(
+          this.runHook(() => this.hooks.proto_group_member_joined(copyState(d.state), clone(m))),
+          d.state,
+        );
         d.state = r.state;
         d.completed = r.completed;
         d.outcome = r.outcome;
@@ -732,7 +874,11 @@ export class GroupLeader {
     const parts: Record<string, CanonicalPart> = {};
     let part: CanonicalPart;
     try {
-      for (const k of CHECKPOINT_STATE_FIELDS) parts[k] = k === 'protocol_state' && snapshot === d.state ? statePart : canonicalPart(cs[k], this.texts);
+      for (const k of CHECKPOINT_STATE_FIELDS) {
+        // The members' sequence numbers are a new object every frame, of the same keys: written member by member.
+        if (k === 'protocol_state' && snapshot === d.state) parts[k] = statePart;
+        else parts[k] = k === 'last_client_seq' ? objectParts(cs[k], this.texts).part : canonicalPart(cs[k], this.texts);
+      }
       part = objectPart(parts);
     } catch (e) {
       if (e instanceof GroupError) return fail('HOOK_RESULT', e.message);
@@ -766,21 +912,25 @@ export class GroupLeader {
     const unsigned = unsignedCheckpoint(meta, cs);
     const parts: Record<string, CanonicalPart> = { ...csParts };
     for (const k of Object.keys(unsigned)) parts[k] ??= canonicalPart((unsigned as unknown as Record<string, unknown>)[k], this.texts);
-    const unsignedText = objectPart(parts).text;
+    const unsignedText = objectPart(parts, UNSIGNED_CHECKPOINT_ORDER).text;
     const {
       hashes: [checkpointHash],
       lengths: [unsignedBytes],
     } = textHashes(this.crypto, [unsignedText]);
-    const signature = toHex(this.key.sign(utf8(checkpointCertificate({ ...meta, checkpoint_hash: checkpointHash }))));
+    const signature = hexOf(this.key.sign(utf8(checkpointCertificate({ ...meta, checkpoint_hash: checkpointHash }))));
     parts['checkpoint_hash'] = canonicalPart(checkpointHash);
     parts['checkpoint_signature'] = canonicalPart(signature);
-    const part = objectPart(parts);
+    const part = objectPart(parts, CHECKPOINT_ORDER);
     // The two members added are ASCII: as many bytes as UTF-16 units.
     return { value: freeze(signedCheckpointOf(unsigned, checkpointHash!, signature)), part, bytes: unsignedBytes! + part.text.length - unsignedText.length };
   }
 
-  /** A member's view from the hooks, checked and written in one walk, then frozen. */
-  private writtenView(state: GroupState, member: GroupMember): Written<GroupObject> {
+  /**
+   * A member's view from the hooks, checked and written member by member (the members it shares with
+   * the other views are found by their texts), then frozen; its members' texts are kept for the next
+   * frame's delta to compare.
+   */
+  private writtenView(state: GroupState, member: GroupMember): WrittenView {
     let v: unknown;
     try {
       // A member record holds strings and a number only, so a shallow copy is a full one.
@@ -789,14 +939,17 @@ export class GroupLeader {
       return fail('HOOK_REJECTED', e instanceof Error ? e.message : String(e));
     }
     if (typeof v !== 'object' || v === null || Array.isArray(v)) fail('HOOK_RESULT', 'proto_group_view must return an object');
-    let part: CanonicalPart;
+    let written: WrittenObject;
     try {
-      part = canonicalPart(v, this.texts);
+      written = objectParts(v as object, this.texts);
     } catch (e) {
       if (e instanceof GroupError) return fail('HOOK_RESULT', e.message);
       throw e;
     }
-    return { value: freeze(v as GroupObject), part };
+    const value = freeze(v as GroupObject);
+    // Written and then frozen with nothing run in between: the texts are the frozen view's.
+    this.written.set(value, written);
+    return { value, part: written.part, written };
   }
 
   /**
@@ -822,67 +975,168 @@ export class GroupLeader {
     };
     // The first fault is the one a member-by-member run meets: a view that failed is thrown once the
     // earlier members' deltas and payloads are made.
-    const written: Written<GroupObject>[] = [];
+    const written: WrittenView[] = [];
     let refused: { error: unknown } | undefined;
     try {
       for (const m of members) written.push(this.writtenView(state, m));
     } catch (error) {
       refused = { error };
     }
-    const viewHashes = textHashes(
-      this.crypto,
-      written.map((v) => v.part.text),
-    );
+    const { head: viewHead, tails: viewTails } = sharedMembers(written.map((v) => v.written));
+    const viewHashes = headHashes(this.crypto, viewHead, viewTails, viewHead === '');
     const views: Record<string, GroupObject> = {};
     // The members' views share the state's parts: what changed in them is found once.
     const known: DeltaMemo = new WeakMap();
+    const memo: ViewDeltaMemo = { pairs: new Map(), known, ids: new Map(), deltas: new Map() };
     const payloads: PrivatePayload[] = [];
-    const texts: string[] = [];
+    // Every payload's text starts with the checkpoint's members and the key of `direct`: written once.
+    const head = `{"checkpoint":${checkpointParts.checkpoint.text},"checkpoint_delta":${checkpointParts.checkpoint_delta.text},"checkpoint_hash":${checkpointParts.checkpoint_hash.text},"checkpoint_mode":${checkpointParts.checkpoint_mode.text},"checkpoint_signature":${checkpointParts.checkpoint_signature.text},"direct":`;
+    const tails: string[] = [];
+    const checkpointHeight = Math.max(...Object.values(checkpointParts).map((p) => p.height));
     for (const [i, view] of written.entries()) {
       const pk = members[i]!.public_key;
       views[pk] = view.value;
       const viewStateHash = viewHashes.hashes[i];
       const viewBytes = viewHashes.lengths[i];
       const before = viewsBefore?.[pk];
-      const viewDelta =
-        before !== undefined
-          ? this.guard(() => writtenDeltaIfSmaller(before, view.value, viewBytes!, VIEW_DELTA_MARGIN, this.same, this.texts, known))
-          : undefined;
-      const d = Object.hasOwn(direct, pk) ? (direct[pk] as GroupJson) : [];
+      const viewDelta = before !== undefined ? this.guard(() => this.writtenViewDelta(before, view, viewBytes!, memo)) : undefined;
+      const d = Object.hasOwn(direct, pk) ? freeze(direct[pk] as GroupJson) : NO_ITEMS;
       payloads.push({
         viewer_public_key: pk,
         view_mode: viewDelta ? 'delta' : 'full',
         view: viewDelta ? null : view.value,
-        view_delta: viewDelta ? viewDelta.value : [],
+        view_delta: viewDelta ? viewDelta.value : NO_ITEMS,
         view_state_hash: viewStateHash!,
         direct: d,
         checkpoint_mode: checkpointDelta ? 'delta' : 'full',
         checkpoint: checkpointDelta ? null : checkpoint.value,
-        checkpoint_delta: checkpointDelta ? checkpointDelta.value : [],
+        checkpoint_delta: checkpointDelta ? checkpointDelta.value : NO_ITEMS,
         checkpoint_hash: checkpoint.value.checkpoint_hash,
         checkpoint_signature: checkpoint.value.checkpoint_signature,
       });
-      const parts: Record<(typeof PRIVATE_PAYLOAD_FIELDS)[number], CanonicalPart> = {
-        viewer_public_key: plain(pk),
-        view_mode: plain(viewDelta ? 'delta' : 'full'),
-        view: viewDelta ? NULL_PART : view.part,
-        view_delta: viewDelta ? viewDelta.part : EMPTY_PART,
-        view_state_hash: plain(viewStateHash!),
-        direct: canonicalPart(d, this.texts),
-        ...checkpointParts,
-      };
-      texts.push(objectPart(parts, PAYLOAD_ORDER).text);
+      const directPart = Array.isArray(d) && d.length === 0 ? EMPTY_PART : canonicalPart(d, this.texts);
+      const viewPart = viewDelta ? NULL_PART : view.part;
+      const deltaPart = viewDelta ? viewDelta.part : EMPTY_PART;
+      // The payload's text is head + tail (objectPart's, with PAYLOAD_ORDER); objectPart itself is asked
+      // only to refuse a payload too deep, as it would.
+      if (Math.max(checkpointHeight, directPart.height, viewPart.height, deltaPart.height) + 1 > MAX_GROUP_JSON_DEPTH) {
+        objectPart(
+          {
+            viewer_public_key: plain(pk),
+            view_mode: plain(viewDelta ? 'delta' : 'full'),
+            view: viewPart,
+            view_delta: deltaPart,
+            view_state_hash: plain(viewStateHash!),
+            direct: directPart,
+            ...checkpointParts,
+          },
+          PAYLOAD_ORDER,
+        );
+      }
+      // The mode, the hash and the key are the leader's own ASCII (hex), written as they are.
+      tails.push(
+        `${directPart.text},"view":${viewPart.text},"view_delta":${deltaPart.text},"view_mode":"${viewDelta ? 'delta' : 'full'}","view_state_hash":"${viewStateHash!}","viewer_public_key":"${pk}"}`,
+      );
     }
     if (refused) throw refused.error;
-    const { hashes } = textHashes(this.crypto, texts);
+    const { hashes } = headHashes(this.crypto, head, tails);
     const frameHash = checkpoint.value.frame_hash;
     const envelopes: Envelopes = {};
-    payloads.forEach((p, i) => {
+    const message = signatureMessages(frameHash);
+    freeze(events);
+    for (let i = 0; i < payloads.length; i++) {
+      const p = payloads[i]!;
       const vh = hashes[i]!;
-      const signature = toHex(this.key.sign(leaderSignaturePayload(frameHash, vh, p.viewer_public_key)));
-      envelopes[p.viewer_public_key] = envelopeOf(core, frameHash, events, p, vh, signature);
-    });
+      const signature = hexOf(this.key.sign(message(vh, p.viewer_public_key)));
+      // Everything in it is frozen already, so the commit's deep freeze stops at the envelope.
+      envelopes[p.viewer_public_key] = Object.freeze(envelopeOf(core, frameHash, events, p, vh, signature));
+    }
     return { envelopes, views };
+  }
+
+  /** deltaIfSmaller (wire.ts) of a view written member by member (`fullBytes` long), with its text. */
+  private writtenViewDelta(before: GroupObject, after: WrittenView, fullBytes: number, memo: ViewDeltaMemo): Written<DeltaOp[]> | undefined {
+    const { ops, made } = this.viewOps(before, after, memo);
+    // The same operations (the same lists found in this frame) are the same delta, written once.
+    let found = made === undefined ? undefined : memo.deltas.get(made);
+    if (found === undefined) {
+      const value = freeze(ops);
+      const part = canonicalPart(value, this.texts);
+      found = { delta: { value, part }, bytes: utf8ByteLength(part.text) };
+      if (made !== undefined) memo.deltas.set(made, found);
+    }
+    return found.bytes + VIEW_DELTA_MARGIN < fullBytes ? found.delta : undefined;
+  }
+
+  /**
+   * makeDelta(before, after) of two views written member by member: a member whose text is unchanged
+   * has no operations, and those of a member that changed are found once per pair of texts in a frame
+   * (the members' views mostly change alike).
+   */
+  private viewOps(before: GroupObject, after: WrittenView, memo: ViewDeltaMemo): { ops: DeltaOp[]; made: string | undefined } {
+    const { known, ids } = memo;
+    const b = this.written.get(before);
+    const a = after.written;
+    const av = after.value;
+    if (b === undefined || b.keys.length === 0 || a.keys.length === 0) return { ops: makeDelta(before, av, this.same, known), made: undefined };
+    // Which lists found in this frame the operations are made of, or undefined if any is not one of them.
+    let made: string | undefined = '';
+    // makeDelta's order: the keys only `before` has, those both have, then those only `after` has, each
+    // in code-point order (the order the keys were written in).
+    const ops: DeltaOp[] = [];
+    if (a.keys === b.keys) {
+      // The same keys (the writer's one array for a shape): member by member, equal texts being equal JSON.
+      for (let i = 0; i < a.keys.length; i++) {
+        if (b.values[i] === a.values[i]) continue;
+        const list = this.memberOps(memo, before, av, a.keys[i]!, b.values[i]!, a.values[i]!);
+        for (const op of list) ops.push(op);
+        made += `${ids.get(list)!},`;
+      }
+      const bounded = boundedDelta(ops, av);
+      return { ops: bounded, made: bounded === ops ? made : undefined };
+    }
+    for (const k of b.keys) {
+      if (!Object.hasOwn(av, k)) {
+        ops.push({ op: 'remove', path: [k] });
+        made = undefined;
+      }
+    }
+    let j = 0;
+    for (let i = 0; i < b.keys.length; i++) {
+      const k = b.keys[i]!;
+      while (j < a.keys.length && compareCodePoints(a.keys[j]!, k) < 0) j++;
+      if (a.keys[j] !== k) continue;
+      const x = b.values[i]!;
+      const y = a.values[j]!;
+      // Equal texts are equal JSON.
+      if (x === y) continue;
+      const list = this.memberOps(memo, before, av, k, x, y);
+      for (const op of list) ops.push(op);
+      if (made !== undefined) made += `${ids.get(list)!},`;
+    }
+    for (const k of a.keys) {
+      if (!Object.hasOwn(before, k)) {
+        ops.push({ op: 'set', path: [k], value: copyJson(av[k]!) });
+        made = undefined;
+      }
+    }
+    const bounded = boundedDelta(ops, av);
+    // Past the bound the delta is a copy of this view: its own.
+    return { ops: bounded, made: bounded === ops ? made : undefined };
+  }
+
+  /** The operations of one member of a view whose text changed from `x` to `y`: found once per frame for each such pair. */
+  private memberOps(memo: ViewDeltaMemo, before: GroupObject, after: GroupObject, k: string, x: string, y: string): DeltaOp[] {
+    let byBefore = memo.pairs.get(k);
+    if (byBefore === undefined) memo.pairs.set(k, (byBefore = new Map()));
+    let byAfter = byBefore.get(x);
+    if (byAfter === undefined) byBefore.set(x, (byAfter = new Map()));
+    let list = byAfter.get(y);
+    if (list === undefined) {
+      byAfter.set(y, (list = diffAt(before[k], after[k], [k], this.same, memo.known)));
+      memo.ids.set(list, memo.ids.size);
+    }
+    return list;
   }
 
   /** Builds the next frame on the draft (advancing seq unless it is the first snapshot) and its envelopes. */
@@ -890,6 +1144,10 @@ export class GroupLeader {
     if (f.advance) d.seq += 1;
     const statePart = canonicalPart(d.state, this.texts);
     const { cs, parts: csParts, part: csPart } = this.checkpointStateOf(d, statePart);
+    // The three texts share nothing at their start: hashed in one call, each from its first byte.
+    const {
+      hashes: [stateHash, recoveryHash, eventsHash],
+    } = headHashes(this.crypto, '', [statePart.text, csPart.text, groupCanonical(f.events)], false);
     const core = frameCore({
       _group: f.kind,
       wire_version: GROUP_WIRE_VERSION,
@@ -899,9 +1157,9 @@ export class GroupLeader {
       seq: d.seq,
       previous_hash: d.previousHash,
       membership_version: d.membershipVersion,
-      authority_state_hash: textHash(this.crypto, statePart.text),
-      recovery_state_hash: textHash(this.crypto, csPart.text),
-      events_hash: groupJsonHash(this.crypto, f.events),
+      authority_state_hash: stateHash,
+      recovery_state_hash: recoveryHash,
+      events_hash: eventsHash,
       completed: d.completed,
       outcome: d.outcome,
     });
@@ -926,6 +1184,13 @@ export class GroupLeader {
             this.texts,
           ),
         );
+    // The views' texts are put together from the state's members' texts, and each member's tail is
+    // encoded on its own: a text left as the many pieces it was written from would be walked piece by
+    // piece every time. Made flat once here (reading it as a number flattens it in place).
+    for (const v of Object.values(d.state)) {
+      const t = typeof v === 'object' && v !== null ? this.texts.get(v) : undefined;
+      if (t !== undefined) Number(t.text);
+    }
     const active = d.members.filter((m) => m.status === 'active');
     const { envelopes, views } = this.sealed(
       { core, events: f.events, checkpoint, checkpointDelta },
@@ -954,16 +1219,75 @@ export class GroupLeader {
   }
 }
 
+/** Whether two objects written member by member are the same JSON: the same keys, with the same texts. */
+function sameMembers(p: WrittenObject, q: WrittenObject): boolean {
+  if (p.keys.length !== q.keys.length) return false;
+  for (let j = 0; j < p.keys.length; j++) if (p.keys[j] !== q.keys[j] || p.values[j] !== q.values[j]) return false;
+  return true;
+}
+
 /** The text of a string the leader made itself (hex, a mode name): nothing in it for the check to refuse. */
 const plain = (s: string): CanonicalPart => ({ text: JSON.stringify(s), height: 0 });
 const PAYLOAD_ORDER = sortedKeys(PRIVATE_PAYLOAD_FIELDS);
+// A checkpoint's keys, without and with its hash and signature (objectPart sorts any other set itself).
+const UNSIGNED_CHECKPOINT_ORDER = sortedKeys([
+  'version',
+  'group_id',
+  'leader_public_key',
+  'leader_epoch',
+  'seq',
+  'frame_hash',
+  'membership_version',
+  ...CHECKPOINT_STATE_FIELDS,
+]);
+const CHECKPOINT_ORDER = sortedKeys([...UNSIGNED_CHECKPOINT_ORDER, 'checkpoint_hash', 'checkpoint_signature']);
 const NULL_PART: CanonicalPart = { text: 'null', height: 0 };
+/** The empty list an envelope carries where it has no operations or direct messages; frozen, so shared. */
+const NO_ITEMS = Object.freeze([]) as unknown as never[];
+
+const HEX_LENGTH = 64;
+/**
+ * leaderSignaturePayload(frameHash, viewHash, viewer) for each member of a frame: the frame hash is
+ * written once and each member's view hash and key (lowercase hex, ASCII) over the last one's, in one
+ * buffer (the signer copies the message it signs).
+ */
+function signatureMessages(frameHash: string): (viewHash: string, viewer: string) => Uint8Array {
+  const zero = '0'.repeat(HEX_LENGTH);
+  const bytes = leaderSignaturePayload(frameHash, zero, zero);
+  const viewAt = `{"frame_hash":"${frameHash}","view_hash":"`.length;
+  const viewerAt = viewAt + HEX_LENGTH + '","viewer_public_key":"'.length;
+  const fits = frameHash.length === HEX_LENGTH && bytes.length === viewerAt + HEX_LENGTH + 2;
+  return (viewHash, viewer) => {
+    if (!fits || viewHash.length !== HEX_LENGTH || viewer.length !== HEX_LENGTH) return leaderSignaturePayload(frameHash, viewHash, viewer);
+    for (let i = 0; i < HEX_LENGTH; i++) {
+      bytes[viewAt + i] = viewHash.charCodeAt(i);
+      bytes[viewerAt + i] = viewer.charCodeAt(i);
+    }
+    return bytes;
+  };
+}
 const EMPTY_PART: CanonicalPart = { text: '[]', height: 0 };
 
 /** A value with its canonical text. */
 interface Written<T> {
   value: T;
   part: CanonicalPart;
+}
+
+/** What the views' deltas of a frame share. */
+interface ViewDeltaMemo {
+  /** The operations found for a view's member: by key, text before and text after. */
+  pairs: Map<string, Map<string, Map<string, DeltaOp[]>>>;
+  known: DeltaMemo;
+  /** Each list in `pairs`, numbered. */
+  ids: Map<DeltaOp[], number>;
+  /** The deltas written, by the numbers of the lists they are made of. */
+  deltas: Map<string, { delta: Written<DeltaOp[]>; bytes: number }>;
+}
+
+/** A view with its text, written member by member. */
+interface WrittenView extends Written<GroupObject> {
+  written: WrittenObject;
 }
 
 /** What every envelope of a frame carries alike: its core and events, and its checkpoint, in full or as a delta. */
