@@ -56,10 +56,11 @@ interface WasmOtRsaKey {
 /** The core module's exports (crates/wasm, the shape of bindings/{node,web}/aigenora_wasm.d.ts). */
 export interface WasmExports {
   Ed25519Keypair: new (seed: Uint8Array) => WasmKeypair;
-  jcs_canonicalize(text: string): Uint8Array;
-  jcs_sha256(text: string): Uint8Array;
+  /** The JSON text as UTF-8 (see utf8In). */
+  jcs_canonicalize(utf8: Uint8Array): Uint8Array;
+  jcs_sha256(utf8: Uint8Array): Uint8Array;
   sha256(data: Uint8Array): Uint8Array;
-  jcs_first_member_sha256(text: string, name: string): Uint8Array;
+  jcs_first_member_sha256(utf8: Uint8Array, name: string): Uint8Array;
   sha256_shared(prefix: Uint8Array, rests: Uint8Array, restLengths: Uint32Array): Uint8Array;
   sha512(data: Uint8Array): Uint8Array;
   ed25519_public_key(seed: Uint8Array): Uint8Array;
@@ -164,6 +165,23 @@ const noFeatures: WasmFeatureLoader = (feature, method) => {
 
 const EMPTY = new Uint8Array(0);
 const encoder = new TextEncoder();
+
+// A JSON text goes into WebAssembly as UTF-8 written by one native encodeInto into this buffer, which
+// the bindings then copy at once: half the cost of their own copying of a string, character by
+// character up to the first non-ASCII one. Reused, since the bindings copy it before the call.
+const SCRATCH_MAX = 1 << 20;
+let scratch = new Uint8Array(1 << 12);
+
+/** The UTF-8 of a text already checked to be well formed (checkText), valid until the next call. */
+function utf8In(text: string): Uint8Array {
+  // A UTF-16 unit is at most three UTF-8 bytes.
+  const room = text.length * 3;
+  if (room > scratch.length) {
+    if (room > SCRATCH_MAX) return encoder.encode(text);
+    scratch = new Uint8Array(Math.min(SCRATCH_MAX, Math.max(room, scratch.length * 2)));
+  }
+  return scratch.subarray(0, encoder.encodeInto(text, scratch).written);
+}
 
 /**
  * Runs a gojson export, turning its error (`"CODE: <path as JSON>\n<message>\n<detail>"`, see
@@ -309,15 +327,15 @@ export function wasmBackend(w: WasmExports, features: WasmFeatureLoader = noFeat
     sha256Shared: (prefix, rests, restLengths) => call(() => w.sha256_shared(prefix, rests, restLengths)),
     sha512: (data) => call(() => w.sha512(data)),
     // Size and well-formedness are checked before the text is copied into WebAssembly memory.
-    jcs: (text) => call(() => w.jcs_canonicalize(checkText(text))),
-    jcsSha256: (text) => call(() => w.jcs_sha256(checkText(text))),
+    jcs: (text) => call(() => w.jcs_canonicalize(utf8In(checkText(text)))),
+    jcsSha256: (text) => call(() => w.jcs_sha256(utf8In(checkText(text)))),
     jcsFirstMemberSha256(text, name) {
-      const h = call(() => w.jcs_first_member_sha256(checkText(text), name));
+      const h = call(() => w.jcs_first_member_sha256(utf8In(checkText(text)), name));
       return h.length === 0 ? undefined : h;
     },
     // JSON.stringify escapes lone surrogates as \udXXX, which the core then refuses.
-    jcsValue: (value) => call(() => w.jcs_canonicalize(checkText(stringifyStrict(value)))),
-    jcsValueSha256: (value) => call(() => w.jcs_sha256(checkText(stringifyStrict(value)))),
+    jcsValue: (value) => call(() => w.jcs_canonicalize(utf8In(checkText(stringifyStrict(value))))),
+    jcsValueSha256: (value) => call(() => w.jcs_sha256(utf8In(checkText(stringifyStrict(value))))),
     // Size and well-formedness are checked (JSON_SIZE, JSON_UTF8) before the text is copied in as UTF-8.
     goCanonicalJson: (text) => call(() => goJsonCall(() => need('gojson', 'goCanonicalJson').gojson_canonicalize(encoder.encode(checkWireText(text))))),
     goCanonicalJsonSha256: (text) => call(() => goJsonCall(() => need('gojson', 'goCanonicalJsonSha256').gojson_sha256(encoder.encode(checkWireText(text))))),

@@ -19,9 +19,10 @@
 //!
 //! Memory: for a text of N bytes (at most [`MAX_INPUT_BYTES`]), beside the text itself, the output
 //! buffer, reserved at N and grown by doubling (a canonical form can be longer than its text, at most
-//! 5.25 times: `1e20` prints as 21 digits); for each object still open, two words per member (8 bytes
-//! in wasm32); and for an object whose keys are out of order, a copy of its canonical bytes while they
-//! are reordered. So `[0,0,…]` needs N, and the worst case is about 3 N plus 16 bytes per member. Each
+//! 5.25 times: `1e20` prints as 21 digits); for each member of an object still open, 16 bytes in
+//! wasm32, on one stack grown by doubling; and for an object whose keys are out of order, a copy of its
+//! canonical bytes while they are reordered, in one buffer kept for the whole text. So `[0,0,…]` needs
+//! N, and the worst case is about 3 N plus 32 bytes per member. Each
 //! of these allocations is fallible: running out of memory is [`Error::OutOfMemory`], never an abort
 //! (in WebAssembly an abort is a trap that leaves the instance unusable).
 
@@ -45,6 +46,12 @@ pub const MAX_INPUT_BYTES: usize = 64 << 20;
 struct Out {
     buf: Vec<u8>,
     fail: Option<Error>,
+    /// The members of every object still open, innermost last: one stack rather than a vector an object.
+    members: Vec<Member>,
+    /// Where an object whose keys are out of order is copied while it is rewritten in order.
+    scratch: Vec<u8>,
+    /// Where the first member in canonical order of a top-level object lies in `buf`, once written.
+    first: Option<(usize, usize)>,
 }
 
 impl Out {
@@ -108,11 +115,22 @@ impl<'de> DeserializeSeed<'de> for Value<'_> {
 }
 
 /// Where one member `"key":value` of an object being written sits in the output. Its key is read
-/// back from there when the members are sorted, so that a member costs two words and no copy.
+/// back from there when the members are sorted, so that a member costs a few words and no copy.
 #[derive(Clone, Copy)]
 struct Member {
+    /// The key's opening quote.
     start: usize,
+    /// The key's closing quote.
+    key_end: usize,
+    /// Whether the key's literal holds an escape, so that its bytes are not its UTF-8.
+    escaped: bool,
     end: usize,
+}
+
+impl Member {
+    fn key<'b>(&self, buf: &'b [u8]) -> &'b [u8] {
+        &buf[self.start + 1..self.key_end]
+    }
 }
 
 impl<'de> Visitor<'de> for Value<'_> {
@@ -162,6 +180,9 @@ impl<'de> Visitor<'de> for Value<'_> {
         }
         self.0.put(ryu_js::Buffer::new().format_finite(v).as_bytes())
     }
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> core::result::Result<(), E> {
+        write_plain(self.0, v)
+    }
     fn visit_str<E: de::Error>(self, v: &str) -> core::result::Result<(), E> {
         write_str(self.0, v)
     }
@@ -178,30 +199,45 @@ impl<'de> Visitor<'de> for Value<'_> {
         let out = self.0;
         out.put::<A::Error>(b"{")?;
         let region = out.buf.len();
-        let mut members: Vec<Member> = Vec::new();
+        let base = out.members.len();
         let mut in_order = true;
         while let Some(Key(key)) = map.next_key()? {
-            if !members.is_empty() {
+            if out.members.len() > base {
                 out.put::<A::Error>(b",")?;
             }
-            if members.try_reserve(1).is_err() {
+            if out.members.try_reserve(1).is_err() {
                 return Err(out.stop(Error::OutOfMemory));
             }
             let start = out.buf.len();
-            write_str::<A::Error>(out, &key)?;
-            if let Some(last) = members.last() {
-                in_order = in_order && cmp_keys(&out.buf, last.start, start) == Ordering::Less;
+            match &key {
+                Cow::Borrowed(plain) => write_plain::<A::Error>(out, plain)?,
+                Cow::Owned(decoded) => write_str::<A::Error>(out, decoded)?,
+            }
+            let key_end = out.buf.len() - 1;
+            // Escaping only ever lengthens a key, so a literal longer than the key holds an escape.
+            let mut member = Member { start, key_end, escaped: key_end - start - 1 != key.len(), end: 0 };
+            if out.members.len() > base {
+                in_order = in_order && cmp_keys(&out.buf, &out.members[out.members.len() - 1], &member) == Ordering::Less;
             }
             out.put::<A::Error>(b":")?;
+            // A nested object's members go on the stack above these and are gone again when it closes.
             map.next_value_seed(Value(&mut *out, false))?;
-            members.push(Member { start, end: out.buf.len() });
+            member.end = out.buf.len();
+            out.members.push(member);
         }
         // Repeated keys are looked for here, at the '}': keys in ascending order have none.
         if !in_order {
-            if let Err(e) = sort_members(&mut out.buf, region, &mut members) {
+            if let Err(e) = sort_members(&mut out.buf, region, &mut out.members[base..], &mut out.scratch) {
                 return Err(out.stop(e));
             }
         }
+        // Only the text's own value starts at the first byte.
+        if region == 1 {
+            if let Some(m) = out.members.get(base) {
+                out.first = Some((region, region + m.end - m.start));
+            }
+        }
+        out.members.truncate(base);
         out.put::<A::Error>(b"}")
     }
 }
@@ -249,29 +285,26 @@ fn literal_len(body: &[u8]) -> usize {
     i
 }
 
-/// Orders the keys whose literals start at `a` and `b` as RFC 8785 §3.2.3 does. Literals without a
-/// backslash compare on their bytes up to the first difference, where the characters are compared.
-fn cmp_keys(buf: &[u8], a: usize, b: usize) -> Ordering {
-    let (la, lb) = (literal_len(&buf[a + 1..]), literal_len(&buf[b + 1..]));
-    let (ka, kb) = (&buf[a + 1..a + 1 + la], &buf[b + 1..b + 1 + lb]);
-    if !ka.contains(&b'\\') && !kb.contains(&b'\\') {
-        // Both are the UTF-8 of their keys.
-        return cmp_utf16(std::str::from_utf8(ka).expect("UTF-8"), std::str::from_utf8(kb).expect("UTF-8"));
+/// Orders the keys of two members as RFC 8785 §3.2.3 does. Keys without an escape compare as their
+/// UTF-8 bytes, corrected where UTF-8 and UTF-16 orders differ ([`cmp_utf16_bytes`]).
+fn cmp_keys(buf: &[u8], a: &Member, b: &Member) -> Ordering {
+    if !a.escaped && !b.escaped {
+        return cmp_utf16_bytes(a.key(buf), b.key(buf));
     }
-    key_units(buf, a).cmp(key_units(buf, b))
+    key_units(buf, a.start).cmp(key_units(buf, b.start))
 }
 
 /// Sorts the members of an object, which lie comma-separated from `region` to the end of `buf`, by
 /// key, refusing a key that appears twice, and rewrites them in that order.
-fn sort_members(buf: &mut [u8], region: usize, members: &mut [Member]) -> Result<()> {
-    members.sort_unstable_by(|x, y| cmp_keys(buf, x.start, y.start));
-    if let Some(w) = members.windows(2).find(|w| cmp_keys(buf, w[0].start, w[1].start) == Ordering::Equal) {
+fn sort_members(buf: &mut [u8], region: usize, members: &mut [Member], old: &mut Vec<u8>) -> Result<()> {
+    members.sort_unstable_by(|x, y| cmp_keys(buf, x, y));
+    if let Some(w) = members.windows(2).find(|w| cmp_keys(buf, &w[0], &w[1]) == Ordering::Equal) {
         let units: Vec<u16> = key_units(buf, w[0].start).collect();
         let key = String::from_utf16_lossy(&units);
         return Err(Error::JsonDuplicateKey(format!("duplicate object key {key:?} (I-JSON forbids repeated keys)")));
     }
-    let mut old = Vec::new();
-    old.try_reserve_exact(buf.len() - region).map_err(|_| Error::OutOfMemory)?;
+    old.clear();
+    old.try_reserve(buf.len() - region).map_err(|_| Error::OutOfMemory)?;
     old.extend_from_slice(&buf[region..]);
     let mut at = region;
     for (i, m) in members.iter().enumerate() {
@@ -307,57 +340,75 @@ fn number_range(what: &str) -> Error {
     Error::JsonNumberRange(format!("number is not a finite IEEE-754 double: {what}"))
 }
 
-/// The first UTF-16 code unit of `c` and the second (0 if there is none): comparing these pairs orders
-/// characters as RFC 8785 §3.2.3 sorts keys.
-fn utf16_units(c: char) -> (u32, u32) {
-    let c = c as u32;
-    if c < 0x10000 {
-        (c, 0)
+/// Orders two strings by their UTF-16 code units.
+pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
+    cmp_utf16_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// Orders the UTF-8 of two strings by their UTF-16 code units. UTF-8 byte order is code point order;
+/// it disagrees with UTF-16 order only where a supplementary character (lead byte F0..F4, a surrogate
+/// pair in UTF-16) meets one in U+E000..U+FFFF (lead byte EE or EF), so compare bytes up to the first
+/// difference and look at the lead byte of the character that holds it.
+fn cmp_utf16_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let (Some(&x), Some(&y)) = (a.get(common), b.get(common)) else {
+        return a.len().cmp(&b.len());
+    };
+    // Both characters start at the same place (their bytes agree up to `common`): back up to it.
+    let mut lead = common;
+    while lead > 0 && a[lead] & 0xC0 == 0x80 {
+        lead -= 1;
+    }
+    let (la, lb) = (a[lead], b[lead]);
+    let supplementary = |l: u8| l >= 0xF0;
+    let upper_bmp = |l: u8| l == 0xEE || l == 0xEF;
+    if supplementary(la) && upper_bmp(lb) {
+        Ordering::Less
+    } else if upper_bmp(la) && supplementary(lb) {
+        Ordering::Greater
     } else {
-        let v = c - 0x10000;
-        (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
+        x.cmp(&y)
     }
 }
 
-/// Orders two strings by their UTF-16 code units.
-pub fn cmp_utf16(a: &str, b: &str) -> Ordering {
-    // UTF-8 byte order is code point order; it only disagrees with UTF-16 order when a supplementary
-    // character meets one in U+E000..U+FFFF, so compare bytes up to the first difference and look at
-    // the characters there.
-    let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-    // Back up to the start of the character that contains the first differing byte.
-    let mut start = common;
-    while start > 0 && !a.is_char_boundary(start) {
-        start -= 1;
+/// Writes a string that `serde_json` lent from the text, which it does only for a string with no
+/// escape in it: such a string holds no quote, backslash or control character (the grammar forbids
+/// them unescaped), so it is its own canonical form.
+fn write_plain<E: de::Error>(out: &mut Out, s: &str) -> core::result::Result<(), E> {
+    debug_assert!(!s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\'), "a lent string has nothing to escape");
+    if out.buf.capacity() - out.buf.len() < s.len() + 2 && out.buf.try_reserve(s.len() + 2).is_err() {
+        return Err(out.stop(Error::OutOfMemory));
     }
-    match (a[start..].chars().next(), b[start..].chars().next()) {
-        (Some(x), Some(y)) => utf16_units(x).cmp(&utf16_units(y)),
-        (x, y) => x.is_some().cmp(&y.is_some()),
-    }
+    out.buf.push(b'"');
+    out.buf.extend_from_slice(s.as_bytes());
+    out.buf.push(b'"');
+    Ok(())
 }
 
 fn write_str<E: de::Error>(out: &mut Out, s: &str) -> core::result::Result<(), E> {
-    out.put::<E>(b"\"")?;
     let bytes = s.as_bytes();
+    // Most strings have nothing to escape: room for them and their quotes is made once.
+    if out.buf.capacity() - out.buf.len() < bytes.len() + 2 && out.buf.try_reserve(bytes.len() + 2).is_err() {
+        return Err(out.stop(Error::OutOfMemory));
+    }
+    out.buf.push(b'"');
     let mut from = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let esc: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            0x09 => b"\\t",
-            0x0a => b"\\n",
-            0x0c => b"\\f",
-            0x0d => b"\\r",
-            0x00..=0x1f => b"",
-            _ => continue,
-        };
+    while let Some(skip) = bytes[from..].iter().position(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        let i = from + skip;
         out.put::<E>(&bytes[from..i])?;
-        if esc.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.put::<E>(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]])?;
-        } else {
-            out.put::<E>(esc)?;
+        let b = bytes[i];
+        match b {
+            b'"' => out.put::<E>(b"\\\"")?,
+            b'\\' => out.put::<E>(b"\\\\")?,
+            0x08 => out.put::<E>(b"\\b")?,
+            0x09 => out.put::<E>(b"\\t")?,
+            0x0a => out.put::<E>(b"\\n")?,
+            0x0c => out.put::<E>(b"\\f")?,
+            0x0d => out.put::<E>(b"\\r")?,
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.put::<E>(&[b'\\', b'u', b'0', b'0', HEX[(b >> 4) as usize], HEX[(b & 15) as usize]])?;
+            }
         }
         from = i + 1;
     }
@@ -367,14 +418,18 @@ fn write_str<E: de::Error>(out: &mut Out, s: &str) -> core::result::Result<(), E
 
 /// The canonical form (RFC 8785) of the JSON `text`, as UTF-8 bytes.
 pub fn canonicalize(text: &str) -> Result<Vec<u8>> {
+    run(text).map(|out| out.buf)
+}
+
+fn run(text: &str) -> Result<Out> {
     if text.len() > MAX_INPUT_BYTES {
         return Err(Error::JsonTooLarge(text.len()));
     }
-    let mut out = Out { buf: Vec::new(), fail: None };
+    let mut out = Out { buf: Vec::new(), fail: None, members: Vec::new(), scratch: Vec::new(), first: None };
     out.buf.try_reserve(text.len()).map_err(|_| Error::OutOfMemory)?;
     let mut de = serde_json::Deserializer::from_str(text);
     match Value(&mut out, false).deserialize(&mut de).and_then(|()| de.end()) {
-        Ok(()) => Ok(out.buf),
+        Ok(()) => Ok(out),
         Err(e) => Err(out.fail.take().unwrap_or_else(|| classify(e))),
     }
 }
@@ -385,43 +440,29 @@ pub fn canonicalize(text: &str) -> Result<Vec<u8>> {
 /// found). RFC 8785 writes each member's value in its own canonical form, so the value's bytes are
 /// read out of the whole text's, not canonicalized a second time.
 pub fn first_member_sha256(text: &str, name: &str) -> Result<Option<[u8; 32]>> {
-    let canonical = canonicalize(text)?;
-    Ok(first_member_value(&canonical, name).map(crate::hash::sha256))
-}
-
-/// The bytes of the first member's value in a canonical object text when its name is `name`: from
-/// after `{"name":` to the first `,` or `}` outside strings and nested brackets.
-fn first_member_value<'a>(canonical: &'a [u8], name: &str) -> Option<&'a [u8]> {
-    let rest = canonical.strip_prefix(b"{\"")?.strip_prefix(name.as_bytes())?.strip_prefix(b"\":")?;
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for (i, &c) in rest.iter().enumerate() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if c == b'\\' {
-                escaped = true;
-            } else if c == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match c {
-            b'"' => in_string = true,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' if depth > 0 => depth -= 1,
-            b',' | b'}' if depth == 0 => return rest.get(..i),
-            _ => {}
-        }
-    }
-    None
+    let out = run(text)?;
+    let Some((start, end)) = out.first else { return Ok(None) };
+    let member = &out.buf[start..end];
+    let value = member.strip_prefix(b"\"").and_then(|m| m.strip_prefix(name.as_bytes())).and_then(|m| m.strip_prefix(b"\":"));
+    Ok(value.map(crate::hash::sha256))
 }
 
 /// [`canonicalize`] for bytes that must first be checked to be UTF-8.
 pub fn canonicalize_bytes(bytes: &[u8]) -> Result<Vec<u8>> {
+    canonicalize(text_of(bytes)?)
+}
+
+/// [`first_member_sha256`] for bytes that must first be checked to be UTF-8.
+pub fn first_member_sha256_bytes(bytes: &[u8], name: &str) -> Result<Option<[u8; 32]>> {
+    first_member_sha256(text_of(bytes)?, name)
+}
+
+/// The text of UTF-8 bytes, refused unread when over [`MAX_INPUT_BYTES`].
+fn text_of(bytes: &[u8]) -> Result<&str> {
     if bytes.len() > MAX_INPUT_BYTES {
         return Err(Error::JsonTooLarge(bytes.len()));
     }
-    canonicalize(std::str::from_utf8(bytes).map_err(|_| Error::Utf8)?)
+    std::str::from_utf8(bytes).map_err(|_| Error::Utf8)
 }
 
 #[cfg(test)]
@@ -430,7 +471,7 @@ mod first_member_tests {
 
     #[test]
     fn hashes_the_first_members_canonical_value() {
-        let cases: [(&str, &str, Option<&str>); 8] = [
+        let cases: [(&str, &str, Option<&str>); 12] = [
             (r#"{"b": {"y":1, "x":[1, "a,}"]}, "c": 2}"#, "b", Some(r#"{"x":[1,"a,}"],"y":1}"#)),
             (r#"{"b": "q\"}", "c": 2}"#, "b", Some(r#""q\"}""#)),
             (r#"{"b": 1e0}"#, "b", Some("1")),
@@ -439,11 +480,41 @@ mod first_member_tests {
             (r#"[1]"#, "b", None),
             (r#"{}"#, "b", None),
             (r#"{"bb": 1}"#, "b", None),
+            (" \n{\"b\" : [1, {\"z\":0,\"y\":1}] } ", "b", Some(r#"[1,{"y":1,"z":0}]"#)),
+            // Only the text's own object counts, not one inside it.
+            (r#"[{"b": 1}]"#, "b", None),
+            (r#"{"a": {"b": 1}}"#, "b", None),
+            (r#"{"\u0062": 1, "c": 2}"#, "b", Some("1")),
         ];
         for (text, name, value) in cases {
             let got = first_member_sha256(text, name).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(got, value.map(|v| crate::hash::sha256(v.as_bytes())), "{text}");
         }
         assert!(first_member_sha256(r#"{"b": 1, "b": 2}"#, "b").is_err());
+    }
+}
+
+#[cfg(test)]
+mod key_order_tests {
+    use super::*;
+
+    /// Keys sort by their UTF-16 code units: compared here with the units themselves, over keys that
+    /// mix ASCII, the upper BMP (U+E000..U+FFFF, which UTF-16 sorts after every surrogate pair) and
+    /// supplementary characters, where UTF-8 byte order disagrees.
+    #[test]
+    fn keys_compare_as_utf16_code_units() {
+        let pieces = ["", "a", "b", "\u{7f}", "\u{80}", "\u{7ff}", "\u{800}", "\u{d7ff}", "\u{e000}", "\u{ffff}", "\u{10000}", "\u{10ffff}", "\u{1f600}", "ab"];
+        let mut keys = Vec::new();
+        for x in pieces {
+            for y in pieces {
+                keys.push(format!("{x}{y}"));
+            }
+        }
+        for a in &keys {
+            for b in &keys {
+                let want = a.encode_utf16().cmp(b.encode_utf16());
+                assert_eq!(cmp_utf16(a, b), want, "{a:?} vs {b:?}");
+            }
+        }
     }
 }
