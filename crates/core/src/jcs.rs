@@ -427,6 +427,12 @@ fn run(text: &str) -> Result<Out> {
     }
     let mut out = Out { buf: Vec::new(), fail: None, members: Vec::new(), scratch: Vec::new(), first: None };
     out.buf.try_reserve(text.len()).map_err(|_| Error::OutOfMemory)?;
+    // A small document (a frame, an envelope) gets room for its members and for reordering at once,
+    // rather than growing them piece by piece; a large one grows them only if it needs them.
+    if text.len() <= 4096 {
+        out.members.try_reserve(16).map_err(|_| Error::OutOfMemory)?;
+        out.scratch.try_reserve(text.len()).map_err(|_| Error::OutOfMemory)?;
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     match Value(&mut out, false).deserialize(&mut de).and_then(|()| de.end()) {
         Ok(()) => Ok(out),
