@@ -1,11 +1,27 @@
 /** Byte encodings used across the protocols: lowercase hex, base64url without padding, UTF-8. */
 
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+/** Each byte's two hex digits, as ASCII codes. */
+const HEX_CODES = Uint8Array.from({ length: 512 }, (_, i) => HEX[i >> 1]!.charCodeAt(i & 1));
+const latin1 = new TextDecoder('latin1');
+/** Below this many bytes, joining pairs is faster than one decoding (measured: equal at 64, 1.5x slower at 1 KiB). */
+const DECODE_FROM = 128;
+let hexScratch = new Uint8Array(0);
 
 export function toHex(bytes: Uint8Array): string {
-  let s = '';
-  for (let i = 0; i < bytes.length; i++) s += HEX[bytes[i]!];
-  return s;
+  const n = bytes.length;
+  if (n < DECODE_FROM) {
+    let s = '';
+    for (let i = 0; i < n; i++) s += HEX[bytes[i]!];
+    return s;
+  }
+  // Many hashes at once (a group frame's 33 digests): the digits as ASCII, decoded into one flat string.
+  const out = 2 * n <= 1 << 16 ? (hexScratch.length >= 2 * n ? hexScratch : (hexScratch = new Uint8Array(1 << 16))) : new Uint8Array(2 * n);
+  for (let i = 0; i < n; i++) {
+    out[2 * i] = HEX_CODES[2 * bytes[i]!]!;
+    out[2 * i + 1] = HEX_CODES[2 * bytes[i]! + 1]!;
+  }
+  return latin1.decode(out.subarray(0, 2 * n));
 }
 
 export function fromHex(hex: string): Uint8Array {

@@ -10,7 +10,7 @@
  * already have been rounded. A float the lossless reader kept (RawNumber) is refused as a float.
  */
 import type { Crypto } from '../crypto/backend.js';
-import { utf8 } from '../crypto/encoding.js';
+import { toHex, utf8 } from '../crypto/encoding.js';
 import {
   checkPythonJson,
   pythonJson,
@@ -413,23 +413,6 @@ function room(n: number, keep: number): Uint8Array {
   return scratch;
 }
 
-const HEX_DIGITS = '0123456789abcdef';
-/** Each byte's two hex digits, as ASCII. */
-const HEX_PAIRS = Uint8Array.from({ length: 512 }, (_, i) => HEX_DIGITS.charCodeAt(i & 1 ? (i >> 1) & 15 : i >> 5));
-const ascii = new TextDecoder('latin1');
-let hexScratch = new Uint8Array(128);
-
-/** toHex (lowercase), decoded from ASCII in one call: a flat string, at half the cost of putting it together pair by pair. */
-export function hexOf(bytes: Uint8Array): string {
-  const n = bytes.length;
-  if (hexScratch.length < 2 * n) hexScratch = new Uint8Array(2 * n);
-  for (let i = 0; i < n; i++) {
-    hexScratch[2 * i] = HEX_PAIRS[2 * bytes[i]!]!;
-    hexScratch[2 * i + 1] = HEX_PAIRS[2 * bytes[i]! + 1]!;
-  }
-  return ascii.decode(hexScratch.subarray(0, 2 * n));
-}
-
 /** A text's length in UTF-8 bytes. */
 export function utf8ByteLength(text: string): number {
   return encoder.encodeInto(text, room(text.length * 3, 0)).written;
@@ -501,7 +484,7 @@ function restHashes(crypto: Crypto, head: string, rests: readonly string[]): { h
   const hashes: string[] = [];
   const lengths: number[] = [];
   // All digests in one decoding; each hash is a slice of it.
-  const hex = hexOf(digests.subarray(0, 32 * rests.length));
+  const hex = toHex(digests.subarray(0, 32 * rests.length));
   for (let i = 0; i < rests.length; i++) {
     hashes.push(hex.slice(64 * i, 64 * i + 64));
     lengths.push(headBytes + restLengths[i]!);

@@ -26,7 +26,6 @@ import {
   objectPart,
   freshPart,
   headHashes,
-  hexOf,
   objectParts,
   sharedMembers,
   textHashes,
@@ -917,7 +916,7 @@ export class GroupLeader {
       hashes: [checkpointHash],
       lengths: [unsignedBytes],
     } = textHashes(this.crypto, [unsignedText]);
-    const signature = hexOf(this.key.sign(utf8(checkpointCertificate({ ...meta, checkpoint_hash: checkpointHash }))));
+    const signature = toHex(this.key.sign(utf8(checkpointCertificate({ ...meta, checkpoint_hash: checkpointHash }))));
     parts['checkpoint_hash'] = canonicalPart(checkpointHash);
     parts['checkpoint_signature'] = canonicalPart(signature);
     const part = objectPart(parts, CHECKPOINT_ORDER);
@@ -1047,7 +1046,7 @@ export class GroupLeader {
     for (let i = 0; i < payloads.length; i++) {
       const p = payloads[i]!;
       const vh = hashes[i]!;
-      const signature = hexOf(this.key.sign(message(vh, p.viewer_public_key)));
+      const signature = toHex(this.key.sign(message(vh, p.viewer_public_key)));
       // Everything in it is frozen already, so the commit's deep freeze stops at the envelope.
       envelopes[p.viewer_public_key] = Object.freeze(envelopeOf(core, frameHash, events, p, vh, signature));
     }
