@@ -1248,14 +1248,18 @@ const HEX_LENGTH = 64;
 /**
  * leaderSignaturePayload(frameHash, viewHash, viewer) for each member of a frame: the frame hash is
  * written once and each member's view hash and key (lowercase hex, ASCII) over the last one's, in one
- * buffer (the signer copies the message it signs).
+ * buffer (the signer copies the message it signs). Where they go is found by writing the payload once
+ * with placeholders that are not hex.
  */
 function signatureMessages(frameHash: string): (viewHash: string, viewer: string) => Uint8Array {
-  const zero = '0'.repeat(HEX_LENGTH);
-  const bytes = leaderSignaturePayload(frameHash, zero, zero);
-  const viewAt = `{"frame_hash":"${frameHash}","view_hash":"`.length;
-  const viewerAt = viewAt + HEX_LENGTH + '","viewer_public_key":"'.length;
-  const fits = frameHash.length === HEX_LENGTH && bytes.length === viewerAt + HEX_LENGTH + 2;
+  const viewMark = 'v'.repeat(HEX_LENGTH);
+  const viewerMark = 'k'.repeat(HEX_LENGTH);
+  const bytes = leaderSignaturePayload(frameHash, viewMark, viewerMark);
+  const text = new TextDecoder().decode(bytes);
+  const viewAt = text.indexOf(viewMark);
+  const viewerAt = text.indexOf(viewerMark);
+  // Byte offsets are string offsets only in an ASCII payload.
+  const fits = text.length === bytes.length && viewAt >= 0 && viewerAt >= 0;
   return (viewHash, viewer) => {
     if (!fits || viewHash.length !== HEX_LENGTH || viewer.length !== HEX_LENGTH) return leaderSignaturePayload(frameHash, viewHash, viewer);
     for (let i = 0; i < HEX_LENGTH; i++) {
