@@ -56,6 +56,21 @@ const STEP_MS = 120_000;
 const HOLDEM_OPTIONS = { starting_stack: 100, small_blind: 5, big_blind: 10, max_hands: 1 };
 
 const run = promisify(execFile);
+
+/**
+ * The reference's member acknowledges every frame it applies, the last one included, while the
+ * reference's leader closes its connections as soon as it has sent that last frame: when the close
+ * wins, the member's acknowledgement fails in iroh's `write_all` and the member exits with this
+ * traceback. It is a race between two reference processes (reference against reference has it too),
+ * not something our seats can cause or prevent.
+ */
+const ACK_RACE = /in run_group_guest_channel\n\s+await channel\.send\([\s\S]*in write_all\n[\s\S]*iroh\.iroh_ffi\.IrohError\s*$/;
+
+class AckRace extends Error {
+  constructor(who: string) {
+    super(`${who} exited on the reference's acknowledgement race (its leader closed first)`);
+  }
+}
 const RECORD = new URL('./group-record.ts', import.meta.url).pathname;
 const ref = findReference();
 const missing = 'missing' in ref ? ref.missing : namespaceMissing();
@@ -270,6 +285,10 @@ function scenarios(reference: Reference): void {
     clearTimeout(timer);
     over = true;
     const moves = await Promise.all(players);
+    if (g.leader === 'reference' && codes[0] === 0) {
+      const raced = refJoins.filter((p, i) => codes[i + 1] !== 0 && ACK_RACE.test(p.output()));
+      if (raced.length > 0 && ourJoins.every((_, i) => codes[1 + refJoins.length + i] === 0)) throw new AckRace(raced.map((p) => p.name).join(', '));
+    }
     for (const [i, p] of all.entries()) expect(codes[i], `${p.name}:\n${p.output()}`).toBe(0);
     for (const p of all) expect(p.output()).not.toMatch(/Traceback/);
     // Each reference seat made moves of its own.
@@ -448,10 +467,24 @@ function scenarios(reference: Reference): void {
     return successor!;
   }
 
+  /**
+   * A game the reference leads, played again once if a reference member lost the upstream race
+   * described at ACK_RACE; any other failure, or the race twice, fails the test.
+   */
+  async function playReferenceLed(g: Omit<Game, 'leader'>): Promise<void> {
+    try {
+      await play({ ...g, leader: 'reference' });
+    } catch (e) {
+      if (!(e instanceof AckRace)) throw e;
+      console.warn(`group interop: ${e.message}; playing the game once more`);
+      await play({ ...g, leader: 'reference' });
+    }
+  }
+
   it(
     'the reference leads a Community Room; a reference member and two of ours join and chat until its owner closes it',
     async () => {
-      await play({ protocolId: COMMUNITY_ROOM, alias: 'community-room-v1', options: { history_limit: 50 }, autoplay: roomAutoplay, leader: 'reference' });
+      await playReferenceLed({ protocolId: COMMUNITY_ROOM, alias: 'community-room-v1', options: { history_limit: 50 }, autoplay: roomAutoplay });
     },
     STEP_MS,
   );
@@ -467,7 +500,7 @@ function scenarios(reference: Reference): void {
   it(
     "the reference leads a hand of Texas Hold'em; a reference member and two of ours take the other seats",
     async () => {
-      await play({ protocolId: HOLDEM, alias: 'texas-holdem-v1', options: HOLDEM_OPTIONS, autoplay: holdemAutoplay, leader: 'reference' });
+      await playReferenceLed({ protocolId: HOLDEM, alias: 'texas-holdem-v1', options: HOLDEM_OPTIONS, autoplay: holdemAutoplay });
     },
     STEP_MS,
   );
