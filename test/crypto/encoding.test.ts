@@ -1,7 +1,10 @@
 // toHex joins pairs for short inputs and decodes ASCII digits for long ones (ts/crypto/encoding.ts):
 // both must give Node's own lowercase hex, on each side of the switch and past its reused buffer.
+// utf8 encodes short texts into views of a shared slab: each must be TextEncoder's bytes and the
+// caller's alone, across slab changes and beside texts long enough to get their own buffer.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { fromHex, toHex } from '../../ts/crypto/encoding.js';
+import { fromHex, toHex, utf8 } from '../../ts/crypto/encoding.js';
 
 describe('toHex', () => {
   it("gives Buffer's lowercase hex at every size around its two paths", () => {
@@ -18,5 +21,32 @@ describe('toHex', () => {
     expect(toHex(all)).toBe(Buffer.from(all).toString('hex'));
     expect(toHex(new Uint8Array([0xab, 0x01]))).toBe('ab01');
     expect(toHex(all.subarray(250, 256))).toBe('fafbfcfdfeff');
+  });
+});
+
+describe('utf8', () => {
+  const encoder = new TextEncoder();
+
+  it("gives TextEncoder's bytes, lone surrogates included, at every length around the pooled limit", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 1100 }), (s) => {
+        expect(utf8(s)).toEqual(encoder.encode(s));
+      }),
+      { numRuns: 2000 },
+    );
+    for (const n of [0, 1, 1023, 1024, 1025, 5461, 5462, 20_000]) expect(utf8('é'.repeat(n))).toEqual(encoder.encode('é'.repeat(n)));
+    expect(utf8('a\ud800b\udc00')).toEqual(Uint8Array.of(0x61, 0xef, 0xbf, 0xbd, 0x62, 0xef, 0xbf, 0xbd));
+  });
+
+  it('hands out bytes that no later call overwrites, across many slabs', () => {
+    const texts = Array.from({ length: 3000 }, (_, i) => `${'€'.repeat(i % 700)}#${i}`);
+    const out = texts.map((t) => utf8(t));
+    out.forEach((bytes, i) => expect(bytes).toEqual(encoder.encode(texts[i]!)));
+    // Writing into one view leaves its neighbours as they were.
+    const [a, b] = [utf8('first'), utf8('second')];
+    a.fill(0);
+    expect(new TextDecoder().decode(b)).toBe('second');
+    expect(a.byteOffset % 8).toBe(0);
+    expect(b.byteOffset % 8).toBe(0);
   });
 });
