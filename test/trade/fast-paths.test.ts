@@ -1,13 +1,18 @@
 // The verifier's shortcuts give exactly what the general path gives: the JavaScript canonical text of
 // a body (canonical.ts) against each backend's jcsValue, the signature decoder against
-// fromBase64Url, and the body read out of the gate's canonical bytes (text input) against the body
-// canonicalized again (object input), verdict and detail alike.
+// fromBase64Url, the body read out of the gate's canonical bytes (text input) against the body
+// canonicalized again (object input), verdict and detail alike, and the quick date-time check against
+// ajv-formats' own.
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fromBase64Url, fromUtf8, getCrypto, toBase64Url } from '../../ts/crypto/index.js';
 import { plainCanonicalText } from '../../ts/crypto/jcs.js';
-import { addSignature, bodyHash, createEnvelope, uuidv7, verifyEnvelope, type Verdict } from '../../ts/trade/index.js';
+import { addSignature, bodyHash, createEnvelope, uuidv7, verifyEnvelope, type ObjectType, type Verdict } from '../../ts/trade/index.js';
 import { decodeOrEmpty, publicKeyBytes } from '../../ts/trade/decode.js';
+import { isPlainDateTime } from '../../ts/trade/date-time.js';
+import { schemaError } from '../../ts/trade/schema.js';
+import { fullFormats } from 'ajv-formats/dist/formats.js';
 
 const backends = [getCrypto('wasm'), getCrypto('js')];
 const RUNS = Number(process.env['AIGENORA_FUZZ_RUNS'] ?? 300);
@@ -173,5 +178,91 @@ describe('body hash from the gate', () => {
     delete noBody['body'];
     expect(same(noBody).result).toBe('fail:body_hash_mismatch');
     expect(same({ ...noBody, body_x: deal.body }).result).toBe('fail:body_hash_mismatch');
+  });
+});
+
+describe('isPlainDateTime', () => {
+  const full = (fullFormats['date-time'] as { validate: (s: string) => boolean }).validate;
+
+  it('says yes to the usual spellings and leaves the rest to ajv-formats', () => {
+    for (const yes of ['2026-03-01T12:00:00Z', '2024-02-29t23:59:59.123456+05:30', '2026-12-31T00:00:00-23:59', '0000-01-01T00:00:00z']) {
+      expect([yes, isPlainDateTime(yes)]).toEqual([yes, true]);
+      expect(full(yes)).toBe(true);
+    }
+    // ajv-formats takes these (a leap second, a space, no colon in the offset): the quick check leaves them to it.
+    for (const theirs of ['2016-12-31T23:59:60Z', '2026-03-01 12:00:00Z', '2026-03-01T12:00:00+0530', '2026-03-01T12:00:00+05']) {
+      expect([theirs, isPlainDateTime(theirs), full(theirs)]).toEqual([theirs, false, true]);
+    }
+    for (const no of [
+      '2023-02-29T00:00:00Z',
+      '2026-13-01T00:00:00Z',
+      '2026-03-01T24:00:00Z',
+      '2026-03-01T12:00:00',
+      '2026-03-01T12:00:00.Z',
+      '2026-03-01T12:00:00+24:00',
+    ]) {
+      expect([no, isPlainDateTime(no), full(no)]).toEqual([no, false, false]);
+    }
+  });
+
+  it('never says yes where ajv-formats says no', () => {
+    const digits = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: n, maxLength: n });
+    const piece = fc.oneof(
+      digits(1),
+      digits(2),
+      digits(4),
+      fc.constantFrom('-', ':', '.', 'T', 't', 'Z', 'z', '+', ' ', '\u00a0', 'x', '٣'),
+      fc.string({ maxLength: 2 }),
+    );
+    // Each field mostly in its range (edges included), sometimes anywhere in 00..99.
+    const field = (lo: number, hi: number) =>
+      fc
+        .oneof({ weight: 4, arbitrary: fc.integer({ min: lo, max: hi }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 99 }) })
+        .map((v) => String(v).padStart(2, '0'));
+    const year = fc.oneof(digits(4), fc.constantFrom('2000', '1900', '2024', '2100', '0000'));
+    const nearly = fc
+      .tuple(
+        year,
+        field(1, 12),
+        field(1, 31),
+        fc.constantFrom('T', 't', ' '),
+        field(0, 24),
+        field(0, 60),
+        field(0, 61),
+        fc.option(digits(3)),
+        fc.constantFrom('Z', 'z', '+', '-', ''),
+        field(0, 24),
+        field(0, 60),
+      )
+      .map(
+        ([y, mo, d, t, h, mi, s, frac, sign, oh, om]) =>
+          `${y}-${mo}-${d}${t}${h}:${mi}:${s}${frac === null ? '' : `.${frac}`}${sign}${sign === '+' || sign === '-' ? `${oh}:${om}` : ''}`,
+      );
+    const mutated = fc.tuple(nearly, fc.nat(), piece).map(([s, at, p]) => s.slice(0, at % (s.length + 1)) + p + s.slice((at % (s.length + 1)) + 1));
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          nearly,
+          mutated,
+          fc.array(piece, { maxLength: 14 }).map((a) => a.join('')),
+        ),
+        (s) => {
+          if (isPlainDateTime(s)) expect([s, full(s)]).toEqual([s, true]);
+        },
+      ),
+      { numRuns: RUNS * 20 },
+    );
+  });
+
+  it('leaves the schemas’ verdicts on date-times as ajv-formats gives them', () => {
+    const doc = JSON.parse(readFileSync(new URL('../../test-vectors/agent-trade/envelopes.json', import.meta.url), 'utf8')) as {
+      cases: Array<{ name: string; file: { object_type: ObjectType; signatures: Array<Record<string, unknown>> } }>;
+    };
+    const env = doc.cases.find((c) => c.name === 'deal-cosigned-alice-then-bob')!.file;
+    expect(schemaError(env.object_type, env)).toBeUndefined();
+    for (const when of ['2026-03-01T12:00:00.5-01:00', '2016-12-31T23:59:60Z', '2026-03-01 12:00:00Z', '2023-02-29T00:00:00Z', 'yesterday']) {
+      const edited = { ...env, signatures: [{ ...env.signatures[0], issued_at: when }] };
+      expect([when, schemaError(env.object_type, edited)]).toEqual([when, full(when) ? undefined : '/signatures/0/issued_at must match format "date-time"']);
+    }
   });
 });

@@ -9,6 +9,7 @@ import deal from './schemas/deal.schema.json' with { type: 'json' };
 import listingRef from './schemas/listing-ref.schema.json' with { type: 'json' };
 import tradeEvent from './schemas/trade-event.schema.json' with { type: 'json' };
 import tradeReceipt from './schemas/trade-receipt.schema.json' with { type: 'json' };
+import { isPlainDateTime } from './date-time.js';
 import type { ObjectType } from './envelope.js';
 
 export const SCHEMAS: Record<ObjectType, object> = {
@@ -24,6 +25,8 @@ function validators(): Record<ObjectType, ValidateFunction> {
   if (!compiled) {
     const ajv = new Ajv2020({ strict: true, allErrors: false });
     (addFormats as unknown as (a: Ajv2020, f: string[]) => void)(ajv, ['date-time']);
+    const full = ajv.formats['date-time'] as { validate: (s: string) => boolean; compare?: (a: string, b: string) => number | undefined };
+    ajv.addFormat('date-time', { ...full, validate: (s: string) => isPlainDateTime(s) || full.validate(s) });
     compiled = {
       LISTING_REF: ajv.compile(listingRef),
       DEAL: ajv.compile(deal),
