@@ -141,6 +141,9 @@ const isDigit = (c: number) => c >= 0x30 && c <= 0x39;
 export function plainMembers(s: string, maxDepth: number): number {
   let members = 0;
   let depth = 0;
+  // The next backslash at or after where the last search began: searched again only once passed, so
+  // a text without escapes is searched for them once, not once a string.
+  let e = -1;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if (c === 0x22) {
@@ -148,8 +151,11 @@ export function plainMembers(s: string, maxDepth: number): number {
       for (i++; ;) {
         const q = s.indexOf('"', i);
         if (q < 0) return -1;
-        const e = s.indexOf('\\', i);
-        if (e < 0 || e > q) {
+        if (e < i) {
+          e = s.indexOf('\\', i);
+          if (e < 0) e = Infinity;
+        }
+        if (e > q) {
           i = q;
           break;
         }
