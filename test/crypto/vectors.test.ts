@@ -75,4 +75,18 @@ describe.each(['wasm', 'js'])('%s backend key pairs', (name) => {
     }
     expect(code(() => c.ed25519Keypair(new Uint8Array(31)))).toBe('BAD_LENGTH');
   });
+
+  it('signMany: each vector key signs the batch of every vector message as sign() does, in order', () => {
+    const valid = vectors('ed25519.json').filter((v) => v.valid && v.seed);
+    const messages = valid.map((v) => fromHex(v.message));
+    expect(messages.some((m) => m.length === 0)).toBe(true);
+    for (const v of valid) {
+      const kp = c.ed25519Keypair(fromHex(v.seed));
+      expect(kp.signMany([])).toEqual([]);
+      expect(kp.signMany(messages).map(toHex)).toEqual(messages.map((m) => toHex(kp.sign(m))));
+      expect(kp.signMany([fromHex(v.message)]).map(toHex)).toEqual([v.signature]);
+      kp.dispose();
+      expect(code(() => kp.signMany(messages))).toBe('KEY_DISPOSED');
+    }
+  });
 });

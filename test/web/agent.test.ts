@@ -257,13 +257,15 @@ describe('the agent page', () => {
         if (prop === 'ed25519Keypair') {
           return (seed: Uint8Array): Ed25519Keypair => {
             const k = target.ed25519Keypair(seed);
+            const sign = (m: Uint8Array) => {
+              const sig = k.sign(m);
+              if (++signed === 6) sig[10] = sig[10]! ^ 0x01;
+              return sig;
+            };
             return {
               publicKey: k.publicKey,
-              sign: (m: Uint8Array) => {
-                const sig = k.sign(m);
-                if (++signed === 6) sig[10] = sig[10]! ^ 0x01;
-                return sig;
-              },
+              sign,
+              signMany: (ms: readonly Uint8Array[]) => ms.map(sign),
               dispose: () => k.dispose(),
             };
           };

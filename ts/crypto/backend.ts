@@ -30,6 +30,8 @@ export interface SignatureItem {
 export interface Ed25519Keypair {
   readonly publicKey: Uint8Array;
   sign(message: Uint8Array): Uint8Array;
+  /** sign() of each message, the same signatures; the wasm backend signs a batch for less than its parts. */
+  signMany(messages: readonly Uint8Array[]): Uint8Array[];
   /** Wipes the secret (in WASM memory, or the JS copy); later calls throw KEY_DISPOSED. */
   dispose(): void;
 }

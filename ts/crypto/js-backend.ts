@@ -155,6 +155,10 @@ export const jsBackend: Crypto = {
         if (!live) throw disposed();
         return ed25519.sign(message, secret);
       },
+      signMany(messages) {
+        if (!live) throw disposed();
+        return messages.map((m) => ed25519.sign(m, secret));
+      },
       dispose() {
         secret.fill(0);
         live = false;

@@ -41,6 +41,7 @@ import {
 interface WasmKeypair {
   public_key(): Uint8Array;
   sign(message: Uint8Array): Uint8Array;
+  sign_many(messages: Uint8Array, lengths: Uint32Array): Uint8Array;
   free(): void;
 }
 
@@ -351,6 +352,16 @@ export function wasmBackend(w: WasmExports, features: WasmFeatureLoader = noFeat
         sign(message) {
           if (!kp) throw disposed();
           return call(() => kp!.sign(message));
+        },
+        signMany(messages) {
+          if (!kp) throw disposed();
+          const lengths = new Uint32Array(messages.length);
+          let total = 0;
+          for (let i = 0; i < messages.length; i++) total += lengths[i] = messages[i]!.length;
+          const packed = new Uint8Array(total);
+          for (let i = 0, at = 0; i < messages.length; at += lengths[i++]!) packed.set(messages[i]!, at);
+          const signatures = call(() => kp!.sign_many(packed, lengths));
+          return Array.from({ length: messages.length }, (_, i) => signatures.subarray(64 * i, 64 * i + 64));
         },
         dispose() {
           if (kp && trap === undefined) kp.free();

@@ -1041,14 +1041,12 @@ export class GroupLeader {
     const { hashes } = headHashes(this.crypto, head, tails);
     const frameHash = checkpoint.value.frame_hash;
     const envelopes: Envelopes = {};
-    const message = signatureMessages(frameHash);
+    const signatures = this.key.signMany(signatureMessages(frameHash, hashes, payloads));
     freeze(events);
     for (let i = 0; i < payloads.length; i++) {
       const p = payloads[i]!;
-      const vh = hashes[i]!;
-      const signature = toHex(this.key.sign(message(vh, p.viewer_public_key)));
       // Everything in it is frozen already, so the commit's deep freeze stops at the envelope.
-      envelopes[p.viewer_public_key] = Object.freeze(envelopeOf(core, frameHash, events, p, vh, signature));
+      envelopes[p.viewer_public_key] = Object.freeze(envelopeOf(core, frameHash, events, p, hashes[i]!, toHex(signatures[i]!)));
     }
     return { envelopes, views };
   }
@@ -1246,28 +1244,34 @@ const NO_ITEMS = Object.freeze([]) as unknown as never[];
 
 const HEX_LENGTH = 64;
 /**
- * leaderSignaturePayload(frameHash, viewHash, viewer) for each member of a frame: the frame hash is
- * written once and each member's view hash and key (lowercase hex, ASCII) over the last one's, in one
- * buffer (the signer copies the message it signs). Where they go is found by writing the payload once
- * with placeholders that are not hex.
+ * leaderSignaturePayload(frameHash, viewHashes[i], payloads[i]'s viewer) for each member of a frame,
+ * signed together: the payload is written once, with placeholders that are not hex to find where each
+ * member's view hash and key (lowercase hex, ASCII) go, and copied into one buffer per member with
+ * those written in.
  */
-function signatureMessages(frameHash: string): (viewHash: string, viewer: string) => Uint8Array {
+function signatureMessages(frameHash: string, viewHashes: readonly string[], payloads: readonly { viewer_public_key: string }[]): Uint8Array[] {
   const viewMark = 'v'.repeat(HEX_LENGTH);
   const viewerMark = 'k'.repeat(HEX_LENGTH);
-  const bytes = leaderSignaturePayload(frameHash, viewMark, viewerMark);
-  const text = new TextDecoder().decode(bytes);
+  const template = leaderSignaturePayload(frameHash, viewMark, viewerMark);
+  const text = new TextDecoder().decode(template);
   const viewAt = text.indexOf(viewMark);
   const viewerAt = text.indexOf(viewerMark);
   // Byte offsets are string offsets only in an ASCII payload.
-  const fits = text.length === bytes.length && viewAt >= 0 && viewerAt >= 0;
-  return (viewHash, viewer) => {
+  const fits = text.length === template.length && viewAt >= 0 && viewerAt >= 0;
+  const n = template.length;
+  // One buffer for all of them, each message a view of it: a buffer each would cost more than the copy.
+  const all = new Uint8Array(n * payloads.length);
+  return payloads.map(({ viewer_public_key: viewer }, i) => {
+    const viewHash = viewHashes[i]!;
     if (!fits || viewHash.length !== HEX_LENGTH || viewer.length !== HEX_LENGTH) return leaderSignaturePayload(frameHash, viewHash, viewer);
-    for (let i = 0; i < HEX_LENGTH; i++) {
-      bytes[viewAt + i] = viewHash.charCodeAt(i);
-      bytes[viewerAt + i] = viewer.charCodeAt(i);
+    const bytes = all.subarray(i * n, i * n + n);
+    bytes.set(template);
+    for (let j = 0; j < HEX_LENGTH; j++) {
+      bytes[viewAt + j] = viewHash.charCodeAt(j);
+      bytes[viewerAt + j] = viewer.charCodeAt(j);
     }
     return bytes;
-  };
+  });
 }
 const EMPTY_PART: CanonicalPart = { text: '[]', height: 0 };
 

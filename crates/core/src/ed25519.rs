@@ -193,6 +193,32 @@ impl Keypair {
         signature[32..].copy_from_slice(s.as_bytes());
         signature
     }
+
+    /// [`Keypair::sign`] of each message, the same signatures, for less: the points `R` are brought to
+    /// affine coordinates together, one field inversion for the batch (Montgomery's trick) where each
+    /// signature alone pays one, about a third of its cost on wasm32. A leader signing its members'
+    /// envelopes signs many messages at a time.
+    pub fn sign_many(&self, messages: &[&[u8]]) -> Vec<[u8; 64]> {
+        let mut rs: Vec<Scalar> = messages.iter().map(|m| hash_scalar(&[&self.prefix, m])).collect();
+        let points: Vec<EdwardsPoint> = rs.iter().map(mul_base).collect();
+        let big_rs = EdwardsPoint::compress_batch_alloc(&points);
+        let out = messages
+            .iter()
+            .zip(&rs)
+            .zip(&big_rs)
+            .map(|((message, r), big_r)| {
+                let big_r = big_r.to_bytes();
+                let k = hash_scalar(&[&big_r, &self.public, message]);
+                let s = k * self.scalar + r;
+                let mut signature = [0u8; 64];
+                signature[..32].copy_from_slice(&big_r);
+                signature[32..].copy_from_slice(s.as_bytes());
+                signature
+            })
+            .collect();
+        rs.iter_mut().for_each(Zeroize::zeroize);
+        out
+    }
 }
 
 /// `verify` as a boolean: true only for a signature that verifies. Malformed inputs are false.
@@ -245,6 +271,22 @@ mod tests {
             assert_eq!(kp.public_key(), dalek.verifying_key().to_bytes());
             assert_eq!(kp.sign(&message), dalek.sign(&message).to_bytes(), "seed {seed:?}, message of {} bytes", message.len());
             message.push(seed[0]);
+        }
+    }
+
+    /// Batches of every size a leader meets (none, one, a full group and more) sign each message as
+    /// `sign` does, the empty message and long ones among them.
+    #[test]
+    fn sign_many_signs_each_message_as_sign_does() {
+        let kp = Keypair::from_seed(&[7u8; 32]).unwrap();
+        let messages: Vec<Vec<u8>> = (0..70u32).map(|i| (0..(i * 37) % 600).map(|j| (i ^ j) as u8).collect()).collect();
+        for n in [0usize, 1, 2, 3, 33, 70] {
+            let batch: Vec<&[u8]> = messages[..n].iter().map(Vec::as_slice).collect();
+            let signed = kp.sign_many(&batch);
+            assert_eq!(signed.len(), n);
+            for (m, s) in batch.iter().zip(&signed) {
+                assert_eq!(*s, kp.sign(m), "batch of {n}, message of {} bytes", m.len());
+            }
         }
     }
 
