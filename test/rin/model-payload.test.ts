@@ -9,7 +9,7 @@ import { type GoJsonError, goJsonEncode, RawJson } from '../../ts/crypto/gojson.
 import { actionRequestDigest, decodeActionRequest, decodeEffects, effectPreviewDigest, RinError, type ActionRequest, type Effect } from '../../ts/rin/index.js';
 import { actionRequestPayload } from '../../ts/rin/digest.js';
 import { compactEffect, effectPreviewText } from '../../ts/rin/effects.js';
-import { effectsPayloadText, requestPayloadText } from '../../ts/rin/payload.js';
+import { effectsPayloadBytes, effectsPayloadText, requestPayloadBytes, requestPayloadText } from '../../ts/rin/payload.js';
 import { validateIdentifier, validateRefs, validateText } from '../../ts/rin/validate.js';
 
 const CORPUS = new URL('../../../shared/conformance/rin-reference/', import.meta.url);
@@ -52,6 +52,16 @@ describe('request payload writer', () => {
   it('writes what the general encoder writes for every corpus request', () => {
     for (const r of requests) expect(requestPayloadText(r, '{"a":1}')).toBe(generalRequest(r, '{"a":1}'));
     expect(withPlan.plan_step_ref).toBeDefined();
+  });
+
+  it('writes the UTF-8 of that text, large payloads and small ones after them', () => {
+    const encoder = new TextEncoder();
+    // Arguments of 200 KiB grow the shared buffer; the next, small payloads are written from its start.
+    const big = `{"a":"${'\u00e9x'.repeat(100_000)}"}`;
+    for (const args of ['{"a":1}', big, '{}', '{"b":[1,2]}']) {
+      for (const r of requests) expect(requestPayloadBytes(r, args)).toEqual(encoder.encode(generalRequest(r, args)));
+    }
+    expect(effectsPayloadBytes(effects)).toEqual(encoder.encode(generalEffects(effects)));
   });
 
   it('escapes keys as Go does, refs at other epochs included', () => {

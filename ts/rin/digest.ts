@@ -3,12 +3,13 @@
  * `json.Marshal` of a struct, written here member by member in the reference's declaration order.
  */
 import type { Crypto } from '../crypto/backend.js';
+import { toHex } from '../crypto/encoding.js';
 import { compareUtf8, goJsonEncode, RawJson } from '../crypto/gojson.js';
 import { backend, goCanonical, goCompact, sha256Hex } from './canon.js';
 import { copyBoundAction, copyCapabilityRef, copyDuration, copyRequest, copySpec, requestOfBound } from './copy.js';
 import { canonicalizeScalarObject, compactEffect, effectPreviewDigest, validateEffect } from './effects.js';
 import { invalid, prefixed } from './errors.js';
-import { requestPayloadText } from './payload.js';
+import { requestPayloadBytes, requestPayloadText } from './payload.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
 import type { ActionRequest, BoundAction, CapabilitySpec, RawJson as Raw } from './types.js';
 import {
@@ -135,7 +136,9 @@ export function actionRequestDigestText(r: ActionRequest, c?: Crypto): string {
 /** action_request_digest (R13): the request is validated first. */
 export function actionRequestDigest(r: ActionRequest, c?: Crypto): string {
   const cc = backend(c);
-  return sha256Hex(cc, actionRequestDigestText(r, cc));
+  const args = goCanonical(cc, checkActionRequest(r));
+  const bytes = requestPayloadBytes(r, args);
+  return bytes ? toHex(cc.sha256(bytes)) : sha256Hex(cc, goJsonEncode(actionRequestPayload(r, args)));
 }
 
 /** R19: SHA-256 of the Go JSON of the whole BoundAction. */
