@@ -37,7 +37,9 @@ function osRandomBytes(n: number): Uint8Array {
 function uniform(randomBytes: (n: number) => Uint8Array, bound: number): number {
   const limit = Math.floor(0x1_0000_0000 / bound) * bound;
   for (;;) {
-    const x = new DataView(randomBytes(4).buffer).getUint32(0);
+    // The source may hand out views of a larger buffer (a pool, a stream): read the view, not its buffer.
+    const b = randomBytes(4);
+    const x = new DataView(b.buffer, b.byteOffset, b.byteLength).getUint32(0);
     if (x < limit) return x % bound;
   }
 }
