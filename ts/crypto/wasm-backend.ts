@@ -201,17 +201,22 @@ function goJsonCall<T>(f: () => T): T {
   }
 }
 
+/** Messages laid end to end, with each one's length, as the core's batch calls take them. */
+function packMessages(messages: readonly Uint8Array[]): { messages: Uint8Array; lengths: Uint32Array } {
+  const lengths = new Uint32Array(messages.length);
+  let total = 0;
+  for (let i = 0; i < messages.length; i++) total += lengths[i] = messages[i]!.length;
+  const packed = new Uint8Array(total);
+  for (let i = 0, at = 0; i < messages.length; at += lengths[i++]!) packed.set(messages[i]!, at);
+  return { messages: packed, lengths };
+}
+
 function packMany(items: readonly SignatureItem[]) {
   const n = items.length;
   const keys = new Uint8Array(n * 32);
   const sigs = new Uint8Array(n * 64);
-  const lengths = new Uint32Array(n);
-  let total = 0;
-  for (let i = 0; i < n; i++) total += items[i]!.message.length;
-  const messages = new Uint8Array(total);
   // Items of the wrong size are answered false here rather than failing the whole batch.
   const wellSized = new Array<boolean>(n);
-  let at = 0;
   for (let i = 0; i < n; i++) {
     const it = items[i]!;
     wellSized[i] = it.publicKey.length === 32 && it.signature.length === 64;
@@ -219,11 +224,8 @@ function packMany(items: readonly SignatureItem[]) {
       keys.set(it.publicKey, i * 32);
       sigs.set(it.signature, i * 64);
     }
-    messages.set(it.message, at);
-    lengths[i] = it.message.length;
-    at += it.message.length;
   }
-  return { keys, sigs, lengths, messages, wellSized };
+  return { keys, sigs, wellSized, ...packMessages(items.map((it) => it.message)) };
 }
 
 /** Where the AEAD scratch of one instance is, as JavaScript last saw it. */
@@ -355,12 +357,8 @@ export function wasmBackend(w: WasmExports, features: WasmFeatureLoader = noFeat
         },
         signMany(messages) {
           if (!kp) throw disposed();
-          const lengths = new Uint32Array(messages.length);
-          let total = 0;
-          for (let i = 0; i < messages.length; i++) total += lengths[i] = messages[i]!.length;
-          const packed = new Uint8Array(total);
-          for (let i = 0, at = 0; i < messages.length; at += lengths[i++]!) packed.set(messages[i]!, at);
-          const signatures = call(() => kp!.sign_many(packed, lengths));
+          const packed = packMessages(messages);
+          const signatures = call(() => kp!.sign_many(packed.messages, packed.lengths));
           return Array.from({ length: messages.length }, (_, i) => signatures.subarray(64 * i, 64 * i + 64));
         },
         dispose() {

@@ -27,7 +27,7 @@
 
 use crate::error::{fixed, Error, Result};
 use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
-use curve25519_dalek::edwards::{EdwardsBasepointTable, EdwardsPoint};
+use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsBasepointTable, EdwardsPoint};
 use curve25519_dalek::scalar::{clamp_integer, Scalar};
 use curve25519_dalek::traits::BasepointTable;
 use ed25519_dalek::{Signature, Verifier, VerifyingKey};
@@ -184,10 +184,17 @@ impl Keypair {
 
     pub fn sign(&self, message: &[u8]) -> [u8; 64] {
         let mut r = hash_scalar(&[&self.prefix, message]);
-        let big_r = mul_base(&r).compress().to_bytes();
+        let big_r = mul_base(&r).compress();
+        let signature = self.finish(message, &r, &big_r);
+        r.zeroize();
+        signature
+    }
+
+    /// R ‖ S, S = k·a + r with k = SHA-512(R ‖ A ‖ M) mod L, for the nonce `r` and R = [r]B.
+    fn finish(&self, message: &[u8], r: &Scalar, big_r: &CompressedEdwardsY) -> [u8; 64] {
+        let big_r = big_r.to_bytes();
         let k = hash_scalar(&[&big_r, &self.public, message]);
         let s = k * self.scalar + r;
-        r.zeroize();
         let mut signature = [0u8; 64];
         signature[..32].copy_from_slice(&big_r);
         signature[32..].copy_from_slice(s.as_bytes());
@@ -202,20 +209,7 @@ impl Keypair {
         let mut rs: Vec<Scalar> = messages.iter().map(|m| hash_scalar(&[&self.prefix, m])).collect();
         let points: Vec<EdwardsPoint> = rs.iter().map(mul_base).collect();
         let big_rs = EdwardsPoint::compress_batch_alloc(&points);
-        let out = messages
-            .iter()
-            .zip(&rs)
-            .zip(&big_rs)
-            .map(|((message, r), big_r)| {
-                let big_r = big_r.to_bytes();
-                let k = hash_scalar(&[&big_r, &self.public, message]);
-                let s = k * self.scalar + r;
-                let mut signature = [0u8; 64];
-                signature[..32].copy_from_slice(&big_r);
-                signature[32..].copy_from_slice(s.as_bytes());
-                signature
-            })
-            .collect();
+        let out = messages.iter().zip(&rs).zip(&big_rs).map(|((message, r), big_r)| self.finish(message, r, big_r)).collect();
         rs.iter_mut().for_each(Zeroize::zeroize);
         out
     }
