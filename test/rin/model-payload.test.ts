@@ -9,7 +9,7 @@ import { type GoJsonError, goJsonEncode, RawJson } from '../../ts/crypto/gojson.
 import { actionRequestDigest, decodeActionRequest, decodeEffects, effectPreviewDigest, RinError, type ActionRequest, type Effect } from '../../ts/rin/index.js';
 import { actionRequestPayload } from '../../ts/rin/digest.js';
 import { compactEffect, effectPreviewText } from '../../ts/rin/effects.js';
-import { effectsPayloadBytes, effectsPayloadText, requestPayloadBytes, requestPayloadText } from '../../ts/rin/payload.js';
+import { effectsPayloadBytes, requestPayloadBytes } from '../../ts/rin/payload.js';
 import { validateIdentifier, validateRefs, validateText } from '../../ts/rin/validate.js';
 
 const CORPUS = new URL('../../../shared/conformance/rin-reference/', import.meta.url);
@@ -19,6 +19,17 @@ function cases(name: string): Array<Record<string, unknown> & { id: string; expe
   if (!existsSync(file)) throw new Error(`conformance corpus missing: ${file.pathname} (../shared/conformance/rin-reference)`);
   return JSON.parse(readFileSync(file, 'utf8')).cases;
 }
+
+/** The direct writers' bytes as text (undefined where they leave the value to the general encoder). */
+const decoder = new TextDecoder();
+const requestPayloadText = (r: ActionRequest, args: string) => {
+  const bytes = requestPayloadBytes(r, args);
+  return bytes && decoder.decode(bytes);
+};
+const effectsPayloadText = (effects: readonly Effect[]) => {
+  const bytes = effectsPayloadBytes(effects);
+  return bytes && decoder.decode(bytes);
+};
 
 /** The general encoder's text of each payload. */
 const generalRequest = (r: ActionRequest, args: string) => goJsonEncode(actionRequestPayload(r, args));

@@ -20,9 +20,9 @@ export function goCanonical(c: Crypto, text: string): string {
   return fromUtf8(c.goCanonicalJson(text));
 }
 
-/** Lowercase hex SHA-256 of the UTF-8 bytes of `text`. */
-export function sha256Hex(c: Crypto, text: string): string {
-  return toHex(c.sha256(utf8(text)));
+/** Lowercase hex SHA-256 of the UTF-8 bytes of `text` (or of those bytes, written already). */
+export function sha256Hex(c: Crypto, text: string | Uint8Array): string {
+  return toHex(c.sha256(typeof text === 'string' ? utf8(text) : text));
 }
 
 const COMPACTED = /[ \t\n\r<>&\u2028\u2029]/;

@@ -3,13 +3,13 @@
  * `json.Marshal` of a struct, written here member by member in the reference's declaration order.
  */
 import type { Crypto } from '../crypto/backend.js';
-import { toHex } from '../crypto/encoding.js';
+import { fromUtf8 } from '../crypto/encoding.js';
 import { compareUtf8, goJsonEncode, RawJson } from '../crypto/gojson.js';
 import { backend, goCanonical, goCompact, sha256Hex } from './canon.js';
 import { copyBoundAction, copyCapabilityRef, copyDuration, copyRequest, copySpec, requestOfBound } from './copy.js';
 import { canonicalizeScalarObject, compactEffect, effectPreviewDigest, validateEffect } from './effects.js';
 import { invalid, prefixed } from './errors.js';
-import { requestPayloadBytes, requestPayloadText } from './payload.js';
+import { requestPayloadBytes } from './payload.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
 import type { ActionRequest, BoundAction, CapabilitySpec, RawJson as Raw } from './types.js';
 import {
@@ -126,19 +126,26 @@ export function actionRequestPayload(r: ActionRequest, args: string): Record<str
   return { ...copyRequest(r), arguments: new RawJson(args) };
 }
 
+/**
+ * The digest payload of a valid request: the direct writer's UTF-8, or the general encoder's text for
+ * a request it leaves to that encoder.
+ */
+function requestPayload(r: ActionRequest, c: Crypto): Uint8Array | string {
+  // The checks parse the arguments; the canonical form is then all that is left to compute.
+  const args = goCanonical(c, checkActionRequest(r));
+  return requestPayloadBytes(r, args) ?? goJsonEncode(actionRequestPayload(r, args));
+}
+
 /** The digest payload of a valid request (its arguments canonical). */
 export function actionRequestDigestText(r: ActionRequest, c?: Crypto): string {
-  // The checks parse the arguments; the canonical form is then all that is left to compute.
-  const args = goCanonical(backend(c), checkActionRequest(r));
-  return requestPayloadText(r, args) ?? goJsonEncode(actionRequestPayload(r, args));
+  const p = requestPayload(r, backend(c));
+  return typeof p === 'string' ? p : fromUtf8(p);
 }
 
 /** action_request_digest (R13): the request is validated first. */
 export function actionRequestDigest(r: ActionRequest, c?: Crypto): string {
   const cc = backend(c);
-  const args = goCanonical(cc, checkActionRequest(r));
-  const bytes = requestPayloadBytes(r, args);
-  return bytes ? toHex(cc.sha256(bytes)) : sha256Hex(cc, goJsonEncode(actionRequestPayload(r, args)));
+  return sha256Hex(cc, requestPayload(r, cc));
 }
 
 /** R19: SHA-256 of the Go JSON of the whole BoundAction. */

@@ -4,13 +4,13 @@
  * EffectPreviewDigest do, with its field paths (`effect_preview[i]…` by input position).
  */
 import type { Crypto } from '../crypto/backend.js';
-import { toHex } from '../crypto/encoding.js';
+import { fromUtf8 } from '../crypto/encoding.js';
 import { compareUtf8, goJsonEncode, goJsonString, GoJsonError, parseWireJson, RawJson, type WireNode } from '../crypto/gojson.js';
 import { utf8Length } from '../crypto/unicode.js';
 import { backend, goCanonical, goCompact, sha256Hex } from './canon.js';
 import { copyEffect } from './copy.js';
 import { invalid, prefixed } from './errors.js';
-import { effectsPayloadBytes, effectsPayloadText } from './payload.js';
+import { effectsPayloadBytes } from './payload.js';
 import { compileSchemaAt, type CompiledSchema } from './schema.js';
 import type { CapabilitySpec, Effect, Epoch, RiskLevel } from './types.js';
 import { MAX_JSON_SAFE, riskRank, validateIdentifier, validateRefAtEpoch, validateSortedTags, validateText } from './validate.js';
@@ -98,14 +98,18 @@ export function validateEffect(e: Effect, epoch: Epoch, c?: Crypto): void {
 /** EffectPreviewDigest of already normalized effects. */
 export function effectPreviewDigest(effects: readonly Effect[], c?: Crypto): string {
   if (effects.length === 0 || effects.length > 64) throw invalid('effect_preview', 'must contain between 1 and 64 values');
-  const cc = backend(c);
-  const bytes = effectsPayloadBytes(effects);
-  return bytes ? toHex(cc.sha256(bytes)) : sha256Hex(cc, goJsonEncode(effects.map(compactEffect)));
+  return sha256Hex(backend(c), effectsPayload(effects));
 }
 
 /** The exact text the effect digest is computed over. */
 export function effectPreviewText(effects: readonly Effect[]): string {
-  return effectsPayloadText(effects) ?? goJsonEncode(effects.map(compactEffect));
+  const p = effectsPayload(effects);
+  return typeof p === 'string' ? p : fromUtf8(p);
+}
+
+/** The digest payload: the direct writer's UTF-8, or the general encoder's text for effects it leaves to that encoder. */
+function effectsPayload(effects: readonly Effect[]): Uint8Array | string {
+  return effectsPayloadBytes(effects) ?? goJsonEncode(effects.map(compactEffect));
 }
 
 /** An effect as Go's json.Marshal sees it: its attributes compacted. */

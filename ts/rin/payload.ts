@@ -1,10 +1,10 @@
 /**
  * Direct writers of the two digest payloads hashed most often: an action request's and an effect
- * preview's. Each returns exactly what `goJsonEncode` writes for the reference's payload struct
- * (copy.ts builds it), or undefined when the value holds anything that encoder would treat other than
+ * preview's. Each returns the UTF-8 of exactly what `goJsonEncode` writes for the reference's payload
+ * struct (copy.ts builds it), or undefined when the value holds anything that encoder would treat other than
  * plainly (a string with a lone surrogate, a number that is not a safe integer, a member of the wrong
  * type or missing), so the caller falls back to `goJsonEncode` and its errors. They exist for speed: no
- * copies, no member walk, one text for an epoch shared by every ref.
+ * copies, no member walk, one epoch's bytes shared by every ref.
  */
 import { goJsonString, RawJson } from '../crypto/gojson.js';
 import { goCompact } from './canon.js';
@@ -13,7 +13,6 @@ import type { ActionRequest, Effect, Epoch, HostRef } from './types.js';
 const UNPLAIN = new Error('not plain');
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /**
  * The payload's UTF-8, written straight into one buffer kept between calls: a text built piece by
@@ -110,6 +109,17 @@ function list<T>(v: readonly T[]): readonly T[] {
   return v;
 }
 
+/** A JSON array of the items, each written by `write`. */
+function array<T>(items: readonly T[], write: (item: T) => void): void {
+  list(items);
+  out.ascii('[');
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out.ascii(',');
+    write(items[i]!);
+  }
+  out.ascii(']');
+}
+
 function epoch(epoch: Epoch): void {
   const e = obj(epoch);
   out.ascii('{"session_id":');
@@ -198,13 +208,8 @@ export function requestPayloadBytes(r: ActionRequest, args: string): Uint8Array 
     out.text(args);
     const writer = new RefWriter();
     if (r.target_refs && r.target_refs.length > 0) {
-      const refs = list(r.target_refs);
-      out.ascii(',"target_refs":[');
-      for (let i = 0; i < refs.length; i++) {
-        if (i > 0) out.ascii(',');
-        writer.ref(refs[i]!);
-      }
-      out.ascii(']');
+      out.ascii(',"target_refs":');
+      array(r.target_refs, (ref) => writer.ref(ref));
     }
     out.ascii(',"expected_epoch":');
     epoch(r.expected_epoch);
@@ -228,12 +233,6 @@ export function requestPayloadBytes(r: ActionRequest, args: string): Uint8Array 
     str(r.idempotency_key);
     out.ascii('}');
   });
-}
-
-/** The action request digest payload as text (see requestPayloadBytes). */
-export function requestPayloadText(r: ActionRequest, args: string): string | undefined {
-  const bytes = requestPayloadBytes(r, args);
-  return bytes && decoder.decode(bytes);
 }
 
 /**
@@ -262,13 +261,8 @@ export function effectsPayloadBytes(effects: readonly Effect[]): Uint8Array | un
         writer.ref(e.target_ref);
       }
       if (e.tags && e.tags.length > 0) {
-        const tags = list(e.tags);
-        out.ascii(',"tags":[');
-        for (let k = 0; k < tags.length; k++) {
-          if (k > 0) out.ascii(',');
-          str(tags[k]);
-        }
-        out.ascii(']');
+        out.ascii(',"tags":');
+        array(e.tags, str);
       }
       out.ascii(',"ownership":');
       str(e.ownership);
@@ -294,10 +288,4 @@ export function effectsPayloadBytes(effects: readonly Effect[]): Uint8Array | un
     }
     out.ascii(']');
   });
-}
-
-/** The effect preview digest payload as text (see effectsPayloadBytes). */
-export function effectsPayloadText(effects: readonly Effect[]): string | undefined {
-  const bytes = effectsPayloadBytes(effects);
-  return bytes && decoder.decode(bytes);
 }
