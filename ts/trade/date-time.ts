@@ -8,7 +8,7 @@
  * 23:59: every such string passes ajv-formats' check too (its one `t` splits it in two, the date and
  * time regular expressions match, and every range holds). Anything else, leap seconds and the looser
  * spellings ajv-formats also takes included, is false here and left to ajv-formats, so that the verdict
- * is always ajv-formats' own (test/trade/date-time.test.ts holds the two side by side).
+ * is always ajv-formats' own (test/trade/fast-paths.test.ts holds the two side by side).
  */
 
 const DAYS = [0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
