@@ -246,6 +246,21 @@ describe('Ed25519 verification cache', () => {
     const hot = keypair(wasm, 23_000);
     for (let i = 0; i < 60; i++) agree(hot, other, 'hot');
     expect(checked).toBe(5 * (40 + 80 + 120 + 60));
+    // Batches mixing the hot key with peers, each signature good and then tampered: the items under
+    // keys with tables share their last step, and each answer is still the uncached one.
+    for (let round = 0; round < 5; round++) {
+      const items: { publicKey: Uint8Array; message: Uint8Array; signature: Uint8Array }[] = [];
+      for (const k of [hot, peers[round]!, hot, peers[round + 5]!]) {
+        const m = utf8(`batch ${round} ${items.length}`);
+        const s = k.sign(m);
+        const bad = s.slice();
+        bad[40]! ^= 1 + items.length;
+        items.push({ publicKey: k.pk, message: m, signature: s }, { publicKey: k.pk, message: m, signature: bad });
+      }
+      const want = items.map((it) => uncached(it.publicKey, it.message, it.signature) === 'ok');
+      expect(want).toEqual([true, false, true, false, true, false, true, false]);
+      expect(wasm.ed25519VerifyMany(items), `round ${round}`).toEqual(want);
+    }
   }, 60_000);
 
   it('js: fresh keys never evict a table; the least recently used table goes; bounds hold', () => {

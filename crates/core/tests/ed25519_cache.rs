@@ -60,6 +60,17 @@ fn check_cases(what: &str, cases: &[Case]) -> usize {
             assert_eq!(&ed25519::verify(pk, msg, sig), want, "{what} case {i}: global pass {pass}");
         }
     }
+    // All cases in one batch, each pass with more keys holding tables (their last steps batched),
+    // in a cache with room for every key's table; and in small batches through the small cache.
+    let items: Vec<_> = cases.iter().map(|(pk, msg, sig)| ed25519::Item { public_key: pk, message: msg, signature: sig }).collect();
+    let roomy = VerifyCache::new(4096, 64);
+    for pass in 0..(BUILD_AFTER_USES + 2) {
+        assert_eq!(roomy.verify_many(&items), wants, "{what}: one batch, pass {pass}");
+        for (k, (batch, want)) in items.chunks(3).zip(wants.chunks(3)).enumerate() {
+            assert_eq!(shared.verify_many(batch), want, "{what}: batch {k} of 3, pass {pass}");
+        }
+    }
+    assert!(roomy.verify_many(&[]).is_empty());
     warm
 }
 
@@ -466,4 +477,32 @@ fn mixed_order_keys_and_commitments_get_the_cofactorless_verdict() {
         }
     }
     assert!(valid >= 50 && invalid >= 500 && cofactored_only >= 500, "valid {valid}, invalid {invalid}, cofactored-only {cofactored_only}");
+}
+
+/// Valid and tampered signatures under hot keys, interleaved in one batch (so that their last steps
+/// share one inversion), with the uncached verdict for each; a refused item among them (wrong
+/// length, non-canonical key) changes no other item's answer.
+#[test]
+fn a_batch_under_hot_keys_answers_each_item_as_alone() {
+    let c = VerifyCache::new(16, 4);
+    let kps: Vec<_> = (0..3).map(keypair).collect();
+    for kp in &kps {
+        make_hot(&c, kp);
+        assert!(c.has_table(&kp.public_key()));
+    }
+    let mut cases: Vec<Case> = Vec::new();
+    for (i, kp) in kps.iter().enumerate() {
+        let (msg, sig, variants) = tampered(kp, &format!("batch {i}"));
+        cases.push((kp.public_key().to_vec(), msg, sig.to_vec()));
+        cases.extend(variants);
+    }
+    cases.insert(5, (vec![1u8; 31], b"short key".to_vec(), vec![0u8; 64]));
+    cases.insert(2, ([0xffu8; 32].to_vec(), b"non-canonical key".to_vec(), vec![0u8; 64]));
+    let items: Vec<_> = cases.iter().map(|(pk, msg, sig)| ed25519::Item { public_key: pk, message: msg, signature: sig }).collect();
+    let wants: Vec<_> = cases.iter().map(|(pk, msg, sig)| ed25519::verify_uncached(pk, msg, sig)).collect();
+    assert_eq!(wants.iter().filter(|w| w.is_ok()).count(), 3, "one good signature per key, the rest refused");
+    assert_eq!(c.verify_many(&items), wants);
+    for (i, it) in items.iter().enumerate() {
+        assert_eq!(c.verify_many(std::slice::from_ref(it)), vec![wants[i].clone()], "item {i} alone");
+    }
 }

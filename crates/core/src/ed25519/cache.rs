@@ -161,6 +161,21 @@ fn combine(s: &Scalar, k: &Scalar, a: &Table) -> Point {
     acc
 }
 
+/// A verification before its last step (see [`VerifyCache::verify_many`]).
+enum Step {
+    Done(Result<()>),
+    /// Valid exactly when the point's encoding is these bytes (R's).
+    Compare(Point, [u8; 32]),
+}
+
+fn verdict(valid: bool) -> Result<()> {
+    if valid {
+        Ok(())
+    } else {
+        Err(Error::SignatureInvalid)
+    }
+}
+
 /// What the cache knows of a key.
 enum Known {
     Table(Arc<Table>),
@@ -322,6 +337,38 @@ impl VerifyCache {
 
     /// [`super::verify`]'s policy, with this cache. Same results, same errors.
     pub fn verify(&self, public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
+        match self.step(public_key, message, signature) {
+            Step::Done(verdict) => verdict,
+            Step::Compare(p, r) => verdict(p.compress() == r),
+        }
+    }
+
+    /// [`VerifyCache::verify`] of each item, in order, with one field inversion for all the items
+    /// whose keys hold a table (see [`Point::compress_batch`]) instead of one each: the same results
+    /// as one call per item.
+    pub fn verify_many(&self, items: &[super::Item<'_>]) -> Vec<Result<()>> {
+        let steps: Vec<Step> = items.iter().map(|it| self.step(it.public_key, it.message, it.signature)).collect();
+        let points: Vec<Point> = steps.iter().filter_map(|s| if let Step::Compare(p, _) = s { Some(*p) } else { None }).collect();
+        let mut encodings = Point::compress_batch(&points).into_iter();
+        steps
+            .into_iter()
+            .map(|s| match s {
+                Step::Done(verdict) => verdict,
+                Step::Compare(_, r) => verdict(encodings.next() == Some(r)),
+            })
+            .collect()
+    }
+
+    /// Everything but the last step of a verification: the policy's refusals, and the equation
+    /// decided, or, for a key with a table, the point whose encoding must be `R`'s bytes.
+    fn step(&self, public_key: &[u8], message: &[u8], signature: &[u8]) -> Step {
+        match self.try_step(public_key, message, signature) {
+            Ok(step) => step,
+            Err(e) => Step::Done(Err(e)),
+        }
+    }
+
+    fn try_step(&self, public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<Step> {
         let (pk, sig) = super::sized(public_key, signature)?;
         if super::is_non_canonical(&pk) {
             return Err(Error::PublicKeyInvalid);
@@ -341,21 +388,16 @@ impl VerifyCache {
         h.update(message);
         let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
         // Cofactorless: the encoding of [S]B - [k]A must be R's bytes exactly.
-        let valid = match known {
-            Known::Table(t) => combine(&s, &k, &t).compress() == r,
-            Known::Point { minus_a, .. } => match reduced::verify(&minus_a, &s, &k, &r) {
+        Ok(match known {
+            Known::Table(t) => Step::Compare(combine(&s, &k, &t), r),
+            Known::Point { minus_a, .. } => Step::Done(verdict(match reduced::verify(&minus_a, &s, &k, &r) {
                 Some(valid) => valid,
                 None => {
                     let minus_a = -CompressedEdwardsY(pk).decompress().ok_or(Error::PublicKeyInvalid)?;
                     EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &minus_a, &s).compress().to_bytes() == r
                 }
-            },
-        };
-        if valid {
-            Ok(())
-        } else {
-            Err(Error::SignatureInvalid)
-        }
+            })),
+        })
     }
 
     /// Whether `public_key` currently holds a table (for tests and diagnostics).

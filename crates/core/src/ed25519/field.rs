@@ -94,6 +94,13 @@ impl Fe {
         r
     }
 
+    /// `1/self = self^(p - 2) = (self^((p - 5) / 8))^8 · self^3`; zero for zero.
+    pub fn invert(&self) -> Fe {
+        let z = self.relax();
+        let z3 = mul(&square(&z).relax(), &z);
+        mul(&self.pow_p58().pow2k(3).relax(), &z3.relax())
+    }
+
     /// `self^((p - 5) / 8) = self^(2^252 - 3)`, the exponent of the square root in decompression
     /// (RFC 8032 §5.1.3), by the usual addition chain: 250 squarings and 11 multiplications.
     pub fn pow_p58(&self) -> Fe {

@@ -79,12 +79,39 @@ impl Point {
 
     /// RFC 8032 encoding.
     pub fn compress(&self) -> [u8; 32] {
-        // 1/Z = Z^(p-2) = (Z^((p-5)/8))^8 · Z^3
-        let z = self.z.relax();
-        let z3 = mul(&square(&z).relax(), &z);
-        let inv = mul(&self.z.pow_p58().pow2k(3).relax(), &z3.relax());
-        let x = mul(&self.x.relax(), &inv.relax());
-        let mut out = mul(&self.y.relax(), &inv.relax()).to_bytes();
+        self.encode(&self.z.invert())
+    }
+
+    /// The encodings of `points`, as [`Point::compress`] gives them, for one field inversion instead of
+    /// one each (Montgomery's trick: invert the product of every Z, then peel each 1/Z off it with
+    /// three multiplications). An inversion is about 265 field operations, a sixth of a verification
+    /// with a table.
+    pub fn compress_batch(points: &[Point]) -> Vec<[u8; 32]> {
+        let mut before = Vec::with_capacity(points.len());
+        let mut product = ONE;
+        for p in points {
+            before.push(product);
+            product = mul(&product.relax(), &p.z.relax());
+        }
+        // Points reached by the complete formulas from points of the curve never have Z = 0; should one
+        // anyway, each is encoded on its own, as compress would.
+        if product.is_zero() {
+            return points.iter().map(Point::compress).collect();
+        }
+        let mut inv = product.invert();
+        let mut out = vec![[0u8; 32]; points.len()];
+        for ((p, before), slot) in points.iter().zip(&before).zip(out.iter_mut()).rev() {
+            // inv is 1 / (Z_0 ⋯ Z_i) here.
+            *slot = p.encode(&mul(&inv.relax(), &before.relax()));
+            inv = mul(&inv.relax(), &p.z.relax());
+        }
+        out
+    }
+
+    /// The encoding, given 1/Z.
+    fn encode(&self, inv_z: &Fe) -> [u8; 32] {
+        let x = mul(&self.x.relax(), &inv_z.relax());
+        let mut out = mul(&self.y.relax(), &inv_z.relax()).to_bytes();
         out[31] |= (x.is_negative() as u8) << 7;
         out
     }
@@ -217,5 +244,29 @@ mod tests {
         }
         assert!(Point::IDENTITY.projective().is_identity());
         assert!(!b.projective().is_identity());
+    }
+
+    /// Batches of every size up to 9, of points with Z far from 1 (sums and multiples) and the
+    /// identity, encode as each point alone does and as dalek does.
+    #[test]
+    fn compress_batch_is_compress_of_each() {
+        let b = Point::decompress(&BASEPOINT).expect("B decodes");
+        let mut points = vec![Point::IDENTITY];
+        let mut acc = b;
+        for i in 1..9u32 {
+            acc = acc.add(&b.mul_pow2(i).niels(), i % 2 == 0).extended();
+            points.push(acc);
+        }
+        for n in 0..=points.len() {
+            let batch = &points[..n];
+            let want: Vec<[u8; 32]> = batch.iter().map(Point::compress).collect();
+            assert_eq!(Point::compress_batch(batch), want, "batch of {n}");
+            for (p, enc) in batch.iter().zip(&want) {
+                let theirs = CompressedEdwardsY(*enc).decompress().expect("a point").compress().to_bytes();
+                assert_eq!(&theirs, enc);
+                assert_eq!(enc, &p.compress());
+            }
+        }
+        assert!(points.iter().filter(|p| !p.z.eq(&ONE)).count() >= 7, "most Z are not 1");
     }
 }
