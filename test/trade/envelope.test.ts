@@ -60,6 +60,35 @@ describe('envelopes', () => {
     expect(verifyEnvelope(c, one, keys).result).toBe('valid');
   });
 
+  it('the first unknown signer or bad signature, in order, is the verdict, with keys cold and hot', () => {
+    const env = createEnvelope(c, 'DEAL', dealBody());
+    const good = addSignature(addSignature(addSignature(env, alice, 'alice'), bob, 'bob'), alice, 'alice');
+    const [a, b, a2] = good.signatures as [(typeof good.signatures)[0], (typeof good.signatures)[0], (typeof good.signatures)[0]];
+    const flip = (s: typeof a) => ({ ...s, signature: (s.signature[0] === 'A' ? 'B' : 'A') + s.signature.slice(1) });
+    const stranger = { ...a, signer: 'carol' };
+    const cases: [(typeof a)[], string, number | undefined][] = [
+      [[a, b, a2], 'valid', undefined],
+      [[a, flip(b), a2], 'fail:signature_invalid', 1],
+      [[flip(a), stranger], 'fail:signature_invalid', 0],
+      [[a, stranger, flip(b)], 'fail:unknown_signer', 1],
+      [[stranger, flip(b)], 'fail:unknown_signer', 0],
+      [[a, b, flip(a2)], 'fail:signature_invalid', 2],
+      [[a, { ...b, signature: 'A'.repeat(86) }], 'fail:signature_invalid', 1],
+      [[flip(b)], 'fail:signature_invalid', 0],
+    ];
+    // Three rounds: the wasm cache builds the keys' tables on their fourth use, after which the
+    // signatures' last steps are batched.
+    for (let round = 0; round < 3; round++) {
+      for (const [signatures, result, at] of cases) {
+        for (const b of [c, getCrypto('js')]) {
+          const v = verifyEnvelope(b, { ...good, signatures }, keys);
+          expect(v.result, `${b.backend} round ${round}: ${result} at ${at}`).toBe(result);
+          if (at !== undefined) expect(v.detail).toMatch(new RegExp(`^signatures\\[${at}\\]`));
+        }
+      }
+    }
+  });
+
   it('refuses oversize and non-UTF-8 text before parsing', () => {
     const env = addSignature(createEnvelope(c, 'DEAL', dealBody()), alice, 'alice');
     const text = JSON.stringify(env);
