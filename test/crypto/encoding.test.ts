@@ -24,6 +24,39 @@ describe('toHex', () => {
   });
 });
 
+describe('fromHex', () => {
+  it("gives Buffer's bytes for hex in either case, and a TypeError for anything Buffer would not read whole", () => {
+    const digit = fc.constantFrom(...'0123456789abcdefABCDEF');
+    fc.assert(
+      fc.property(fc.array(digit, { maxLength: 200 }), (ds) => {
+        const hex = ds.join('');
+        if (hex.length % 2 === 0) expect(fromHex(hex)).toEqual(new Uint8Array(Buffer.from(hex, 'hex')));
+        else expect(() => fromHex(hex)).toThrow(TypeError);
+      }),
+      { numRuns: 2000 },
+    );
+    // One character that is not a hex digit anywhere in otherwise good hex: every ASCII code, a few
+    // beyond (some whose low byte is a digit's code), and a lone surrogate.
+    const odd = [
+      ...Array.from({ length: 128 }, (_, c) => String.fromCharCode(c)).filter((ch) => !/[0-9a-fA-F]/.test(ch)),
+      'é',
+      '\u0130',
+      '\u0161',
+      '\u0666',
+      '\ud800',
+      '\uff10',
+    ];
+    for (const ch of odd)
+      for (const at of [0, 1, 5, 6]) {
+        const bad = '0a1B2c'.slice(0, at) + ch + '0a1B2c'.slice(at + 1);
+        expect(() => fromHex(bad), JSON.stringify(bad)).toThrow(TypeError);
+        expect(() => fromHex(`${bad}00`), JSON.stringify(bad)).toThrow(TypeError);
+      }
+    expect(fromHex('')).toEqual(new Uint8Array(0));
+    expect(fromHex('00fFa5')).toEqual(Uint8Array.of(0, 255, 165));
+  });
+});
+
 describe('utf8', () => {
   const encoder = new TextEncoder();
 
