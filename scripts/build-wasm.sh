@@ -23,6 +23,10 @@ OUT_DIR=target/wasm/wasm32-unknown-unknown/release
 # The crates and their modules, in the same order.
 CRATES=(aigenora-wasm aigenora-wasm-mp aigenora-wasm-gojson aigenora-wasm-pyjson)
 MODULES=(aigenora_wasm aigenora_wasm_mp aigenora_wasm_gojson aigenora_wasm_pyjson)
+# ed25519-dalek's own verification, the baseline and oracle of the core's (crates/wasm-reference), for
+# the tests and the bench only: Node bindings in bindings/reference, which the package does not ship.
+REFERENCE_CRATE=aigenora-wasm-reference
+REFERENCE=aigenora_wasm_reference
 STAMP=bindings/.build-stamp
 # --no-simd: the core crate without WebAssembly SIMD (the AEAD's portable path, for runtimes that lack
 # SIMD), for Node only, into target/wasm-nosimd/node: under target/, so it is never committed nor
@@ -101,13 +105,14 @@ fi
 built() {
   local m
   for m in "${MODULES[@]}"; do [[ -f bindings/node/${m}_bg.wasm && -f bindings/web/${m}_bg.wasm ]] || return 1; done
+  [[ -f bindings/reference/${REFERENCE}_bg.wasm ]]
 }
 if [[ -f $STAMP && $(cat "$STAMP") == "$want" ]] && built; then
   echo "build-wasm: up to date"
   exit 0
 fi
 
-if cache_restore wasm bindings/node bindings/web && built; then
+if cache_restore wasm bindings/node bindings/web bindings/reference && built; then
   echo "$want" > "$STAMP"
   echo "build-wasm: copied from $(cache_dir wasm)"
   exit 0
@@ -117,11 +122,11 @@ ensure_wasm_toolchain
 ensure_wasm_bindgen "$(wasm_bindgen_version)"
 
 echo "build-wasm: compiling crates/wasm* for wasm32 ($WASM_TOOLCHAIN_KIND)"
-packages=()
+packages=(-p "$REFERENCE_CRATE")
 for c in "${CRATES[@]}"; do packages+=(-p "$c"); done
 wasm_cargo build --release --target wasm32-unknown-unknown "${packages[@]}"
 
-rm -rf bindings/node bindings/web
+rm -rf bindings/node bindings/web bindings/reference
 # The name and producers sections are debugging aids only (a trap is reported as WASM_TRAP either
 # way) and were about a tenth of the shipped module: leave them out.
 strip=(--remove-name-section --remove-producers-section)
@@ -129,10 +134,12 @@ for m in "${MODULES[@]}"; do
   wasm-bindgen "${strip[@]}" --target nodejs --out-dir bindings/node "$OUT_DIR/$m.wasm"
   wasm-bindgen "${strip[@]}" --target web --out-dir bindings/web "$OUT_DIR/$m.wasm"
 done
+wasm-bindgen "${strip[@]}" --target nodejs --out-dir bindings/reference "$OUT_DIR/$REFERENCE.wasm"
 # The Node glue is CommonJS, but the package is "type": "module".
 echo '{ "type": "commonjs" }' > bindings/node/package.json
+echo '{ "type": "commonjs" }' > bindings/reference/package.json
 echo "$want" > "$STAMP"
-cache_save wasm bindings/node bindings/web
+cache_save wasm bindings/node bindings/web bindings/reference
 for m in "${MODULES[@]}"; do
   echo "build-wasm: $m $(wc -c < "bindings/web/${m}_bg.wasm") bytes, $(gzip -9 -c "bindings/web/${m}_bg.wasm" | wc -c) gzipped"
 done

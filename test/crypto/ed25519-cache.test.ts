@@ -2,8 +2,9 @@
 // Ed25519 corpora (read in place from ../shared/conformance; a missing file fails unless
 // AIGENORA_SKIP_CORPORA=1, then skipped) verified with the key unknown, then again once the key holds
 // a table, always with the answer of the uncached path; and tampering, eviction and bounds. The wasm
-// cache is also checked against the same module's uncached verification (ed25519_verify_uncached)
-// under the workloads whose tables did not pay back (crates/core/src/ed25519/cache.rs).
+// cache is also checked against ed25519-dalek's own verification built for WebAssembly from the same
+// core (crates/wasm-reference's ed25519_verify_uncached) under the workloads whose tables did not pay
+// back (crates/core/src/ed25519/cache.rs).
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { needShared } from '../shared/require.js';
@@ -11,7 +12,7 @@ import { BUILD_AFTER_USES, checkUncached, VerifyCache, verifyCache } from '../..
 import { fromHex, getCrypto, type Crypto } from '../../ts/crypto/index.js';
 import { fromWasmError } from '../../ts/crypto/errors.js';
 import { errorCode } from '../shared/vector-checks.js';
-import { load, MODULES } from './wasm-modules.js';
+import { loadReference } from './wasm-modules.js';
 
 interface Case {
   what: string;
@@ -197,8 +198,8 @@ describe('Ed25519 verification cache', () => {
     ).toEqual([true, false]);
   });
 
-  it('wasm: the same verdicts as the module without its cache, for fresh keys, keys used a few times, more peers than tables, a hot key, and tampering', () => {
-    const raw = load(MODULES.simd);
+  it('wasm: the same verdicts as ed25519-dalek built for wasm, for fresh keys, keys used a few times, more peers than tables, a hot key, and tampering', () => {
+    const raw = loadReference();
     const uncached = (pk: Uint8Array, m: Uint8Array, s: Uint8Array) =>
       errorCode(() => {
         try {

@@ -68,8 +68,6 @@ export interface WasmExports {
   ed25519_sign(seed: Uint8Array, message: Uint8Array): Uint8Array;
   ed25519_verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): void;
   ed25519_is_valid(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean;
-  /** ed25519_verify without the per-key cache: for the bench's baseline and the tests, not the backend. */
-  ed25519_verify_uncached(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): void;
   ed25519_verify_many(publicKeys: Uint8Array, messages: Uint8Array, messageLengths: Uint32Array, signatures: Uint8Array): Uint8Array;
   wasm_memory(): WebAssembly.Memory;
   aead_scratch(len: number): number;

@@ -121,7 +121,7 @@ fn sized(public_key: &[u8], signature: &[u8]) -> Result<([u8; 32], [u8; 64])> {
 
 /// [`verify`] without the cache, on ed25519-dalek's own verification: the reference the cached path
 /// is tested against, and the baseline the bench measures it against (`ed25519_verify_uncached` in
-/// the wasm module).
+/// crates/wasm-reference, a module of its own so that the core module carries no second verifier).
 pub fn verify_uncached(public_key: &[u8], message: &[u8], signature: &[u8]) -> Result<()> {
     let (pk, sig) = sized(public_key, signature)?;
     // The key is judged whole before the signature, so that a bad key is PUBLIC_KEY_INVALID whatever

@@ -46,7 +46,6 @@
 use super::reduced;
 use crate::error::{Error, Result};
 use super::point::{AffineNiels, Point, BASEPOINT};
-use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::scalar::Scalar;
 use sha2::{Digest, Sha512};
 use std::collections::BTreeMap;
@@ -392,13 +391,7 @@ impl VerifyCache {
         // Cofactorless: the encoding of [S]B - [k]A must be R's bytes exactly.
         Ok(match known {
             Known::Table(t) => Step::Compare(combine(&s, &k, &t), r),
-            Known::Point { minus_a, .. } => Step::Done(verdict(match reduced::verify(&minus_a, &s, &k, &r) {
-                Some(valid) => valid,
-                None => {
-                    let minus_a = -CompressedEdwardsY(pk).decompress().ok_or(Error::PublicKeyInvalid)?;
-                    EdwardsPoint::vartime_double_scalar_mul_basepoint(&k, &minus_a, &s).compress().to_bytes() == r
-                }
-            })),
+            Known::Point { minus_a, .. } => Step::Done(verdict(reduced::verify(&minus_a, &s, &k, &r))),
         })
     }
 
@@ -440,6 +433,7 @@ pub static GLOBAL: VerifyCache = VerifyCache::new(DEFAULT_ENTRIES, DEFAULT_TABLE
 #[cfg(test)]
 mod tests {
     use super::*;
+    use curve25519_dalek::edwards::EdwardsPoint;
 
     #[test]
     fn digits_recompose() {

@@ -186,26 +186,31 @@ fn naf(x: &U256, w: u32) -> [i8; 256] {
 }
 
 /// Multipliers longer than this (a remainder of the reduction that came out tiny: about one `k` in
-/// 2^100) are left to the caller's usual check, so that the digits always fit [`naf`].
+/// 2^100) are not used: the check then runs on `d0 = k`, `d1 = 1`, the unreduced equation itself
+/// (twice the doublings), so that the digits always fit [`naf`].
 const MAX_BITS: u32 = 200;
 
-/// Whether `[S]B - [k]A = R` (cofactorless), with `-A` already decoded and `R`'s encoding canonical;
-/// `None` when `k` reduces badly (see [`MAX_BITS`]) and the caller must decide another way.
-pub fn verify(minus_a: &Point, s: &Scalar, k: &Scalar, r: &[u8; 32]) -> Option<bool> {
-    let (d0, d1, d1_negative) = reduce(k.as_bytes());
+/// Whether `[S]B - [k]A = R` (cofactorless), with `-A` already decoded and `R`'s encoding canonical.
+pub fn verify(minus_a: &Point, s: &Scalar, k: &Scalar, r: &[u8; 32]) -> bool {
+    let (mut d0, mut d1, mut d1_negative) = reduce(k.as_bytes());
     if bits(&d0) > MAX_BITS || bits(&d1) > MAX_BITS {
-        return None;
+        (d0, d1, d1_negative) = (u256(k.as_bytes()), [1, 0, 0, 0], false);
     }
-    let Some(r) = Point::decompress(r) else { return Some(false) };
+    verify_with(minus_a, s, r, &d0, &d1, d1_negative)
+}
+
+/// `[d1]([S]B - [k]A - R)` is the identity, for `d0 ≡ d1·k (mod 8L)`, `d1` odd, `0 < |d1| < L`.
+fn verify_with(minus_a: &Point, s: &Scalar, r: &[u8; 32], d0: &U256, d1: &U256, d1_negative: bool) -> bool {
+    let Some(r) = Point::decompress(r) else { return false };
     // [d1]P = [d1·S]B - [d0]A - [d1]R
-    let d1_scalar = Scalar::from_bytes_mod_order(to_bytes(&d1));
+    let d1_scalar = Scalar::from_bytes_mod_order(to_bytes(d1));
     let sb = (if d1_negative { -d1_scalar } else { d1_scalar }) * s;
     let sb = u256(sb.as_bytes());
     let (s_lo, s_hi) = ([sb[0], sb[1], 0, 0], [sb[2], sb[3], 0, 0]);
     let r_term = if d1_negative { r } else { r.neg() };
     let (a_table, r_table) = (odd_multiples::<8>(minus_a), odd_multiples::<8>(&r_term));
     let [b_table, b128_table] = base_tables();
-    let nafs = [naf(&d0, 5), naf(&d1, 5), naf(&s_lo, 8), naf(&s_hi, 8)];
+    let nafs = [naf(d0, 5), naf(d1, 5), naf(&s_lo, 8), naf(&s_hi, 8)];
     let tables: [&[Niels]; 4] = [&a_table, &r_table, b_table, b128_table];
     let top = (0..256).rev().find(|&i| nafs.iter().any(|n| n[i] != 0));
     let mut acc = Projective::IDENTITY;
@@ -221,7 +226,7 @@ pub fn verify(minus_a: &Point, s: &Scalar, k: &Scalar, r: &[u8; 32]) -> Option<b
         }
         acc = t.projective();
     }
-    Some(acc.is_identity())
+    acc.is_identity()
 }
 
 #[cfg(test)]
@@ -272,6 +277,34 @@ mod tests {
         }
         // Half the doublings is the point: nearly every k gives multipliers of at most 130 bits.
         assert!(long < 40, "{long} of 2000 longer than 130 bits");
+    }
+
+    /// The fallback for a badly reducing `k` (d0 = k, d1 = 1, never reached by chance) decides the
+    /// same equation: good signatures pass, each tampered one fails, as the reduced check says.
+    #[test]
+    fn unreduced_check_is_the_equation() {
+        use sha2::{Digest, Sha512};
+        for i in 0..40u32 {
+            let mut seed = [7u8; 32];
+            seed[..4].copy_from_slice(&i.to_le_bytes());
+            let kp = crate::ed25519::Keypair::from_seed(&seed).expect("seed");
+            let pk = kp.public_key();
+            let minus_a = Point::decompress(&pk).expect("key").neg();
+            let msg = format!("message {i}").into_bytes();
+            let sig = kp.sign(&msg);
+            for flip in [None, Some(3usize), Some(40), Some(63)] {
+                let mut sig = sig;
+                if let Some(at) = flip {
+                    sig[at] ^= 0x10;
+                }
+                let r: [u8; 32] = sig[..32].try_into().expect("R");
+                let Some(s) = Option::<Scalar>::from(Scalar::from_canonical_bytes(sig[32..].try_into().expect("S"))) else { continue };
+                let k = Scalar::from_bytes_mod_order_wide(&Sha512::new().chain_update(r).chain_update(pk).chain_update(&msg).finalize().into());
+                let unreduced = verify_with(&minus_a, &s, &r, &u256(k.as_bytes()), &[1, 0, 0, 0], false);
+                assert_eq!(unreduced, flip.is_none(), "key {i}, flip {flip:?}");
+                assert_eq!(verify(&minus_a, &s, &k, &r), unreduced, "key {i}, flip {flip:?}: reduced");
+            }
+        }
     }
 
     #[test]
