@@ -133,7 +133,9 @@ const priv = samples.get('RSA-2048 private operation z^d mod n')!;
 const sealedTable = samples.get('sealed table of 52 labels (context, FDH, token, seal)')!;
 const table = results.get('sealed table of 52 labels (context, FDH, token, seal)')!;
 const floors = [
-  ratioFloor('wasm RSA-2048 private operation ÷ node:crypto privateDecrypt (no padding)', priv.wasm!, priv['node:crypto']!, 0.3),
+  // Issue 36 gave the WASM-only path (browsers) its own floor of 0.5× node:crypto, raised from the 0.3×
+  // of round 1 when node:crypto became the Node path.
+  ratioFloor('wasm RSA-2048 private operation ÷ node:crypto privateDecrypt (no padding)', priv.wasm!, priv['node:crypto']!, 0.5),
   ratioFloor("wasm sealed table of 52 labels (the deck setup's RSA part) ÷ the js twin", sealedTable.wasm!, sealedTable.js!, 5),
   // What the node path adds around OpenSSL's operation (the core's checks of the operand, a copy out).
   ratioFloor('node path RSA-2048 private operation ÷ node:crypto privateDecrypt (no padding)', priv['node path']!, priv['node:crypto']!, 0.9),
