@@ -241,12 +241,10 @@ export function requestPayloadBytes(r: ActionRequest, args: string): Uint8Array 
  */
 export function effectsPayloadBytes(effects: readonly Effect[]): Uint8Array | undefined {
   return plainOrUndefined(() => {
-    list(effects);
     const writer = new RefWriter();
-    out.ascii('[');
-    for (let i = 0; i < effects.length; i++) {
-      const e = obj(effects[i]);
-      out.ascii(i > 0 ? ',{"effect_id":' : '{"effect_id":');
+    array(effects, (effect) => {
+      const e = obj(effect);
+      out.ascii('{"effect_id":');
       str(e.effect_id);
       out.ascii(',"kind":');
       str(e.kind);
@@ -285,7 +283,6 @@ export function effectsPayloadBytes(effects: readonly Effect[]): Uint8Array | un
       out.ascii(',"attributes":');
       out.text(goCompact(attributes.text));
       out.ascii('}');
-    }
-    out.ascii(']');
+    });
   });
 }
