@@ -95,18 +95,14 @@ impl Point {
     /// one each (see [`invert_z`]). An inversion is about 265 field operations, a sixth of a
     /// verification with a table.
     pub fn compress_batch(points: &[Point]) -> Vec<[u8; 32]> {
-        match invert_z(points) {
-            Some(inverses) => points.iter().zip(&inverses).map(|(p, inv)| p.encode(inv)).collect(),
-            None => points.iter().map(Point::compress).collect(),
-        }
+        points.iter().zip(&invert_z(points)).map(|(p, inv)| p.encode(inv)).collect()
     }
 
     /// `points` with Z = 1, ready to be added, for one field inversion: how window tables are stored.
     pub fn affine_niels_batch(points: &[Point]) -> Vec<AffineNiels> {
-        let inverses = invert_z(points).unwrap_or_else(|| points.iter().map(|p| p.z.invert()).collect());
         points
             .iter()
-            .zip(&inverses)
+            .zip(&invert_z(points))
             .map(|(p, inv)| {
                 let (x, y) = (mul(&p.x.relax(), &inv.relax()), mul(&p.y.relax(), &inv.relax()));
                 AffineNiels {
@@ -140,31 +136,30 @@ impl Point {
     }
 
     pub fn add(&self, q: &Niels, subtract: bool) -> Completed {
-        let (qp, qm) = if subtract { (&q.y_minus_x, &q.y_plus_x) } else { (&q.y_plus_x, &q.y_minus_x) };
-        let pp = mul(&add(&self.y, &self.x), &qp.relax());
-        let mm = mul(&sub(&self.y, &self.x), &qm.relax());
-        let tt2d = mul(&self.t.relax(), &q.t2d.relax());
-        let zz2 = mul(&self.z.relax(), &q.z2.relax());
-        let (z, t) = if subtract { (sub(&zz2, &tt2d), add(&zz2, &tt2d)) } else { (add(&zz2, &tt2d), sub(&zz2, &tt2d)) };
-        Completed { x: sub(&pp, &mm), y: add(&pp, &mm), z, t }
+        self.sum(&q.y_plus_x, &q.y_minus_x, &q.t2d, mul(&self.z.relax(), &q.z2.relax()), subtract)
     }
 
     /// [`Point::add`] for a point with Z = 1: 2·Z1·Z2 is 2·Z1.
     pub fn add_affine(&self, q: &AffineNiels, subtract: bool) -> Completed {
-        let (qp, qm) = if subtract { (&q.y_minus_x, &q.y_plus_x) } else { (&q.y_plus_x, &q.y_minus_x) };
+        self.sum(&q.y_plus_x, &q.y_minus_x, &q.xy2d, carry(&add(&self.z, &self.z)), subtract)
+    }
+
+    /// The sum (or difference) with q = (Y+X, Y-X, 2d·T) in Niels form, given 2·Z1·Z2.
+    #[inline(always)]
+    fn sum(&self, y_plus_x: &Fe, y_minus_x: &Fe, t2d: &Fe, zz2: Fe, subtract: bool) -> Completed {
+        let (qp, qm) = if subtract { (y_minus_x, y_plus_x) } else { (y_plus_x, y_minus_x) };
         let pp = mul(&add(&self.y, &self.x), &qp.relax());
         let mm = mul(&sub(&self.y, &self.x), &qm.relax());
-        let txy2d = mul(&self.t.relax(), &q.xy2d.relax());
-        let z2 = carry(&add(&self.z, &self.z));
-        let (z, t) = if subtract { (sub(&z2, &txy2d), add(&z2, &txy2d)) } else { (add(&z2, &txy2d), sub(&z2, &txy2d)) };
+        let tt2d = mul(&self.t.relax(), &t2d.relax());
+        let (z, t) = if subtract { (sub(&zz2, &tt2d), add(&zz2, &tt2d)) } else { (add(&zz2, &tt2d), sub(&zz2, &tt2d)) };
         Completed { x: sub(&pp, &mm), y: add(&pp, &mm), z, t }
     }
 }
 
 /// 1/Z of each point for one field inversion (Montgomery's trick: invert the product of every Z,
-/// then peel each 1/Z off it with three multiplications); None when some Z is 0, which points reached
-/// by the complete formulas from points of the curve never have.
-fn invert_z(points: &[Point]) -> Option<Vec<Fe>> {
+/// then peel each 1/Z off it with three multiplications). Should some Z be 0, which points reached by
+/// the complete formulas from points of the curve never have, each is inverted on its own (0 for 0).
+fn invert_z(points: &[Point]) -> Vec<Fe> {
     let mut before = Vec::with_capacity(points.len());
     let mut product = ONE;
     for p in points {
@@ -172,7 +167,7 @@ fn invert_z(points: &[Point]) -> Option<Vec<Fe>> {
         product = mul(&product.relax(), &p.z.relax());
     }
     if product.is_zero() {
-        return None;
+        return points.iter().map(|p| p.z.invert()).collect();
     }
     let mut inv = product.invert();
     let mut out = vec![ZERO; points.len()];
@@ -181,7 +176,7 @@ fn invert_z(points: &[Point]) -> Option<Vec<Fe>> {
         *slot = mul(&inv.relax(), &before.relax());
         inv = mul(&inv.relax(), &p.z.relax());
     }
-    Some(out)
+    out
 }
 
 impl Projective {
