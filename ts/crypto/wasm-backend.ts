@@ -393,6 +393,8 @@ export function wasmBackend(w: WasmExports, features: WasmFeatureLoader = noFeat
     ed25519Verify: (publicKey, message, signature) => call(() => w.ed25519_is_valid(publicKey, message, signature)),
     ed25519Check: (publicKey, message, signature) => call(() => w.ed25519_verify(publicKey, message, signature)),
     ed25519VerifyMany(items) {
+      // One item has nothing to share: the single call, without packing a batch.
+      if (items.length === 1) return [call(() => w.ed25519_is_valid(items[0]!.publicKey, items[0]!.message, items[0]!.signature))];
       const p = packMany(items);
       const ok = call(() => w.ed25519_verify_many(p.keys, p.messages, p.lengths, p.sigs));
       return p.wellSized.map((sized, i) => sized && ok[i] === 1);

@@ -153,8 +153,7 @@ export function verifyEnvelope(crypto: Crypto, input: unknown, keys: KeyMap, opt
     if (pk) items.push({ publicKey: pk, message: input4, signature: decodeOrEmpty(signatures[i]!.signature) });
     else unknown = i;
   }
-  const valid = items.length === 1 ? [crypto.ed25519Verify(items[0]!.publicKey, input4, items[0]!.signature)] : crypto.ed25519VerifyMany(items);
-  const bad = valid.indexOf(false);
+  const bad = crypto.ed25519VerifyMany(items).indexOf(false);
   if (bad >= 0)
     return { result: 'fail:signature_invalid', objectId: id, detail: `signatures[${bad}] by ${JSON.stringify(signatures[bad]!.signer)} does not verify` };
   if (unknown >= 0)
